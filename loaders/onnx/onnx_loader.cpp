@@ -1,0 +1,365 @@
+#include "loaders/onnx/onnx_loader.h"
+
+#include "loaders/onnx/onnx_subset.pb.h"
+#include "runtime/op_registry.h"
+
+#include <algorithm>
+#include <cerrno>
+#include <cstring>
+#include <fstream>
+#include <map>
+#include <set>
+#include <sstream>
+#include <unordered_map>
+
+namespace minirt::onnx {
+
+
+namespace {
+
+[[noreturn]] void fail_file(ErrorCode code, const std::string& file, const std::string& msg) {
+  throw Error(code, file + ": " + msg);
+}
+
+bool loadable_dtype(DType d) { return dtype_supported(d); }
+
+// Converts a TensorProto, checking declared sizes against the data present
+// before allocating anything.
+Tensor tensor_from_proto(const TensorProto& tp, const std::string& where) {
+  if (tp.has_data_location() && tp.data_location() == TensorProto::EXTERNAL)
+    throw Error(ErrorCode::kUnsupported, where + ": tensor data stored in an external file is not supported");
+  if (tp.has_segment()) throw Error(ErrorCode::kUnsupported, where + ": segmented tensors are not supported");
+  DType dt = static_cast<DType>(tp.data_type());
+  if (!loadable_dtype(dt))
+    throw Error(ErrorCode::kUnsupported, where + ": dtype " + dtype_name(dt) + " (ONNX type " +
+                                             std::to_string(tp.data_type()) + ") is not supported");
+  Shape shape(tp.dims().begin(), tp.dims().end());
+  unsigned __int128 count = 1;
+  for (int64_t d : shape) {
+    if (d < 0) throw Error(ErrorCode::kInvalidModel, where + ": negative dimension in " + shape_str(shape));
+    count *= static_cast<unsigned __int128>(d);
+    if (count > (static_cast<unsigned __int128>(1) << 40))
+      throw Error(ErrorCode::kInvalidModel, where + ": declared shape " + shape_str(shape) + " is impossibly large");
+  }
+  size_t n = static_cast<size_t>(count);
+  size_t es = dtype_size(dt);
+  auto mismatch = [&](size_t have, const char* field) {
+    throw Error(ErrorCode::kInvalidModel, where + ": shape " + shape_str(shape) + " needs " + std::to_string(n) +
+                                              " elements but " + field + " holds " + std::to_string(have));
+  };
+  if (tp.has_raw_data()) {
+    if (tp.raw_data().size() != n * es) mismatch(tp.raw_data().size() / es, "raw_data");
+    Tensor t = Tensor::zeros(dt, shape);
+    if (n) std::memcpy(t.raw(), tp.raw_data().data(), n * es);
+    return t;
+  }
+  Tensor t = Tensor::zeros(dt, shape);
+  switch (dt) {
+    case DType::kFloat32:
+      if (static_cast<size_t>(tp.float_data_size()) != n) mismatch(tp.float_data_size(), "float_data");
+      std::copy(tp.float_data().begin(), tp.float_data().end(), t.data<float>());
+      break;
+    case DType::kInt64:
+      if (static_cast<size_t>(tp.int64_data_size()) != n) mismatch(tp.int64_data_size(), "int64_data");
+      std::copy(tp.int64_data().begin(), tp.int64_data().end(), t.data<int64_t>());
+      break;
+    case DType::kInt32:
+      if (static_cast<size_t>(tp.int32_data_size()) != n) mismatch(tp.int32_data_size(), "int32_data");
+      std::copy(tp.int32_data().begin(), tp.int32_data().end(), t.data<int32_t>());
+      break;
+    case DType::kBool:
+    case DType::kUInt8:
+    case DType::kInt8:
+      // Narrow types are stored one per int32_data entry.
+      if (static_cast<size_t>(tp.int32_data_size()) != n) mismatch(tp.int32_data_size(), "int32_data");
+      for (size_t i = 0; i < n; ++i) t.data<uint8_t>()[i] = static_cast<uint8_t>(tp.int32_data(static_cast<int>(i)));
+      break;
+    default:
+      throw Error(ErrorCode::kUnsupported, where + ": dtype " + dtype_name(dt) + " is not supported");
+  }
+  return t;
+}
+
+Attribute attribute_from_proto(const AttributeProto& ap, const std::string& where) {
+  Attribute a;
+  auto type = ap.type();
+  if (!ap.has_type() || type == AttributeProto::UNDEFINED) {
+    // IR before 0.0.2 left the type out; tell it by the field that is set.
+    if (ap.has_f()) type = AttributeProto::FLOAT;
+    else if (ap.has_i()) type = AttributeProto::INT;
+    else if (ap.has_s()) type = AttributeProto::STRING;
+    else if (ap.has_t()) type = AttributeProto::TENSOR;
+    else if (ap.floats_size()) type = AttributeProto::FLOATS;
+    else if (ap.ints_size()) type = AttributeProto::INTS;
+    else if (ap.strings_size()) type = AttributeProto::STRINGS;
+  }
+  switch (type) {
+    case AttributeProto::FLOAT: a.kind = Attribute::Kind::kFloat; a.f = ap.f(); break;
+    case AttributeProto::INT: a.kind = Attribute::Kind::kInt; a.i = ap.i(); break;
+    case AttributeProto::STRING: a.kind = Attribute::Kind::kString; a.s = ap.s(); break;
+    case AttributeProto::TENSOR:
+      a.kind = Attribute::Kind::kTensor;
+      a.t = tensor_from_proto(ap.t(), where + ", attribute '" + ap.name() + "'");
+      break;
+    case AttributeProto::FLOATS:
+      a.kind = Attribute::Kind::kFloats;
+      a.floats.assign(ap.floats().begin(), ap.floats().end());
+      break;
+    case AttributeProto::INTS:
+      a.kind = Attribute::Kind::kInts;
+      a.ints.assign(ap.ints().begin(), ap.ints().end());
+      break;
+    case AttributeProto::STRINGS:
+      a.kind = Attribute::Kind::kStrings;
+      a.strings.assign(ap.strings().begin(), ap.strings().end());
+      break;
+    case AttributeProto::GRAPH:
+    case AttributeProto::GRAPHS: a.kind = Attribute::Kind::kGraph; break;
+    default: a.kind = Attribute::Kind::kOther; break;
+  }
+  return a;
+}
+
+void read_value_info(const ValueInfoProto& vi, Value& v) {
+  if (!vi.has_type() || !vi.type().has_tensor_type()) return;
+  const auto& tt = vi.type().tensor_type();
+  v.dtype = static_cast<DType>(tt.elem_type());
+  if (!tt.has_shape()) return;
+  v.shape.clear();
+  v.dim_params.clear();
+  for (const auto& d : tt.shape().dim()) {
+    if (d.has_dim_value() && d.dim_value() >= 0) {
+      v.shape.push_back(d.dim_value());
+      v.dim_params.emplace_back();
+    } else {
+      // A dim_param, a dim_value of -1, or nothing: bound at run time.
+      v.shape.push_back(-1);
+      v.dim_params.push_back(d.has_dim_param() ? d.dim_param() : std::string());
+    }
+  }
+  bool all_known = true;
+  for (int64_t d : v.shape) all_known = all_known && d >= 0;
+  v.shape_known = all_known;
+}
+
+std::string node_label(const NodeProto& n, int index) {
+  return n.name().empty() ? "#" + std::to_string(index) : n.name();
+}
+
+}  // namespace
+
+std::string read_file_bytes(const std::string& path) {
+  std::ifstream f(path, std::ios::binary);
+  if (!f) fail_file(ErrorCode::kNotFound, path, std::string("cannot open the file: ") + std::strerror(errno));
+  std::ostringstream ss;
+  ss << f.rdbuf();
+  if (f.bad()) fail_file(ErrorCode::kNotFound, path, "cannot read the file");
+  return ss.str();
+}
+
+Graph load_file(const std::string& path) {
+  std::string bytes = read_file_bytes(path);
+  return load_bytes(bytes.data(), bytes.size(), path);
+}
+
+Graph load_bytes(const void* data, size_t size, const std::string& name) {
+  if (size == 0) fail_file(ErrorCode::kInvalidModel, name, "the file is empty; it is not an ONNX model");
+  if (size > static_cast<size_t>(INT32_MAX))
+    fail_file(ErrorCode::kUnsupported, name, "models larger than 2 GiB (external data) are not supported");
+  ModelProto mp;
+  if (!mp.ParseFromArray(data, static_cast<int>(size)))
+    fail_file(ErrorCode::kInvalidModel, name,
+              "not a valid ONNX model: the protobuf could not be parsed (the file is truncated, damaged or not "
+              "an ONNX file)");
+  if (!mp.has_graph() || !mp.has_ir_version())
+    fail_file(ErrorCode::kInvalidModel, name,
+              std::string("not a valid ONNX model: it has no ") + (mp.has_graph() ? "ir_version" : "graph") +
+                  " (is this an ONNX file?)");
+  if (mp.ir_version() < 3)
+    fail_file(ErrorCode::kUnsupported, name,
+              "IR version " + std::to_string(mp.ir_version()) + " is too old; minirt reads IR version 3 and later");
+
+  Graph g;
+  g.source = name;
+  g.ir_version = mp.ir_version();
+  g.producer = mp.producer_name() + (mp.producer_version().empty() ? "" : " " + mp.producer_version());
+  bool have_default = false;
+  for (const auto& os : mp.opset_import()) {
+    if (os.domain().empty() || os.domain() == "ai.onnx") {
+      g.opset = os.version();
+      have_default = true;
+    }
+  }
+  if (!have_default)
+    fail_file(ErrorCode::kInvalidModel, name, "the model imports no default-domain (ai.onnx) opset");
+  if (g.opset > kMaxOpset)
+    fail_file(ErrorCode::kUnsupported, name,
+              "opset " + std::to_string(g.opset) + " is newer than minirt supports (" + std::to_string(kMinOpset) +
+                  " to " + std::to_string(kMaxOpset) + "); re-export the model with opset " +
+                  std::to_string(kMaxOpset) + " or older");
+  if (g.opset < kMinOpset)
+    fail_file(ErrorCode::kUnsupported, name,
+              "opset " + std::to_string(g.opset) + " is older than minirt supports (" + std::to_string(kMinOpset) +
+                  " to " + std::to_string(kMaxOpset) + "); convert the model with onnx.version_converter");
+
+  const GraphProto& gp = mp.graph();
+  std::unordered_map<std::string, int> ids;
+  auto value_id = [&](const std::string& n) {
+    auto it = ids.find(n);
+    if (it != ids.end()) return it->second;
+    int id = g.add_value(n);
+    ids.emplace(n, id);
+    return id;
+  };
+
+  // Initializers (weights); some files also list them as graph inputs.
+  for (int i = 0; i < gp.initializer_size(); ++i) {
+    const TensorProto& tp = gp.initializer(i);
+    if (tp.name().empty()) fail_file(ErrorCode::kInvalidModel, name, "initializer " + std::to_string(i) + " has no name");
+    int id = value_id(tp.name());
+    if (g.values[id].constant) fail_file(ErrorCode::kInvalidModel, name, "initializer '" + tp.name() + "' appears twice");
+    auto t = std::make_shared<Tensor>(tensor_from_proto(tp, name + ": initializer '" + tp.name() + "'"));
+    g.values[id].dtype = t->dtype();
+    g.values[id].shape = t->shape();
+    g.values[id].shape_known = true;
+    g.values[id].constant = std::move(t);
+  }
+  for (const auto& vi : gp.input()) {
+    int id = value_id(vi.name());
+    Value& v = g.values[id];
+    if (v.constant) continue;  // an initializer listed as input (IR < 4 style)
+    read_value_info(vi, v);
+    if (v.dtype == DType::kUndefined)
+      fail_file(ErrorCode::kInvalidModel, name, "graph input '" + vi.name() + "' has no tensor type");
+    if (!dtype_supported(v.dtype))
+      fail_file(ErrorCode::kUnsupported, name,
+                "graph input '" + vi.name() + "' has dtype " + dtype_name(v.dtype) + ", which minirt does not support");
+    if (!vi.type().tensor_type().has_shape())
+      fail_file(ErrorCode::kInvalidModel, name, "graph input '" + vi.name() + "' has no shape");
+    g.inputs.push_back(id);
+  }
+
+  // Unsupported ops are reported all at once, with counts and node names.
+  std::map<std::string, std::vector<std::string>> unsupported;
+  for (int i = 0; i < gp.node_size(); ++i) {
+    const NodeProto& np = gp.node(i);
+    std::string key = np.op_type();
+    bool default_domain = np.domain().empty() || np.domain() == "ai.onnx";
+    if (!default_domain) key = np.domain() + "::" + np.op_type();
+    if (!default_domain || !find_schema(np.op_type())) unsupported[key].push_back(node_label(np, i));
+  }
+  if (!unsupported.empty()) {
+    std::string msg = "unsupported op" + std::string(unsupported.size() > 1 ? "s" : "") + ": ";
+    bool first = true;
+    for (const auto& [op, nodes] : unsupported) {
+      msg += first ? "" : "; ";
+      first = false;
+      msg += op + " (" + std::to_string(nodes.size()) + " node" + (nodes.size() > 1 ? "s" : "") + ": ";
+      for (size_t k = 0; k < nodes.size() && k < 5; ++k) msg += (k ? ", " : "") + nodes[k];
+      if (nodes.size() > 5) msg += ", ...";
+      msg += ")";
+    }
+    fail_file(ErrorCode::kUnsupported, name, msg);
+  }
+
+  // Nodes.
+  std::set<std::string> produced;
+  for (int i = 0; i < gp.node_size(); ++i) {
+    const NodeProto& np = gp.node(i);
+    Node n;
+    n.name = node_label(np, i);
+    n.op = np.op_type();
+    n.domain = np.domain();
+    for (const auto& out : np.output()) {
+      if (out.empty()) {
+        n.outputs.push_back(-1);
+        continue;
+      }
+      int id = value_id(out);
+      if (g.values[id].constant || !produced.insert(out).second ||
+          std::find(g.inputs.begin(), g.inputs.end(), id) != g.inputs.end())
+        node_fail(ErrorCode::kInvalidModel, g, n, "output '" + out + "' is also produced elsewhere");
+      n.outputs.push_back(id);
+    }
+    for (const auto& in : np.input()) n.inputs.push_back(in.empty() ? -1 : value_id(in));
+    for (const auto& ap : np.attribute())
+      n.attrs[ap.name()] = attribute_from_proto(ap, node_context(g, n).substr(0, node_context(g, n).size() - 2));
+    g.nodes.push_back(std::move(n));
+  }
+  for (const auto& vi : gp.output()) {
+    auto it = ids.find(vi.name());
+    if (it == ids.end())
+      fail_file(ErrorCode::kInvalidModel, name, "graph output '" + vi.name() + "' is not produced by any node");
+    g.outputs.push_back(it->second);
+    Value& v = g.values[it->second];
+    if (v.dtype == DType::kUndefined && vi.type().has_tensor_type())
+      v.dtype = static_cast<DType>(vi.type().tensor_type().elem_type());
+  }
+  if (g.outputs.empty()) fail_file(ErrorCode::kInvalidModel, name, "the graph has no outputs");
+
+  // Every input of every node must come from somewhere.
+  std::set<int> available(g.inputs.begin(), g.inputs.end());
+  for (size_t id = 0; id < g.values.size(); ++id)
+    if (g.values[id].constant) available.insert(static_cast<int>(id));
+  for (const auto& n : g.nodes)
+    for (int o : n.outputs)
+      if (o >= 0) available.insert(o);
+  for (const auto& n : g.nodes)
+    for (int in : n.inputs)
+      if (in >= 0 && !available.count(in))
+        node_fail(ErrorCode::kInvalidModel, g, n,
+                  "input '" + g.values[in].name + "' is not a graph input, an initializer or any node's output");
+  for (int o : g.outputs)
+    if (!available.count(o))
+      fail_file(ErrorCode::kInvalidModel, name, "graph output '" + g.values[o].name + "' is never computed");
+
+  // Arity and attributes, op by op.
+  for (auto& n : g.nodes) {
+    const OpSchema* s = find_schema(n.op);
+    int nin = static_cast<int>(n.inputs.size());
+    while (nin > 0 && n.inputs[nin - 1] < 0) --nin;  // trailing skipped optionals
+    int nout = static_cast<int>(n.outputs.size());
+    if (nin < s->min_inputs || nin > s->max_inputs)
+      node_fail(ErrorCode::kInvalidModel, g, n,
+                "has " + std::to_string(nin) + " inputs; " + n.op + " takes " + std::to_string(s->min_inputs) +
+                    (s->max_inputs != s->min_inputs ? " to " + std::to_string(s->max_inputs) : ""));
+    for (int k = 0; k < s->min_inputs && k < nin; ++k)
+      if (n.inputs[k] < 0) node_fail(ErrorCode::kInvalidModel, g, n, "required input " + std::to_string(k) + " is empty");
+    if (nout < s->min_outputs || nout > s->max_outputs || n.outputs[0] < 0)
+      node_fail(ErrorCode::kInvalidModel, g, n, "has " + std::to_string(nout) + " outputs; " + n.op + " produces " +
+                                                    std::to_string(s->min_outputs) + " to " + std::to_string(s->max_outputs));
+    if (s->parse) {
+      ParseContext pc(g, n, g.opset);
+      n.parsed = s->parse(pc);
+    } else {
+      n.parsed = std::make_shared<OpAttrs>();
+    }
+  }
+  g.topo_order();  // throws on a cycle
+  g.link_producers();
+  return g;
+}
+
+Tensor parse_tensor_bytes(const void* data, size_t size, const std::string& context, std::string* name) {
+  TensorProto tp;
+  if (size > static_cast<size_t>(INT32_MAX) || !tp.ParseFromArray(data, static_cast<int>(size)))
+    throw Error(ErrorCode::kInvalidModel, context + ": not a serialized ONNX TensorProto");
+  if (name) *name = tp.name();
+  return tensor_from_proto(tp, context);
+}
+
+Tensor load_tensor_file(const std::string& path, std::string* name) {
+  std::string bytes = read_file_bytes(path);
+  return parse_tensor_bytes(bytes.data(), bytes.size(), path, name);
+}
+
+std::string serialize_tensor(const Tensor& t, const std::string& name) {
+  TensorProto tp;
+  tp.set_name(name);
+  tp.set_data_type(static_cast<int32_t>(t.dtype()));
+  for (int64_t d : t.shape()) tp.add_dims(d);
+  tp.set_raw_data(t.raw(), t.nbytes());
+  return tp.SerializeAsString();
+}
+
+}  // namespace minirt::onnx

@@ -1,0 +1,74 @@
+#include "runtime/api/model_impl.h"
+
+#include "kernels/cpu/cpu_backend.h"
+#include "loaders/onnx/onnx_loader.h"
+#include "runtime/passes/passes.h"
+
+namespace minirt {
+
+namespace {
+
+ValueDesc describe(const Value& v) {
+  ValueDesc d;
+  d.name = v.name;
+  d.dtype = v.dtype;
+  d.has_shape = !v.shape.empty() || v.shape_known;
+  d.dims = v.shape;
+  d.dim_params = v.dim_params;
+  d.dim_params.resize(d.dims.size());
+  return d;
+}
+
+// With every input shape fixed in the file, shape inference runs at load so
+// an inconsistent model fails here, naming the node, not at the first run.
+void check_static_shapes(const Graph& model) {
+  for (int v : model.inputs)
+    if (!model.values[v].shape_known) return;
+  Graph g = model;
+  ThreadPool pool(1);
+  auto cpu = make_cpu_backend(1);
+  infer_and_fold(g, *cpu, pool, true);
+}
+
+std::unique_ptr<Model::Impl> build_impl(Graph g) {
+  auto impl = std::make_unique<Model::Impl>();
+  check_static_shapes(g);
+  for (int v : g.inputs) impl->inputs.push_back(describe(g.values[v]));
+  for (int v : g.outputs) impl->outputs.push_back(describe(g.values[v]));
+  impl->info.path = g.source;
+  impl->info.ir_version = g.ir_version;
+  impl->info.opset = g.opset;
+  impl->info.producer = g.producer;
+  impl->info.node_count = g.nodes.size();
+  impl->graph = std::move(g);
+  return impl;
+}
+
+}  // namespace
+
+Model::Model(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
+std::shared_ptr<const Model> Model::make(std::unique_ptr<Impl> impl) {
+  return std::shared_ptr<const Model>(new Model(std::move(impl)));
+}
+Model::~Model() = default;
+
+std::shared_ptr<const Model> Model::load(const std::string& path) { return make(build_impl(onnx::load_file(path))); }
+
+std::shared_ptr<const Model> Model::load_from_memory(const void* data, size_t size, const std::string& name) {
+  return make(build_impl(onnx::load_bytes(data, size, name)));
+}
+
+const std::vector<ValueDesc>& Model::inputs() const { return impl_->inputs; }
+const std::vector<ValueDesc>& Model::outputs() const { return impl_->outputs; }
+const ModelInfo& Model::info() const { return impl_->info; }
+
+const char* device_name(Device d) {
+  switch (d) {
+    case Device::kAuto: return "auto";
+    case Device::kCpu: return "cpu";
+    case Device::kCuda: return "cuda";
+  }
+  return "?";
+}
+
+}  // namespace minirt

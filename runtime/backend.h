@@ -1,0 +1,49 @@
+// The backend interface: what a backend is, which nodes it can run, and how
+// it makes a kernel for a node. A kernel is prepared once for the shapes it
+// will see (plan time) and then run many times.
+//
+//   if (backend.supports(graph, node, &why)) {
+//     std::unique_ptr<Kernel> k = backend.make_kernel(graph, node);
+//     size_t ws = k->workspace_bytes();
+//     k->run(args);                                    // many times
+//   }
+#pragma once
+
+#include "runtime/graph.h"
+#include "runtime/thread_pool.h"
+
+#include <memory>
+#include <string>
+
+namespace minirt {
+
+struct KernelArgs {
+  const void* const* inputs;  // one per node input; nullptr for a skipped optional input
+  void* const* outputs;       // one per node output
+  void* workspace;            // workspace_bytes() bytes, 64-byte aligned
+  ThreadPool* pool;
+};
+
+class Kernel {
+ public:
+  virtual ~Kernel() = default;
+  virtual void run(const KernelArgs& args) = 0;
+  // Scratch memory the kernel needs during run (from the arena).
+  virtual size_t workspace_bytes() const { return 0; }
+  // A short note for the plan report, e.g. the algorithm chosen.
+  virtual std::string describe() const { return {}; }
+};
+
+class Backend {
+ public:
+  virtual ~Backend() = default;
+  virtual const char* name() const = 0;
+  // Whether this backend can run the node with its (concrete) input and
+  // output types and shapes; when not, `why` says why in a few words.
+  virtual bool supports(const Graph& g, const Node& n, std::string* why) const = 0;
+  // Makes the kernel for a node whose shapes are all known. Constant inputs
+  // (weights) may be read and repacked here.
+  virtual std::unique_ptr<Kernel> make_kernel(const Graph& g, const Node& n) const = 0;
+};
+
+}  // namespace minirt

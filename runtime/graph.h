@@ -1,0 +1,99 @@
+// Graph IR: values (name, dtype, shape, optional constant), nodes (op, raw
+// attributes, typed attributes) and the graph's inputs and outputs.
+//
+//   Graph g;
+//   int x = g.add_value("x");
+//   int y = g.add_value("y");
+//   g.add_node("relu0", "Relu", {x}, {y});
+//
+// Value ids index Graph::values; an input slot of -1 is an optional input
+// that was left out (an empty name in ONNX).
+#pragma once
+
+#include <minirt/error.h>
+#include <minirt/tensor.h>
+
+#include <map>
+#include <memory>
+#include <string>
+#include <variant>
+#include <vector>
+
+namespace minirt {
+
+// A raw attribute as written in the file.
+struct Attribute {
+  enum class Kind { kFloat, kInt, kString, kTensor, kFloats, kInts, kStrings, kGraph, kOther };
+  Kind kind = Kind::kOther;
+  float f = 0;
+  int64_t i = 0;
+  std::string s;
+  Tensor t;
+  std::vector<float> floats;
+  std::vector<int64_t> ints;
+  std::vector<std::string> strings;
+};
+
+// Typed attributes of one op, parsed once at load. Each op family derives its own.
+struct OpAttrs {
+  virtual ~OpAttrs() = default;
+};
+
+struct Value {
+  std::string name;
+  DType dtype = DType::kUndefined;
+  Shape shape;                         // meaningful when shape_known
+  bool shape_known = false;
+  std::vector<std::string> dim_params; // for graph inputs: symbolic names ("" where numeric)
+  std::shared_ptr<const Tensor> constant;  // initializer or folded value
+  int producer = -1;                   // node index, -1 for inputs and constants
+};
+
+struct Node {
+  std::string name;
+  std::string op;
+  std::string domain;
+  std::vector<int> inputs;
+  std::vector<int> outputs;
+  std::map<std::string, Attribute> attrs;
+  std::shared_ptr<const OpAttrs> parsed;  // set by the op's parse function
+  std::vector<std::string> fused;         // names of nodes folded into this one
+  std::vector<std::string> fused_ops;     // and their op types
+  bool dead = false;                      // removed by a pass; skipped everywhere
+
+  int input(size_t i) const { return i < inputs.size() ? inputs[i] : -1; }
+  template <typename T>
+  const T& attrs_as() const {
+    return static_cast<const T&>(*parsed);
+  }
+};
+
+struct Graph {
+  std::string source;  // the file, for messages
+  int64_t opset = 0;   // default-domain opset
+  int64_t ir_version = 0;
+  std::string producer;
+  std::vector<Value> values;
+  std::vector<Node> nodes;
+  std::vector<int> inputs;   // graph inputs that are not initializers
+  std::vector<int> outputs;
+
+  int add_value(std::string name);
+  int add_node(std::string name, std::string op, std::vector<int> inputs, std::vector<int> outputs);
+  // Value id by name, -1 if absent. Linear; for building and tests.
+  int find_value(const std::string& name) const;
+  // Node indices in an order where every producer comes before its consumers,
+  // dead nodes left out. Throws kInvalidModel naming a node on a cycle.
+  std::vector<int> topo_order() const;
+  // Fills Value::producer from the nodes (live ones only).
+  void link_producers();
+  // Consumers count of each value (live nodes; graph outputs count once).
+  std::vector<int> use_counts() const;
+};
+
+// "file.onnx: node 'conv1' (Conv): " — the prefix every node error carries.
+std::string node_context(const Graph& g, const Node& n);
+[[noreturn]] void fail(ErrorCode code, const std::string& message);
+[[noreturn]] void node_fail(ErrorCode code, const Graph& g, const Node& n, const std::string& message);
+
+}  // namespace minirt

@@ -1,0 +1,52 @@
+// Typed attributes of the windowed ops: Conv, ConvTranspose and the pools.
+// parse() fills what the file says; infer() resolves them against the real
+// shapes (kernel size from the weights, auto_pad into explicit pads, one
+// entry per spatial axis), so kernels read only resolved values.
+#pragma once
+
+#include "runtime/graph.h"
+#include "runtime/ops/activation.h"
+
+#include <string>
+#include <vector>
+
+namespace minirt {
+
+enum class AutoPad { kNotSet, kSameUpper, kSameLower, kValid };
+
+struct WindowAttrs : OpAttrs {
+  std::vector<int64_t> kernel_shape;  // per spatial axis
+  std::vector<int64_t> strides;
+  std::vector<int64_t> dilations;
+  std::vector<int64_t> pads;          // begins then ends, 2 * spatial rank
+  AutoPad auto_pad = AutoPad::kNotSet;
+  int64_t spatial() const { return static_cast<int64_t>(kernel_shape.size()); }
+  int64_t pad_begin(int64_t i) const { return pads[i]; }
+  int64_t pad_end(int64_t i) const { return pads[i + spatial()]; }
+};
+
+struct ConvAttrs : WindowAttrs {
+  int64_t group = 1;
+  Activation act;  // fused by the activation-fusion pass
+  // ConvTranspose only.
+  std::vector<int64_t> output_padding;
+  std::vector<int64_t> output_shape;
+};
+
+enum class PoolKind { kMax, kAverage };
+
+struct PoolAttrs : WindowAttrs {
+  PoolKind kind = PoolKind::kMax;
+  bool ceil_mode = false;
+  bool count_include_pad = false;
+};
+
+struct LrnAttrs : OpAttrs {
+  float alpha = 1e-4f, beta = 0.75f, bias = 1.0f;
+  int64_t size = 1;
+};
+
+// Output length of one spatial axis of a forward window op.
+int64_t window_out_size(int64_t in, int64_t k, int64_t stride, int64_t dil, int64_t pb, int64_t pe, bool ceil);
+
+}  // namespace minirt

@@ -1,0 +1,164 @@
+// Schemas of the elementwise ops: activations, unary math, and binary math
+// with NumPy broadcasting.
+#include "runtime/op_registry.h"
+#include "runtime/ops/elementwise.h"
+#include "runtime/ops/families.h"
+
+#include <limits>
+
+namespace minirt {
+
+const char* binary_name(BinaryKind k) {
+  switch (k) {
+    case BinaryKind::kAdd: return "Add";
+    case BinaryKind::kSub: return "Sub";
+    case BinaryKind::kMul: return "Mul";
+    case BinaryKind::kDiv: return "Div";
+    case BinaryKind::kPow: return "Pow";
+    case BinaryKind::kPRelu: return "PRelu";
+    case BinaryKind::kMax: return "Max";
+    case BinaryKind::kMin: return "Min";
+  }
+  return "?";
+}
+
+namespace {
+
+std::function<std::shared_ptr<const OpAttrs>(const ParseContext&)> unary(UnaryKind kind) {
+  return [kind](const ParseContext&) {
+    auto a = std::make_shared<UnaryAttrs>();
+    a->kind = kind;
+    return a;
+  };
+}
+
+std::shared_ptr<const OpAttrs> parse_activation(const ParseContext& ctx) {
+  auto a = std::make_shared<UnaryAttrs>();
+  a->kind = UnaryKind::kActivation;
+  const std::string& op = ctx.node().op;
+  if (op == "Relu") {
+    a->act.kind = ActKind::kRelu;
+  } else if (op == "LeakyRelu") {
+    a->act.kind = ActKind::kLeakyRelu;
+    a->act.alpha = ctx.get_float("alpha", 0.01f);
+  } else if (op == "Sigmoid") {
+    a->act.kind = ActKind::kSigmoid;
+  } else if (op == "Tanh") {
+    a->act.kind = ActKind::kTanh;
+  } else if (op == "HardSigmoid") {
+    a->act.kind = ActKind::kHardSigmoid;
+    a->act.alpha = ctx.get_float("alpha", 0.2f);
+    a->act.beta = ctx.get_float("beta", 0.5f);
+  } else if (op == "HardSwish") {
+    a->act.kind = ActKind::kHardSwish;
+  } else if (op == "Clip") {
+    a->act.kind = ActKind::kClip;
+    // Before opset 11, min and max are attributes; from 11 they are inputs.
+    a->act.alpha = ctx.opset() < 11 ? ctx.get_float("min", -std::numeric_limits<float>::infinity())
+                                    : -std::numeric_limits<float>::infinity();
+    a->act.beta = ctx.opset() < 11 ? ctx.get_float("max", std::numeric_limits<float>::infinity())
+                                   : std::numeric_limits<float>::infinity();
+  }
+  return a;
+}
+
+void infer_float_unary(InferContext& ctx) {
+  ctx.expect_dtype(0, {DType::kFloat32});
+  ctx.set_output(0, DType::kFloat32, ctx.shape(0));
+}
+
+void infer_clip(InferContext& ctx) {
+  ctx.expect_dtype(0, {DType::kFloat32});
+  if (ctx.opset() >= 11 && (ctx.has_input(1) || ctx.has_input(2))) {
+    auto a = std::make_shared<UnaryAttrs>(ctx.attrs<UnaryAttrs>());
+    if (ctx.has_input(1)) {
+      auto v = ctx.const_floats(1, "min");
+      if (v.size() != 1) ctx.fail("min must be a scalar");
+      a->act.alpha = v[0];
+    }
+    if (ctx.has_input(2)) {
+      auto v = ctx.const_floats(2, "max");
+      if (v.size() != 1) ctx.fail("max must be a scalar");
+      a->act.beta = v[0];
+    }
+    ctx.set_attrs(a);
+  }
+  ctx.set_output(0, DType::kFloat32, ctx.shape(0));
+}
+
+void infer_copy(InferContext& ctx) {
+  if (!dtype_supported(ctx.dtype(0))) ctx.unsupported(std::string("dtype ") + dtype_name(ctx.dtype(0)) + " is not supported");
+  ctx.set_output(0, ctx.dtype(0), ctx.shape(0));
+}
+
+void infer_dropout(InferContext& ctx) {
+  infer_copy(ctx);
+  if (ctx.has_output(1)) ctx.unsupported("the mask output of Dropout is not supported in inference");
+  if (ctx.has_input(2)) {
+    const Tensor* t = ctx.constant(2);
+    if (!t || t->dtype() != DType::kBool || *t->data<uint8_t>() != 0)
+      ctx.unsupported("Dropout in training mode is not supported");
+  }
+}
+
+void infer_neg_abs(InferContext& ctx) {
+  ctx.expect_dtype(0, {DType::kFloat32, DType::kInt64, DType::kInt32});
+  ctx.set_output(0, ctx.dtype(0), ctx.shape(0));
+}
+
+std::function<std::shared_ptr<const OpAttrs>(const ParseContext&)> binary(BinaryKind kind) {
+  return [kind](const ParseContext&) {
+    auto a = std::make_shared<BinaryAttrs>();
+    a->kind = kind;
+    return a;
+  };
+}
+
+void infer_binary(InferContext& ctx) {
+  const auto& a = ctx.attrs<BinaryAttrs>();
+  if (a.kind == BinaryKind::kPow) {
+    ctx.expect_dtype(0, {DType::kFloat32});
+    ctx.expect_dtype(1, {DType::kFloat32, DType::kInt64, DType::kInt32});
+  } else if (a.kind == BinaryKind::kPRelu) {
+    ctx.expect_dtype(0, {DType::kFloat32});
+    ctx.expect_dtype(1, {DType::kFloat32});
+  } else {
+    ctx.expect_dtype(0, {DType::kFloat32, DType::kInt64, DType::kInt32});
+    if (ctx.dtype(1) != ctx.dtype(0))
+      ctx.fail(std::string("inputs have different types: ") + dtype_name(ctx.dtype(0)) + " and " + dtype_name(ctx.dtype(1)));
+  }
+  Shape y = broadcast_shapes(ctx.shape(0), ctx.shape(1), ctx);
+  if (a.kind == BinaryKind::kPRelu && y != ctx.shape(0))
+    ctx.fail("slope " + shape_str(ctx.shape(1)) + " must broadcast to the input " + shape_str(ctx.shape(0)));
+  ctx.set_output(0, ctx.dtype(0), y);
+}
+
+}  // namespace
+
+void add_elementwise_schemas(std::vector<OpSchema>& out) {
+  for (const char* op : {"Relu", "LeakyRelu", "Sigmoid", "Tanh", "HardSigmoid", "HardSwish"})
+    out.push_back({.op = op, .parse = parse_activation, .infer = infer_float_unary});
+  out.push_back({.op = "Clip", .max_inputs = 3, .parse = parse_activation, .infer = infer_clip,
+                 .shape_inputs = {1, 2}, .semantics = "min/max attributes before opset 11, inputs from 11"});
+  out.push_back({.op = "Exp", .parse = unary(UnaryKind::kExp), .infer = infer_float_unary});
+  out.push_back({.op = "Log", .parse = unary(UnaryKind::kLog), .infer = infer_float_unary});
+  out.push_back({.op = "Sqrt", .parse = unary(UnaryKind::kSqrt), .infer = infer_float_unary});
+  out.push_back({.op = "Reciprocal", .parse = unary(UnaryKind::kReciprocal), .infer = infer_float_unary});
+  out.push_back({.op = "Floor", .parse = unary(UnaryKind::kFloor), .infer = infer_float_unary});
+  out.push_back({.op = "Ceil", .parse = unary(UnaryKind::kCeil), .infer = infer_float_unary});
+  out.push_back({.op = "Erf", .parse = unary(UnaryKind::kErf), .infer = infer_float_unary});
+  out.push_back({.op = "Neg", .parse = unary(UnaryKind::kNeg), .infer = infer_neg_abs});
+  out.push_back({.op = "Abs", .parse = unary(UnaryKind::kAbs), .infer = infer_neg_abs});
+  out.push_back({.op = "Identity", .parse = unary(UnaryKind::kCopy), .infer = infer_copy});
+  out.push_back({.op = "Dropout", .max_inputs = 3, .max_outputs = 2, .parse = unary(UnaryKind::kCopy),
+                 .infer = infer_dropout, .shape_inputs = {1, 2}, .semantics = "inference only: output = input"});
+  const std::pair<const char*, BinaryKind> bins[] = {
+      {"Add", BinaryKind::kAdd}, {"Sub", BinaryKind::kSub},     {"Mul", BinaryKind::kMul},
+      {"Div", BinaryKind::kDiv}, {"Pow", BinaryKind::kPow},     {"PRelu", BinaryKind::kPRelu},
+  };
+  for (const auto& [op, kind] : bins)
+    out.push_back({.op = op, .min_inputs = 2, .max_inputs = 2, .parse = binary(kind), .infer = infer_binary,
+                   .semantics = "multidirectional broadcasting (opset 7 and later)"});
+}
+
+}  // namespace minirt

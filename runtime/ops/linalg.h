@@ -1,0 +1,37 @@
+// Typed attributes of Gemm, MatMul, BatchNormalization, Softmax and the reductions.
+#pragma once
+
+#include "runtime/graph.h"
+#include "runtime/ops/activation.h"
+
+#include <vector>
+
+namespace minirt {
+
+struct GemmAttrs : OpAttrs {
+  float alpha = 1.0f, beta = 1.0f;
+  bool trans_a = false, trans_b = false;
+  Activation act;  // fused
+};
+
+struct BatchNormAttrs : OpAttrs {
+  float epsilon = 1e-5f;
+};
+
+struct SoftmaxAttrs : OpAttrs {
+  int64_t axis = -1;       // resolved to [0, rank) by infer
+  bool coerce_2d = false;  // before opset 13: softmax over the flattened axes [axis, rank)
+  bool log = false;        // LogSoftmax
+};
+
+enum class ReduceKind { kMean, kSum, kMax, kMin };
+
+struct ReduceAttrs : OpAttrs {
+  ReduceKind kind = ReduceKind::kMean;
+  std::vector<int64_t> axes;  // resolved to sorted, non-negative by infer; empty = none
+  bool keepdims = true;
+  bool noop_with_empty_axes = false;
+  bool all_axes = false;      // resolved: reduce every axis
+};
+
+}  // namespace minirt

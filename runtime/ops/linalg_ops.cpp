@@ -1,0 +1,172 @@
+// Schemas of Gemm, MatMul, BatchNormalization, Softmax, LogSoftmax and the
+// Reduce ops.
+#include "runtime/op_registry.h"
+#include "runtime/ops/families.h"
+#include "runtime/ops/linalg.h"
+
+#include <algorithm>
+
+namespace minirt {
+
+namespace {
+
+std::shared_ptr<const OpAttrs> parse_gemm(const ParseContext& ctx) {
+  auto a = std::make_shared<GemmAttrs>();
+  a->alpha = ctx.get_float("alpha", 1.0f);
+  a->beta = ctx.get_float("beta", 1.0f);
+  a->trans_a = ctx.get_int("transA", 0) != 0;
+  a->trans_b = ctx.get_int("transB", 0) != 0;
+  return a;
+}
+
+void infer_gemm(InferContext& ctx) {
+  ctx.expect_dtype(0, {DType::kFloat32});
+  ctx.expect_dtype(1, {DType::kFloat32});
+  const auto& a = ctx.attrs<GemmAttrs>();
+  const Shape& sa = ctx.shape(0);
+  const Shape& sb = ctx.shape(1);
+  if (sa.size() != 2 || sb.size() != 2) ctx.fail("A " + shape_str(sa) + " and B " + shape_str(sb) + " must be 2-D");
+  int64_t m = a.trans_a ? sa[1] : sa[0];
+  int64_t k = a.trans_a ? sa[0] : sa[1];
+  int64_t kb = a.trans_b ? sb[1] : sb[0];
+  int64_t n = a.trans_b ? sb[0] : sb[1];
+  if (k != kb) ctx.fail("A " + shape_str(sa) + " and B " + shape_str(sb) + " do not agree on K (transA=" +
+                        std::to_string(a.trans_a) + ", transB=" + std::to_string(a.trans_b) + ")");
+  if (ctx.has_input(2)) {
+    ctx.expect_dtype(2, {DType::kFloat32});
+    Shape y = broadcast_shapes(ctx.shape(2), {m, n}, ctx);
+    if (y != Shape{m, n}) ctx.fail("C " + shape_str(ctx.shape(2)) + " does not broadcast to " + shape_str({m, n}));
+  }
+  ctx.set_output(0, DType::kFloat32, {m, n});
+}
+
+void infer_matmul(InferContext& ctx) {
+  ctx.expect_dtype(0, {DType::kFloat32});
+  ctx.expect_dtype(1, {DType::kFloat32});
+  Shape a = ctx.shape(0), b = ctx.shape(1);
+  if (a.empty() || b.empty()) ctx.fail("MatMul inputs must have rank 1 or more");
+  bool a1 = a.size() == 1, b1 = b.size() == 1;
+  if (a1) a.insert(a.begin(), 1);
+  if (b1) b.push_back(1);
+  if (a.back() != b[b.size() - 2])
+    ctx.fail("A " + shape_str(ctx.shape(0)) + " and B " + shape_str(ctx.shape(1)) + " do not agree on K");
+  Shape ba(a.begin(), a.end() - 2), bb(b.begin(), b.end() - 2);
+  Shape y = broadcast_shapes(ba, bb, ctx);
+  if (!a1) y.push_back(a[a.size() - 2]);
+  if (!b1) y.push_back(b.back());
+  ctx.set_output(0, DType::kFloat32, y);
+}
+
+std::shared_ptr<const OpAttrs> parse_batchnorm(const ParseContext& ctx) {
+  auto a = std::make_shared<BatchNormAttrs>();
+  a->epsilon = ctx.get_float("epsilon", 1e-5f);
+  if (ctx.opset() < 9 && ctx.get_int("spatial", 1) != 1)
+    ctx.unsupported("spatial=0 (per-activation statistics, opset 7-8) is not supported");
+  if (ctx.get_int("training_mode", 0) != 0) ctx.unsupported("training_mode=1 is not supported");
+  for (size_t i = 1; i < ctx.node().outputs.size(); ++i)
+    if (ctx.node().outputs[i] >= 0) ctx.unsupported("the training outputs (running mean/var) are not supported");
+  return a;
+}
+
+void infer_batchnorm(InferContext& ctx) {
+  for (size_t i = 0; i < 5; ++i) ctx.expect_dtype(i, {DType::kFloat32});
+  const Shape& x = ctx.shape(0);
+  if (x.size() < 2) ctx.fail("input must have rank 2 or more");
+  for (size_t i = 1; i < 5; ++i)
+    if (ctx.shape(i) != Shape{x[1]})
+      ctx.fail("parameter " + std::to_string(i) + " has shape " + shape_str(ctx.shape(i)) + ", expected " +
+               std::to_string(x[1]) + " (the channel count)");
+  ctx.set_output(0, DType::kFloat32, x);
+}
+
+std::shared_ptr<const OpAttrs> parse_softmax(const ParseContext& ctx) {
+  auto a = std::make_shared<SoftmaxAttrs>();
+  // Opset 13 changed the default axis from 1 to -1 and dropped the 2-D coercion.
+  a->coerce_2d = ctx.opset() < 13;
+  a->axis = ctx.get_int("axis", a->coerce_2d ? 1 : -1);
+  a->log = ctx.node().op == "LogSoftmax";
+  return a;
+}
+
+void infer_softmax(InferContext& ctx) {
+  ctx.expect_dtype(0, {DType::kFloat32});
+  auto a = std::make_shared<SoftmaxAttrs>(ctx.attrs<SoftmaxAttrs>());
+  int64_t r = ctx.rank(0);
+  if (r == 0) ctx.fail("input must have rank 1 or more");
+  a->axis = normalize_axis(a->axis, r, ctx);
+  // Coercion over [axis, rank) equals a plain softmax when axis is the last one.
+  if (a->axis == r - 1) a->coerce_2d = false;
+  ctx.set_attrs(a);
+  ctx.set_output(0, DType::kFloat32, ctx.shape(0));
+}
+
+std::shared_ptr<const OpAttrs> parse_reduce(const ParseContext& ctx) {
+  auto a = std::make_shared<ReduceAttrs>();
+  const std::string& op = ctx.node().op;
+  a->kind = op == "ReduceMean" ? ReduceKind::kMean
+            : op == "ReduceSum" ? ReduceKind::kSum
+            : op == "ReduceMax" ? ReduceKind::kMax
+                                : ReduceKind::kMin;
+  a->keepdims = ctx.get_int("keepdims", 1) != 0;
+  a->noop_with_empty_axes = ctx.get_int("noop_with_empty_axes", 0) != 0;
+  a->axes = ctx.get_ints("axes");
+  return a;
+}
+
+bool reduce_axes_are_input(const InferContext& ctx) {
+  // ReduceSum takes axes as an input from opset 13, the others from 18.
+  int64_t since = ctx.node().op == "ReduceSum" ? 13 : 18;
+  return ctx.opset() >= since;
+}
+
+void infer_reduce(InferContext& ctx) {
+  ctx.expect_dtype(0, {DType::kFloat32});
+  auto a = std::make_shared<ReduceAttrs>(ctx.attrs<ReduceAttrs>());
+  const Shape& x = ctx.shape(0);
+  int64_t r = static_cast<int64_t>(x.size());
+  if (reduce_axes_are_input(ctx)) {
+    if (ctx.has_input(1)) a->axes = ctx.const_ints(1, "axes");
+  } else if (ctx.has_input(1)) {
+    ctx.fail("axes is an attribute, not an input, at this opset");
+  }
+  if (a->axes.empty()) {
+    a->all_axes = !a->noop_with_empty_axes;
+  }
+  for (auto& ax : a->axes) ax = normalize_axis(ax, r, ctx);
+  std::sort(a->axes.begin(), a->axes.end());
+  a->axes.erase(std::unique(a->axes.begin(), a->axes.end()), a->axes.end());
+  if (a->all_axes) {
+    a->axes.clear();
+    for (int64_t i = 0; i < r; ++i) a->axes.push_back(i);
+  }
+  Shape y;
+  for (int64_t i = 0; i < r; ++i) {
+    bool red = std::binary_search(a->axes.begin(), a->axes.end(), i);
+    if (!red) y.push_back(x[i]);
+    else if (a->keepdims) y.push_back(1);
+  }
+  ctx.set_attrs(a);
+  ctx.set_output(0, DType::kFloat32, y);
+}
+
+}  // namespace
+
+void add_gemm_schemas(std::vector<OpSchema>& out) {
+  out.push_back({.op = "Gemm", .min_inputs = 2, .max_inputs = 3, .parse = parse_gemm, .infer = infer_gemm,
+                 .semantics = "opset 11 (C optional) and later"});
+  out.push_back({.op = "MatMul", .min_inputs = 2, .max_inputs = 2, .infer = infer_matmul});
+}
+
+void add_norm_schemas(std::vector<OpSchema>& out) {
+  out.push_back({.op = "BatchNormalization", .min_inputs = 5, .max_inputs = 5, .max_outputs = 5,
+                 .parse = parse_batchnorm, .infer = infer_batchnorm,
+                 .semantics = "inference; spatial=1 (opset 7-8), is_test ignored"});
+  for (const char* op : {"Softmax", "LogSoftmax"})
+    out.push_back({.op = op, .parse = parse_softmax, .infer = infer_softmax,
+                   .semantics = "opset 13: one axis, default -1; before 13: flattened [axis, rank), default 1"});
+  for (const char* op : {"ReduceMean", "ReduceSum", "ReduceMax", "ReduceMin"})
+    out.push_back({.op = op, .max_inputs = 2, .parse = parse_reduce, .infer = infer_reduce, .shape_inputs = {1},
+                   .semantics = "axes attribute before opset 18 (ReduceSum: 13), input after"});
+}
+
+}  // namespace minirt

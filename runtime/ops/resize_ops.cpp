@@ -1,0 +1,99 @@
+// Schemas of Resize and Upsample.
+#include "runtime/op_registry.h"
+#include "runtime/ops/families.h"
+#include "runtime/ops/resize.h"
+
+#include <cmath>
+
+namespace minirt {
+
+namespace {
+
+std::shared_ptr<const OpAttrs> parse_resize(const ParseContext& ctx) {
+  auto a = std::make_shared<ResizeAttrs>();
+  std::string mode = ctx.get_string("mode", "nearest");
+  if (mode == "nearest") a->mode = ResizeMode::kNearest;
+  else if (mode == "linear" || mode == "bilinear") a->mode = ResizeMode::kLinear;
+  else ctx.unsupported("mode '" + mode + "' is not supported (nearest and linear are)");
+  bool upsample = ctx.node().op == "Upsample";
+  if (upsample || ctx.opset() < 11) {
+    // Upsample and Resize-10 map coordinates asymmetrically and floor for nearest.
+    a->coord = CoordMode::kAsymmetric;
+    a->nearest = NearestMode::kFloor;
+    if (upsample && ctx.opset() < 9) a->attr_scales = ctx.get_floats("scales");
+    return a;
+  }
+  std::string coord = ctx.get_string("coordinate_transformation_mode", "half_pixel");
+  if (coord == "half_pixel") a->coord = CoordMode::kHalfPixel;
+  else if (coord == "pytorch_half_pixel") a->coord = CoordMode::kPytorchHalfPixel;
+  else if (coord == "align_corners") a->coord = CoordMode::kAlignCorners;
+  else if (coord == "asymmetric") a->coord = CoordMode::kAsymmetric;
+  else if (coord == "tf_half_pixel_for_nearest") a->coord = CoordMode::kTfHalfPixelForNearest;
+  else ctx.unsupported("coordinate_transformation_mode '" + coord + "' is not supported");
+  std::string nearest = ctx.get_string("nearest_mode", "round_prefer_floor");
+  if (nearest == "round_prefer_floor") a->nearest = NearestMode::kRoundPreferFloor;
+  else if (nearest == "round_prefer_ceil") a->nearest = NearestMode::kRoundPreferCeil;
+  else if (nearest == "floor") a->nearest = NearestMode::kFloor;
+  else if (nearest == "ceil") a->nearest = NearestMode::kCeil;
+  else ctx.invalid("nearest_mode '" + nearest + "' is not one of round_prefer_floor, round_prefer_ceil, floor, ceil");
+  if (ctx.get_int("antialias", 0) != 0) ctx.unsupported("antialias=1 is not supported");
+  if (ctx.has("axes")) ctx.unsupported("the axes attribute (opset 18) is not supported");
+  std::string policy = ctx.get_string("keep_aspect_ratio_policy", "stretch");
+  if (policy != "stretch") ctx.unsupported("keep_aspect_ratio_policy '" + policy + "' is not supported");
+  return a;
+}
+
+void infer_resize(InferContext& ctx) {
+  ctx.expect_dtype(0, {DType::kFloat32});
+  const Shape& x = ctx.shape(0);
+  size_t r = x.size();
+  auto a = std::make_shared<ResizeAttrs>(ctx.attrs<ResizeAttrs>());
+  bool upsample = ctx.node().op == "Upsample";
+  std::vector<float> scales;
+  std::vector<int64_t> sizes;
+  if (upsample) {
+    scales = ctx.opset() < 9 ? a->attr_scales : ctx.const_floats(1, "scales");
+  } else if (ctx.opset() < 11) {
+    scales = ctx.const_floats(1, "scales");
+  } else {
+    if (ctx.has_input(2)) {
+      const Tensor* t = ctx.constant(2);
+      if (!t) ctx.unsupported("its scales input is computed from run-time data");
+      if (t->numel() > 0) scales = ctx.const_floats(2, "scales");
+    }
+    if (ctx.has_input(3)) sizes = ctx.const_ints(3, "sizes");
+    if (!scales.empty() && !sizes.empty()) ctx.fail("only one of scales and sizes may be given");
+    if (scales.empty() && sizes.empty()) ctx.fail("one of scales and sizes is required");
+  }
+  Shape y(r);
+  a->scales.assign(r, 1.0f);
+  if (!sizes.empty()) {
+    if (sizes.size() != r) ctx.fail("sizes has " + std::to_string(sizes.size()) + " entries for rank " + std::to_string(r));
+    for (size_t i = 0; i < r; ++i) {
+      y[i] = sizes[i];
+      a->scales[i] = x[i] == 0 ? 1.0f : static_cast<float>(sizes[i]) / static_cast<float>(x[i]);
+    }
+  } else {
+    if (scales.size() != r) ctx.fail("scales has " + std::to_string(scales.size()) + " entries for rank " + std::to_string(r));
+    for (size_t i = 0; i < r; ++i) {
+      if (scales[i] <= 0) ctx.fail("scales must be positive");
+      a->scales[i] = scales[i];
+      y[i] = static_cast<int64_t>(std::floor(static_cast<double>(x[i]) * scales[i]));
+    }
+  }
+  ctx.set_attrs(a);
+  ctx.set_output(0, DType::kFloat32, y);
+}
+
+}  // namespace
+
+void add_resize_schemas(std::vector<OpSchema>& out) {
+  out.push_back({.op = "Resize", .max_inputs = 4, .parse = parse_resize, .infer = infer_resize,
+                 .shape_inputs = {1, 2, 3},
+                 .semantics = "opset 10 (asymmetric, floor) and 11-19 (coordinate modes); cubic, "
+                              "tf_crop_and_resize, antialias not supported"});
+  out.push_back({.op = "Upsample", .max_inputs = 2, .parse = parse_resize, .infer = infer_resize,
+                 .shape_inputs = {1}, .semantics = "opset 7 (scales attribute) and 9 (scales input)"});
+}
+
+}  // namespace minirt

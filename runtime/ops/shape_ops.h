@@ -1,0 +1,64 @@
+// Typed attributes of the data-movement ops (Reshape, Concat, Slice, ...).
+// Operands that became inputs in later opsets (Reshape's shape, Slice's
+// starts, Pad's pads, Unsqueeze's axes, ...) are resolved into these structs
+// by infer() once their values are known at plan time.
+#pragma once
+
+#include "runtime/graph.h"
+
+#include <vector>
+
+namespace minirt {
+
+struct AxisAttrs : OpAttrs {  // Flatten, Concat, Gather, Split (with split sizes)
+  int64_t axis = 0;
+  std::vector<int64_t> split;  // Split: resolved sizes per output
+  int64_t num_outputs = 0;     // Split (opset 18)
+};
+
+struct ReshapeAttrs : OpAttrs {
+  bool allowzero = false;
+  Shape target;  // resolved output shape
+};
+
+struct AxesAttrs : OpAttrs {  // Squeeze, Unsqueeze
+  std::vector<int64_t> axes;  // attribute (before opset 13) or resolved input
+};
+
+struct SliceAttrs : OpAttrs {
+  std::vector<int64_t> starts, ends, axes, steps;  // attributes before opset 10
+  // Resolved per input axis: first index, step and count.
+  std::vector<int64_t> start, step, count;
+};
+
+struct ShapeAttrs : OpAttrs {
+  int64_t start = 0;
+  int64_t end = INT64_MAX;
+  bool has_end = false;
+};
+
+struct CastAttrs : OpAttrs {
+  DType to = DType::kUndefined;
+};
+
+struct ConstantAttrs : OpAttrs {  // Constant, ConstantOfShape
+  Tensor value;
+};
+
+struct TransposeAttrs : OpAttrs {
+  std::vector<int64_t> perm;  // resolved (reversed axes when absent)
+};
+
+enum class PadMode { kConstant, kReflect, kEdge };
+
+struct PadAttrs : OpAttrs {
+  PadMode mode = PadMode::kConstant;
+  std::vector<int64_t> pads;  // resolved: begins then ends, one pair per input axis
+  float value = 0.0f;
+};
+
+struct ExpandAttrs : OpAttrs {
+  Shape target;  // resolved output shape
+};
+
+}  // namespace minirt

@@ -1,0 +1,46 @@
+// Graph passes. Each takes a graph whose shapes are all known (after
+// infer_and_fold) and rewrites it in place, marking removed nodes dead.
+//
+//   infer_and_fold(g, cpu, pool);   // shapes, and constant folding
+//   remove_identities(g);
+//   fold_batchnorm(g);
+//   fold_bias_add(g);
+//   fuse_activations(g);
+//   remove_dead_nodes(g);
+#pragma once
+
+#include "runtime/backend.h"
+#include "runtime/graph.h"
+#include "runtime/thread_pool.h"
+
+namespace minirt {
+
+// Runs every live node's shape inference in topological order. A node whose
+// inputs are all known at plan time (initializers, Constant nodes, Shape of
+// a known shape, and what follows from them) is evaluated with `folder`'s
+// kernel and its outputs become constants; the node is then dead.
+// Returns the number of nodes folded.
+int infer_and_fold(Graph& g, const Backend& folder, ThreadPool& pool, bool fold = true);
+
+// Identity and Dropout (inference) are bypassed. Returns the number removed.
+int remove_identities(Graph& g);
+
+// Conv followed by BatchNormalization with constant parameters becomes one
+// Conv with scaled weights and a new bias.
+int fold_batchnorm(Graph& g);
+
+// Conv followed by Add of a constant per-channel tensor (1xCx1x1, Cx1x1)
+// folds the constant into the Conv's bias.
+int fold_bias_add(Graph& g);
+
+// Conv or Gemm followed by an activation (Relu, LeakyRelu, Clip, Sigmoid,
+// HardSigmoid, HardSwish, Tanh) carries it fused.
+int fuse_activations(Graph& g);
+
+// Nodes whose outputs nobody reads are removed.
+int remove_dead_nodes(Graph& g);
+
+// Evaluates one node whose inputs are all constants; for folding and tests.
+std::vector<Tensor> evaluate_node(const Graph& g, const Node& n, const Backend& backend, ThreadPool& pool);
+
+}  // namespace minirt

@@ -1,0 +1,81 @@
+// The planner: specializes the model graph to concrete input shapes, runs the
+// passes, makes a kernel per step and assigns every intermediate value a
+// place in one arena by liveness.
+//
+//   std::unique_ptr<Plan> plan = make_plan(model_graph, inputs, backends, pool, options);
+//   std::cout << plan->report();
+#pragma once
+
+#include "runtime/backend.h"
+#include "runtime/graph.h"
+
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace minirt {
+
+enum class Storage : uint8_t {
+  kNone,      // not used by any step
+  kInput,     // a graph input: the caller's memory
+  kConstant,  // an initializer or folded value
+  kArena,     // an intermediate: arena + offset
+  kOutput,    // a graph output: the caller's output tensor
+};
+
+struct Step {
+  int node = -1;
+  const Backend* backend = nullptr;
+  std::unique_ptr<Kernel> kernel;
+  std::vector<int> inputs;   // value ids, -1 for skipped optionals
+  std::vector<int> outputs;
+  size_t workspace_offset = 0;
+  size_t workspace_bytes = 0;
+  std::string label;   // node name, with fused nodes after '+'
+  std::string op;      // op type, with fused ops after '+'
+  std::string shapes;  // "1x3x224x224 -> 1x64x112x112"
+};
+
+struct PlanOptions {
+  bool optimize = true;  // passes beyond shape inference
+};
+
+struct PlanStats {
+  int folded = 0, identities = 0, batchnorms = 0, bias_adds = 0, activations = 0, dead = 0;
+};
+
+struct Plan {
+  Graph graph;
+  std::vector<Step> steps;
+  std::vector<Storage> storage;  // per value
+  std::vector<size_t> offset;    // per value, for kArena
+  std::vector<int> input_values;   // per model input: value id
+  std::vector<int> output_values;  // per model output: value id
+  size_t arena_bytes = 0;
+  size_t naive_bytes = 0;          // sum of all intermediates, for comparison
+  PlanStats stats;
+
+  std::string report() const;
+};
+
+// `inputs` holds one tensor per model graph input, in order. Inputs whose
+// values decide shapes (Reshape's shape, Slice's starts, ...) are folded in
+// as constants, so the plan is valid only for those values; see
+// value_inputs().
+std::unique_ptr<Plan> make_plan(const Graph& model, const std::vector<const Tensor*>& inputs, const Backend& cpu,
+                                ThreadPool& pool, const PlanOptions& options);
+
+// Indices (into model.inputs) of graph inputs read as shape operands.
+std::vector<size_t> value_inputs(const Graph& model);
+
+// Assigns offsets to blocks given sizes and [first, last] step intervals so
+// that blocks alive at the same time do not overlap; returns the total size.
+// Greedy by size, best fit. Exposed for tests.
+struct Block {
+  size_t size = 0;
+  int first = 0, last = 0;
+  size_t offset = 0;
+};
+size_t assign_offsets(std::vector<Block>& blocks, size_t alignment = 64);
+
+}  // namespace minirt

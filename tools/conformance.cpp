@@ -1,0 +1,272 @@
+// minirt-conformance: runs ONNX backend test cases (a folder with model.onnx
+// and test_data_set_*/input_*.pb, output_*.pb) and compares minirt's
+// outputs with the expected ones.
+//
+//   minirt-conformance /usr/share/libonnx-testdata/data/node
+//   minirt-conformance --expect-skips tests/conformance_skips.txt DIR...
+//
+// Ends with "N passed, M failed, K skipped". Exit status: 0 when nothing
+// failed (and, with --expect-skips, the skipped set is the expected one),
+// 1 when a case failed, 2 on bad usage.
+#include <minirt/minirt.h>
+
+#include "loaders/onnx/onnx_loader.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <iostream>
+#include <map>
+#include <set>
+#include <sstream>
+
+namespace fs = std::filesystem;
+using namespace minirt;
+
+namespace {
+
+struct Options {
+  std::vector<std::string> dirs;
+  std::string filter;
+  std::string expect_skips;
+  std::string write_skips;
+  double rtol = 1e-3, atol = 1e-5;
+  int threads = 1;
+  bool verbose = false;
+};
+
+enum class Outcome { kPass, kFail, kSkip };
+
+struct Result {
+  Outcome outcome;
+  std::string reason;
+};
+
+std::string compare(const Tensor& got, const Tensor& want, double rtol, double atol) {
+  if (got.dtype() != want.dtype())
+    return std::string("dtype ") + dtype_name(got.dtype()) + ", expected " + dtype_name(want.dtype());
+  if (got.shape() != want.shape()) return "shape " + shape_str(got.shape()) + ", expected " + shape_str(want.shape());
+  int64_t n = got.numel();
+  if (got.dtype() != DType::kFloat32) {
+    if (got.nbytes() && std::memcmp(got.raw(), want.raw(), got.nbytes()) != 0) return "values differ";
+    return {};
+  }
+  const float* a = got.data<float>();
+  const float* b = want.data<float>();
+  int64_t bad = 0, first = -1;
+  double worst = 0;
+  for (int64_t i = 0; i < n; ++i) {
+    if (std::isnan(a[i]) && std::isnan(b[i])) continue;
+    if (std::isinf(b[i]) && a[i] == b[i]) continue;
+    double d = std::fabs(static_cast<double>(a[i]) - b[i]);
+    if (!(d <= atol + rtol * std::fabs(b[i]))) {
+      if (first < 0) first = i;
+      ++bad;
+      worst = std::max(worst, d);
+    }
+  }
+  if (!bad) return {};
+  char buf[256];
+  std::snprintf(buf, sizeof buf, "%lld of %lld values off (first at %lld: got %g, expected %g; max abs diff %g)",
+                static_cast<long long>(bad), static_cast<long long>(n), static_cast<long long>(first), a[first], b[first], worst);
+  return buf;
+}
+
+std::vector<fs::path> sorted_files(const fs::path& dir, const std::string& prefix) {
+  std::vector<fs::path> out;
+  for (const auto& e : fs::directory_iterator(dir))
+    if (e.path().filename().string().rfind(prefix, 0) == 0) out.push_back(e.path());
+  // input_10 after input_9: order by the number after the prefix.
+  std::sort(out.begin(), out.end(), [&](const fs::path& a, const fs::path& b) {
+    auto num = [&](const fs::path& p) { return std::atoi(p.filename().string().c_str() + prefix.size()); };
+    return num(a) < num(b);
+  });
+  return out;
+}
+
+Result run_case(const fs::path& dir, const Options& opt) {
+  std::shared_ptr<const Model> model;
+  try {
+    model = Model::load((dir / "model.onnx").string());
+  } catch (const Error& e) {
+    if (e.code() == ErrorCode::kUnsupported) return {Outcome::kSkip, e.what()};
+    return {Outcome::kFail, e.what()};
+  }
+  SessionOptions so;
+  so.device = Device::kCpu;
+  so.threads = opt.threads;
+  Session session(model, so);
+  auto sets = sorted_files(dir, "test_data_set_");
+  if (sets.empty()) return {Outcome::kSkip, "no test_data_set_* folders"};
+  for (const auto& set : sets) {
+    NamedTensors inputs;
+    auto in_files = sorted_files(set, "input_");
+    const auto& declared = model->inputs();
+    if (in_files.size() != declared.size())
+      return {Outcome::kFail, set.filename().string() + ": " + std::to_string(in_files.size()) + " input files for " +
+                                  std::to_string(declared.size()) + " graph inputs"};
+    for (size_t i = 0; i < in_files.size(); ++i) {
+      std::string name;
+      Tensor t;
+      try {
+        t = onnx::load_tensor_file(in_files[i].string(), &name);
+      } catch (const Error& e) {
+        if (e.code() == ErrorCode::kUnsupported) return {Outcome::kSkip, e.what()};
+        return {Outcome::kFail, e.what()};
+      }
+      bool known = std::any_of(declared.begin(), declared.end(), [&](const ValueDesc& d) { return d.name == name; });
+      inputs.emplace_back(known ? name : declared[i].name, std::move(t));
+    }
+    std::vector<Tensor> outputs;
+    try {
+      outputs = session.run(inputs);
+    } catch (const Error& e) {
+      if (e.code() == ErrorCode::kUnsupported) return {Outcome::kSkip, e.what()};
+      return {Outcome::kFail, e.what()};
+    }
+    auto out_files = sorted_files(set, "output_");
+    if (out_files.size() != outputs.size())
+      return {Outcome::kFail, std::to_string(outputs.size()) + " outputs, " + std::to_string(out_files.size()) + " expected"};
+    for (size_t i = 0; i < out_files.size(); ++i) {
+      Tensor want;
+      try {
+        want = onnx::load_tensor_file(out_files[i].string());
+      } catch (const Error& e) {
+        if (e.code() == ErrorCode::kUnsupported) return {Outcome::kSkip, e.what()};
+        return {Outcome::kFail, e.what()};
+      }
+      std::string diff = compare(outputs[i], want, opt.rtol, opt.atol);
+      if (!diff.empty())
+        return {Outcome::kFail, set.filename().string() + ", output " + std::to_string(i) + " ('" +
+                                    model->outputs()[i].name + "'): " + diff};
+    }
+  }
+  return {Outcome::kPass, {}};
+}
+
+void usage(std::FILE* f) {
+  std::fprintf(f,
+               "usage: minirt-conformance [options] DIR...\n"
+               "  DIR is an ONNX backend test case (model.onnx + test_data_set_*) or a folder of them.\n"
+               "options:\n"
+               "  --filter TEXT         only cases whose name contains TEXT\n"
+               "  --rtol X --atol X     float tolerance (default 1e-3 and 1e-5: |got-want| <= atol + rtol*|want|)\n"
+               "  --threads N           intra-op threads (default 1)\n"
+               "  --expect-skips FILE   fail unless the skipped cases are exactly those listed in FILE\n"
+               "  --write-skips FILE    write the skipped cases' names to FILE\n"
+               "  --verbose             print passing cases too\n"
+               "exit status: 0 all ran cases passed, 1 failures (or unexpected skips), 2 usage error\n");
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  Options opt;
+  for (int i = 1; i < argc; ++i) {
+    std::string a = argv[i];
+    auto next = [&]() -> std::string {
+      if (i + 1 >= argc) {
+        std::fprintf(stderr, "minirt-conformance: %s needs a value\n", a.c_str());
+        std::exit(2);
+      }
+      return argv[++i];
+    };
+    if (a == "--help" || a == "-h") {
+      usage(stdout);
+      return 0;
+    } else if (a == "--filter") opt.filter = next();
+    else if (a == "--rtol") opt.rtol = std::atof(next().c_str());
+    else if (a == "--atol") opt.atol = std::atof(next().c_str());
+    else if (a == "--threads") opt.threads = std::atoi(next().c_str());
+    else if (a == "--expect-skips") opt.expect_skips = next();
+    else if (a == "--write-skips") opt.write_skips = next();
+    else if (a == "--verbose") opt.verbose = true;
+    else if (!a.empty() && a[0] == '-') {
+      std::fprintf(stderr, "minirt-conformance: unknown option %s\n", a.c_str());
+      usage(stderr);
+      return 2;
+    } else opt.dirs.push_back(a);
+  }
+  if (opt.dirs.empty()) {
+    usage(stderr);
+    return 2;
+  }
+  std::vector<fs::path> cases;
+  for (const auto& d : opt.dirs) {
+    std::error_code ec;
+    if (!fs::is_directory(d, ec)) {
+      std::fprintf(stderr, "minirt-conformance: %s is not a folder\n", d.c_str());
+      return 2;
+    }
+    if (fs::exists(fs::path(d) / "model.onnx")) {
+      cases.emplace_back(d);
+      continue;
+    }
+    std::vector<fs::path> sub;
+    for (const auto& e : fs::directory_iterator(d))
+      if (fs::exists(e.path() / "model.onnx")) sub.push_back(e.path());
+    std::sort(sub.begin(), sub.end());
+    cases.insert(cases.end(), sub.begin(), sub.end());
+  }
+  int passed = 0, failed = 0, skipped = 0;
+  std::set<std::string> skipped_names;
+  for (const auto& c : cases) {
+    std::string name = c.filename().string();
+    if (!opt.filter.empty() && name.find(opt.filter) == std::string::npos) continue;
+    Result r;
+    try {
+      r = run_case(c, opt);
+    } catch (const std::exception& e) {
+      r = {Outcome::kFail, std::string("unexpected exception: ") + e.what()};
+    }
+    switch (r.outcome) {
+      case Outcome::kPass:
+        ++passed;
+        if (opt.verbose) std::printf("PASS %s\n", name.c_str());
+        break;
+      case Outcome::kFail:
+        ++failed;
+        std::printf("FAIL %s: %s\n", name.c_str(), r.reason.c_str());
+        break;
+      case Outcome::kSkip:
+        ++skipped;
+        skipped_names.insert(name);
+        std::printf("SKIP %s: %s\n", name.c_str(), r.reason.c_str());
+        break;
+    }
+  }
+  int status = failed ? 1 : 0;
+  if (!opt.write_skips.empty()) {
+    std::ofstream f(opt.write_skips);
+    for (const auto& s : skipped_names) f << s << "\n";
+  }
+  if (!opt.expect_skips.empty()) {
+    std::ifstream f(opt.expect_skips);
+    if (!f) {
+      std::fprintf(stderr, "minirt-conformance: cannot read %s\n", opt.expect_skips.c_str());
+      return 2;
+    }
+    std::set<std::string> want;
+    std::string line;
+    while (std::getline(f, line))
+      if (!line.empty() && line[0] != '#') want.insert(line);
+    for (const auto& s : skipped_names)
+      if (!want.count(s) && (opt.filter.empty() || s.find(opt.filter) != std::string::npos)) {
+        std::printf("UNEXPECTED SKIP %s (not in %s)\n", s.c_str(), opt.expect_skips.c_str());
+        status = 1;
+      }
+    for (const auto& s : want)
+      if (!skipped_names.count(s) && (opt.filter.empty() || s.find(opt.filter) != std::string::npos)) {
+        bool exists = std::any_of(cases.begin(), cases.end(), [&](const fs::path& c) { return c.filename() == s; });
+        if (exists) {
+          std::printf("NOW SUPPORTED %s (listed in %s as skipped; remove it from the list)\n", s.c_str(), opt.expect_skips.c_str());
+          status = 1;
+        }
+      }
+  }
+  std::printf("%d passed, %d failed, %d skipped\n", passed, failed, skipped);
+  return status;
+}

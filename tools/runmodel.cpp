@@ -1,0 +1,449 @@
+// runmodel: load an ONNX model, run it, and report timing, top-k and the plan.
+// See --help (and README.md) for options and exit codes.
+#include <minirt/minirt.h>
+
+#include "tools/npy.h"
+
+#include <sys/resource.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <iostream>
+#include <map>
+#include <random>
+#include <sstream>
+
+using namespace minirt;
+namespace fs = std::filesystem;
+
+namespace {
+
+// Exit codes, documented in --help and README.md.
+enum Exit {
+  kOk = 0,
+  kUsage = 1,        // bad command line
+  kLoadError = 2,    // the model file is missing, malformed or unsupported
+  kRunError = 3,     // bad inputs, or a failure while planning or running
+  kDeviceError = 4,  // --device cuda and no usable GPU backend
+  kOutputError = 5,  // an output or profile file could not be written
+};
+
+const char* kHelp = R"(usage: runmodel MODEL.onnx [options]
+
+Loads an ONNX model, runs it on random or given inputs, and prints load time,
+first-run time, latency statistics, throughput and each output's top-k.
+
+inputs
+  --input NAME=FILE.npy   use this .npy file for input NAME (repeatable)
+  --shape NAME=1x3x224x224
+                          shape for an input with symbolic dimensions (repeatable);
+                          symbolic dimensions not given default to 1
+  --seed N                seed for random inputs (default 42); floats are uniform in [0, 1)
+outputs
+  --top-k K               print the K largest values of each output (default 5; 0: none)
+  --output-dir DIR        write each output as DIR/NAME.npy
+timing
+  --warmup N              untimed runs before timing (default 3)
+  --iterations N          timed runs (default 10)
+  --duration SECONDS      keep timing until this much time has passed; the later of
+                          --iterations and --duration ends the run
+  --threads N             intra-op threads (default: all cores)
+execution
+  --device cpu|cuda|auto  where to run (default auto: the GPU when usable, else the CPU, saying why)
+  --no-optimize           skip the graph passes (folding, fusion), for comparison
+reports
+  --print-plan            print every step with its shapes and arena offsets, and the arena size
+  --profile FILE.json     write per-step timings of the timed runs as Chrome trace JSON
+                          (open in Perfetto or chrome://tracing) and print a per-op summary
+  --json                  print the summary as JSON instead of text
+  --help                  this text
+
+exit status
+  0  success
+  1  bad command line
+  2  the model could not be loaded (missing, malformed, or using unsupported features)
+  3  the model could not be run (bad input, or an error while planning or running)
+  4  --device cuda was asked for and no usable GPU backend exists
+  5  an output or profile file could not be written
+)";
+
+struct Args {
+  std::string model;
+  std::map<std::string, std::string> input_files;
+  std::map<std::string, Shape> shapes;
+  uint64_t seed = 42;
+  int top_k = 5;
+  std::string output_dir;
+  int warmup = 3;
+  int iterations = 10;
+  double duration = 0;
+  int threads = 0;
+  Device device = Device::kAuto;
+  bool optimize = true;
+  bool print_plan = false;
+  std::string profile;
+  bool json = false;
+};
+
+struct UsageError : std::runtime_error {
+  using std::runtime_error::runtime_error;
+};
+
+int to_int(const std::string& opt, const std::string& v, int lo) {
+  char* end = nullptr;
+  long x = std::strtol(v.c_str(), &end, 10);
+  if (v.empty() || *end || x < lo) throw UsageError(opt + " expects an integer >= " + std::to_string(lo) + ", got '" + v + "'");
+  return static_cast<int>(x);
+}
+
+std::pair<std::string, std::string> split_eq(const std::string& opt, const std::string& v) {
+  size_t eq = v.find('=');
+  if (eq == std::string::npos || eq == 0 || eq + 1 == v.size())
+    throw UsageError(opt + " expects NAME=VALUE, got '" + v + "'");
+  return {v.substr(0, eq), v.substr(eq + 1)};
+}
+
+Args parse_args(int argc, char** argv) {
+  Args a;
+  for (int i = 1; i < argc; ++i) {
+    std::string s = argv[i];
+    auto next = [&]() -> std::string {
+      if (i + 1 >= argc) throw UsageError(s + " needs a value");
+      return argv[++i];
+    };
+    if (s == "--help" || s == "-h") {
+      std::fputs(kHelp, stdout);
+      std::exit(kOk);
+    } else if (s == "--input") {
+      auto [k, v] = split_eq(s, next());
+      a.input_files[k] = v;
+    } else if (s == "--shape") {
+      auto [k, v] = split_eq(s, next());
+      try {
+        a.shapes[k] = tools::parse_shape(v);
+      } catch (const Error& e) {
+        throw UsageError(std::string("--shape ") + e.what());
+      }
+    } else if (s == "--seed") a.seed = static_cast<uint64_t>(to_int(s, next(), 0));
+    else if (s == "--top-k") a.top_k = to_int(s, next(), 0);
+    else if (s == "--output-dir") a.output_dir = next();
+    else if (s == "--warmup") a.warmup = to_int(s, next(), 0);
+    else if (s == "--iterations") a.iterations = to_int(s, next(), 1);
+    else if (s == "--duration") {
+      std::string v = next();
+      char* end = nullptr;
+      a.duration = std::strtod(v.c_str(), &end);
+      if (v.empty() || *end || a.duration < 0) throw UsageError("--duration expects seconds >= 0, got '" + v + "'");
+    } else if (s == "--threads") a.threads = to_int(s, next(), 1);
+    else if (s == "--device") {
+      std::string v = next();
+      if (v == "cpu") a.device = Device::kCpu;
+      else if (v == "cuda" || v == "gpu") a.device = Device::kCuda;
+      else if (v == "auto") a.device = Device::kAuto;
+      else throw UsageError("--device expects cpu, cuda or auto, got '" + v + "'");
+    } else if (s == "--no-optimize") a.optimize = false;
+    else if (s == "--print-plan") a.print_plan = true;
+    else if (s == "--profile") a.profile = next();
+    else if (s == "--json") a.json = true;
+    else if (!s.empty() && s[0] == '-') throw UsageError("unknown option " + s);
+    else if (a.model.empty()) a.model = s;
+    else throw UsageError("more than one model given ('" + a.model + "' and '" + s + "')");
+  }
+  if (a.model.empty()) throw UsageError("no model given");
+  return a;
+}
+
+std::string json_str(const std::string& s) {
+  std::string o = "\"";
+  for (char c : s) {
+    if (c == '"' || c == '\\') o += '\\', o += c;
+    else if (static_cast<unsigned char>(c) < 0x20) {
+      char b[8];
+      std::snprintf(b, sizeof b, "\\u%04x", c);
+      o += b;
+    } else o += c;
+  }
+  return o + "\"";
+}
+
+double percentile(std::vector<double> v, double p) {
+  std::sort(v.begin(), v.end());
+  if (v.empty()) return 0;
+  double pos = p / 100.0 * static_cast<double>(v.size() - 1);
+  size_t lo = static_cast<size_t>(std::floor(pos));
+  size_t hi = std::min(v.size() - 1, lo + 1);
+  return v[lo] + (v[hi] - v[lo]) * (pos - static_cast<double>(lo));
+}
+
+Tensor random_input(const ValueDesc& d, const Shape& shape, std::mt19937_64& rng) {
+  Tensor t = Tensor::zeros(d.dtype, shape);
+  if (d.dtype == DType::kFloat32) {
+    std::uniform_real_distribution<float> u(0.0f, 1.0f);
+    float* p = t.data<float>();
+    for (int64_t i = 0; i < t.numel(); ++i) p[i] = u(rng);
+  }
+  return t;  // integer and bool inputs stay zero: random indices are rarely valid
+}
+
+struct TopK {
+  std::string name;
+  DType dtype;
+  Shape shape;
+  std::vector<std::pair<int64_t, float>> best;
+};
+
+TopK top_k(const std::string& name, const Tensor& t, int k) {
+  TopK r{name, t.dtype(), t.shape(), {}};
+  if (t.dtype() != DType::kFloat32 || k <= 0) return r;
+  std::vector<std::pair<int64_t, float>> all;
+  // For a batch, the first item's scores.
+  int64_t n = t.numel();
+  if (t.rank() >= 2 && t.shape()[0] > 1) n /= t.shape()[0];
+  for (int64_t i = 0; i < n; ++i) all.emplace_back(i, t.data<float>()[i]);
+  size_t kk = std::min<size_t>(static_cast<size_t>(k), all.size());
+  std::partial_sort(all.begin(), all.begin() + static_cast<long>(kk), all.end(),
+                    [](const auto& a, const auto& b) { return a.second > b.second; });
+  all.resize(kk);
+  r.best = std::move(all);
+  return r;
+}
+
+long peak_rss_kib() {
+  rusage u{};
+  getrusage(RUSAGE_SELF, &u);
+  return u.ru_maxrss;
+}
+
+int run(const Args& a) {
+  using clock = std::chrono::steady_clock;
+  auto ms = [](clock::duration d) { return std::chrono::duration<double, std::milli>(d).count(); };
+
+  auto t0 = clock::now();
+  std::shared_ptr<const Model> model;
+  try {
+    model = Model::load(a.model);
+  } catch (const Error& e) {
+    std::fprintf(stderr, "runmodel: %s\n", e.what());
+    return kLoadError;
+  }
+  double load_ms = ms(clock::now() - t0);
+
+  SessionOptions so;
+  so.device = a.device;
+  so.threads = a.threads;
+  so.optimize = a.optimize;
+  so.profile = !a.profile.empty();
+  std::unique_ptr<Session> session;
+  try {
+    session = std::make_unique<Session>(model, so);
+  } catch (const Error& e) {
+    std::fprintf(stderr, "runmodel: %s\n", e.what());
+    return e.code() == ErrorCode::kDeviceUnavailable ? kDeviceError : kRunError;
+  }
+
+  // Inputs: files where given, else seeded random data of the declared shape.
+  for (const auto& [name, _] : a.input_files)
+    if (std::none_of(model->inputs().begin(), model->inputs().end(), [&](const ValueDesc& d) { return d.name == name; })) {
+      std::fprintf(stderr, "runmodel: --input %s: the model has no input of that name\n", name.c_str());
+      return kRunError;
+    }
+  for (const auto& [name, _] : a.shapes)
+    if (std::none_of(model->inputs().begin(), model->inputs().end(), [&](const ValueDesc& d) { return d.name == name; })) {
+      std::fprintf(stderr, "runmodel: --shape %s: the model has no input of that name\n", name.c_str());
+      return kRunError;
+    }
+  std::mt19937_64 rng(a.seed);
+  NamedTensors inputs;
+  std::vector<std::string> input_notes;
+  for (const auto& d : model->inputs()) {
+    auto f = a.input_files.find(d.name);
+    if (f != a.input_files.end()) {
+      try {
+        inputs.emplace_back(d.name, tools::read_npy(f->second));
+      } catch (const Error& e) {
+        std::fprintf(stderr, "runmodel: --input %s: %s\n", d.name.c_str(), e.what());
+        return kRunError;
+      }
+      input_notes.push_back(d.name + " " + dtype_name(d.dtype) + " " + shape_str(inputs.back().second.shape()) + " from " + f->second);
+      continue;
+    }
+    Shape shape = d.dims;
+    std::string note;
+    auto s = a.shapes.find(d.name);
+    if (s != a.shapes.end()) {
+      shape = s->second;
+    } else {
+      for (size_t i = 0; i < shape.size(); ++i)
+        if (shape[i] < 0) {
+          shape[i] = 1;
+          note += " (" + (d.dim_params[i].empty() ? "dimension " + std::to_string(i) : "'" + d.dim_params[i] + "'") + " set to 1; use --shape)";
+        }
+    }
+    inputs.emplace_back(d.name, random_input(d, shape, rng));
+    input_notes.push_back(d.name + " " + dtype_name(d.dtype) + " " + shape_str(shape) + " random (seed " + std::to_string(a.seed) + ")" + note);
+  }
+
+  std::vector<Tensor> outputs;
+  double first_ms = 0;
+  std::vector<double> lat;
+  std::vector<std::vector<StepTiming>> traces;
+  try {
+    auto f0 = clock::now();
+    session->run(inputs, outputs);
+    first_ms = ms(clock::now() - f0);
+    for (int i = 0; i < a.warmup; ++i) session->run(inputs, outputs);
+    auto start = clock::now();
+    while (static_cast<int>(lat.size()) < a.iterations ||
+           std::chrono::duration<double>(clock::now() - start).count() < a.duration) {
+      auto r0 = clock::now();
+      session->run(inputs, outputs);
+      lat.push_back(ms(clock::now() - r0));
+      if (so.profile && traces.size() < 1000) traces.push_back(session->last_profile());
+    }
+  } catch (const Error& e) {
+    std::fprintf(stderr, "runmodel: %s\n", e.what());
+    return kRunError;
+  }
+
+  if (!a.output_dir.empty()) {
+    try {
+      fs::create_directories(a.output_dir);
+      for (size_t i = 0; i < outputs.size(); ++i) {
+        std::string name = model->outputs()[i].name;
+        std::replace_if(name.begin(), name.end(), [](char c) { return c == '/' || c == '\\' || c == ':'; }, '_');
+        tools::write_npy((fs::path(a.output_dir) / (name + ".npy")).string(), outputs[i]);
+      }
+    } catch (const std::exception& e) {
+      std::fprintf(stderr, "runmodel: --output-dir: %s\n", e.what());
+      return kOutputError;
+    }
+  }
+
+  // Per-op totals over the timed runs, and the Chrome trace.
+  std::vector<std::pair<std::string, double>> op_totals;
+  if (so.profile) {
+    std::ofstream f(a.profile);
+    if (!f) {
+      std::fprintf(stderr, "runmodel: --profile: cannot write %s\n", a.profile.c_str());
+      return kOutputError;
+    }
+    std::map<std::string, double> by_op;
+    f << "{\"traceEvents\":[\n";
+    double offset = 0;
+    bool first = true;
+    for (size_t it = 0; it < traces.size(); ++it) {
+      double end = 0;
+      for (const auto& s : traces[it]) {
+        f << (first ? "" : ",\n") << "{\"name\":" << json_str(s.name) << ",\"cat\":" << json_str(s.op)
+          << ",\"ph\":\"X\",\"pid\":1,\"tid\":1,\"ts\":" << offset + s.start_us << ",\"dur\":" << s.duration_us
+          << ",\"args\":{\"op\":" << json_str(s.op) << ",\"shapes\":" << json_str(s.shapes)
+          << ",\"iteration\":" << it << "}}";
+        first = false;
+        end = std::max(end, s.start_us + s.duration_us);
+        by_op[s.op] += s.duration_us / 1000.0 / static_cast<double>(traces.size());
+      }
+      offset += end + 10;
+    }
+    f << "\n],\"displayTimeUnit\":\"ms\"}\n";
+    if (!f) {
+      std::fprintf(stderr, "runmodel: --profile: write to %s failed\n", a.profile.c_str());
+      return kOutputError;
+    }
+    op_totals.assign(by_op.begin(), by_op.end());
+    std::sort(op_totals.begin(), op_totals.end(), [](const auto& x, const auto& y) { return x.second > y.second; });
+  }
+
+  double total_ms = 0;
+  for (double l : lat) total_ms += l;
+  double mean = total_ms / static_cast<double>(lat.size());
+  std::vector<TopK> tops;
+  for (size_t i = 0; i < outputs.size(); ++i) tops.push_back(top_k(model->outputs()[i].name, outputs[i], a.top_k));
+  const ModelInfo& info = model->info();
+
+  if (a.json) {
+    std::ostringstream o;
+    o << "{\"model\":" << json_str(a.model) << ",\"ir_version\":" << info.ir_version << ",\"opset\":" << info.opset
+      << ",\"producer\":" << json_str(info.producer) << ",\"device\":" << json_str(device_name(session->device()))
+      << ",\"device_reason\":" << json_str(session->device_reason()) << ",\"threads\":" << session->threads()
+      << ",\"load_ms\":" << load_ms << ",\"first_run_ms\":" << first_ms << ",\"iterations\":" << lat.size()
+      << ",\"warmup\":" << a.warmup << ",\"latency_ms\":{\"min\":" << *std::min_element(lat.begin(), lat.end())
+      << ",\"mean\":" << mean << ",\"median\":" << percentile(lat, 50) << ",\"p90\":" << percentile(lat, 90)
+      << ",\"p99\":" << percentile(lat, 99) << ",\"max\":" << *std::max_element(lat.begin(), lat.end())
+      << "},\"throughput_per_s\":" << 1000.0 / mean << ",\"arena_bytes\":" << session->arena_bytes()
+      << ",\"peak_rss_kib\":" << peak_rss_kib() << ",\"outputs\":[";
+    for (size_t i = 0; i < tops.size(); ++i) {
+      o << (i ? "," : "") << "{\"name\":" << json_str(tops[i].name) << ",\"dtype\":" << json_str(dtype_name(tops[i].dtype))
+        << ",\"shape\":[";
+      for (size_t k = 0; k < tops[i].shape.size(); ++k) o << (k ? "," : "") << tops[i].shape[k];
+      o << "],\"top_k\":[";
+      for (size_t k = 0; k < tops[i].best.size(); ++k)
+        o << (k ? "," : "") << "{\"index\":" << tops[i].best[k].first << ",\"value\":" << tops[i].best[k].second << "}";
+      o << "]}";
+    }
+    o << "]";
+    if (!op_totals.empty()) {
+      o << ",\"per_op_ms\":{";
+      for (size_t i = 0; i < op_totals.size(); ++i) o << (i ? "," : "") << json_str(op_totals[i].first) << ":" << op_totals[i].second;
+      o << "}";
+    }
+    o << "}\n";
+    std::fputs(o.str().c_str(), stdout);
+    if (a.print_plan) std::fputs(session->plan_report().c_str(), stderr);
+    return kOk;
+  }
+
+  std::printf("model: %s (IR %lld, opset %lld, %s, %zu nodes)\n", a.model.c_str(), static_cast<long long>(info.ir_version),
+              static_cast<long long>(info.opset), info.producer.empty() ? "unknown producer" : info.producer.c_str(),
+              info.node_count);
+  std::printf("device: %s: %s\n", device_name(session->device()), session->device_reason().c_str());
+  std::printf("threads: %d\n", session->threads());
+  for (const auto& n : input_notes) std::printf("input: %s\n", n.c_str());
+  if (a.print_plan) std::fputs(session->plan_report().c_str(), stdout);
+  std::printf("load: %.2f ms\n", load_ms);
+  std::printf("first run: %.2f ms (includes planning)\n", first_ms);
+  std::printf("latency over %zu runs (after %d warm-up): min %.3f  mean %.3f  median %.3f  p90 %.3f  p99 %.3f  max %.3f ms\n",
+              lat.size(), a.warmup, *std::min_element(lat.begin(), lat.end()), mean, percentile(lat, 50),
+              percentile(lat, 90), percentile(lat, 99), *std::max_element(lat.begin(), lat.end()));
+  std::printf("throughput: %.2f inferences/s\n", 1000.0 / mean);
+  std::printf("memory: arena %.2f MiB, peak RSS %.1f MiB\n", session->arena_bytes() / 1048576.0, peak_rss_kib() / 1024.0);
+  for (const auto& t : tops) {
+    std::printf("output '%s': %s %s\n", t.name.c_str(), dtype_name(t.dtype), shape_str(t.shape).c_str());
+    if (!t.best.empty()) {
+      std::printf("  top-%zu%s:\n", t.best.size(), t.shape.size() >= 2 && t.shape[0] > 1 ? " (first item of the batch)" : "");
+      for (size_t k = 0; k < t.best.size(); ++k)
+        std::printf("    #%zu  index %-6lld %.6g\n", k + 1, static_cast<long long>(t.best[k].first), t.best[k].second);
+    }
+  }
+  if (!op_totals.empty()) {
+    double sum = 0;
+    for (const auto& p : op_totals) sum += p.second;
+    std::printf("per-op time (mean per run, from %s):\n", a.profile.c_str());
+    for (const auto& [op, t] : op_totals) std::printf("  %-28s %9.3f ms  %5.1f%%\n", op.c_str(), t, 100.0 * t / sum);
+  }
+  return kOk;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  Args a;
+  try {
+    a = parse_args(argc, argv);
+  } catch (const UsageError& e) {
+    std::fprintf(stderr, "runmodel: %s\n(see runmodel --help)\n", e.what());
+    return kUsage;
+  }
+  try {
+    return run(a);
+  } catch (const Error& e) {
+    std::fprintf(stderr, "runmodel: %s\n", e.what());
+    return kRunError;
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "runmodel: unexpected error: %s\n", e.what());
+    return kRunError;
+  }
+}
