@@ -126,8 +126,8 @@ std::unique_ptr<Plan> make_plan(const Graph& model, const std::vector<const Tens
   plan->output_values = g.outputs;
 
   PlanStats& st = plan->stats;
-  st.identities = remove_identities(g);
   st.folded = infer_and_fold(g, cpu, pool, true);
+  st.identities = remove_identities(g);
   if (options.optimize) {
     st.batchnorms = fold_batchnorm(g);
     st.bias_adds = fold_bias_add(g);

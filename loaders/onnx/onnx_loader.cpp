@@ -190,14 +190,12 @@ Graph load_bytes(const void* data, size_t size, const std::string& name) {
       have_default = true;
     }
   }
-  if (!have_default)
-    fail_file(ErrorCode::kInvalidModel, name, "the model imports no default-domain (ai.onnx) opset");
-  if (g.opset > kMaxOpset)
+  if (have_default && g.opset > kMaxOpset)
     fail_file(ErrorCode::kUnsupported, name,
               "opset " + std::to_string(g.opset) + " is newer than minirt supports (" + std::to_string(kMinOpset) +
                   " to " + std::to_string(kMaxOpset) + "); re-export the model with opset " +
                   std::to_string(kMaxOpset) + " or older");
-  if (g.opset < kMinOpset)
+  if (have_default && g.opset < kMinOpset)
     fail_file(ErrorCode::kUnsupported, name,
               "opset " + std::to_string(g.opset) + " is older than minirt supports (" + std::to_string(kMinOpset) +
                   " to " + std::to_string(kMaxOpset) + "); convert the model with onnx.version_converter");
@@ -229,6 +227,10 @@ Graph load_bytes(const void* data, size_t size, const std::string& name) {
     Value& v = g.values[id];
     if (v.constant) continue;  // an initializer listed as input (IR < 4 style)
     read_value_info(vi, v);
+    if (vi.type().has_sequence_type() || vi.type().has_map_type() || vi.type().has_optional_type() ||
+        vi.type().has_sparse_tensor_type())
+      fail_file(ErrorCode::kUnsupported, name,
+                "graph input '" + vi.name() + "' is a sequence, map, optional or sparse tensor; minirt takes dense tensors only");
     if (v.dtype == DType::kUndefined)
       fail_file(ErrorCode::kInvalidModel, name, "graph input '" + vi.name() + "' has no tensor type");
     if (!dtype_supported(v.dtype))
@@ -261,6 +263,8 @@ Graph load_bytes(const void* data, size_t size, const std::string& name) {
     }
     fail_file(ErrorCode::kUnsupported, name, msg);
   }
+  if (!have_default && gp.node_size() > 0)
+    fail_file(ErrorCode::kInvalidModel, name, "the model imports no default-domain (ai.onnx) opset");
 
   // Nodes.
   std::set<std::string> produced;

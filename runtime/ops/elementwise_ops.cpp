@@ -91,9 +91,16 @@ void infer_copy(InferContext& ctx) {
   ctx.set_output(0, ctx.dtype(0), ctx.shape(0));
 }
 
+std::shared_ptr<const OpAttrs> parse_dropout(const ParseContext& ctx) {
+  const auto& outs = ctx.node().outputs;
+  if (outs.size() > 1 && outs[1] >= 0) ctx.unsupported("the mask output of Dropout is not supported in inference");
+  auto a = std::make_shared<UnaryAttrs>();
+  a->kind = UnaryKind::kCopy;
+  return a;
+}
+
 void infer_dropout(InferContext& ctx) {
   infer_copy(ctx);
-  if (ctx.has_output(1)) ctx.unsupported("the mask output of Dropout is not supported in inference");
   if (ctx.has_input(2)) {
     const Tensor* t = ctx.constant(2);
     if (!t || t->dtype() != DType::kBool || *t->data<uint8_t>() != 0)
@@ -150,7 +157,7 @@ void add_elementwise_schemas(std::vector<OpSchema>& out) {
   out.push_back({.op = "Neg", .parse = unary(UnaryKind::kNeg), .infer = infer_neg_abs});
   out.push_back({.op = "Abs", .parse = unary(UnaryKind::kAbs), .infer = infer_neg_abs});
   out.push_back({.op = "Identity", .parse = unary(UnaryKind::kCopy), .infer = infer_copy});
-  out.push_back({.op = "Dropout", .max_inputs = 3, .max_outputs = 2, .parse = unary(UnaryKind::kCopy),
+  out.push_back({.op = "Dropout", .max_inputs = 3, .max_outputs = 2, .parse = parse_dropout,
                  .infer = infer_dropout, .shape_inputs = {1, 2}, .semantics = "inference only: output = input"});
   const std::pair<const char*, BinaryKind> bins[] = {
       {"Add", BinaryKind::kAdd}, {"Sub", BinaryKind::kSub},     {"Mul", BinaryKind::kMul},

@@ -1,0 +1,30 @@
+#!/usr/bin/env bash
+# Installs what building and testing minirt needs on Debian, skipping what is
+# already there. Sourced by run-demo.sh and run-tests.sh.
+#   tools/setup.sh            Debian packages only
+#   tools/setup.sh --venv     also the Python tooling venv (.venv: onnx, onnxruntime, numpy)
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+pkgs=(cmake g++ make libeigen3-dev libprotobuf-dev protobuf-compiler libgtest-dev libgmock-dev
+      libbenchmark-dev libonnx-testdata python3 python3-venv)
+missing=()
+for p in "${pkgs[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+if [ ${#missing[@]} -gt 0 ]; then
+  echo "setup: installing ${missing[*]}"
+  SUDO=""
+  [ "$(id -u)" -ne 0 ] && SUDO="sudo"
+  $SUDO apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq "${missing[@]}" >/dev/null
+fi
+
+if [ "${1:-}" = "--venv" ]; then
+  # Test and benchmark tooling only; the library and the CLI never use Python.
+  if [ ! -x .venv/bin/python ] || ! .venv/bin/python -c "import onnx, onnxruntime, numpy" 2>/dev/null; then
+    echo "setup: creating .venv with onnx, onnxruntime, numpy"
+    python3 -m venv .venv
+    .venv/bin/pip install -q --disable-pip-version-check -r tools/requirements.txt
+  fi
+fi
