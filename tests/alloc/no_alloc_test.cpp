@@ -1,0 +1,94 @@
+// A steady-state Session::run allocates nothing: after the first runs (which
+// plan and size the arena and the outputs), further runs with the same input
+// shapes make no heap allocation on any thread. Its own binary, because it
+// replaces the global operator new.
+#include <minirt/minirt.h>
+
+#include "tests/unit/model_builder.h"
+
+#include <gtest/gtest.h>
+
+#include <atomic>
+#include <cstdlib>
+#include <new>
+
+namespace {
+std::atomic<bool> g_counting{false};
+std::atomic<long> g_allocations{0};
+}  // namespace
+
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wpragmas"
+#pragma GCC diagnostic ignored "-Wmismatched-new-delete"
+void* operator new(std::size_t n) {
+  if (g_counting.load(std::memory_order_relaxed)) g_allocations.fetch_add(1, std::memory_order_relaxed);
+  if (void* p = std::malloc(n ? n : 1)) return p;
+  throw std::bad_alloc();
+}
+void* operator new[](std::size_t n) { return operator new(n); }
+void operator delete(void* p) noexcept { std::free(p); }
+void operator delete(void* p, std::size_t) noexcept { std::free(p); }
+void operator delete[](void* p) noexcept { std::free(p); }
+void operator delete[](void* p, std::size_t) noexcept { std::free(p); }
+#pragma GCC diagnostic pop
+
+namespace minirt {
+namespace {
+
+using testing::ModelBuilder;
+
+std::shared_ptr<const Model> model_with_every_kind_of_step() {
+  // Conv (im2col workspace), pooling, broadcast Add, Reshape fed by a folded
+  // Shape chain, Concat, Gemm and Softmax-free tail.
+  ModelBuilder m;
+  m.input("image", DType::kFloat32, {-1, 2, 8, 8}, {"N"});
+  m.initializer("w", testing::iota({4, 2, 3, 3}, -0.5f, 0.01f));
+  m.initializer("bias", testing::iota({1, 4, 1, 1}, 0.1f, 0.1f));
+  m.initializer("fc", testing::iota({3, 32}, 0.2f, -0.01f));
+  m.initializer("zero", testing::ints64({0}));
+  m.initializer("minus1", testing::ints64({-1}));
+  m.node("Conv", {"image", "w"}, {"c"}, "conv").ints("pads", {1, 1, 1, 1});
+  m.node("Add", {"c", "bias"}, {"cb"}, "add_bias");
+  m.node("Relu", {"cb"}, {"r"}, "relu");
+  m.node("MaxPool", {"r"}, {"p"}, "pool").ints("kernel_shape", {2, 2}).ints("strides", {2, 2});
+  m.node("AveragePool", {"r"}, {"q"}, "avg").ints("kernel_shape", {2, 2}).ints("strides", {2, 2});
+  m.node("Concat", {"p", "q"}, {"pq"}, "cat").i("axis", 1);
+  m.node("Shape", {"pq"}, {"s"}, "shape");
+  m.node("Gather", {"s", "zero"}, {"n"}, "gather");
+  m.node("Concat", {"n", "minus1"}, {"target"}, "target").i("axis", 0);
+  m.node("Reshape", {"pq", "target"}, {"flat"}, "reshape");
+  m.node("Slice", {"flat", "zero", "minus1", "minus1"}, {"sliced"}, "slice");  // drop the last column
+  m.output("sliced");
+  std::string bytes = m.bytes();
+  return Model::load_from_memory(bytes.data(), bytes.size(), "alloc.onnx");
+}
+
+TEST(NoAlloc, SteadyStateRunAllocatesNothing) {
+  for (int threads : {1, 2, 4}) {
+    Session s(model_with_every_kind_of_step(), {.device = Device::kCpu, .threads = threads});
+    Tensor x = testing::iota({2, 2, 8, 8}, 0.0f, 0.01f);
+    NamedTensors in = {{"image", x}};
+    std::vector<Tensor> out;
+    s.run(in, out);
+    s.run(in, out);
+    g_allocations = 0;
+    g_counting = true;
+    for (int i = 0; i < 20; ++i) s.run(in, out);
+    g_counting = false;
+    EXPECT_EQ(g_allocations.load(), 0) << threads << " threads";
+    EXPECT_EQ(out[0].shape(), (Shape{2, 127}));
+  }
+}
+
+TEST(NoAlloc, CountingWorks) {
+  // The counter itself must see allocations, or the test above proves nothing.
+  g_allocations = 0;
+  g_counting = true;
+  auto* v = new std::vector<int>(100);
+  g_counting = false;
+  delete v;
+  EXPECT_GE(g_allocations.load(), 1);
+}
+
+}  // namespace
+}  // namespace minirt

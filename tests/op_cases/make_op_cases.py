@@ -1,0 +1,795 @@
+#!/usr/bin/env python3
+"""Writes grids of single-op (and a few small fused) ONNX test cases whose
+expected outputs come from onnxruntime, as ONNX backend-test folders:
+
+    OUT/NAME/model.onnx
+    OUT/NAME/test_data_set_0/input_K.pb, output_K.pb
+
+    make_op_cases.py --out DIR [--filter TEXT] [--list]
+
+Each model is built with onnx.helper at an explicit opset; weights and shape
+operands are initializers, the data inputs are deterministic random tensors
+(seeded from the case name), and the reference outputs are computed by
+onnxruntime's CPUExecutionProvider with graph optimizations off, so the
+reference is the plain op and never a fused rewrite of it.
+
+Test tooling only: neither the library nor its tools depend on Python.
+"""
+
+import argparse
+import os
+import shutil
+import sys
+import zlib
+
+import numpy as np
+import onnx
+import onnxruntime as ort
+from onnx import TensorProto, helper, numpy_helper
+
+NP_TO_ONNX = {
+    np.dtype(np.float32): TensorProto.FLOAT,
+    np.dtype(np.int64): TensorProto.INT64,
+    np.dtype(np.int32): TensorProto.INT32,
+    np.dtype(np.uint8): TensorProto.UINT8,
+    np.dtype(np.int8): TensorProto.INT8,
+    np.dtype(np.bool_): TensorProto.BOOL,
+}
+
+
+class Case:
+    """One model: nodes, data inputs (graph inputs) and initializers."""
+
+    def __init__(self, name, opset=13):
+        self.name = name
+        self.opset = opset
+        self.rng = np.random.default_rng(zlib.crc32(name.encode()))
+        self.nodes = []
+        self.inputs = []  # (name, array)
+        self.inits = []  # (name, array)
+        self.outputs = []  # names
+        self._count = 0
+
+    def fresh(self, prefix):
+        self._count += 1
+        return f"{prefix}{self._count}"
+
+    # Data.
+    def uniform(self, shape, lo=-1.0, hi=1.0):
+        return self.rng.uniform(lo, hi, size=shape).astype(np.float32)
+
+    def ints(self, shape, lo, hi, dtype=np.int64):
+        return self.rng.integers(lo, hi, size=shape).astype(dtype)
+
+    def input(self, arr, name=None):
+        name = name or self.fresh("x")
+        self.inputs.append((name, np.asarray(arr)))
+        return name
+
+    def init(self, arr, name=None):
+        name = name or self.fresh("w")
+        self.inits.append((name, np.asarray(arr)))
+        return name
+
+    def node(self, op, inputs, n_out=1, **attrs):
+        outs = [self.fresh("y") for _ in range(n_out)]
+        self.nodes.append(helper.make_node(op, inputs, outs, name=self.fresh(op.lower() + "_"), **attrs))
+        return outs[0] if n_out == 1 else outs
+
+    def output(self, *names):
+        self.outputs.extend(names)
+
+    def model(self, out_values=None):
+        g_inputs = [helper.make_tensor_value_info(n, NP_TO_ONNX[a.dtype], a.shape) for n, a in self.inputs]
+        g_outputs = []
+        for i, n in enumerate(self.outputs):
+            if out_values is None:
+                g_outputs.append(helper.make_empty_tensor_value_info(n))
+            else:
+                a = out_values[i]
+                g_outputs.append(helper.make_tensor_value_info(n, NP_TO_ONNX[a.dtype], a.shape))
+        inits = [numpy_helper.from_array(a, n) for n, a in self.inits]
+        graph = helper.make_graph(self.nodes, self.name, g_inputs, g_outputs, initializer=inits)
+        m = helper.make_model(graph, opset_imports=[helper.make_opsetid("", self.opset)],
+                              producer_name="minirt-op-cases")
+        m.ir_version = 8 if self.opset <= 17 else 9
+        return m
+
+
+def reference(case):
+    """Runs the case on onnxruntime and returns the outputs."""
+    # Without output types onnxruntime cannot load the model, so infer them
+    # with ONNX's shape inference first.
+    m = case.model()
+    inferred = onnx.shape_inference.infer_shapes(m, strict_mode=True)
+    types = {vi.name: vi.type.tensor_type.elem_type for vi in inferred.graph.output}
+    types.update({vi.name: vi.type.tensor_type.elem_type for vi in inferred.graph.value_info})
+    del m.graph.output[:]
+    for n in case.outputs:
+        m.graph.output.append(helper.make_tensor_value_info(n, types[n], None))
+    so = ort.SessionOptions()
+    so.log_severity_level = 3
+    so.graph_optimization_level = ort.GraphOptimizationLevel.ORT_DISABLE_ALL
+    so.intra_op_num_threads = 1
+    sess = ort.InferenceSession(m.SerializeToString(), so, providers=["CPUExecutionProvider"])
+    feeds = {n: a for n, a in case.inputs}
+    return sess.run(case.outputs, feeds)
+
+
+def write_case(case, out_dir):
+    outs = reference(case)
+    d = os.path.join(out_dir, case.name)
+    ds = os.path.join(d, "test_data_set_0")
+    os.makedirs(ds, exist_ok=True)
+    m = case.model(outs)
+    onnx.checker.check_model(m)
+    onnx.save(m, os.path.join(d, "model.onnx"))
+    for i, (n, a) in enumerate(case.inputs):
+        with open(os.path.join(ds, f"input_{i}.pb"), "wb") as f:
+            f.write(numpy_helper.from_array(a, n).SerializeToString())
+    for i, (n, a) in enumerate(zip(case.outputs, outs)):
+        with open(os.path.join(ds, f"output_{i}.pb"), "wb") as f:
+            f.write(numpy_helper.from_array(np.asarray(a), n).SerializeToString())
+
+
+# ---------------------------------------------------------------- helpers
+
+def pads_tag(pads):
+    return "p" + "".join(str(p) for p in pads)
+
+
+def out_len(n, k, s, d, pb, pe):
+    return (n + pb + pe - d * (k - 1) - 1) // s + 1
+
+
+def conv_weights(c, shape):
+    """Weights scaled by 1/sqrt(fan-in) so outputs stay O(1)."""
+    fan_in = int(np.prod(shape[1:]))
+    return (c.uniform(shape) / np.sqrt(fan_in)).astype(np.float32)
+
+
+def add_conv(c, x, cin, m, ks, group, bias, **attrs):
+    w = c.init(conv_weights(c, [m, cin // group] + list(ks)))
+    ins = [x, w]
+    if bias:
+        ins.append(c.init(c.uniform([m])))
+    return c.node("Conv", ins, group=group, **attrs)
+
+
+def add_batchnorm(c, y, m):
+    scale = c.init(c.uniform([m], 0.5, 1.5))
+    shift = c.init(c.uniform([m]))
+    mean = c.init(c.uniform([m], -0.5, 0.5))
+    var = c.init(c.uniform([m], 0.2, 2.0))
+    return c.node("BatchNormalization", [y, scale, shift, mean, var], epsilon=1e-3)
+
+
+# ---------------------------------------------------------------- Conv
+
+def conv_case(n, cin, m, hw, ks, s, d, group, bias, pads=None, auto_pad=None, post=()):
+    one_d = len(hw) == 1
+    kt = "x".join(str(k) for k in ks) if len(set(ks)) > 1 else str(ks[0])
+    st = "x".join(str(v) for v in s) if len(set(s)) > 1 else str(s[0])
+    dt = "x".join(str(v) for v in d) if len(set(d)) > 1 else str(d[0])
+    pt = auto_pad.lower().replace("_", "") if auto_pad else pads_tag(pads)
+    gt = "dw" if group == cin and m == cin else ("dwm%d" % (m // cin) if group == cin else str(group))
+    name = "%s_k%s_s%s_d%s_%s_g%s_c%dm%d_n%d_%s%s%s" % (
+        "conv1d" if one_d else "conv2d", kt, st, dt, pt, gt, cin, m, n, "x".join(map(str, hw)),
+        "_bias" if bias else "", "".join("_" + p for p in post))
+    # Skip geometries without any output.
+    for i in range(len(hw)):
+        if auto_pad is None and out_len(hw[i], ks[i], s[i], d[i], pads[i], pads[i + len(hw)]) < 1:
+            return None
+        if auto_pad == "VALID" and out_len(hw[i], ks[i], s[i], d[i], 0, 0) < 1:
+            return None
+    c = Case(name)
+    x = c.input(c.uniform([n, cin] + list(hw)))
+    attrs = dict(kernel_shape=list(ks), strides=list(s), dilations=list(d))
+    if auto_pad:
+        attrs["auto_pad"] = auto_pad
+    else:
+        attrs["pads"] = list(pads)
+    y = add_conv(c, x, cin, m, ks, group, bias, **attrs)
+    for p in post:
+        if p == "relu":
+            y = c.node("Relu", [y])
+        elif p == "clip6":
+            y = c.node("Clip", [y, c.init(np.float32(0.0)), c.init(np.float32(6.0))])
+        elif p == "bn":
+            y = add_batchnorm(c, y, m)
+        elif p == "addc":
+            y = c.node("Add", [y, c.init(c.uniform([1, m] + [1] * len(hw)))])
+        elif p == "leaky":
+            y = c.node("LeakyRelu", [y], alpha=0.1)
+    c.output(y)
+    return c
+
+
+def conv_cases():
+    out = []
+    i = 0
+    # Group 1 over kernel, stride, dilation and pads.
+    for k in (1, 3, 5, 7):
+        for s in (1, 2, 3):
+            for d in (1, 2):
+                if k == 1 and d == 2:
+                    continue
+                sym = (k // 2) * d
+                for pads in ((0, 0, 0, 0), (sym, sym, sym, sym), (0, 1, 2, 1)):
+                    if k == 1 and pads == (0, 0, 0, 0) and s == 1 and i % 2 == 0:
+                        pass
+                    hw = (13, 9) if i % 2 == 0 else (7, 11)
+                    n = 3 if i % 3 == 1 else 1
+                    out.append(conv_case(n, 3, 4, hw, (k, k), (s, s), (d, d), 1, i % 4 != 3, pads=pads))
+                    i += 1
+    # Grouped, depthwise, depthwise with a channel multiplier.
+    for cin, m, g in ((4, 6, 2), (5, 5, 5), (3, 6, 3)):
+        for k in (3, 5):
+            for s in (1, 2):
+                for d in (1, 2):
+                    for pads in ((k // 2 * d,) * 4, (0, 1, 2, 1)):
+                        n = 3 if i % 3 == 1 else 1
+                        hw = (13, 9) if i % 2 == 0 else (9, 13)
+                        out.append(conv_case(n, cin, m, hw, (k, k), (s, s), (d, d), g, i % 4 != 3, pads=pads))
+                        i += 1
+    # Non-square kernels, strides and dilations.
+    out.append(conv_case(1, 3, 4, (13, 9), (3, 5), (1, 2), (2, 1), 1, True, pads=(1, 2, 0, 1)))
+    out.append(conv_case(3, 4, 4, (13, 9), (5, 3), (2, 1), (1, 2), 4, True, pads=(2, 0, 1, 2)))
+    out.append(conv_case(1, 4, 8, (7, 9), (1, 3), (1, 1), (1, 1), 2, False, pads=(0, 1, 0, 1)))
+    out.append(conv_case(2, 6, 6, (11, 7), (3, 1), (3, 1), (1, 1), 6, True, pads=(1, 0, 1, 0)))
+    # 1x1 on the gemm_1x1 path, with several column tiles.
+    out.append(conv_case(1, 128, 24, (31, 23), (1, 1), (1, 1), (1, 1), 1, True, pads=(0, 0, 0, 0)))
+    out.append(conv_case(3, 6, 10, (5, 7), (1, 1), (1, 1), (1, 1), 2, True, pads=(0, 0, 0, 0)))
+    # Large im2col: several column tiles, many output channels (row tiles).
+    out.append(conv_case(1, 16, 48, (13, 9), (7, 7), (1, 1), (1, 1), 1, True, pads=(3, 3, 3, 3)))
+    out.append(conv_case(2, 32, 64, (5, 4), (3, 3), (1, 1), (1, 1), 1, True, pads=(1, 1, 1, 1)))
+    out.append(conv_case(1, 8, 40, (6, 6), (3, 3), (2, 2), (1, 1), 2, False, pads=(1, 1, 1, 1)))
+    # auto_pad.
+    for ap in ("SAME_UPPER", "SAME_LOWER", "VALID"):
+        for k in (2, 3, 4):
+            for s in (1, 2, 3):
+                n = 3 if i % 3 == 1 else 1
+                out.append(conv_case(n, 3, 4, (13, 9), (k, k), (s, s), (1, 1), 1, i % 2 == 0, auto_pad=ap))
+                i += 1
+        out.append(conv_case(1, 3, 4, (13, 9), (3, 3), (2, 2), (2, 2), 1, True, auto_pad=ap))
+        out.append(conv_case(1, 4, 4, (13, 9), (4, 3), (1, 2), (1, 1), 4, True, auto_pad=ap))
+        out.append(conv_case(1, 4, 8, (13, 9), (3, 3), (2, 2), (1, 1), 4, False, auto_pad=ap))
+    # 1-D.
+    for k in (1, 3, 5):
+        for s in (1, 2, 3):
+            for d in (1, 2):
+                if k == 1 and d == 2:
+                    continue
+                for pads in ((0, 0), (1, 2)):
+                    n = 3 if i % 3 == 1 else 1
+                    length = 13 if i % 2 == 0 else 8
+                    out.append(conv_case(n, 3, 4, (length,), (k,), (s,), (d,), 1, i % 4 != 3, pads=pads))
+                    i += 1
+    for cin, m, g in ((4, 6, 2), (5, 5, 5), (3, 6, 3)):
+        for s in (1, 2):
+            out.append(conv_case(3, cin, m, (13,), (3,), (s,), (2 - s + 1,), g, s == 1, pads=(1, 1)))
+    for ap in ("SAME_UPPER", "SAME_LOWER", "VALID"):
+        for k in (2, 3):
+            for s in (1, 2):
+                out.append(conv_case(1, 3, 4, (13,), (k,), (s,), (1,), 1, True, auto_pad=ap))
+    # Small graphs the passes rewrite: activation fusion, BatchNorm folding,
+    # bias-Add folding; on each algorithm.
+    fused = [
+        ((1, 3, 4, (13, 9), (3, 3), (1, 1), (1, 1), 1, True), ("relu",)),
+        ((3, 3, 4, (13, 9), (3, 3), (2, 2), (1, 1), 1, False), ("clip6",)),
+        ((1, 3, 4, (13, 9), (3, 3), (1, 1), (2, 2), 1, True), ("bn",)),
+        ((1, 3, 4, (13, 9), (3, 3), (1, 1), (1, 1), 1, False), ("bn",)),
+        ((3, 3, 4, (13, 9), (3, 3), (1, 1), (1, 1), 1, True), ("bn", "relu")),
+        ((1, 3, 4, (13, 9), (3, 3), (2, 2), (1, 1), 1, True), ("bn", "clip6")),
+        ((1, 3, 4, (13, 9), (3, 3), (1, 1), (1, 1), 1, False), ("addc",)),
+        ((1, 3, 4, (13, 9), (3, 3), (1, 1), (1, 1), 1, True), ("addc", "relu")),
+        ((1, 3, 4, (13, 9), (3, 3), (1, 1), (1, 1), 1, True), ("leaky",)),
+        ((1, 6, 8, (7, 9), (1, 1), (1, 1), (1, 1), 1, True), ("relu",)),
+        ((3, 6, 8, (7, 9), (1, 1), (1, 1), (1, 1), 2, False), ("bn", "relu")),
+        ((1, 6, 8, (7, 9), (1, 1), (1, 1), (1, 1), 1, True), ("clip6",)),
+        ((1, 5, 5, (13, 9), (3, 3), (1, 1), (1, 1), 5, True), ("relu",)),
+        ((3, 5, 5, (13, 9), (3, 3), (2, 2), (1, 1), 5, True), ("clip6",)),
+        ((1, 5, 5, (13, 9), (3, 3), (1, 1), (1, 1), 5, False), ("bn", "clip6")),
+        ((1, 3, 6, (13, 9), (3, 3), (1, 1), (1, 1), 3, True), ("bn", "relu")),
+        ((1, 3, 4, (13,), (3,), (1,), (1,), 1, True), ("relu",)),
+        ((3, 3, 4, (13,), (3,), (2,), (1,), 1, True), ("bn", "clip6")),
+    ]
+    for (n, cin, m, hw, ks, s, d, g, b), post in fused:
+        pads = tuple(k // 2 for k in ks) * 2
+        out.append(conv_case(n, cin, m, hw, ks, s, d, g, b, pads=pads, post=post))
+    return out
+
+
+# ---------------------------------------------------------------- ConvTranspose
+
+def convt_case(n, cin, mg, hw, ks, s, group, bias, pads=None, d=None, output_padding=None, output_shape=None,
+               auto_pad=None):
+    sp = len(hw)
+    d = d or (1,) * sp
+    parts = ["convtranspose%dd" % sp, "k" + "x".join(map(str, ks)), "s" + "x".join(map(str, s)),
+             "d" + "x".join(map(str, d))]
+    attrs = dict(kernel_shape=list(ks), strides=list(s), dilations=list(d), group=group)
+    if pads is not None:
+        attrs["pads"] = list(pads)
+        parts.append(pads_tag(pads))
+    if auto_pad:
+        attrs["auto_pad"] = auto_pad
+        parts.append(auto_pad.lower().replace("_", ""))
+    if output_padding is not None:
+        attrs["output_padding"] = list(output_padding)
+        parts.append("op" + "".join(map(str, output_padding)))
+    if output_shape is not None:
+        attrs["output_shape"] = list(output_shape)
+        parts.append("os" + "x".join(map(str, output_shape)))
+    parts += ["g%d" % group, "c%dm%d" % (cin, mg * group), "n%d" % n, "x".join(map(str, hw))]
+    if bias:
+        parts.append("bias")
+    c = Case("_".join(parts))
+    x = c.input(c.uniform([n, cin] + list(hw)))
+    w = c.init(conv_weights(c, [cin, mg] + list(ks)))
+    ins = [x, w]
+    if bias:
+        ins.append(c.init(c.uniform([mg * group])))
+    c.output(c.node("ConvTranspose", ins, **attrs))
+    return c
+
+
+def convt_cases():
+    out = []
+    i = 0
+    for s in (1, 2, 3):
+        for pads in ((0, 0, 0, 0), (1, 1, 1, 1), (0, 1, 1, 0)):
+            out.append(convt_case(1 + 2 * (i % 2), 3, 2, (5, 4), (3, 3), (s, s), 1, i % 3 != 2, pads=pads))
+            i += 1
+    out.append(convt_case(1, 3, 2, (5, 4), (3, 3), (2, 2), 1, True, pads=(1, 1, 1, 1), output_padding=(1, 0)))
+    out.append(convt_case(3, 3, 2, (5, 4), (3, 3), (2, 2), 1, False, pads=(0, 0, 0, 0), output_padding=(1, 1)))
+    out.append(convt_case(1, 3, 2, (5, 4), (2, 4), (3, 2), 1, True, pads=(0, 1, 1, 0), output_padding=(2, 1)))
+    out.append(convt_case(1, 3, 2, (5, 4), (3, 3), (1, 1), 1, True, pads=(1, 1, 1, 1), d=(2, 2)))
+    out.append(convt_case(1, 3, 2, (5, 4), (3, 3), (2, 2), 1, True, pads=(0, 1, 2, 1), d=(2, 1)))
+    out.append(convt_case(1, 3, 2, (5, 4), (3, 3), (1, 1), 1, False, pads=(0, 0, 0, 0), d=(2, 2), output_padding=(1, 1)))
+    out.append(convt_case(1, 4, 3, (5, 4), (3, 3), (1, 1), 2, True, pads=(1, 1, 1, 1)))
+    out.append(convt_case(3, 4, 3, (5, 4), (3, 3), (2, 2), 2, True, pads=(0, 1, 1, 0), output_padding=(1, 0)))
+    out.append(convt_case(1, 4, 1, (5, 4), (3, 3), (2, 2), 4, True, pads=(1, 1, 1, 1)))
+    out.append(convt_case(1, 4, 2, (5, 4), (4, 4), (2, 2), 4, False, pads=(1, 1, 1, 1)))
+    out.append(convt_case(1, 3, 2, (5, 4), (3, 3), (2, 2), 1, True, output_shape=(10, 8)))
+    out.append(convt_case(1, 3, 2, (5, 4), (3, 3), (2, 2), 1, True, output_shape=(9, 9)))
+    out.append(convt_case(1, 3, 2, (5, 4), (3, 3), (3, 3), 1, False, pads=(1, 1, 1, 1), output_shape=(14, 11)))
+    for ap in ("SAME_UPPER", "SAME_LOWER"):
+        for k in (3, 4):
+            out.append(convt_case(1, 3, 2, (5, 4), (k, k), (2, 2), 1, True, auto_pad=ap))
+        out.append(convt_case(1, 3, 2, (5, 4), (3, 3), (1, 1), 1, True, auto_pad=ap))
+    out.append(convt_case(1, 3, 2, (5, 4), (3, 3), (2, 2), 1, True, auto_pad="VALID"))
+    out.append(convt_case(1, 16, 8, (9, 7), (4, 4), (2, 2), 1, True, pads=(1, 1, 1, 1)))
+    # 1-D.
+    out.append(convt_case(1, 3, 2, (7,), (3,), (1,), 1, True, pads=(0, 0)))
+    out.append(convt_case(3, 3, 2, (7,), (3,), (2,), 1, True, pads=(1, 0), output_padding=(1,)))
+    out.append(convt_case(1, 3, 2, (7,), (5,), (3,), 1, False, pads=(2, 2), d=(2,)))
+    out.append(convt_case(1, 4, 3, (7,), (3,), (2,), 2, True, pads=(1, 1)))
+    out.append(convt_case(1, 3, 2, (7,), (3,), (2,), 1, True, output_shape=(14,)))
+    out.append(convt_case(1, 3, 2, (7,), (4,), (2,), 1, True, auto_pad="SAME_UPPER"))
+    return out
+
+
+# ---------------------------------------------------------------- pools
+
+def pool_case(op, n, ch, hw, ks, s, pads=None, ceil=0, cip=None, d=None, auto_pad=None, opset=None):
+    sp = len(hw)
+    parts = [op.lower() + "%dd" % sp, "k" + "x".join(map(str, ks)), "s" + "x".join(map(str, s))]
+    attrs = dict(kernel_shape=list(ks), strides=list(s))
+    if d is not None:
+        attrs["dilations"] = list(d)
+        parts.append("d" + "x".join(map(str, d)))
+    if auto_pad:
+        attrs["auto_pad"] = auto_pad
+        parts.append(auto_pad.lower().replace("_", ""))
+    else:
+        attrs["pads"] = list(pads)
+        parts.append(pads_tag(pads))
+    attrs["ceil_mode"] = ceil
+    parts.append("ceil%d" % ceil)
+    if cip is not None:
+        attrs["count_include_pad"] = cip
+        parts.append("cip%d" % cip)
+    parts += ["n%d" % n, "x".join(map(str, hw))]
+    if opset is None:
+        opset = 19 if (op == "AveragePool" and d is not None) else 13
+    c = Case("_".join(parts), opset=opset)
+    x = c.input(c.uniform([n, ch] + list(hw)))
+    c.output(c.node(op, [x], **attrs))
+    return c
+
+
+def pool_cases():
+    out = []
+    i = 0
+    for ks in ((2, 2), (3, 3), (2, 3)):
+        for s in (1, 2, 3):
+            for pads in ((0, 0, 0, 0), (0, 1, 1, 0)):
+                for ceil in (0, 1):
+                    if s == 1 and ceil == 1:
+                        continue
+                    hw = (13, 9) if i % 2 == 0 else (7, 10)
+                    out.append(pool_case("MaxPool", 1 + 2 * (i % 3 == 0), 3, hw, ks, (s, s), pads=pads, ceil=ceil))
+                    i += 1
+    for ks in ((2, 2), (3, 3)):
+        for s in (1, 2):
+            for ceil in (0, 1):
+                out.append(pool_case("MaxPool", 1, 3, (13, 9), ks, (s, s), pads=(1, 0, 0, 1), ceil=ceil, d=(2, 2)))
+    out.append(pool_case("MaxPool", 1, 3, (13, 9), (3, 2), (2, 1), pads=(0, 1, 1, 0), ceil=1, d=(1, 3)))
+    for ap in ("SAME_UPPER", "SAME_LOWER", "VALID"):
+        for k in (2, 3):
+            out.append(pool_case("MaxPool", 1, 3, (13, 9), (k, k), (2, 2), auto_pad=ap))
+    for ks in ((2, 2), (3, 3), (2, 3)):
+        for pads in ((1, 1, 1, 1), (0, 1, 1, 0)):
+            for cip in (0, 1):
+                for s, ceil in ((1, 0), (2, 0), (2, 1), (3, 0), (3, 1)):
+                    hw = (13, 9) if i % 2 == 0 else (7, 10)
+                    out.append(pool_case("AveragePool", 1 + 2 * (i % 3 == 0), 3, hw, ks, (s, s), pads=pads, ceil=ceil,
+                                         cip=cip))
+                    i += 1
+    for ks in ((2, 2), (3, 3)):
+        for s, ceil in ((1, 0), (2, 0), (2, 1)):
+            for cip in (0, 1):
+                out.append(pool_case("AveragePool", 1, 3, (13, 9), ks, (s, s), pads=(1, 0, 0, 1), ceil=ceil, cip=cip,
+                                     d=(2, 2)))
+    for ap in ("SAME_UPPER", "SAME_LOWER", "VALID"):
+        for cip in (0, 1):
+            out.append(pool_case("AveragePool", 1, 3, (13, 9), (3, 3), (2, 2), auto_pad=ap, cip=cip))
+        out.append(pool_case("AveragePool", 1, 3, (13, 9), (2, 2), (1, 1), auto_pad=ap, cip=0))
+    # 1-D.
+    for op in ("MaxPool", "AveragePool"):
+        for k, s in ((3, 2), (2, 1), (3, 3)):
+            for pads in ((0, 0), (1, 1), (0, 1)):
+                for ceil in (0, 1):
+                    if s == 1 and ceil == 1:
+                        continue
+                    cip = None if op == "MaxPool" else (i % 2)
+                    out.append(pool_case(op, 2, 3, (13,), (k,), (s,), pads=pads, ceil=ceil, cip=cip))
+                    i += 1
+    out.append(pool_case("MaxPool", 1, 3, (13,), (3,), (2,), pads=(2, 1), ceil=1, d=(2,)))
+    out.append(pool_case("AveragePool", 1, 3, (13,), (3,), (2,), pads=(2, 1), ceil=1, cip=1, d=(2,)))
+    out.append(pool_case("AveragePool", 1, 3, (13,), (3,), (2,), auto_pad="SAME_UPPER", cip=1))
+    out = [c for c in out if c is not None]
+    # Global pools, 1-D to 3-D.
+    for op in ("GlobalAveragePool", "GlobalMaxPool"):
+        for shape in ((3, 5, 7, 9), (2, 4, 13), (2, 3, 4, 5, 6), (1, 64, 1, 1)):
+            c = Case("%s_%s" % (op.lower(), "x".join(map(str, shape))))
+            c.output(c.node(op, [c.input(c.uniform(shape))]))
+            out.append(c)
+    return out
+
+
+# ---------------------------------------------------------------- Gemm / MatMul
+
+def gemm_case(m, k, n, ta, tb, alpha, beta, cshape, post=None):
+    cs = "none" if cshape is None else ("scalar" if cshape == () else "x".join(map(str, cshape)))
+    name = "gemm_m%dk%dn%d_ta%d_tb%d_a%s_b%s_c%s%s" % (m, k, n, ta, tb, str(alpha).replace(".", "p"),
+                                                         str(beta).replace(".", "p"), cs, "_" + post if post else "")
+    c = Case(name)
+    a = c.input(c.uniform([k, m] if ta else [m, k]))
+    b = c.init((c.uniform([n, k] if tb else [k, n]) / np.sqrt(k)).astype(np.float32))
+    ins = [a, b]
+    if cshape is not None:
+        ins.append(c.init(c.uniform(list(cshape))))
+    y = c.node("Gemm", ins, transA=ta, transB=tb, alpha=alpha, beta=beta)
+    if post == "relu":
+        y = c.node("Relu", [y])
+    elif post == "clip6":
+        y = c.node("Clip", [y, c.init(np.float32(-0.5)), c.init(np.float32(0.5))])
+    c.output(y)
+    return c
+
+
+def matmul_case(sa, sb, b_const=False):
+    name = "matmul_%s_x_%s%s" % ("x".join(map(str, sa)) or "s", "x".join(map(str, sb)) or "s", "_bconst" if b_const else "")
+    c = Case(name)
+    a = c.input(c.uniform(sa))
+    k = sb[-2] if len(sb) > 1 else sb[0]
+    bv = (c.uniform(sb) / np.sqrt(k)).astype(np.float32)
+    b = c.init(bv) if b_const else c.input(bv)
+    c.output(c.node("MatMul", [a, b]))
+    return c
+
+
+def linalg_cases():
+    out = []
+    i = 0
+    for ta in (0, 1):
+        for tb in (0, 1):
+            for cshape in (None, (6,), (1, 6), (5, 1), (5, 6), ()):
+                alpha, beta = ((1.0, 1.0), (0.5, 2.0), (1.5, -0.75))[i % 3]
+                out.append(gemm_case(5, 7, 6, ta, tb, alpha, beta, cshape))
+                i += 1
+    out.append(gemm_case(1, 64, 10, 0, 1, 1.0, 1.0, (10,)))
+    out.append(gemm_case(1, 64, 10, 0, 0, 1.0, 1.0, (1, 10)))
+    out.append(gemm_case(5, 7, 6, 0, 1, 1.0, 0.0, (5, 6)))
+    out.append(gemm_case(7, 150, 100, 0, 1, 1.0, 1.0, (100,)))
+    out.append(gemm_case(100, 150, 7, 1, 0, 0.5, 1.0, (100, 1)))
+    out.append(gemm_case(3, 150, 200, 1, 1, 1.0, 1.0, (200,)))
+    out.append(gemm_case(4, 16, 8, 0, 1, 1.0, 1.0, (8,), post="relu"))
+    out.append(gemm_case(4, 16, 8, 0, 1, 1.0, 1.0, (8,), post="clip6"))
+    for sa, sb in (((5,), (5,)), ((5,), (5, 3)), ((4, 5), (5,)), ((5,), (2, 5, 3)), ((2, 4, 5), (5,)),
+                   ((4, 5), (5, 6)), ((1, 5), (5, 6)), ((2, 1, 4, 5), (3, 5, 6)), ((4, 5), (2, 5, 3)),
+                   ((3, 4, 5), (3, 5, 6)), ((1, 4, 5), (3, 5, 6)), ((3, 4, 5), (1, 5, 6)), ((2, 3, 4, 5), (5, 6)),
+                   ((3, 1, 4, 5), (1, 2, 5, 6)), ((64, 96), (96, 80)), ((2, 3, 40, 60), (60, 50))):
+        out.append(matmul_case(sa, sb))
+    out.append(matmul_case((2, 3, 4, 5), (5, 6), b_const=True))
+    out.append(matmul_case((3, 4, 5), (3, 5, 6), b_const=True))
+    return out
+
+
+# ---------------------------------------------------------------- elementwise
+
+def shp(s):
+    return "x".join(map(str, s)) if s else "s"
+
+
+def binary_case(op, sa, sb, dtype=np.float32, b_dtype=None, b_const=False):
+    b_dtype = b_dtype or dtype
+    tag = "" if dtype == np.float32 and b_dtype == np.float32 else "_" + np.dtype(dtype).name + (
+        "_" + np.dtype(b_dtype).name if b_dtype != dtype else "")
+    c = Case("%s_%s_by_%s%s%s" % (op.lower(), shp(sa), shp(sb), tag, "_bconst" if b_const else ""))
+    if dtype == np.float32:
+        if op == "Pow":
+            a = c.uniform(sa, 0.5, 2.0)
+        else:
+            a = c.uniform(sa)
+    else:
+        a = c.ints(sa, -20, 21, dtype)
+    if b_dtype == np.float32:
+        if op == "Div":
+            b = (c.uniform(sb, 0.5, 2.0) * np.where(c.rng.random(sb) < 0.5, -1, 1)).astype(np.float32)
+        elif op == "Pow":
+            b = c.uniform(sb, -2.0, 2.0)
+        else:
+            b = c.uniform(sb)
+    else:
+        if op == "Div":
+            b = (c.ints(sb, 1, 7, b_dtype) * np.where(c.rng.random(sb) < 0.5, -1, 1)).astype(b_dtype)
+        elif op == "Pow":
+            b = c.ints(sb, -2, 4, b_dtype)
+        else:
+            b = c.ints(sb, -20, 21, b_dtype)
+    xa = c.input(np.asarray(a, dtype=dtype).reshape(sa))
+    xb = c.init(np.asarray(b, dtype=b_dtype).reshape(sb)) if b_const else c.input(np.asarray(b, dtype=b_dtype).reshape(sb))
+    c.output(c.node(op, [xa, xb]))
+    return c
+
+
+def elementwise_cases():
+    out = []
+    pairs = [((2, 3, 4, 5), (2, 3, 4, 5)), ((2, 3, 4, 5), ()), ((), (2, 3, 4, 5)), ((2, 3, 4, 5), (5,)),
+             ((2, 3, 4, 5), (3, 1, 1)), ((2, 3, 4, 5), (1, 3, 1, 1)), ((2, 3, 4, 5), (4, 1)),
+             ((2, 3, 4, 5), (3, 4, 1)), ((3, 1, 5), (1, 4, 1)), ((3, 1, 5), (4, 1)), ((1,), (2, 3)),
+             ((2, 1, 4, 1), (1, 3, 1, 5)), ((2, 3, 4, 5), (2, 1, 4, 1)), ((4, 1), (2, 3, 4, 5)), ((1, 1), (1,)),
+             ((7,), (7,)), ((2, 3, 4, 5), (1, 1, 1, 1)), ((3, 4, 1, 5), (4, 6, 1))]
+    for op in ("Add", "Sub", "Mul", "Div", "Pow"):
+        for sa, sb in pairs:
+            out.append(binary_case(op, sa, sb))
+    for op in ("Add", "Mul", "Div", "Sub"):
+        for sa, sb in (((2, 3, 4), (2, 3, 4)), ((2, 3, 4), ()), ((3, 1, 5), (1, 4, 1)), ((2, 3, 4), (3, 1))):
+            out.append(binary_case(op, sa, sb, dtype=np.int64))
+    out.append(binary_case("Add", (2, 3, 4), (3, 1), dtype=np.int32))
+    out.append(binary_case("Pow", (2, 3, 4), (4,), b_dtype=np.int64))
+    out.append(binary_case("Pow", (2, 3, 4), (), b_dtype=np.int64, b_const=True))
+    # Big enough to split across threads.
+    out.append(binary_case("Add", (2, 16, 32, 32), (16, 1, 1), b_const=True))
+    out.append(binary_case("Mul", (2, 16, 32, 32), (2, 16, 32, 32)))
+    out.append(binary_case("Sub", (1, 40000), (1,)))
+    out.append(binary_case("Div", (3, 1, 9000), (3, 5, 1)))
+    for sx, ss in (((2, 3, 4, 5), (3, 1, 1)), ((2, 3, 4, 5), (1,)), ((2, 3, 4, 5), (5,)), ((2, 3, 4, 5), (4, 5)),
+                   ((2, 3, 4, 5), ()), ((2, 3, 4, 5), (1, 3, 1, 1)), ((4, 6), (6,)), ((3, 5, 7), (5, 1))):
+        out.append(binary_case("PRelu", sx, ss, b_const=True))
+    return out
+
+
+# ---------------------------------------------------------------- data movement
+
+def shape_cases():
+    out = []
+
+    def single(name, op, x, consts=(), n_out=1, opset=13, **attrs):
+        c = Case(name, opset=opset)
+        ins = [c.input(x(c) if callable(x) else x)]
+        for k in consts:
+            ins.append("" if k is None else c.init(k))
+        y = c.node(op, ins, n_out=n_out, **attrs)
+        c.output(*(y if isinstance(y, list) else [y]))
+        out.append(c)
+        return c
+
+    f = lambda s: (lambda c: c.uniform(s))  # noqa: E731
+    i64 = lambda s: (lambda c: c.ints(s, -100, 100))  # noqa: E731
+
+    # Concat of three inputs on every axis.
+    for axis in (0, 1, 2, -1, -3):
+        c = Case("concat_3in_axis%s_2x3x4" % str(axis).replace("-", "m"))
+        base = [2, 3, 4]
+        ins = []
+        for j in range(3):
+            s = list(base)
+            s[axis] = base[axis] + j
+            ins.append(c.input(c.uniform(s)))
+        c.output(c.node("Concat", ins, axis=axis))
+        out.append(c)
+    c = Case("concat_3in_axis1_int64_2x3x1x5")
+    c.output(c.node("Concat", [c.input(c.ints([2, k, 1, 5], -9, 9)) for k in (3, 1, 2)], axis=1))
+    out.append(c)
+    c = Case("concat_3in_axis0_1d")
+    c.output(c.node("Concat", [c.input(c.uniform([k])) for k in (3, 1, 5)], axis=0))
+    out.append(c)
+
+    # Split: equal (no split input), uneven (opset 13 input), opset 18 num_outputs.
+    for axis, shape in ((0, (6, 4, 5)), (1, (2, 6, 5)), (2, (2, 3, 6)), (-1, (2, 3, 9))):
+        single("split_equal3_axis%s_%s" % (str(axis).replace("-", "m"), shp(shape)), "Split", f(shape), n_out=3,
+               axis=axis)
+    single("split_uneven_123_axis1_2x6x5", "Split", f((2, 6, 5)), consts=[np.array([1, 2, 3], np.int64)], n_out=3,
+           axis=1)
+    single("split_uneven_502_axis0_7x3", "Split", f((7, 3)), consts=[np.array([5, 0, 2], np.int64)], n_out=3, axis=0)
+    single("split_uneven_41_axism1_int64_3x5", "Split", i64((3, 5)), consts=[np.array([4, 1], np.int64)], n_out=2,
+           axis=-1)
+    single("split_numoutputs3_axis1_2x7x3_opset18", "Split", f((2, 7, 3)), n_out=3, axis=1, opset=18, num_outputs=3)
+    single("split_numoutputs2_axis0_5x4_opset18", "Split", f((5, 4)), n_out=2, axis=0, opset=18, num_outputs=2)
+
+    # Slice.
+    big = np.iinfo(np.int64).max
+    small = np.iinfo(np.int64).min
+    slices = [
+        ("basic_axis0", [1], [4], [0], None),
+        ("all_axes", [1, 0, 2], [4, 5, 6], None, None),
+        ("reverse_axis2", [-1], [small], [2], [-1]),
+        ("negstep2_axis1", [5], [0], [1], [-2]),
+        ("negstep3_axis0_oversized", [100], [-100], [0], [-3]),
+        ("oversized_start_end", [-100, 2], [100, 1000], [0, 2], None),
+        ("negative_starts_ends", [-4, -3], [-1, -1], [1, 2], None),
+        ("axes_subset_neg", [1, 0], [6, 3], [-1, -3], [2, 1]),
+        ("steps_2_3", [0, 1], [big, big], [1, 2], [2, 3]),
+        ("empty_result", [4], [2], [1], None),
+        ("mixed_steps", [4, 0, 6], [0, 5, 0], [0, 1, 2], [-1, 2, -3]),
+    ]
+    for tag, st, en, ax, sp in slices:
+        consts = [np.array(st, np.int64), np.array(en, np.int64)]
+        if ax is not None or sp is not None:
+            consts.append(np.array(ax if ax is not None else list(range(len(st))), np.int64))
+        if sp is not None:
+            consts.append(np.array(sp, np.int64))
+        single("slice_%s_5x6x7" % tag, "Slice", f((5, 6, 7)), consts=consts)
+    single("slice_int64_negstep_4x9", "Slice", i64((4, 9)),
+           consts=[np.array([7], np.int64), np.array([1], np.int64), np.array([1], np.int64), np.array([-2], np.int64)])
+    single("slice_rank4_2x3x8x8", "Slice", f((2, 3, 8, 8)),
+           consts=[np.array([1, 1], np.int64), np.array([7, -1], np.int64), np.array([2, 3], np.int64),
+                   np.array([2, 1], np.int64)])
+
+    # Gather.
+    for axis in (0, 1, -1):
+        for itag, idx in (("scalar", np.array(-2, np.int64)), ("1d", np.array([0, -1, 2, 1], np.int64)),
+                          ("2d", np.array([[1, -3], [0, 2], [-1, 1]], np.int64))):
+            single("gather_axis%s_%s_5x6x7" % (str(axis).replace("-", "m"), itag), "Gather", f((5, 6, 7)),
+                   consts=[idx], axis=axis)
+    c = Case("gather_axis1_runtime_indices_int32_4x5")
+    c.output(c.node("Gather", [c.input(c.uniform([4, 5])), c.input(np.array([[4, -5, 0]], np.int32))], axis=1))
+    out.append(c)
+    c = Case("gather_axis0_int64_data_6x3")
+    c.output(c.node("Gather", [c.input(c.ints([6, 3], -50, 50)), c.input(np.array([5, -6, 3], np.int64))], axis=0))
+    out.append(c)
+
+    # Transpose.
+    for shape, perm in (((4, 6), None), ((3, 4, 5), (1, 0, 2)), ((3, 4, 5), (2, 0, 1)), ((3, 4, 5), (0, 2, 1)),
+                        ((2, 3, 4, 5), (0, 2, 3, 1)), ((2, 3, 4, 5), (0, 3, 1, 2)), ((2, 3, 4, 5), (3, 2, 1, 0)),
+                        ((2, 3, 4, 5, 6), (0, 2, 4, 1, 3)), ((2, 3, 4, 5, 6), (4, 3, 2, 1, 0)),
+                        ((2, 3, 4, 5, 6), (0, 1, 2, 4, 3)), ((2, 3, 4, 5, 6), (1, 0, 2, 3, 4)),
+                        ((1, 64, 33), (0, 2, 1)), ((3, 1, 5), (2, 1, 0))):
+        attrs = {} if perm is None else {"perm": list(perm)}
+        single("transpose_%s_perm%s" % (shp(shape), "default" if perm is None else "".join(map(str, perm))),
+               "Transpose", f(shape), **attrs)
+    single("transpose_int64_3x4x5_perm201", "Transpose", i64((3, 4, 5)), perm=[2, 0, 1])
+
+    # Pad (opset 13: pads and value as inputs; 18: axes).
+    for mode in ("constant", "reflect", "edge"):
+        for tag, pads in (("p00120021", [0, 0, 1, 2, 0, 0, 2, 1]), ("p01230123", [0, 1, 2, 3, 0, 1, 2, 3]),
+                          ("neg_p0m12_00m22", [0, 1, -1, 2, 0, 0, 2, -2]), ("neg_only", [0, 0, -1, -2, 0, -1, 0, -1])):
+            consts = [np.array(pads, np.int64)]
+            if mode == "constant":
+                consts.append(np.array(1.5, np.float32))
+            single("pad_%s_%s_2x3x5x6" % (mode, tag), "Pad", f((2, 3, 5, 6)), consts=consts, mode=mode)
+    single("pad_constant_default_1d_7", "Pad", f((7,)), consts=[np.array([2, 3], np.int64)])
+    single("pad_reflect_3d_3x4x5", "Pad", f((3, 4, 5)), consts=[np.array([1, 3, 4, 2, 0, 1], np.int64)],
+           mode="reflect")
+    single("pad_edge_int64_3x4", "Pad", i64((3, 4)), consts=[np.array([2, 0, 1, 3], np.int64)], mode="edge")
+    single("pad_constant_int64_3x4", "Pad", i64((3, 4)),
+           consts=[np.array([1, 1, 0, 2], np.int64), np.array(7, np.int64)])
+    single("pad_constant_axes_opset18_2x3x5x6", "Pad", f((2, 3, 5, 6)),
+           consts=[np.array([1, 2, 3, 0], np.int64), np.array(-1.0, np.float32), np.array([-1, 1], np.int64)],
+           opset=18)
+    single("pad_reflect_axes_opset18_2x3x5x6", "Pad", f((2, 3, 5, 6)),
+           consts=[np.array([2, -1, 1, 3], np.int64), None, np.array([2, 3], np.int64)], opset=18, mode="reflect")
+    single("pad_constant_large_1x16x64x64", "Pad", f((1, 16, 64, 64)),
+           consts=[np.array([0, 0, 1, 1, 0, 0, 1, 1], np.int64)])
+
+    # Expand.
+    for sx, target in (((3, 1), (2, 3, 4)), ((1,), (4, 5)), ((2, 1, 4), (2, 3, 4)), ((3, 1, 5), (2, 1, 1, 1)),
+                       ((4,), (1,)), ((1, 5), (3, 1))):
+        single("expand_%s_to_%s" % (shp(sx), shp(target)), "Expand", f(sx), consts=[np.array(target, np.int64)])
+    single("expand_int64_3x1_to_3x4", "Expand", i64((3, 1)), consts=[np.array([3, 4], np.int64)])
+
+    # Flatten, Squeeze, Unsqueeze, Reshape.
+    for axis in (0, 1, 2, -1, 4):
+        single("flatten_axis%s_2x3x4x5" % str(axis).replace("-", "m"), "Flatten", f((2, 3, 4, 5)), axis=axis)
+    for tag, axes, shape in (("axis1", [1], (3, 1, 4, 1)), ("axes13", [1, 3], (3, 1, 4, 1)),
+                             ("all", None, (1, 3, 1, 4, 1)), ("axism1", [-1], (3, 4, 1))):
+        single("squeeze_%s_%s" % (tag, shp(shape)), "Squeeze", f(shape),
+               consts=[] if axes is None else [np.array(axes, np.int64)])
+    for tag, axes, shape in (("axis0", [0], (3, 4)), ("axes24", [2, 4], (3, 4, 5)), ("axism1", [-1], (3, 4)),
+                             ("axes0m1", [0, -1], (2, 3))):
+        single("unsqueeze_%s_%s" % (tag, shp(shape)), "Unsqueeze", f(shape), consts=[np.array(axes, np.int64)])
+    for tag, spec, shape in (("0m1", [0, -1], (2, 3, 4)), ("m14", [-1, 4], (2, 3, 4)), ("402", [4, 0, 2], (2, 3, 4)),
+                             ("00m1", [0, 0, -1], (2, 3, 4, 5)), ("m1", [-1], (2, 3, 4)), ("2m12", [2, -1, 2], (2, 3, 4))):
+        single("reshape_%s_%s" % (tag, shp(shape)), "Reshape", f(shape), consts=[np.array(spec, np.int64)])
+
+    # Cast.
+    P = TensorProto
+    casts = [
+        ("float_to_int64", lambda c: c.uniform([3, 7], -50, 50), P.INT64),
+        ("float_to_int32", lambda c: c.uniform([3, 7], -50, 50), P.INT32),
+        ("float_to_uint8", lambda c: c.uniform([3, 7], 0, 250), P.UINT8),
+        ("float_to_int8", lambda c: c.uniform([3, 7], -120, 120), P.INT8),
+        ("float_to_bool", lambda c: np.where(c.rng.random([3, 7]) < 0.5, 0, c.uniform([3, 7])).astype(np.float32),
+         P.BOOL),
+        ("int64_to_float", lambda c: c.ints([3, 7], -1000, 1000), P.FLOAT),
+        ("int64_to_int32", lambda c: c.ints([3, 7], -1000, 1000), P.INT32),
+        ("int32_to_int64", lambda c: c.ints([3, 7], -1000, 1000, np.int32), P.INT64),
+        ("int64_to_bool", lambda c: c.ints([3, 7], -2, 3), P.BOOL),
+        ("bool_to_float", lambda c: c.rng.random([3, 7]) < 0.5, P.FLOAT),
+        ("uint8_to_float", lambda c: c.ints([3, 7], 0, 256, np.uint8), P.FLOAT),
+        ("float_to_float", lambda c: c.uniform([3, 7]), P.FLOAT),
+    ]
+    for tag, gen, to in casts:
+        single("cast_%s_3x7" % tag, "Cast", gen, to=to)
+
+    # Shape (folds to a constant output).
+    single("shape_2x3x4x5", "Shape", f((2, 3, 4, 5)))
+    single("shape_start1_endm1_2x3x4x5_opset15", "Shape", f((2, 3, 4, 5)), opset=15, start=1, end=-1)
+    return out
+
+
+FAMILIES = [conv_cases, convt_cases, pool_cases, linalg_cases, elementwise_cases, shape_cases]
+
+
+def all_cases():
+    cases = []
+    for fam in FAMILIES:
+        cases.extend(c for c in fam() if c is not None)
+    names = [c.name for c in cases]
+    dup = {n for n in names if names.count(n) > 1}
+    if dup:
+        raise SystemExit("make_op_cases: duplicate case names: " + ", ".join(sorted(dup)))
+    return cases
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--out", help="folder to write the cases into (its old contents are replaced)")
+    ap.add_argument("--filter", default="", help="only cases whose name contains this text")
+    ap.add_argument("--list", action="store_true", help="print the case names and exit")
+    args = ap.parse_args()
+    cases = [c for c in all_cases() if args.filter in c.name]
+    if args.list:
+        for c in cases:
+            print(c.name)
+        print("%d cases" % len(cases), file=sys.stderr)
+        return
+    if not args.out:
+        ap.error("--out is required")
+    if os.path.isdir(args.out):
+        shutil.rmtree(args.out)
+    os.makedirs(args.out)
+    for c in cases:
+        try:
+            write_case(c, args.out)
+        except Exception as e:  # say which case, then stop
+            raise SystemExit("make_op_cases: case %s: %s" % (c.name, e))
+    print("make_op_cases: wrote %d cases to %s" % (len(cases), args.out))
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,414 @@
+// The ONNX loader: what real exporters write is accepted, and every kind of
+// bad file is refused with an error naming the file (and node and op).
+#include <minirt/minirt.h>
+
+#include "loaders/onnx/onnx_loader.h"
+#include "model_builder.h"
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <random>
+
+namespace minirt {
+namespace {
+
+using ::testing::AllOf;
+using ::testing::HasSubstr;
+using testing::ModelBuilder;
+
+// Loads bytes as "<name>" and returns the error (code and text); fails the
+// test if loading succeeds.
+Error load_error(const std::string& bytes, const std::string& name = "bad.onnx") {
+  try {
+    Model::load_from_memory(bytes.data(), bytes.size(), name);
+  } catch (const Error& e) {
+    return e;
+  }
+  ADD_FAILURE() << "loading " << name << " succeeded";
+  return Error(ErrorCode::kInternal, "");
+}
+
+std::string relu_model_bytes() {
+  ModelBuilder m;
+  m.input("x", DType::kFloat32, {2, 3});
+  m.node("Relu", {"x"}, {"y"}, "relu0");
+  m.output("y");
+  return m.bytes();
+}
+
+TEST(Loader, MissingFileNamesThePath) {
+  try {
+    Model::load("/nonexistent/dir/model.onnx");
+    FAIL();
+  } catch (const Error& e) {
+    EXPECT_EQ(e.code(), ErrorCode::kNotFound);
+    EXPECT_THAT(e.what(), AllOf(HasSubstr("/nonexistent/dir/model.onnx"), HasSubstr("No such file")));
+  }
+}
+
+TEST(Loader, DirectoryInsteadOfFile) {
+  try {
+    Model::load("/tmp");
+    FAIL();
+  } catch (const Error& e) {
+    EXPECT_THAT(e.what(), HasSubstr("/tmp"));
+  }
+}
+
+TEST(Loader, EmptyFile) {
+  Error e = load_error("");
+  EXPECT_EQ(e.code(), ErrorCode::kInvalidModel);
+  EXPECT_THAT(e.what(), AllOf(HasSubstr("bad.onnx"), HasSubstr("empty")));
+}
+
+TEST(Loader, TruncatedFileAtEveryLength) {
+  std::string good = relu_model_bytes();
+  for (size_t len = 1; len < good.size(); ++len) {
+    std::string cut = good.substr(0, len);
+    try {
+      Model::load_from_memory(cut.data(), cut.size(), "cut.onnx");
+      // A cut at a field boundary can still be a valid protobuf of a smaller
+      // model; it must then be refused for what it lacks, never crash.
+      ADD_FAILURE() << "length " << len << " loaded";
+    } catch (const Error& e) {
+      EXPECT_THAT(e.what(), HasSubstr("cut.onnx")) << len;
+      EXPECT_TRUE(e.code() == ErrorCode::kInvalidModel || e.code() == ErrorCode::kUnsupported) << len << ": " << e.what();
+    }
+  }
+}
+
+TEST(Loader, RandomBytesAreRefused) {
+  std::mt19937 rng(1);
+  for (int round = 0; round < 200; ++round) {
+    std::string junk(1 + rng() % 300, '\0');
+    for (char& c : junk) c = static_cast<char>(rng());
+    try {
+      Model::load_from_memory(junk.data(), junk.size(), "junk.bin");
+      ADD_FAILURE() << "random bytes loaded";
+    } catch (const Error& e) {
+      EXPECT_THAT(e.what(), HasSubstr("junk.bin"));
+    }
+  }
+}
+
+TEST(Loader, NotAProtobufSaysSo) {
+  std::string text = "this is a text file, not a model\n";
+  Error e = load_error(text, "notes.txt");
+  EXPECT_EQ(e.code(), ErrorCode::kInvalidModel);
+  EXPECT_THAT(e.what(), HasSubstr("notes.txt"));
+}
+
+TEST(Loader, UnsupportedOpsAreListedTogetherWithCounts) {
+  ModelBuilder m;
+  m.input("x", DType::kFloat32, {4});
+  m.node("FancyOp", {"x"}, {"a"}, "fancy1");
+  m.node("Relu", {"a"}, {"b"}, "relu");
+  m.node("FancyOp", {"b"}, {"c"}, "fancy2");
+  m.node("OtherOp", {"c"}, {"d"}, "other");
+  m.output("d");
+  Error e = load_error(m.bytes());
+  EXPECT_EQ(e.code(), ErrorCode::kUnsupported);
+  EXPECT_THAT(e.what(), AllOf(HasSubstr("FancyOp (2 nodes: fancy1, fancy2)"), HasSubstr("OtherOp (1 node: other)")));
+}
+
+TEST(Loader, CustomDomainOpIsUnsupported) {
+  ModelBuilder m;
+  m.input("x", DType::kFloat32, {4});
+  m.node("Relu", {"x"}, {"y"}, "r").i("dummy", 0);
+  m.proto().mutable_graph()->mutable_node(0)->set_domain("com.example");
+  m.output("y");
+  Error e = load_error(m.bytes());
+  EXPECT_EQ(e.code(), ErrorCode::kUnsupported);
+  EXPECT_THAT(e.what(), HasSubstr("com.example::Relu"));
+}
+
+TEST(Loader, UnsupportedInputDtype) {
+  ModelBuilder m;
+  m.input("x", DType::kFloat64, {4});
+  m.node("Relu", {"x"}, {"y"}, "r");
+  m.output("y");
+  Error e = load_error(m.bytes());
+  EXPECT_EQ(e.code(), ErrorCode::kUnsupported);
+  EXPECT_THAT(e.what(), AllOf(HasSubstr("'x'"), HasSubstr("float64")));
+}
+
+TEST(Loader, UnsupportedInitializerDtypeNamesIt) {
+  ModelBuilder m;
+  m.input("x", DType::kFloat32, {2});
+  auto* init = m.proto().mutable_graph()->add_initializer();
+  init->set_name("half_w");
+  init->set_data_type(static_cast<int>(DType::kFloat16));
+  init->add_dims(2);
+  init->set_raw_data(std::string(4, '\0'));
+  m.node("Add", {"x", "half_w"}, {"y"}, "add");
+  m.output("y");
+  Error e = load_error(m.bytes());
+  EXPECT_EQ(e.code(), ErrorCode::kUnsupported);
+  EXPECT_THAT(e.what(), AllOf(HasSubstr("half_w"), HasSubstr("float16")));
+}
+
+TEST(Loader, OpsetNewerThanSupported) {
+  ModelBuilder m(23);
+  m.input("x", DType::kFloat32, {2});
+  m.node("Relu", {"x"}, {"y"});
+  m.output("y");
+  Error e = load_error(m.bytes());
+  EXPECT_EQ(e.code(), ErrorCode::kUnsupported);
+  EXPECT_THAT(e.what(), AllOf(HasSubstr("opset 23"), HasSubstr("22")));
+}
+
+TEST(Loader, OldIrVersionRefused) {
+  ModelBuilder m(7, 2);
+  m.input("x", DType::kFloat32, {2});
+  m.node("Relu", {"x"}, {"y"});
+  m.output("y");
+  Error e = load_error(m.bytes());
+  EXPECT_EQ(e.code(), ErrorCode::kUnsupported);
+  EXPECT_THAT(e.what(), HasSubstr("IR version 2"));
+}
+
+TEST(Loader, MissingInputNamesNodeAndOp) {
+  ModelBuilder m;
+  m.input("x", DType::kFloat32, {2});
+  m.node("Add", {"x", "nowhere"}, {"y"}, "adder");
+  m.output("y");
+  Error e = load_error(m.bytes());
+  EXPECT_EQ(e.code(), ErrorCode::kInvalidModel);
+  EXPECT_THAT(e.what(), AllOf(HasSubstr("bad.onnx"), HasSubstr("node 'adder' (Add)"), HasSubstr("'nowhere'")));
+}
+
+TEST(Loader, CycleIsReported) {
+  ModelBuilder m;
+  m.input("x", DType::kFloat32, {2});
+  m.node("Add", {"x", "b"}, {"a"}, "first");
+  m.node("Relu", {"a"}, {"b"}, "second");
+  m.output("b");
+  Error e = load_error(m.bytes());
+  EXPECT_EQ(e.code(), ErrorCode::kInvalidModel);
+  EXPECT_THAT(e.what(), HasSubstr("cycle"));
+  EXPECT_THAT(e.what(), ::testing::AnyOf(HasSubstr("'first'"), HasSubstr("'second'")));
+}
+
+TEST(Loader, InconsistentShapesFailAtLoadNamingTheNode) {
+  ModelBuilder m;
+  m.input("a", DType::kFloat32, {2, 3});
+  m.input("b", DType::kFloat32, {4, 5});
+  m.node("Add", {"a", "b"}, {"y"}, "bad_add");
+  m.output("y");
+  Error e = load_error(m.bytes());
+  EXPECT_EQ(e.code(), ErrorCode::kInvalidModel);
+  EXPECT_THAT(e.what(), AllOf(HasSubstr("node 'bad_add' (Add)"), HasSubstr("2x3"), HasSubstr("4x5")));
+}
+
+TEST(Loader, WrongArityNamesNode) {
+  ModelBuilder m;
+  m.input("x", DType::kFloat32, {2});
+  m.node("Relu", {"x", "x"}, {"y"}, "two_in");
+  m.output("y");
+  Error e = load_error(m.bytes());
+  EXPECT_THAT(e.what(), AllOf(HasSubstr("node 'two_in' (Relu)"), HasSubstr("2 inputs")));
+}
+
+TEST(Loader, DeclaredSizeLargerThanDataIsRefusedBeforeAllocating) {
+  ModelBuilder m;
+  m.input("x", DType::kFloat32, {2});
+  auto* init = m.proto().mutable_graph()->add_initializer();
+  init->set_name("huge");
+  init->set_data_type(1);
+  init->add_dims(1 << 20);
+  init->add_dims(1 << 20);  // 2^40 floats claimed, 8 bytes present
+  init->set_raw_data(std::string(8, '\0'));
+  m.node("Add", {"x", "huge"}, {"y"});
+  m.output("y");
+  Error e = load_error(m.bytes());
+  EXPECT_EQ(e.code(), ErrorCode::kInvalidModel);
+  EXPECT_THAT(e.what(), HasSubstr("huge"));
+}
+
+TEST(Loader, RawDataSizeMismatch) {
+  ModelBuilder m;
+  m.input("x", DType::kFloat32, {3});
+  auto* init = m.proto().mutable_graph()->add_initializer();
+  init->set_name("w");
+  init->set_data_type(1);
+  init->add_dims(3);
+  init->set_raw_data(std::string(8, '\0'));
+  m.node("Add", {"x", "w"}, {"y"});
+  m.output("y");
+  Error e = load_error(m.bytes());
+  EXPECT_THAT(e.what(), AllOf(HasSubstr("'w'"), HasSubstr("3 elements")));
+}
+
+TEST(Loader, ExternalDataIsUnsupported) {
+  ModelBuilder m;
+  m.input("x", DType::kFloat32, {3});
+  auto* init = m.proto().mutable_graph()->add_initializer();
+  init->set_name("w");
+  init->set_data_type(1);
+  init->add_dims(3);
+  init->set_data_location(onnx::TensorProto::EXTERNAL);
+  m.node("Add", {"x", "w"}, {"y"});
+  m.output("y");
+  Error e = load_error(m.bytes());
+  EXPECT_EQ(e.code(), ErrorCode::kUnsupported);
+  EXPECT_THAT(e.what(), HasSubstr("external"));
+}
+
+// ---- What real exporters write ----
+
+std::vector<float> run_one(const std::string& bytes, const std::string& input, Tensor x) {
+  auto model = Model::load_from_memory(bytes.data(), bytes.size(), "m.onnx");
+  Session s(model, {.device = Device::kCpu, .threads = 1});
+  auto out = s.run({{input, x}});
+  return std::vector<float>(out[0].data<float>(), out[0].data<float>() + out[0].numel());
+}
+
+TEST(Loader, TypedFloatDataAndRawDataAgree) {
+  for (bool raw : {true, false}) {
+    ModelBuilder m;
+    m.input("x", DType::kFloat32, {3});
+    auto* init = m.proto().mutable_graph()->add_initializer();
+    init->set_name("w");
+    init->set_data_type(1);
+    init->add_dims(3);
+    std::vector<float> w = {1.5f, -2.0f, 4.0f};
+    if (raw) init->set_raw_data(w.data(), 12);
+    else
+      for (float v : w) init->add_float_data(v);
+    m.node("Add", {"x", "w"}, {"y"});
+    m.output("y");
+    auto y = run_one(m.bytes(), "x", testing::iota({3}));
+    EXPECT_EQ(y, (std::vector<float>{1.5f, -1.0f, 6.0f})) << "raw=" << raw;
+  }
+}
+
+// Hand-encodes a TensorProto with dims and int64_data either packed or not,
+// since protobuf's own writer picks one encoding per field.
+std::string encode_int64_tensor(const std::vector<int64_t>& dims, const std::vector<int64_t>& data, bool packed) {
+  auto varint = [](std::string& s, uint64_t v) {
+    while (v >= 0x80) {
+      s += static_cast<char>((v & 0x7f) | 0x80);
+      v >>= 7;
+    }
+    s += static_cast<char>(v);
+  };
+  auto repeated = [&](std::string& s, int field, const std::vector<int64_t>& vals) {
+    if (packed) {
+      std::string body;
+      for (int64_t v : vals) varint(body, static_cast<uint64_t>(v));
+      varint(s, static_cast<uint64_t>(field << 3 | 2));
+      varint(s, body.size());
+      s += body;
+    } else {
+      for (int64_t v : vals) {
+        varint(s, static_cast<uint64_t>(field << 3 | 0));
+        varint(s, static_cast<uint64_t>(v));
+      }
+    }
+  };
+  std::string s;
+  repeated(s, 1, dims);                  // dims
+  varint(s, 2 << 3 | 0);                 // data_type
+  varint(s, 7);                          // INT64
+  repeated(s, 7, data);                  // int64_data
+  return s;
+}
+
+TEST(Loader, PackedAndUnpackedRepeatedFields) {
+  for (bool packed : {true, false}) {
+    std::string bytes = encode_int64_tensor({2, 2}, {5, -6, 7, 1LL << 40}, packed);
+    Tensor t = onnx::parse_tensor_bytes(bytes.data(), bytes.size(), "t.pb");
+    ASSERT_EQ(t.shape(), (Shape{2, 2}));
+    ASSERT_EQ(t.dtype(), DType::kInt64);
+    EXPECT_EQ(t.data<int64_t>()[1], -6);
+    EXPECT_EQ(t.data<int64_t>()[3], 1LL << 40);
+  }
+}
+
+TEST(Loader, InitializerListedAsInputIsAConstant) {
+  // IR version 3 files list every initializer among the graph inputs.
+  ModelBuilder m(8, 3);
+  m.input("x", DType::kFloat32, {3});
+  m.input("w", DType::kFloat32, {3});
+  m.initializer("w", testing::iota({3}, 10.0f));
+  m.node("Add", {"x", "w"}, {"y"});
+  m.output("y");
+  auto model = Model::load_from_memory(m.bytes().data(), m.bytes().size(), "ir3.onnx");
+  ASSERT_EQ(model->inputs().size(), 1u);
+  EXPECT_EQ(model->inputs()[0].name, "x");
+  auto y = run_one(m.bytes(), "x", testing::iota({3}));
+  EXPECT_EQ(y, (std::vector<float>{10, 12, 14}));
+}
+
+TEST(Loader, WeightsAsConstantNodes) {
+  ModelBuilder m;
+  m.input("x", DType::kFloat32, {3});
+  m.node("Constant", {}, {"w"}, "const_w").tensor("value", testing::iota({3}, 1.0f));
+  m.node("Mul", {"x", "w"}, {"y"});
+  m.output("y");
+  auto y = run_one(m.bytes(), "x", testing::iota({3}, 2.0f));
+  EXPECT_EQ(y, (std::vector<float>{2, 6, 12}));
+}
+
+TEST(Loader, EmptyNameSkipsAnOptionalInput) {
+  ModelBuilder m(13);
+  m.input("x", DType::kFloat32, {4});
+  Tensor hi = Tensor::zeros(DType::kFloat32, {});
+  *hi.data<float>() = 2.0f;
+  m.initializer("hi", hi);
+  m.node("Clip", {"x", "", "hi"}, {"y"}, "clip");  // min left out
+  m.output("y");
+  Tensor x = testing::iota({4}, -1.0f, 1.0f);  // -1 0 1 2 -> min stays -inf
+  auto y = run_one(m.bytes(), "x", x);
+  EXPECT_EQ(y, (std::vector<float>{-1, 0, 1, 2}));
+  Tensor x2 = testing::iota({4}, 1.0f, 1.0f);  // 1 2 3 4
+  EXPECT_EQ(run_one(m.bytes(), "x", x2), (std::vector<float>{1, 2, 2, 2}));
+}
+
+TEST(Loader, SymbolicAndMinusOneDimsBindAtRunTime) {
+  ModelBuilder m;
+  m.input("x", DType::kFloat32, {-1, 3}, {"batch_size", ""});
+  m.proto().mutable_graph()->mutable_input(0)->mutable_type()->mutable_tensor_type()->mutable_shape()->mutable_dim(0)->set_dim_value(-1);
+  m.node("Relu", {"x"}, {"y"});
+  m.output("y");
+  auto model = Model::load_from_memory(m.bytes().data(), m.bytes().size(), "sym.onnx");
+  EXPECT_EQ(model->inputs()[0].dims[0], -1);
+  Session s(model, {.device = Device::kCpu, .threads = 1});
+  for (int64_t n : {1, 4, 2}) {
+    auto out = s.run({{"x", testing::iota({n, 3}, -3.0f)}});
+    EXPECT_EQ(out[0].shape(), (Shape{n, 3}));
+  }
+}
+
+TEST(Loader, SymbolicNamesMustAgreeAcrossInputs) {
+  ModelBuilder m;
+  m.input("a", DType::kFloat32, {-1, 2}, {"N"});
+  m.input("b", DType::kFloat32, {-1, 2}, {"N"});
+  m.node("Add", {"a", "b"}, {"y"}, "add");
+  m.output("y");
+  auto model = Model::load_from_memory(m.bytes().data(), m.bytes().size(), "sym.onnx");
+  Session s(model, {.device = Device::kCpu, .threads = 1});
+  try {
+    s.run({{"a", testing::iota({3, 2})}, {"b", testing::iota({1, 2})}});
+    FAIL();
+  } catch (const Error& e) {
+    EXPECT_EQ(e.code(), ErrorCode::kInvalidArgument);
+    EXPECT_THAT(e.what(), HasSubstr("'N'"));
+  }
+}
+
+TEST(Loader, RealExporterFilesLoadWhenPresent) {
+  std::filesystem::path dir = std::filesystem::path(MINIRT_SOURCE_DIR) / ".." / "shared" / "models";
+  if (!std::filesystem::exists(dir)) GTEST_SKIP() << "shared models not found at " << dir;
+  for (const char* f : {"mnist-8.onnx", "ultraface-slim-320.onnx", "ppocr-mobile-v2-cls.onnx"}) {
+    auto model = Model::load((dir / f).string());
+    EXPECT_FALSE(model->inputs().empty()) << f;
+  }
+}
+
+}  // namespace
+}  // namespace minirt

@@ -1,0 +1,276 @@
+// The graph passes, each checked on a small graph: what the plan looks like
+// afterwards, and that the numbers match a reference computed in the test.
+#include <minirt/minirt.h>
+
+#include "kernels/cpu/cpu_backend.h"
+#include "loaders/onnx/onnx_loader.h"
+#include "model_builder.h"
+#include "runtime/planner.h"
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <cmath>
+
+namespace minirt {
+namespace {
+
+using ::testing::HasSubstr;
+using ::testing::Not;
+using testing::ModelBuilder;
+
+struct Planned {
+  std::unique_ptr<Plan> plan;
+  std::vector<std::string> ops;  // op of each step, fused ones joined by '+'
+};
+
+Planned plan_of(const std::string& bytes, const std::vector<Tensor>& inputs, bool optimize = true) {
+  Graph g = onnx::load_bytes(bytes.data(), bytes.size(), "t.onnx");
+  ThreadPool pool(1);
+  auto cpu = make_cpu_backend(1);
+  std::vector<const Tensor*> in;
+  for (const auto& t : inputs) in.push_back(&t);
+  Planned p;
+  p.plan = make_plan(g, in, *cpu, pool, {.optimize = optimize});
+  for (const auto& s : p.plan->steps) p.ops.push_back(s.op);
+  return p;
+}
+
+std::vector<float> run(const std::string& bytes, const NamedTensors& in, bool optimize = true) {
+  auto model = Model::load_from_memory(bytes.data(), bytes.size(), "t.onnx");
+  Session s(model, {.device = Device::kCpu, .threads = 1, .optimize = optimize});
+  auto out = s.run(in);
+  return std::vector<float>(out[0].data<float>(), out[0].data<float>() + out[0].numel());
+}
+
+// Direct convolution, stride 1, symmetric padding p, NCHW, for references.
+std::vector<double> conv_ref(const Tensor& x, const Tensor& w, const float* bias, int p) {
+  int64_t n = x.shape()[0], c = x.shape()[1], h = x.shape()[2], wd = x.shape()[3];
+  int64_t m = w.shape()[0], kh = w.shape()[2], kw = w.shape()[3];
+  int64_t oh = h + 2 * p - kh + 1, ow = wd + 2 * p - kw + 1;
+  std::vector<double> y(n * m * oh * ow, 0.0);
+  for (int64_t b = 0; b < n; ++b)
+    for (int64_t k = 0; k < m; ++k)
+      for (int64_t i = 0; i < oh; ++i)
+        for (int64_t j = 0; j < ow; ++j) {
+          double acc = bias ? bias[k] : 0.0;
+          for (int64_t ch = 0; ch < c; ++ch)
+            for (int64_t a = 0; a < kh; ++a)
+              for (int64_t e = 0; e < kw; ++e) {
+                int64_t ii = i + a - p, jj = j + e - p;
+                if (ii < 0 || ii >= h || jj < 0 || jj >= wd) continue;
+                acc += double(x.data<float>()[((b * c + ch) * h + ii) * wd + jj]) *
+                       w.data<float>()[((k * c + ch) * kh + a) * kw + e];
+              }
+          y[((b * m + k) * oh + i) * ow + j] = acc;
+        }
+  return y;
+}
+
+TEST(Passes, ShapeChainsFoldAwayWithSymbolicBatch) {
+  // PyTorch's flatten: Shape -> Gather(0) -> Unsqueeze -> Concat(-1) -> Reshape.
+  ModelBuilder m(13);
+  m.input("x", DType::kFloat32, {-1, 2, 3}, {"batch"});
+  m.initializer("zero", testing::ints64({0}));
+  m.initializer("minus1", testing::ints64({-1}));
+  Tensor idx = Tensor::zeros(DType::kInt64, {});
+  m.initializer("idx0", idx);
+  m.node("Shape", {"x"}, {"s"}, "shape");
+  m.node("Gather", {"s", "idx0"}, {"n"}, "gather").i("axis", 0);
+  m.node("Unsqueeze", {"n", "zero"}, {"n1"}, "unsq");
+  m.node("Concat", {"n1", "minus1"}, {"target"}, "concat").i("axis", 0);
+  m.node("Reshape", {"x", "target"}, {"y"}, "reshape");
+  m.node("Relu", {"y"}, {"z"}, "relu");
+  m.output("z");
+  for (int64_t batch : {1, 3}) {
+    Planned p = plan_of(m.bytes(), {testing::iota({batch, 2, 3}, -2.0f)});
+    EXPECT_EQ(p.ops, (std::vector<std::string>{"Reshape", "Relu"})) << batch;
+    EXPECT_EQ(p.plan->stats.folded, 4);
+    EXPECT_EQ(p.plan->graph.values[p.plan->output_values[0]].shape, (Shape{batch, 6}));
+  }
+  auto y = run(m.bytes(), {{"x", testing::iota({2, 2, 3}, -2.0f)}});
+  ASSERT_EQ(y.size(), 12u);
+  for (int i = 0; i < 12; ++i) EXPECT_EQ(y[i], std::max(0.0f, -2.0f + i));
+}
+
+TEST(Passes, ConvBatchNormFoldsIntoOneConv) {
+  ModelBuilder m;
+  m.input("x", DType::kFloat32, {1, 2, 5, 5});
+  Tensor w = testing::iota({3, 2, 3, 3}, -0.4f, 0.02f);
+  float bias[3] = {0.1f, -0.2f, 0.3f};
+  Tensor b = Tensor::zeros(DType::kFloat32, {3});
+  std::copy(bias, bias + 3, b.data<float>());
+  float scale[3] = {1.5f, 0.5f, -1.0f}, shift[3] = {0.0f, 1.0f, -0.5f}, mean[3] = {0.2f, -0.1f, 0.0f},
+        var[3] = {0.5f, 2.0f, 1.0f};
+  auto vec = [](const float* v) {
+    Tensor t = Tensor::zeros(DType::kFloat32, {3});
+    std::copy(v, v + 3, t.data<float>());
+    return t;
+  };
+  m.initializer("w", w).initializer("b", b);
+  m.initializer("scale", vec(scale)).initializer("shift", vec(shift));
+  m.initializer("mean", vec(mean)).initializer("var", vec(var));
+  m.node("Conv", {"x", "w", "b"}, {"c"}, "conv").ints("pads", {1, 1, 1, 1});
+  m.node("BatchNormalization", {"c", "scale", "shift", "mean", "var"}, {"y"}, "bn").f("epsilon", 1e-3f);
+  m.output("y");
+  Tensor x = testing::iota({1, 2, 5, 5}, -1.0f, 0.04f);
+  Planned p = plan_of(m.bytes(), {x});
+  EXPECT_EQ(p.ops, (std::vector<std::string>{"Conv+BatchNormalization"}));
+  EXPECT_EQ(p.plan->stats.batchnorms, 1);
+  Planned raw = plan_of(m.bytes(), {x}, false);
+  EXPECT_EQ(raw.ops, (std::vector<std::string>{"Conv", "BatchNormalization"}));
+
+  std::vector<double> ref = conv_ref(x, w, bias, 1);
+  for (size_t i = 0; i < ref.size(); ++i) {
+    int k = static_cast<int>(i / 25);
+    ref[i] = (ref[i] - mean[k]) / std::sqrt(double(var[k]) + 1e-3) * scale[k] + shift[k];
+  }
+  auto y = run(m.bytes(), {{"x", x}});
+  ASSERT_EQ(y.size(), ref.size());
+  for (size_t i = 0; i < ref.size(); ++i) EXPECT_NEAR(y[i], ref[i], 1e-4 * (1 + std::fabs(ref[i]))) << i;
+}
+
+TEST(Passes, PerChannelAddFoldsIntoConvBias) {
+  // CNTK and some PyTorch exports add the bias as a separate Add.
+  ModelBuilder m(8, 3);
+  m.input("x", DType::kFloat32, {1, 1, 4, 4});
+  Tensor w = testing::iota({2, 1, 3, 3}, 0.1f, 0.1f);
+  m.initializer("w", w);
+  m.initializer("bias", testing::iota({2, 1, 1}, 5.0f, 10.0f));  // 5, 15
+  m.node("Conv", {"x", "w"}, {"c"}, "conv").ints("pads", {1, 1, 1, 1});
+  m.node("Add", {"c", "bias"}, {"y"}, "plus");
+  m.output("y");
+  Tensor x = testing::iota({1, 1, 4, 4});
+  Planned p = plan_of(m.bytes(), {x});
+  EXPECT_EQ(p.ops, (std::vector<std::string>{"Conv+Add"}));
+  float bias[2] = {5.0f, 15.0f};
+  std::vector<double> ref = conv_ref(x, w, bias, 1);
+  auto y = run(m.bytes(), {{"x", x}});
+  for (size_t i = 0; i < ref.size(); ++i) EXPECT_NEAR(y[i], ref[i], 1e-4 * (1 + std::fabs(ref[i])));
+}
+
+TEST(Passes, NonChannelAddIsNotFolded) {
+  ModelBuilder m;
+  m.input("x", DType::kFloat32, {1, 1, 4, 4});
+  m.initializer("w", testing::iota({2, 1, 3, 3}, 0.1f, 0.1f));
+  m.initializer("plane", testing::iota({1, 1, 4, 4}));  // varies over space: not a bias
+  m.node("Conv", {"x", "w"}, {"c"}, "conv").ints("pads", {1, 1, 1, 1});
+  m.node("Add", {"c", "plane"}, {"y"}, "plus");
+  m.output("y");
+  Planned p = plan_of(m.bytes(), {testing::iota({1, 1, 4, 4})});
+  EXPECT_EQ(p.ops, (std::vector<std::string>{"Conv", "Add"}));
+}
+
+TEST(Passes, ActivationsFuseIntoConvAndGemm) {
+  for (const char* act : {"Relu", "LeakyRelu", "Sigmoid", "HardSigmoid", "HardSwish", "Tanh"}) {
+    ModelBuilder m;
+    m.input("x", DType::kFloat32, {1, 1, 3, 3});
+    m.initializer("w", testing::iota({1, 1, 1, 1}, 1.0f));
+    m.initializer("fc", testing::iota({9, 2}, -0.3f, 0.05f));
+    m.node("Conv", {"x", "w"}, {"c"}, "conv");
+    m.node(act, {"c"}, {"a"}, "act1");
+    m.node("Flatten", {"a"}, {"f"}, "flat");
+    m.node("Gemm", {"f", "fc"}, {"g"}, "fc");
+    m.node(act, {"g"}, {"y"}, "act2");
+    m.output("y");
+    Tensor x = testing::iota({1, 1, 3, 3}, -4.0f);
+    Planned p = plan_of(m.bytes(), {x});
+    std::string conv_op = std::string("Conv+") + act, gemm_op = std::string("Gemm+") + act;
+    EXPECT_EQ(p.ops, (std::vector<std::string>{conv_op, "Flatten", gemm_op})) << act;
+    // Same numbers as the unfused graph, whose activation runs as its own kernel.
+    EXPECT_EQ(run(m.bytes(), {{"x", x}}), run(m.bytes(), {{"x", x}}, false)) << act;
+  }
+}
+
+TEST(Passes, Relu6ClipFusesWithItsBounds) {
+  ModelBuilder m(13);
+  m.input("x", DType::kFloat32, {1, 1, 2, 4});
+  m.initializer("w", testing::iota({1, 1, 1, 1}, 3.0f));
+  Tensor lo = Tensor::zeros(DType::kFloat32, {}), hi = Tensor::zeros(DType::kFloat32, {});
+  *hi.data<float>() = 6.0f;
+  m.initializer("lo", lo).initializer("hi", hi);
+  m.node("Conv", {"x", "w"}, {"c"}, "conv");
+  m.node("Clip", {"c", "lo", "hi"}, {"y"}, "relu6");
+  m.output("y");
+  Tensor x = testing::iota({1, 1, 2, 4}, -1.0f);  // -1..6, times 3
+  Planned p = plan_of(m.bytes(), {x});
+  EXPECT_EQ(p.ops, (std::vector<std::string>{"Conv+Clip"}));
+  auto y = run(m.bytes(), {{"x", x}});
+  std::vector<float> want;
+  for (int i = 0; i < 8; ++i) want.push_back(std::min(6.0f, std::max(0.0f, 3.0f * (i - 1))));
+  EXPECT_EQ(y, want);
+}
+
+TEST(Passes, ActivationWithTwoReadersIsNotFused) {
+  // Conv output read by Relu and by the graph output: fusing would change it.
+  ModelBuilder m;
+  m.input("x", DType::kFloat32, {1, 1, 2, 2});
+  m.initializer("w", testing::iota({1, 1, 1, 1}, 1.0f));
+  m.node("Conv", {"x", "w"}, {"c"}, "conv");
+  m.node("Relu", {"c"}, {"y"}, "relu");
+  m.output("y");
+  m.output("c");
+  Planned p = plan_of(m.bytes(), {testing::iota({1, 1, 2, 2}, -2.0f)});
+  EXPECT_EQ(p.ops, (std::vector<std::string>{"Conv", "Relu"}));
+}
+
+TEST(Passes, IdentityAndDropoutAreRemovedEvenAtTheOutput) {
+  ModelBuilder m(12);
+  m.input("x", DType::kFloat32, {4});
+  m.node("Identity", {"x"}, {"a"}, "id1");
+  m.node("Relu", {"a"}, {"b"}, "relu");
+  m.node("Dropout", {"b"}, {"c"}, "drop");
+  m.node("Identity", {"c"}, {"y"}, "id2");
+  m.output("y");
+  Planned p = plan_of(m.bytes(), {testing::iota({4}, -2.0f)});
+  EXPECT_EQ(p.ops, (std::vector<std::string>{"Relu"}));
+  EXPECT_EQ(p.plan->stats.identities, 3);
+  EXPECT_EQ(run(m.bytes(), {{"x", testing::iota({4}, -2.0f)}}), (std::vector<float>{0, 0, 0, 1}));
+}
+
+TEST(Passes, OutputThatIsAnInputIsCopied) {
+  ModelBuilder m;
+  m.input("x", DType::kFloat32, {3});
+  m.node("Identity", {"x"}, {"y"}, "id");
+  m.output("y");
+  EXPECT_EQ(run(m.bytes(), {{"x", testing::iota({3}, 7.0f)}}), (std::vector<float>{7, 8, 9}));
+}
+
+TEST(Passes, FullyConstantGraphFolds) {
+  ModelBuilder m;
+  m.input("x", DType::kFloat32, {2});
+  m.initializer("a", testing::iota({2}, 1.0f));
+  m.initializer("b", testing::iota({2}, 10.0f));
+  m.node("Add", {"a", "b"}, {"c"}, "const_add");
+  m.node("Mul", {"x", "c"}, {"y"}, "mul");
+  m.output("y");
+  Planned p = plan_of(m.bytes(), {testing::iota({2}, 1.0f)});
+  EXPECT_EQ(p.ops, (std::vector<std::string>{"Mul"}));
+  EXPECT_EQ(run(m.bytes(), {{"x", testing::iota({2}, 1.0f)}}), (std::vector<float>{11, 26}));
+}
+
+TEST(Passes, DeadNodesAreRemoved) {
+  ModelBuilder m;
+  m.input("x", DType::kFloat32, {2});
+  m.node("Relu", {"x"}, {"unused"}, "dead_relu");
+  m.node("Neg", {"x"}, {"y"}, "neg");
+  m.output("y");
+  Planned p = plan_of(m.bytes(), {testing::iota({2})});
+  EXPECT_EQ(p.ops, (std::vector<std::string>{"Neg"}));
+  EXPECT_EQ(p.plan->stats.dead, 1);
+}
+
+TEST(Passes, ReportNamesFusedNodes) {
+  ModelBuilder m;
+  m.input("x", DType::kFloat32, {1, 1, 2, 2});
+  m.initializer("w", testing::iota({1, 1, 1, 1}, 1.0f));
+  m.node("Conv", {"x", "w"}, {"c"}, "conv7");
+  m.node("Relu", {"c"}, {"y"}, "relu7");
+  m.output("y");
+  Planned p = plan_of(m.bytes(), {testing::iota({1, 1, 2, 2})});
+  EXPECT_THAT(p.plan->report(), HasSubstr("conv7+relu7"));
+  EXPECT_THAT(p.plan->report(), Not(HasSubstr("Relu ")));
+}
+
+}  // namespace
+}  // namespace minirt

@@ -1,0 +1,165 @@
+// The Session API: bad input at run time gets a clear error, plans follow
+// input shapes, and the device choice is explained.
+// (That a steady-state run allocates nothing is tests/alloc/no_alloc_test.cpp.)
+#include <minirt/minirt.h>
+
+#include "model_builder.h"
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+namespace minirt {
+namespace {
+
+using ::testing::AllOf;
+using ::testing::HasSubstr;
+using testing::ModelBuilder;
+
+// conv (3x3, pad 1) -> relu -> global average pool -> flatten -> gemm, with a
+// symbolic batch.
+std::shared_ptr<const Model> small_cnn() {
+  ModelBuilder m;
+  m.input("image", DType::kFloat32, {-1, 2, 6, 6}, {"N"});
+  m.initializer("w", testing::iota({4, 2, 3, 3}, -0.5f, 0.01f));
+  m.initializer("b", testing::iota({4}, 0.1f, 0.1f));
+  m.initializer("fc", testing::iota({3, 4}, 0.2f, -0.05f));
+  m.node("Conv", {"image", "w", "b"}, {"c"}, "conv").ints("pads", {1, 1, 1, 1});
+  m.node("Relu", {"c"}, {"r"}, "relu");
+  m.node("GlobalAveragePool", {"r"}, {"p"}, "gap");
+  m.node("Flatten", {"p"}, {"f"}, "flat");
+  m.node("Gemm", {"f", "fc"}, {"logits"}, "fc").i("transB", 1);
+  m.output("logits");
+  std::string bytes = m.bytes();
+  return Model::load_from_memory(bytes.data(), bytes.size(), "small_cnn.onnx");
+}
+
+Error run_error(Session& s, const NamedTensors& in) {
+  try {
+    s.run(in);
+  } catch (const Error& e) {
+    return e;
+  }
+  ADD_FAILURE() << "run succeeded";
+  return Error(ErrorCode::kInternal, "");
+}
+
+TEST(Session, UnknownInputNameListsTheRealOnes) {
+  Session s(small_cnn(), {.device = Device::kCpu, .threads = 1});
+  Error e = run_error(s, {{"img", Tensor::zeros(DType::kFloat32, {1, 2, 6, 6})}});
+  EXPECT_EQ(e.code(), ErrorCode::kInvalidArgument);
+  EXPECT_THAT(e.what(), AllOf(HasSubstr("small_cnn.onnx"), HasSubstr("'img'"), HasSubstr("'image'")));
+}
+
+TEST(Session, MissingInput) {
+  Session s(small_cnn(), {.device = Device::kCpu, .threads = 1});
+  Error e = run_error(s, {});
+  EXPECT_THAT(e.what(), HasSubstr("'image' was not given"));
+}
+
+TEST(Session, WrongDtypeRankAndShape) {
+  Session s(small_cnn(), {.device = Device::kCpu, .threads = 1});
+  EXPECT_THAT(run_error(s, {{"image", Tensor::zeros(DType::kInt64, {1, 2, 6, 6})}}).what(),
+              AllOf(HasSubstr("'image'"), HasSubstr("float32"), HasSubstr("int64")));
+  EXPECT_THAT(run_error(s, {{"image", Tensor::zeros(DType::kFloat32, {2, 6, 6})}}).what(),
+              AllOf(HasSubstr("'image'"), HasSubstr("rank 4")));
+  EXPECT_THAT(run_error(s, {{"image", Tensor::zeros(DType::kFloat32, {1, 3, 6, 6})}}).what(),
+              AllOf(HasSubstr("'image'"), HasSubstr("1x3x6x6")));
+}
+
+TEST(Session, NullBufferAndEmptyTensorAreRefused) {
+  Session s(small_cnn(), {.device = Device::kCpu, .threads = 1});
+  EXPECT_THAT(run_error(s, {{"image", Tensor::wrap(DType::kFloat32, {1, 2, 6, 6}, nullptr)}}).what(),
+              HasSubstr("null"));
+  EXPECT_THAT(run_error(s, {{"image", Tensor()}}).what(), HasSubstr("empty"));
+}
+
+TEST(Session, InputGivenTwice) {
+  Session s(small_cnn(), {.device = Device::kCpu, .threads = 1});
+  Tensor x = Tensor::zeros(DType::kFloat32, {1, 2, 6, 6});
+  EXPECT_THAT(run_error(s, {{"image", x}, {"image", x}}).what(), HasSubstr("twice"));
+}
+
+TEST(Session, SessionStaysUsableAfterAnError) {
+  Session s(small_cnn(), {.device = Device::kCpu, .threads = 1});
+  run_error(s, {{"image", Tensor::zeros(DType::kFloat32, {1, 3, 6, 6})}});
+  auto out = s.run({{"image", Tensor::zeros(DType::kFloat32, {1, 2, 6, 6})}});
+  EXPECT_EQ(out[0].shape(), (Shape{1, 3}));
+}
+
+TEST(Session, BatchChangeReplansAndEachItemMatchesBatchOne) {
+  auto model = small_cnn();
+  Session s(model, {.device = Device::kCpu, .threads = 2});
+  Tensor one = testing::iota({1, 2, 6, 6}, -1.0f, 0.03f);
+  std::vector<float> single(s.run({{"image", one}})[0].data<float>(), s.run({{"image", one}})[0].data<float>() + 3);
+  EXPECT_EQ(s.plans_made(), 1);
+  Tensor three = Tensor::zeros(DType::kFloat32, {3, 2, 6, 6});
+  for (int k = 0; k < 3; ++k) std::copy(one.data<float>(), one.data<float>() + 72, three.data<float>() + 72 * k);
+  auto out = s.run({{"image", three}});
+  EXPECT_EQ(s.plans_made(), 2);
+  ASSERT_EQ(out[0].shape(), (Shape{3, 3}));
+  for (int k = 0; k < 3; ++k)
+    for (int j = 0; j < 3; ++j) EXPECT_NEAR(out[0].data<float>()[k * 3 + j], single[j], 1e-5f);
+  s.run({{"image", three}});
+  EXPECT_EQ(s.plans_made(), 2);  // same shape: the plan is kept
+}
+
+TEST(Session, DeviceChoiceIsExplained) {
+  Session cpu(small_cnn(), {.device = Device::kCpu});
+  EXPECT_EQ(cpu.device(), Device::kCpu);
+  Session autod(small_cnn(), {.device = Device::kAuto});
+  EXPECT_EQ(autod.device(), Device::kCpu);
+  EXPECT_THAT(autod.device_reason(), HasSubstr("CPU"));
+  try {
+    Session cuda(small_cnn(), {.device = Device::kCuda});
+    FAIL();
+  } catch (const Error& e) {
+    EXPECT_EQ(e.code(), ErrorCode::kDeviceUnavailable);
+    EXPECT_THAT(e.what(), HasSubstr("GPU"));
+  }
+}
+
+TEST(Session, ThreadsOption) {
+  Session a(small_cnn(), {.device = Device::kCpu, .threads = 3});
+  EXPECT_EQ(a.threads(), 3);
+  Session b(small_cnn(), {.device = Device::kCpu});
+  EXPECT_GE(b.threads(), 1);
+}
+
+TEST(Session, ResultsDoNotDependOnThreadCount) {
+  Tensor x = testing::iota({2, 2, 6, 6}, -1.0f, 0.013f);
+  Session one(small_cnn(), {.device = Device::kCpu, .threads = 1});
+  Session four(small_cnn(), {.device = Device::kCpu, .threads = 4});
+  auto a = one.run({{"image", x}});
+  auto b = four.run({{"image", x}});
+  for (int i = 0; i < 6; ++i) EXPECT_NEAR(a[0].data<float>()[i], b[0].data<float>()[i], 1e-5f);
+}
+
+TEST(Session, PlanReportShowsStepsShapesAndArena) {
+  Session s(small_cnn(), {.device = Device::kCpu, .threads = 1});
+  EXPECT_EQ(s.plan_report(), "");
+  s.run({{"image", Tensor::zeros(DType::kFloat32, {1, 2, 6, 6})}});
+  std::string r = s.plan_report();
+  EXPECT_THAT(r, AllOf(HasSubstr("Conv+Relu"), HasSubstr("1x2x6x6"), HasSubstr("arena:"), HasSubstr("GlobalAveragePool")));
+  EXPECT_GT(s.arena_bytes(), 0u);
+}
+
+TEST(Session, ProfileRecordsEveryStep) {
+  Session s(small_cnn(), {.device = Device::kCpu, .threads = 1, .profile = true});
+  s.run({{"image", Tensor::zeros(DType::kFloat32, {1, 2, 6, 6})}});
+  const auto& p = s.last_profile();
+  ASSERT_FALSE(p.empty());
+  EXPECT_EQ(p[0].op, "Conv+Relu");
+  for (const auto& st : p) EXPECT_GE(st.duration_us, 0.0);
+}
+
+TEST(Session, OutputsOwnTheirMemory) {
+  std::vector<Tensor> kept;
+  {
+    Session s(small_cnn(), {.device = Device::kCpu, .threads = 1});
+    kept = s.run({{"image", testing::iota({1, 2, 6, 6})}});
+  }
+  EXPECT_TRUE(std::isfinite(kept[0].data<float>()[0]));
+}
+
+}  // namespace
+}  // namespace minirt

@@ -1,0 +1,508 @@
+// minirt-make-models: writes standard CNN topologies as ONNX files with
+// deterministic random weights, for the model-level tests against
+// onnxruntime (tests/run_model_tests.sh) and for benchmarks.
+//
+//   minirt-make-models --out build/models                 # all of them, seed 1
+//   minirt-make-models --out /tmp/m --seed 7 resnet18 mnist_cnn
+//
+// The layer structures are torchvision's (ResNet-18/50 v1.5, MobileNetV2
+// width 1.0, SqueezeNet 1.1) plus a small MNIST CNN. Conv, BatchNormalization
+// and activations are separate nodes, as an exporter writes them, so minirt's
+// folding and fusion passes have work to do. Weights come from a counter-free
+// generator seeded by (seed, tensor name): the same seed gives byte-identical
+// files on any machine. See models/README.md.
+#include "loaders/onnx/onnx_subset.pb.h"
+
+#include <bit>
+#include <cmath>
+#include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <functional>
+#include <map>
+#include <string>
+#include <vector>
+
+namespace fs = std::filesystem;
+namespace po = minirt::onnx;
+
+namespace {
+
+constexpr int64_t kOpset = 13;
+constexpr int64_t kIrVersion = 8;
+constexpr const char* kProducer = "minirt-make-models";
+constexpr const char* kProducerVersion = "1";
+
+// ---------------------------------------------------------------------------
+// Deterministic random numbers: splitmix64 seeded by the model seed and a
+// hash of the tensor's name, so each tensor's values depend on nothing else
+// (adding a layer or a model never changes the others' weights).
+
+uint64_t fnv1a(const std::string& s) {
+  uint64_t h = 1469598103934665603ull;
+  for (unsigned char c : s) {
+    h ^= c;
+    h *= 1099511628211ull;
+  }
+  return h;
+}
+
+class Rng {
+ public:
+  Rng(uint64_t seed, const std::string& stream) : state_(seed * 0x9E3779B97F4A7C15ull ^ fnv1a(stream)) {}
+
+  uint64_t next() {
+    uint64_t z = (state_ += 0x9E3779B97F4A7C15ull);
+    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+    z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+    return z ^ (z >> 31);
+  }
+  // Uniform in [-1, 1), exactly representable (24 random bits).
+  double symmetric() { return static_cast<double>(next() >> 40) * (2.0 / 16777216.0) - 1.0; }
+
+ private:
+  uint64_t state_;
+};
+
+// ---------------------------------------------------------------------------
+// Graph building.
+
+class Builder {
+ public:
+  Builder(std::string name, uint64_t seed) : seed_(seed) {
+    model_.set_ir_version(kIrVersion);
+    model_.set_producer_name(kProducer);
+    model_.set_producer_version(kProducerVersion);
+    auto* op = model_.add_opset_import();
+    op->set_domain("");
+    op->set_version(kOpset);
+    graph()->set_name(std::move(name));
+  }
+
+  po::GraphProto* graph() { return model_.mutable_graph(); }
+
+  // A graph input or output of float type; a negative dim is the symbolic "N".
+  void declare(bool input, const std::string& name, const std::vector<int64_t>& dims) {
+    po::ValueInfoProto* v = input ? graph()->add_input() : graph()->add_output();
+    v->set_name(name);
+    auto* tt = v->mutable_type()->mutable_tensor_type();
+    tt->set_elem_type(po::TensorProto::FLOAT);
+    auto* shape = tt->mutable_shape();
+    for (int64_t d : dims) {
+      auto* dim = shape->add_dim();
+      if (d < 0) dim->set_dim_param("N");
+      else dim->set_dim_value(d);
+    }
+  }
+
+  // A float initializer stored little-endian in raw_data.
+  const std::string& initializer(const std::string& name, const std::vector<int64_t>& dims, const std::vector<float>& v) {
+    po::TensorProto* t = graph()->add_initializer();
+    t->set_name(name);
+    t->set_data_type(po::TensorProto::FLOAT);
+    for (int64_t d : dims) t->add_dims(d);
+    std::string raw(v.size() * 4, '\0');
+    for (size_t i = 0; i < v.size(); ++i) {
+      uint32_t bits = std::bit_cast<uint32_t>(v[i]);
+      for (int b = 0; b < 4; ++b) raw[i * 4 + b] = static_cast<char>((bits >> (8 * b)) & 0xFF);
+    }
+    t->set_raw_data(std::move(raw));
+    return t->name();
+  }
+
+  // Uniform in [center - spread, center + spread), from the tensor's own stream.
+  std::vector<float> uniform(const std::string& stream, int64_t n, double center, double spread) {
+    Rng rng(seed_, stream);
+    std::vector<float> v(static_cast<size_t>(n));
+    for (auto& x : v) x = static_cast<float>(center + spread * rng.symmetric());
+    return v;
+  }
+
+  po::NodeProto* node(const std::string& op, const std::string& name, const std::vector<std::string>& inputs,
+                      const std::vector<std::string>& outputs) {
+    po::NodeProto* n = graph()->add_node();
+    n->set_op_type(op);
+    n->set_name(name);
+    for (const auto& i : inputs) n->add_input(i);
+    for (const auto& o : outputs) n->add_output(o);
+    return n;
+  }
+
+  static void attr_int(po::NodeProto* n, const std::string& name, int64_t v) {
+    auto* a = n->add_attribute();
+    a->set_name(name);
+    a->set_type(po::AttributeProto::INT);
+    a->set_i(v);
+  }
+  static void attr_float(po::NodeProto* n, const std::string& name, float v) {
+    auto* a = n->add_attribute();
+    a->set_name(name);
+    a->set_type(po::AttributeProto::FLOAT);
+    a->set_f(v);
+  }
+  static void attr_ints(po::NodeProto* n, const std::string& name, const std::vector<int64_t>& v) {
+    auto* a = n->add_attribute();
+    a->set_name(name);
+    a->set_type(po::AttributeProto::INTS);
+    for (int64_t x : v) a->add_ints(x);
+  }
+
+  // Conv with Kaiming-uniform weights (gain sqrt(2), fan_in = cin/groups*k*k),
+  // so a Conv+ReLU chain keeps the second moment of its activations.
+  // Returns the output value's name, which is the node's name.
+  std::string conv(const std::string& name, const std::string& x, int64_t cin, int64_t cout, int64_t k, int64_t stride,
+                   int64_t pad, int64_t groups = 1, bool bias = false) {
+    int64_t fan_in = cin / groups * k * k;
+    double bound = std::sqrt(6.0 / static_cast<double>(fan_in));
+    std::vector<std::string> ins = {
+        x, initializer(name + ".weight", {cout, cin / groups, k, k}, uniform(name + ".weight", cout * (cin / groups) * k * k, 0, bound))};
+    if (bias) ins.push_back(initializer(name + ".bias", {cout}, uniform(name + ".bias", cout, 0, 0.05)));
+    po::NodeProto* n = node("Conv", name, ins, {name});
+    attr_ints(n, "dilations", {1, 1});
+    attr_int(n, "group", groups);
+    attr_ints(n, "kernel_shape", {k, k});
+    attr_ints(n, "pads", {pad, pad, pad, pad});
+    attr_ints(n, "strides", {stride, stride});
+    return name;
+  }
+
+  // BatchNormalization near identity: scale = gain * (1 +- 0.1), bias and mean
+  // +- 0.05, variance 1 +- 0.1 (always positive). `gain` < 1 damps a residual
+  // branch so that the sum grows slowly through deep networks.
+  std::string batchnorm(const std::string& name, const std::string& x, int64_t c, double gain = 1.0) {
+    std::vector<std::string> ins = {x, initializer(name + ".weight", {c}, uniform(name + ".weight", c, gain, 0.1 * gain)),
+                                    initializer(name + ".bias", {c}, uniform(name + ".bias", c, 0, 0.05)),
+                                    initializer(name + ".running_mean", {c}, uniform(name + ".running_mean", c, 0, 0.05)),
+                                    initializer(name + ".running_var", {c}, uniform(name + ".running_var", c, 1.0, 0.1))};
+    po::NodeProto* n = node("BatchNormalization", name, ins, {name});
+    attr_float(n, "epsilon", 1e-5f);
+    attr_float(n, "momentum", 0.9f);
+    return name;
+  }
+
+  std::string relu(const std::string& name, const std::string& x) {
+    node("Relu", name, {x}, {name});
+    return name;
+  }
+
+  // ReLU6 as an exporter writes it at opset 13: Clip with min and max inputs.
+  std::string relu6(const std::string& name, const std::string& x) {
+    if (!have_relu6_bounds_) {
+      initializer("relu6.min", {}, {0.0f});
+      initializer("relu6.max", {}, {6.0f});
+      have_relu6_bounds_ = true;
+    }
+    node("Clip", name, {x, "relu6.min", "relu6.max"}, {name});
+    return name;
+  }
+
+  std::string add(const std::string& name, const std::string& a, const std::string& b) {
+    node("Add", name, {a, b}, {name});
+    return name;
+  }
+
+  std::string maxpool(const std::string& name, const std::string& x, int64_t k, int64_t stride, int64_t pad, bool ceil) {
+    po::NodeProto* n = node("MaxPool", name, {x}, {name});
+    if (ceil) attr_int(n, "ceil_mode", 1);
+    attr_ints(n, "kernel_shape", {k, k});
+    attr_ints(n, "pads", {pad, pad, pad, pad});
+    attr_ints(n, "strides", {stride, stride});
+    return name;
+  }
+
+  std::string global_avgpool(const std::string& name, const std::string& x) {
+    node("GlobalAveragePool", name, {x}, {name});
+    return name;
+  }
+
+  std::string flatten(const std::string& name, const std::string& x) {
+    attr_int(node("Flatten", name, {x}, {name}), "axis", 1);
+    return name;
+  }
+
+  // Dropout at opset 13 with its ratio as an input; inference makes it a copy.
+  std::string dropout(const std::string& name, const std::string& x, float ratio) {
+    node("Dropout", name, {x, initializer(name + ".ratio", {}, {ratio})}, {name});
+    return name;
+  }
+
+  // Gemm as torch exports nn.Linear: weight [out, in], transB = 1, with
+  // torch's default init range (uniform +- 1/sqrt(in)).
+  std::string linear(const std::string& name, const std::string& x, int64_t in, int64_t out, const std::string& y = "") {
+    double bound = 1.0 / std::sqrt(static_cast<double>(in));
+    std::string w = initializer(name + ".weight", {out, in}, uniform(name + ".weight", out * in, 0, bound));
+    std::string b = initializer(name + ".bias", {out}, uniform(name + ".bias", out, 0, bound));
+    std::string yname = y.empty() ? name : y;
+    po::NodeProto* n = node("Gemm", name, {x, w, b}, {yname});
+    attr_float(n, "alpha", 1.0f);
+    attr_float(n, "beta", 1.0f);
+    attr_int(n, "transB", 1);
+    return yname;
+  }
+
+  std::string conv_bn(const std::string& conv_name, const std::string& bn_name, const std::string& x, int64_t cin,
+                      int64_t cout, int64_t k, int64_t stride, int64_t pad, int64_t groups = 1, double gain = 1.0) {
+    return batchnorm(bn_name, conv(conv_name, x, cin, cout, k, stride, pad, groups), cout, gain);
+  }
+
+  std::string serialize() const { return model_.SerializeAsString(); }
+
+ private:
+  po::ModelProto model_;
+  uint64_t seed_;
+  bool have_relu6_bounds_ = false;
+};
+
+// The scale of the last BatchNormalization of every residual branch. With
+// near-identity BatchNormalization nothing re-normalizes the activations, so
+// each residual add grows their second moment by about 1 + gain^2; 0.5 keeps
+// ResNet-50's 16 blocks within a small factor (torchvision's
+// zero_init_residual is the gain-0 extreme, which would hide the branches).
+constexpr double kResidualGain = 0.5;
+
+// ---------------------------------------------------------------------------
+// ResNet (torchvision resnet.py, v1.5: the stride sits on the 3x3 conv).
+
+std::string basic_block(Builder& b, const std::string& p, const std::string& x, int64_t inplanes, int64_t planes,
+                        int64_t stride) {
+  std::string y = b.relu(p + ".relu1", b.conv_bn(p + ".conv1", p + ".bn1", x, inplanes, planes, 3, stride, 1));
+  y = b.conv_bn(p + ".conv2", p + ".bn2", y, planes, planes, 3, 1, 1, 1, kResidualGain);
+  std::string identity = x;
+  if (stride != 1 || inplanes != planes)
+    identity = b.conv_bn(p + ".downsample.0", p + ".downsample.1", x, inplanes, planes, 1, stride, 0);
+  return b.relu(p + ".relu2", b.add(p + ".add", y, identity));
+}
+
+std::string bottleneck(Builder& b, const std::string& p, const std::string& x, int64_t inplanes, int64_t planes,
+                       int64_t stride) {
+  const int64_t out = planes * 4;
+  std::string y = b.relu(p + ".relu1", b.conv_bn(p + ".conv1", p + ".bn1", x, inplanes, planes, 1, 1, 0));
+  y = b.relu(p + ".relu2", b.conv_bn(p + ".conv2", p + ".bn2", y, planes, planes, 3, stride, 1));
+  y = b.conv_bn(p + ".conv3", p + ".bn3", y, planes, out, 1, 1, 0, 1, kResidualGain);
+  std::string identity = x;
+  if (stride != 1 || inplanes != out)
+    identity = b.conv_bn(p + ".downsample.0", p + ".downsample.1", x, inplanes, out, 1, stride, 0);
+  return b.relu(p + ".relu3", b.add(p + ".add", y, identity));
+}
+
+std::string resnet(const std::string& name, bool use_bottleneck, const std::vector<int>& blocks, uint64_t seed) {
+  Builder b(name, seed);
+  b.declare(true, "input", {-1, 3, 224, 224});
+  std::string x = b.relu("relu", b.conv_bn("conv1", "bn1", "input", 3, 64, 7, 2, 3));
+  x = b.maxpool("maxpool", x, 3, 2, 1, false);
+  const int64_t expansion = use_bottleneck ? 4 : 1;
+  int64_t inplanes = 64;
+  for (int layer = 0; layer < 4; ++layer) {
+    int64_t planes = int64_t{64} << layer;
+    for (int i = 0; i < blocks[layer]; ++i) {
+      std::string p = "layer" + std::to_string(layer + 1) + "." + std::to_string(i);
+      int64_t stride = (layer > 0 && i == 0) ? 2 : 1;
+      x = use_bottleneck ? bottleneck(b, p, x, inplanes, planes, stride) : basic_block(b, p, x, inplanes, planes, stride);
+      inplanes = planes * expansion;
+    }
+  }
+  x = b.flatten("flatten", b.global_avgpool("avgpool", x));
+  b.linear("fc", x, 512 * expansion, 1000, "logits");
+  b.declare(false, "logits", {-1, 1000});
+  return b.serialize();
+}
+
+// ---------------------------------------------------------------------------
+// MobileNetV2 (torchvision mobilenetv2.py, width 1.0).
+
+std::string mobilenet_v2(uint64_t seed) {
+  Builder b("mobilenetv2", seed);
+  b.declare(true, "input", {-1, 3, 224, 224});
+  // features.0: Conv2dNormActivation(3, 32, stride 2).
+  std::string x = b.relu6("features.0.2", b.conv_bn("features.0.0", "features.0.1", "input", 3, 32, 3, 2, 1));
+  struct Setting {
+    int64_t t, c, n, s;
+  };
+  const Setting settings[] = {{1, 16, 1, 1}, {6, 24, 2, 2}, {6, 32, 3, 2}, {6, 64, 4, 2},
+                              {6, 96, 3, 1}, {6, 160, 3, 2}, {6, 320, 1, 1}};
+  int64_t cin = 32;
+  int feature = 1;
+  for (const auto& st : settings) {
+    for (int64_t i = 0; i < st.n; ++i, ++feature) {
+      const int64_t stride = i == 0 ? st.s : 1;
+      const int64_t hidden = cin * st.t;
+      const bool residual = stride == 1 && cin == st.c;
+      const std::string p = "features." + std::to_string(feature) + ".conv.";
+      std::string y = x;
+      int idx = 0;
+      if (st.t != 1) {  // expand: 1x1 conv + BN + ReLU6
+        std::string q = p + std::to_string(idx++);
+        y = b.relu6(q + ".2", b.conv_bn(q + ".0", q + ".1", y, cin, hidden, 1, 1, 0));
+      }
+      {  // depthwise 3x3
+        std::string q = p + std::to_string(idx++);
+        y = b.relu6(q + ".2", b.conv_bn(q + ".0", q + ".1", y, hidden, hidden, 3, stride, 1, hidden));
+      }
+      // linear projection: 1x1 conv + BN, no activation
+      std::string conv = p + std::to_string(idx), bn = p + std::to_string(idx + 1);
+      y = b.conv_bn(conv, bn, y, hidden, st.c, 1, 1, 0, 1, residual ? kResidualGain : 1.0);
+      x = residual ? b.add("features." + std::to_string(feature) + ".add", x, y) : y;
+      cin = st.c;
+    }
+  }
+  // features.18: 1x1 conv to 1280 + BN + ReLU6.
+  x = b.relu6("features.18.2", b.conv_bn("features.18.0", "features.18.1", x, cin, 1280, 1, 1, 0));
+  x = b.flatten("flatten", b.global_avgpool("avgpool", x));
+  x = b.dropout("classifier.0", x, 0.2f);
+  b.linear("classifier.1", x, 1280, 1000, "logits");
+  b.declare(false, "logits", {-1, 1000});
+  return b.serialize();
+}
+
+// ---------------------------------------------------------------------------
+// SqueezeNet 1.1 (torchvision squeezenet.py): no BatchNormalization; convs
+// carry biases.
+
+std::string fire(Builder& b, const std::string& p, const std::string& x, int64_t cin, int64_t squeeze, int64_t e1,
+                 int64_t e3) {
+  std::string s = b.relu(p + ".squeeze_activation", b.conv(p + ".squeeze", x, cin, squeeze, 1, 1, 0, 1, true));
+  std::string a = b.relu(p + ".expand1x1_activation", b.conv(p + ".expand1x1", s, squeeze, e1, 1, 1, 0, 1, true));
+  std::string c = b.relu(p + ".expand3x3_activation", b.conv(p + ".expand3x3", s, squeeze, e3, 3, 1, 1, 1, true));
+  b.attr_int(b.node("Concat", p + ".cat", {a, c}, {p + ".cat"}), "axis", 1);
+  return p + ".cat";
+}
+
+std::string squeezenet1_1(uint64_t seed) {
+  Builder b("squeezenet1_1", seed);
+  b.declare(true, "input", {-1, 3, 224, 224});
+  std::string x = b.relu("features.1", b.conv("features.0", "input", 3, 64, 3, 2, 0, 1, true));
+  x = b.maxpool("features.2", x, 3, 2, 0, true);
+  x = fire(b, "features.3", x, 64, 16, 64, 64);
+  x = fire(b, "features.4", x, 128, 16, 64, 64);
+  x = b.maxpool("features.5", x, 3, 2, 0, true);
+  x = fire(b, "features.6", x, 128, 32, 128, 128);
+  x = fire(b, "features.7", x, 256, 32, 128, 128);
+  x = b.maxpool("features.8", x, 3, 2, 0, true);
+  x = fire(b, "features.9", x, 256, 48, 192, 192);
+  x = fire(b, "features.10", x, 384, 48, 192, 192);
+  x = fire(b, "features.11", x, 384, 64, 256, 256);
+  x = fire(b, "features.12", x, 512, 64, 256, 256);
+  x = b.dropout("classifier.0", x, 0.5f);
+  x = b.relu("classifier.2", b.conv("classifier.1", x, 512, 1000, 1, 1, 0, 1, true));
+  x = b.global_avgpool("classifier.3", x);
+  b.attr_int(b.node("Flatten", "flatten", {x}, {"logits"}), "axis", 1);
+  b.declare(false, "logits", {-1, 1000});
+  return b.serialize();
+}
+
+// ---------------------------------------------------------------------------
+// A small MNIST CNN at a fixed 1x1x28x28.
+
+std::string mnist_cnn(uint64_t seed) {
+  Builder b("mnist_cnn", seed);
+  b.declare(true, "input", {1, 1, 28, 28});
+  std::string x = b.relu("relu1", b.conv("conv1", "input", 1, 16, 5, 1, 2, 1, true));
+  x = b.maxpool("pool1", x, 2, 2, 0, false);
+  x = b.relu("relu2", b.conv("conv2", x, 16, 32, 5, 1, 2, 1, true));
+  x = b.maxpool("pool2", x, 2, 2, 0, false);
+  x = b.flatten("flatten", x);
+  x = b.relu("relu3", b.linear("fc1", x, 32 * 7 * 7, 128));
+  b.linear("fc2", x, 128, 10, "logits");
+  b.declare(false, "logits", {1, 10});
+  return b.serialize();
+}
+
+const std::map<std::string, std::function<std::string(uint64_t)>>& makers() {
+  static const std::map<std::string, std::function<std::string(uint64_t)>> m = {
+      {"resnet18", [](uint64_t s) { return resnet("resnet18", false, {2, 2, 2, 2}, s); }},
+      {"resnet50", [](uint64_t s) { return resnet("resnet50", true, {3, 4, 6, 3}, s); }},
+      {"mobilenetv2", mobilenet_v2},
+      {"squeezenet1_1", squeezenet1_1},
+      {"mnist_cnn", mnist_cnn},
+  };
+  return m;
+}
+
+void usage(std::FILE* f) {
+  std::fprintf(f,
+               "usage: minirt-make-models --out DIR [--seed N] [NAME...]\n"
+               "Writes DIR/NAME.onnx for each NAME (default: all) with deterministic random weights.\n"
+               "  --out DIR    output folder (created if missing)\n"
+               "  --seed N     weight seed (default 1); the same seed gives byte-identical files\n"
+               "models:");
+  for (const auto& [name, fn] : makers()) std::fprintf(f, " %s", name.c_str());
+  std::fprintf(f, "\nexit status: 0 success, 1 a file could not be written, 2 bad usage\n");
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  std::string out;
+  uint64_t seed = 1;
+  std::vector<std::string> names;
+  for (int i = 1; i < argc; ++i) {
+    std::string a = argv[i];
+    if (a == "--help" || a == "-h") {
+      usage(stdout);
+      return 0;
+    } else if (a == "--out" || a == "--seed") {
+      if (i + 1 >= argc) {
+        std::fprintf(stderr, "minirt-make-models: %s needs a value\n", a.c_str());
+        return 2;
+      }
+      std::string v = argv[++i];
+      if (a == "--out") {
+        out = v;
+      } else {
+        char* end = nullptr;
+        seed = std::strtoull(v.c_str(), &end, 10);
+        if (v.empty() || *end != '\0') {
+          std::fprintf(stderr, "minirt-make-models: --seed wants a non-negative integer, got '%s'\n", v.c_str());
+          return 2;
+        }
+      }
+    } else if (!a.empty() && a[0] == '-') {
+      std::fprintf(stderr, "minirt-make-models: unknown option %s\n", a.c_str());
+      usage(stderr);
+      return 2;
+    } else if (!makers().count(a)) {
+      std::fprintf(stderr, "minirt-make-models: unknown model '%s'\n", a.c_str());
+      usage(stderr);
+      return 2;
+    } else {
+      names.push_back(a);
+    }
+  }
+  if (out.empty()) {
+    usage(stderr);
+    return 2;
+  }
+  if (names.empty())
+    for (const auto& [name, fn] : makers()) names.push_back(name);
+
+  std::error_code ec;
+  fs::create_directories(out, ec);
+  if (ec) {
+    std::fprintf(stderr, "minirt-make-models: cannot create %s: %s\n", out.c_str(), ec.message().c_str());
+    return 1;
+  }
+  for (const auto& name : names) {
+    std::string bytes = makers().at(name)(seed);
+    fs::path path = fs::path(out) / (name + ".onnx");
+    fs::path tmp = path;
+    tmp += ".tmp";
+    {
+      std::ofstream f(tmp, std::ios::binary | std::ios::trunc);
+      f.write(bytes.data(), static_cast<std::streamsize>(bytes.size()));
+      if (!f) {
+        std::fprintf(stderr, "minirt-make-models: cannot write %s\n", tmp.c_str());
+        return 1;
+      }
+    }
+    fs::rename(tmp, path, ec);
+    if (ec) {
+      std::fprintf(stderr, "minirt-make-models: cannot rename %s to %s: %s\n", tmp.c_str(), path.c_str(),
+                   ec.message().c_str());
+      return 1;
+    }
+    std::printf("%s (%.1f MB)\n", path.c_str(), static_cast<double>(bytes.size()) / 1e6);
+  }
+  return 0;
+}
