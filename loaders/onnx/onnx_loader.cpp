@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <cerrno>
 #include <cstring>
+#include <filesystem>
 #include <fstream>
 #include <map>
 #include <set>
@@ -149,6 +150,8 @@ std::string node_label(const NodeProto& n, int index) {
 }  // namespace
 
 std::string read_file_bytes(const std::string& path) {
+  std::error_code ec;
+  if (std::filesystem::is_directory(path, ec)) fail_file(ErrorCode::kNotFound, path, "is a directory, not a model file");
   std::ifstream f(path, std::ios::binary);
   if (!f) fail_file(ErrorCode::kNotFound, path, std::string("cannot open the file: ") + std::strerror(errno));
   std::ostringstream ss;

@@ -55,7 +55,8 @@ TEST(Loader, DirectoryInsteadOfFile) {
     Model::load("/tmp");
     FAIL();
   } catch (const Error& e) {
-    EXPECT_THAT(e.what(), HasSubstr("/tmp"));
+    EXPECT_EQ(e.code(), ErrorCode::kNotFound);
+    EXPECT_THAT(e.what(), AllOf(HasSubstr("/tmp"), HasSubstr("directory")));
   }
 }
 

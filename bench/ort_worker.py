@@ -1,0 +1,47 @@
+"""Times onnxruntime on one model in its own process (so its peak RSS is its
+own) and prints a JSON line. Used by side_by_side.py.
+
+  ort_worker.py MODEL INPUT.npy THREADS WARMUP ITERATIONS [--profile PREFIX]
+"""
+import json
+import resource
+import sys
+import time
+
+import numpy as np
+import onnxruntime as ort
+
+
+def main():
+    model, input_path, threads, warmup, iters = sys.argv[1:6]
+    threads, warmup, iters = int(threads), int(warmup), int(iters)
+    profile = sys.argv[7] if len(sys.argv) > 7 and sys.argv[6] == "--profile" else None
+    so = ort.SessionOptions()
+    so.intra_op_num_threads = threads
+    so.inter_op_num_threads = 1
+    so.execution_mode = ort.ExecutionMode.ORT_SEQUENTIAL
+    so.log_severity_level = 3
+    if profile:
+        so.enable_profiling = True
+        so.profile_file_prefix = profile
+    t0 = time.perf_counter()
+    sess = ort.InferenceSession(model, so, providers=["CPUExecutionProvider"])
+    load_ms = (time.perf_counter() - t0) * 1000
+    x = np.load(input_path)
+    feed = {sess.get_inputs()[0].name: x}
+    for _ in range(warmup):
+        sess.run(None, feed)
+    lat = []
+    for _ in range(iters):
+        a = time.perf_counter()
+        sess.run(None, feed)
+        lat.append((time.perf_counter() - a) * 1000)
+    out = {"load_ms": load_ms, "latency_ms": lat,
+           "peak_rss_kib": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss}
+    if profile:
+        out["profile"] = sess.end_profiling()
+    print(json.dumps(out))
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,116 @@
+#!/usr/bin/env bash
+# End-to-end checks of the command-line tools: bad input of every kind gives
+# a clear message and the documented exit code (never a crash), and the
+# report options produce what they promise.
+#   cli_test.sh BIN_DIR PYTHON
+set -uo pipefail
+bin=$1
+py=$2
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+failures=0
+
+# expect CODE PATTERN -- command...: the exit status must be CODE and the
+# combined output must match the extended regex PATTERN.
+expect() {
+  local code=$1 pattern=$2
+  shift 3
+  local out status
+  out=$("$@" 2>&1)
+  status=$?
+  if [ "$status" -ne "$code" ] || ! grep -Eq -- "$pattern" <<<"$out"; then
+    echo "FAIL: $* -> exit $status (want $code), output:"
+    echo "$out" | head -20
+    echo "  (wanted output matching: $pattern)"
+    failures=$((failures + 1))
+  else
+    echo "ok: $(basename "$1") ${*:2:3} -> $status"
+  fi
+}
+
+"$bin/minirt-make-models" --out "$work" mnist_cnn >/dev/null || { echo "FAIL: minirt-make-models"; exit 1; }
+model=$work/mnist_cnn.onnx
+[ -x "$py" ] || { echo "FAIL: $py not found; run tools/setup.sh --venv"; exit 1; }
+
+# Files that are not models.
+expect 2 "nonexistent/model.onnx.*No such file" -- "$bin/runmodel" "$work/nonexistent/model.onnx"
+head -c 2000 "$model" >"$work/truncated.onnx"
+expect 2 "truncated.onnx" -- "$bin/runmodel" "$work/truncated.onnx"
+head -c 65536 "$bin/runmodel" >"$work/elf.onnx"
+expect 2 "elf.onnx: not a valid ONNX model" -- "$bin/runmodel" "$work/elf.onnx"
+head -c 4096 /dev/urandom >"$work/random.onnx"
+expect 2 "random.onnx" -- "$bin/runmodel" "$work/random.onnx"
+: >"$work/empty.onnx"
+expect 2 "empty.onnx: the file is empty" -- "$bin/runmodel" "$work/empty.onnx"
+expect 2 "is a directory, not a model file" -- "$bin/runmodel" "$work"
+
+# A well-formed model with an op minirt lacks, and inputs of the wrong kind.
+"$py" - "$work" <<'PY'
+import sys, numpy as np, onnx
+from onnx import helper, TensorProto
+w = sys.argv[1]
+g = helper.make_graph(
+    [helper.make_node("Relu", ["x"], ["a"], name="relu"),
+     helper.make_node("NonMaxSuppression", ["a", "a"], ["y"], name="nms_1"),
+     helper.make_node("Celu", ["a"], ["z"], name="celu_1")],
+    "g", [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 4])],
+    [helper.make_tensor_value_info("y", TensorProto.INT64, None),
+     helper.make_tensor_value_info("z", TensorProto.FLOAT, None)])
+onnx.save(helper.make_model(g, opset_imports=[helper.make_opsetid("", 13)]), f"{w}/unknown_op.onnx")
+np.save(f"{w}/wrong_shape.npy", np.zeros((1, 1, 27, 28), np.float32))
+np.save(f"{w}/wrong_dtype.npy", np.zeros((1, 1, 28, 28), np.int64))
+np.save(f"{w}/good.npy", np.random.default_rng(0).random((1, 1, 28, 28), dtype=np.float32))
+PY
+expect 2 "unsupported ops: Celu \(1 node: celu_1\); NonMaxSuppression \(1 node: nms_1\)" -- "$bin/runmodel" "$work/unknown_op.onnx"
+expect 3 "input 'input' must have shape 1x1x28x28, got 1x1x27x28" -- "$bin/runmodel" "$model" --input "input=$work/wrong_shape.npy"
+expect 3 "input 'input' must be float32, got int64" -- "$bin/runmodel" "$model" --input "input=$work/wrong_dtype.npy"
+expect 3 "no input of that name" -- "$bin/runmodel" "$model" --input "nosuch=$work/good.npy"
+expect 3 "cannot open" -- "$bin/runmodel" "$model" --input "input=$work/missing.npy"
+expect 3 "not a .npy file" -- "$bin/runmodel" "$model" --input "input=$model"
+
+# Bad command lines and device requests.
+expect 1 "unknown option --bogus" -- "$bin/runmodel" "$model" --bogus
+expect 1 "no model given" -- "$bin/runmodel"
+expect 1 "--iterations expects an integer" -- "$bin/runmodel" "$model" --iterations zero
+expect 1 "--device expects cpu, cuda or auto" -- "$bin/runmodel" "$model" --device tpu
+expect 4 "no GPU backend" -- "$bin/runmodel" "$model" --device cuda
+expect 0 "device: cpu: running on the CPU" -- "$bin/runmodel" "$model" --device auto --iterations 1
+expect 0 "usage: runmodel" -- "$bin/runmodel" --help
+expect 2 "usage: minirt-conformance" -- "$bin/minirt-conformance"
+
+# Outputs that cannot be written.
+expect 5 "output-dir" -- "$bin/runmodel" "$model" --iterations 1 --output-dir /proc/minirt-cannot-write
+expect 5 "profile" -- "$bin/runmodel" "$model" --iterations 1 --profile "$work/no/such/dir/trace.json"
+
+# What the report options promise.
+expect 0 "arena: .* bytes; without reuse" -- "$bin/runmodel" "$model" --iterations 1 --print-plan
+expect 0 "latency over 5 runs .*min .*mean .*median .*p90 .*p99 .*max" -- "$bin/runmodel" "$model" --iterations 5
+expect 0 "first run: .* ms" -- "$bin/runmodel" "$model" --iterations 1
+expect 0 "top-3" -- "$bin/runmodel" "$model" --iterations 1 --top-k 3
+"$bin/runmodel" "$model" --iterations 3 --json --input "input=$work/good.npy" --output-dir "$work/out" \
+  --profile "$work/trace.json" >"$work/summary.json" 2>"$work/stderr.txt"
+"$py" - "$work" <<'PY' || failures=$((failures + 1))
+import json, sys, numpy as np, onnxruntime as ort
+w = sys.argv[1]
+s = json.load(open(f"{w}/summary.json"))
+assert s["iterations"] == 3 and s["latency_ms"]["min"] <= s["latency_ms"]["median"] <= s["latency_ms"]["max"], s
+assert s["outputs"][0]["name"] == "logits" and s["outputs"][0]["shape"] == [1, 10], s
+t = json.load(open(f"{w}/trace.json"))
+ev = t["traceEvents"]
+assert ev and all(e["ph"] == "X" and e["dur"] >= 0 for e in ev), "bad trace"
+assert {e["args"]["iteration"] for e in ev} == {0, 1, 2}, "trace should hold every timed run"
+y = np.load(f"{w}/out/logits.npy")
+so = ort.SessionOptions(); so.log_severity_level = 3
+ref = ort.InferenceSession(f"{w}/mnist_cnn.onnx", so, providers=["CPUExecutionProvider"]).run(
+    None, {"input": np.load(f"{w}/good.npy")})[0]
+assert np.allclose(y, ref, rtol=1e-4, atol=1e-5), (y, ref)
+top = s["outputs"][0]["top_k"][0]["index"]
+assert top == int(np.argmax(ref[0])), (top, ref)
+print("ok: --json, --profile, --output-dir agree with onnxruntime")
+PY
+
+if [ "$failures" -ne 0 ]; then
+  echo "$failures check(s) failed"
+  exit 1
+fi
+echo "all CLI checks passed"
