@@ -178,10 +178,31 @@ std::unique_ptr<Plan> make_plan(const Graph& model, const std::vector<const Tens
     for (int v : s.inputs)
       if (v >= 0) last[v] = std::max(last[v], static_cast<int>(i));
   }
+  // Reshape-like steps only relabel bytes: their output shares the input's
+  // block (the kernel then sees the same pointer and copies nothing).
+  std::vector<int> root(nv);
+  for (size_t v = 0; v < nv; ++v) root[v] = static_cast<int>(v);
+  auto find = [&](int v) {
+    while (root[v] != v) v = root[v];
+    return v;
+  };
+  for (const Step& s : plan->steps) {
+    const std::string& op = g.nodes[s.node].op;
+    bool view = op == "Reshape" || op == "Flatten" || op == "Squeeze" || op == "Unsqueeze";
+    int in = s.inputs[0], out = s.outputs[0];
+    if (view && plan->storage[in] == Storage::kArena && plan->storage[out] == Storage::kArena) root[out] = find(in);
+  }
+  for (size_t v = 0; v < nv; ++v) {
+    if (plan->storage[v] != Storage::kArena) continue;
+    int r = find(static_cast<int>(v));
+    if (r == static_cast<int>(v)) continue;
+    first[r] = std::min(first[r], first[v]);
+    last[r] = std::max(last[r], last[v]);
+  }
   std::vector<Block> blocks;
   std::vector<int> owner;  // value id, or -(step+1) for a workspace
   for (size_t v = 0; v < nv; ++v) {
-    if (plan->storage[v] != Storage::kArena) continue;
+    if (plan->storage[v] != Storage::kArena || find(static_cast<int>(v)) != static_cast<int>(v)) continue;
     Block b;
     b.size = static_cast<size_t>(shape_numel(g.values[v].shape)) * dtype_size(g.values[v].dtype);
     b.first = first[v];
@@ -203,6 +224,8 @@ std::unique_ptr<Plan> make_plan(const Graph& model, const std::vector<const Tens
     if (owner[k] >= 0) plan->offset[owner[k]] = blocks[k].offset;
     else plan->steps[-owner[k] - 1].workspace_offset = blocks[k].offset;
   }
+  for (size_t v = 0; v < nv; ++v)
+    if (plan->storage[v] == Storage::kArena) plan->offset[v] = plan->offset[find(static_cast<int>(v))];
   return plan;
 }
 

@@ -2,11 +2,21 @@
 
 #include <algorithm>
 
+#if defined(__x86_64__) || defined(__i386__)
+#include <immintrin.h>
+#define MINIRT_PAUSE() _mm_pause()
+#else
+#define MINIRT_PAUSE() std::this_thread::yield()
+#endif
+
 namespace minirt {
 
 namespace {
 thread_local bool t_in_pool = false;
-}
+// Polls before a worker goes to sleep: a few hundred microseconds, longer
+// than the gap between two kernels of one run.
+constexpr int kSpinPolls = 4000;
+}  // namespace
 
 int ThreadPool::hardware_threads() {
   unsigned n = std::thread::hardware_concurrency();
@@ -16,7 +26,7 @@ int ThreadPool::hardware_threads() {
 ThreadPool::ThreadPool(int threads) {
   int extra = std::max(threads, 1) - 1;
   workers_.reserve(extra);
-  for (int i = 0; i < extra; ++i) workers_.emplace_back([this, i] { worker_loop(i); });
+  for (int i = 0; i < extra; ++i) workers_.emplace_back([this] { worker_loop(); });
 }
 
 ThreadPool::~ThreadPool() {
@@ -36,21 +46,29 @@ void ThreadPool::work_on_current() {
   }
 }
 
-void ThreadPool::worker_loop(int) {
+void ThreadPool::worker_loop() {
   t_in_pool = true;
   uint64_t seen = 0;
   for (;;) {
-    {
+    int polls = 0;
+    while (generation_.load() == seen && !stop_.load()) {
+      if (++polls < kSpinPolls) {
+        MINIRT_PAUSE();
+        continue;
+      }
+      // Sleep. sleepers_ and generation_ are both sequentially consistent,
+      // so either run() sees this sleeper and notifies, or the wait's
+      // predicate sees the new generation.
       std::unique_lock<std::mutex> lock(mu_);
-      wake_.wait(lock, [&] { return stop_ || generation_ != seen; });
-      if (stop_) return;
-      seen = generation_;
+      sleepers_.fetch_add(1);
+      wake_.wait(lock, [&] { return generation_.load() != seen || stop_.load(); });
+      sleepers_.fetch_sub(1);
+      break;
     }
+    if (stop_.load()) return;
+    seen = generation_.load();
     work_on_current();
-    {
-      std::lock_guard<std::mutex> lock(mu_);
-      if (--active_ == 0) done_.notify_one();
-    }
+    pending_.fetch_sub(1, std::memory_order_acq_rel);
   }
 }
 
@@ -65,22 +83,24 @@ void ThreadPool::run(int64_t n, int64_t grain, RangeFn fn) {
   std::lock_guard<std::mutex> serial(run_mu_);
   // A few chunks per thread balances uneven work without much overhead.
   int64_t want = std::min<int64_t>(max_chunks, static_cast<int64_t>(size()) * 4);
-  int64_t chunk = (n + want - 1) / want;
-  {
+  fn_ = &fn;
+  n_ = n;
+  chunk_ = (n + want - 1) / want;
+  next_.store(0, std::memory_order_relaxed);
+  pending_.store(static_cast<int>(workers_.size()));
+  generation_.fetch_add(1);
+  if (sleepers_.load() > 0) {
     std::lock_guard<std::mutex> lock(mu_);
-    fn_ = &fn;
-    n_ = n;
-    chunk_ = chunk;
-    next_.store(0, std::memory_order_relaxed);
-    active_ = static_cast<int>(workers_.size());
-    generation_++;
+    wake_.notify_all();
   }
-  wake_.notify_all();
   t_in_pool = true;
   work_on_current();
   t_in_pool = false;
-  std::unique_lock<std::mutex> lock(mu_);
-  done_.wait(lock, [&] { return active_ == 0; });
+  // The workers finish their last chunk soon after ours.
+  for (int polls = 0; pending_.load(std::memory_order_acquire) != 0; ++polls) {
+    if (polls < kSpinPolls) MINIRT_PAUSE();
+    else std::this_thread::yield();
+  }
   fn_ = nullptr;
 }
 

@@ -4,8 +4,9 @@
 //   pool.parallel_for(rows, [&](int64_t begin, int64_t end) { ... });
 //
 // The calling thread takes part in the work. parallel_for does not allocate,
-// so kernels may call it from the steady-state run loop. Nested calls from a
-// worker run inline.
+// so kernels may call it from the steady-state run loop. Between jobs the
+// workers spin briefly before sleeping, so the back-to-back jobs of one model
+// run do not pay a wake-up each. Nested calls from a worker run inline.
 #pragma once
 
 #include <atomic>
@@ -13,7 +14,6 @@
 #include <cstdint>
 #include <mutex>
 #include <thread>
-#include <type_traits>
 #include <vector>
 
 namespace minirt {
@@ -52,22 +52,22 @@ class ThreadPool {
 
  private:
   void run(int64_t n, int64_t grain, RangeFn fn);
-  void worker_loop(int index);
+  void worker_loop();
   void work_on_current();
 
   std::vector<std::thread> workers_;
   std::mutex mu_;
   std::condition_variable wake_;
-  std::condition_variable done_;
-  uint64_t generation_ = 0;
-  bool stop_ = false;
-  // The job being run.
+  std::atomic<uint64_t> generation_{0};
+  std::atomic<int> sleepers_{0};
+  std::atomic<bool> stop_{false};
+  // The job being run; written before generation_ is bumped.
   const RangeFn* fn_ = nullptr;
   int64_t n_ = 0;
   int64_t chunk_ = 1;
   std::atomic<int64_t> next_{0};
-  int active_ = 0;
-  std::mutex run_mu_;  // one parallel_for at a time per pool
+  std::atomic<int> pending_{0};  // workers not yet done with this job
+  std::mutex run_mu_;            // one parallel_for at a time per pool
 };
 
 }  // namespace minirt

@@ -11,8 +11,6 @@
 // folding and fusion passes have work to do. Weights come from a counter-free
 // generator seeded by (seed, tensor name): the same seed gives byte-identical
 // files on any machine. See models/README.md.
-#include "loaders/onnx/onnx_subset.pb.h"
-
 #include <bit>
 #include <cmath>
 #include <cstdint>
@@ -24,6 +22,8 @@
 #include <map>
 #include <string>
 #include <vector>
+
+#include "loaders/onnx/onnx_subset.pb.h"
 
 namespace fs = std::filesystem;
 namespace po = minirt::onnx;
@@ -92,13 +92,16 @@ class Builder {
     auto* shape = tt->mutable_shape();
     for (int64_t d : dims) {
       auto* dim = shape->add_dim();
-      if (d < 0) dim->set_dim_param("N");
-      else dim->set_dim_value(d);
+      if (d < 0)
+        dim->set_dim_param("N");
+      else
+        dim->set_dim_value(d);
     }
   }
 
   // A float initializer stored little-endian in raw_data.
-  const std::string& initializer(const std::string& name, const std::vector<int64_t>& dims, const std::vector<float>& v) {
+  const std::string& initializer(const std::string& name, const std::vector<int64_t>& dims,
+                                 const std::vector<float>& v) {
     po::TensorProto* t = graph()->add_initializer();
     t->set_name(name);
     t->set_data_type(po::TensorProto::FLOAT);
@@ -156,8 +159,8 @@ class Builder {
                    int64_t pad, int64_t groups = 1, bool bias = false) {
     int64_t fan_in = cin / groups * k * k;
     double bound = std::sqrt(6.0 / static_cast<double>(fan_in));
-    std::vector<std::string> ins = {
-        x, initializer(name + ".weight", {cout, cin / groups, k, k}, uniform(name + ".weight", cout * (cin / groups) * k * k, 0, bound))};
+    std::vector<std::string> ins = {x, initializer(name + ".weight", {cout, cin / groups, k, k},
+                                                   uniform(name + ".weight", cout * (cin / groups) * k * k, 0, bound))};
     if (bias) ins.push_back(initializer(name + ".bias", {cout}, uniform(name + ".bias", cout, 0, 0.05)));
     po::NodeProto* n = node("Conv", name, ins, {name});
     attr_ints(n, "dilations", {1, 1});
@@ -172,10 +175,11 @@ class Builder {
   // +- 0.05, variance 1 +- 0.1 (always positive). `gain` < 1 damps a residual
   // branch so that the sum grows slowly through deep networks.
   std::string batchnorm(const std::string& name, const std::string& x, int64_t c, double gain = 1.0) {
-    std::vector<std::string> ins = {x, initializer(name + ".weight", {c}, uniform(name + ".weight", c, gain, 0.1 * gain)),
-                                    initializer(name + ".bias", {c}, uniform(name + ".bias", c, 0, 0.05)),
-                                    initializer(name + ".running_mean", {c}, uniform(name + ".running_mean", c, 0, 0.05)),
-                                    initializer(name + ".running_var", {c}, uniform(name + ".running_var", c, 1.0, 0.1))};
+    std::vector<std::string> ins = {
+        x, initializer(name + ".weight", {c}, uniform(name + ".weight", c, gain, 0.1 * gain)),
+        initializer(name + ".bias", {c}, uniform(name + ".bias", c, 0, 0.05)),
+        initializer(name + ".running_mean", {c}, uniform(name + ".running_mean", c, 0, 0.05)),
+        initializer(name + ".running_var", {c}, uniform(name + ".running_var", c, 1.0, 0.1))};
     po::NodeProto* n = node("BatchNormalization", name, ins, {name});
     attr_float(n, "epsilon", 1e-5f);
     attr_float(n, "momentum", 0.9f);
@@ -203,7 +207,8 @@ class Builder {
     return name;
   }
 
-  std::string maxpool(const std::string& name, const std::string& x, int64_t k, int64_t stride, int64_t pad, bool ceil) {
+  std::string maxpool(const std::string& name, const std::string& x, int64_t k, int64_t stride, int64_t pad,
+                      bool ceil) {
     po::NodeProto* n = node("MaxPool", name, {x}, {name});
     if (ceil) attr_int(n, "ceil_mode", 1);
     attr_ints(n, "kernel_shape", {k, k});
@@ -230,7 +235,8 @@ class Builder {
 
   // Gemm as torch exports nn.Linear: weight [out, in], transB = 1, with
   // torch's default init range (uniform +- 1/sqrt(in)).
-  std::string linear(const std::string& name, const std::string& x, int64_t in, int64_t out, const std::string& y = "") {
+  std::string linear(const std::string& name, const std::string& x, int64_t in, int64_t out,
+                     const std::string& y = "") {
     double bound = 1.0 / std::sqrt(static_cast<double>(in));
     std::string w = initializer(name + ".weight", {out, in}, uniform(name + ".weight", out * in, 0, bound));
     std::string b = initializer(name + ".bias", {out}, uniform(name + ".bias", out, 0, bound));
@@ -299,7 +305,8 @@ std::string resnet(const std::string& name, bool use_bottleneck, const std::vect
     for (int i = 0; i < blocks[layer]; ++i) {
       std::string p = "layer" + std::to_string(layer + 1) + "." + std::to_string(i);
       int64_t stride = (layer > 0 && i == 0) ? 2 : 1;
-      x = use_bottleneck ? bottleneck(b, p, x, inplanes, planes, stride) : basic_block(b, p, x, inplanes, planes, stride);
+      x = use_bottleneck ? bottleneck(b, p, x, inplanes, planes, stride)
+                         : basic_block(b, p, x, inplanes, planes, stride);
       inplanes = planes * expansion;
     }
   }
@@ -320,7 +327,7 @@ std::string mobilenet_v2(uint64_t seed) {
   struct Setting {
     int64_t t, c, n, s;
   };
-  const Setting settings[] = {{1, 16, 1, 1}, {6, 24, 2, 2}, {6, 32, 3, 2}, {6, 64, 4, 2},
+  const Setting settings[] = {{1, 16, 1, 1}, {6, 24, 2, 2},  {6, 32, 3, 2}, {6, 64, 4, 2},
                               {6, 96, 3, 1}, {6, 160, 3, 2}, {6, 320, 1, 1}};
   int64_t cin = 32;
   int feature = 1;
@@ -411,8 +418,14 @@ std::string mnist_cnn(uint64_t seed) {
 
 const std::map<std::string, std::function<std::string(uint64_t)>>& makers() {
   static const std::map<std::string, std::function<std::string(uint64_t)>> m = {
-      {"resnet18", [](uint64_t s) { return resnet("resnet18", false, {2, 2, 2, 2}, s); }},
-      {"resnet50", [](uint64_t s) { return resnet("resnet50", true, {3, 4, 6, 3}, s); }},
+      {"resnet18",
+       [](uint64_t s) {
+         return resnet("resnet18", false, {2, 2, 2, 2}, s);
+       }},
+      {"resnet50",
+       [](uint64_t s) {
+         return resnet("resnet50", true, {3, 4, 6, 3}, s);
+       }},
       {"mobilenetv2", mobilenet_v2},
       {"squeezenet1_1", squeezenet1_1},
       {"mnist_cnn", mnist_cnn},

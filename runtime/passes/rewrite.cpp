@@ -134,7 +134,8 @@ int fold_bias_add(Graph& g) {
     const Shape& ys = g.values[conv.outputs[0]].shape;
     const Tensor& b = *g.values[other].constant;
     int64_t m = ys[1];
-    // Accept [M], broadcast over spatial axes only: shapes like Mx1x1 or 1xMx1x1.
+    // Accept constants that vary along channels only: Mx1x1 or 1xMx1x1 (a 1-D [M]
+    // would broadcast along the last axis, not the channels).
     const Shape& bs = b.shape();
     if (b.dtype() != DType::kFloat32 || b.numel() != m || bs.size() > ys.size() || bs.size() < ys.size() - 1) continue;
     size_t lead = ys.size() - bs.size();  // 0 or 1

@@ -90,7 +90,8 @@ TEST(Session, BatchChangeReplansAndEachItemMatchesBatchOne) {
   auto model = small_cnn();
   Session s(model, {.device = Device::kCpu, .threads = 2});
   Tensor one = testing::iota({1, 2, 6, 6}, -1.0f, 0.03f);
-  std::vector<float> single(s.run({{"image", one}})[0].data<float>(), s.run({{"image", one}})[0].data<float>() + 3);
+  std::vector<Tensor> first = s.run({{"image", one}});
+  std::vector<float> single(first[0].data<float>(), first[0].data<float>() + 3);
   EXPECT_EQ(s.plans_made(), 1);
   Tensor three = Tensor::zeros(DType::kFloat32, {3, 2, 6, 6});
   for (int k = 0; k < 3; ++k) std::copy(one.data<float>(), one.data<float>() + 72, three.data<float>() + 72 * k);
