@@ -1,8 +1,429 @@
-// Placeholder until the norm kernels land.
+// Normalization and reduction ops on the CPU: BatchNormalization (inference),
+// Softmax and LogSoftmax, ReduceMean/ReduceSum/ReduceMax/ReduceMin and LRN.
+// Every kernel reads its shapes once, when it is made, as an
+// outer x length x inner decomposition of the input; run() only loops.
+// Sums are accumulated in double so long rows keep float accuracy.
 #include "kernels/cpu/registry.h"
+#include "runtime/ops/conv.h"
+#include "runtime/ops/linalg.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+#include <limits>
 
 namespace minirt::cpu {
 
-void add_norm_kernels(std::vector<KernelEntry>&) {}
+namespace {
+
+constexpr int64_t kGrain = 16384;  // elements per parallel chunk, at least
+
+// How many work items of `per_item` elements make one parallel chunk.
+int64_t grain_for(int64_t per_item) { return std::max<int64_t>(1, kGrain / std::max<int64_t>(per_item, 1)); }
+
+int64_t product(const Shape& s, size_t begin, size_t end) {
+  int64_t p = 1;
+  for (size_t i = begin; i < end; ++i) p *= s[i];
+  return p;
+}
+
+// ---- BatchNormalization ----
+
+// y = scale * (x - mean) / sqrt(var + eps) + B, per channel (axis 1),
+// folded into y = x * s + b for each (image, channel) plane.
+class BatchNormKernel final : public Kernel {
+ public:
+  BatchNormKernel(const Graph& g, const Node& n, int) : eps_(n.attrs_as<BatchNormAttrs>().epsilon) {
+    const Shape& x = in_shape(g, n, 0);
+    channels_ = x[1];
+    planes_ = x[0] * x[1];
+    plane_ = product(x, 2, x.size());
+  }
+
+  void run(const KernelArgs& args) override {
+    const float* x = static_cast<const float*>(args.inputs[0]);
+    const float* scale = static_cast<const float*>(args.inputs[1]);
+    const float* bias = static_cast<const float*>(args.inputs[2]);
+    const float* mean = static_cast<const float*>(args.inputs[3]);
+    const float* var = static_cast<const float*>(args.inputs[4]);
+    float* y = static_cast<float*>(args.outputs[0]);
+    auto body = [&](int64_t p0, int64_t p1) {
+      for (int64_t p = p0; p < p1; ++p) {
+        int64_t c = p % channels_;
+        float s = scale[c] / std::sqrt(var[c] + eps_);
+        float b = bias[c] - mean[c] * s;
+        const float* xp = x + p * plane_;
+        float* yp = y + p * plane_;
+        for (int64_t i = 0; i < plane_; ++i) yp[i] = xp[i] * s + b;
+      }
+    };
+    args.pool->parallel_for(planes_, body, grain_for(plane_));
+  }
+
+ private:
+  float eps_;
+  int64_t channels_ = 1, planes_ = 0, plane_ = 1;
+};
+
+// ---- Softmax, LogSoftmax ----
+
+// The input as [outer, len, inner]: softmax runs over `len` for each
+// (outer, inner) pair. Opset 13 takes one axis; before 13 the axes
+// [axis, rank) are flattened into `len` and inner is 1.
+class SoftmaxKernel final : public Kernel {
+ public:
+  SoftmaxKernel(const Graph& g, const Node& n, int) {
+    const auto& a = n.attrs_as<SoftmaxAttrs>();
+    const Shape& x = in_shape(g, n, 0);
+    size_t axis = static_cast<size_t>(a.axis);
+    log_ = a.log;
+    outer_ = product(x, 0, axis);
+    if (a.coerce_2d) {
+      len_ = product(x, axis, x.size());
+      inner_ = 1;
+    } else {
+      len_ = x[axis];
+      inner_ = product(x, axis + 1, x.size());
+    }
+    blocks_ = (inner_ + kBlock - 1) / kBlock;
+  }
+
+  std::string describe() const override { return inner_ == 1 ? "rows" : "strided"; }
+
+  void run(const KernelArgs& args) override {
+    const float* x = static_cast<const float*>(args.inputs[0]);
+    float* y = static_cast<float*>(args.outputs[0]);
+    if (len_ == 0 || outer_ * inner_ == 0) return;
+    if (inner_ == 1) {
+      auto body = [&](int64_t r0, int64_t r1) {
+        for (int64_t r = r0; r < r1; ++r) row(x + r * len_, y + r * len_);
+      };
+      args.pool->parallel_for(outer_, body, grain_for(len_));
+    } else {
+      auto body = [&](int64_t i0, int64_t i1) {
+        for (int64_t i = i0; i < i1; ++i) block(x, y, i / blocks_, i % blocks_);
+      };
+      args.pool->parallel_for(outer_ * blocks_, body, grain_for(len_ * std::min(inner_, kBlock)));
+    }
+  }
+
+ private:
+  // Columns handled together when the softmax axis is strided: each step
+  // along the axis then reads `kBlock` contiguous floats.
+  static constexpr int64_t kBlock = 64;
+
+  // One contiguous row of len_ values.
+  void row(const float* x, float* y) const {
+    float m = -std::numeric_limits<float>::infinity();
+    for (int64_t i = 0; i < len_; ++i) m = x[i] > m ? x[i] : m;
+    double sum = 0;
+    if (log_) {
+      for (int64_t i = 0; i < len_; ++i) sum += std::exp(x[i] - m);
+      // (x - m) first: adding log(sum) to a large m would round it away.
+      float log_sum = static_cast<float>(std::log(sum));
+      for (int64_t i = 0; i < len_; ++i) y[i] = (x[i] - m) - log_sum;
+      return;
+    }
+    for (int64_t i = 0; i < len_; ++i) {
+      float e = std::exp(x[i] - m);
+      y[i] = e;
+      sum += e;
+    }
+    float inv = static_cast<float>(1.0 / sum);
+    for (int64_t i = 0; i < len_; ++i) y[i] *= inv;
+  }
+
+  // Up to kBlock columns (inner positions) of one outer slice.
+  void block(const float* x, float* y, int64_t o, int64_t b) const {
+    int64_t j0 = b * kBlock;
+    int64_t w = std::min(kBlock, inner_ - j0);
+    int64_t base = o * len_ * inner_ + j0;
+    float m[kBlock];
+    double sum[kBlock];
+    for (int64_t j = 0; j < w; ++j) {
+      m[j] = -std::numeric_limits<float>::infinity();
+      sum[j] = 0;
+    }
+    for (int64_t k = 0; k < len_; ++k) {
+      const float* xr = x + base + k * inner_;
+      for (int64_t j = 0; j < w; ++j) m[j] = xr[j] > m[j] ? xr[j] : m[j];
+    }
+    for (int64_t k = 0; k < len_; ++k) {
+      const float* xr = x + base + k * inner_;
+      float* yr = y + base + k * inner_;
+      for (int64_t j = 0; j < w; ++j) {
+        float e = std::exp(xr[j] - m[j]);
+        if (!log_) yr[j] = e;
+        sum[j] += e;
+      }
+    }
+    // Per column: log of the sum (log) or its reciprocal (softmax).
+    for (int64_t j = 0; j < w; ++j) sum[j] = log_ ? std::log(sum[j]) : 1.0 / sum[j];
+    for (int64_t k = 0; k < len_; ++k) {
+      const float* xr = x + base + k * inner_;
+      float* yr = y + base + k * inner_;
+      if (log_) {
+        for (int64_t j = 0; j < w; ++j) yr[j] = (xr[j] - m[j]) - static_cast<float>(sum[j]);
+      } else {
+        for (int64_t j = 0; j < w; ++j) yr[j] *= static_cast<float>(sum[j]);
+      }
+    }
+  }
+
+  bool log_ = false;
+  int64_t outer_ = 1, len_ = 1, inner_ = 1, blocks_ = 1;
+};
+
+// ---- ReduceMean, ReduceSum, ReduceMax, ReduceMin ----
+
+// How one reduction starts, takes a value and merges partial results. Held
+// in double: sums keep their accuracy, max and min stay exact.
+struct Acc {
+  ReduceKind kind;
+  double init() const {
+    switch (kind) {
+      case ReduceKind::kMax: return -std::numeric_limits<double>::infinity();
+      case ReduceKind::kMin: return std::numeric_limits<double>::infinity();
+      default: return 0.0;
+    }
+  }
+  double add(double acc, float v) const {
+    switch (kind) {
+      case ReduceKind::kMax: return v > acc ? v : acc;
+      case ReduceKind::kMin: return v < acc ? v : acc;
+      default: return acc + v;
+    }
+  }
+  double merge(double a, double b) const {
+    switch (kind) {
+      case ReduceKind::kMax: return b > a ? b : a;
+      case ReduceKind::kMin: return b < a ? b : a;
+      default: return a + b;
+    }
+  }
+};
+
+// A run of adjacent input axes collapsed into one: its length and its
+// stride in the input, in elements.
+struct AxisRun {
+  int64_t len, stride;
+};
+
+// Offset in the input of position `i` of the row-major space spanned by `runs`.
+int64_t run_offset(const std::vector<AxisRun>& runs, int64_t i) {
+  int64_t off = 0;
+  for (size_t k = runs.size(); k-- > 0;) {
+    off += (i % runs[k].len) * runs[k].stride;
+    i /= runs[k].len;
+  }
+  return off;
+}
+
+// Adjacent axes of the same kind (kept or reduced) are collapsed and axes of
+// length 1 dropped. The innermost run decides the loop: when it is reduced,
+// each output is a sum of contiguous stretches; when it is kept, each output
+// row accumulates contiguous input rows.
+class ReduceKernel final : public Kernel {
+ public:
+  ReduceKernel(const Graph& g, const Node& n, int threads) {
+    const auto& a = n.attrs_as<ReduceAttrs>();
+    acc_.kind = a.kind;
+    const Shape& x = in_shape(g, n, 0);
+    in_count_ = shape_numel(x);
+    out_count_ = shape_numel(out_shape(g, n, 0));
+    copy_ = a.axes.empty();  // noop_with_empty_axes
+    reduced_count_ = 1;
+    for (int64_t ax : a.axes) reduced_count_ *= x[static_cast<size_t>(ax)];
+    if (copy_ || in_count_ == 0) return;
+
+    struct Dim {
+      int64_t len, stride;
+      bool reduced;
+    };
+    std::vector<int64_t> st = strides_of(x);
+    std::vector<Dim> dims;
+    for (size_t i = 0; i < x.size(); ++i) {
+      if (x[i] == 1) continue;
+      bool red = std::binary_search(a.axes.begin(), a.axes.end(), static_cast<int64_t>(i));
+      if (!dims.empty() && dims.back().reduced == red) {
+        dims.back().len *= x[i];
+        dims.back().stride = st[i];
+      } else {
+        dims.push_back({x[i], st[i], red});
+      }
+    }
+    if (!dims.empty()) {
+      inner_reduced_ = dims.back().reduced;
+      inner_ = dims.back().len;
+      dims.pop_back();
+    }
+    for (const Dim& d : dims) (d.reduced ? reduced_ : kept_).push_back({d.len, d.stride});
+    outer_reduced_ = 1;
+    for (const auto& r : reduced_) outer_reduced_ *= r.len;
+    // Everything reduces into one value: split the (contiguous) input
+    // across tasks and merge their partial results.
+    if (out_count_ == 1 && in_count_ >= 2 * kGrain)
+      tasks_ = std::min<int64_t>(std::max(threads, 1), in_count_ / kGrain);
+  }
+
+  size_t workspace_bytes() const override { return tasks_ > 1 ? static_cast<size_t>(tasks_) * sizeof(double) : 0; }
+
+  void run(const KernelArgs& args) override {
+    const float* x = static_cast<const float*>(args.inputs[0]);
+    float* y = static_cast<float*>(args.outputs[0]);
+    if (copy_) {
+      if (in_count_) std::memcpy(y, x, static_cast<size_t>(in_count_) * sizeof(float));
+      return;
+    }
+    if (out_count_ == 0) return;
+    if (in_count_ == 0) {  // reducing over an empty axis
+      std::fill(y, y + out_count_, finish(acc_.init()));
+      return;
+    }
+    if (tasks_ > 1) return reduce_all(x, y, static_cast<double*>(args.workspace), *args.pool);
+    if (inner_reduced_) {
+      int64_t per_item = outer_reduced_ * inner_;
+      auto body = [&](int64_t m0, int64_t m1) {
+        for (int64_t m = m0; m < m1; ++m) y[m] = finish(reduce_stretches(x + run_offset(kept_, m)));
+      };
+      args.pool->parallel_for(out_count_, body, grain_for(per_item));
+    } else {
+      int64_t rows = out_count_ / inner_;
+      int64_t blocks = (inner_ + kBlock - 1) / kBlock;
+      auto body = [&](int64_t i0, int64_t i1) {
+        for (int64_t i = i0; i < i1; ++i) reduce_rows(x, y, i / blocks, i % blocks);
+      };
+      args.pool->parallel_for(rows * blocks, body, grain_for(outer_reduced_ * std::min(inner_, kBlock)));
+    }
+  }
+
+ private:
+  static constexpr int64_t kBlock = 256;  // output columns accumulated together
+
+  float finish(double acc) const {
+    if (acc_.kind == ReduceKind::kMean) {
+      return reduced_count_ ? static_cast<float>(acc / static_cast<double>(reduced_count_))
+                            : std::numeric_limits<float>::quiet_NaN();
+    }
+    return static_cast<float>(acc);
+  }
+
+  // The inner run is reduced: all outer-reduced positions of `inner_`
+  // contiguous values from `base`.
+  double reduce_stretches(const float* base) const {
+    double acc = acc_.init();
+    for (int64_t r = 0; r < outer_reduced_; ++r) {
+      const float* p = base + run_offset(reduced_, r);
+      for (int64_t i = 0; i < inner_; ++i) acc = acc_.add(acc, p[i]);
+    }
+    return acc;
+  }
+
+  // The inner run is kept: output row `row`, columns of block `b`.
+  void reduce_rows(const float* x, float* y, int64_t row, int64_t b) const {
+    int64_t j0 = b * kBlock;
+    int64_t w = std::min(kBlock, inner_ - j0);
+    const float* base = x + run_offset(kept_, row) + j0;
+    double acc[kBlock];
+    std::fill(acc, acc + w, acc_.init());
+    for (int64_t r = 0; r < outer_reduced_; ++r) {
+      const float* p = base + run_offset(reduced_, r);
+      for (int64_t j = 0; j < w; ++j) acc[j] = acc_.add(acc[j], p[j]);
+    }
+    float* yr = y + row * inner_ + j0;
+    for (int64_t j = 0; j < w; ++j) yr[j] = finish(acc[j]);
+  }
+
+  // One output from the whole input, in tasks_ contiguous pieces.
+  void reduce_all(const float* x, float* y, double* partial, ThreadPool& pool) const {
+    int64_t piece = (in_count_ + tasks_ - 1) / tasks_;
+    auto body = [&](int64_t t0, int64_t t1) {
+      for (int64_t t = t0; t < t1; ++t) {
+        double acc = acc_.init();
+        int64_t end = std::min(in_count_, (t + 1) * piece);
+        for (int64_t i = t * piece; i < end; ++i) acc = acc_.add(acc, x[i]);
+        partial[t] = acc;
+      }
+    };
+    pool.parallel_for(tasks_, body);
+    double acc = acc_.init();
+    for (int64_t t = 0; t < tasks_; ++t) acc = acc_.merge(acc, partial[t]);
+    y[0] = finish(acc);
+  }
+
+  Acc acc_{};
+  bool copy_ = false;
+  int64_t in_count_ = 0, out_count_ = 0, reduced_count_ = 1;
+  bool inner_reduced_ = true;
+  int64_t inner_ = 1;                     // length of the innermost run
+  std::vector<AxisRun> kept_, reduced_;   // the outer runs, outermost first
+  int64_t outer_reduced_ = 1;             // positions in the outer reduced runs
+  int64_t tasks_ = 1;
+};
+
+// ---- LRN ----
+
+// Across-channel local response normalization:
+//   y = x / (bias + alpha / size * sum of x^2 over channels
+//            [c - floor((size-1)/2), c + ceil((size-1)/2)]) ^ beta
+// Parallel over (image, channel) planes; each plane's square sum is built
+// in its output before the division.
+class LrnKernel final : public Kernel {
+ public:
+  LrnKernel(const Graph& g, const Node& n, int) : a_(n.attrs_as<LrnAttrs>()) {
+    const Shape& x = in_shape(g, n, 0);
+    channels_ = x[1];
+    planes_ = x[0] * x[1];
+    plane_ = product(x, 2, x.size());
+    before_ = (a_.size - 1) / 2;
+    after_ = a_.size - 1 - before_;
+  }
+
+  void run(const KernelArgs& args) override {
+    const float* x = static_cast<const float*>(args.inputs[0]);
+    float* y = static_cast<float*>(args.outputs[0]);
+    float alpha_over_size = a_.alpha / static_cast<float>(a_.size);
+    auto body = [&](int64_t p0, int64_t p1) {
+      for (int64_t p = p0; p < p1; ++p) {
+        int64_t c = p % channels_;
+        const float* image = x + (p - c) * plane_;
+        int64_t lo = std::max<int64_t>(0, c - before_);
+        int64_t hi = std::min<int64_t>(channels_ - 1, c + after_);
+        float* yp = y + p * plane_;
+        std::fill(yp, yp + plane_, 0.0f);
+        for (int64_t k = lo; k <= hi; ++k) {
+          const float* xk = image + k * plane_;
+          for (int64_t i = 0; i < plane_; ++i) yp[i] += xk[i] * xk[i];
+        }
+        const float* xp = x + p * plane_;
+        for (int64_t i = 0; i < plane_; ++i)
+          yp[i] = xp[i] / std::pow(a_.bias + alpha_over_size * yp[i], a_.beta);
+      }
+    };
+    args.pool->parallel_for(planes_, body, grain_for(plane_ * (before_ + after_ + 2)));
+  }
+
+ private:
+  LrnAttrs a_;
+  int64_t channels_ = 1, planes_ = 0, plane_ = 1, before_ = 0, after_ = 0;
+};
+
+template <typename K>
+std::unique_ptr<Kernel> make(const Graph& g, const Node& n, int threads) {
+  return std::make_unique<K>(g, n, threads);
+}
+
+}  // namespace
+
+void add_norm_kernels(std::vector<KernelEntry>& out) {
+  out.push_back({"BatchNormalization", make<BatchNormKernel>});
+  out.push_back({"Softmax", make<SoftmaxKernel>});
+  out.push_back({"LogSoftmax", make<SoftmaxKernel>});
+  out.push_back({"ReduceMean", make<ReduceKernel>});
+  out.push_back({"ReduceSum", make<ReduceKernel>});
+  out.push_back({"ReduceMax", make<ReduceKernel>});
+  out.push_back({"ReduceMin", make<ReduceKernel>});
+  out.push_back({"LRN", make<LrnKernel>});
+}
 
 }  // namespace minirt::cpu

@@ -28,7 +28,8 @@ std::shared_ptr<const OpAttrs> parse_resize(const ParseContext& ctx) {
   else if (coord == "pytorch_half_pixel") a->coord = CoordMode::kPytorchHalfPixel;
   else if (coord == "align_corners") a->coord = CoordMode::kAlignCorners;
   else if (coord == "asymmetric") a->coord = CoordMode::kAsymmetric;
-  else if (coord == "tf_half_pixel_for_nearest") a->coord = CoordMode::kTfHalfPixelForNearest;
+  // The ONNX spelling is tf_half_pixel_for_nn.
+  else if (coord == "tf_half_pixel_for_nn") a->coord = CoordMode::kTfHalfPixelForNearest;
   else ctx.unsupported("coordinate_transformation_mode '" + coord + "' is not supported");
   std::string nearest = ctx.get_string("nearest_mode", "round_prefer_floor");
   if (nearest == "round_prefer_floor") a->nearest = NearestMode::kRoundPreferFloor;
@@ -70,6 +71,8 @@ void infer_resize(InferContext& ctx) {
   if (!sizes.empty()) {
     if (sizes.size() != r) ctx.fail("sizes has " + std::to_string(sizes.size()) + " entries for rank " + std::to_string(r));
     for (size_t i = 0; i < r; ++i) {
+      if (sizes[i] < 0) ctx.fail("sizes must not be negative");
+      if (x[i] == 0 && sizes[i] != 0) ctx.fail("sizes asks for " + std::to_string(sizes[i]) + " from an empty axis");
       y[i] = sizes[i];
       a->scales[i] = x[i] == 0 ? 1.0f : static_cast<float>(sizes[i]) / static_cast<float>(x[i]);
     }
@@ -78,7 +81,9 @@ void infer_resize(InferContext& ctx) {
     for (size_t i = 0; i < r; ++i) {
       if (scales[i] <= 0) ctx.fail("scales must be positive");
       a->scales[i] = scales[i];
-      y[i] = static_cast<int64_t>(std::floor(static_cast<double>(x[i]) * scales[i]));
+      // In float, as onnxruntime and ONNX's shape inference compute it
+      // (in double, 10 x 0.7f would give 6 rather than 7).
+      y[i] = static_cast<int64_t>(std::floor(static_cast<float>(x[i]) * scales[i]));
     }
   }
   ctx.set_attrs(a);
