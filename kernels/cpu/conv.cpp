@@ -105,6 +105,8 @@ class ConvKernel final : public Kernel {
     mg_ = q_.m / q_.groups;
     k_ = cg_ * q_.kh * q_.kw;
     int64_t cols = q_.oh * q_.ow;
+    // An empty batch (N = 0) has nothing to compute, and no tiles to cut.
+    empty_ = q_.n == 0 || q_.m == 0 || cols == 0;
     if (q_.groups == q_.c && q_.m == q_.c) {
       algo_ = Algo::kDepthwise;
     } else if (q_.kh == 1 && q_.kw == 1 && q_.sh == 1 && q_.sw == 1 && q_.ph == 0 && q_.pw == 0 &&
@@ -113,7 +115,7 @@ class ConvKernel final : public Kernel {
     } else {
       algo_ = Algo::kIm2col;
     }
-    if (algo_ == Algo::kDepthwise) return;
+    if (algo_ == Algo::kDepthwise || empty_) return;
     // Column tiles of about 256 KiB of patches, at least 16 columns wide.
     col_tile_ = std::clamp<int64_t>((256 * 1024 / 4) / std::max<int64_t>(k_, 1), 16, 1024);
     col_tile_ = std::min(col_tile_, cols);
@@ -128,7 +130,7 @@ class ConvKernel final : public Kernel {
   }
 
   size_t workspace_bytes() const override {
-    if (algo_ != Algo::kIm2col) return 0;
+    if (algo_ != Algo::kIm2col || empty_) return 0;
     return static_cast<size_t>(tasks_ * k_ * col_tile_) * sizeof(float);
   }
 
@@ -146,6 +148,7 @@ class ConvKernel final : public Kernel {
     const float* w = static_cast<const float*>(args.inputs[1]);
     const float* b = has_bias_ ? static_cast<const float*>(args.inputs[2]) : nullptr;
     float* y = static_cast<float*>(args.outputs[0]);
+    if (empty_) return;
     if (algo_ == Algo::kDepthwise) return depthwise(x, w, b, y, *args.pool);
     float* ws = static_cast<float*>(args.workspace);
     int64_t items = q_.n * q_.groups * col_tiles_ * row_tiles_;
@@ -228,6 +231,7 @@ class ConvKernel final : public Kernel {
   Geometry q_;
   Activation act_;
   bool has_bias_ = false;
+  bool empty_ = false;
   int threads_;
   int64_t cg_ = 0, mg_ = 0, k_ = 0;
   Algo algo_ = Algo::kIm2col;

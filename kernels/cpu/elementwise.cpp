@@ -6,6 +6,7 @@
 
 #include <cmath>
 #include <cstring>
+#include <type_traits>
 
 namespace minirt::cpu {
 
@@ -131,7 +132,14 @@ inline T apply_binary(BinaryKind k, T a, T b) {
     case BinaryKind::kAdd: return a + b;
     case BinaryKind::kSub: return a - b;
     case BinaryKind::kMul: return a * b;
-    case BinaryKind::kDiv: return a / b;
+    case BinaryKind::kDiv:
+      if constexpr (std::is_integral_v<T>) {
+        // Integer division by zero, and MIN / -1, trap and would end the
+        // process; from run-time data they give 0 and MIN (wrapping) instead.
+        if (b == 0) return T(0);
+        if (b == T(-1)) return static_cast<T>(std::make_unsigned_t<T>(0) - static_cast<std::make_unsigned_t<T>>(a));
+      }
+      return a / b;
     case BinaryKind::kPow: return static_cast<T>(std::pow(a, b));
     case BinaryKind::kPRelu: return a < 0 ? a * b : a;
     case BinaryKind::kMax: return a > b ? a : b;

@@ -54,7 +54,9 @@ class PoolKernel final : public Kernel {
           int64_t hs = oh * q.sh - q.ph;
           for (int64_t ow = 0; ow < q.ow; ++ow) {
             int64_t ws = ow * q.sw - q.pw;
-            float acc = is_max ? -std::numeric_limits<float>::infinity() : 0.0f;
+            // A window that holds only padding gives the lowest float, as in
+            // onnxruntime (not -inf).
+            float acc = is_max ? std::numeric_limits<float>::lowest() : 0.0f;
             int64_t inside = 0, padded = 0;
             for (int64_t i = 0; i < q.kh; ++i) {
               int64_t ih = hs + i * q.dh;

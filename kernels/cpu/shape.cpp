@@ -93,118 +93,226 @@ class SplitKernel final : public Kernel {
   std::vector<int64_t> parts_;
 };
 
-// Walks every output element, mapping it to an input element offset given
-// per-axis input strides (in elements) and per-axis starts; shared by
-// Slice, Transpose and Expand.
-template <typename Map>
-void gather_strided(const char* x, char* y, const Shape& out, size_t es, Map in_offset_of_axis) {
-  int64_t r = static_cast<int64_t>(out.size());
-  int64_t total = shape_numel(out);
-  if (total == 0) return;
-  if (r == 0) {
-    std::memcpy(y, x + in_offset_of_axis(-1, 0) * es, es);
+// A strided view of the input laid over the output: output element at index
+// (i0, ..., ik) reads input element base + sum(i_d * stride[d]). Slice,
+// Transpose and Expand are all such views (Expand with stride 0 where it
+// broadcasts). Axes of length 1 are dropped and neighbours that walk the
+// input contiguously are merged, so the inner loop is as long as it can be.
+struct StridedView {
+  int64_t base = 0;
+  Shape shape;
+  std::vector<int64_t> stride;      // in the input, per output axis
+  std::vector<int64_t> out_stride;  // in the output
+  size_t es = 4;
+
+  StridedView(int64_t base_offset, const Shape& out, const std::vector<int64_t>& in_stride, size_t elem)
+      : base(base_offset), es(elem) {
+    for (size_t d = 0; d < out.size(); ++d) {
+      if (out[d] == 0) {  // empty output: nothing to walk
+        shape = {0};
+        stride = {0};
+        out_stride = {1};
+        return;
+      }
+      if (out[d] == 1) continue;
+      if (!shape.empty() && stride.back() == in_stride[d] * out[d]) {
+        shape.back() *= out[d];
+        stride.back() = in_stride[d];
+      } else {
+        shape.push_back(out[d]);
+        stride.push_back(in_stride[d]);
+      }
+    }
+    if (shape.empty()) {
+      shape = {1};
+      stride = {1};
+    }
+    out_stride = strides_of(shape);
+  }
+};
+
+// Copies n elements of size ES from src (stride `step` elements) to dst.
+template <typename T>
+void copy_run(const char* src, int64_t step, char* dst, int64_t n) {
+  const T* s = reinterpret_cast<const T*>(src);
+  T* d = reinterpret_cast<T*>(dst);
+  if (step == 0) {
+    std::fill(d, d + n, *s);
+  } else {
+    for (int64_t i = 0; i < n; ++i) d[i] = s[i * step];
+  }
+}
+
+void strided_run(const char* src, int64_t step, char* dst, int64_t n, size_t es) {
+  if (step == 1) {
+    std::memcpy(dst, src, static_cast<size_t>(n) * es);
     return;
   }
-  int64_t inner = out[r - 1];
-  std::vector<int64_t> idx(r, 0);
-  for (int64_t o = 0; o < total; o += inner) {
-    int64_t base = in_offset_of_axis(-1, 0);
-    for (int64_t d = 0; d < r - 1; ++d) base += in_offset_of_axis(d, idx[d]);
-    int64_t step = in_offset_of_axis(r - 1, 1) - in_offset_of_axis(r - 1, 0);
-    int64_t first = in_offset_of_axis(r - 1, 0);
-    char* dst = y + o * es;
-    if (step == 1) {
-      std::memcpy(dst, x + (base + first) * es, static_cast<size_t>(inner) * es);
-    } else if (es == 4) {
-      const float* src = reinterpret_cast<const float*>(x) + base + first;
-      float* d4 = reinterpret_cast<float*>(dst);
-      for (int64_t i = 0; i < inner; ++i) d4[i] = src[i * step];
-    } else {
-      for (int64_t i = 0; i < inner; ++i) std::memcpy(dst + i * es, x + (base + first + i * step) * es, es);
-    }
-    for (int64_t d = r - 2; d >= 0; --d) {
-      if (++idx[d] < out[d]) break;
-      idx[d] = 0;
-    }
+  switch (es) {
+    case 1: return copy_run<uint8_t>(src, step, dst, n);
+    case 2: return copy_run<uint16_t>(src, step, dst, n);
+    case 4: return copy_run<uint32_t>(src, step, dst, n);
+    case 8: return copy_run<uint64_t>(src, step, dst, n);
+    default:
+      for (int64_t i = 0; i < n; ++i) std::memcpy(dst + i * es, src + i * step * es, es);
   }
+}
+
+// A tile of a 2-D transpose: dst[a * ld_dst + b] = src[a + b * ld_src] for
+// a < rows, b < cols. Reading and writing stay within a few cache lines.
+template <typename T>
+void transpose_tile(const char* src, int64_t ld_src, char* dst, int64_t ld_dst, int64_t rows, int64_t cols) {
+  const T* s = reinterpret_cast<const T*>(src);
+  T* d = reinterpret_cast<T*>(dst);
+  for (int64_t a = 0; a < rows; ++a)
+    for (int64_t b = 0; b < cols; ++b) d[a * ld_dst + b] = s[a + b * ld_src];
+}
+
+constexpr int64_t kMoveGrain = 16384;  // elements per parallel chunk, at least
+constexpr int64_t kTile = 32;          // transpose tile edge
+constexpr int64_t kMaxCounted = 16;    // axes walked with counters; more are recomputed per row
+
+// The input offset of output row `row` (all axes but the last), and the
+// per-axis indices when `idx` is given.
+int64_t row_offset(const StridedView& v, int64_t row, int64_t* idx) {
+  int64_t r = static_cast<int64_t>(v.shape.size());
+  int64_t src = v.base;
+  for (int64_t d = r - 2; d >= 0; --d) {
+    int64_t i = row % v.shape[d];
+    row /= v.shape[d];
+    src += i * v.stride[d];
+    if (idx) idx[d] = i;
+  }
+  return src;
+}
+
+// Writes the view of x into y (dense, row-major), in parallel over rows.
+void copy_view(const StridedView& v, const char* x, char* y, ThreadPool& pool) {
+  int64_t r = static_cast<int64_t>(v.shape.size());
+  int64_t inner = v.shape[r - 1];
+  int64_t step = v.stride[r - 1];
+  int64_t rows = shape_numel(v.shape) / std::max<int64_t>(inner, 1);
+  if (inner == 0) return;
+  size_t es = v.es;
+  // The axis the input walks contiguously, when it is not the output's last:
+  // a transpose, done in square tiles.
+  int64_t j = -1;
+  if (step != 1 && step != 0 && es <= 8 && (es & (es - 1)) == 0)
+    for (int64_t d = 0; d < r - 1; ++d)
+      if (v.stride[d] == 1 && v.shape[d] >= 8 && inner >= 8) j = d;
+  if (j >= 0) {
+    const std::vector<int64_t>& out_stride = v.out_stride;
+    int64_t len_j = v.shape[j];
+    int64_t tiles_j = (len_j + kTile - 1) / kTile;
+    int64_t outer = rows / len_j;  // positions of the axes other than j and the last
+    auto body = [&](int64_t i0, int64_t i1) {
+      for (int64_t it = i0; it < i1; ++it) {
+        int64_t tj = it % tiles_j, o = it / tiles_j;
+        int64_t src = v.base, dst = 0;
+        for (int64_t d = r - 2; d >= 0; --d) {
+          if (d == j) continue;
+          int64_t i = o % v.shape[d];
+          o /= v.shape[d];
+          src += i * v.stride[d];
+          dst += i * out_stride[d];
+        }
+        int64_t a0 = tj * kTile, na = std::min(kTile, len_j - a0);
+        src += a0;
+        dst += a0 * out_stride[j];
+        for (int64_t b0 = 0; b0 < inner; b0 += kTile) {
+          int64_t nb = std::min(kTile, inner - b0);
+          const char* s = x + (src + b0 * step) * static_cast<int64_t>(es);
+          char* t = y + (dst + b0) * static_cast<int64_t>(es);
+          switch (es) {
+            case 1: transpose_tile<uint8_t>(s, step, t, out_stride[j], na, nb); break;
+            case 2: transpose_tile<uint16_t>(s, step, t, out_stride[j], na, nb); break;
+            case 4: transpose_tile<uint32_t>(s, step, t, out_stride[j], na, nb); break;
+            default: transpose_tile<uint64_t>(s, step, t, out_stride[j], na, nb); break;
+          }
+        }
+      }
+    };
+    pool.parallel_for(outer * tiles_j, body, std::max<int64_t>(1, kMoveGrain / (kTile * inner)));
+    return;
+  }
+  auto body = [&](int64_t r0, int64_t r1) {
+    // Index of row r0 over the outer axes, then counted up row by row (on
+    // the stack: a steady-state run allocates nothing).
+    int64_t idx[kMaxCounted];
+    bool counted = r <= kMaxCounted;
+    int64_t src = row_offset(v, r0, counted ? idx : nullptr);
+    for (int64_t row = r0; row < r1; ++row) {
+      strided_run(x + src * static_cast<int64_t>(es), step, y + row * inner * static_cast<int64_t>(es), inner, es);
+      if (!counted) {
+        src = row_offset(v, row + 1, nullptr);
+        continue;
+      }
+      for (int64_t d = r - 2; d >= 0; --d) {
+        src += v.stride[d];
+        if (++idx[d] < v.shape[d]) break;
+        src -= idx[d] * v.stride[d];
+        idx[d] = 0;
+      }
+    }
+  };
+  pool.parallel_for(rows, body, std::max<int64_t>(1, kMoveGrain / inner));
 }
 
 class SliceKernel final : public Kernel {
  public:
-  SliceKernel(const Graph& g, const Node& n, int) : a_(n.attrs_as<SliceAttrs>()) {
-    es_ = dtype_size(in_dtype(g, n, 0));
-    out_ = out_shape(g, n, 0);
-    stride_ = strides_of(in_shape(g, n, 0));
+  SliceKernel(const Graph& g, const Node& n, int) {
+    const auto& a = n.attrs_as<SliceAttrs>();
+    std::vector<int64_t> st = strides_of(in_shape(g, n, 0));
+    int64_t base = 0;
+    std::vector<int64_t> step(st.size());
+    for (size_t d = 0; d < st.size(); ++d) {
+      base += a.start[d] * st[d];
+      step[d] = a.step[d] * st[d];
+    }
+    view_ = std::make_unique<StridedView>(base, out_shape(g, n, 0), step, dtype_size(in_dtype(g, n, 0)));
   }
   void run(const KernelArgs& args) override {
-    gather_strided(static_cast<const char*>(args.inputs[0]), static_cast<char*>(args.outputs[0]), out_, es_,
-                   [&](int64_t d, int64_t i) -> int64_t {
-                     if (d < 0) return 0;
-                     return (a_.start[d] + i * a_.step[d]) * stride_[d];
-                   });
+    copy_view(*view_, static_cast<const char*>(args.inputs[0]), static_cast<char*>(args.outputs[0]), *args.pool);
   }
 
  private:
-  SliceAttrs a_;
-  size_t es_;
-  Shape out_;
-  std::vector<int64_t> stride_;
+  std::unique_ptr<StridedView> view_;
 };
 
 class TransposeKernel final : public Kernel {
  public:
   TransposeKernel(const Graph& g, const Node& n, int) {
     const auto& perm = n.attrs_as<TransposeAttrs>().perm;
-    es_ = dtype_size(in_dtype(g, n, 0));
-    out_ = out_shape(g, n, 0);
     std::vector<int64_t> st = strides_of(in_shape(g, n, 0));
-    for (int64_t p : perm) stride_.push_back(st[p]);
+    std::vector<int64_t> stride;
+    for (int64_t p : perm) stride.push_back(st[p]);
+    view_ = std::make_unique<StridedView>(0, out_shape(g, n, 0), stride, dtype_size(in_dtype(g, n, 0)));
   }
   void run(const KernelArgs& args) override {
-    const char* x = static_cast<const char*>(args.inputs[0]);
-    char* y = static_cast<char*>(args.outputs[0]);
-    int64_t r = static_cast<int64_t>(out_.size());
-    // Parallel over the outermost output axis.
-    if (r == 0 || out_[0] == 0) {
-      if (r == 0) std::memcpy(y, x, es_);
-      return;
-    }
-    int64_t slab = shape_numel(out_) / out_[0];
-    Shape sub(out_.begin() + 1, out_.end());
-    auto body = [&](int64_t i0, int64_t i1) {
-      for (int64_t i = i0; i < i1; ++i)
-        gather_strided(x + i * stride_[0] * es_, y + i * slab * es_, sub, es_,
-                       [&](int64_t d, int64_t k) -> int64_t { return d < 0 ? 0 : k * stride_[d + 1]; });
-    };
-    args.pool->parallel_for(out_[0], body);
+    copy_view(*view_, static_cast<const char*>(args.inputs[0]), static_cast<char*>(args.outputs[0]), *args.pool);
   }
 
  private:
-  size_t es_;
-  Shape out_;
-  std::vector<int64_t> stride_;
+  std::unique_ptr<StridedView> view_;
 };
 
 class ExpandKernel final : public Kernel {
  public:
   ExpandKernel(const Graph& g, const Node& n, int) {
-    es_ = dtype_size(in_dtype(g, n, 0));
-    out_ = out_shape(g, n, 0);
+    const Shape& out = out_shape(g, n, 0);
     Shape x = in_shape(g, n, 0);
-    x.insert(x.begin(), out_.size() - x.size(), 1);
-    stride_ = strides_of(x);
+    x.insert(x.begin(), out.size() - x.size(), 1);
+    std::vector<int64_t> stride = strides_of(x);
     for (size_t d = 0; d < x.size(); ++d)
-      if (x[d] == 1) stride_[d] = 0;
+      if (x[d] == 1) stride[d] = 0;
+    view_ = std::make_unique<StridedView>(0, out, stride, dtype_size(in_dtype(g, n, 0)));
   }
   void run(const KernelArgs& args) override {
-    gather_strided(static_cast<const char*>(args.inputs[0]), static_cast<char*>(args.outputs[0]), out_, es_,
-                   [&](int64_t d, int64_t i) -> int64_t { return d < 0 ? 0 : i * stride_[d]; });
+    copy_view(*view_, static_cast<const char*>(args.inputs[0]), static_cast<char*>(args.outputs[0]), *args.pool);
   }
 
  private:
-  size_t es_;
-  Shape out_;
-  std::vector<int64_t> stride_;
+  std::unique_ptr<StridedView> view_;
 };
 
 class GatherKernel final : public Kernel {
@@ -268,6 +376,11 @@ void convert(const From* x, To* y, int64_t n) {
   for (int64_t i = 0; i < n; ++i) y[i] = static_cast<To>(x[i]);
 }
 
+template <typename From>
+void to_bool(const From* x, uint8_t* y, int64_t n) {
+  for (int64_t i = 0; i < n; ++i) y[i] = x[i] != From(0);
+}
+
 template <typename To>
 void convert_from(DType from, const void* x, To* y, int64_t n) {
   switch (from) {
@@ -296,17 +409,16 @@ class CastKernel final : public Kernel {
       case DType::kUInt8: return convert_from(from_, x, static_cast<uint8_t*>(y), count_);
       case DType::kBool: {
         // Any non-zero value is true.
-        std::vector<float> tmp;
         uint8_t* b = static_cast<uint8_t*>(y);
-        if (from_ == DType::kFloat32) {
-          const float* f = static_cast<const float*>(x);
-          for (int64_t i = 0; i < count_; ++i) b[i] = f[i] != 0.0f;
-        } else {
-          std::vector<int64_t> v(static_cast<size_t>(count_));
-          convert_from(from_, x, v.data(), count_);
-          for (int64_t i = 0; i < count_; ++i) b[i] = v[i] != 0;
+        switch (from_) {
+          case DType::kFloat32: return to_bool(static_cast<const float*>(x), b, count_);
+          case DType::kInt64: return to_bool(static_cast<const int64_t*>(x), b, count_);
+          case DType::kInt32: return to_bool(static_cast<const int32_t*>(x), b, count_);
+          case DType::kInt8: return to_bool(static_cast<const int8_t*>(x), b, count_);
+          case DType::kUInt8:
+          case DType::kBool: return to_bool(static_cast<const uint8_t*>(x), b, count_);
+          default: return;
         }
-        return;
       }
       default: return;
     }
@@ -340,63 +452,138 @@ class FillKernel final : public Kernel {
   int64_t count_ = 0;
 };
 
+// Fills n elements of size es with the element at `value`.
+void fill_elems(char* dst, int64_t n, const char* value, size_t es) {
+  switch (es) {
+    case 1: std::memset(dst, value[0], static_cast<size_t>(n)); return;
+    case 2: { uint16_t v; std::memcpy(&v, value, 2); std::fill_n(reinterpret_cast<uint16_t*>(dst), n, v); return; }
+    case 4: { uint32_t v; std::memcpy(&v, value, 4); std::fill_n(reinterpret_cast<uint32_t*>(dst), n, v); return; }
+    case 8: { uint64_t v; std::memcpy(&v, value, 8); std::fill_n(reinterpret_cast<uint64_t*>(dst), n, v); return; }
+    default:
+      for (int64_t i = 0; i < n; ++i) std::memcpy(dst + i * es, value, es);
+  }
+}
+
+// Pad: every output axis index maps to an input index (or to the fill
+// value), computed once per axis at plan time. Rows of the output are then
+// written as fill / one contiguous copy of the input row / fill, with the
+// reflected or repeated edge elements picked from the last axis's map.
 class PadKernel final : public Kernel {
  public:
-  PadKernel(const Graph& g, const Node& n, int) : a_(n.attrs_as<PadAttrs>()) {
-    in_ = in_shape(g, n, 0);
+  PadKernel(const Graph& g, const Node& n, int) {
+    const auto& a = n.attrs_as<PadAttrs>();
+    const Shape& in = in_shape(g, n, 0);
     out_ = out_shape(g, n, 0);
-    dtype_ = in_dtype(g, n, 0);
-    es_ = dtype_size(dtype_);
-    in_stride_ = strides_of(in_);
+    DType dtype = in_dtype(g, n, 0);
+    es_ = dtype_size(dtype);
+    in_stride_ = strides_of(in);
+    int64_t r = static_cast<int64_t>(in.size());
+    map_.resize(r);
+    for (int64_t d = 0; d < r; ++d) {
+      int64_t len = in[d];
+      for (int64_t o = 0; o < out_[d]; ++o) {
+        int64_t i = o - a.pads[d];
+        if (i < 0 || i >= len) {
+          if (a.mode == PadMode::kConstant || len == 0) {
+            i = -1;
+          } else if (a.mode == PadMode::kEdge) {
+            i = i < 0 ? 0 : len - 1;
+          } else {  // reflect, without repeating the edge
+            int64_t period = 2 * (len - 1);
+            if (period == 0) {
+              i = 0;
+            } else {
+              i = ((i % period) + period) % period;
+              if (i >= len) i = period - i;
+            }
+          }
+        }
+        map_[d].push_back(i);
+      }
+    }
+    // The last axis: the output range that is one contiguous input run.
+    if (r > 0) {
+      int64_t len = in[r - 1], pb = a.pads[r - 1];
+      run_begin_ = std::clamp<int64_t>(pb, 0, out_[r - 1]);
+      run_end_ = std::clamp<int64_t>(pb + len, run_begin_, out_[r - 1]);
+    }
+    // The fill value, in the tensor's own type. From opset 11 it is the
+    // constant_value input (same type as the data), read here bit for bit.
+    std::memset(fill_, 0, sizeof fill_);
+    const Tensor* v = in_const(g, n, 2);
+    if (v && v->numel() > 0 && v->dtype() == dtype && es_ <= sizeof fill_) {
+      std::memcpy(fill_, v->raw(), es_);
+    } else {
+      switch (dtype) {
+        case DType::kFloat32: { float f = a.value; std::memcpy(fill_, &f, 4); break; }
+        case DType::kInt64: { int64_t i = static_cast<int64_t>(a.value); std::memcpy(fill_, &i, 8); break; }
+        case DType::kInt32: { int32_t i = static_cast<int32_t>(a.value); std::memcpy(fill_, &i, 4); break; }
+        case DType::kInt8: { int8_t i = static_cast<int8_t>(a.value); std::memcpy(fill_, &i, 1); break; }
+        case DType::kUInt8: { uint8_t i = static_cast<uint8_t>(a.value); std::memcpy(fill_, &i, 1); break; }
+        case DType::kBool: fill_[0] = a.value != 0.0f; break;
+        default: break;
+      }
+    }
   }
+
   void run(const KernelArgs& args) override {
     const char* x = static_cast<const char*>(args.inputs[0]);
     char* y = static_cast<char*>(args.outputs[0]);
     int64_t r = static_cast<int64_t>(out_.size());
     int64_t total = shape_numel(out_);
     if (total == 0) return;
-    char fill[8] = {0};
-    switch (dtype_) {
-      case DType::kFloat32: { float v = a_.value; std::memcpy(fill, &v, 4); break; }
-      case DType::kInt64: { int64_t v = static_cast<int64_t>(a_.value); std::memcpy(fill, &v, 8); break; }
-      case DType::kInt32: { int32_t v = static_cast<int32_t>(a_.value); std::memcpy(fill, &v, 4); break; }
-      default: { uint8_t v = static_cast<uint8_t>(a_.value); fill[0] = static_cast<char>(v); break; }
+    int64_t es = static_cast<int64_t>(es_);
+    if (r == 0) {
+      std::memcpy(y, x, es_);
+      return;
     }
-    std::vector<int64_t> idx(r, 0);
-    for (int64_t o = 0; o < total; ++o) {
-      int64_t off = 0;
-      bool outside = false;
-      for (int64_t d = 0; d < r; ++d) {
-        int64_t i = idx[d] - a_.pads[d];
-        int64_t len = in_[d];
-        if (i < 0 || i >= len) {
-          if (a_.mode == PadMode::kConstant) { outside = true; break; }
-          if (a_.mode == PadMode::kEdge) i = i < 0 ? 0 : len - 1;
-          else {  // reflect, without repeating the edge
-            int64_t period = 2 * (len - 1);
-            if (period == 0) i = 0;
-            else {
-              i = ((i % period) + period) % period;
-              if (i >= len) i = period - i;
-            }
+    int64_t inner = out_[r - 1];
+    int64_t rows = total / inner;
+    const std::vector<int64_t>& last = map_[r - 1];
+    auto body = [&](int64_t r0, int64_t r1) {
+      for (int64_t row = r0; row < r1; ++row) {
+        char* dst = y + row * inner * es;
+        // The input row this output row reads, or none (constant padding).
+        int64_t src = 0;
+        bool filled = false;
+        int64_t rest = row;
+        for (int64_t d = r - 2; d >= 0; --d) {
+          int64_t i = map_[d][rest % out_[d]];
+          rest /= out_[d];
+          if (i < 0) {
+            filled = true;
+            break;
           }
+          src += i * in_stride_[d];
         }
-        off += i * in_stride_[d];
+        if (filled) {
+          fill_elems(dst, inner, fill_, es_);
+          continue;
+        }
+        const char* xr = x + src * es;
+        for (int64_t o = 0; o < run_begin_; ++o) {
+          if (last[o] < 0) fill_elems(dst + o * es, 1, fill_, es_);
+          else std::memcpy(dst + o * es, xr + last[o] * es, es_);
+        }
+        if (run_end_ > run_begin_)
+          std::memcpy(dst + run_begin_ * es, xr + last[run_begin_] * es,
+                      static_cast<size_t>((run_end_ - run_begin_) * es));
+        for (int64_t o = run_end_; o < inner; ++o) {
+          if (last[o] < 0) fill_elems(dst + o * es, 1, fill_, es_);
+          else std::memcpy(dst + o * es, xr + last[o] * es, es_);
+        }
       }
-      std::memcpy(y + o * es_, outside ? fill : x + off * es_, es_);
-      for (int64_t d = r - 1; d >= 0; --d) {
-        if (++idx[d] < out_[d]) break;
-        idx[d] = 0;
-      }
-    }
+    };
+    args.pool->parallel_for(rows, body, std::max<int64_t>(1, kMoveGrain / inner));
   }
 
  private:
-  PadAttrs a_;
-  Shape in_, out_;
-  DType dtype_;
+  Shape out_;
   size_t es_;
   std::vector<int64_t> in_stride_;
+  std::vector<std::vector<int64_t>> map_;  // per axis: output index -> input index, -1 for the fill
+  int64_t run_begin_ = 0, run_end_ = 0;    // last-axis outputs that copy one contiguous input run
+  char fill_[8];
 };
 
 template <typename K>

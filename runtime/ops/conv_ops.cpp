@@ -73,6 +73,18 @@ void resolve_window(const InferContext& ctx, WindowAttrs& a, const Shape& x, int
   a.auto_pad = AutoPad::kNotSet;
 }
 
+// A window wider than the padded input leaves no output position; ONNX
+// gives such a node no valid output shape (onnxruntime refuses it too).
+void check_window_fits(const InferContext& ctx, const WindowAttrs& a, const Shape& x, int64_t i) {
+  int64_t sp = a.spatial();
+  int64_t span = a.dilations[i] * (a.kernel_shape[i] - 1) + 1;
+  int64_t padded = x[2 + i] + a.pads[i] + a.pads[i + sp];
+  if (span > padded)
+    ctx.fail("the window spans " + std::to_string(span) + " positions (kernel " + std::to_string(a.kernel_shape[i]) +
+             ", dilation " + std::to_string(a.dilations[i]) + ") but spatial axis " + std::to_string(i) +
+             " of the input " + shape_str(x) + " is only " + std::to_string(padded) + " long with its pads");
+}
+
 std::shared_ptr<const OpAttrs> parse_conv(const ParseContext& ctx) {
   auto a = std::make_shared<ConvAttrs>();
   parse_window(ctx, *a);
@@ -108,9 +120,11 @@ void infer_conv(InferContext& ctx) {
     ctx.fail("bias " + shape_str(ctx.shape(2)) + " must have shape " + std::to_string(w[0]));
   resolve_window(ctx, *a, x, sp);
   Shape y = {x[0], w[0]};
-  for (int64_t i = 0; i < sp; ++i)
+  for (int64_t i = 0; i < sp; ++i) {
     y.push_back(window_out_size(x[2 + i], a->kernel_shape[i], a->strides[i], a->dilations[i], a->pads[i],
                                 a->pads[i + sp], false));
+    check_window_fits(ctx, *a, x, i);
+  }
   ctx.set_attrs(a);
   ctx.set_output(0, DType::kFloat32, y);
 }
@@ -149,10 +163,14 @@ void infer_conv_transpose(InferContext& ctx) {
   for (int64_t i = 0; i < sp; ++i) {
     int64_t full = a->strides[i] * (x[2 + i] - 1) + a->output_padding[i] + (a->kernel_shape[i] - 1) * a->dilations[i] + 1;
     if (!target.empty()) {
+      // ONNX's formula, whose halving rounds down: a target longer than
+      // the full output (a negative total) makes negative pads, and the
+      // positions they add (at the far end, or with SAME_UPPER the near end)
+      // hold only the bias.
       int64_t total = full - target[i];
-      if (total < 0) ctx.unsupported("output_shape larger than the full transposed convolution is not supported");
+      int64_t half = total >= 0 ? total / 2 : -((1 - total) / 2);
       bool upper = a->auto_pad == AutoPad::kSameUpper;
-      a->pads[i] = upper ? total / 2 : total - total / 2;
+      a->pads[i] = upper ? half : total - half;
       a->pads[i + sp] = total - a->pads[i];
     }
     y.push_back(full - a->pads[i] - a->pads[i + sp]);
@@ -193,6 +211,7 @@ void infer_pool(InferContext& ctx) {
       ctx.fail("pads must be smaller than the pooling window");
     y.push_back(window_out_size(x[2 + i], a->kernel_shape[i], a->strides[i], a->dilations[i], a->pads[i],
                                 a->pads[i + sp], a->ceil_mode));
+    check_window_fits(ctx, *a, x, i);
   }
   ctx.set_attrs(a);
   ctx.set_output(0, DType::kFloat32, y);

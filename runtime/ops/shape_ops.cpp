@@ -429,10 +429,22 @@ void infer_pad(InferContext& ctx) {
     if (ctx.has_input(2)) {
       const Tensor* v = ctx.constant(2);
       if (!v) ctx.unsupported("its constant_value input is computed at run time");
-      if (v->numel() > 0) {
-        if (v->dtype() == DType::kFloat32) a->value = *v->data<float>();
-        else if (v->dtype() == DType::kInt64) a->value = static_cast<float>(*v->data<int64_t>());
-        else if (v->dtype() == DType::kInt32) a->value = static_cast<float>(*v->data<int32_t>());
+      if (v->numel() > 1) ctx.fail("constant_value must hold one value, it has " + std::to_string(v->numel()));
+      if (v->numel() == 1 && v->dtype() != ctx.dtype(0))
+        ctx.fail(std::string("constant_value is ") + dtype_name(v->dtype()) + " but the data is " +
+                 dtype_name(ctx.dtype(0)));
+      // The kernel reads the value itself, in its own type (an int64 does
+      // not survive a float); this copy is for reports.
+      if (v->numel() == 1) {
+        switch (v->dtype()) {
+          case DType::kFloat32: a->value = *v->data<float>(); break;
+          case DType::kInt64: a->value = static_cast<float>(*v->data<int64_t>()); break;
+          case DType::kInt32: a->value = static_cast<float>(*v->data<int32_t>()); break;
+          case DType::kInt8: a->value = static_cast<float>(*v->data<int8_t>()); break;
+          case DType::kUInt8:
+          case DType::kBool: a->value = static_cast<float>(*v->data<uint8_t>()); break;
+          default: break;
+        }
       }
     }
     if (ctx.has_input(3)) {

@@ -1,0 +1,406 @@
+// The CPU Conv kernel against a plain direct convolution written here.
+//
+// Each grid is built so that one of the kernel's algorithms (depthwise,
+// gemm_1x1, im2col_gemm) runs it, and the test asserts from describe() that
+// it really did. Every case runs with 1 and with 3 threads (the kernel cuts
+// its work into tiles by thread count), on odd sizes, with padding, groups,
+// dilations, batch > 1, and with a fused activation.
+//
+// Output and workspace get guard bytes after their end, and start filled
+// with a NaN pattern: a kernel that writes past its buffers, leaves an output
+// unwritten or reads scratch it did not write shows up here.
+#include "kernels/cpu/cpu_backend.h"
+#include "runtime/op_registry.h"
+#include "runtime/ops/conv.h"
+#include "runtime/thread_pool.h"
+
+#include <gtest/gtest.h>
+
+#include <array>
+#include <cmath>
+#include <cstring>
+#include <random>
+#include <sstream>
+#include <tuple>
+
+namespace minirt {
+namespace {
+
+struct ConvCase {
+  int64_t n = 1, c = 1, m = 1;
+  Shape spatial;                 // input H, W (or just W for 1-D)
+  std::vector<int64_t> kernel;   // per spatial axis
+  std::vector<int64_t> strides;  // per spatial axis
+  std::vector<int64_t> dilations;
+  std::vector<int64_t> pads;  // begins then ends
+  int64_t group = 1;
+  bool bias = true;
+  Activation act;
+
+  std::string str() const {
+    std::ostringstream s;
+    s << "n" << n << " c" << c << " m" << m << " in " << shape_str(spatial) << " k " << shape_str(kernel) << " s "
+      << shape_str(strides) << " d " << shape_str(dilations) << " pads " << shape_str(pads) << " g" << group
+      << (bias ? " bias" : "") << (act.none() ? "" : " act " + act.name());
+    return s.str();
+  }
+};
+
+Tensor random_tensor(const Shape& shape, std::mt19937& rng, float scale) {
+  Tensor t = Tensor::zeros(DType::kFloat32, shape);
+  std::uniform_real_distribution<float> u(-scale, scale);
+  float* p = t.data<float>();
+  for (int64_t i = 0; i < t.numel(); ++i) p[i] = u(rng);
+  return t;
+}
+
+// Direct convolution, double accumulation. 1-D runs as 2-D with height 1.
+// `scale` receives, per output, |bias| + sum |x*w|: the size of what was
+// accumulated, against which float rounding is judged.
+void reference_conv(const ConvCase& cc, const Shape& y_shape, const float* x, const float* w, const float* b,
+                    std::vector<float>& y, std::vector<double>& scale) {
+  bool one_d = cc.spatial.size() == 1;
+  int64_t h = one_d ? 1 : cc.spatial[0], wd = cc.spatial.back();
+  int64_t oh_n = one_d ? 1 : y_shape[2], ow_n = y_shape.back();
+  int64_t kh = one_d ? 1 : cc.kernel[0], kw = cc.kernel.back();
+  int64_t sh = one_d ? 1 : cc.strides[0], sw = cc.strides.back();
+  int64_t dh = one_d ? 1 : cc.dilations[0], dw = cc.dilations.back();
+  int64_t sp = static_cast<int64_t>(cc.spatial.size());
+  int64_t ph = one_d ? 0 : cc.pads[0], pw = cc.pads[sp - 1];
+  int64_t cg = cc.c / cc.group, mg = cc.m / cc.group;
+  y.assign(static_cast<size_t>(cc.n * cc.m * oh_n * ow_n), 0.0f);
+  scale.assign(y.size(), 0.0);
+  for (int64_t img = 0; img < cc.n; ++img)
+    for (int64_t oc = 0; oc < cc.m; ++oc) {
+      int64_t g = oc / mg;
+      for (int64_t oh = 0; oh < oh_n; ++oh)
+        for (int64_t ow = 0; ow < ow_n; ++ow) {
+          double acc = b ? b[oc] : 0.0;
+          double mag = std::fabs(acc);
+          for (int64_t ic = 0; ic < cg; ++ic)
+            for (int64_t i = 0; i < kh; ++i)
+              for (int64_t j = 0; j < kw; ++j) {
+                int64_t ih = oh * sh - ph + i * dh, iw = ow * sw - pw + j * dw;
+                if (ih < 0 || ih >= h || iw < 0 || iw >= wd) continue;
+                double xv = x[((img * cc.c + g * cg + ic) * h + ih) * wd + iw];
+                double wv = w[((oc * cg + ic) * kh + i) * kw + j];
+                acc += xv * wv;
+                mag += std::fabs(xv * wv);
+              }
+          size_t at = static_cast<size_t>(((img * cc.m + oc) * oh_n + oh) * ow_n + ow);
+          y[at] = cc.act.apply(static_cast<float>(acc));
+          scale[at] = mag;
+        }
+    }
+}
+
+// A one-node graph: Conv with constant input, weights and bias, its output
+// shape inferred by the op's schema.
+struct ConvGraph {
+  Graph g;
+  int y = -1;
+
+  explicit ConvGraph(const ConvCase& cc, std::mt19937& rng) {
+    g.source = "test_kernels_conv";
+    g.opset = 13;
+    Shape xs = {cc.n, cc.c};
+    xs.insert(xs.end(), cc.spatial.begin(), cc.spatial.end());
+    Shape ws = {cc.m, cc.c / cc.group};
+    ws.insert(ws.end(), cc.kernel.begin(), cc.kernel.end());
+    int64_t fan_in = shape_numel(ws) / cc.m;
+    std::vector<int> ins = {constant("x", random_tensor(xs, rng, 1.0f)),
+                            constant("w", random_tensor(ws, rng, 1.0f / std::sqrt(static_cast<float>(fan_in))))};
+    if (cc.bias) ins.push_back(constant("b", random_tensor({cc.m}, rng, 0.5f)));
+    y = g.add_value("y");
+    g.add_node("conv", "Conv", ins, {y});
+    auto a = std::make_shared<ConvAttrs>();
+    a->kernel_shape = cc.kernel;
+    a->strides = cc.strides;
+    a->dilations = cc.dilations;
+    a->pads = cc.pads;
+    a->group = cc.group;
+    a->act = cc.act;
+    g.nodes[0].parsed = a;
+    InferContext ctx(g, g.nodes[0]);
+    find_schema("Conv")->infer(ctx);
+  }
+
+  int constant(const std::string& name, Tensor t) {
+    int v = g.add_value(name);
+    g.values[v].dtype = t.dtype();
+    g.values[v].shape = t.shape();
+    g.values[v].shape_known = true;
+    g.values[v].constant = std::make_shared<Tensor>(std::move(t));
+    return v;
+  }
+  const float* in(size_t i) const {
+    int v = g.nodes[0].input(i);
+    return v < 0 ? nullptr : g.values[v].constant->data<float>();
+  }
+};
+
+constexpr size_t kGuard = 64;             // floats of guard after each buffer
+constexpr uint32_t kPoison = 0x7fc0dead;  // a NaN no conv produces
+
+bool is_poison(float f) {
+  uint32_t u;
+  std::memcpy(&u, &f, 4);
+  return u == kPoison;
+}
+void poison(float* p, size_t n) {
+  for (size_t i = 0; i < n; ++i) std::memcpy(p + i, &kPoison, 4);
+}
+
+// Runs one case with `threads` threads; returns the algorithm the kernel chose.
+std::string run_case(const ConvCase& cc, int threads) {
+  std::mt19937 rng(12345);
+  ConvGraph cg(cc, rng);
+  const Node& node = cg.g.nodes[0];
+  const Shape& ys = cg.g.values[cg.y].shape;
+  std::vector<float> want;
+  std::vector<double> scale;
+  reference_conv(cc, ys, cg.in(0), cg.in(1), cg.in(2), want, scale);
+
+  ThreadPool pool(threads);
+  std::unique_ptr<Backend> cpu = make_cpu_backend(threads);
+  std::string why;
+  EXPECT_TRUE(cpu->supports(cg.g, node, &why)) << why;
+  std::unique_ptr<Kernel> k = cpu->make_kernel(cg.g, node);
+  size_t ws_floats = (k->workspace_bytes() + 3) / 4;
+  Tensor ws = Tensor::zeros(DType::kFloat32, {static_cast<int64_t>(ws_floats + kGuard)});
+  poison(ws.data<float>(), ws_floats + kGuard);
+  int64_t count = shape_numel(ys);
+  Tensor out = Tensor::zeros(DType::kFloat32, {count + static_cast<int64_t>(kGuard)});
+  float* y = out.data<float>();
+  poison(y, static_cast<size_t>(count) + kGuard);
+
+  const void* ins[3] = {cg.in(0), cg.in(1), cg.in(2)};
+  void* outs[1] = {y};
+  KernelArgs args{ins, outs, ws_floats ? ws.raw() : nullptr, &pool};
+  // Twice: a kernel is prepared once and run many times.
+  for (int rep = 0; rep < 2; ++rep) {
+    k->run(args);
+    for (size_t i = 0; i < kGuard; ++i) {
+      EXPECT_TRUE(is_poison(y[count + static_cast<int64_t>(i)])) << "output guard overwritten, " << cc.str();
+      EXPECT_TRUE(is_poison(ws.data<float>()[ws_floats + i])) << "workspace guard overwritten, " << cc.str();
+    }
+    // Tolerance: 1e-4 relative to the magnitude accumulated into each output
+    // (|bias| + sum |x*w|), which bounds float rounding of a dot product;
+    // the floor of 1e-6 covers outputs with nothing accumulated.
+    int64_t bad = 0;
+    for (int64_t i = 0; i < count; ++i) {
+      double tol = 1e-4 * std::max(scale[static_cast<size_t>(i)], 1e-2);
+      double d = std::fabs(static_cast<double>(y[i]) - want[static_cast<size_t>(i)]);
+      if (!(d <= tol)) {
+        if (bad++ < 3)
+          ADD_FAILURE() << cc.str() << ", threads " << threads << ": output " << i << " of " << count << " (shape "
+                        << shape_str(ys) << ") is " << y[i] << ", expected " << want[static_cast<size_t>(i)];
+      }
+    }
+    if (bad) {
+      ADD_FAILURE() << bad << " of " << count << " outputs wrong: " << cc.str() << ", threads " << threads << ", "
+                    << k->describe();
+      break;
+    }
+  }
+  return k->describe();
+}
+
+ConvCase make_2d(int64_t n, int64_t c, int64_t m, Shape hw, int64_t k, int64_t s, int64_t d, std::vector<int64_t> pads,
+                 int64_t group, bool bias) {
+  ConvCase cc;
+  cc.n = n;
+  cc.c = c;
+  cc.m = m;
+  cc.spatial = hw;
+  cc.kernel = {k, k};
+  cc.strides = {s, s};
+  cc.dilations = {d, d};
+  cc.pads = pads;
+  cc.group = group;
+  cc.bias = bias;
+  return cc;
+}
+
+ConvCase make_1d(int64_t n, int64_t c, int64_t m, int64_t w, int64_t k, int64_t s, int64_t d, std::vector<int64_t> pads,
+                 int64_t group, bool bias) {
+  ConvCase cc = make_2d(n, c, m, {w}, k, s, d, pads, group, bias);
+  cc.kernel = {k};
+  cc.strides = {s};
+  cc.dilations = {d};
+  return cc;
+}
+
+// Whether the window fits the padded input on every axis (else the schema
+// refuses the node; SchemaRefusesAWindowWiderThanThePaddedInput checks that).
+bool window_fits(const ConvCase& cc) {
+  size_t sp = cc.spatial.size();
+  for (size_t i = 0; i < sp; ++i)
+    if (cc.dilations[i] * (cc.kernel[i] - 1) + 1 > cc.spatial[i] + cc.pads[i] + cc.pads[i + sp]) return false;
+  return true;
+}
+
+// Runs every case of a grid with 1 and 3 threads, expecting `algo` each time.
+void run_grid(const std::vector<ConvCase>& grid, const std::string& algo) {
+  ASSERT_FALSE(grid.empty());
+  int ran = 0;
+  for (const ConvCase& cc : grid) {
+    if (!window_fits(cc)) continue;
+    ++ran;
+    for (int threads : {1, 3}) {
+      SCOPED_TRACE(cc.str() + ", threads " + std::to_string(threads));
+      std::string got = run_case(cc, threads);
+      EXPECT_EQ(got, "algo=" + algo) << cc.str();
+    }
+  }
+  EXPECT_GE(ran * 10, static_cast<int>(grid.size()) * 9) << "most of the grid should be runnable";
+}
+
+TEST(ConvKernel, DepthwiseMatchesDirectConvolution) {
+  std::vector<ConvCase> grid;
+  int i = 0;
+  for (int64_t k : {1, 3, 5})
+    for (int64_t s : {1, 2, 3})
+      for (int64_t d : {1, 2}) {
+        if (k == 1 && d == 2) continue;
+        int64_t p = k / 2 * d;
+        int64_t n = i % 3 == 1 ? 3 : 1;
+        Shape hw = i % 2 ? Shape{13, 9} : Shape{7, 11};
+        grid.push_back(make_2d(n, 5, 5, hw, k, s, d, {p, p, p, p}, 5, i % 4 != 3));
+        grid.push_back(make_2d(n, 3, 3, hw, k, s, d, {0, 1, 2, 1}, 3, i % 4 == 3));
+        ++i;
+      }
+  // Rectangular kernels, a single channel, kernel wider than the input.
+  ConvCase r = make_2d(3, 4, 4, {9, 13}, 3, 1, 1, {2, 0, 1, 2}, 4, true);
+  r.kernel = {3, 5};
+  r.strides = {2, 1};
+  r.dilations = {1, 2};
+  grid.push_back(r);
+  grid.push_back(make_2d(1, 1, 1, {5, 6}, 3, 1, 1, {1, 1, 1, 1}, 1, true));
+  grid.push_back(make_2d(2, 4, 4, {3, 4}, 5, 1, 1, {2, 2, 2, 2}, 4, false));
+  grid.push_back(make_2d(1, 6, 6, {3, 3}, 3, 2, 2, {3, 3, 2, 2}, 6, true));
+  // 1-D.
+  grid.push_back(make_1d(1, 5, 5, 13, 3, 1, 1, {1, 1}, 5, true));
+  grid.push_back(make_1d(3, 5, 5, 13, 5, 2, 2, {0, 3}, 5, false));
+  grid.push_back(make_1d(2, 4, 4, 8, 3, 3, 1, {2, 1}, 4, true));
+  run_grid(grid, "depthwise");
+}
+
+TEST(ConvKernel, Gemm1x1MatchesDirectConvolution) {
+  std::vector<ConvCase> grid;
+  int i = 0;
+  for (Shape hw : {Shape{13, 9}, Shape{7, 11}, Shape{1, 1}, Shape{5, 3}})
+    for (auto [c, m, g] : {std::tuple{3, 4, 1}, std::tuple{6, 10, 2}, std::tuple{8, 8, 4}, std::tuple{16, 5, 1}}) {
+      grid.push_back(make_2d(i % 3 == 1 ? 3 : 1, c, m, hw, 1, 1, 1, {0, 0, 0, 0}, g, i % 4 != 3));
+      ++i;
+    }
+  // Several column tiles (many input channels, a wide plane).
+  grid.push_back(make_2d(2, 128, 24, {31, 23}, 1, 1, 1, {0, 0, 0, 0}, 1, true));
+  // Few columns and many output channels: rows are split across threads too.
+  grid.push_back(make_2d(1, 8, 64, {3, 3}, 1, 1, 1, {0, 0, 0, 0}, 1, true));
+  grid.push_back(make_2d(1, 16, 70, {1, 5}, 1, 1, 1, {0, 0, 0, 0}, 2, false));
+  // 1-D.
+  grid.push_back(make_1d(3, 6, 4, 13, 1, 1, 1, {0, 0}, 1, true));
+  grid.push_back(make_1d(1, 6, 4, 9, 1, 1, 1, {0, 0}, 2, false));
+  run_grid(grid, "gemm_1x1");
+}
+
+TEST(ConvKernel, Im2colMatchesDirectConvolution) {
+  std::vector<ConvCase> grid;
+  int i = 0;
+  for (int64_t k : {1, 3, 5, 7})
+    for (int64_t s : {1, 2, 3})
+      for (int64_t d : {1, 2}) {
+        if (k == 1 && d == 2) continue;
+        int64_t p = k / 2 * d;
+        for (std::vector<int64_t> pads : {std::vector<int64_t>{p, p, p, p}, std::vector<int64_t>{0, 1, 2, 1}}) {
+          int64_t n = i % 3 == 1 ? 3 : 1;
+          Shape hw = i % 2 ? Shape{13, 9} : Shape{7, 11};
+          // Groups: 1, 2, and depthwise with a channel multiplier (not the depthwise path).
+          auto [c, m, g] = std::array{std::tuple{3, 4, 1}, std::tuple{4, 6, 2}, std::tuple{3, 6, 3}}[i % 3];
+          ConvCase cc = make_2d(n, c, m, hw, k, s, d, pads, g, i % 4 != 3);
+          if (k == 1 && s == 1 && pads[0] == 0 && pads[1] == 0) {
+            ++i;
+            continue;  // that one is gemm_1x1
+          }
+          grid.push_back(cc);
+          ++i;
+        }
+      }
+  // 1x1 with stride or padding still unrolls.
+  grid.push_back(make_2d(1, 4, 6, {7, 9}, 1, 2, 1, {0, 0, 0, 0}, 1, true));
+  grid.push_back(make_2d(3, 4, 6, {7, 9}, 1, 1, 1, {0, 1, 1, 0}, 2, false));
+  // Several column tiles: a long patch row (16 * 7 * 7 values) over a 13x9 plane.
+  grid.push_back(make_2d(1, 16, 24, {13, 9}, 7, 1, 1, {3, 3, 3, 3}, 1, true));
+  // Few columns, many output channels: row tiles.
+  grid.push_back(make_2d(1, 8, 64, {4, 5}, 3, 1, 1, {1, 1, 1, 1}, 1, true));
+  grid.push_back(make_2d(2, 32, 48, {5, 4}, 3, 2, 1, {1, 1, 1, 1}, 2, true));
+  // An empty batch: nothing to compute, and no tile to divide by (it used to
+  // divide by zero cutting row tiles for 3 threads).
+  grid.push_back(make_2d(0, 8, 64, {3, 3}, 3, 1, 1, {1, 1, 1, 1}, 1, true));
+  // Kernel larger than the input, all of it padding on one side.
+  grid.push_back(make_2d(1, 2, 3, {3, 2}, 5, 1, 1, {4, 4, 0, 0}, 1, true));
+  // Rectangular everything.
+  ConvCase r = make_2d(2, 3, 5, {11, 8}, 3, 1, 1, {1, 0, 2, 3}, 1, true);
+  r.kernel = {3, 2};
+  r.strides = {1, 3};
+  r.dilations = {2, 1};
+  grid.push_back(r);
+  // 1-D.
+  for (int64_t k : {1, 3, 5})
+    for (int64_t s : {1, 2, 3}) {
+      int64_t d = s == 2 ? 2 : 1;
+      std::vector<int64_t> pads = k == 1 ? std::vector<int64_t>{0, 1} : std::vector<int64_t>{1, 2};
+      grid.push_back(make_1d(s == 3 ? 3 : 1, 4, 6, 13, k, s, d, pads, s == 2 ? 2 : 1, k != 3));
+    }
+  run_grid(grid, "im2col_gemm");
+}
+
+TEST(ConvKernel, FusedActivationOnEveryAlgorithm) {
+  std::vector<Activation> acts;
+  acts.push_back({ActKind::kRelu, 0, 0});
+  acts.push_back({ActKind::kClip, 0.0f, 0.3f});
+  acts.push_back({ActKind::kLeakyRelu, 0.1f, 0});
+  acts.push_back({ActKind::kSigmoid, 0, 0});
+  acts.push_back({ActKind::kTanh, 0, 0});
+  std::vector<std::pair<ConvCase, std::string>> bases = {
+      {make_2d(3, 5, 5, {13, 9}, 3, 2, 1, {1, 1, 1, 1}, 5, true), "depthwise"},
+      {make_2d(1, 6, 40, {5, 7}, 1, 1, 1, {0, 0, 0, 0}, 1, true), "gemm_1x1"},
+      {make_2d(3, 4, 6, {7, 9}, 3, 1, 2, {0, 1, 2, 1}, 2, false), "im2col_gemm"},
+      {make_1d(2, 3, 33, 17, 5, 2, 1, {2, 2}, 1, true), "im2col_gemm"},
+  };
+  for (const auto& [base, algo] : bases)
+    for (const Activation& act : acts) {
+      ConvCase cc = base;
+      cc.act = act;
+      for (int threads : {1, 3}) EXPECT_EQ(run_case(cc, threads), "algo=" + algo) << cc.str();
+    }
+}
+
+TEST(ConvKernel, SchemaRefusesAWindowWiderThanThePaddedInput) {
+  // A 5x5 window over a 3x3 input with one pad on each side has no output
+  // position; the node is refused when it is planned, never run.
+  std::mt19937 rng(1);
+  try {
+    ConvGraph g(make_2d(1, 2, 2, {3, 3}, 5, 1, 1, {1, 1, 0, 0}, 1, false), rng);
+    FAIL() << "expected an error";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.code(), ErrorCode::kInvalidModel);
+    EXPECT_NE(std::string(e.what()).find("window spans 5"), std::string::npos) << e.what();
+  }
+}
+
+TEST(ConvKernel, SchemaResolvesShapesTheReferenceAgreesWith) {
+  // Output sizes for odd inputs with asymmetric pads, as ONNX defines them:
+  // floor((in + pad_begin + pad_end - dilation * (k - 1) - 1) / stride) + 1.
+  std::mt19937 rng(1);
+  ConvGraph g1(make_2d(1, 3, 4, {13, 9}, 3, 2, 1, {0, 1, 2, 1}, 1, true), rng);
+  EXPECT_EQ(g1.g.values[g1.y].shape, (Shape{1, 4, 7, 5}));
+  ConvGraph g2(make_2d(2, 4, 6, {7, 11}, 5, 3, 2, {4, 4, 4, 4}, 2, false), rng);
+  EXPECT_EQ(g2.g.values[g2.y].shape, (Shape{2, 6, 3, 4}));
+  ConvGraph g3(make_1d(1, 3, 4, 8, 3, 3, 1, {2, 1}, 1, true), rng);
+  EXPECT_EQ(g3.g.values[g3.y].shape, (Shape{1, 4, 3}));
+}
+
+}  // namespace
+}  // namespace minirt
