@@ -80,12 +80,20 @@ void ThreadPool::run(int64_t n, int64_t grain, RangeFn fn) {
     fn(0, n);
     return;
   }
-  std::lock_guard<std::mutex> serial(run_mu_);
   // A few chunks per thread balances uneven work without much overhead.
   int64_t want = std::min<int64_t>(max_chunks, static_cast<int64_t>(size()) * 4);
+  int64_t chunk = (n + want - 1) / want;
+  // Another thread's job holds the workers (concurrent runs of one session):
+  // this one runs on its caller, chunk by chunk as the pool would have cut
+  // it, so results do not depend on which thread got the pool.
+  std::unique_lock<std::mutex> serial(run_mu_, std::try_to_lock);
+  if (!serial.owns_lock()) {
+    for (int64_t b = 0; b < n; b += chunk) fn(b, std::min(n, b + chunk));
+    return;
+  }
   fn_ = &fn;
   n_ = n;
-  chunk_ = (n + want - 1) / want;
+  chunk_ = chunk;
   next_.store(0, std::memory_order_relaxed);
   pending_.store(static_cast<int>(workers_.size()));
   generation_.fetch_add(1);

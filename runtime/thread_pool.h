@@ -6,7 +6,8 @@
 // The calling thread takes part in the work. parallel_for does not allocate,
 // so kernels may call it from the steady-state run loop. Between jobs the
 // workers spin briefly before sleeping, so the back-to-back jobs of one model
-// run do not pay a wake-up each. Nested calls from a worker run inline.
+// run do not pay a wake-up each. Nested calls from a worker run inline, and
+// so does a call made while another thread's job holds the pool.
 #pragma once
 
 #include <atomic>
@@ -67,7 +68,7 @@ class ThreadPool {
   int64_t chunk_ = 1;
   std::atomic<int64_t> next_{0};
   std::atomic<int> pending_{0};  // workers not yet done with this job
-  std::mutex run_mu_;            // one parallel_for at a time per pool
+  std::mutex run_mu_;            // held by the thread whose job the workers run
 };
 
 }  // namespace minirt

@@ -7,8 +7,37 @@
 #include <chrono>
 #include <cstdlib>
 #include <cstring>
+#include <mutex>
 
 namespace minirt {
+
+namespace {
+
+// A plan for one input signature (shapes, and the values of inputs that are
+// shape operands), immutable once made, shared by the runs that use it.
+struct PlanEntry {
+  std::unique_ptr<Plan> plan;
+  std::vector<Shape> shapes;
+  std::vector<Tensor> values;
+  std::vector<int> first_output_of_value;  // per output: earlier output with the same value, or -1
+};
+
+// What one run needs of its own: the arena and the pointer tables. Reused
+// across runs; several exist only when runs overlap in time.
+struct RunContext {
+  std::shared_ptr<const PlanEntry> bound;
+  std::unique_ptr<char, decltype(&std::free)> arena{nullptr, &std::free};
+  size_t capacity = 0;
+  std::vector<void*> ptrs;
+  std::vector<std::vector<const void*>> step_in;
+  std::vector<std::vector<void*>> step_out;
+  std::vector<const Tensor*> ordered;
+  std::vector<StepTiming> profile;
+};
+
+constexpr size_t kMaxPlans = 8;  // input signatures remembered per session
+
+}  // namespace
 
 struct Session::Impl {
   std::shared_ptr<const Model> model;
@@ -17,25 +46,19 @@ struct Session::Impl {
   std::string reason;
   std::unique_ptr<ThreadPool> pool;
   std::unique_ptr<Backend> cpu;
-
-  std::unique_ptr<Plan> plan;
   std::vector<size_t> value_inputs;  // model input indices that are shape operands
-  std::vector<Shape> plan_shapes;    // input shapes the plan was made for
-  std::vector<Tensor> plan_values;   // values of the shape-operand inputs it was made for
-  int plans = 0;
 
-  std::unique_ptr<char, decltype(&std::free)> arena{nullptr, &std::free};
-  size_t arena_capacity = 0;
-  std::vector<void*> ptrs;                        // per value
-  std::vector<std::vector<const void*>> step_in;  // per step
-  std::vector<std::vector<void*>> step_out;
-  std::vector<int> first_output_of_value;         // per model output: index of the first output with that value
-  std::vector<const Tensor*> ordered;             // inputs in model order, for this run
-  std::vector<StepTiming> profile;
+  std::mutex mu;  // guards everything below
+  std::vector<std::shared_ptr<const PlanEntry>> plans;  // most recently used last
+  std::vector<std::unique_ptr<RunContext>> idle;
+  std::shared_ptr<const PlanEntry> last_plan;
+  std::vector<StepTiming> last_profile;
+  int plans_made = 0;
 
-  void plan_for(const std::vector<const Tensor*>& inputs);
-  bool plan_matches(const std::vector<const Tensor*>& inputs) const;
-  void execute(const std::vector<const Tensor*>& inputs, std::vector<Tensor>& outputs);
+  std::shared_ptr<const PlanEntry> plan_for(const std::vector<const Tensor*>& inputs);
+  bool matches(const PlanEntry& e, const std::vector<const Tensor*>& inputs) const;
+  void bind(RunContext& ctx, std::shared_ptr<const PlanEntry> entry);
+  void execute(RunContext& ctx, std::vector<Tensor>& outputs);
 };
 
 Session::Session(std::shared_ptr<const Model> model, SessionOptions options) : impl_(std::make_unique<Impl>()) {
@@ -65,93 +88,121 @@ Session::~Session() = default;
 Device Session::device() const { return impl_->device; }
 const std::string& Session::device_reason() const { return impl_->reason; }
 int Session::threads() const { return impl_->pool->size(); }
-std::string Session::plan_report() const { return impl_->plan ? impl_->plan->report() : std::string(); }
-size_t Session::arena_bytes() const { return impl_->plan ? impl_->plan->arena_bytes : 0; }
-int Session::plans_made() const { return impl_->plans; }
-const std::vector<StepTiming>& Session::last_profile() const { return impl_->profile; }
 
-bool Session::Impl::plan_matches(const std::vector<const Tensor*>& inputs) const {
-  if (!plan) return false;
+std::string Session::plan_report() const {
+  std::lock_guard<std::mutex> lock(impl_->mu);
+  return impl_->last_plan ? impl_->last_plan->plan->report() : std::string();
+}
+size_t Session::arena_bytes() const {
+  std::lock_guard<std::mutex> lock(impl_->mu);
+  return impl_->last_plan ? impl_->last_plan->plan->arena_bytes : 0;
+}
+int Session::plans_made() const {
+  std::lock_guard<std::mutex> lock(impl_->mu);
+  return impl_->plans_made;
+}
+std::vector<StepTiming> Session::last_profile() const {
+  std::lock_guard<std::mutex> lock(impl_->mu);
+  return impl_->last_profile;
+}
+
+bool Session::Impl::matches(const PlanEntry& e, const std::vector<const Tensor*>& inputs) const {
   for (size_t i = 0; i < inputs.size(); ++i)
-    if (inputs[i]->shape() != plan_shapes[i] || inputs[i]->dtype() != model->impl().graph.values[model->impl().graph.inputs[i]].dtype)
-      return false;
+    if (inputs[i]->shape() != e.shapes[i]) return false;
   for (size_t k = 0; k < value_inputs.size(); ++k) {
     const Tensor& now = *inputs[value_inputs[k]];
-    const Tensor& then = plan_values[k];
-    if (now.nbytes() != then.nbytes() || std::memcmp(now.raw(), then.raw(), now.nbytes()) != 0) return false;
+    const Tensor& then = e.values[k];
+    if (now.dtype() != then.dtype() || now.nbytes() != then.nbytes() ||
+        std::memcmp(now.raw(), then.raw(), now.nbytes()) != 0)
+      return false;
   }
   return true;
 }
 
-void Session::Impl::plan_for(const std::vector<const Tensor*>& inputs) {
-  PlanOptions po;
-  po.optimize = options.optimize;
-  plan.reset();
-  plan = make_plan(model->impl().graph, inputs, *cpu, *pool, po);
-  ++plans;
-  plan_shapes.clear();
-  for (const Tensor* t : inputs) plan_shapes.push_back(t->shape());
-  plan_values.clear();
-  for (size_t k : value_inputs) plan_values.push_back(inputs[k]->clone());
+// Called with mu held.
+std::shared_ptr<const PlanEntry> Session::Impl::plan_for(const std::vector<const Tensor*>& inputs) {
+  if (!plans.empty() && matches(*plans.back(), inputs)) return plans.back();
+  for (size_t i = 0; i < plans.size(); ++i) {
+    if (!matches(*plans[i], inputs)) continue;
+    auto hit = plans[i];
+    plans.erase(plans.begin() + static_cast<long>(i));
+    plans.push_back(hit);
+    return hit;
+  }
+  auto e = std::make_shared<PlanEntry>();
+  e->plan = make_plan(model->impl().graph, inputs, *cpu, *pool, {.optimize = options.optimize});
+  for (const Tensor* t : inputs) e->shapes.push_back(t->shape());
+  for (size_t k : value_inputs) e->values.push_back(inputs[k]->clone());
+  const auto& outs = e->plan->output_values;
+  e->first_output_of_value.assign(outs.size(), -1);
+  for (size_t i = 0; i < outs.size(); ++i)
+    for (size_t j = 0; j < i && e->first_output_of_value[i] < 0; ++j)
+      if (outs[j] == outs[i]) e->first_output_of_value[i] = static_cast<int>(j);
+  ++plans_made;
+  if (plans.size() >= kMaxPlans) plans.erase(plans.begin());
+  plans.push_back(e);
+  return e;
+}
 
-  if (plan->arena_bytes > arena_capacity) {
-    size_t cap = (plan->arena_bytes + 63) / 64 * 64;
+void Session::Impl::bind(RunContext& ctx, std::shared_ptr<const PlanEntry> entry) {
+  const Plan& plan = *entry->plan;
+  if (plan.arena_bytes > ctx.capacity) {
+    size_t cap = (plan.arena_bytes + 63) / 64 * 64;
     char* p = static_cast<char*>(std::aligned_alloc(64, cap));
     if (!p)
       throw Error(ErrorCode::kOutOfMemory, model->info().path + ": could not allocate the " + std::to_string(cap) +
                                                "-byte activation arena; try a smaller batch");
-    arena.reset(p);
-    arena_capacity = cap;
+    ctx.arena.reset(p);
+    ctx.capacity = cap;
   }
-  const Graph& g = plan->graph;
-  ptrs.assign(g.values.size(), nullptr);
+  const Graph& g = plan.graph;
+  ctx.ptrs.assign(g.values.size(), nullptr);
   for (size_t v = 0; v < g.values.size(); ++v) {
-    if (plan->storage[v] == Storage::kConstant) ptrs[v] = g.values[v].constant->raw();
-    if (plan->storage[v] == Storage::kArena) ptrs[v] = arena.get() + plan->offset[v];
+    if (plan.storage[v] == Storage::kConstant) ctx.ptrs[v] = g.values[v].constant->raw();
+    if (plan.storage[v] == Storage::kArena) ctx.ptrs[v] = ctx.arena.get() + plan.offset[v];
   }
-  step_in.assign(plan->steps.size(), {});
-  step_out.assign(plan->steps.size(), {});
-  profile.assign(plan->steps.size(), {});
-  for (size_t i = 0; i < plan->steps.size(); ++i) {
-    step_in[i].resize(plan->steps[i].inputs.size());
-    step_out[i].resize(plan->steps[i].outputs.size());
-    profile[i].name = plan->steps[i].label;
-    profile[i].op = plan->steps[i].op;
-    profile[i].shapes = plan->steps[i].shapes;
+  ctx.step_in.assign(plan.steps.size(), {});
+  ctx.step_out.assign(plan.steps.size(), {});
+  ctx.profile.assign(plan.steps.size(), {});
+  for (size_t i = 0; i < plan.steps.size(); ++i) {
+    ctx.step_in[i].resize(plan.steps[i].inputs.size());
+    ctx.step_out[i].resize(plan.steps[i].outputs.size());
+    ctx.profile[i].name = plan.steps[i].label;
+    ctx.profile[i].op = plan.steps[i].op;
+    ctx.profile[i].shapes = plan.steps[i].shapes;
   }
-  first_output_of_value.assign(plan->output_values.size(), -1);
-  for (size_t i = 0; i < plan->output_values.size(); ++i)
-    for (size_t j = 0; j < i; ++j)
-      if (plan->output_values[j] == plan->output_values[i] && first_output_of_value[i] < 0)
-        first_output_of_value[i] = static_cast<int>(j);
+  ctx.bound = std::move(entry);
 }
 
-void Session::Impl::execute(const std::vector<const Tensor*>& inputs, std::vector<Tensor>& outputs) {
-  if (!plan_matches(inputs)) plan_for(inputs);
-  const Graph& g = plan->graph;
+void Session::Impl::execute(RunContext& ctx, std::vector<Tensor>& outputs) {
+  const PlanEntry& e = *ctx.bound;
+  const Plan& plan = *e.plan;
+  const Graph& g = plan.graph;
+  const auto& inputs = ctx.ordered;
   for (size_t i = 0; i < inputs.size(); ++i) {
-    int v = plan->input_values[i];
-    if (plan->storage[v] == Storage::kInput) ptrs[v] = inputs[i]->raw();
+    int v = plan.input_values[i];
+    if (plan.storage[v] == Storage::kInput) ctx.ptrs[v] = inputs[i]->raw();
   }
   // Outputs: reuse what the caller passed when dtype and shape fit.
-  size_t nout = plan->output_values.size();
+  size_t nout = plan.output_values.size();
   if (outputs.size() != nout) outputs.resize(nout);
   for (size_t i = 0; i < nout; ++i) {
-    const Value& val = g.values[plan->output_values[i]];
+    const Value& val = g.values[plan.output_values[i]];
     if (outputs[i].dtype() != val.dtype || outputs[i].shape() != val.shape || (!outputs[i].raw() && outputs[i].nbytes()))
       outputs[i] = Tensor::zeros(val.dtype, val.shape);
-    int v = plan->output_values[i];
-    if (plan->storage[v] == Storage::kOutput && first_output_of_value[i] < 0) ptrs[v] = outputs[i].raw();
+    int v = plan.output_values[i];
+    if (plan.storage[v] == Storage::kOutput && e.first_output_of_value[i] < 0) ctx.ptrs[v] = outputs[i].raw();
   }
 
-  char* base = arena.get();
+  char* base = ctx.arena.get();
   bool timing = options.profile;
   auto t0 = std::chrono::steady_clock::now();
-  for (size_t s = 0; s < plan->steps.size(); ++s) {
-    Step& st = plan->steps[s];
-    for (size_t k = 0; k < st.inputs.size(); ++k) step_in[s][k] = st.inputs[k] >= 0 ? ptrs[st.inputs[k]] : nullptr;
-    for (size_t k = 0; k < st.outputs.size(); ++k) step_out[s][k] = st.outputs[k] >= 0 ? ptrs[st.outputs[k]] : nullptr;
-    KernelArgs args{step_in[s].data(), step_out[s].data(), base + st.workspace_offset, pool.get()};
+  for (size_t s = 0; s < plan.steps.size(); ++s) {
+    const Step& st = plan.steps[s];
+    for (size_t k = 0; k < st.inputs.size(); ++k) ctx.step_in[s][k] = st.inputs[k] >= 0 ? ctx.ptrs[st.inputs[k]] : nullptr;
+    for (size_t k = 0; k < st.outputs.size(); ++k)
+      ctx.step_out[s][k] = st.outputs[k] >= 0 ? ctx.ptrs[st.outputs[k]] : nullptr;
+    KernelArgs args{ctx.step_in[s].data(), ctx.step_out[s].data(), base + st.workspace_offset, pool.get()};
     if (!timing) {
       st.kernel->run(args);
       continue;
@@ -159,18 +210,15 @@ void Session::Impl::execute(const std::vector<const Tensor*>& inputs, std::vecto
     auto a = std::chrono::steady_clock::now();
     st.kernel->run(args);
     auto b = std::chrono::steady_clock::now();
-    profile[s].start_us = std::chrono::duration<double, std::micro>(a - t0).count();
-    profile[s].duration_us = std::chrono::duration<double, std::micro>(b - a).count();
+    ctx.profile[s].start_us = std::chrono::duration<double, std::micro>(a - t0).count();
+    ctx.profile[s].duration_us = std::chrono::duration<double, std::micro>(b - a).count();
   }
   // Outputs that are not written in place: constants, inputs, repeats.
   for (size_t i = 0; i < nout; ++i) {
-    int v = plan->output_values[i];
-    if (plan->storage[v] == Storage::kOutput && first_output_of_value[i] < 0) continue;
-    const void* src = first_output_of_value[i] >= 0 ? outputs[first_output_of_value[i]].raw() : ptrs[v];
-    if (!src) {
-      for (size_t k = 0; k < inputs.size(); ++k)
-        if (plan->input_values[k] == v) src = inputs[k]->raw();
-    }
+    int v = plan.output_values[i];
+    int first = e.first_output_of_value[i];
+    if (plan.storage[v] == Storage::kOutput && first < 0) continue;
+    const void* src = first >= 0 ? outputs[first].raw() : ctx.ptrs[v];
     if (src && outputs[i].nbytes()) std::memcpy(outputs[i].raw(), src, outputs[i].nbytes());
   }
 }
@@ -178,9 +226,30 @@ void Session::Impl::execute(const std::vector<const Tensor*>& inputs, std::vecto
 void Session::run(const NamedTensors& inputs, std::vector<Tensor>& outputs) {
   const auto& mi = impl_->model->impl();
   const Graph& g = mi.graph;
-  auto& ordered = impl_->ordered;
-  ordered.assign(g.inputs.size(), nullptr);
   const std::string& file = mi.info.path;
+
+  // A context of this run's own: reused from an earlier run when one is idle.
+  std::unique_ptr<RunContext> ctx;
+  {
+    std::lock_guard<std::mutex> lock(impl_->mu);
+    if (!impl_->idle.empty()) {
+      ctx = std::move(impl_->idle.back());
+      impl_->idle.pop_back();
+    }
+  }
+  if (!ctx) ctx = std::make_unique<RunContext>();
+  struct Return {
+    Impl* impl;
+    std::unique_ptr<RunContext>& ctx;
+    ~Return() {
+      std::lock_guard<std::mutex> lock(impl->mu);
+      if (impl->options.profile && ctx->bound) impl->last_profile = ctx->profile;
+      impl->idle.push_back(std::move(ctx));
+    }
+  } give_back{impl_.get(), ctx};
+
+  auto& ordered = ctx->ordered;
+  ordered.assign(g.inputs.size(), nullptr);
   for (const auto& [name, tensor] : inputs) {
     size_t idx = g.inputs.size();
     for (size_t i = 0; i < g.inputs.size(); ++i)
@@ -194,12 +263,24 @@ void Session::run(const NamedTensors& inputs, std::vector<Tensor>& outputs) {
     if (tensor.empty()) throw Error(ErrorCode::kInvalidArgument, file + ": input '" + name + "' is an empty Tensor");
     if (!tensor.raw() && tensor.numel() > 0)
       throw Error(ErrorCode::kInvalidArgument, file + ": input '" + name + "' has no data (null buffer)");
+    const Value& decl = g.values[g.inputs[idx]];
+    if (tensor.dtype() != decl.dtype)
+      throw Error(ErrorCode::kInvalidArgument, file + ": input '" + name + "' must be " + dtype_name(decl.dtype) +
+                                                   ", got " + dtype_name(tensor.dtype()));
     ordered[idx] = &tensor;
   }
   for (size_t i = 0; i < ordered.size(); ++i)
     if (!ordered[i])
       throw Error(ErrorCode::kInvalidArgument, file + ": input '" + g.values[g.inputs[i]].name + "' was not given");
-  impl_->execute(ordered, outputs);
+
+  std::shared_ptr<const PlanEntry> entry;
+  {
+    std::lock_guard<std::mutex> lock(impl_->mu);
+    entry = impl_->plan_for(ordered);
+    impl_->last_plan = entry;
+  }
+  if (ctx->bound != entry) impl_->bind(*ctx, std::move(entry));
+  impl_->execute(*ctx, outputs);
 }
 
 std::vector<Tensor> Session::run(const NamedTensors& inputs) {

@@ -7,9 +7,10 @@
 //   std::cout << session.plan_report();                       // steps, shapes, arena
 //
 // A Model is immutable once loaded and may be shared by many sessions.
-// A Session plans the model for the input shapes it sees (planning again when
-// they change) and then runs without allocating; one Session is used by one
-// thread at a time.
+// A Session plans the model for the input shapes it sees (remembering a few
+// plans, one per input signature) and then runs without allocating. run()
+// may be called from several threads at once: each concurrent run gets its
+// own arena, and the plans and weights are shared.
 #pragma once
 
 #include <minirt/error.h>
@@ -102,14 +103,14 @@ class Session {
   const std::string& device_reason() const;
   int threads() const;
 
-  // The current plan (after the first run): each step with its op, device,
-  // shapes and arena offsets, then the arena size. Empty before planning.
+  // The plan of the last run: each step with its op, device, shapes and
+  // arena offsets, then the arena size. Empty before the first run.
   std::string plan_report() const;
   size_t arena_bytes() const;
-  // Number of times a plan was made (1 unless input shapes changed).
+  // Number of plans made so far (one per new input signature).
   int plans_made() const;
-  // Timings of the steps of the last run (when options.profile is set).
-  const std::vector<StepTiming>& last_profile() const;
+  // Timings of the steps of the last finished run (when options.profile is set).
+  std::vector<StepTiming> last_profile() const;
 
   struct Impl;
 
