@@ -5,6 +5,7 @@
 #include "runtime/planner.h"
 
 #include <chrono>
+#include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <mutex>
@@ -52,12 +53,14 @@ struct Session::Impl {
   std::vector<std::shared_ptr<const PlanEntry>> plans;  // most recently used last
   std::vector<std::unique_ptr<RunContext>> idle;
   std::shared_ptr<const PlanEntry> last_plan;
+  size_t held = 0;  // bytes of arena held by all contexts
   std::vector<StepTiming> last_profile;
   int plans_made = 0;
 
   std::shared_ptr<const PlanEntry> plan_for(const std::vector<const Tensor*>& inputs);
   bool matches(const PlanEntry& e, const std::vector<const Tensor*>& inputs) const;
   void bind(RunContext& ctx, std::shared_ptr<const PlanEntry> entry);
+  void grow(RunContext& ctx, const Plan& plan);
   void execute(RunContext& ctx, std::vector<Tensor>& outputs);
 };
 
@@ -144,17 +147,53 @@ std::shared_ptr<const PlanEntry> Session::Impl::plan_for(const std::vector<const
   return e;
 }
 
+namespace {
+std::string mib(size_t b) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.1f MiB", static_cast<double>(b) / 1048576.0);
+  return buf;
+}
+}  // namespace
+
+void Session::Impl::grow(RunContext& ctx, const Plan& plan) {
+  size_t cap = (plan.arena_bytes + 63) / 64 * 64;
+  std::string shapes;
+  for (int v : plan.input_values) shapes += (shapes.empty() ? "" : ", ") + plan.graph.values[v].name + " " + shape_str(plan.graph.values[v].shape);
+  {
+    std::lock_guard<std::mutex> lock(mu);
+    if (options.memory_limit && held - ctx.capacity + cap > options.memory_limit) {
+      // Give back what idle runs hold, then check again.
+      for (auto& other : idle) {
+        held -= other->capacity;
+        other->arena.reset();
+        other->capacity = 0;
+        other->bound.reset();
+      }
+      if (held - ctx.capacity + cap > options.memory_limit)
+        throw Error(ErrorCode::kOutOfMemory,
+                    model->info().path + ": this run needs a " + mib(cap) + " activation arena (inputs " + shapes +
+                        "), but the session's memory limit is " + mib(options.memory_limit) + " and " +
+                        mib(held - ctx.capacity) + " is held by other runs; use a smaller batch or raise the limit");
+    }
+    held = held - ctx.capacity + cap;
+  }
+  ctx.arena.reset();
+  ctx.capacity = 0;
+  char* p = static_cast<char*>(std::aligned_alloc(64, cap));
+  if (!p) {
+    std::lock_guard<std::mutex> lock(mu);
+    held -= cap;
+    throw Error(ErrorCode::kOutOfMemory, model->info().path + ": could not allocate a " + mib(cap) +
+                                             " activation arena (inputs " + shapes + "); use a smaller batch");
+  }
+  ctx.arena.reset(p);
+  ctx.capacity = cap;
+}
+
 void Session::Impl::bind(RunContext& ctx, std::shared_ptr<const PlanEntry> entry) {
   const Plan& plan = *entry->plan;
-  if (plan.arena_bytes > ctx.capacity) {
-    size_t cap = (plan.arena_bytes + 63) / 64 * 64;
-    char* p = static_cast<char*>(std::aligned_alloc(64, cap));
-    if (!p)
-      throw Error(ErrorCode::kOutOfMemory, model->info().path + ": could not allocate the " + std::to_string(cap) +
-                                               "-byte activation arena; try a smaller batch");
-    ctx.arena.reset(p);
-    ctx.capacity = cap;
-  }
+  ctx.bound.reset();
+  if (plan.arena_bytes > ctx.capacity) grow(ctx, plan);
   const Graph& g = plan.graph;
   ctx.ptrs.assign(g.values.size(), nullptr);
   for (size_t v = 0; v < g.values.size(); ++v) {

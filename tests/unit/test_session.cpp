@@ -8,6 +8,8 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <cstring>
+
 namespace minirt {
 namespace {
 
@@ -160,6 +162,29 @@ TEST(Session, OutputsOwnTheirMemory) {
     kept = s.run({{"image", testing::iota({1, 2, 6, 6})}});
   }
   EXPECT_TRUE(std::isfinite(kept[0].data<float>()[0]));
+}
+
+}  // namespace
+}  // namespace minirt
+
+namespace minirt {
+namespace {
+
+TEST(SessionMemory, LimitRefusesALargeBatchAndTheSessionRecovers) {
+  auto model = small_cnn();
+  // Batch 1 needs a few KiB of arena; batch 512 needs about 1 MiB.
+  Session s(model, {.device = Device::kCpu, .threads = 1, .memory_limit = 256 * 1024});
+  auto small = s.run({{"image", testing::iota({1, 2, 6, 6}, 0.0f, 0.01f)}});
+  try {
+    s.run({{"image", Tensor::zeros(DType::kFloat32, {512, 2, 6, 6})}});
+    FAIL() << "the limit was not enforced";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.code(), ErrorCode::kOutOfMemory);
+    EXPECT_THAT(e.what(), AllOf(HasSubstr("small_cnn.onnx"), HasSubstr("image 512x2x6x6"), HasSubstr("memory limit"),
+                                HasSubstr("smaller batch")));
+  }
+  auto again = s.run({{"image", testing::iota({1, 2, 6, 6}, 0.0f, 0.01f)}});
+  EXPECT_EQ(std::memcmp(small[0].raw(), again[0].raw(), small[0].nbytes()), 0);
 }
 
 }  // namespace

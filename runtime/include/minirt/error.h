@@ -8,6 +8,8 @@
 //   }
 #pragma once
 
+#include <minirt/export.h>
+
 #include <stdexcept>
 #include <string>
 
@@ -23,9 +25,9 @@ enum class ErrorCode {
   kInternal = 7,
 };
 
-const char* error_code_name(ErrorCode code);
+MINIRT_API const char* error_code_name(ErrorCode code);
 
-class Error : public std::runtime_error {
+class MINIRT_API Error : public std::runtime_error {
  public:
   Error(ErrorCode code, const std::string& message) : std::runtime_error(message), code_(code) {}
   ErrorCode code() const noexcept { return code_; }

@@ -7,6 +7,7 @@
 #pragma once
 
 #include <minirt/error.h>
+#include <minirt/export.h>
 #include <minirt/session.h>
 #include <minirt/tensor.h>
 

@@ -14,6 +14,7 @@
 #pragma once
 
 #include <minirt/error.h>
+#include <minirt/export.h>
 #include <minirt/tensor.h>
 
 #include <memory>
@@ -41,7 +42,7 @@ struct ModelInfo {
   size_t node_count = 0;
 };
 
-class Model {
+class MINIRT_API Model {
  public:
   // Reads, parses and validates an ONNX file; throws minirt::Error naming the
   // file (and node and op where there is one) on any problem.
@@ -64,13 +65,17 @@ class Model {
 };
 
 enum class Device { kAuto, kCpu, kCuda };
-const char* device_name(Device d);
+MINIRT_API const char* device_name(Device d);
 
 struct SessionOptions {
   Device device = Device::kAuto;
   int threads = 0;        // intra-op threads; 0 means all cores
   bool profile = false;   // record per-step timings of every run
   bool optimize = true;   // run the graph passes (folding, fusion)
+  // Activation memory (arenas of all concurrent runs) the session may hold,
+  // in bytes; 0 means no limit. A run that would need more fails with
+  // kOutOfMemory, and the session stays usable for smaller inputs.
+  size_t memory_limit = 0;
 };
 
 // Timing of one step of the last run, for --profile.
@@ -84,7 +89,7 @@ struct StepTiming {
 
 using NamedTensors = std::vector<std::pair<std::string, Tensor>>;
 
-class Session {
+class MINIRT_API Session {
  public:
   Session(std::shared_ptr<const Model> model, SessionOptions options = {});
   ~Session();

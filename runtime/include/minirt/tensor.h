@@ -7,6 +7,8 @@
 //   auto view = minirt::Tensor::wrap(minirt::DType::kFloat32, {10}, mine.data());  // no copy
 #pragma once
 
+#include <minirt/export.h>
+
 #include <cstddef>
 #include <cstdint>
 #include <memory>
@@ -35,18 +37,18 @@ enum class DType : int32_t {
 };
 
 // Size in bytes of one element; 0 for types minirt cannot hold in a Tensor.
-size_t dtype_size(DType t);
+MINIRT_API size_t dtype_size(DType t);
 // ONNX-style name: "float32", "int64", ...
-const char* dtype_name(DType t);
+MINIRT_API const char* dtype_name(DType t);
 // True for the element types minirt computes with.
-bool dtype_supported(DType t);
+MINIRT_API bool dtype_supported(DType t);
 
 using Shape = std::vector<int64_t>;
 
-int64_t shape_numel(const Shape& s);
-std::string shape_str(const Shape& s);  // "1x3x224x224"; "scalar" for rank 0
+MINIRT_API int64_t shape_numel(const Shape& s);
+MINIRT_API std::string shape_str(const Shape& s);  // "1x3x224x224"; "scalar" for rank 0
 
-class Tensor {
+class MINIRT_API Tensor {
  public:
   Tensor() = default;
 

@@ -1,0 +1,96 @@
+"""Writes the fuzzers' seed corpora (small, valid inputs the fuzzers mutate).
+
+  .venv/bin/python tests/fuzz/make_seeds.py
+
+seeds_model/: tiny ONNX models covering the loader's paths (raw and typed
+data, Constant nodes, symbolic dims, initializers listed as inputs, old and
+new opsets, shape chains). seeds_inputs/: byte strings for fuzz_inputs
+(3 dimension bytes, then float32 values).
+"""
+import os
+import struct
+
+import numpy as np
+import onnx
+from onnx import TensorProto, helper, numpy_helper
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+
+
+def save(model, name):
+    os.makedirs(os.path.join(HERE, "seeds_model"), exist_ok=True)
+    with open(os.path.join(HERE, "seeds_model", name), "wb") as f:
+        f.write(model.SerializeToString())
+
+
+def w(name, shape, seed=0):
+    return numpy_helper.from_array(np.random.default_rng(seed).standard_normal(shape).astype(np.float32), name)
+
+
+def main():
+    x4 = helper.make_tensor_value_info("x", TensorProto.FLOAT, ["N", 3, 8, 8])
+    y = helper.make_tensor_value_info("y", TensorProto.FLOAT, None)
+    g = helper.make_graph(
+        [helper.make_node("Conv", ["x", "w", "b"], ["c"], pads=[1, 1, 1, 1], name="conv"),
+         helper.make_node("BatchNormalization", ["c", "s", "bb", "m", "v"], ["n"], name="bn"),
+         helper.make_node("Relu", ["n"], ["r"], name="relu"),
+         helper.make_node("MaxPool", ["r"], ["p"], kernel_shape=[2, 2], strides=[2, 2], name="pool"),
+         helper.make_node("GlobalAveragePool", ["p"], ["g"], name="gap"),
+         helper.make_node("Flatten", ["g"], ["f"], name="flat"),
+         helper.make_node("Gemm", ["f", "fc"], ["l"], transB=1, name="fc"),
+         helper.make_node("Softmax", ["l"], ["y"], name="softmax")],
+        "cnn", [x4], [y],
+        [w("w", (4, 3, 3, 3)), w("b", (4,), 1), numpy_helper.from_array(np.ones(4, np.float32), "s"),
+         w("bb", (4,), 2), w("m", (4,), 3), numpy_helper.from_array(np.ones(4, np.float32), "v"), w("fc", (5, 4), 4)])
+    save(helper.make_model(g, opset_imports=[helper.make_opsetid("", 13)]), "cnn_opset13.onnx")
+    save(helper.make_model(g, opset_imports=[helper.make_opsetid("", 9)], ir_version=4), "cnn_opset9.onnx")
+
+    # PyTorch-style flatten through a Shape chain, Constant nodes, Slice, Concat, Resize.
+    xs = helper.make_tensor_value_info("x", TensorProto.FLOAT, ["batch", 2, 4, 4])
+    nodes = [
+        helper.make_node("Constant", [], ["zero"], value=helper.make_tensor("z", TensorProto.INT64, [1], [0])),
+        helper.make_node("Constant", [], ["m1"], value=helper.make_tensor("m", TensorProto.INT64, [1], [-1])),
+        helper.make_node("Constant", [], ["sc"], value=helper.make_tensor("s", TensorProto.FLOAT, [4], [1, 1, 2, 2])),
+        helper.make_node("Resize", ["x", "", "sc"], ["u"], mode="nearest"),
+        helper.make_node("Shape", ["u"], ["sh"]),
+        helper.make_node("Gather", ["sh", "zero"], ["n"]),
+        helper.make_node("Concat", ["n", "m1"], ["t"], axis=0),
+        helper.make_node("Reshape", ["u", "t"], ["f"]),
+        helper.make_node("Slice", ["f", "zero", "m1", "m1"], ["y"]),
+    ]
+    g2 = helper.make_graph(nodes, "chain", [xs], [y])
+    save(helper.make_model(g2, opset_imports=[helper.make_opsetid("", 13)]), "shape_chain.onnx")
+
+    # IR 3: typed float_data, initializers also listed as inputs, Clip/Pad as attributes.
+    wt = helper.make_tensor("w", TensorProto.FLOAT, [2, 1, 3, 3], list(np.linspace(-1, 1, 18)))
+    g3 = helper.make_graph(
+        [helper.make_node("Pad", ["x"], ["p"], pads=[0, 0, 1, 1, 0, 0, 1, 1], mode="reflect"),
+         helper.make_node("Conv", ["p", "w"], ["c"], group=1),
+         helper.make_node("Clip", ["c"], ["y"], min=0.0, max=6.0)],
+        "old", [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 1, 5, 5]),
+                helper.make_tensor_value_info("w", TensorProto.FLOAT, [2, 1, 3, 3])], [y], [wt])
+    save(helper.make_model(g3, opset_imports=[helper.make_opsetid("", 7)], ir_version=3), "ir3_opset7.onnx")
+
+    # Elementwise broadcasting, Transpose, Split, Concat, ReduceMean, MatMul.
+    g4 = helper.make_graph(
+        [helper.make_node("Transpose", ["x"], ["t"], perm=[0, 2, 1]),
+         helper.make_node("Split", ["t"], ["a", "b"], axis=1),
+         helper.make_node("Mul", ["a", "b"], ["m"]),
+         helper.make_node("Concat", ["m", "a"], ["c"], axis=2),
+         helper.make_node("ReduceMean", ["c"], ["r"], axes=[2], keepdims=1),
+         helper.make_node("MatMul", ["c", "k"], ["y"])],
+        "misc", [helper.make_tensor_value_info("x", TensorProto.FLOAT, [2, 3, 4])], [y], [w("k", (6, 2), 5)])
+    save(helper.make_model(g4, opset_imports=[helper.make_opsetid("", 11)]), "misc_opset11.onnx")
+
+    os.makedirs(os.path.join(HERE, "seeds_inputs"), exist_ok=True)
+    rng = np.random.default_rng(0)
+    for i, dims in enumerate([(1, 8, 8), (2, 5, 7), (0, 3, 3), (1, 1, 1), (3, 15, 2)]):
+        vals = rng.standard_normal(dims[0] * 3 * dims[1] * dims[2]).astype(np.float32)
+        if i == 3:
+            vals[:] = np.float32("nan")
+        with open(os.path.join(HERE, "seeds_inputs", f"seed{i}"), "wb") as f:
+            f.write(bytes(dims) + vals.tobytes())
+
+
+if __name__ == "__main__":
+    main()
