@@ -246,14 +246,18 @@ int run(const Args& a) {
   }
 
   // Inputs: files where given, else seeded random data of the declared shape.
-  for (const auto& [name, _] : a.input_files)
-    if (std::none_of(model->inputs().begin(), model->inputs().end(), [&](const ValueDesc& d) { return d.name == name; })) {
-      std::fprintf(stderr, "runmodel: --input %s: the model has no input of that name\n", name.c_str());
+  auto declared = [&](const std::string& name) {
+    return std::any_of(model->inputs().begin(), model->inputs().end(),
+                       [&](const ValueDesc& d) { return d.name == name; });
+  };
+  for (const auto& kv : a.input_files)
+    if (!declared(kv.first)) {
+      std::fprintf(stderr, "runmodel: --input %s: the model has no input of that name\n", kv.first.c_str());
       return kRunError;
     }
-  for (const auto& [name, _] : a.shapes)
-    if (std::none_of(model->inputs().begin(), model->inputs().end(), [&](const ValueDesc& d) { return d.name == name; })) {
-      std::fprintf(stderr, "runmodel: --shape %s: the model has no input of that name\n", name.c_str());
+  for (const auto& kv : a.shapes)
+    if (!declared(kv.first)) {
+      std::fprintf(stderr, "runmodel: --shape %s: the model has no input of that name\n", kv.first.c_str());
       return kRunError;
     }
   std::mt19937_64 rng(a.seed);
