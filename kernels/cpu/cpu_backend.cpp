@@ -19,6 +19,8 @@ class CpuBackend final : public Backend {
     cpu::add_norm_kernels(entries);
     cpu::add_shape_kernels(entries);
     cpu::add_resize_kernels(entries);
+    cpu::add_logic_kernels(entries);
+    cpu::add_index_kernels(entries);
     for (const auto& e : entries) table_[e.op] = e.make;
   }
   const char* name() const override { return "cpu"; }

@@ -1,5 +1,7 @@
 // Normalization and reduction ops on the CPU: BatchNormalization (inference),
-// Softmax and LogSoftmax, ReduceMean/ReduceSum/ReduceMax/ReduceMin and LRN.
+// InstanceNormalization, LayerNormalization, Softmax and LogSoftmax, the
+// Reduce ops (Mean, Sum, Max, Min, L1, L2, LogSum, LogSumExp, Prod,
+// SumSquare) and LRN.
 // Every kernel reads its shapes once, when it is made, as an
 // outer x length x inner decomposition of the input; run() only loops.
 // Sums are accumulated in double so long rows keep float accuracy.
@@ -63,6 +65,142 @@ class BatchNormKernel final : public Kernel {
  private:
   float eps_;
   int64_t channels_ = 1, planes_ = 0, plane_ = 1;
+};
+
+// ---- InstanceNormalization ----
+
+// Each (image, channel) plane is normalized by its own mean and (biased)
+// variance: y = scale[c] * (x - mean) / sqrt(var + eps) + B[c]. Two passes
+// over the plane, in double: the mean, then the squared deviations.
+class InstanceNormKernel final : public Kernel {
+ public:
+  InstanceNormKernel(const Graph& g, const Node& n, int) : eps_(n.attrs_as<BatchNormAttrs>().epsilon) {
+    const Shape& x = in_shape(g, n, 0);
+    channels_ = x[1];
+    planes_ = x[0] * x[1];
+    plane_ = product(x, 2, x.size());
+  }
+
+  void run(const KernelArgs& args) override {
+    const float* x = static_cast<const float*>(args.inputs[0]);
+    const float* scale = static_cast<const float*>(args.inputs[1]);
+    const float* bias = static_cast<const float*>(args.inputs[2]);
+    float* y = static_cast<float*>(args.outputs[0]);
+    if (plane_ == 0) return;
+    auto body = [&](int64_t p0, int64_t p1) {
+      for (int64_t p = p0; p < p1; ++p) {
+        int64_t c = p % channels_;
+        const float* xp = x + p * plane_;
+        float* yp = y + p * plane_;
+        double sum = 0;
+        for (int64_t i = 0; i < plane_; ++i) sum += xp[i];
+        double mean = sum / static_cast<double>(plane_);
+        double sq = 0;
+        for (int64_t i = 0; i < plane_; ++i) {
+          double d = xp[i] - mean;
+          sq += d * d;
+        }
+        double inv = 1.0 / std::sqrt(sq / static_cast<double>(plane_) + eps_);
+        // (x - mean) first: folding the mean into the shift would cancel
+        // badly when 1/sqrt(var + eps) is large.
+        float m = static_cast<float>(mean), s = static_cast<float>(scale[c] * inv), b = bias[c];
+        for (int64_t i = 0; i < plane_; ++i) yp[i] = (xp[i] - m) * s + b;
+      }
+    };
+    args.pool->parallel_for(planes_, body, grain_for(2 * plane_));
+  }
+
+ private:
+  float eps_;
+  int64_t channels_ = 1, planes_ = 0, plane_ = 1;
+};
+
+// ---- LayerNormalization ----
+
+// The input as [rows, len]: each row (the axes [axis, rank)) is normalized by
+// its mean and biased variance, then scaled and shifted elementwise:
+//   y = (x - mean) / sqrt(var + eps) * Scale + B
+// Scale and B broadcast over the row; when they are not a full row, an index
+// map made at plan time says which of their elements each position reads.
+// Mean and InvStdDev (optional outputs) hold one value per row.
+class LayerNormKernel final : public Kernel {
+ public:
+  LayerNormKernel(const Graph& g, const Node& n, int) {
+    const auto& a = n.attrs_as<LayerNormAttrs>();
+    eps_ = a.epsilon;
+    const Shape& x = in_shape(g, n, 0);
+    size_t axis = static_cast<size_t>(a.axis);
+    rows_ = product(x, 0, axis);
+    len_ = product(x, axis, x.size());
+    Shape normalized(x.begin() + a.axis, x.end());
+    scale_map_ = param_map(in_shape(g, n, 1), normalized);
+    has_bias_ = n.input(2) >= 0;
+    if (has_bias_) bias_map_ = param_map(in_shape(g, n, 2), normalized);
+    has_mean_ = n.outputs.size() > 1 && n.outputs[1] >= 0;
+    has_inv_ = n.outputs.size() > 2 && n.outputs[2] >= 0;
+  }
+
+  void run(const KernelArgs& args) override {
+    const float* x = static_cast<const float*>(args.inputs[0]);
+    const float* scale = static_cast<const float*>(args.inputs[1]);
+    const float* bias = has_bias_ ? static_cast<const float*>(args.inputs[2]) : nullptr;
+    float* y = static_cast<float*>(args.outputs[0]);
+    float* mean_out = has_mean_ ? static_cast<float*>(args.outputs[1]) : nullptr;
+    float* inv_out = has_inv_ ? static_cast<float*>(args.outputs[2]) : nullptr;
+    auto body = [&](int64_t r0, int64_t r1) {
+      for (int64_t r = r0; r < r1; ++r) {
+        const float* xr = x + r * len_;
+        float* yr = y + r * len_;
+        double sum = 0;
+        for (int64_t i = 0; i < len_; ++i) sum += xr[i];
+        double mean = len_ ? sum / static_cast<double>(len_) : 0.0;
+        double sq = 0;
+        for (int64_t i = 0; i < len_; ++i) {
+          double d = xr[i] - mean;
+          sq += d * d;
+        }
+        double inv = 1.0 / std::sqrt((len_ ? sq / static_cast<double>(len_) : 0.0) + eps_);
+        if (mean_out) mean_out[r] = static_cast<float>(mean);
+        if (inv_out) inv_out[r] = static_cast<float>(inv);
+        float m = static_cast<float>(mean), s = static_cast<float>(inv);
+        for (int64_t i = 0; i < len_; ++i) {
+          float v = (xr[i] - m) * s * scale[scale_map_.empty() ? i : scale_map_[i]];
+          if (bias) v += bias[bias_map_.empty() ? i : bias_map_[i]];
+          yr[i] = v;
+        }
+      }
+    };
+    args.pool->parallel_for(rows_, body, grain_for(3 * len_));
+  }
+
+ private:
+  // For a parameter of shape p broadcast over `normalized` (right-aligned,
+  // leading axes of p of length 1): the parameter offset of each position,
+  // or an empty map when p is the whole normalized shape.
+  static std::vector<int64_t> param_map(Shape p, const Shape& normalized) {
+    while (p.size() > normalized.size()) p.erase(p.begin());  // leading 1s (checked by infer)
+    p.insert(p.begin(), normalized.size() - p.size(), 1);
+    if (p == normalized) return {};
+    std::vector<int64_t> st = strides_of(p);
+    for (size_t d = 0; d < p.size(); ++d)
+      if (p[d] == 1) st[d] = 0;
+    int64_t len = shape_numel(normalized);
+    std::vector<int64_t> map(static_cast<size_t>(len));
+    for (int64_t i = 0; i < len; ++i) {
+      int64_t rest = i, off = 0;
+      for (size_t d = normalized.size(); d-- > 0;) {
+        off += (rest % normalized[d]) * st[d];
+        rest /= normalized[d];
+      }
+      map[static_cast<size_t>(i)] = off;
+    }
+    return map;
+  }
+
+  float eps_ = 1e-5f;
+  int64_t rows_ = 0, len_ = 1;
+  bool has_bias_ = false, has_mean_ = false, has_inv_ = false;
+  std::vector<int64_t> scale_map_, bias_map_;
 };
 
 // ---- Softmax, LogSoftmax ----
@@ -174,30 +312,39 @@ class SoftmaxKernel final : public Kernel {
   int64_t outer_ = 1, len_ = 1, inner_ = 1, blocks_ = 1;
 };
 
-// ---- ReduceMean, ReduceSum, ReduceMax, ReduceMin ----
+// ---- The Reduce ops ----
 
-// How one reduction starts, takes a value and merges partial results. Held
-// in double: sums keep their accuracy, max and min stay exact.
+// How one reduction starts, takes a value, merges partial results and
+// finishes. Held in double: sums keep their accuracy, max and min stay exact.
+// LogSumExp sums exp(v - shift), the shift being the maximum of the values
+// reduced (found by a first pass), so that large inputs do not overflow.
 struct Acc {
   ReduceKind kind;
   double init() const {
     switch (kind) {
       case ReduceKind::kMax: return -std::numeric_limits<double>::infinity();
       case ReduceKind::kMin: return std::numeric_limits<double>::infinity();
+      case ReduceKind::kProd: return 1.0;
       default: return 0.0;
     }
   }
-  double add(double acc, float v) const {
+  double add(double acc, float v, double shift) const {
     switch (kind) {
       case ReduceKind::kMax: return v > acc ? v : acc;
       case ReduceKind::kMin: return v < acc ? v : acc;
-      default: return acc + v;
+      case ReduceKind::kL1: return acc + std::fabs(static_cast<double>(v));
+      case ReduceKind::kL2:
+      case ReduceKind::kSumSquare: return acc + static_cast<double>(v) * v;
+      case ReduceKind::kProd: return acc * v;
+      case ReduceKind::kLogSumExp: return acc + std::exp(static_cast<double>(v) - shift);
+      default: return acc + v;  // Mean, Sum, LogSum
     }
   }
   double merge(double a, double b) const {
     switch (kind) {
       case ReduceKind::kMax: return b > a ? b : a;
       case ReduceKind::kMin: return b < a ? b : a;
+      case ReduceKind::kProd: return a * b;
       default: return a + b;
     }
   }
@@ -222,12 +369,14 @@ int64_t run_offset(const std::vector<AxisRun>& runs, int64_t i) {
 // Adjacent axes of the same kind (kept or reduced) are collapsed and axes of
 // length 1 dropped. The innermost run decides the loop: when it is reduced,
 // each output is a sum of contiguous stretches; when it is kept, each output
-// row accumulates contiguous input rows.
+// row accumulates contiguous input rows. LogSumExp makes each of these two
+// passes: the maximum, then the shifted sum.
 class ReduceKernel final : public Kernel {
  public:
   ReduceKernel(const Graph& g, const Node& n, int threads) {
     const auto& a = n.attrs_as<ReduceAttrs>();
     acc_.kind = a.kind;
+    lse_ = a.kind == ReduceKind::kLogSumExp;
     const Shape& x = in_shape(g, n, 0);
     in_count_ = shape_numel(x);
     out_count_ = shape_numel(out_shape(g, n, 0));
@@ -272,19 +421,32 @@ class ReduceKernel final : public Kernel {
     const float* x = static_cast<const float*>(args.inputs[0]);
     float* y = static_cast<float*>(args.outputs[0]);
     if (copy_) {
-      if (in_count_) std::memcpy(y, x, static_cast<size_t>(in_count_) * sizeof(float));
+      // No axes (noop_with_empty_axes): each element is reduced alone, which
+      // leaves it as it is except for L1, L2, LogSum and SumSquare.
+      bool identity = acc_.kind != ReduceKind::kL1 && acc_.kind != ReduceKind::kL2 &&
+                      acc_.kind != ReduceKind::kLogSum && acc_.kind != ReduceKind::kSumSquare;
+      if (identity) {
+        if (in_count_) std::memcpy(y, x, static_cast<size_t>(in_count_) * sizeof(float));
+      } else {
+        for (int64_t i = 0; i < in_count_; ++i) y[i] = finish(acc_.add(acc_.init(), x[i], 0.0), 0.0);
+      }
       return;
     }
     if (out_count_ == 0) return;
     if (in_count_ == 0) {  // reducing over an empty axis
-      std::fill(y, y + out_count_, finish(acc_.init()));
+      std::fill(y, y + out_count_, finish(acc_.init(), -std::numeric_limits<double>::infinity()));
       return;
     }
     if (tasks_ > 1) return reduce_all(x, y, static_cast<double*>(args.workspace), *args.pool);
     if (inner_reduced_) {
-      int64_t per_item = outer_reduced_ * inner_;
+      int64_t per_item = outer_reduced_ * inner_ * (lse_ ? 2 : 1);
       auto body = [&](int64_t m0, int64_t m1) {
-        for (int64_t m = m0; m < m1; ++m) y[m] = finish(reduce_stretches(x + run_offset(kept_, m)));
+        for (int64_t m = m0; m < m1; ++m) {
+          const float* base = x + run_offset(kept_, m);
+          double shift = lse_ ? reduce_stretches(base, kMaxAcc, 0.0) : 0.0;
+          y[m] = lse_ && !std::isfinite(shift) ? static_cast<float>(shift)
+                                               : finish(reduce_stretches(base, acc_, shift), shift);
+        }
       };
       args.pool->parallel_for(out_count_, body, grain_for(per_item));
     } else {
@@ -293,30 +455,48 @@ class ReduceKernel final : public Kernel {
       auto body = [&](int64_t i0, int64_t i1) {
         for (int64_t i = i0; i < i1; ++i) reduce_rows(x, y, i / blocks, i % blocks);
       };
-      args.pool->parallel_for(rows * blocks, body, grain_for(outer_reduced_ * std::min(inner_, kBlock)));
+      args.pool->parallel_for(rows * blocks, body,
+                              grain_for(outer_reduced_ * std::min(inner_, kBlock) * (lse_ ? 2 : 1)));
     }
   }
 
  private:
   static constexpr int64_t kBlock = 256;  // output columns accumulated together
+  static constexpr Acc kMaxAcc{ReduceKind::kMax};
 
-  float finish(double acc) const {
-    if (acc_.kind == ReduceKind::kMean) {
-      return reduced_count_ ? static_cast<float>(acc / static_cast<double>(reduced_count_))
-                            : std::numeric_limits<float>::quiet_NaN();
+  // The result from the accumulated value (and LogSumExp's shift).
+  float finish(double acc, double shift) const {
+    switch (acc_.kind) {
+      case ReduceKind::kMean:
+        return reduced_count_ ? static_cast<float>(acc / static_cast<double>(reduced_count_))
+                              : std::numeric_limits<float>::quiet_NaN();
+      case ReduceKind::kL2: return static_cast<float>(std::sqrt(acc));
+      case ReduceKind::kLogSum: return static_cast<float>(std::log(acc));
+      case ReduceKind::kLogSumExp:
+        // All -inf (or an empty set): -inf; any +inf: +inf.
+        return std::isfinite(shift) ? static_cast<float>(shift + std::log(acc)) : static_cast<float>(shift);
+      default: return static_cast<float>(acc);
     }
-    return static_cast<float>(acc);
   }
 
   // The inner run is reduced: all outer-reduced positions of `inner_`
   // contiguous values from `base`.
-  double reduce_stretches(const float* base) const {
-    double acc = acc_.init();
+  double reduce_stretches(const float* base, const Acc& acc, double shift) const {
+    double v = acc.init();
     for (int64_t r = 0; r < outer_reduced_; ++r) {
       const float* p = base + run_offset(reduced_, r);
-      for (int64_t i = 0; i < inner_; ++i) acc = acc_.add(acc, p[i]);
+      for (int64_t i = 0; i < inner_; ++i) v = acc.add(v, p[i], shift);
     }
-    return acc;
+    return v;
+  }
+
+  // Accumulates the columns [0, w) of `base`'s rows into acc (shift per column).
+  void accumulate_rows(const float* base, int64_t w, const Acc& a, double* acc, const double* shift) const {
+    std::fill(acc, acc + w, a.init());
+    for (int64_t r = 0; r < outer_reduced_; ++r) {
+      const float* p = base + run_offset(reduced_, r);
+      for (int64_t j = 0; j < w; ++j) acc[j] = a.add(acc[j], p[j], shift ? shift[j] : 0.0);
+    }
   }
 
   // The inner run is kept: output row `row`, columns of block `b`.
@@ -325,33 +505,42 @@ class ReduceKernel final : public Kernel {
     int64_t w = std::min(kBlock, inner_ - j0);
     const float* base = x + run_offset(kept_, row) + j0;
     double acc[kBlock];
-    std::fill(acc, acc + w, acc_.init());
-    for (int64_t r = 0; r < outer_reduced_; ++r) {
-      const float* p = base + run_offset(reduced_, r);
-      for (int64_t j = 0; j < w; ++j) acc[j] = acc_.add(acc[j], p[j]);
-    }
+    double shift[kBlock];
+    if (lse_) accumulate_rows(base, w, kMaxAcc, shift, nullptr);
+    accumulate_rows(base, w, acc_, acc, lse_ ? shift : nullptr);
     float* yr = y + row * inner_ + j0;
-    for (int64_t j = 0; j < w; ++j) yr[j] = finish(acc[j]);
+    for (int64_t j = 0; j < w; ++j) yr[j] = finish(acc[j], lse_ ? shift[j] : 0.0);
   }
 
-  // One output from the whole input, in tasks_ contiguous pieces.
-  void reduce_all(const float* x, float* y, double* partial, ThreadPool& pool) const {
+  // One value from `in_count_` contiguous inputs, in tasks_ pieces.
+  double reduce_contiguous(const float* x, double* partial, ThreadPool& pool, const Acc& a, double shift) const {
     int64_t piece = (in_count_ + tasks_ - 1) / tasks_;
     auto body = [&](int64_t t0, int64_t t1) {
       for (int64_t t = t0; t < t1; ++t) {
-        double acc = acc_.init();
+        double v = a.init();
         int64_t end = std::min(in_count_, (t + 1) * piece);
-        for (int64_t i = t * piece; i < end; ++i) acc = acc_.add(acc, x[i]);
-        partial[t] = acc;
+        for (int64_t i = t * piece; i < end; ++i) v = a.add(v, x[i], shift);
+        partial[t] = v;
       }
     };
     pool.parallel_for(tasks_, body);
-    double acc = acc_.init();
-    for (int64_t t = 0; t < tasks_; ++t) acc = acc_.merge(acc, partial[t]);
-    y[0] = finish(acc);
+    double v = a.init();
+    for (int64_t t = 0; t < tasks_; ++t) v = a.merge(v, partial[t]);
+    return v;
+  }
+
+  // One output from the whole input.
+  void reduce_all(const float* x, float* y, double* partial, ThreadPool& pool) const {
+    double shift = lse_ ? reduce_contiguous(x, partial, pool, kMaxAcc, 0.0) : 0.0;
+    if (lse_ && !std::isfinite(shift)) {
+      y[0] = static_cast<float>(shift);
+      return;
+    }
+    y[0] = finish(reduce_contiguous(x, partial, pool, acc_, shift), shift);
   }
 
   Acc acc_{};
+  bool lse_ = false;
   bool copy_ = false;
   int64_t in_count_ = 0, out_count_ = 0, reduced_count_ = 1;
   bool inner_reduced_ = true;
@@ -417,12 +606,13 @@ std::unique_ptr<Kernel> make(const Graph& g, const Node& n, int threads) {
 
 void add_norm_kernels(std::vector<KernelEntry>& out) {
   out.push_back({"BatchNormalization", make<BatchNormKernel>});
+  out.push_back({"InstanceNormalization", make<InstanceNormKernel>});
+  out.push_back({"LayerNormalization", make<LayerNormKernel>});
   out.push_back({"Softmax", make<SoftmaxKernel>});
   out.push_back({"LogSoftmax", make<SoftmaxKernel>});
-  out.push_back({"ReduceMean", make<ReduceKernel>});
-  out.push_back({"ReduceSum", make<ReduceKernel>});
-  out.push_back({"ReduceMax", make<ReduceKernel>});
-  out.push_back({"ReduceMin", make<ReduceKernel>});
+  for (const char* op : {"ReduceMean", "ReduceSum", "ReduceMax", "ReduceMin", "ReduceL1", "ReduceL2", "ReduceLogSum",
+                         "ReduceLogSumExp", "ReduceProd", "ReduceSumSquare"})
+    out.push_back({op, make<ReduceKernel>});
   out.push_back({"LRN", make<LrnKernel>});
 }
 

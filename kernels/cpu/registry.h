@@ -25,6 +25,8 @@ void add_gemm_kernels(std::vector<KernelEntry>& out);
 void add_norm_kernels(std::vector<KernelEntry>& out);
 void add_shape_kernels(std::vector<KernelEntry>& out);
 void add_resize_kernels(std::vector<KernelEntry>& out);
+void add_logic_kernels(std::vector<KernelEntry>& out);  // logic.cpp
+void add_index_kernels(std::vector<KernelEntry>& out);  // index.cpp
 
 // Shorthands for kernels reading their node's (concrete) shapes.
 inline const Shape& in_shape(const Graph& g, const Node& n, size_t i) { return g.values[n.inputs[i]].shape; }

@@ -1,11 +1,13 @@
 // Data-movement and shape ops on the CPU: Reshape and friends (a copy),
-// Concat, Split, Slice, Gather, Shape, Cast, Constant, ConstantOfShape,
-// Transpose, Pad, Expand. They move bytes, so most work on any element size.
+// Concat, Split, Slice, Gather, Shape, Size, Cast, CastLike, Constant,
+// ConstantOfShape, Range, Transpose, Pad, Expand, Tile, DepthToSpace,
+// SpaceToDepth. They move bytes, so most work on any element size.
 #include "kernels/cpu/registry.h"
 #include "runtime/ops/shape_ops.h"
 
 #include <algorithm>
 #include <cstring>
+#include <type_traits>
 
 namespace minirt::cpu {
 
@@ -315,6 +317,67 @@ class ExpandKernel final : public Kernel {
   std::unique_ptr<StridedView> view_;
 };
 
+// Tile: the output seen as [r0, d0, r1, d1, ...], each repeat axis r_i with
+// stride 0 in the input.
+class TileKernel final : public Kernel {
+ public:
+  TileKernel(const Graph& g, const Node& n, int) {
+    const Shape& x = in_shape(g, n, 0);
+    const auto& rep = n.attrs_as<TileAttrs>().repeats;
+    std::vector<int64_t> st = strides_of(x);
+    Shape view;
+    std::vector<int64_t> stride;
+    for (size_t d = 0; d < x.size(); ++d) {
+      view.push_back(rep[d]);
+      stride.push_back(0);
+      view.push_back(x[d]);
+      stride.push_back(st[d]);
+    }
+    view_ = std::make_unique<StridedView>(0, view, stride, dtype_size(in_dtype(g, n, 0)));
+  }
+  void run(const KernelArgs& args) override {
+    copy_view(*view_, static_cast<const char*>(args.inputs[0]), static_cast<char*>(args.outputs[0]), *args.pool);
+  }
+
+ private:
+  std::unique_ptr<StridedView> view_;
+};
+
+// DepthToSpace and SpaceToDepth are a reshape, a transpose and a reshape:
+// one strided view of the (N, C, H, W) input laid over the output, seen as
+// six axes.
+class BlockKernel final : public Kernel {
+ public:
+  BlockKernel(const Graph& g, const Node& n, int) {
+    const auto& a = n.attrs_as<BlockAttrs>();
+    const Shape& x = in_shape(g, n, 0);
+    int64_t b = a.blocksize;
+    int64_t sn = x[1] * x[2] * x[3], sc = x[2] * x[3], sh = x[3];
+    Shape view;
+    std::vector<int64_t> stride;
+    if (n.op == "DepthToSpace") {
+      // Output [N, C', H, b1, W, b2], the input channel being
+      // (b1 * b + b2) * C' + c (DCR) or c * b * b + b1 * b + b2 (CRD).
+      int64_t c2 = x[1] / (b * b);
+      view = {x[0], c2, x[2], b, x[3], b};
+      if (a.crd) stride = {sn, b * b * sc, sh, b * sc, 1, sc};
+      else stride = {sn, sc, sh, b * c2 * sc, 1, c2 * sc};
+    } else {
+      // Output [N, b1, b2, C, H', W'], the output channel being
+      // (b1 * b + b2) * C + c.
+      view = {x[0], b, b, x[1], x[2] / b, x[3] / b};
+      stride = {sn, sh, 1, sc, b * sh, b};
+    }
+    view_ = std::make_unique<StridedView>(0, view, stride, dtype_size(in_dtype(g, n, 0)));
+  }
+  void run(const KernelArgs& args) override {
+    copy_view(*view_, static_cast<const char*>(args.inputs[0]), static_cast<char*>(args.outputs[0]), *args.pool);
+  }
+
+ private:
+  std::unique_ptr<StridedView> view_;
+};
+
 class GatherKernel final : public Kernel {
  public:
   GatherKernel(const Graph& g, const Node& n, int) {
@@ -369,6 +432,43 @@ class ShapeKernel final : public Kernel {
 
  private:
   std::vector<int64_t> dims_;
+};
+
+class SizeKernel final : public Kernel {
+ public:
+  SizeKernel(const Graph& g, const Node& n, int) : count_(shape_numel(in_shape(g, n, 0))) {}
+  void run(const KernelArgs& args) override { *static_cast<int64_t*>(args.outputs[0]) = count_; }
+
+ private:
+  int64_t count_;
+};
+
+// Range: start + i * delta, with start and delta read at run time.
+class RangeKernel final : public Kernel {
+ public:
+  RangeKernel(const Graph& g, const Node& n, int)
+      : dtype_(in_dtype(g, n, 0)), count_(shape_numel(out_shape(g, n, 0))) {}
+  void run(const KernelArgs& args) override {
+    switch (dtype_) {
+      case DType::kInt64: return typed<int64_t>(args);
+      case DType::kInt32: return typed<int32_t>(args);
+      default: return typed<float>(args);
+    }
+  }
+
+ private:
+  template <typename T>
+  void typed(const KernelArgs& args) const {
+    T start = *static_cast<const T*>(args.inputs[0]);
+    T delta = *static_cast<const T*>(args.inputs[2]);
+    T* y = static_cast<T*>(args.outputs[0]);
+    for (int64_t i = 0; i < count_; ++i) {
+      if constexpr (std::is_floating_point_v<T>) y[i] = start + static_cast<T>(i) * delta;
+      else y[i] = static_cast<T>(static_cast<int64_t>(start) + i * static_cast<int64_t>(delta));
+    }
+  }
+  DType dtype_;
+  int64_t count_;
 };
 
 template <typename To, typename From>
@@ -602,7 +702,13 @@ void add_shape_kernels(std::vector<KernelEntry>& out) {
   out.push_back({"Expand", make<ExpandKernel>});
   out.push_back({"Gather", make<GatherKernel>});
   out.push_back({"Shape", make<ShapeKernel>});
+  out.push_back({"Size", make<SizeKernel>});
   out.push_back({"Cast", make<CastKernel>});
+  out.push_back({"CastLike", make<CastKernel>});
+  out.push_back({"Range", make<RangeKernel>});
+  out.push_back({"Tile", make<TileKernel>});
+  out.push_back({"DepthToSpace", make<BlockKernel>});
+  out.push_back({"SpaceToDepth", make<BlockKernel>});
   out.push_back({"Constant", make<FillKernel>});
   out.push_back({"ConstantOfShape", make<FillKernel>});
   out.push_back({"Pad", make<PadKernel>});

@@ -9,12 +9,30 @@
 
 namespace minirt {
 
-enum class ActKind : uint8_t { kNone, kRelu, kLeakyRelu, kClip, kSigmoid, kHardSigmoid, kHardSwish, kTanh };
+enum class ActKind : uint8_t {
+  kNone,
+  kRelu,
+  kLeakyRelu,
+  kClip,
+  kSigmoid,
+  kHardSigmoid,
+  kHardSwish,
+  kTanh,
+  kElu,
+  kSelu,
+  kCelu,
+  kSoftplus,
+  kSoftsign,
+  kThresholdedRelu,
+  kMish,
+  kGelu,      // exact: x * Phi(x), with erf
+  kGeluTanh,  // approximate="tanh"
+};
 
 struct Activation {
   ActKind kind = ActKind::kNone;
-  float alpha = 0;  // LeakyRelu slope; Clip min; HardSigmoid alpha
-  float beta = 0;   // Clip max; HardSigmoid beta
+  float alpha = 0;  // LeakyRelu slope; Clip min; HardSigmoid, Elu, Selu, Celu alpha; ThresholdedRelu threshold
+  float beta = 0;   // Clip max; HardSigmoid beta; Selu gamma
 
   bool none() const { return kind == ActKind::kNone; }
 
@@ -28,9 +46,25 @@ struct Activation {
       case ActKind::kHardSigmoid: return std::max(0.0f, std::min(1.0f, alpha * x + beta));
       case ActKind::kHardSwish: return x * std::max(0.0f, std::min(1.0f, x / 6.0f + 0.5f));
       case ActKind::kTanh: return std::tanh(x);
+      case ActKind::kElu: return x >= 0 ? x : alpha * std::expm1(x);
+      case ActKind::kSelu: return x > 0 ? beta * x : beta * alpha * std::expm1(x);
+      case ActKind::kCelu: return std::max(0.0f, x) + std::min(0.0f, alpha * std::expm1(x / alpha));
+      case ActKind::kSoftplus: return softplus(x);
+      case ActKind::kSoftsign: return x / (1.0f + std::fabs(x));
+      case ActKind::kThresholdedRelu: return x > alpha ? x : 0.0f;
+      case ActKind::kMish: return x * std::tanh(softplus(x));
+      case ActKind::kGelu: return 0.5f * x * (1.0f + std::erf(x * 0.70710678118654752f));
+      case ActKind::kGeluTanh: {
+        // sqrt(2 / pi) * (x + 0.044715 x^3)
+        float u = 0.79788456080286536f * (x + 0.044715f * x * x * x);
+        return 0.5f * x * (1.0f + std::tanh(u));
+      }
     }
     return x;
   }
+
+  // log(1 + exp(x)) without overflow for large x.
+  static float softplus(float x) { return x > 0 ? x + std::log1p(std::exp(-x)) : std::log1p(std::exp(x)); }
 
   // Applies in place over n floats.
   void apply(float* p, int64_t n) const {
@@ -57,6 +91,15 @@ struct Activation {
       case ActKind::kHardSigmoid: return "HardSigmoid";
       case ActKind::kHardSwish: return "HardSwish";
       case ActKind::kTanh: return "Tanh";
+      case ActKind::kElu: return "Elu";
+      case ActKind::kSelu: return "Selu";
+      case ActKind::kCelu: return "Celu";
+      case ActKind::kSoftplus: return "Softplus";
+      case ActKind::kSoftsign: return "Softsign";
+      case ActKind::kThresholdedRelu: return "ThresholdedRelu";
+      case ActKind::kMish: return "Mish";
+      case ActKind::kGelu: return "Gelu";
+      case ActKind::kGeluTanh: return "Gelu(tanh)";
     }
     return "";
   }

@@ -7,7 +7,8 @@
 namespace minirt {
 
 enum class UnaryKind {
-  kActivation,  // Relu, LeakyRelu, Sigmoid, Tanh, Clip, HardSigmoid, HardSwish: see act
+  kActivation,  // Relu, LeakyRelu, Sigmoid, Tanh, Clip, HardSigmoid, HardSwish, Elu, Selu, Celu,
+                // Softplus, Softsign, ThresholdedRelu, Mish, Gelu: see act
   kExp,
   kLog,
   kSqrt,
@@ -17,6 +18,9 @@ enum class UnaryKind {
   kFloor,
   kCeil,
   kErf,
+  kSin,
+  kCos,
+  kSign,
   kCopy,  // Identity, Dropout in inference
 };
 
@@ -25,10 +29,19 @@ struct UnaryAttrs : OpAttrs {
   Activation act;
 };
 
-enum class BinaryKind { kAdd, kSub, kMul, kDiv, kPow, kPRelu, kMax, kMin };
+// kMod: Mod with fmod=0, the remainder takes the divisor's sign (integers
+// only); kFMod: fmod=1, C's fmod, the remainder takes the dividend's sign.
+enum class BinaryKind { kAdd, kSub, kMul, kDiv, kPow, kPRelu, kMax, kMin, kMod, kFMod };
 
 struct BinaryAttrs : OpAttrs {
   BinaryKind kind = BinaryKind::kAdd;
+};
+
+// Max, Min, Sum, Mean over one or more inputs, all broadcast together.
+enum class VariadicKind { kMax, kMin, kSum, kMean };
+
+struct VariadicAttrs : OpAttrs {
+  VariadicKind kind = VariadicKind::kSum;
 };
 
 const char* binary_name(BinaryKind k);

@@ -1,10 +1,11 @@
-// Schemas of the elementwise ops: activations, unary math, and binary math
-// with NumPy broadcasting.
+// Schemas of the elementwise ops: activations, unary math, binary math with
+// NumPy broadcasting, and the variadic Max, Min, Sum and Mean.
 #include "runtime/op_registry.h"
 #include "runtime/ops/elementwise.h"
 #include "runtime/ops/families.h"
 
 #include <limits>
+#include <sstream>
 
 namespace minirt {
 
@@ -18,6 +19,8 @@ const char* binary_name(BinaryKind k) {
     case BinaryKind::kPRelu: return "PRelu";
     case BinaryKind::kMax: return "Max";
     case BinaryKind::kMin: return "Min";
+    case BinaryKind::kMod:
+    case BinaryKind::kFMod: return "Mod";
   }
   return "?";
 }
@@ -51,6 +54,31 @@ std::shared_ptr<const OpAttrs> parse_activation(const ParseContext& ctx) {
     a->act.beta = ctx.get_float("beta", 0.5f);
   } else if (op == "HardSwish") {
     a->act.kind = ActKind::kHardSwish;
+  } else if (op == "Elu") {
+    a->act.kind = ActKind::kElu;
+    a->act.alpha = ctx.get_float("alpha", 1.0f);
+  } else if (op == "Selu") {
+    a->act.kind = ActKind::kSelu;
+    a->act.alpha = ctx.get_float("alpha", 1.67326319217681884765625f);
+    a->act.beta = ctx.get_float("gamma", 1.05070102214813232421875f);
+  } else if (op == "Celu") {
+    a->act.kind = ActKind::kCelu;
+    a->act.alpha = ctx.get_float("alpha", 1.0f);
+    if (a->act.alpha == 0.0f) ctx.invalid("alpha must not be 0");
+  } else if (op == "Softplus") {
+    a->act.kind = ActKind::kSoftplus;
+  } else if (op == "Softsign") {
+    a->act.kind = ActKind::kSoftsign;
+  } else if (op == "ThresholdedRelu") {
+    a->act.kind = ActKind::kThresholdedRelu;
+    a->act.alpha = ctx.get_float("alpha", 1.0f);
+  } else if (op == "Mish") {
+    a->act.kind = ActKind::kMish;
+  } else if (op == "Gelu") {
+    std::string approx = ctx.get_string("approximate", "none");
+    if (approx == "none") a->act.kind = ActKind::kGelu;
+    else if (approx == "tanh") a->act.kind = ActKind::kGeluTanh;
+    else ctx.invalid("approximate must be 'none' or 'tanh', not '" + approx + "'");
   } else if (op == "Clip") {
     a->act.kind = ActKind::kClip;
     // Before opset 11, min and max are attributes; from 11 they are inputs.
@@ -91,23 +119,37 @@ void infer_copy(InferContext& ctx) {
   ctx.set_output(0, ctx.dtype(0), ctx.shape(0));
 }
 
-std::shared_ptr<const OpAttrs> parse_dropout(const ParseContext& ctx) {
-  const auto& outs = ctx.node().outputs;
-  if (outs.size() > 1 && outs[1] >= 0) ctx.unsupported("the mask output of Dropout is not supported in inference");
-  auto a = std::make_shared<UnaryAttrs>();
-  a->kind = UnaryKind::kCopy;
-  return a;
-}
-
 void infer_dropout(InferContext& ctx) {
   infer_copy(ctx);
+  // From opset 12, ratio and training_mode are inputs. Training mode drops
+  // at random, which minirt does not do, unless the ratio is 0: then it is
+  // the identity too.
   if (ctx.has_input(2)) {
     const Tensor* t = ctx.constant(2);
-    if (!t || t->dtype() != DType::kBool || *t->data<uint8_t>() != 0)
-      ctx.unsupported("Dropout in training mode is not supported");
+    if (!t) ctx.unsupported("its training_mode input is computed at run time; minirt needs it known when planning");
+    if (t->dtype() != DType::kBool || t->numel() != 1) ctx.fail("training_mode must be one bool");
+    if (*t->data<uint8_t>() != 0) {
+      float ratio = 0.5f;
+      if (ctx.has_input(1)) {
+        const Tensor* r = ctx.constant(1);
+        if (!r || r->dtype() != DType::kFloat32 || r->numel() != 1)
+          ctx.unsupported("Dropout in training mode is supported only with a constant float32 ratio of 0");
+        ratio = *r->data<float>();
+      }
+      if (ratio != 0.0f) {
+        std::ostringstream r;
+        r << ratio;
+        ctx.unsupported("Dropout in training mode (ratio " + r.str() +
+                        ") is not supported; only ratio 0, where it is the identity");
+      }
+    }
   }
+  // The mask: every element kept. It is bool from opset 10, of the input's
+  // type (ones) before.
+  ctx.set_output(1, ctx.opset() >= 10 ? DType::kBool : ctx.dtype(0), ctx.shape(0));
 }
 
+// Neg, Abs, Sign.
 void infer_neg_abs(InferContext& ctx) {
   ctx.expect_dtype(0, {DType::kFloat32, DType::kInt64, DType::kInt32});
   ctx.set_output(0, ctx.dtype(0), ctx.shape(0));
@@ -121,6 +163,12 @@ std::function<std::shared_ptr<const OpAttrs>(const ParseContext&)> binary(Binary
   };
 }
 
+std::shared_ptr<const OpAttrs> parse_mod(const ParseContext& ctx) {
+  auto a = std::make_shared<BinaryAttrs>();
+  a->kind = ctx.get_int("fmod", 0) != 0 ? BinaryKind::kFMod : BinaryKind::kMod;
+  return a;
+}
+
 void infer_binary(InferContext& ctx) {
   const auto& a = ctx.attrs<BinaryAttrs>();
   if (a.kind == BinaryKind::kPow) {
@@ -130,7 +178,9 @@ void infer_binary(InferContext& ctx) {
     ctx.expect_dtype(0, {DType::kFloat32});
     ctx.expect_dtype(1, {DType::kFloat32});
   } else {
-    ctx.expect_dtype(0, {DType::kFloat32, DType::kInt64, DType::kInt32});
+    ctx.expect_dtype(0, {DType::kFloat32, DType::kInt64, DType::kInt32, DType::kInt8, DType::kUInt8});
+    if (a.kind == BinaryKind::kMod && ctx.dtype(0) == DType::kFloat32)
+      ctx.fail("Mod of float inputs needs fmod=1 (the ONNX spec allows fmod=0 for integers only)");
     if (ctx.dtype(1) != ctx.dtype(0))
       ctx.fail(std::string("inputs have different types: ") + dtype_name(ctx.dtype(0)) + " and " + dtype_name(ctx.dtype(1)));
   }
@@ -140,11 +190,38 @@ void infer_binary(InferContext& ctx) {
   ctx.set_output(0, ctx.dtype(0), y);
 }
 
+std::function<std::shared_ptr<const OpAttrs>(const ParseContext&)> variadic(VariadicKind kind) {
+  return [kind](const ParseContext&) {
+    auto a = std::make_shared<VariadicAttrs>();
+    a->kind = kind;
+    return a;
+  };
+}
+
+void infer_variadic(InferContext& ctx) {
+  VariadicKind kind = ctx.attrs<VariadicAttrs>().kind;
+  if (kind == VariadicKind::kSum || kind == VariadicKind::kMean)
+    ctx.expect_dtype(0, {DType::kFloat32});
+  else
+    ctx.expect_dtype(0, {DType::kFloat32, DType::kInt64, DType::kInt32, DType::kInt8, DType::kUInt8});
+  Shape y = ctx.shape(0);
+  for (size_t i = 1; i < ctx.num_inputs(); ++i) {
+    if (ctx.dtype(i) != ctx.dtype(0))
+      ctx.fail("inputs have different types: " + std::string(dtype_name(ctx.dtype(0))) + " and " +
+               dtype_name(ctx.dtype(i)));
+    y = broadcast_shapes(y, ctx.shape(i), ctx);
+  }
+  ctx.set_output(0, ctx.dtype(0), y);
+}
+
 }  // namespace
 
 void add_elementwise_schemas(std::vector<OpSchema>& out) {
-  for (const char* op : {"Relu", "LeakyRelu", "Sigmoid", "Tanh", "HardSigmoid", "HardSwish"})
+  for (const char* op : {"Relu", "LeakyRelu", "Sigmoid", "Tanh", "HardSigmoid", "HardSwish", "Elu", "Selu", "Celu",
+                         "Softplus", "Softsign", "ThresholdedRelu", "Mish"})
     out.push_back({.op = op, .parse = parse_activation, .infer = infer_float_unary});
+  out.push_back({.op = "Gelu", .parse = parse_activation, .infer = infer_float_unary,
+                 .semantics = "opset 20: approximate none (erf) or tanh"});
   out.push_back({.op = "Clip", .max_inputs = 3, .parse = parse_activation, .infer = infer_clip,
                  .shape_inputs = {1, 2}, .semantics = "min/max attributes before opset 11, inputs from 11"});
   out.push_back({.op = "Exp", .parse = unary(UnaryKind::kExp), .infer = infer_float_unary});
@@ -154,11 +231,15 @@ void add_elementwise_schemas(std::vector<OpSchema>& out) {
   out.push_back({.op = "Floor", .parse = unary(UnaryKind::kFloor), .infer = infer_float_unary});
   out.push_back({.op = "Ceil", .parse = unary(UnaryKind::kCeil), .infer = infer_float_unary});
   out.push_back({.op = "Erf", .parse = unary(UnaryKind::kErf), .infer = infer_float_unary});
+  out.push_back({.op = "Sin", .parse = unary(UnaryKind::kSin), .infer = infer_float_unary});
+  out.push_back({.op = "Cos", .parse = unary(UnaryKind::kCos), .infer = infer_float_unary});
+  out.push_back({.op = "Sign", .parse = unary(UnaryKind::kSign), .infer = infer_neg_abs});
   out.push_back({.op = "Neg", .parse = unary(UnaryKind::kNeg), .infer = infer_neg_abs});
   out.push_back({.op = "Abs", .parse = unary(UnaryKind::kAbs), .infer = infer_neg_abs});
   out.push_back({.op = "Identity", .parse = unary(UnaryKind::kCopy), .infer = infer_copy});
-  out.push_back({.op = "Dropout", .max_inputs = 3, .max_outputs = 2, .parse = parse_dropout,
-                 .infer = infer_dropout, .shape_inputs = {1, 2}, .semantics = "inference only: output = input"});
+  out.push_back({.op = "Dropout", .max_inputs = 3, .max_outputs = 2, .parse = unary(UnaryKind::kCopy),
+                 .infer = infer_dropout, .shape_inputs = {1, 2},
+                 .semantics = "inference: output = input, mask all true; training mode only with ratio 0"});
   const std::pair<const char*, BinaryKind> bins[] = {
       {"Add", BinaryKind::kAdd}, {"Sub", BinaryKind::kSub},     {"Mul", BinaryKind::kMul},
       {"Div", BinaryKind::kDiv}, {"Pow", BinaryKind::kPow},     {"PRelu", BinaryKind::kPRelu},
@@ -166,6 +247,13 @@ void add_elementwise_schemas(std::vector<OpSchema>& out) {
   for (const auto& [op, kind] : bins)
     out.push_back({.op = op, .min_inputs = 2, .max_inputs = 2, .parse = binary(kind), .infer = infer_binary,
                    .semantics = "multidirectional broadcasting (opset 7 and later)"});
+  out.push_back({.op = "Mod", .min_inputs = 2, .max_inputs = 2, .parse = parse_mod, .infer = infer_binary,
+                 .semantics = "fmod=0: sign of the divisor (integers); fmod=1: sign of the dividend"});
+  const std::pair<const char*, VariadicKind> vars[] = {
+      {"Max", VariadicKind::kMax}, {"Min", VariadicKind::kMin}, {"Sum", VariadicKind::kSum}, {"Mean", VariadicKind::kMean}};
+  for (const auto& [op, kind] : vars)
+    out.push_back({.op = op, .min_inputs = 1, .max_inputs = 1 << 20, .parse = variadic(kind),
+                   .infer = infer_variadic, .semantics = "multidirectional broadcasting (opset 8 and later)"});
 }
 
 }  // namespace minirt

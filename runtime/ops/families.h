@@ -1,4 +1,6 @@
-// The op families whose schemas make up the registry; one file each.
+// The op families whose schemas make up the registry; one file each
+// (runtime/ops/*_ops.cpp), with the CPU kernels of each family in the
+// kernels/cpu/ file of the same theme.
 #pragma once
 
 #include "runtime/op_registry.h"
@@ -9,17 +11,34 @@ namespace minirt {
 
 using SchemaFamily = void (*)(std::vector<OpSchema>&);
 
-void add_conv_schemas(std::vector<OpSchema>& out);         // Conv, ConvTranspose
-void add_pool_schemas(std::vector<OpSchema>& out);         // MaxPool, AveragePool, global pools, LRN
-void add_elementwise_schemas(std::vector<OpSchema>& out);  // unary and binary math, activations
-void add_gemm_schemas(std::vector<OpSchema>& out);         // Gemm, MatMul
-void add_norm_schemas(std::vector<OpSchema>& out);         // BatchNormalization, Softmax, ReduceMean
-void add_shape_schemas(std::vector<OpSchema>& out);        // Reshape, Concat, Slice, Gather, Cast, ...
-void add_resize_schemas(std::vector<OpSchema>& out);       // Resize, Upsample
+// conv_ops.cpp: Conv, ConvTranspose.
+void add_conv_schemas(std::vector<OpSchema>& out);
+// conv_ops.cpp: MaxPool, AveragePool, GlobalMaxPool, GlobalAveragePool, LRN.
+void add_pool_schemas(std::vector<OpSchema>& out);
+// elementwise_ops.cpp: activations (Relu ... Gelu), unary math (Exp ... Sign),
+// Identity, Dropout; binary math (Add, Sub, Mul, Div, Pow, PRelu, Mod);
+// variadic Max, Min, Sum, Mean.
+void add_elementwise_schemas(std::vector<OpSchema>& out);
+// linalg_ops.cpp: Gemm, MatMul.
+void add_gemm_schemas(std::vector<OpSchema>& out);
+// linalg_ops.cpp: BatchNormalization, InstanceNormalization,
+// LayerNormalization, Softmax, LogSoftmax, the Reduce ops.
+void add_norm_schemas(std::vector<OpSchema>& out);
+// shape_ops.cpp: Reshape, Flatten, Squeeze, Unsqueeze, Concat, Split, Slice,
+// Gather, Shape, Size, Cast, CastLike, Constant, ConstantOfShape, Range,
+// Transpose, Pad, Expand, Tile, DepthToSpace, SpaceToDepth.
+void add_shape_schemas(std::vector<OpSchema>& out);
+// resize_ops.cpp: Resize, Upsample.
+void add_resize_schemas(std::vector<OpSchema>& out);
+// logic_ops.cpp: Equal, Greater, Less, GreaterOrEqual, LessOrEqual, Not, And,
+// Or, Xor, Where.
+void add_logic_schemas(std::vector<OpSchema>& out);
+// index_ops.cpp: ArgMax, ArgMin, TopK, GatherElements.
+void add_index_schemas(std::vector<OpSchema>& out);
 
 inline constexpr SchemaFamily kSchemaFamilies[] = {
-    add_conv_schemas, add_pool_schemas,  add_elementwise_schemas, add_gemm_schemas,
-    add_norm_schemas, add_shape_schemas, add_resize_schemas,
+    add_conv_schemas,  add_pool_schemas,   add_elementwise_schemas, add_gemm_schemas, add_norm_schemas,
+    add_shape_schemas, add_resize_schemas, add_logic_schemas,       add_index_schemas,
 };
 
 }  // namespace minirt

@@ -1,4 +1,4 @@
-// Typed attributes of Gemm, MatMul, BatchNormalization, Softmax and the reductions.
+// Typed attributes of Gemm, MatMul, the normalizations, Softmax and the reductions.
 #pragma once
 
 #include "runtime/graph.h"
@@ -14,7 +14,12 @@ struct GemmAttrs : OpAttrs {
   Activation act;  // fused
 };
 
-struct BatchNormAttrs : OpAttrs {
+struct BatchNormAttrs : OpAttrs {  // BatchNormalization, InstanceNormalization
+  float epsilon = 1e-5f;
+};
+
+struct LayerNormAttrs : OpAttrs {
+  int64_t axis = -1;  // first normalized axis; resolved to [0, rank) by infer
   float epsilon = 1e-5f;
 };
 
@@ -24,7 +29,7 @@ struct SoftmaxAttrs : OpAttrs {
   bool log = false;        // LogSoftmax
 };
 
-enum class ReduceKind { kMean, kSum, kMax, kMin };
+enum class ReduceKind { kMean, kSum, kMax, kMin, kL1, kL2, kLogSum, kLogSumExp, kProd, kSumSquare };
 
 struct ReduceAttrs : OpAttrs {
   ReduceKind kind = ReduceKind::kMean;

@@ -1,5 +1,5 @@
-// Schemas of Gemm, MatMul, BatchNormalization, Softmax, LogSoftmax and the
-// Reduce ops.
+// Schemas of Gemm, MatMul, BatchNormalization, InstanceNormalization,
+// LayerNormalization, Softmax, LogSoftmax and the Reduce ops.
 #include "runtime/op_registry.h"
 #include "runtime/ops/families.h"
 #include "runtime/ops/linalg.h"
@@ -79,6 +79,69 @@ void infer_batchnorm(InferContext& ctx) {
   ctx.set_output(0, DType::kFloat32, x);
 }
 
+std::shared_ptr<const OpAttrs> parse_instancenorm(const ParseContext& ctx) {
+  auto a = std::make_shared<BatchNormAttrs>();
+  a->epsilon = ctx.get_float("epsilon", 1e-5f);
+  return a;
+}
+
+void infer_instancenorm(InferContext& ctx) {
+  for (size_t i = 0; i < 3; ++i) ctx.expect_dtype(i, {DType::kFloat32});
+  const Shape& x = ctx.shape(0);
+  if (x.size() < 2) ctx.fail("input must have rank 2 or more");
+  for (size_t i = 1; i < 3; ++i)
+    if (ctx.shape(i) != Shape{x[1]})
+      ctx.fail(std::string(i == 1 ? "scale" : "B") + " has shape " + shape_str(ctx.shape(i)) + ", expected " +
+               std::to_string(x[1]) + " (the channel count)");
+  ctx.set_output(0, DType::kFloat32, x);
+}
+
+std::shared_ptr<const OpAttrs> parse_layernorm(const ParseContext& ctx) {
+  auto a = std::make_shared<LayerNormAttrs>();
+  a->axis = ctx.get_int("axis", -1);
+  a->epsilon = ctx.get_float("epsilon", 1e-5f);
+  // The statistics are computed in double whatever stash_type says; it only
+  // sets the type of the Mean and InvStdDev outputs, float32 (1) here.
+  int64_t stash = ctx.get_int("stash_type", 1);
+  const auto& outs = ctx.node().outputs;
+  bool stats = (outs.size() > 1 && outs[1] >= 0) || (outs.size() > 2 && outs[2] >= 0);
+  if (stash != 1 && stats)
+    ctx.unsupported("Mean and InvStdDev outputs with stash_type " + std::to_string(stash) +
+                    " are not supported (float32, 1, is)");
+  return a;
+}
+
+void infer_layernorm(InferContext& ctx) {
+  ctx.expect_dtype(0, {DType::kFloat32});
+  ctx.expect_dtype(1, {DType::kFloat32});
+  auto a = std::make_shared<LayerNormAttrs>(ctx.attrs<LayerNormAttrs>());
+  const Shape& x = ctx.shape(0);
+  int64_t r = static_cast<int64_t>(x.size());
+  if (r == 0) ctx.fail("input must have rank 1 or more");
+  a->axis = normalize_axis(a->axis, r, ctx);
+  // Scale and B broadcast to the normalized axes [axis, rank) and do not vary
+  // along the others.
+  for (size_t i = 1; i < 3; ++i) {
+    if (!ctx.has_input(i)) continue;
+    ctx.expect_dtype(i, {DType::kFloat32});
+    const Shape& p = ctx.shape(i);
+    bool ok = p.size() <= x.size() && broadcast_shapes(x, p, ctx) == x;
+    for (size_t d = 0; ok && d < p.size(); ++d) {
+      int64_t xd = r - static_cast<int64_t>(p.size()) + static_cast<int64_t>(d);
+      if (xd < a->axis && p[d] != 1) ok = false;
+    }
+    if (!ok)
+      ctx.fail(std::string(i == 1 ? "Scale " : "B ") + shape_str(p) + " does not broadcast to the normalized shape " +
+               shape_str(Shape(x.begin() + a->axis, x.end())));
+  }
+  Shape stats(x.begin(), x.begin() + a->axis);
+  stats.resize(x.size(), 1);
+  ctx.set_attrs(a);
+  ctx.set_output(0, DType::kFloat32, x);
+  ctx.set_output(1, DType::kFloat32, stats);
+  ctx.set_output(2, DType::kFloat32, stats);
+}
+
 std::shared_ptr<const OpAttrs> parse_softmax(const ParseContext& ctx) {
   auto a = std::make_shared<SoftmaxAttrs>();
   // Opset 13 changed the default axis from 1 to -1 and dropped the 2-D coercion.
@@ -100,13 +163,24 @@ void infer_softmax(InferContext& ctx) {
   ctx.set_output(0, DType::kFloat32, ctx.shape(0));
 }
 
+const std::pair<const char*, ReduceKind> kReduceOps[] = {
+    {"ReduceMean", ReduceKind::kMean},       {"ReduceSum", ReduceKind::kSum},
+    {"ReduceMax", ReduceKind::kMax},         {"ReduceMin", ReduceKind::kMin},
+    {"ReduceL1", ReduceKind::kL1},           {"ReduceL2", ReduceKind::kL2},
+    {"ReduceLogSum", ReduceKind::kLogSum},   {"ReduceLogSumExp", ReduceKind::kLogSumExp},
+    {"ReduceProd", ReduceKind::kProd},       {"ReduceSumSquare", ReduceKind::kSumSquare},
+};
+
+ReduceKind reduce_kind(const std::string& op) {
+  for (const auto& [name, kind] : kReduceOps)
+    if (op == name) return kind;
+  return ReduceKind::kMean;
+}
+
 std::shared_ptr<const OpAttrs> parse_reduce(const ParseContext& ctx) {
   auto a = std::make_shared<ReduceAttrs>();
   const std::string& op = ctx.node().op;
-  a->kind = op == "ReduceMean" ? ReduceKind::kMean
-            : op == "ReduceSum" ? ReduceKind::kSum
-            : op == "ReduceMax" ? ReduceKind::kMax
-                                : ReduceKind::kMin;
+  a->kind = reduce_kind(op);
   a->keepdims = ctx.get_int("keepdims", 1) != 0;
   a->noop_with_empty_axes = ctx.get_int("noop_with_empty_axes", 0) != 0;
   a->axes = ctx.get_ints("axes");
@@ -161,10 +235,15 @@ void add_norm_schemas(std::vector<OpSchema>& out) {
   out.push_back({.op = "BatchNormalization", .min_inputs = 5, .max_inputs = 5, .max_outputs = 5,
                  .parse = parse_batchnorm, .infer = infer_batchnorm,
                  .semantics = "inference; spatial=1 (opset 7-8), is_test ignored"});
+  out.push_back({.op = "InstanceNormalization", .min_inputs = 3, .max_inputs = 3, .parse = parse_instancenorm,
+                 .infer = infer_instancenorm});
+  out.push_back({.op = "LayerNormalization", .min_inputs = 2, .max_inputs = 3, .max_outputs = 3,
+                 .parse = parse_layernorm, .infer = infer_layernorm,
+                 .semantics = "opset 17; Mean and InvStdDev outputs in float32 (stash_type 1)"});
   for (const char* op : {"Softmax", "LogSoftmax"})
     out.push_back({.op = op, .parse = parse_softmax, .infer = infer_softmax,
                    .semantics = "opset 13: one axis, default -1; before 13: flattened [axis, rank), default 1"});
-  for (const char* op : {"ReduceMean", "ReduceSum", "ReduceMax", "ReduceMin"})
+  for (const auto& [op, kind] : kReduceOps)
     out.push_back({.op = op, .max_inputs = 2, .parse = parse_reduce, .infer = infer_reduce, .shape_inputs = {1},
                    .semantics = "axes attribute before opset 18 (ReduceSum: 13), input after"});
 }

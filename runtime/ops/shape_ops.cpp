@@ -1,11 +1,13 @@
 // Schemas of the data-movement and shape ops: Flatten, Reshape, Squeeze,
-// Unsqueeze, Concat, Split, Slice, Gather, Shape, Cast, Constant,
-// ConstantOfShape, Transpose, Pad, Expand.
+// Unsqueeze, Concat, Split, Slice, Gather, Shape, Size, Cast, CastLike,
+// Constant, ConstantOfShape, Range, Transpose, Pad, Expand, Tile,
+// DepthToSpace, SpaceToDepth.
 #include "runtime/op_registry.h"
 #include "runtime/ops/families.h"
 #include "runtime/ops/shape_ops.h"
 
 #include <algorithm>
+#include <cmath>
 #include <cstring>
 #include <limits>
 
@@ -302,6 +304,12 @@ void infer_shape(InferContext& ctx) {
   ctx.set_output(0, DType::kInt64, {std::max<int64_t>(0, e - s)});
 }
 
+// ---- Size ----
+void infer_size(InferContext& ctx) {
+  (void)ctx.shape(0);
+  ctx.set_output(0, DType::kInt64, {});
+}
+
 // ---- Cast ----
 std::shared_ptr<const OpAttrs> parse_cast(const ParseContext& ctx) {
   auto a = std::make_shared<CastAttrs>();
@@ -314,6 +322,50 @@ std::shared_ptr<const OpAttrs> parse_cast(const ParseContext& ctx) {
 void infer_cast(InferContext& ctx) {
   expect_movable(ctx, 0);
   ctx.set_output(0, ctx.attrs<CastAttrs>().to, ctx.shape(0));
+}
+
+// CastLike: Cast to the type of the second input (only its type is read).
+void infer_cast_like(InferContext& ctx) {
+  expect_movable(ctx, 0);
+  expect_movable(ctx, 1);
+  auto a = std::make_shared<CastAttrs>();
+  a->to = ctx.dtype(1);
+  ctx.set_attrs(a);
+  ctx.set_output(0, a->to, ctx.shape(0));
+}
+
+// ---- Range ----
+// start, limit and delta are scalars known at plan time; the output has
+// max(ceil((limit - start) / delta), 0) elements start + i * delta.
+void infer_range(InferContext& ctx) {
+  ctx.expect_dtype(0, {DType::kFloat32, DType::kInt64, DType::kInt32});
+  for (size_t i = 1; i < 3; ++i)
+    if (ctx.dtype(i) != ctx.dtype(0))
+      ctx.fail(std::string("start, limit and delta must have one type; they are ") + dtype_name(ctx.dtype(0)) + ", " +
+               dtype_name(ctx.dtype(1)) + " and " + dtype_name(ctx.dtype(2)));
+  const char* names[] = {"start", "limit", "delta"};
+  for (size_t i = 0; i < 3; ++i)
+    if (shape_numel(ctx.shape(i)) != 1)
+      ctx.fail(std::string(names[i]) + " must be a scalar, it has shape " + shape_str(ctx.shape(i)));
+  int64_t n = 0;
+  if (ctx.dtype(0) == DType::kFloat32) {
+    double v[3];
+    for (size_t i = 0; i < 3; ++i) v[i] = ctx.const_floats(i, names[i])[0];
+    if (v[2] == 0) ctx.fail("delta must not be 0");
+    double len = std::ceil((v[1] - v[0]) / v[2]);
+    if (!(len < 1e15)) ctx.fail("the range from " + std::to_string(v[0]) + " to " + std::to_string(v[1]) + " is too long");
+    n = len > 0 ? static_cast<int64_t>(len) : 0;
+  } else {
+    int64_t v[3];
+    for (size_t i = 0; i < 3; ++i) v[i] = ctx.const_ints(i, names[i])[0];
+    if (v[2] == 0) ctx.fail("delta must not be 0");
+    // Ceiling division in 128 bits: limit - start may not fit in 64.
+    __int128 span = static_cast<__int128>(v[1]) - v[0], d = v[2];
+    __int128 q = span / d;
+    if (span % d != 0 && ((span < 0) == (d < 0))) ++q;
+    n = q > 0 ? static_cast<int64_t>(q) : 0;
+  }
+  ctx.set_output(0, ctx.dtype(0), {n});
 }
 
 // ---- Constant / ConstantOfShape ----
@@ -484,6 +536,58 @@ void infer_expand(InferContext& ctx) {
   ctx.set_output(0, ctx.dtype(0), a->target);
 }
 
+// ---- Tile ----
+void infer_tile(InferContext& ctx) {
+  expect_movable(ctx, 0);
+  const Shape& x = ctx.shape(0);
+  auto a = std::make_shared<TileAttrs>();
+  a->repeats = ctx.const_ints(1, "repeats");
+  if (a->repeats.size() != x.size())
+    ctx.fail("repeats has " + std::to_string(a->repeats.size()) + " entries for an input of rank " +
+             std::to_string(x.size()));
+  Shape y(x.size());
+  for (size_t i = 0; i < x.size(); ++i) {
+    if (a->repeats[i] < 0) ctx.fail("repeats " + shape_str(a->repeats) + " has a negative entry");
+    y[i] = x[i] * a->repeats[i];
+  }
+  ctx.set_attrs(a);
+  ctx.set_output(0, ctx.dtype(0), y);
+}
+
+// ---- DepthToSpace, SpaceToDepth ----
+std::shared_ptr<const OpAttrs> parse_block(const ParseContext& ctx) {
+  auto a = std::make_shared<BlockAttrs>();
+  if (!ctx.has("blocksize")) ctx.invalid("attribute 'blocksize' is required");
+  a->blocksize = ctx.get_int("blocksize", 1);
+  if (a->blocksize < 1) ctx.invalid("blocksize must be 1 or more, not " + std::to_string(a->blocksize));
+  if (ctx.node().op == "DepthToSpace") {
+    std::string mode = ctx.get_string("mode", "DCR");
+    if (mode == "CRD") a->crd = true;
+    else if (mode != "DCR") ctx.invalid("mode must be DCR or CRD, not '" + mode + "'");
+  }
+  return a;
+}
+void infer_depth_to_space(InferContext& ctx) {
+  expect_movable(ctx, 0);
+  const Shape& x = ctx.shape(0);
+  int64_t b = ctx.attrs<BlockAttrs>().blocksize;
+  if (x.size() != 4) ctx.fail("input must be 4-D (N, C, H, W), not " + shape_str(x));
+  if (x[1] % (b * b) != 0)
+    ctx.fail(std::to_string(x[1]) + " channels do not divide into blocks of " + std::to_string(b) + "x" +
+             std::to_string(b));
+  ctx.set_output(0, ctx.dtype(0), {x[0], x[1] / (b * b), x[2] * b, x[3] * b});
+}
+void infer_space_to_depth(InferContext& ctx) {
+  expect_movable(ctx, 0);
+  const Shape& x = ctx.shape(0);
+  int64_t b = ctx.attrs<BlockAttrs>().blocksize;
+  if (x.size() != 4) ctx.fail("input must be 4-D (N, C, H, W), not " + shape_str(x));
+  if (x[2] % b != 0 || x[3] % b != 0)
+    ctx.fail("height and width " + std::to_string(x[2]) + "x" + std::to_string(x[3]) +
+             " are not multiples of the blocksize " + std::to_string(b));
+  ctx.set_output(0, ctx.dtype(0), {x[0], x[1] * b * b, x[2] / b, x[3] / b});
+}
+
 }  // namespace
 
 void add_shape_schemas(std::vector<OpSchema>& out) {
@@ -501,7 +605,10 @@ void add_shape_schemas(std::vector<OpSchema>& out) {
                  .shape_inputs = {1, 2, 3, 4}, .semantics = "attributes before opset 10, inputs from 10"});
   out.push_back({.op = "Gather", .min_inputs = 2, .max_inputs = 2, .parse = parse_gather, .infer = infer_gather});
   out.push_back({.op = "Shape", .parse = parse_shape, .infer = infer_shape, .semantics = "start/end from opset 15"});
+  out.push_back({.op = "Size", .infer = infer_size});
   out.push_back({.op = "Cast", .parse = parse_cast, .infer = infer_cast});
+  out.push_back({.op = "CastLike", .min_inputs = 2, .max_inputs = 2, .infer = infer_cast_like});
+  out.push_back({.op = "Range", .min_inputs = 3, .max_inputs = 3, .infer = infer_range, .shape_inputs = {0, 1, 2}});
   out.push_back({.op = "Constant", .min_inputs = 0, .max_inputs = 0, .parse = parse_constant, .infer = infer_constant});
   out.push_back({.op = "ConstantOfShape", .parse = parse_constant_of_shape, .infer = infer_constant_of_shape,
                  .shape_inputs = {0}});
@@ -509,6 +616,10 @@ void add_shape_schemas(std::vector<OpSchema>& out) {
   out.push_back({.op = "Pad", .max_inputs = 4, .parse = parse_pad, .infer = infer_pad, .shape_inputs = {1, 2, 3},
                  .semantics = "pads/value attributes before opset 11, inputs from 11; axes from 18"});
   out.push_back({.op = "Expand", .min_inputs = 2, .max_inputs = 2, .infer = infer_expand, .shape_inputs = {1}});
+  out.push_back({.op = "Tile", .min_inputs = 2, .max_inputs = 2, .infer = infer_tile, .shape_inputs = {1}});
+  out.push_back({.op = "DepthToSpace", .parse = parse_block, .infer = infer_depth_to_space,
+                 .semantics = "mode DCR, or CRD from opset 11"});
+  out.push_back({.op = "SpaceToDepth", .parse = parse_block, .infer = infer_space_to_depth});
 }
 
 }  // namespace minirt

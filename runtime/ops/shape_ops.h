@@ -61,4 +61,13 @@ struct ExpandAttrs : OpAttrs {
   Shape target;  // resolved output shape
 };
 
+struct TileAttrs : OpAttrs {
+  std::vector<int64_t> repeats;  // resolved from the repeats input
+};
+
+struct BlockAttrs : OpAttrs {  // DepthToSpace, SpaceToDepth
+  int64_t blocksize = 1;
+  bool crd = false;  // DepthToSpace mode CRD (opset 11); DCR otherwise
+};
+
 }  // namespace minirt

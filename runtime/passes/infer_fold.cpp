@@ -39,7 +39,7 @@ int infer_and_fold(Graph& g, const Backend& folder, ThreadPool& pool, bool fold)
     if (!fold || !s->foldable) continue;
     bool all_const = true;
     for (int in : n.inputs) all_const = all_const && (in < 0 || g.values[in].constant);
-    if (n.op == "Shape") all_const = true;  // only the input's shape is read
+    if (n.op == "Shape" || n.op == "Size") all_const = true;  // only the input's shape is read
     if (!all_const) continue;
     // Large results are better computed at run time than held as constants.
     int64_t out_elems = 0;
@@ -48,7 +48,7 @@ int infer_and_fold(Graph& g, const Backend& folder, ThreadPool& pool, bool fold)
     if (out_elems > (1 << 22) && n.op != "Constant") continue;
     std::string why;
     if (!folder.supports(g, n, &why)) continue;
-    // Shape's kernel reads only the input's shape, never its data.
+    // Shape's and Size's kernels read only the input's shape, never its data.
     std::vector<Tensor> outs = evaluate_node(g, n, folder, pool);
     for (size_t i = 0; i < n.outputs.size(); ++i)
       if (n.outputs[i] >= 0) g.values[n.outputs[i]].constant = std::make_shared<Tensor>(std::move(outs[i]));

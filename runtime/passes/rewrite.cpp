@@ -56,8 +56,11 @@ void absorb(Node& into, const Node& from) {
 
 int remove_identities(Graph& g) {
   int removed = 0;
+  std::vector<int> uses = g.use_counts();
   for (auto& n : g.nodes) {
     if (n.dead || (n.op != "Identity" && n.op != "Dropout")) continue;
+    // A Dropout whose mask is read stays, to write the mask.
+    if (n.outputs.size() > 1 && n.outputs[1] >= 0 && uses[n.outputs[1]] > 0) continue;
     int in = n.inputs[0], out = n.outputs[0];
     n.dead = true;
     replace_uses(g, out, in);

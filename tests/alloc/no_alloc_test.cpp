@@ -80,6 +80,55 @@ TEST(NoAlloc, SteadyStateRunAllocatesNothing) {
   }
 }
 
+std::shared_ptr<const Model> model_with_newer_ops() {
+  // One of each kernel family added for detector exporters: variadic and
+  // comparison broadcasting, Where, TopK (index workspace), ArgMax,
+  // GatherElements, Tile, DepthToSpace, LayerNormalization with its
+  // statistics, a two-pass LogSumExp, a fused Mish, Dropout's mask.
+  ModelBuilder m(18, 9);
+  m.input("x", DType::kFloat32, {-1, 8, 4, 4}, {"N"});
+  m.initializer("w", testing::iota({8, 8, 1, 1}, -0.3f, 0.01f));
+  m.initializer("half", testing::iota({1}, 0.5f));
+  m.initializer("k", testing::ints64({3}));
+  m.initializer("rep", testing::ints64({1, 2}));
+  m.initializer("ln_scale", testing::iota({8}, 0.5f, 0.1f));
+  m.initializer("axes", testing::ints64({2, 3}));
+  m.node("Conv", {"x", "w"}, {"c"}, "conv");
+  m.node("Mish", {"c"}, {"mish"}, "mish");
+  m.node("Max", {"mish", "x", "half"}, {"mx"}, "max");
+  m.node("Greater", {"mx", "half"}, {"gt"}, "greater");
+  m.node("Where", {"gt", "mx", "x"}, {"wh"}, "where");
+  m.node("Dropout", {"wh"}, {"dr", "mask"}, "dropout");
+  m.node("DepthToSpace", {"dr"}, {"d2s"}, "d2s").i("blocksize", 2);           // N x 2 x 8 x 8
+  m.node("ReduceLogSumExp", {"x", "axes"}, {"lse"}, "lse").i("keepdims", 0);  // N x 8
+  m.node("LayerNormalization", {"lse", "ln_scale"}, {"ln", "ln_mean", "ln_inv"}, "ln");
+  m.node("TopK", {"ln", "k"}, {"top", "top_idx"}, "topk");
+  m.node("ArgMax", {"d2s"}, {"am"}, "argmax").i("axis", 1);
+  m.node("GatherElements", {"ln", "top_idx"}, {"ge"}, "gather_elements").i("axis", 1);
+  m.node("Tile", {"ge", "rep"}, {"tiled"}, "tile");
+  m.output("tiled").output("top").output("ln_inv").output("mask", DType::kBool).output("am", DType::kInt64);
+  std::string bytes = m.bytes();
+  return Model::load_from_memory(bytes.data(), bytes.size(), "alloc_newer_ops.onnx");
+}
+
+TEST(NoAlloc, NewerOpsAllocateNothingEither) {
+  for (int threads : {1, 3}) {
+    Session s(model_with_newer_ops(), {.device = Device::kCpu, .threads = threads});
+    Tensor x = testing::iota({2, 8, 4, 4}, -1.0f, 0.01f);
+    NamedTensors in = {{"x", x}};
+    std::vector<Tensor> out;
+    s.run(in, out);
+    s.run(in, out);
+    g_allocations = 0;
+    g_counting = true;
+    for (int i = 0; i < 20; ++i) s.run(in, out);
+    g_counting = false;
+    EXPECT_EQ(g_allocations.load(), 0) << threads << " threads";
+    ASSERT_EQ(out.size(), 5u);
+    EXPECT_EQ(out[0].shape(), (Shape{2, 6}));
+  }
+}
+
 TEST(NoAlloc, CountingWorks) {
   // The counter itself must see allocations, or the test above proves nothing.
   g_allocations = 0;

@@ -56,6 +56,8 @@ for (_, idx, val), w in zip(got, want):
 print("ok:", sys.argv[3], "matches runmodel's top-5")
 PY
 done
-ldd "$work/example/classify" | grep -q "libminirt.so" || { echo "FAIL: classify is not linked to libminirt.so"; exit 1; }
-if ldd "$work/example/classify_static" | grep -q "libminirt.so"; then echo "FAIL: classify_static uses libminirt.so"; exit 1; fi
+# grep reads all of ldd's output (no -q): under pipefail, grep -q leaving
+# early could fail the pipeline with ldd's SIGPIPE.
+ldd "$work/example/classify" | grep "libminirt.so" >/dev/null || { echo "FAIL: classify is not linked to libminirt.so"; exit 1; }
+if ldd "$work/example/classify_static" | grep "libminirt.so" >/dev/null; then echo "FAIL: classify_static uses libminirt.so"; exit 1; fi
 echo "install test passed"

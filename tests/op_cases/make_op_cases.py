@@ -784,7 +784,172 @@ def shape_cases():
     return out
 
 
-FAMILIES = [conv_cases, convt_cases, pool_cases, linalg_cases, elementwise_cases, shape_cases]
+# ================================================================ newer op families
+#
+# Ops added for CNN/detector exporters: variadic Max/Min/Sum/Mean, the
+# comparisons and boolean ops, Where, ArgMax/ArgMin, TopK, Tile, Range, Size,
+# CastLike, GatherElements, DepthToSpace/SpaceToDepth, the newer activations
+# (also fused after Conv and Gemm), Mod, Sign/Sin/Cos, InstanceNormalization,
+# LayerNormalization, the newer Reduce ops, Dropout's mask, 8-bit Add/Sub/Mul/Div.
+
+def op_case(name, op, inputs, opset=13, n_out=1, consts=(), **attrs):
+    """One node: `inputs` are data arrays (graph inputs), then `consts`
+    (initializers; None leaves an optional input out)."""
+    c = Case(name, opset=opset)
+    ins = [c.input(a) for a in inputs] + ["" if k is None else c.init(k) for k in consts]
+    y = c.node(op, ins, n_out=n_out, **attrs)
+    c.output(*(y if isinstance(y, list) else [y]))
+    return c
+
+
+def newer_op_cases():
+    out = []
+    rng = np.random.default_rng(7)
+    f = lambda *s: rng.uniform(-2, 2, size=s).astype(np.float32)  # noqa: E731
+    i64 = lambda *s: rng.integers(-5, 6, size=s).astype(np.int64)  # noqa: E731
+    b = lambda *s: rng.random(s) < 0.5  # noqa: E731
+
+    # Variadic ops with three-way broadcasting.
+    for op in ("Max", "Min", "Sum", "Mean"):
+        out.append(op_case("%s_3in_2x3x4_3x1_4" % op.lower(), op, [f(2, 3, 4), f(3, 1), f(4)]))
+    out.append(op_case("max_1in_3x5", "Max", [f(3, 5)]))
+    out.append(op_case("min_int64_2in_4x1_by_3", "Min", [i64(4, 1), i64(3)]))
+    out.append(op_case("max_int32_2in_2x3", "Max", [i64(2, 3).astype(np.int32), i64(2, 3).astype(np.int32)]))
+    out.append(op_case("sum_big_2x16x32x32_16x1x1", "Sum", [f(2, 16, 32, 32), f(16, 1, 1)]))
+
+    # Comparisons (float, int64, int32) and boolean ops.
+    out.append(op_case("equal_int64_3x4_by_4", "Equal", [i64(3, 4), i64(4)]))
+    out.append(op_case("greater_2x3x4_by_3x1", "Greater", [f(2, 3, 4), f(3, 1)]))
+    out.append(op_case("less_5x6_by_scalar", "Less", [f(5, 6), np.float32(0.25)]))
+    out.append(op_case("greaterorequal_int32_3x1x5_by_4x1", "GreaterOrEqual",
+                       [i64(3, 1, 5).astype(np.int32), i64(4, 1).astype(np.int32)], opset=12))
+    out.append(op_case("lessorequal_int64_2x5", "LessOrEqual", [i64(2, 5), i64(2, 5)], opset=16))
+    for op in ("And", "Or", "Xor"):
+        out.append(op_case("%s_3x1x4_by_5x1" % op.lower(), op, [b(3, 1, 4), b(5, 1)]))
+    out.append(op_case("not_3x4", "Not", [b(3, 4)]))
+    out.append(op_case("where_2x1x4_3x1_4", "Where", [b(2, 1, 4), f(3, 1), f(4)], opset=16))
+    out.append(op_case("where_int64_3x4_scalar", "Where", [b(3, 4), i64(3, 4), np.int64(-1)], opset=16))
+
+    # ArgMax / ArgMin: ties come from small integers.
+    out.append(op_case("argmax_axis1_2x5x3", "ArgMax", [f(2, 5, 3)], axis=1))
+    out.append(op_case("argmin_axism1_nokeep_3x7", "ArgMin", [f(3, 7)], axis=-1, keepdims=0))
+    out.append(op_case("argmax_int64_ties_last_4x6", "ArgMax", [rng.integers(0, 3, (4, 6)).astype(np.int64)], axis=1,
+                       select_last_index=1))
+    out.append(op_case("argmin_int64_ties_first_6x4", "ArgMin", [rng.integers(0, 3, (6, 4)).astype(np.int64)], axis=0))
+    out.append(op_case("argmax_wide_inner_3x4x300", "ArgMax", [f(3, 4, 300)], axis=1))
+
+    # TopK: K as an input (opset 10+), largest and smallest, ties by index.
+    out.append(op_case("topk_k3_axism1_3x8", "TopK", [f(3, 8)], opset=11, n_out=2, consts=[np.array([3], np.int64)]))
+    out.append(op_case("topk_smallest_k2_axis1_2x6x3", "TopK", [f(2, 6, 3)], opset=11, n_out=2,
+                       consts=[np.array([2], np.int64)], axis=1, largest=0))
+    out.append(op_case("topk_int64_ties_k4_2x9", "TopK", [rng.integers(0, 3, (2, 9)).astype(np.int64)], opset=11,
+                       n_out=2, consts=[np.array([4], np.int64)]))
+    out.append(op_case("topk_kall_opset10_4x5", "TopK", [f(4, 5)], opset=10, n_out=2, consts=[np.array([4], np.int64)],
+                       axis=0))
+
+    # Tile, Range, Size, CastLike.
+    out.append(op_case("tile_2x3x4_rep213", "Tile", [f(2, 3, 4)], consts=[np.array([2, 1, 3], np.int64)]))
+    out.append(op_case("tile_int64_3x1_rep14", "Tile", [i64(3, 1)], consts=[np.array([1, 4], np.int64)]))
+    out.append(op_case("range_float", "Range", [], opset=11,
+                       consts=[np.float32(0.5), np.float32(4.0), np.float32(0.25)]))
+    out.append(op_case("range_int64_negative_delta", "Range", [], opset=11,
+                       consts=[np.int64(10), np.int64(-7), np.int64(-3)]))
+    out.append(op_case("range_int32_empty", "Range", [], opset=11,
+                       consts=[np.int32(5), np.int32(5), np.int32(1)]))
+    out.append(op_case("size_2x3x4", "Size", [f(2, 3, 4)]))
+    out.append(op_case("castlike_float_to_int64_3x4", "CastLike", [f(3, 4) * 10, i64(1)], opset=15))
+    out.append(op_case("castlike_int32_to_float_3x4", "CastLike", [i64(3, 4).astype(np.int32), f(2)], opset=15))
+
+    # GatherElements, DepthToSpace, SpaceToDepth.
+    out.append(op_case("gatherelements_axis0_4x3", "GatherElements", [f(4, 3)],
+                       consts=[np.array([[3, 0, -1], [1, -4, 2]], np.int64)], axis=0))
+    out.append(op_case("gatherelements_axis1_int32_idx_3x5x2", "GatherElements", [f(3, 5, 2)],
+                       consts=[rng.integers(-5, 5, (3, 4, 2)).astype(np.int32)], axis=1))
+    out.append(op_case("gatherelements_axism1_smaller_idx_4x6", "GatherElements", [i64(4, 6)],
+                       consts=[rng.integers(0, 6, (2, 3)).astype(np.int64)], axis=-1))
+    for mode in ("DCR", "CRD"):
+        out.append(op_case("depthtospace_%s_b2_2x8x3x4" % mode.lower(), "DepthToSpace", [f(2, 8, 3, 4)], blocksize=2,
+                           mode=mode))
+        out.append(op_case("depthtospace_%s_b3_1x18x2x3" % mode.lower(), "DepthToSpace", [f(1, 18, 2, 3)],
+                           blocksize=3, mode=mode))
+    out.append(op_case("spacetodepth_b2_2x3x4x6", "SpaceToDepth", [f(2, 3, 4, 6)], blocksize=2))
+    out.append(op_case("spacetodepth_b3_1x2x6x9", "SpaceToDepth", [f(1, 2, 6, 9)], blocksize=3))
+
+    # Activations and unary math.
+    wide = lambda *s: rng.uniform(-6, 6, size=s).astype(np.float32)  # noqa: E731
+    acts = [("Elu", 13, {"alpha": 0.5}), ("Selu", 13, {}), ("Celu", 13, {"alpha": 2.0}), ("Softplus", 13, {}),
+            ("Softsign", 13, {}), ("ThresholdedRelu", 13, {"alpha": 0.3}), ("Mish", 18, {}),
+            ("Gelu", 20, {}), ("Gelu", 20, {"approximate": "tanh"}), ("Sin", 13, {}), ("Cos", 13, {})]
+    for op, opset, attrs in acts:
+        tag = op.lower() + ("_tanh" if attrs.get("approximate") == "tanh" else "")
+        out.append(op_case("%s_3x4x5" % tag, op, [wide(3, 4, 5)], opset=opset, **attrs))
+    out.append(op_case("softplus_large_2x50", "Softplus", [rng.uniform(-100, 100, (2, 50)).astype(np.float32)]))
+    sign_in = f(3, 5)
+    sign_in[0, :2] = 0
+    out.append(op_case("sign_3x5", "Sign", [sign_in]))
+    out.append(op_case("sign_int64_3x5", "Sign", [i64(3, 5)]))
+    # Fused into Conv and Gemm by the activation pass.
+    for act, opset, attrs in (("Mish", 18, {}), ("Elu", 13, {"alpha": 0.7}), ("Gelu", 20, {})):
+        c = Case("conv2d_k3_%s_fused_1x3x9x9" % act.lower(), opset=opset)
+        y = add_conv(c, c.input(c.uniform([1, 3, 9, 9])), 3, 4, (3, 3), 1, True, pads=[1, 1, 1, 1])
+        c.output(c.node(act, [y], **attrs))
+        out.append(c)
+    c = Case("gemm_softplus_fused_4x16x8")
+    y = c.node("Gemm", [c.input(c.uniform([4, 16])), c.init(c.uniform([8, 16]) / 4), c.init(c.uniform([8]))], transB=1)
+    c.output(c.node("Softplus", [y]))
+    out.append(c)
+
+    # Mod: fmod=1 for floats, both kinds for integers.
+    nz = lambda *s: (rng.integers(1, 6, size=s) * np.where(rng.random(s) < 0.5, -1, 1)).astype(np.int64)  # noqa: E731
+    out.append(op_case("mod_fmod_float_3x4_by_4", "Mod", [f(3, 4) * 5, (rng.uniform(0.5, 2, 4) * np.where(
+        rng.random(4) < 0.5, -1, 1)).astype(np.float32)], fmod=1))
+    out.append(op_case("mod_int64_3x4_by_4", "Mod", [i64(3, 4) * 3, nz(4)]))
+    out.append(op_case("mod_fmod_int32_2x3", "Mod", [(i64(2, 3) * 3).astype(np.int32), nz(2, 3).astype(np.int32)],
+                       fmod=1))
+
+    # 8-bit Add/Sub/Mul/Div (opset 14), wrapping as numpy and onnxruntime do.
+    u8 = lambda *s: rng.integers(0, 256, size=s).astype(np.uint8)  # noqa: E731
+    s8 = lambda *s: rng.integers(-128, 128, size=s).astype(np.int8)  # noqa: E731
+    for op in ("Add", "Sub", "Mul"):
+        out.append(op_case("%s_uint8_3x4_by_4" % op.lower(), op, [u8(3, 4), u8(4)], opset=14))
+        out.append(op_case("%s_int8_3x4_by_3x1" % op.lower(), op, [s8(3, 4), s8(3, 1)], opset=14))
+    out.append(op_case("div_uint8_3x4", "Div", [u8(3, 4), rng.integers(1, 256, (3, 4)).astype(np.uint8)], opset=14))
+    out.append(op_case("div_int8_3x4", "Div", [s8(3, 4), (rng.integers(1, 100, (3, 4)) * np.where(
+        rng.random((3, 4)) < 0.5, -1, 1)).astype(np.int8)], opset=14))
+
+    # Normalizations.
+    out.append(op_case("instancenorm_2x3x5x7", "InstanceNormalization", [f(2, 3, 5, 7)],
+                       consts=[rng.uniform(0.5, 1.5, 3).astype(np.float32), f(3)], epsilon=1e-3))
+    out.append(op_case("instancenorm_1d_3x4x9", "InstanceNormalization", [f(3, 4, 9)], consts=[f(4), f(4)]))
+    out.append(op_case("layernorm_axism1_2x5x8", "LayerNormalization", [f(2, 5, 8)], opset=17,
+                       consts=[f(8), f(8)]))
+    out.append(op_case("layernorm_axis1_stats_2x3x4x5", "LayerNormalization", [f(2, 3, 4, 5)], opset=17, n_out=3,
+                       consts=[f(3, 4, 5), f(3, 4, 5)], axis=1, epsilon=1e-3))
+    out.append(op_case("layernorm_axism2_noB_bcast_scale_3x6x4", "LayerNormalization", [f(3, 6, 4)], opset=17,
+                       consts=[f(4)], axis=-2))
+
+    # The newer Reduce ops: axes attribute (opset 13) and input (opset 18).
+    pos = lambda *s: rng.uniform(0.2, 2, size=s).astype(np.float32)  # noqa: E731
+    for op in ("ReduceL1", "ReduceL2", "ReduceLogSum", "ReduceLogSumExp", "ReduceProd", "ReduceSumSquare"):
+        x = pos if op == "ReduceLogSum" else f
+        out.append(op_case("%s_axes02_keep_opset13_3x4x5" % op.lower(), op, [x(3, 4, 5)], axes=[0, 2]))
+        out.append(op_case("%s_axism1_nokeep_opset18_3x4x5" % op.lower(), op, [x(3, 4, 5)], opset=18,
+                           consts=[np.array([-1], np.int64)], keepdims=0))
+        out.append(op_case("%s_all_opset18_4x6" % op.lower(), op, [x(4, 6)], opset=18))
+        out.append(op_case("%s_noop_opset18_2x3" % op.lower(), op, [x(2, 3)], opset=18,
+                           consts=[np.zeros([0], np.int64)], noop_with_empty_axes=1))
+
+    # Dropout's mask in inference, and training mode with ratio 0.
+    out.append(op_case("dropout_mask_opset13_3x4", "Dropout", [f(3, 4)], n_out=2))
+    out.append(op_case("dropout_mask_training_ratio0_3x4", "Dropout", [f(3, 4)], n_out=2,
+                       consts=[np.float32(0.0), np.array(True)]))
+    # Not here: the mask before opset 10 (of the input's type). minirt writes
+    # ones (every element kept), as the ONNX reference does; onnxruntime's
+    # opset 7-9 Dropout writes zeros.
+    return out
+
+
+FAMILIES = [conv_cases, convt_cases, pool_cases, linalg_cases, elementwise_cases, shape_cases, newer_op_cases]
 
 
 def all_cases():

@@ -1,5 +1,6 @@
-// The CPU norm kernels (BatchNormalization, Softmax, LogSoftmax, the Reduce
-// ops, LRN) against plain reference loops written here in double.
+// The CPU norm kernels (BatchNormalization, InstanceNormalization,
+// LayerNormalization, Softmax, LogSoftmax, the Reduce ops, LRN) against
+// plain reference loops written here in double.
 //
 // Each case is a one-node graph whose inputs are constants: the op's schema
 // parses the raw attributes at the given opset and infers the output shape,
@@ -217,6 +218,103 @@ TEST(NormBatchNorm, MatchesReferenceLoop) {
       }
 }
 
+// ---- InstanceNormalization, LayerNormalization ----
+
+// Normalizes x over groups of elements: `group(i)` names the group of flat
+// index i. Biased variance, in double.
+template <typename G>
+std::vector<double> normalize_groups(const Tensor& x, int64_t groups, G group, double eps,
+                                     std::vector<double>* inv_std = nullptr) {
+  std::vector<double> sum(static_cast<size_t>(groups)), sq(static_cast<size_t>(groups)), n(static_cast<size_t>(groups));
+  const float* p = x.data<float>();
+  for (int64_t i = 0; i < x.numel(); ++i) {
+    sum[group(i)] += p[i];
+    n[group(i)] += 1;
+  }
+  for (int64_t i = 0; i < x.numel(); ++i) {
+    double d = p[i] - sum[group(i)] / n[group(i)];
+    sq[group(i)] += d * d;
+  }
+  std::vector<double> y(static_cast<size_t>(x.numel()));
+  for (int64_t i = 0; i < x.numel(); ++i) {
+    size_t gi = group(i);
+    y[i] = (p[i] - sum[gi] / n[gi]) / std::sqrt(sq[gi] / n[gi] + eps);
+  }
+  if (inv_std)
+    for (int64_t k = 0; k < groups; ++k) inv_std->push_back(1.0 / std::sqrt(sq[k] / n[k] + eps));
+  return y;
+}
+
+TEST(NormInstanceNorm, MatchesReferenceLoop) {
+  std::mt19937 rng(11);
+  const std::vector<Shape> shapes = {{2, 3, 5, 7}, {1, 4, 9}, {3, 2, 1, 1}, {2, 5, 6, 4, 3}, {1, 16, 33, 33}, {2, 3}};
+  for (const Shape& xs : shapes)
+    for (float eps : {1e-5f, 0.1f})
+      for (int threads : kThreads) {
+        int64_t c = xs[1];
+        OpCase oc{"InstanceNormalization", 13, {{"epsilon", float_attr(eps)}}, {}};
+        oc.inputs = {random_tensor(xs, rng, -3, 4), random_tensor({c}, rng, -2, 2), random_tensor({c}, rng, -1, 1)};
+        Shape ys;
+        std::vector<float> got = run_op(oc, threads, &ys);
+        ASSERT_EQ(ys, xs);
+        int64_t plane = shape_numel(xs) / (xs[0] * c);
+        std::vector<double> want =
+            normalize_groups(oc.inputs[0], xs[0] * c, [&](int64_t i) { return static_cast<size_t>(i / plane); }, eps);
+        const float* sc = oc.inputs[1].data<float>();
+        const float* b = oc.inputs[2].data<float>();
+        for (size_t i = 0; i < want.size(); ++i) {
+          int64_t ch = (static_cast<int64_t>(i) / plane) % c;
+          want[i] = want[i] * sc[ch] + b[ch];
+        }
+        expect_close(got, want, oc.str() + ", threads " + std::to_string(threads));
+      }
+}
+
+TEST(NormLayerNorm, EveryAxisWithBroadcastParameters) {
+  std::mt19937 rng(12);
+  const std::vector<Shape> shapes = {{7}, {3, 5}, {2, 3, 5}, {2, 3, 4, 5}, {4, 300}};
+  for (const Shape& xs : shapes) {
+    int64_t r = static_cast<int64_t>(xs.size());
+    for (int64_t axis = -r; axis < r; ++axis) {
+      int64_t a = axis < 0 ? axis + r : axis;
+      Shape norm(xs.begin() + a, xs.end());
+      // Scale and B: the whole normalized shape, its last axis only, or the
+      // normalized shape with a leading 1.
+      std::vector<Shape> params = {norm, {norm.back()}};
+      Shape lead = norm;
+      lead.insert(lead.begin(), 1);
+      if (lead.size() <= xs.size()) params.push_back(lead);
+      for (size_t pi = 0; pi < params.size(); ++pi)
+        for (bool bias : {false, true}) {
+          int threads = kThreads[(pi + bias) % 2];
+          const Shape& ps = params[pi];
+          OpCase oc{"LayerNormalization", 17, {{"axis", int_attr(axis)}, {"epsilon", float_attr(1e-3f)}}, {}};
+          oc.inputs = {random_tensor(xs, rng, -2, 3), random_tensor(ps, rng, 0.5f, 1.5f)};
+          if (bias) oc.inputs.push_back(random_tensor(ps, rng, -1, 1));
+          Shape ys;
+          std::vector<float> got = run_op(oc, threads, &ys);
+          ASSERT_EQ(ys, xs) << oc.str();
+          int64_t len = shape_numel(norm);
+          std::vector<double> want =
+              normalize_groups(oc.inputs[0], shape_numel(xs) / len,
+                               [&](int64_t i) { return static_cast<size_t>(i / len); }, 1e-3);
+          // The parameter element of normalized position j, right-aligned.
+          Shape pn = ps;
+          while (pn.size() > norm.size()) pn.erase(pn.begin());
+          pn.insert(pn.begin(), norm.size() - pn.size(), 1);
+          for (size_t i = 0; i < want.size(); ++i) {
+            std::vector<int64_t> idx = unravel(static_cast<int64_t>(i) % len, norm);
+            for (size_t d = 0; d < idx.size(); ++d)
+              if (pn[d] == 1) idx[d] = 0;
+            int64_t k = ravel(idx, pn);
+            want[i] = want[i] * oc.inputs[1].data<float>()[k] + (bias ? oc.inputs[2].data<float>()[k] : 0.0);
+          }
+          expect_close(got, want, oc.str() + ", threads " + std::to_string(threads));
+        }
+    }
+  }
+}
+
 // ---- Softmax, LogSoftmax ----
 
 // Softmax over the elements that share every coordinate outside the softmax
@@ -282,9 +380,9 @@ TEST(NormSoftmax, LargeValuesStayFinite) {
     }
 }
 
-// ---- ReduceMean, ReduceSum, ReduceMax, ReduceMin ----
+// ---- The Reduce ops ----
 
-enum class Red { kMean, kSum, kMax, kMin };
+enum class Red { kMean, kSum, kMax, kMin, kL1, kL2, kLogSum, kLogSumExp, kProd, kSumSquare };
 
 std::vector<double> reference_reduce(const Tensor& x, Red kind, const std::vector<bool>& reduced, bool keepdims,
                                      Shape* out_shape) {
@@ -295,23 +393,43 @@ std::vector<double> reference_reduce(const Tensor& x, Red kind, const std::vecto
   for (size_t d = 0; d < s.size(); ++d)
     if (!reduced[d] || keepdims) out_shape->push_back(kept_shape[d]);
   int64_t outs = shape_numel(kept_shape);
-  double init = kind == Red::kMax ? -INFINITY : kind == Red::kMin ? INFINITY : 0.0;
+  double init = kind == Red::kMax ? -INFINITY : kind == Red::kMin ? INFINITY : kind == Red::kProd ? 1.0 : 0.0;
   std::vector<double> acc(static_cast<size_t>(outs), init);
   std::vector<int64_t> count(static_cast<size_t>(outs), 0);
+  // LogSumExp straight from the definition, log(sum(exp(v))): the inputs
+  // here are small enough for exp in double.
   for (int64_t i = 0; i < x.numel(); ++i) {
     std::vector<int64_t> idx = unravel(i, s);
     for (size_t d = 0; d < s.size(); ++d)
       if (reduced[d]) idx[d] = 0;
     size_t o = static_cast<size_t>(ravel(idx, kept_shape));
     double v = x.data<float>()[i];
-    if (kind == Red::kMax) acc[o] = std::max(acc[o], v);
-    else if (kind == Red::kMin) acc[o] = std::min(acc[o], v);
-    else acc[o] += v;
+    switch (kind) {
+      case Red::kMax: acc[o] = std::max(acc[o], v); break;
+      case Red::kMin: acc[o] = std::min(acc[o], v); break;
+      case Red::kL1: acc[o] += std::fabs(v); break;
+      case Red::kL2:
+      case Red::kSumSquare: acc[o] += v * v; break;
+      case Red::kLogSumExp: acc[o] += std::exp(v); break;
+      case Red::kProd: acc[o] *= v; break;
+      default: acc[o] += v;
+    }
     ++count[o];
   }
-  if (kind == Red::kMean)
-    for (size_t o = 0; o < acc.size(); ++o) acc[o] /= static_cast<double>(count[o]);
+  for (size_t o = 0; o < acc.size(); ++o) {
+    if (kind == Red::kMean) acc[o] /= static_cast<double>(count[o]);
+    if (kind == Red::kL2) acc[o] = std::sqrt(acc[o]);
+    if (kind == Red::kLogSum || kind == Red::kLogSumExp) acc[o] = std::log(acc[o]);
+  }
   return acc;
+}
+
+// Inputs each op is defined and well conditioned on: LogSum needs positive
+// sums, and a product of thousands of values stays in range only near 1.
+Tensor reduce_input(Red kind, const Shape& shape, std::mt19937& rng, float lo, float hi) {
+  if (kind == Red::kLogSum) return random_tensor(shape, rng, 0.1f, 2.0f);
+  if (kind == Red::kProd) return random_tensor(shape, rng, 0.95f, 1.05f);
+  return random_tensor(shape, rng, lo, hi);
 }
 
 // The op at `opset`, axes as an attribute or as an input as that opset has
@@ -331,7 +449,11 @@ OpCase reduce_case(const char* op, int64_t opset, const Tensor& x, bool given, c
 }
 
 const std::pair<const char*, Red> kReduceOps[] = {
-    {"ReduceMean", Red::kMean}, {"ReduceSum", Red::kSum}, {"ReduceMax", Red::kMax}, {"ReduceMin", Red::kMin}};
+    {"ReduceMean", Red::kMean},    {"ReduceSum", Red::kSum},
+    {"ReduceMax", Red::kMax},      {"ReduceMin", Red::kMin},
+    {"ReduceL1", Red::kL1},        {"ReduceL2", Red::kL2},
+    {"ReduceLogSum", Red::kLogSum}, {"ReduceLogSumExp", Red::kLogSumExp},
+    {"ReduceProd", Red::kProd},    {"ReduceSumSquare", Red::kSumSquare}};
 
 TEST(NormReduce, EverySubsetOfAxes) {
   std::mt19937 rng(4);
@@ -339,8 +461,8 @@ TEST(NormReduce, EverySubsetOfAxes) {
   shapes.push_back({3, 300, 7});  // kept inner run wider than one column block
   for (const Shape& xs : shapes) {
     int64_t r = static_cast<int64_t>(xs.size());
-    Tensor x = random_tensor(xs, rng, -5, 5);
-    for (const auto& [op, kind] : kReduceOps)
+    for (const auto& [op, kind] : kReduceOps) {
+      Tensor x = reduce_input(kind, xs, rng, -5, 5);
       for (int64_t opset : {13, 18})
         for (int64_t mask = 1; mask < (int64_t{1} << r); ++mask)
           for (int keepdims : {0, 1}) {
@@ -361,6 +483,7 @@ TEST(NormReduce, EverySubsetOfAxes) {
             ASSERT_EQ(ys, want_shape) << oc.str();
             expect_close(got, want, oc.str() + ", threads " + std::to_string(threads));
           }
+    }
   }
 }
 
@@ -368,9 +491,9 @@ TEST(NormReduce, NoAxesReducesEverything) {
   std::mt19937 rng(5);
   // The large shapes are reduced in parallel pieces.
   for (const Shape& xs : {Shape{7}, Shape{2, 3, 5}, Shape{64, 700}, Shape{3, 50, 401}}) {
-    Tensor x = random_tensor(xs, rng, -1, 2);
     std::vector<bool> all(xs.size(), true);
-    for (const auto& [op, kind] : kReduceOps)
+    for (const auto& [op, kind] : kReduceOps) {
+      Tensor x = reduce_input(kind, xs, rng, -1, 2);
       for (int64_t opset : {11, 18})
         for (int keepdims : {-1, 0})
           for (int threads : kThreads) {
@@ -382,14 +505,19 @@ TEST(NormReduce, NoAxesReducesEverything) {
             ASSERT_EQ(ys, want_shape) << oc.str();
             expect_close(got, want, oc.str() + ", threads " + std::to_string(threads));
           }
+    }
   }
 }
 
-TEST(NormReduce, EmptyAxesWithNoopIsACopy) {
+// With no axes and noop_with_empty_axes, each element is reduced on its own:
+// a copy for most ops, |x| for L1 and L2, log x for LogSum, x*x for
+// SumSquare (as onnxruntime and the ONNX reference do).
+TEST(NormReduce, EmptyAxesWithNoopReducesEachElementAlone) {
   std::mt19937 rng(6);
-  Tensor x = random_tensor({3, 4, 5}, rng, -1, 1);
-  std::vector<double> want(x.data<float>(), x.data<float>() + x.numel());
-  for (const auto& [op, kind] : kReduceOps)
+  for (const auto& [op, kind] : kReduceOps) {
+    Tensor x = reduce_input(kind, {3, 4, 5}, rng, -1, 1);
+    Shape unused;
+    std::vector<double> want = reference_reduce(x, kind, std::vector<bool>(3, false), true, &unused);
     for (bool empty_input : {false, true}) {
       // ReduceSum takes axes as an input from opset 13, the others from 18.
       int64_t opset = std::string(op) == "ReduceSum" ? 13 : 18;
@@ -399,6 +527,7 @@ TEST(NormReduce, EmptyAxesWithNoopIsACopy) {
       ASSERT_EQ(ys, x.shape()) << oc.str();
       expect_close(got, want, oc.str());
     }
+  }
 }
 
 TEST(NormReduce, EmptyAxisGivesTheIdentity) {
@@ -408,15 +537,32 @@ TEST(NormReduce, EmptyAxisGivesTheIdentity) {
     Shape ys;
     std::vector<float> got = run_op(oc, 1, &ys);
     ASSERT_EQ(ys, (Shape{2, 3})) << oc.str();
-    // Sum 0, mean NaN (0/0), max -inf, min +inf.
-    float want = kind == Red::kSum    ? 0.0f
-                 : kind == Red::kMean ? std::numeric_limits<float>::quiet_NaN()
-                 : kind == Red::kMax  ? -INFINITY
-                                      : INFINITY;
+    // Sum, L1, L2, SumSquare 0; mean NaN (0/0); max, LogSum, LogSumExp -inf;
+    // min +inf; product 1.
+    float want = kind == Red::kMean                                                     ? NAN
+                 : kind == Red::kMax || kind == Red::kLogSum || kind == Red::kLogSumExp ? -INFINITY
+                 : kind == Red::kMin                                                    ? INFINITY
+                 : kind == Red::kProd                                                   ? 1.0f
+                                                                                        : 0.0f;
     for (float v : got) {
       if (std::isnan(want)) EXPECT_TRUE(std::isnan(v)) << oc.str();
       else EXPECT_EQ(v, want) << oc.str();
     }
+  }
+}
+
+TEST(NormReduce, LogSumExpOfLargeValuesDoesNotOverflow) {
+  // exp(1000) overflows even a double; the shifted sum does not.
+  Tensor x = Tensor::zeros(DType::kFloat32, {2, 3});
+  const float v[] = {1000, 1000, 999, -INFINITY, -INFINITY, -INFINITY};
+  std::copy(v, v + 6, x.data<float>());
+  for (int64_t opset : {13, 18}) {
+    OpCase oc = reduce_case("ReduceLogSumExp", opset, x, true, {1}, 0, -1);
+    Shape ys;
+    std::vector<float> got = run_op(oc, 1, &ys);
+    ASSERT_EQ(ys, (Shape{2})) << oc.str();
+    EXPECT_NEAR(got[0], 1000.0 + std::log(2.0 + std::exp(-1.0)), 1e-3) << oc.str();
+    EXPECT_EQ(got[1], -INFINITY) << oc.str();
   }
 }
 

@@ -1,0 +1,77 @@
+// Schemas of the comparisons (Equal, Greater, Less, GreaterOrEqual,
+// LessOrEqual: numbers in, bool out), the boolean ops (Not, And, Or, Xor)
+// and Where. All but Not broadcast their inputs together, NumPy style.
+#include "runtime/op_registry.h"
+#include "runtime/ops/families.h"
+#include "runtime/ops/logic.h"
+
+namespace minirt {
+
+namespace {
+
+std::function<std::shared_ptr<const OpAttrs>(const ParseContext&)> logic(LogicKind kind) {
+  return [kind](const ParseContext&) {
+    auto a = std::make_shared<LogicAttrs>();
+    a->kind = kind;
+    return a;
+  };
+}
+
+void same_dtype(const InferContext& ctx, size_t i, size_t j) {
+  if (ctx.dtype(i) != ctx.dtype(j))
+    ctx.fail("inputs " + std::to_string(i) + " and " + std::to_string(j) + " have different types: " +
+             dtype_name(ctx.dtype(i)) + " and " + dtype_name(ctx.dtype(j)));
+}
+
+void infer_compare(InferContext& ctx) {
+  if (ctx.attrs<LogicAttrs>().kind == LogicKind::kEqual)
+    ctx.expect_dtype(0, {DType::kFloat32, DType::kInt64, DType::kInt32, DType::kInt8, DType::kUInt8, DType::kBool});
+  else
+    ctx.expect_dtype(0, {DType::kFloat32, DType::kInt64, DType::kInt32, DType::kInt8, DType::kUInt8});
+  same_dtype(ctx, 0, 1);
+  ctx.set_output(0, DType::kBool, broadcast_shapes(ctx.shape(0), ctx.shape(1), ctx));
+}
+
+void infer_bool_binary(InferContext& ctx) {
+  ctx.expect_dtype(0, {DType::kBool});
+  ctx.expect_dtype(1, {DType::kBool});
+  ctx.set_output(0, DType::kBool, broadcast_shapes(ctx.shape(0), ctx.shape(1), ctx));
+}
+
+void infer_not(InferContext& ctx) {
+  ctx.expect_dtype(0, {DType::kBool});
+  ctx.set_output(0, DType::kBool, ctx.shape(0));
+}
+
+void infer_where(InferContext& ctx) {
+  ctx.expect_dtype(0, {DType::kBool});
+  ctx.expect_dtype(1, {DType::kFloat32, DType::kInt64, DType::kInt32, DType::kInt8, DType::kUInt8, DType::kBool});
+  same_dtype(ctx, 1, 2);
+  Shape y = broadcast_shapes(broadcast_shapes(ctx.shape(0), ctx.shape(1), ctx), ctx.shape(2), ctx);
+  ctx.set_output(0, ctx.dtype(1), y);
+}
+
+}  // namespace
+
+void add_logic_schemas(std::vector<OpSchema>& out) {
+  const std::pair<const char*, LogicKind> compares[] = {
+      {"Equal", LogicKind::kEqual},
+      {"Greater", LogicKind::kGreater},
+      {"Less", LogicKind::kLess},
+      {"GreaterOrEqual", LogicKind::kGreaterOrEqual},
+      {"LessOrEqual", LogicKind::kLessOrEqual},
+  };
+  for (const auto& [op, kind] : compares)
+    out.push_back({.op = op, .min_inputs = 2, .max_inputs = 2, .parse = logic(kind), .infer = infer_compare,
+                   .semantics = "multidirectional broadcasting (opset 7 and later)"});
+  const std::pair<const char*, LogicKind> bools[] = {
+      {"And", LogicKind::kAnd}, {"Or", LogicKind::kOr}, {"Xor", LogicKind::kXor}};
+  for (const auto& [op, kind] : bools)
+    out.push_back({.op = op, .min_inputs = 2, .max_inputs = 2, .parse = logic(kind), .infer = infer_bool_binary,
+                   .semantics = "multidirectional broadcasting (opset 7 and later)"});
+  out.push_back({.op = "Not", .parse = logic(LogicKind::kNot), .infer = infer_not});
+  out.push_back({.op = "Where", .min_inputs = 3, .max_inputs = 3, .parse = logic(LogicKind::kWhere),
+                 .infer = infer_where});
+}
+
+}  // namespace minirt
