@@ -95,6 +95,19 @@ else
   echo "skipping shared models: $shared not found"
 fi
 
+# ONNX's "light" model-zoo models (AlexNet, DenseNet-121, Inception v1/v2,
+# ResNet-50, ShuffleNet, SqueezeNet, VGG-19, ZFNet-512), converted from
+# Caffe2 by other tools and shipped in the onnx wheel with placeholder
+# weights: they check that minirt handles those exporters' graphs (opsets,
+# Sum, Dropout with a mask, LRN, ...); their outputs are near-uniform, so the
+# numbers say little.
+light=$("$python" -c "import onnx, os; print(os.path.join(os.path.dirname(onnx.__file__), 'backend', 'test', 'data', 'light'))")
+if [ -d "$light" ]; then
+  "${ref[@]}" "$light"/light_*.onnx
+else
+  echo "note: no light models in this onnx package ($light)"
+fi
+
 echo "== minirt-conformance --rtol $rtol --atol $atol"
 status=0
 log="$build/model_tests.log"
