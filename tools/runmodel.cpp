@@ -7,6 +7,7 @@
 #include <sys/resource.h>
 
 #include <algorithm>
+#include <cctype>
 #include <chrono>
 #include <cmath>
 #include <cstdio>
@@ -55,6 +56,16 @@ timing
 execution
   --device cpu|cuda|auto  where to run (default auto: the GPU when usable, else the CPU, saying why)
   --no-optimize           skip the graph passes (folding, fusion), for comparison
+memory
+  --memory-limit SIZE     most activation memory the session's pool may reserve, in bytes or
+                          with a K, M or G suffix (powers of 1024), e.g. 512M; 0: no limit (default).
+                          A run that needs more fails (exit 3) saying what it asked and what to change
+  --memory-policy grow|preallocate:FRACTION
+                          grow: reserve memory as runs need it (default); preallocate:0.25:
+                          reserve that fraction of free memory at start (at most the limit)
+                          and never more
+  --memory-stats          print the pool's numbers after the runs (and add them to --json):
+                          reserved, in use, peak, segments, largest free block, fragmentation
 reports
   --print-plan            print every step with its shapes and arena offsets, and the arena size
   --profile FILE.json     write per-step timings of the timed runs as Chrome trace JSON
@@ -87,6 +98,10 @@ struct Args {
   bool print_plan = false;
   std::string profile;
   bool json = false;
+  size_t memory_limit = 0;
+  MemoryPolicy memory_policy = MemoryPolicy::kGrow;
+  double preallocate_fraction = 0;
+  bool memory_stats = false;
 };
 
 struct UsageError : std::runtime_error {
@@ -105,6 +120,28 @@ std::pair<std::string, std::string> split_eq(const std::string& opt, const std::
   if (eq == std::string::npos || eq == 0 || eq + 1 == v.size())
     throw UsageError(opt + " expects NAME=VALUE, got '" + v + "'");
   return {v.substr(0, eq), v.substr(eq + 1)};
+}
+
+// "4096", "64K", "1.5M", "2G" (powers of 1024; a trailing "B" or "iB" is allowed).
+size_t parse_size(const std::string& opt, const std::string& v) {
+  auto bad = [&]() {
+    return UsageError(opt + " expects a size in bytes, with an optional K, M or G suffix, got '" + v + "'");
+  };
+  char* end = nullptr;
+  double x = std::strtod(v.c_str(), &end);
+  if (v.empty() || end == v.c_str() || !(x >= 0) || v[0] == '-' || v[0] == '+') throw bad();
+  std::string suffix(end);
+  for (char& c : suffix) c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
+  double unit = 1;
+  if (!suffix.empty() && (suffix[0] == 'K' || suffix[0] == 'M' || suffix[0] == 'G')) {
+    unit = suffix[0] == 'K' ? 1024.0 : suffix[0] == 'M' ? 1048576.0 : 1073741824.0;
+    suffix.erase(0, 1);
+    if (suffix == "IB") suffix = "B";
+  }
+  if (!suffix.empty() && suffix != "B") throw bad();
+  double bytes = std::floor(x * unit);
+  if (bytes >= 18446744073709551616.0) throw bad();
+  return static_cast<size_t>(bytes);
 }
 
 Args parse_args(int argc, char** argv) {
@@ -149,6 +186,21 @@ Args parse_args(int argc, char** argv) {
     else if (s == "--print-plan") a.print_plan = true;
     else if (s == "--profile") a.profile = next();
     else if (s == "--json") a.json = true;
+    else if (s == "--memory-limit") a.memory_limit = parse_size(s, next());
+    else if (s == "--memory-policy") {
+      std::string v = next();
+      const std::string pre = "preallocate:";
+      if (v == "grow") a.memory_policy = MemoryPolicy::kGrow;
+      else if (v.rfind(pre, 0) == 0) {
+        std::string f = v.substr(pre.size());
+        char* end = nullptr;
+        double x = std::strtod(f.c_str(), &end);
+        if (f.empty() || *end || !(x > 0.0 && x <= 1.0))
+          throw UsageError("--memory-policy preallocate:FRACTION expects a fraction in (0, 1], got '" + f + "'");
+        a.memory_policy = MemoryPolicy::kPreallocate;
+        a.preallocate_fraction = x;
+      } else throw UsageError("--memory-policy expects grow or preallocate:FRACTION, got '" + v + "'");
+    } else if (s == "--memory-stats") a.memory_stats = true;
     else if (!s.empty() && s[0] == '-') throw UsageError("unknown option " + s);
     else if (a.model.empty()) a.model = s;
     else throw UsageError("more than one model given ('" + a.model + "' and '" + s + "')");
@@ -212,6 +264,17 @@ TopK top_k(const std::string& name, const Tensor& t, int k) {
   return r;
 }
 
+// "512 B", "12.0 KiB", "1.50 MiB", "2.00 GiB".
+std::string human_bytes(size_t b) {
+  char buf[32];
+  double x = static_cast<double>(b);
+  if (b >= (size_t{1} << 30)) std::snprintf(buf, sizeof buf, "%.2f GiB", x / 1073741824.0);
+  else if (b >= (size_t{1} << 20)) std::snprintf(buf, sizeof buf, "%.2f MiB", x / 1048576.0);
+  else if (b >= 1024) std::snprintf(buf, sizeof buf, "%.1f KiB", x / 1024.0);
+  else std::snprintf(buf, sizeof buf, "%zu B", b);
+  return buf;
+}
+
 long peak_rss_kib() {
   rusage u{};
   getrusage(RUSAGE_SELF, &u);
@@ -237,6 +300,9 @@ int run(const Args& a) {
   so.threads = a.threads;
   so.optimize = a.optimize;
   so.profile = !a.profile.empty();
+  so.memory_limit = a.memory_limit;
+  so.memory_policy = a.memory_policy;
+  so.preallocate_fraction = a.preallocate_fraction;
   std::unique_ptr<Session> session;
   try {
     session = std::make_unique<Session>(model, so);
@@ -367,6 +433,10 @@ int run(const Args& a) {
   std::vector<TopK> tops;
   for (size_t i = 0; i < outputs.size(); ++i) tops.push_back(top_k(model->outputs()[i].name, outputs[i], a.top_k));
   const ModelInfo& info = model->info();
+  const MemoryStats mem = session->memory_stats();
+  char policy_buf[48];
+  std::snprintf(policy_buf, sizeof policy_buf, "preallocate:%g", a.preallocate_fraction);
+  const std::string policy = a.memory_policy == MemoryPolicy::kGrow ? std::string("grow") : policy_buf;
 
   if (a.json) {
     std::ostringstream o;
@@ -394,6 +464,13 @@ int run(const Args& a) {
       for (size_t i = 0; i < op_totals.size(); ++i) o << (i ? "," : "") << json_str(op_totals[i].first) << ":" << op_totals[i].second;
       o << "}";
     }
+    if (a.memory_stats)
+      o << ",\"memory_pool\":{\"policy\":" << json_str(policy) << ",\"limit_bytes\":" << mem.limit_bytes
+        << ",\"reserved_bytes\":" << mem.reserved_bytes << ",\"in_use_bytes\":" << mem.in_use_bytes
+        << ",\"peak_in_use_bytes\":" << mem.peak_in_use_bytes << ",\"segments\":" << mem.segments
+        << ",\"largest_free_block_bytes\":" << mem.largest_free_block_bytes
+        << ",\"fragmentation\":" << mem.fragmentation << ",\"allocations\":" << mem.allocations
+        << ",\"frees\":" << mem.frees << "}";
     o << "}\n";
     std::fputs(o.str().c_str(), stdout);
     if (a.print_plan) std::fputs(session->plan_report().c_str(), stderr);
@@ -421,6 +498,17 @@ int run(const Args& a) {
       for (size_t k = 0; k < t.best.size(); ++k)
         std::printf("    #%zu  index %-6lld %.6g\n", k + 1, static_cast<long long>(t.best[k].first), t.best[k].second);
     }
+  }
+  if (a.memory_stats) {
+    std::printf("memory pool: policy %s, limit %s\n", policy.c_str(),
+                mem.limit_bytes ? human_bytes(mem.limit_bytes).c_str() : "none");
+    std::printf("  reserved %s in %zu segment%s, in use %s, peak in use %s\n", human_bytes(mem.reserved_bytes).c_str(),
+                mem.segments, mem.segments == 1 ? "" : "s", human_bytes(mem.in_use_bytes).c_str(),
+                human_bytes(mem.peak_in_use_bytes).c_str());
+    std::printf("  largest free block %s, fragmentation %.1f%%, %llu allocation%s, %llu free%s\n",
+                human_bytes(mem.largest_free_block_bytes).c_str(), 100.0 * mem.fragmentation,
+                static_cast<unsigned long long>(mem.allocations), mem.allocations == 1 ? "" : "s",
+                static_cast<unsigned long long>(mem.frees), mem.frees == 1 ? "" : "s");
   }
   if (!op_totals.empty()) {
     double sum = 0;

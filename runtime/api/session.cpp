@@ -2,11 +2,10 @@
 
 #include "kernels/cpu/cpu_backend.h"
 #include "runtime/api/model_impl.h"
+#include "runtime/memory_pool.h"
 #include "runtime/planner.h"
 
 #include <chrono>
-#include <cstdio>
-#include <cstdlib>
 #include <cstring>
 #include <mutex>
 
@@ -23,12 +22,39 @@ struct PlanEntry {
   std::vector<int> first_output_of_value;  // per output: earlier output with the same value, or -1
 };
 
+// A block of the session's host pool, given back when dropped.
+class PoolBlock {
+ public:
+  PoolBlock() = default;
+  PoolBlock(const PoolBlock&) = delete;
+  PoolBlock& operator=(const PoolBlock&) = delete;
+  ~PoolBlock() { reset(); }
+  void reset() {
+    if (pool_) pool_->deallocate(ptr_);
+    pool_ = nullptr;
+    ptr_ = nullptr;
+    size_ = 0;
+  }
+  void allocate(MemoryPool& pool, size_t bytes, std::string_view what) {
+    reset();
+    ptr_ = static_cast<char*>(pool.allocate(bytes, what));
+    pool_ = &pool;
+    size_ = bytes;
+  }
+  char* get() const { return ptr_; }
+  size_t size() const { return size_; }
+
+ private:
+  MemoryPool* pool_ = nullptr;
+  char* ptr_ = nullptr;
+  size_t size_ = 0;
+};
+
 // What one run needs of its own: the arena and the pointer tables. Reused
 // across runs; several exist only when runs overlap in time.
 struct RunContext {
   std::shared_ptr<const PlanEntry> bound;
-  std::unique_ptr<char, decltype(&std::free)> arena{nullptr, &std::free};
-  size_t capacity = 0;
+  PoolBlock arena;  // from the session's host pool; kept while the plan fits
   std::vector<void*> ptrs;
   std::vector<std::vector<const void*>> step_in;
   std::vector<std::vector<void*>> step_out;
@@ -48,12 +74,14 @@ struct Session::Impl {
   std::unique_ptr<ThreadPool> pool;
   std::unique_ptr<Backend> cpu;
   std::vector<size_t> value_inputs;  // model input indices that are shape operands
+  // The run contexts' arenas come from here; declared before `idle`, so the
+  // contexts give their blocks back before the pool goes.
+  std::unique_ptr<MemoryPool> host_memory;
 
   std::mutex mu;  // guards everything below
   std::vector<std::shared_ptr<const PlanEntry>> plans;  // most recently used last
   std::vector<std::unique_ptr<RunContext>> idle;
   std::shared_ptr<const PlanEntry> last_plan;
-  size_t held = 0;  // bytes of arena held by all contexts
   std::vector<StepTiming> last_profile;
   int plans_made = 0;
 
@@ -61,6 +89,7 @@ struct Session::Impl {
   bool matches(const PlanEntry& e, const std::vector<const Tensor*>& inputs) const;
   void bind(RunContext& ctx, std::shared_ptr<const PlanEntry> entry);
   void grow(RunContext& ctx, const Plan& plan);
+  size_t release_idle_arenas();  // called with mu held
   void execute(RunContext& ctx, std::vector<Tensor>& outputs);
 };
 
@@ -80,6 +109,18 @@ Session::Session(std::shared_ptr<const Model> model, SessionOptions options) : i
                   "--device cuda: this build of minirt has no GPU backend (the CUDA module is not built in yet); "
                   "use --device cpu or --device auto");
   }
+  PoolOptions po;
+  po.limit = options.memory_limit;
+  if (options.memory_policy == MemoryPolicy::kPreallocate) {
+    po.policy = PoolPolicy::kPreallocate;
+    po.preallocate_fraction = options.preallocate_fraction;
+    double f = options.preallocate_fraction;
+    if (!(f > 0.0 && f <= 1.0))
+      throw Error(ErrorCode::kInvalidArgument,
+                  "SessionOptions: MemoryPolicy::kPreallocate needs preallocate_fraction in (0, 1], got " +
+                      std::to_string(f));
+  }
+  impl_->host_memory = std::make_unique<MemoryPool>(std::make_shared<HostAllocator>(), po);
   int threads = options.threads > 0 ? options.threads : ThreadPool::hardware_threads();
   impl_->pool = std::make_unique<ThreadPool>(threads);
   impl_->cpu = make_cpu_backend(threads);
@@ -107,6 +148,38 @@ int Session::plans_made() const {
 std::vector<StepTiming> Session::last_profile() const {
   std::lock_guard<std::mutex> lock(impl_->mu);
   return impl_->last_profile;
+}
+
+MemoryStats Session::memory_stats() const {
+  PoolStats p = impl_->host_memory->stats();
+  MemoryStats s;
+  s.reserved_bytes = p.reserved_bytes;
+  s.in_use_bytes = p.in_use_bytes;
+  s.peak_in_use_bytes = p.peak_in_use_bytes;
+  s.largest_free_block_bytes = p.largest_free_block;
+  s.segments = p.segments;
+  s.fragmentation = p.fragmentation;
+  s.allocations = p.allocations;
+  s.frees = p.frees;
+  s.limit_bytes = p.limit_bytes;
+  return s;
+}
+
+size_t Session::trim() {
+  std::lock_guard<std::mutex> lock(impl_->mu);
+  impl_->release_idle_arenas();
+  return impl_->host_memory->trim();
+}
+
+// Idle contexts give their arenas back (they bind again on their next run).
+size_t Session::Impl::release_idle_arenas() {
+  size_t n = 0;
+  for (auto& ctx : idle) {
+    n += ctx->arena.size();
+    ctx->arena.reset();
+    ctx->bound.reset();
+  }
+  return n;
 }
 
 bool Session::Impl::matches(const PlanEntry& e, const std::vector<const Tensor*>& inputs) const {
@@ -147,53 +220,33 @@ std::shared_ptr<const PlanEntry> Session::Impl::plan_for(const std::vector<const
   return e;
 }
 
-namespace {
-std::string mib(size_t b) {
-  char buf[32];
-  std::snprintf(buf, sizeof buf, "%.1f MiB", static_cast<double>(b) / 1048576.0);
-  return buf;
-}
-}  // namespace
-
 void Session::Impl::grow(RunContext& ctx, const Plan& plan) {
-  size_t cap = (plan.arena_bytes + 63) / 64 * 64;
-  std::string shapes;
-  for (int v : plan.input_values) shapes += (shapes.empty() ? "" : ", ") + plan.graph.values[v].name + " " + shape_str(plan.graph.values[v].shape);
-  {
-    std::lock_guard<std::mutex> lock(mu);
-    if (options.memory_limit && held - ctx.capacity + cap > options.memory_limit) {
-      // Give back what idle runs hold, then check again.
-      for (auto& other : idle) {
-        held -= other->capacity;
-        other->arena.reset();
-        other->capacity = 0;
-        other->bound.reset();
-      }
-      if (held - ctx.capacity + cap > options.memory_limit)
-        throw Error(ErrorCode::kOutOfMemory,
-                    model->info().path + ": this run needs a " + mib(cap) + " activation arena (inputs " + shapes +
-                        "), but the session's memory limit is " + mib(options.memory_limit) + " and " +
-                        mib(held - ctx.capacity) + " is held by other runs; use a smaller batch or raise the limit");
-    }
-    held = held - ctx.capacity + cap;
+  std::string what = "the activation arena of " + model->info().path + " (inputs ";
+  for (size_t i = 0; i < plan.input_values.size(); ++i) {
+    const Value& v = plan.graph.values[plan.input_values[i]];
+    what += (i ? ", " : "") + v.name + " " + shape_str(v.shape);
   }
+  what += ")";
+  // The old arena goes back first, so that its memory can serve the new one.
   ctx.arena.reset();
-  ctx.capacity = 0;
-  char* p = static_cast<char*>(std::aligned_alloc(64, cap));
-  if (!p) {
-    std::lock_guard<std::mutex> lock(mu);
-    held -= cap;
-    throw Error(ErrorCode::kOutOfMemory, model->info().path + ": could not allocate a " + mib(cap) +
-                                             " activation arena (inputs " + shapes + "); use a smaller batch");
+  try {
+    ctx.arena.allocate(*host_memory, plan.arena_bytes, what);
+  } catch (const Error& e) {
+    if (e.code() != ErrorCode::kOutOfMemory) throw;
+    // Idle runs' arenas are a cache too: give them back and try once more
+    // (the pool's error, if it comes again, says what is held and what to change).
+    {
+      std::lock_guard<std::mutex> lock(mu);
+      if (release_idle_arenas() == 0) throw;
+    }
+    ctx.arena.allocate(*host_memory, plan.arena_bytes, what);
   }
-  ctx.arena.reset(p);
-  ctx.capacity = cap;
 }
 
 void Session::Impl::bind(RunContext& ctx, std::shared_ptr<const PlanEntry> entry) {
   const Plan& plan = *entry->plan;
   ctx.bound.reset();
-  if (plan.arena_bytes > ctx.capacity) grow(ctx, plan);
+  if (plan.arena_bytes > ctx.arena.size()) grow(ctx, plan);
   const Graph& g = plan.graph;
   ctx.ptrs.assign(g.values.size(), nullptr);
   for (size_t v = 0; v < g.values.size(); ++v) {

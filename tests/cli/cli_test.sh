@@ -109,6 +109,37 @@ assert top == int(np.argmax(ref[0])), (top, ref)
 print("ok: --json, --profile, --output-dir agree with onnxruntime")
 PY
 
+# ---- The memory pool: runmodel --memory-stats, --memory-limit, --memory-policy ----
+expect 0 "--memory-limit SIZE.*--memory-policy grow\|preallocate:FRACTION.*--memory-stats" -- \
+  bash -c "\"$bin/runmodel\" --help | tr '\n' ' '"
+expect 0 "memory pool: policy grow, limit none" -- "$bin/runmodel" "$model" --iterations 1 --memory-stats
+expect 0 "reserved .* in 1 segment, in use .*, peak in use .*" -- "$bin/runmodel" "$model" --iterations 2 --memory-stats
+expect 0 "largest free block .*, fragmentation .*%, 1 allocation, 0 frees" -- \
+  "$bin/runmodel" "$model" --iterations 2 --memory-stats
+expect 0 "memory pool: policy grow, limit 1.50 MiB" -- "$bin/runmodel" "$model" --iterations 1 --memory-stats --memory-limit 1.5M
+expect 0 "memory pool: policy preallocate:0.001, limit" -- \
+  "$bin/runmodel" "$model" --iterations 1 --memory-stats --memory-policy preallocate:0.001
+expect 3 "host memory pool: cannot allocate .* bytes\) for the activation arena of .*mnist_cnn.onnx \(inputs input 1x1x28x28\).*reserved in.*in use.*largest free block.*fragmentation.*memory limit is 8.0 KiB.*smaller batch.*--memory-limit" -- \
+  "$bin/runmodel" "$model" --iterations 1 --memory-limit 8K
+expect 3 "preallocated at 8.0 KiB \(its memory limit\) and does not grow.*grow policy" -- \
+  "$bin/runmodel" "$model" --iterations 1 --memory-limit 8192 --memory-policy preallocate:1
+expect 1 "--memory-limit expects a size in bytes, with an optional K, M or G suffix, got 'lots'" -- \
+  "$bin/runmodel" "$model" --memory-limit lots
+expect 1 "--memory-limit expects a size" -- "$bin/runmodel" "$model" --memory-limit -5M
+expect 1 "--memory-policy expects grow or preallocate:FRACTION, got 'shrink'" -- "$bin/runmodel" "$model" --memory-policy shrink
+expect 1 "fraction in \(0, 1\], got '1.5'" -- "$bin/runmodel" "$model" --memory-policy preallocate:1.5
+"$bin/runmodel" "$model" --iterations 2 --json --memory-stats --memory-limit 2M >"$work/memory.json" 2>&1
+"$py" - "$work" <<'PY' || failures=$((failures + 1))
+import json, sys
+m = json.load(open(f"{sys.argv[1]}/memory.json"))["memory_pool"]
+assert m["policy"] == "grow" and m["limit_bytes"] == 2 << 20, m
+assert 0 < m["in_use_bytes"] <= m["reserved_bytes"] <= m["limit_bytes"], m
+assert m["peak_in_use_bytes"] >= m["in_use_bytes"] and m["segments"] == 1, m
+assert m["largest_free_block_bytes"] == m["reserved_bytes"] - m["in_use_bytes"] and m["fragmentation"] == 0, m
+assert m["allocations"] == 1 and m["frees"] == 0, m
+print("ok: --json --memory-stats")
+PY
+
 if [ "$failures" -ne 0 ]; then
   echo "$failures check(s) failed"
   exit 1

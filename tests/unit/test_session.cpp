@@ -189,3 +189,127 @@ TEST(SessionMemory, LimitRefusesALargeBatchAndTheSessionRecovers) {
 
 }  // namespace
 }  // namespace minirt
+
+// The session's memory pool: pressure, growth, reuse, trim and the policies.
+namespace minirt {
+namespace {
+
+std::vector<float> floats(const Tensor& t) { return {t.data<float>(), t.data<float>() + t.numel()}; }
+
+TEST(SessionMemory, UnderPressureTheRunFailsWithThePoolsSentenceAndASmallerInputThenRuns) {
+  auto model = small_cnn();
+  Session unlimited(model, {.device = Device::kCpu, .threads = 1});
+  Session s(model, {.device = Device::kCpu, .threads = 1, .memory_limit = 256 * 1024});
+  Tensor big = testing::iota({512, 2, 6, 6}, -1.0f, 0.0001f);
+  unlimited.run({{"image", big}});
+  ASSERT_GT(unlimited.arena_bytes(), 256u * 1024);  // the cap is below what batch 512 needs
+  try {
+    s.run({{"image", big}});
+    FAIL() << "the cap was not enforced";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.code(), ErrorCode::kOutOfMemory);
+    std::string asked = "(" + std::to_string(unlimited.arena_bytes()) + " bytes) for the activation arena";
+    EXPECT_THAT(e.what(), AllOf(HasSubstr("host memory pool: cannot allocate"), HasSubstr(asked),
+                                HasSubstr("small_cnn.onnx (inputs image 512x2x6x6)"), HasSubstr("reserved in"),
+                                HasSubstr("in use"), HasSubstr("largest free block"), HasSubstr("fragmentation"),
+                                HasSubstr("memory limit is 256.0 KiB"), HasSubstr("smaller batch"),
+                                HasSubstr("--memory-limit"), HasSubstr("SessionOptions::memory_limit")));
+  }
+  EXPECT_LE(s.memory_stats().reserved_bytes, 256u * 1024);
+  // The same session, a smaller input: correct, and within the cap.
+  Tensor two = testing::iota({2, 2, 6, 6}, -1.0f, 0.01f);
+  auto want = unlimited.run({{"image", two}});
+  auto got = s.run({{"image", two}});
+  EXPECT_EQ(floats(got[0]), floats(want[0]));
+  MemoryStats m = s.memory_stats();
+  EXPECT_LE(m.reserved_bytes, 256u * 1024);
+  EXPECT_EQ(m.limit_bytes, 256u * 1024);
+  EXPECT_GE(m.in_use_bytes, s.arena_bytes());
+}
+
+TEST(SessionMemory, ALargerBatchGrowsThePoolAndASmallerOneReusesIt) {
+  Session s(small_cnn(), {.device = Device::kCpu, .threads = 2});
+  EXPECT_EQ(s.memory_stats().reserved_bytes, 0u);  // nothing before the first run
+  Tensor one = testing::iota({1, 2, 6, 6}, -1.0f, 0.03f);
+  auto first = s.run({{"image", one}});
+  size_t small_arena = s.arena_bytes();
+  MemoryStats a = s.memory_stats();
+  EXPECT_EQ(a.allocations, 1u);
+  EXPECT_GE(a.in_use_bytes, small_arena);
+  EXPECT_GE(a.reserved_bytes, a.in_use_bytes);
+  EXPECT_EQ(a.segments, 1u);
+
+  // Batch 4096 needs an arena larger than the first segment: the pool grows.
+  const int64_t n = 4096;
+  Tensor batch = Tensor::zeros(DType::kFloat32, {n, 2, 6, 6});
+  for (int64_t k = 0; k < n; ++k) std::copy(one.data<float>(), one.data<float>() + 72, batch.data<float>() + 72 * k);
+  auto out = s.run({{"image", batch}});
+  size_t big_arena = s.arena_bytes();
+  ASSERT_GT(big_arena, a.reserved_bytes);
+  MemoryStats b = s.memory_stats();
+  EXPECT_GT(b.reserved_bytes, a.reserved_bytes);
+  EXPECT_EQ(b.allocations, 2u);
+  EXPECT_EQ(b.frees, 1u);  // the small arena went back to the pool first
+  EXPECT_GE(b.in_use_bytes, big_arena);
+  EXPECT_GE(b.peak_in_use_bytes, big_arena);
+  for (int64_t k = 0; k < n; k += 511)
+    for (int j = 0; j < 3; ++j) EXPECT_NEAR(out[0].data<float>()[k * 3 + j], first[0].data<float>()[j], 1e-5f);
+
+  // Back to batch 1: the large arena is reused, nothing new is reserved.
+  auto again = s.run({{"image", one}});
+  MemoryStats c = s.memory_stats();
+  EXPECT_EQ(c.allocations, 2u);
+  EXPECT_EQ(c.reserved_bytes, b.reserved_bytes);
+  EXPECT_EQ(floats(again[0]), floats(first[0]));
+
+  // trim() gives the cached memory back; the session runs on, taking what it needs.
+  EXPECT_EQ(s.trim(), b.reserved_bytes);
+  MemoryStats d = s.memory_stats();
+  EXPECT_EQ(d.reserved_bytes, 0u);
+  EXPECT_EQ(d.in_use_bytes, 0u);
+  EXPECT_EQ(d.segments, 0u);
+  auto after = s.run({{"image", one}});
+  EXPECT_EQ(floats(after[0]), floats(first[0]));
+  MemoryStats e = s.memory_stats();
+  EXPECT_EQ(e.allocations, 3u);
+  EXPECT_GE(e.in_use_bytes, small_arena);
+  EXPECT_EQ(e.peak_in_use_bytes, b.peak_in_use_bytes);
+}
+
+TEST(SessionMemory, PreallocatePolicyReservesUpFrontAndDoesNotGrow) {
+  auto model = small_cnn();
+  Session s(model, {.device = Device::kCpu,
+                    .threads = 1,
+                    .memory_limit = 256 * 1024,
+                    .memory_policy = MemoryPolicy::kPreallocate,
+                    .preallocate_fraction = 1.0});
+  MemoryStats m = s.memory_stats();
+  EXPECT_EQ(m.reserved_bytes, 256u * 1024);  // all free memory, capped by the limit
+  EXPECT_EQ(m.segments, 1u);
+  EXPECT_EQ(m.in_use_bytes, 0u);
+  EXPECT_EQ(m.limit_bytes, 256u * 1024);
+  Tensor one = testing::iota({1, 2, 6, 6}, 0.0f, 0.01f);
+  auto first = s.run({{"image", one}});
+  EXPECT_EQ(s.memory_stats().reserved_bytes, 256u * 1024);
+  Error e = run_error(s, {{"image", Tensor::zeros(DType::kFloat32, {512, 2, 6, 6})}});
+  EXPECT_EQ(e.code(), ErrorCode::kOutOfMemory);
+  EXPECT_THAT(e.what(), AllOf(HasSubstr("preallocated at 256.0 KiB"), HasSubstr("does not grow"),
+                              HasSubstr("smaller batch"), HasSubstr("grow policy")));
+  EXPECT_EQ(floats(s.run({{"image", one}})[0]), floats(first[0]));
+}
+
+TEST(SessionMemory, PreallocateNeedsAFraction) {
+  for (double f : {0.0, 1.5}) {
+    try {
+      Session s(small_cnn(), {.device = Device::kCpu, .memory_policy = MemoryPolicy::kPreallocate,
+                              .preallocate_fraction = f});
+      ADD_FAILURE() << "fraction " << f << " was accepted";
+    } catch (const Error& e) {
+      EXPECT_EQ(e.code(), ErrorCode::kInvalidArgument);
+      EXPECT_THAT(e.what(), AllOf(HasSubstr("preallocate_fraction"), HasSubstr("(0, 1]")));
+    }
+  }
+}
+
+}  // namespace
+}  // namespace minirt

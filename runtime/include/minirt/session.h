@@ -11,6 +11,14 @@
 // plans, one per input signature) and then runs without allocating. run()
 // may be called from several threads at once: each concurrent run gets its
 // own arena, and the plans and weights are shared.
+//
+// The arenas come from the session's memory pool, which grows as larger
+// inputs need it (or is preallocated), may be capped, and reports its numbers:
+//
+//   minirt::Session s(model, {.memory_limit = 256u << 20});   // 256 MiB at most
+//   s.run(...);
+//   minirt::MemoryStats m = s.memory_stats();                 // reserved, in use, peak, ...
+//   s.trim();                                                 // give cached memory back
 #pragma once
 
 #include <minirt/error.h>
@@ -67,15 +75,41 @@ class MINIRT_API Model {
 enum class Device { kAuto, kCpu, kCuda };
 MINIRT_API const char* device_name(Device d);
 
+// How the session's memory pool reserves memory.
+enum class MemoryPolicy {
+  kGrow,         // as runs need it, in segments (the default)
+  kPreallocate,  // preallocate_fraction of the free memory, once, when the session is made; never more
+};
+
 struct SessionOptions {
   Device device = Device::kAuto;
   int threads = 0;        // intra-op threads; 0 means all cores
   bool profile = false;   // record per-step timings of every run
   bool optimize = true;   // run the graph passes (folding, fusion)
-  // Activation memory (arenas of all concurrent runs) the session may hold,
-  // in bytes; 0 means no limit. A run that would need more fails with
-  // kOutOfMemory, and the session stays usable for smaller inputs.
+  // Activation memory (arenas of all concurrent runs) the session's pool may
+  // reserve, in bytes; 0 means no limit. A run that would need more fails
+  // with kOutOfMemory, saying what it asked for, what the pool holds and what
+  // to change, and the session stays usable for smaller inputs.
   size_t memory_limit = 0;
+  MemoryPolicy memory_policy = MemoryPolicy::kGrow;
+  // With kPreallocate: the fraction of free memory to reserve, in (0, 1]
+  // (at most memory_limit when that is set). Ignored with kGrow.
+  double preallocate_fraction = 0;
+};
+
+// The numbers of a session's memory pool, in bytes.
+struct MemoryStats {
+  size_t reserved_bytes = 0;            // taken from the system, in all segments
+  size_t in_use_bytes = 0;              // arenas held by runs (idle runs keep theirs for the next)
+  size_t peak_in_use_bytes = 0;         // the most in_use_bytes has been
+  size_t largest_free_block_bytes = 0;  // the largest arena that fits without reserving more
+  size_t segments = 0;                  // separate reservations
+  // 1 - largest free block / (reserved - in use); 0 when nothing is free. 0
+  // means all free memory is one block; near 1, it is scattered in pieces.
+  double fragmentation = 0;
+  uint64_t allocations = 0;  // arenas handed out
+  uint64_t frees = 0;        // arenas given back
+  size_t limit_bytes = 0;    // the cap in effect (the preallocation with kPreallocate); 0: none
 };
 
 // Timing of one step of the last run, for --profile.
@@ -116,6 +150,13 @@ class MINIRT_API Session {
   int plans_made() const;
   // Timings of the steps of the last finished run (when options.profile is set).
   std::vector<StepTiming> last_profile() const;
+
+  // The memory pool's numbers now.
+  MemoryStats memory_stats() const;
+  // Gives cached memory back to the system: the arenas of runs not in
+  // progress (they are made again when next needed) and the pool's free
+  // segments. Runs in progress are untouched. Returns the bytes given back.
+  size_t trim();
 
   struct Impl;
 
