@@ -10,6 +10,7 @@
 #pragma once
 
 #include "runtime/graph.h"
+#include "runtime/memory_pool.h"
 #include "runtime/thread_pool.h"
 
 #include <memory>
@@ -22,6 +23,7 @@ struct KernelArgs {
   void* const* outputs;       // one per node output
   void* workspace;            // workspace_bytes() bytes, 64-byte aligned
   ThreadPool* pool;
+  void* stream = nullptr;     // the run's stream on a device backend
 };
 
 class Kernel {
@@ -44,6 +46,22 @@ class Backend {
   // Makes the kernel for a node whose shapes are all known. Constant inputs
   // (weights) may be read and repacked here.
   virtual std::unique_ptr<Kernel> make_kernel(const Graph& g, const Node& n) const = 0;
+
+  // ---- Device backends only (a host backend keeps these defaults) ----
+  // True when the backend's tensors live in memory the CPU cannot read.
+  virtual bool is_device() const { return false; }
+  // Segments of device memory, for the device arena's pool.
+  virtual std::shared_ptr<RawAllocator> allocator() const { return nullptr; }
+  // Copies enqueued on `stream`. copy_to_device may return before the data
+  // arrives but never before `src` may be reused; copy_to_host returns when
+  // the data is on the host.
+  virtual void copy_to_device(void* dst, const void* src, size_t bytes, void* stream) const {}
+  virtual void copy_to_host(void* dst, const void* src, size_t bytes, void* stream) const {}
+  virtual void* create_stream() const { return nullptr; }
+  virtual void destroy_stream(void* stream) const {}
+  virtual void synchronize(void* stream) const {}
+  // A device copy of a constant (weights), kept for the plan's lifetime.
+  virtual std::shared_ptr<void> upload(const Tensor& t) const { return nullptr; }
 };
 
 }  // namespace minirt

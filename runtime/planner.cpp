@@ -4,6 +4,7 @@
 #include "runtime/passes/passes.h"
 
 #include <algorithm>
+#include <functional>
 #include <cstdio>
 #include <map>
 #include <set>
@@ -116,6 +117,30 @@ std::string human_bytes(size_t b) {
 
 }  // namespace
 
+namespace {
+
+// Moves a tensor between the host and a device backend's memory; the copy
+// steps at the seams of a placed graph.
+class CopyKernel final : public Kernel {
+ public:
+  CopyKernel(const Backend* device, bool to_device, size_t bytes) : device_(device), to_device_(to_device), bytes_(bytes) {}
+  void run(const KernelArgs& args) override {
+    if (!bytes_) return;
+    if (to_device_) device_->copy_to_device(args.outputs[0], args.inputs[0], bytes_, args.stream);
+    else device_->copy_to_host(args.outputs[0], args.inputs[0], bytes_, args.stream);
+  }
+  std::string describe() const override { return to_device_ ? "host to device" : "device to host"; }
+
+ private:
+  const Backend* device_;
+  bool to_device_;
+  size_t bytes_;
+};
+
+size_t value_bytes(const Value& v) { return static_cast<size_t>(shape_numel(v.shape)) * dtype_size(v.dtype); }
+
+}  // namespace
+
 std::unique_ptr<Plan> make_plan(const Graph& model, const std::vector<const Tensor*>& inputs, const Backend& cpu,
                                 ThreadPool& pool, const PlanOptions& options) {
   auto plan = std::make_unique<Plan>();
@@ -136,15 +161,67 @@ std::unique_ptr<Plan> make_plan(const Graph& model, const std::vector<const Tens
   st.dead = remove_dead_nodes(g);
   plan->output_values = g.outputs;
 
-  // Steps, one kernel each.
-  for (int idx : g.topo_order()) {
+  // Memory spaces: 0 is the host (the CPU backend); then one per device backend.
+  plan->spaces.push_back({&cpu, 0, 0});
+  for (const Backend* d : options.devices) plan->spaces.push_back({d, 0, 0});
+  size_t ns = plan->spaces.size();
+
+  // Placement: each node on the first device backend that supports it, else the CPU.
+  std::vector<int> order = g.topo_order();
+  std::vector<int> node_space(g.nodes.size(), 0);
+  std::map<std::string, int> fallback_reasons;  // "op: why" -> nodes
+  std::vector<int> placed(ns, 0);
+  for (int idx : order) {
     const Node& n = g.nodes[idx];
-    std::string why;
-    if (!cpu.supports(g, n, &why)) node_fail(ErrorCode::kUnsupported, g, n, why);
+    std::string first_why;
+    for (size_t sp = 1; sp < ns && !node_space[idx]; ++sp) {
+      std::string why;
+      if (plan->spaces[sp].backend->supports(g, n, &why)) node_space[idx] = static_cast<int>(sp);
+      else if (first_why.empty()) first_why = why.empty() ? "not supported" : why;
+    }
+    if (!node_space[idx]) {
+      std::string why;
+      if (!cpu.supports(g, n, &why)) node_fail(ErrorCode::kUnsupported, g, n, why);
+      if (ns > 1) fallback_reasons[n.op + ": " + first_why]++;
+    }
+    placed[node_space[idx]]++;
+  }
+  if (ns > 1) {
+    std::string line = "placed";
+    for (size_t sp = ns; sp-- > 0;) {
+      if (!placed[sp] && sp != 0) continue;
+      line += (line == "placed" ? " " : ", ") + std::to_string(placed[sp]) + " node" + (placed[sp] == 1 ? "" : "s") +
+              " on " + plan->spaces[sp].backend->name();
+    }
+    if (!fallback_reasons.empty()) {
+      line += " (";
+      bool first = true;
+      for (const auto& [why, count] : fallback_reasons) {
+        line += (first ? "" : "; ") + why + (count > 1 ? " x" + std::to_string(count) : "");
+        first = false;
+      }
+      line += ")";
+    }
+    plan->placement = line;
+  }
+
+  // Where each value lives: graph inputs and constants on the host, every
+  // other value where its producer runs.
+  std::vector<int> home(g.values.size(), 0);
+  for (int idx : order)
+    for (int o : g.nodes[idx].outputs)
+      if (o >= 0) home[o] = node_space[idx];
+  // A value needed in another space gets a copy there, made by a copy step
+  // just before its first reader (constants: uploaded once, at plan time).
+  std::map<std::pair<int, int>, int> copies;  // (value, space) -> copy value
+  auto make_step_for = [&](int idx) {
+    const Node& n = g.nodes[idx];
+    const Backend* b = plan->spaces[node_space[idx]].backend;
     Step s;
     s.node = idx;
-    s.backend = &cpu;
-    s.kernel = cpu.make_kernel(g, n);
+    s.space = node_space[idx];
+    s.backend = b;
+    s.kernel = b->make_kernel(g, n);
     s.inputs = n.inputs;
     s.outputs = n.outputs;
     s.workspace_bytes = s.kernel->workspace_bytes();
@@ -153,17 +230,60 @@ std::unique_ptr<Plan> make_plan(const Graph& model, const std::vector<const Tens
     for (const auto& f : n.fused) s.label += "+" + f;
     for (const auto& f : n.fused_ops) s.op += "+" + f;
     s.shapes = join_shapes(g, n.inputs) + " -> " + join_shapes(g, n.outputs);
+    return s;
+  };
+  std::function<int(int, int)> copy_of = [&](int v, int to_space) -> int {
+    auto key = std::make_pair(v, to_space);
+    if (auto it = copies.find(key); it != copies.end()) return it->second;
+    int from_space = home[v];
+    if (from_space != 0 && to_space != 0) return copy_of(copy_of(v, 0), to_space);  // device to device: via the host
+    const Backend* device = plan->spaces[to_space ? to_space : from_space].backend;
+    std::string name = g.values[v].name + "@" + plan->spaces[to_space].backend->name();
+    int c = g.add_value(name);
+    g.values[c].dtype = g.values[v].dtype;
+    g.values[c].shape = g.values[v].shape;
+    g.values[c].shape_known = true;
+    home.push_back(to_space);
+    copies[key] = c;
+    if (g.values[v].constant && to_space != 0) {
+      // Kernels may still read the host copy when they are made (shapes,
+      // repacking); at run time they get the device copy.
+      g.values[c].constant = g.values[v].constant;
+      plan->uploads.push_back({c, device->upload(*g.values[v].constant)});
+      return c;
+    }
+    Step s;
+    s.space = to_space ? to_space : from_space;
+    s.backend = device;
+    s.kernel = std::make_unique<CopyKernel>(device, to_space != 0, value_bytes(g.values[v]));
+    s.inputs = {v};
+    s.outputs = {c};
+    s.label = g.values[v].name;
+    s.op = std::string("Copy(") + plan->spaces[from_space].backend->name() + "->" +
+           plan->spaces[to_space].backend->name() + ")";
+    s.shapes = shape_str(g.values[v].shape);
     plan->steps.push_back(std::move(s));
+    return c;
+  };
+  for (int idx : order) {
+    Node& n = g.nodes[idx];
+    for (int& in : n.inputs)
+      if (in >= 0 && home[in] != node_space[idx]) in = copy_of(in, node_space[idx]);
+    plan->steps.push_back(make_step_for(idx));
   }
+  // Graph outputs computed on a device come back to the host at the end.
+  for (int& v : plan->output_values)
+    if (home[v] != 0) v = copy_of(v, 0);
 
   // Storage of every value.
   size_t nv = g.values.size();
   plan->storage.assign(nv, Storage::kNone);
   plan->offset.assign(nv, 0);
-  std::set<int> outs(g.outputs.begin(), g.outputs.end());
-  for (size_t v = 0; v < nv; ++v) {
+  plan->space = home;
+  std::set<int> outs(plan->output_values.begin(), plan->output_values.end());
+  for (size_t v = 0; v < nv; ++v)
     if (g.values[v].constant) plan->storage[v] = Storage::kConstant;
-  }
+  for (const auto& u : plan->uploads) plan->storage[u.value] = Storage::kConstant;
   for (int v : g.inputs)
     if (plan->storage[v] == Storage::kNone) plan->storage[v] = Storage::kInput;
   std::vector<int> first(nv, -1), last(nv, -1);
@@ -187,10 +307,13 @@ std::unique_ptr<Plan> make_plan(const Graph& model, const std::vector<const Tens
     return v;
   };
   for (const Step& s : plan->steps) {
+    if (s.node < 0) continue;
     const std::string& op = g.nodes[s.node].op;
     bool view = op == "Reshape" || op == "Flatten" || op == "Squeeze" || op == "Unsqueeze";
     int in = s.inputs[0], out = s.outputs[0];
-    if (view && plan->storage[in] == Storage::kArena && plan->storage[out] == Storage::kArena) root[out] = find(in);
+    if (view && plan->storage[in] == Storage::kArena && plan->storage[out] == Storage::kArena &&
+        home[in] == home[out])
+      root[out] = find(in);
   }
   for (size_t v = 0; v < nv; ++v) {
     if (plan->storage[v] != Storage::kArena) continue;
@@ -199,42 +322,52 @@ std::unique_ptr<Plan> make_plan(const Graph& model, const std::vector<const Tens
     first[r] = std::min(first[r], first[v]);
     last[r] = std::max(last[r], last[v]);
   }
-  std::vector<Block> blocks;
-  std::vector<int> owner;  // value id, or -(step+1) for a workspace
-  for (size_t v = 0; v < nv; ++v) {
-    if (plan->storage[v] != Storage::kArena || find(static_cast<int>(v)) != static_cast<int>(v)) continue;
-    Block b;
-    b.size = static_cast<size_t>(shape_numel(g.values[v].shape)) * dtype_size(g.values[v].dtype);
-    b.first = first[v];
-    b.last = last[v];
-    blocks.push_back(b);
-    owner.push_back(static_cast<int>(v));
-  }
-  for (size_t i = 0; i < plan->steps.size(); ++i) {
-    if (!plan->steps[i].workspace_bytes) continue;
-    Block b;
-    b.size = plan->steps[i].workspace_bytes;
-    b.first = b.last = static_cast<int>(i);
-    blocks.push_back(b);
-    owner.push_back(-static_cast<int>(i) - 1);
-  }
-  for (const Block& b : blocks) plan->naive_bytes += (b.size + 63) / 64 * 64;
-  plan->arena_bytes = assign_offsets(blocks);
-  for (size_t k = 0; k < blocks.size(); ++k) {
-    if (owner[k] >= 0) plan->offset[owner[k]] = blocks[k].offset;
-    else plan->steps[-owner[k] - 1].workspace_offset = blocks[k].offset;
+  // One arena per memory space, each planned by liveness.
+  for (size_t sp = 0; sp < ns; ++sp) {
+    std::vector<Block> blocks;
+    std::vector<int> owner;  // value id, or -(step+1) for a workspace
+    for (size_t v = 0; v < nv; ++v) {
+      if (plan->storage[v] != Storage::kArena || home[v] != static_cast<int>(sp) || find(static_cast<int>(v)) != static_cast<int>(v))
+        continue;
+      Block b;
+      b.size = value_bytes(g.values[v]);
+      b.first = first[v];
+      b.last = last[v];
+      blocks.push_back(b);
+      owner.push_back(static_cast<int>(v));
+    }
+    for (size_t i = 0; i < plan->steps.size(); ++i) {
+      if (!plan->steps[i].workspace_bytes || plan->steps[i].space != static_cast<int>(sp)) continue;
+      Block b;
+      b.size = plan->steps[i].workspace_bytes;
+      b.first = b.last = static_cast<int>(i);
+      blocks.push_back(b);
+      owner.push_back(-static_cast<int>(i) - 1);
+    }
+    for (const Block& b : blocks) plan->spaces[sp].naive_bytes += (b.size + 63) / 64 * 64;
+    plan->spaces[sp].arena_bytes = assign_offsets(blocks);
+    for (size_t k = 0; k < blocks.size(); ++k) {
+      if (owner[k] >= 0) plan->offset[owner[k]] = blocks[k].offset;
+      else plan->steps[-owner[k] - 1].workspace_offset = blocks[k].offset;
+    }
   }
   for (size_t v = 0; v < nv; ++v)
     if (plan->storage[v] == Storage::kArena) plan->offset[v] = plan->offset[find(static_cast<int>(v))];
+  plan->arena_bytes = plan->spaces[0].arena_bytes;
+  plan->naive_bytes = plan->spaces[0].naive_bytes;
   return plan;
 }
 
 std::string Plan::report() const {
   std::ostringstream os;
+  size_t copies = 0;
+  for (const Step& s : steps) copies += s.node < 0 ? 1 : 0;
   os << "plan: " << steps.size() << " steps";
-  os << " (passes: " << stats.folded << " folded, " << stats.identities << " identities removed, " << stats.batchnorms
+  if (copies) os << " (" << copies << " copies)";
+  os << "; passes: " << stats.folded << " folded, " << stats.identities << " identities removed, " << stats.batchnorms
      << " BatchNormalization folded, " << stats.bias_adds << " bias Add folded, " << stats.activations
-     << " activations fused, " << stats.dead << " dead removed)\n";
+     << " activations fused, " << stats.dead << " dead removed\n";
+  if (!placement.empty()) os << placement << "\n";
   char line[512];
   for (size_t i = 0; i < steps.size(); ++i) {
     const Step& s = steps[i];
@@ -242,7 +375,7 @@ std::string Plan::report() const {
     for (int v : s.outputs) {
       if (v < 0) continue;
       if (!where.empty()) where += ",";
-      if (storage[v] == Storage::kArena) where += "@" + std::to_string(offset[v]);
+      if (storage[v] == Storage::kArena) where += (space[v] ? std::string(spaces[space[v]].backend->name()) : "") + "@" + std::to_string(offset[v]);
       else where += "output";
     }
     std::snprintf(line, sizeof line, "%4zu  %-4s %-18s %-28s %s  [%s]", i, s.backend->name(), s.op.c_str(),
@@ -253,8 +386,17 @@ std::string Plan::report() const {
     if (s.workspace_bytes) os << "  workspace " << human_bytes(s.workspace_bytes) << " @" << s.workspace_offset;
     os << "\n";
   }
-  os << "arena: " << human_bytes(arena_bytes) << " (" << arena_bytes << " bytes; without reuse "
-     << human_bytes(naive_bytes) << ")\n";
+  for (size_t sp = 0; sp < spaces.size(); ++sp) {
+    os << "arena";
+    if (spaces.size() > 1) os << " (" << spaces[sp].backend->name() << ")";
+    os << ": " << human_bytes(spaces[sp].arena_bytes) << " (" << spaces[sp].arena_bytes << " bytes; without reuse "
+       << human_bytes(spaces[sp].naive_bytes) << ")\n";
+  }
+  if (!uploads.empty()) {
+    size_t bytes = 0;
+    for (const auto& u : uploads) bytes += value_bytes(graph.values[u.value]);
+    os << "weights on devices: " << uploads.size() << " tensors, " << human_bytes(bytes) << "\n";
+  }
   return os.str();
 }
 

@@ -1,6 +1,8 @@
 // The planner: specializes the model graph to concrete input shapes, runs the
-// passes, makes a kernel per step and assigns every intermediate value a
-// place in one arena by liveness.
+// passes, places each node on a backend (device backends first, the CPU for
+// the rest, with copy steps at the seams), makes a kernel per step and
+// assigns every intermediate value a place in its memory space's arena by
+// liveness.
 //
 //   std::unique_ptr<Plan> plan = make_plan(model_graph, inputs, backends, pool, options);
 //   std::cout << plan->report();
@@ -24,7 +26,8 @@ enum class Storage : uint8_t {
 };
 
 struct Step {
-  int node = -1;
+  int node = -1;   // -1 for a copy step between memory spaces
+  int space = 0;   // memory space it runs in (0: the host)
   const Backend* backend = nullptr;
   std::unique_ptr<Kernel> kernel;
   std::vector<int> inputs;   // value ids, -1 for skipped optionals
@@ -38,6 +41,22 @@ struct Step {
 
 struct PlanOptions {
   bool optimize = true;  // passes beyond shape inference
+  // Device backends to place nodes on, in order of preference; a node none
+  // of them supports runs on the CPU, with copies at the seams.
+  std::vector<const Backend*> devices;
+};
+
+// A memory space: the host (index 0) or a device backend's memory.
+struct MemorySpace {
+  const Backend* backend = nullptr;
+  size_t arena_bytes = 0;
+  size_t naive_bytes = 0;  // sum of all its intermediates, for comparison
+};
+
+// A constant's copy in a device's memory, made at plan time.
+struct Upload {
+  int value = -1;
+  std::shared_ptr<void> data;
 };
 
 struct PlanStats {
@@ -48,11 +67,15 @@ struct Plan {
   Graph graph;
   std::vector<Step> steps;
   std::vector<Storage> storage;  // per value
-  std::vector<size_t> offset;    // per value, for kArena
+  std::vector<size_t> offset;    // per value, for kArena: offset in its space's arena
+  std::vector<int> space;        // per value: memory space
+  std::vector<MemorySpace> spaces;
+  std::vector<Upload> uploads;   // device copies of constants
+  std::string placement;         // "placed 61 nodes on cuda, 2 on cpu (...)"; empty without devices
   std::vector<int> input_values;   // per model input: value id
   std::vector<int> output_values;  // per model output: value id
-  size_t arena_bytes = 0;
-  size_t naive_bytes = 0;          // sum of all intermediates, for comparison
+  size_t arena_bytes = 0;          // the host arena (spaces[0])
+  size_t naive_bytes = 0;
   PlanStats stats;
 
   std::string report() const;

@@ -2,6 +2,7 @@
 
 #include "kernels/cpu/cpu_backend.h"
 #include "runtime/api/model_impl.h"
+#include "runtime/api/session_internal.h"
 #include "runtime/memory_pool.h"
 #include "runtime/planner.h"
 
@@ -55,6 +56,13 @@ class PoolBlock {
 struct RunContext {
   std::shared_ptr<const PlanEntry> bound;
   PoolBlock arena;  // from the session's host pool; kept while the plan fits
+  std::vector<std::unique_ptr<PoolBlock>> device_arenas;  // per device space (index space - 1)
+  std::vector<void*> streams;                             // per space; [0] (the host) is null
+  std::vector<const Backend*> stream_owners;
+  ~RunContext() {
+    for (size_t i = 0; i < streams.size(); ++i)
+      if (streams[i]) stream_owners[i]->destroy_stream(streams[i]);
+  }
   std::vector<void*> ptrs;
   std::vector<std::vector<const void*>> step_in;
   std::vector<std::vector<void*>> step_out;
@@ -77,6 +85,9 @@ struct Session::Impl {
   // The run contexts' arenas come from here; declared before `idle`, so the
   // contexts give their blocks back before the pool goes.
   std::unique_ptr<MemoryPool> host_memory;
+  // Device backends nodes may be placed on, and their memory pools.
+  std::vector<std::shared_ptr<Backend>> devices;
+  std::vector<std::unique_ptr<MemoryPool>> device_memory;
 
   std::mutex mu;  // guards everything below
   std::vector<std::shared_ptr<const PlanEntry>> plans;  // most recently used last
@@ -206,7 +217,9 @@ std::shared_ptr<const PlanEntry> Session::Impl::plan_for(const std::vector<const
     return hit;
   }
   auto e = std::make_shared<PlanEntry>();
-  e->plan = make_plan(model->impl().graph, inputs, *cpu, *pool, {.optimize = options.optimize});
+  PlanOptions po{.optimize = options.optimize};
+  for (const auto& d : devices) po.devices.push_back(d.get());
+  e->plan = make_plan(model->impl().graph, inputs, *cpu, *pool, po);
   for (const Tensor* t : inputs) e->shapes.push_back(t->shape());
   for (size_t k : value_inputs) e->values.push_back(inputs[k]->clone());
   const auto& outs = e->plan->output_values;
@@ -247,12 +260,32 @@ void Session::Impl::bind(RunContext& ctx, std::shared_ptr<const PlanEntry> entry
   const Plan& plan = *entry->plan;
   ctx.bound.reset();
   if (plan.arena_bytes > ctx.arena.size()) grow(ctx, plan);
+  // Device spaces: an arena from the device's pool and a stream, per context.
+  size_t ns = plan.spaces.size();
+  ctx.device_arenas.resize(ns > 0 ? ns - 1 : 0);
+  ctx.streams.resize(ns, nullptr);
+  ctx.stream_owners.resize(ns, nullptr);
+  for (size_t sp = 1; sp < ns; ++sp) {
+    auto& block = ctx.device_arenas[sp - 1];
+    if (!block) block = std::make_unique<PoolBlock>();
+    size_t need = plan.spaces[sp].arena_bytes;
+    if (need > block->size())
+      block->allocate(*device_memory.at(sp - 1), need, "the " + std::string(plan.spaces[sp].backend->name()) +
+                                                          " activation arena of " + model->info().path);
+    if (!ctx.streams[sp]) {
+      ctx.streams[sp] = plan.spaces[sp].backend->create_stream();
+      ctx.stream_owners[sp] = plan.spaces[sp].backend;
+    }
+  }
   const Graph& g = plan.graph;
   ctx.ptrs.assign(g.values.size(), nullptr);
   for (size_t v = 0; v < g.values.size(); ++v) {
     if (plan.storage[v] == Storage::kConstant) ctx.ptrs[v] = g.values[v].constant->raw();
-    if (plan.storage[v] == Storage::kArena) ctx.ptrs[v] = ctx.arena.get() + plan.offset[v];
+    if (plan.storage[v] != Storage::kArena) continue;
+    char* base = plan.space[v] == 0 ? ctx.arena.get() : ctx.device_arenas[plan.space[v] - 1]->get();
+    ctx.ptrs[v] = base + plan.offset[v];
   }
+  for (const Upload& u : plan.uploads) ctx.ptrs[u.value] = u.data.get();
   ctx.step_in.assign(plan.steps.size(), {});
   ctx.step_out.assign(plan.steps.size(), {});
   ctx.profile.assign(plan.steps.size(), {});
@@ -294,7 +327,9 @@ void Session::Impl::execute(RunContext& ctx, std::vector<Tensor>& outputs) {
     for (size_t k = 0; k < st.inputs.size(); ++k) ctx.step_in[s][k] = st.inputs[k] >= 0 ? ctx.ptrs[st.inputs[k]] : nullptr;
     for (size_t k = 0; k < st.outputs.size(); ++k)
       ctx.step_out[s][k] = st.outputs[k] >= 0 ? ctx.ptrs[st.outputs[k]] : nullptr;
-    KernelArgs args{ctx.step_in[s].data(), ctx.step_out[s].data(), base + st.workspace_offset, pool.get()};
+    char* ws = st.space == 0 ? base : ctx.device_arenas[st.space - 1]->get();
+    KernelArgs args{ctx.step_in[s].data(), ctx.step_out[s].data(), ws + st.workspace_offset, pool.get(),
+                    ctx.streams[st.space]};
     if (!timing) {
       st.kernel->run(args);
       continue;
@@ -379,6 +414,21 @@ std::vector<Tensor> Session::run(const NamedTensors& inputs) {
   std::vector<Tensor> out;
   run(inputs, out);
   return out;
+}
+
+void SessionInternals::add_device(Session& session, std::shared_ptr<Backend> device) {
+  Session::Impl& impl = *session.impl_;
+  std::lock_guard<std::mutex> lock(impl.mu);
+  if (impl.plans_made) throw Error(ErrorCode::kInternal, "add_device: the session has already planned");
+  auto alloc = device->allocator();
+  if (!alloc) throw Error(ErrorCode::kInternal, std::string("add_device: backend ") + device->name() + " has no allocator");
+  impl.device_memory.push_back(std::make_unique<MemoryPool>(std::move(alloc), PoolOptions{}));
+  impl.devices.push_back(std::move(device));
+}
+
+std::string SessionInternals::placement(const Session& session) {
+  std::lock_guard<std::mutex> lock(session.impl_->mu);
+  return session.impl_->last_plan ? session.impl_->last_plan->plan->placement : std::string();
 }
 
 }  // namespace minirt

@@ -161,6 +161,7 @@ class MINIRT_API Session {
   struct Impl;
 
  private:
+  friend struct SessionInternals;  // runtime/api/session_internal.h
   std::unique_ptr<Impl> impl_;
 };
 

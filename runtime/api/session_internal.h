@@ -1,0 +1,23 @@
+// Internal hooks into a Session, for the GPU module's loader and for tests;
+// not part of the public API.
+//
+//   SessionInternals::add_device(session, std::make_shared<FakeDevice>());  // before the first run
+#pragma once
+
+#include <minirt/session.h>
+
+#include "runtime/backend.h"
+
+#include <memory>
+
+namespace minirt {
+
+struct SessionInternals {
+  // Lets the session place nodes on `device` (after any added before it, and
+  // before the CPU). Must be called before the first run.
+  static void add_device(Session& session, std::shared_ptr<Backend> device);
+  // The placement summary of the last plan ("placed N nodes on X, M on cpu (...)").
+  static std::string placement(const Session& session);
+};
+
+}  // namespace minirt

@@ -1,0 +1,167 @@
+// A pretend GPU for testing placement without one: a device backend whose
+// memory is ordinary host memory but holds every byte XOR-ed with 0x5A, so a
+// host kernel that reads device memory by mistake (or a device kernel that
+// gets a host pointer) produces wrong numbers instead of silently working.
+// It runs the CPU kernels of the ops it claims, decoding inputs and encoding
+// outputs around them, and checks that every pointer it is given lies in its
+// own memory.
+#pragma once
+
+#include "kernels/cpu/cpu_backend.h"
+#include "runtime/backend.h"
+#include "runtime/memory_pool.h"
+
+#include <atomic>
+#include <cstdlib>
+#include <cstring>
+#include <map>
+#include <mutex>
+#include <set>
+#include <stdexcept>
+#include <string>
+
+namespace minirt::testing {
+
+class FakeDeviceMemory final : public RawAllocator {
+ public:
+  void* allocate(size_t bytes) override {
+    void* p = std::aligned_alloc(64, (bytes + 63) / 64 * 64);
+    std::lock_guard<std::mutex> lock(mu_);
+    if (p) ranges_[static_cast<const char*>(p)] = bytes;
+    return p;
+  }
+  void deallocate(void* p, size_t) override {
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      ranges_.erase(static_cast<const char*>(p));
+    }
+    std::free(p);
+  }
+  size_t free_memory() const override { return size_t{1} << 30; }
+  std::string name() const override { return "fake device memory"; }
+  bool contains(const void* p, size_t bytes) const {
+    const char* c = static_cast<const char*>(p);
+    std::lock_guard<std::mutex> lock(mu_);
+    auto it = ranges_.upper_bound(c);
+    if (it == ranges_.begin()) return false;
+    --it;
+    return c >= it->first && c + bytes <= it->first + it->second;
+  }
+
+ private:
+  mutable std::mutex mu_;
+  std::map<const char*, size_t> ranges_;
+};
+
+inline void xor_bytes(void* dst, const void* src, size_t n) {
+  auto* d = static_cast<unsigned char*>(dst);
+  auto* s = static_cast<const unsigned char*>(src);
+  for (size_t i = 0; i < n; ++i) d[i] = s[i] ^ 0x5A;
+}
+
+class FakeDevice final : public Backend {
+ public:
+  explicit FakeDevice(std::set<std::string> ops) : ops_(std::move(ops)), cpu_(make_cpu_backend(1)) {}
+  const char* name() const override { return "fakegpu"; }
+  bool supports(const Graph&, const Node& n, std::string* why) const override {
+    if (ops_.count(n.op)) return true;
+    if (why) *why = "not implemented on fakegpu";
+    return false;
+  }
+  std::unique_ptr<Kernel> make_kernel(const Graph& g, const Node& n) const override {
+    return std::make_unique<Wrapped>(this, cpu_->make_kernel(g, n), g, n);
+  }
+  bool is_device() const override { return true; }
+  std::shared_ptr<RawAllocator> allocator() const override { return memory_; }
+  void copy_to_device(void* dst, const void* src, size_t bytes, void* stream) const override {
+    check(dst, bytes, "copy_to_device destination");
+    if (memory_->contains(src, bytes)) fail("copy_to_device from device memory");
+    check_stream(stream);
+    xor_bytes(dst, src, bytes);
+    to_device++;
+  }
+  void copy_to_host(void* dst, const void* src, size_t bytes, void* stream) const override {
+    check(src, bytes, "copy_to_host source");
+    if (memory_->contains(dst, bytes)) fail("copy_to_host into device memory");
+    check_stream(stream);
+    xor_bytes(dst, src, bytes);
+    to_host++;
+  }
+  void* create_stream() const override { return reinterpret_cast<void*>(++streams_made); }
+  std::shared_ptr<void> upload(const Tensor& t) const override {
+    void* p = memory_->allocate(std::max<size_t>(t.nbytes(), 1));
+    xor_bytes(p, t.raw(), t.nbytes());
+    uploads++;
+    auto mem = memory_;
+    return std::shared_ptr<void>(p, [mem](void* q) { mem->deallocate(q, 0); });
+  }
+
+  mutable std::atomic<int> to_device{0}, to_host{0}, uploads{0}, kernels_run{0};
+  mutable std::atomic<long> streams_made{0};
+  mutable std::atomic<int> errors{0};
+
+ private:
+  // Runs a CPU kernel on decoded copies of its device buffers.
+  class Wrapped final : public Kernel {
+   public:
+    Wrapped(const FakeDevice* dev, std::unique_ptr<Kernel> k, const Graph& g, const Node& n) : dev_(dev), k_(std::move(k)) {
+      for (int v : n.inputs) in_bytes_.push_back(v < 0 ? 0 : static_cast<size_t>(shape_numel(g.values[v].shape)) * dtype_size(g.values[v].dtype));
+      for (int v : n.outputs) out_bytes_.push_back(v < 0 ? 0 : static_cast<size_t>(shape_numel(g.values[v].shape)) * dtype_size(g.values[v].dtype));
+    }
+    size_t workspace_bytes() const override { return k_->workspace_bytes(); }
+    std::string describe() const override { return "on fakegpu: " + k_->describe(); }
+    void run(const KernelArgs& args) override {
+      dev_->check_stream(args.stream);
+      std::vector<std::vector<unsigned char>> ins(in_bytes_.size()), outs(out_bytes_.size());
+      std::vector<const void*> in_ptrs;
+      std::vector<void*> out_ptrs;
+      for (size_t i = 0; i < in_bytes_.size(); ++i) {
+        if (!args.inputs[i]) {
+          in_ptrs.push_back(nullptr);
+          continue;
+        }
+        dev_->check(args.inputs[i], in_bytes_[i], "kernel input");
+        ins[i].resize(in_bytes_[i] + 64);
+        xor_bytes(ins[i].data(), args.inputs[i], in_bytes_[i]);
+        in_ptrs.push_back(ins[i].data());
+      }
+      for (size_t i = 0; i < out_bytes_.size(); ++i) {
+        if (!args.outputs[i]) {
+          out_ptrs.push_back(nullptr);
+          continue;
+        }
+        dev_->check(args.outputs[i], out_bytes_[i], "kernel output");
+        outs[i].resize(out_bytes_[i] + 64);
+        out_ptrs.push_back(outs[i].data());
+      }
+      std::vector<unsigned char> ws(k_->workspace_bytes() + 64);
+      KernelArgs inner{in_ptrs.data(), out_ptrs.data(), ws.data(), args.pool, nullptr};
+      k_->run(inner);
+      for (size_t i = 0; i < out_bytes_.size(); ++i)
+        if (args.outputs[i]) xor_bytes(args.outputs[i], outs[i].data(), out_bytes_[i]);
+      dev_->kernels_run++;
+    }
+
+   private:
+    const FakeDevice* dev_;
+    std::unique_ptr<Kernel> k_;
+    std::vector<size_t> in_bytes_, out_bytes_;
+  };
+
+  void check(const void* p, size_t bytes, const char* what) const {
+    if (!memory_->contains(p, bytes)) fail(std::string(what) + " is not in device memory");
+  }
+  void check_stream(void* stream) const {
+    if (!stream) fail("no stream given to a device operation");
+  }
+  void fail(const std::string& what) const {
+    errors++;
+    throw std::logic_error("fakegpu: " + what);
+  }
+
+  std::set<std::string> ops_;
+  std::unique_ptr<Backend> cpu_;
+  std::shared_ptr<FakeDeviceMemory> memory_ = std::make_shared<FakeDeviceMemory>();
+};
+
+}  // namespace minirt::testing

@@ -1,0 +1,139 @@
+// Placement and fallback with a pretend GPU (tests/unit/fake_device.h) that
+// supports only some ops: nodes go to it when it can run them and to the CPU
+// otherwise, copies appear at every seam, weights are uploaded once, and the
+// outputs are identical to a CPU-only run. The fake device keeps its memory
+// XOR-encoded, so a pointer in the wrong memory space gives wrong numbers.
+#include <minirt/minirt.h>
+
+#include "fake_device.h"
+#include "model_builder.h"
+#include "runtime/api/session_internal.h"
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <cstring>
+#include <thread>
+
+namespace minirt {
+namespace {
+
+using ::testing::HasSubstr;
+using testing::FakeDevice;
+using testing::ModelBuilder;
+
+std::shared_ptr<const Model> cnn() {
+  ModelBuilder m(13);
+  m.input("x", DType::kFloat32, {-1, 2, 8, 8}, {"N"});
+  m.initializer("w1", testing::iota({4, 2, 3, 3}, -0.3f, 0.01f));
+  m.initializer("b1", testing::iota({4}, 0.1f, 0.05f));
+  m.initializer("fc", testing::iota({5, 64}, 0.02f, -0.001f));
+  m.node("Conv", {"x", "w1", "b1"}, {"c"}, "conv").ints("pads", {1, 1, 1, 1});
+  m.node("Relu", {"c"}, {"r"}, "relu");
+  m.node("MaxPool", {"r"}, {"p"}, "pool").ints("kernel_shape", {2, 2}).ints("strides", {2, 2});
+  m.node("Flatten", {"p"}, {"f"}, "flatten");
+  m.node("Gemm", {"f", "fc"}, {"g"}, "fc").i("transB", 1);
+  m.node("Softmax", {"g"}, {"y"}, "softmax");
+  m.output("y");
+  m.output("p");
+  std::string bytes = m.bytes();
+  return Model::load_from_memory(bytes.data(), bytes.size(), "cnn.onnx");
+}
+
+Tensor input(int64_t n) { return testing::iota({n, 2, 8, 8}, -1.0f, 0.013f); }
+
+void expect_same(const std::vector<Tensor>& a, const std::vector<Tensor>& b) {
+  ASSERT_EQ(a.size(), b.size());
+  for (size_t i = 0; i < a.size(); ++i) {
+    ASSERT_EQ(a[i].shape(), b[i].shape());
+    EXPECT_EQ(std::memcmp(a[i].raw(), b[i].raw(), a[i].nbytes()), 0) << "output " << i;
+  }
+}
+
+struct Outcome {
+  std::vector<Tensor> out;
+  std::string report, placement;
+};
+
+Outcome run_with(std::shared_ptr<FakeDevice> dev, int64_t batch = 1) {
+  Session s(cnn(), {.device = Device::kCpu, .threads = 1});
+  if (dev) SessionInternals::add_device(s, dev);
+  Outcome r;
+  r.out = s.run({{"x", input(batch)}});
+  r.report = s.plan_report();
+  r.placement = SessionInternals::placement(s);
+  return r;
+}
+
+TEST(Placement, PartialSupportInsertsCopiesAndMatchesTheCpu) {
+  auto dev = std::make_shared<FakeDevice>(std::set<std::string>{"Conv", "MaxPool", "Gemm"});
+  Outcome cpu = run_with(nullptr), mixed = run_with(dev);
+  expect_same(cpu.out, mixed.out);
+  EXPECT_EQ(dev->errors.load(), 0);
+  // Conv (with its fused Relu), MaxPool and Gemm on the device; Flatten and Softmax on the CPU.
+  EXPECT_EQ(mixed.placement,
+            "placed 3 nodes on fakegpu, 2 nodes on cpu (Flatten: not implemented on fakegpu; Softmax: not implemented on fakegpu)");
+  // x in; p out to Flatten (and the graph output, the same copy); f in for Gemm; g out for Softmax.
+  EXPECT_EQ(dev->to_device.load(), 2);
+  EXPECT_EQ(dev->to_host.load(), 2);
+  EXPECT_EQ(dev->uploads.load(), 3);  // w1, b1, fc: once, at plan time
+  EXPECT_EQ(dev->kernels_run.load(), 3);
+  EXPECT_THAT(mixed.report, HasSubstr("Copy(cpu->fakegpu)"));
+  EXPECT_THAT(mixed.report, HasSubstr("Copy(fakegpu->cpu)"));
+  EXPECT_THAT(mixed.report, HasSubstr("arena (fakegpu)"));
+  EXPECT_THAT(mixed.report, HasSubstr("weights on devices: 3 tensors"));
+}
+
+TEST(Placement, EverythingOnTheDeviceNeedsOnlyTheEdgeCopies) {
+  auto dev = std::make_shared<FakeDevice>(std::set<std::string>{"Conv", "MaxPool", "Flatten", "Gemm", "Softmax"});
+  Outcome cpu = run_with(nullptr), gpu = run_with(dev);
+  expect_same(cpu.out, gpu.out);
+  EXPECT_EQ(gpu.placement, "placed 5 nodes on fakegpu, 0 nodes on cpu");
+  EXPECT_EQ(dev->to_device.load(), 1);  // the input
+  EXPECT_EQ(dev->to_host.load(), 2);    // the two graph outputs
+  EXPECT_EQ(dev->errors.load(), 0);
+}
+
+TEST(Placement, NothingSupportedRunsOnTheCpuWithoutCopies) {
+  auto dev = std::make_shared<FakeDevice>(std::set<std::string>{});
+  Outcome cpu = run_with(nullptr), none = run_with(dev);
+  expect_same(cpu.out, none.out);
+  EXPECT_EQ(dev->to_device.load() + dev->to_host.load() + dev->uploads.load(), 0);
+  EXPECT_THAT(none.placement, HasSubstr("placed 5 nodes on cpu"));
+  EXPECT_THAT(none.report, ::testing::Not(HasSubstr("Copy(")));
+}
+
+TEST(Placement, BatchChangeAndConcurrentRunsWithADevice) {
+  auto dev = std::make_shared<FakeDevice>(std::set<std::string>{"Conv", "Gemm"});
+  auto model = cnn();
+  Session cpu(model, {.device = Device::kCpu, .threads = 1});
+  Session mixed(model, {.device = Device::kCpu, .threads = 2});
+  SessionInternals::add_device(mixed, dev);
+  std::vector<std::vector<Tensor>> want;
+  for (int64_t n : {1, 3, 2}) want.push_back(cpu.run({{"x", input(n)}}));
+  std::vector<std::thread> threads;
+  std::atomic<int> bad{0};
+  for (int t = 0; t < 4; ++t)
+    threads.emplace_back([&, t] {
+      for (int i = 0; i < 6; ++i) {
+        int k = (t + i) % 3;
+        auto got = mixed.run({{"x", input(k == 0 ? 1 : k == 1 ? 3 : 2)}});
+        for (size_t o = 0; o < got.size(); ++o)
+          if (std::memcmp(got[o].raw(), want[k][o].raw(), got[o].nbytes()) != 0) bad++;
+      }
+    });
+  for (auto& th : threads) th.join();
+  EXPECT_EQ(bad.load(), 0);
+  EXPECT_EQ(dev->errors.load(), 0);
+  EXPECT_EQ(mixed.plans_made(), 3);
+  EXPECT_GE(dev->streams_made.load(), 1);  // one per concurrent run context
+}
+
+TEST(Placement, DevicesMustBeAddedBeforeTheFirstRun) {
+  Session s(cnn(), {.device = Device::kCpu, .threads = 1});
+  s.run({{"x", input(1)}});
+  EXPECT_THROW(SessionInternals::add_device(s, std::make_shared<FakeDevice>(std::set<std::string>{})), Error);
+}
+
+}  // namespace
+}  // namespace minirt
