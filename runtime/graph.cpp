@@ -12,6 +12,16 @@ int Graph::add_value(std::string name) {
   return static_cast<int>(values.size()) - 1;
 }
 
+int Graph::add_constant(std::string name, Tensor t) {
+  int id = add_value(std::move(name));
+  Value& v = values[id];
+  v.dtype = t.dtype();
+  v.shape = t.shape();
+  v.shape_known = true;
+  v.constant = std::make_shared<Tensor>(std::move(t));
+  return id;
+}
+
 int Graph::add_node(std::string name, std::string op, std::vector<int> ins, std::vector<int> outs) {
   Node n;
   n.name = std::move(name);

@@ -79,6 +79,8 @@ struct Graph {
   std::vector<int> outputs;
 
   int add_value(std::string name);
+  // A new value holding a constant (dtype and shape from the tensor).
+  int add_constant(std::string name, Tensor t);
   int add_node(std::string name, std::string op, std::vector<int> inputs, std::vector<int> outputs);
   // Value id by name, -1 if absent. Linear; for building and tests.
   int find_value(const std::string& name) const;

@@ -100,15 +100,8 @@ int fold_batchnorm(Graph& g) {
       for (int64_t j = 0; j < per; ++j) row[j] *= s;
       nb.data<float>()[k] = ((ob ? ob[k] : 0.0f) - mean[k]) * s + shift[k];
     }
-    int wv = g.add_value(g.values[conv.inputs[1]].name + "/bn_folded");
-    int bv = g.add_value(conv.name + "/bn_bias");
-    for (int id : {wv, bv}) {
-      Tensor& t = id == wv ? nw : nb;
-      g.values[id].dtype = DType::kFloat32;
-      g.values[id].shape = t.shape();
-      g.values[id].shape_known = true;
-      g.values[id].constant = std::make_shared<Tensor>(t);
-    }
+    int wv = g.add_constant(g.values[conv.inputs[1]].name + "/bn_folded", std::move(nw));
+    int bv = g.add_constant(conv.name + "/bn_bias", std::move(nb));
     conv.inputs.resize(3);
     conv.inputs[1] = wv;
     conv.inputs[2] = bv;
@@ -151,11 +144,7 @@ int fold_bias_add(Graph& g) {
     Tensor nb = Tensor::zeros(DType::kFloat32, {m});
     const float* ob = conv.input(2) >= 0 ? g.values[conv.inputs[2]].constant->data<float>() : nullptr;
     for (int64_t k = 0; k < m; ++k) nb.data<float>()[k] = (ob ? ob[k] : 0.0f) + b.data<float>()[k];
-    int bv = g.add_value(conv.name + "/bias_folded");
-    g.values[bv].dtype = DType::kFloat32;
-    g.values[bv].shape = {m};
-    g.values[bv].shape_known = true;
-    g.values[bv].constant = std::make_shared<Tensor>(nb);
+    int bv = g.add_constant(conv.name + "/bias_folded", std::move(nb));
     conv.inputs.resize(3);
     conv.inputs[2] = bv;
     int out = add.outputs[0];

@@ -8,25 +8,8 @@ bin=$1
 py=$2
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
-failures=0
 
-# expect CODE PATTERN -- command...: the exit status must be CODE and the
-# combined output must match the extended regex PATTERN.
-expect() {
-  local code=$1 pattern=$2
-  shift 3
-  local out status
-  out=$("$@" 2>&1)
-  status=$?
-  if [ "$status" -ne "$code" ] || ! grep -Eq -- "$pattern" <<<"$out"; then
-    echo "FAIL: $* -> exit $status (want $code), output:"
-    echo "$out" | head -20
-    echo "  (wanted output matching: $pattern)"
-    failures=$((failures + 1))
-  else
-    echo "ok: $(basename "$1") ${*:2:3} -> $status"
-  fi
-}
+source "$(dirname "$0")/expect.sh"
 
 "$bin/minirt-make-models" --out "$work" mnist_cnn >/dev/null || { echo "FAIL: minirt-make-models"; exit 1; }
 model=$work/mnist_cnn.onnx

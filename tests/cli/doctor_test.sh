@@ -12,25 +12,8 @@ py=${3:-python3}
 doctor=$bin/minirt-doctor
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
-failures=0
 
-# expect CODE PATTERN -- command...: the exit status must be CODE and the
-# combined output must match the extended regex PATTERN.
-expect() {
-  local code=$1 pattern=$2
-  shift 3
-  local out status
-  out=$("$@" 2>&1)
-  status=$?
-  if [ "$status" -ne "$code" ] || ! grep -Eq -- "$pattern" <<<"$out"; then
-    echo "FAIL: $* -> exit $status (want $code), output:"
-    echo "$out" | tail -25
-    echo "  (wanted output matching: $pattern)"
-    failures=$((failures + 1))
-  else
-    echo "ok: ${*:2} -> $status"
-  fi
-}
+source "$(dirname "$0")/expect.sh"
 
 # json_check PYTHON-EXPRESSION -- command...: the command's stdout parses as
 # JSON (bound to d) and the expression holds; `status` is the exit code.

@@ -15,6 +15,7 @@
 // Tolerance: 1e-5 relative, with an absolute floor of 1e-5 for results of
 // magnitude below 1 (where cancellation, e.g. x - mean, leaves no relative
 // precision to speak of).
+#include "op_runner.h"
 #include "kernels/cpu/cpu_backend.h"
 #include "runtime/op_registry.h"
 #include "runtime/thread_pool.h"
@@ -32,130 +33,7 @@
 namespace minirt {
 namespace {
 
-// ---- running one node ----
-
-Attribute int_attr(int64_t v) {
-  Attribute a;
-  a.kind = Attribute::Kind::kInt;
-  a.i = v;
-  return a;
-}
-Attribute float_attr(float v) {
-  Attribute a;
-  a.kind = Attribute::Kind::kFloat;
-  a.f = v;
-  return a;
-}
-Attribute ints_attr(std::vector<int64_t> v) {
-  Attribute a;
-  a.kind = Attribute::Kind::kInts;
-  a.ints = std::move(v);
-  return a;
-}
-
-struct OpCase {
-  std::string op;
-  int64_t opset = 13;
-  std::map<std::string, Attribute> attrs;
-  std::vector<Tensor> inputs;  // an empty Tensor leaves that input out
-
-  std::string str() const {
-    std::ostringstream s;
-    s << op << "-" << opset << " in";
-    for (const auto& t : inputs) s << " " << (t.empty() ? "-" : shape_str(t.shape()));
-    for (const auto& [name, a] : attrs) {
-      s << " " << name << "=";
-      if (a.kind == Attribute::Kind::kInts) s << "[" << shape_str(a.ints) << "]";
-      else if (a.kind == Attribute::Kind::kFloat) s << a.f;
-      else s << a.i;
-    }
-    return s.str();
-  }
-};
-
-constexpr int64_t kGuard = 16;            // floats of guard after each buffer
-constexpr uint32_t kPoison = 0x7fc0beef;  // a NaN no kernel produces
-
-bool is_poison(float f) {
-  uint32_t u;
-  std::memcpy(&u, &f, 4);
-  return u == kPoison;
-}
-void poison(float* p, int64_t n) {
-  for (int64_t i = 0; i < n; ++i) std::memcpy(p + i, &kPoison, 4);
-}
-
-// Parses, infers and runs the case's node on the CPU backend with `threads`
-// threads (twice: a kernel is made once and run many times). Returns the
-// output; `shape` receives its inferred shape.
-std::vector<float> run_op(const OpCase& c, int threads, Shape* shape) {
-  Graph g;
-  g.source = "test_kernels_norm";
-  g.opset = c.opset;
-  std::vector<int> ins;
-  for (size_t i = 0; i < c.inputs.size(); ++i) {
-    if (c.inputs[i].empty()) {
-      ins.push_back(-1);
-      continue;
-    }
-    int v = g.add_value("in" + std::to_string(i));
-    g.values[v].dtype = c.inputs[i].dtype();
-    g.values[v].shape = c.inputs[i].shape();
-    g.values[v].shape_known = true;
-    g.values[v].constant = std::make_shared<Tensor>(c.inputs[i].clone());
-    ins.push_back(v);
-  }
-  int y = g.add_value("y");
-  g.add_node("node", c.op, ins, {y});
-  Node& n = g.nodes[0];
-  n.attrs = c.attrs;
-  const OpSchema* s = find_schema(c.op);
-  EXPECT_NE(s, nullptr) << c.op;
-  ParseContext pc(g, n, g.opset);
-  n.parsed = s->parse ? s->parse(pc) : std::make_shared<OpAttrs>();
-  InferContext ic(g, n);
-  s->infer(ic);
-  *shape = g.values[y].shape;
-
-  ThreadPool pool(threads);
-  std::unique_ptr<Backend> cpu = make_cpu_backend(threads);
-  std::string why;
-  EXPECT_TRUE(cpu->supports(g, n, &why)) << why;
-  std::unique_ptr<Kernel> k = cpu->make_kernel(g, n);
-  int64_t ws_floats = static_cast<int64_t>((k->workspace_bytes() + 3) / 4);
-  Tensor ws = Tensor::zeros(DType::kFloat32, {ws_floats + kGuard});
-  int64_t count = shape_numel(*shape);
-  Tensor out = Tensor::zeros(DType::kFloat32, {count + kGuard});
-  std::vector<const void*> in_ptrs;
-  for (int v : n.inputs) in_ptrs.push_back(v >= 0 ? g.values[v].constant->raw() : nullptr);
-  void* outs[1] = {out.raw()};
-  KernelArgs args{in_ptrs.data(), outs, ws_floats ? ws.raw() : nullptr, &pool};
-  float* yp = out.data<float>();
-  for (int rep = 0; rep < 2; ++rep) {
-    poison(yp, count + kGuard);
-    poison(ws.data<float>(), ws_floats + kGuard);
-    k->run(args);
-    for (int64_t i = 0; i < kGuard; ++i) {
-      EXPECT_TRUE(is_poison(yp[count + i])) << "output guard overwritten: " << c.str();
-      EXPECT_TRUE(is_poison(ws.data<float>()[ws_floats + i])) << "workspace guard overwritten: " << c.str();
-    }
-  }
-  return std::vector<float>(yp, yp + count);
-}
-
-// Compares with the reference; reports the first few differences.
-void expect_close(const std::vector<float>& got, const std::vector<double>& want, const std::string& what) {
-  ASSERT_EQ(got.size(), want.size()) << what;
-  int bad = 0;
-  for (size_t i = 0; i < got.size(); ++i) {
-    double w = want[i];
-    bool ok;
-    if (std::isinf(w)) ok = got[i] == w;
-    else ok = std::fabs(got[i] - w) <= 1e-5 * std::max(std::fabs(w), 1.0);  // see the tolerance note at the top
-    if (!ok && bad++ < 3) ADD_FAILURE() << what << ": element " << i << " is " << got[i] << ", expected " << w;
-  }
-  if (bad) ADD_FAILURE() << bad << " of " << got.size() << " elements wrong: " << what;
-}
+using namespace ::minirt::testing;
 
 Tensor random_tensor(const Shape& shape, std::mt19937& rng, float lo, float hi) {
   Tensor t = Tensor::zeros(DType::kFloat32, shape);
