@@ -26,10 +26,17 @@ echo "== libFuzzer: ${fuzz_seconds}s per target"
 for target in fuzz_model fuzz_inputs; do
   corpus=build-asan/corpus_$target
   mkdir -p "$corpus"
+  log=build-asan/$target.log
+  status=0
   build-asan/bin/$target "$corpus" "tests/fuzz/seeds_${target#fuzz_}" -max_total_time="$fuzz_seconds" \
-    -rss_limit_mb=2048 -malloc_limit_mb=1024 -timeout=20 -print_final_stats=1 2>&1 |
-    grep -E "^(stat::number_of_executed_units|stat::peak_rss_mb|Done|==|SUMMARY)" || true
-  test "${PIPESTATUS[0]}" -eq 0
+    -rss_limit_mb=2048 -malloc_limit_mb=1024 -timeout=20 -print_final_stats=1 \
+    -artifact_prefix=build-asan/"$target"- >"$log" 2>&1 || status=$?
+  grep -E "^(stat::number_of_executed_units|stat::peak_rss_mb|Done)" "$log" || true
+  if [ "$status" -ne 0 ]; then
+    echo "FAIL: $target found a problem (exit $status); the input is build-asan/$target-crash-* (or -leak-, -oom-, -timeout-):"
+    tail -60 "$log"
+    exit 1
+  fi
 done
 
 echo "== ThreadSanitizer: concurrency tests"

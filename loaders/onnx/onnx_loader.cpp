@@ -48,35 +48,38 @@ Tensor tensor_from_proto(const TensorProto& tp, const std::string& where) {
     throw Error(ErrorCode::kInvalidModel, where + ": shape " + shape_str(shape) + " needs " + std::to_string(n) +
                                               " elements but " + field + " holds " + std::to_string(have));
   };
+  // Every size is checked against the data actually present in the file
+  // before anything is allocated.
   if (tp.has_raw_data()) {
     if (tp.raw_data().size() != n * es) mismatch(tp.raw_data().size() / es, "raw_data");
     Tensor t = Tensor::zeros(dt, shape);
     if (n) std::memcpy(t.raw(), tp.raw_data().data(), n * es);
     return t;
   }
-  Tensor t = Tensor::zeros(dt, shape);
+  size_t present = 0;
+  const char* field = "";
   switch (dt) {
-    case DType::kFloat32:
-      if (static_cast<size_t>(tp.float_data_size()) != n) mismatch(tp.float_data_size(), "float_data");
-      std::copy(tp.float_data().begin(), tp.float_data().end(), t.data<float>());
-      break;
-    case DType::kInt64:
-      if (static_cast<size_t>(tp.int64_data_size()) != n) mismatch(tp.int64_data_size(), "int64_data");
-      std::copy(tp.int64_data().begin(), tp.int64_data().end(), t.data<int64_t>());
-      break;
+    case DType::kFloat32: present = static_cast<size_t>(tp.float_data_size()); field = "float_data"; break;
+    case DType::kInt64: present = static_cast<size_t>(tp.int64_data_size()); field = "int64_data"; break;
     case DType::kInt32:
-      if (static_cast<size_t>(tp.int32_data_size()) != n) mismatch(tp.int32_data_size(), "int32_data");
-      std::copy(tp.int32_data().begin(), tp.int32_data().end(), t.data<int32_t>());
-      break;
     case DType::kBool:
     case DType::kUInt8:
     case DType::kInt8:
       // Narrow types are stored one per int32_data entry.
-      if (static_cast<size_t>(tp.int32_data_size()) != n) mismatch(tp.int32_data_size(), "int32_data");
+      present = static_cast<size_t>(tp.int32_data_size());
+      field = "int32_data";
+      break;
+    default: throw Error(ErrorCode::kUnsupported, where + ": dtype " + dtype_name(dt) + " is not supported");
+  }
+  if (present != n) mismatch(present, field);
+  Tensor t = Tensor::zeros(dt, shape);
+  switch (dt) {
+    case DType::kFloat32: std::copy(tp.float_data().begin(), tp.float_data().end(), t.data<float>()); break;
+    case DType::kInt64: std::copy(tp.int64_data().begin(), tp.int64_data().end(), t.data<int64_t>()); break;
+    case DType::kInt32: std::copy(tp.int32_data().begin(), tp.int32_data().end(), t.data<int32_t>()); break;
+    default:
       for (size_t i = 0; i < n; ++i) t.data<uint8_t>()[i] = static_cast<uint8_t>(tp.int32_data(static_cast<int>(i)));
       break;
-    default:
-      throw Error(ErrorCode::kUnsupported, where + ": dtype " + dtype_name(dt) + " is not supported");
   }
   return t;
 }

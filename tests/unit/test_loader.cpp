@@ -230,6 +230,24 @@ TEST(Loader, DeclaredSizeLargerThanDataIsRefusedBeforeAllocating) {
   EXPECT_THAT(e.what(), HasSubstr("huge"));
 }
 
+TEST(Loader, DeclaredTypedDataLargerThanPresentIsRefusedBeforeAllocating) {
+  // Found by fuzz_model: dims claiming 32 Gi floats with three float_data
+  // entries made the loader allocate 128 GiB before comparing the counts.
+  ModelBuilder m;
+  m.input("x", DType::kFloat32, {2});
+  auto* init = m.proto().mutable_graph()->add_initializer();
+  init->set_name("typed");
+  init->set_data_type(1);
+  init->add_dims(1 << 20);
+  init->add_dims(1 << 15);
+  for (float v : {1.0f, 2.0f, 3.0f}) init->add_float_data(v);
+  m.node("Add", {"x", "typed"}, {"y"});
+  m.output("y");
+  Error e = load_error(m.bytes());
+  EXPECT_EQ(e.code(), ErrorCode::kInvalidModel) << e.what();  // not kOutOfMemory: nothing was allocated
+  EXPECT_THAT(e.what(), AllOf(HasSubstr("'typed'"), HasSubstr("float_data holds 3")));
+}
+
 TEST(Loader, RawDataSizeMismatch) {
   ModelBuilder m;
   m.input("x", DType::kFloat32, {3});
