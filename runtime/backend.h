@@ -36,6 +36,18 @@ class Kernel {
   virtual std::string describe() const { return {}; }
 };
 
+// How long the device spent on one run, by phase, as the device's own
+// timers (CUDA events) measured it: copies in, kernels, copies out. A phase
+// is timed from its first operation to the next operation of another phase,
+// so idle gaps inside a phase (the device waiting for the host) count in it.
+struct DeviceRunTimes {
+  bool valid = false;  // false when the backend does not measure, or nothing ran
+  double h2d_ms = 0;
+  double compute_ms = 0;
+  double d2h_ms = 0;
+  int h2d_copies = 0, kernels = 0, d2h_copies = 0;  // operations counted in each phase
+};
+
 class Backend {
  public:
   virtual ~Backend() = default;
@@ -62,6 +74,14 @@ class Backend {
   virtual void synchronize(void* stream) const {}
   // A device copy of a constant (weights), kept for the plan's lifetime.
   virtual std::shared_ptr<void> upload(const Tensor& t) const { return nullptr; }
+  // A run on `stream` begins (before its first step) and ends (after its
+  // last). end_run() waits until the device has finished the run's work on
+  // the stream; run_times() then gives that run's phases. The session calls
+  // these for each device stream a run uses; a run that failed midway just
+  // begins again next time.
+  virtual void begin_run(void* stream) const {}
+  virtual void end_run(void* stream) const {}
+  virtual DeviceRunTimes run_times(void* stream) const { return {}; }
 };
 
 }  // namespace minirt

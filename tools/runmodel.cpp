@@ -2,6 +2,7 @@
 // See --help (and README.md) for options and exit codes.
 #include <minirt/minirt.h>
 
+#include "runtime/api/session_internal.h"
 #include "tools/npy.h"
 
 #include <sys/resource.h>
@@ -55,6 +56,8 @@ timing
   --threads N             intra-op threads (default: all cores)
 execution
   --device cpu|cuda|auto  where to run (default auto: the GPU when usable, else the CPU, saying why)
+  --math fp32|tf32        the GPU's math for convolutions and matrix products (default fp32;
+                          tf32 uses tensor cores on Ampere and newer, with about 3 fewer digits)
   --no-optimize           skip the graph passes (folding, fusion), for comparison
 memory
   --memory-limit SIZE     most activation memory the session's pool may reserve, in bytes or
@@ -94,6 +97,7 @@ struct Args {
   double duration = 0;
   int threads = 0;
   Device device = Device::kAuto;
+  MathMode math = MathMode::kFp32;
   bool optimize = true;
   bool print_plan = false;
   std::string profile;
@@ -182,6 +186,11 @@ Args parse_args(int argc, char** argv) {
       else if (v == "cuda" || v == "gpu") a.device = Device::kCuda;
       else if (v == "auto") a.device = Device::kAuto;
       else throw UsageError("--device expects cpu, cuda or auto, got '" + v + "'");
+    } else if (s == "--math") {
+      std::string v = next();
+      if (v == "fp32") a.math = MathMode::kFp32;
+      else if (v == "tf32") a.math = MathMode::kTf32;
+      else throw UsageError("--math expects fp32 or tf32, got '" + v + "'");
     } else if (s == "--no-optimize") a.optimize = false;
     else if (s == "--print-plan") a.print_plan = true;
     else if (s == "--profile") a.profile = next();
@@ -297,6 +306,7 @@ int run(const Args& a) {
 
   SessionOptions so;
   so.device = a.device;
+  so.math = a.math;
   so.threads = a.threads;
   so.optimize = a.optimize;
   so.profile = !a.profile.empty();
@@ -361,6 +371,9 @@ int run(const Args& a) {
   double first_ms = 0;
   std::vector<double> lat;
   std::vector<std::vector<StepTiming>> traces;
+  // The device's own timing of each timed run (CUDA events), per phase.
+  DeviceRunTimes dev_sum;
+  int dev_runs = 0;
   try {
     auto f0 = clock::now();
     session->run(inputs, outputs);
@@ -373,6 +386,16 @@ int run(const Args& a) {
       session->run(inputs, outputs);
       lat.push_back(ms(clock::now() - r0));
       if (so.profile && traces.size() < 1000) traces.push_back(session->last_profile());
+      for (const DeviceTimes& d : SessionInternals::device_times(*session)) {
+        if (!d.times.valid) continue;
+        dev_sum.h2d_ms += d.times.h2d_ms;
+        dev_sum.compute_ms += d.times.compute_ms;
+        dev_sum.d2h_ms += d.times.d2h_ms;
+        dev_sum.h2d_copies = d.times.h2d_copies;
+        dev_sum.kernels = d.times.kernels;
+        dev_sum.d2h_copies = d.times.d2h_copies;
+        ++dev_runs;
+      }
     }
   } catch (const Error& e) {
     std::fprintf(stderr, "runmodel: %s\n", e.what());
@@ -434,6 +457,8 @@ int run(const Args& a) {
   for (size_t i = 0; i < outputs.size(); ++i) tops.push_back(top_k(model->outputs()[i].name, outputs[i], a.top_k));
   const ModelInfo& info = model->info();
   const MemoryStats mem = session->memory_stats();
+  const std::string placement = SessionInternals::placement(*session);
+  auto dev_mean = [&](double total) { return dev_runs ? total / dev_runs : 0.0; };
   char policy_buf[48];
   std::snprintf(policy_buf, sizeof policy_buf, "preallocate:%g", a.preallocate_fraction);
   const std::string policy = a.memory_policy == MemoryPolicy::kGrow ? std::string("grow") : policy_buf;
@@ -464,6 +489,11 @@ int run(const Args& a) {
       for (size_t i = 0; i < op_totals.size(); ++i) o << (i ? "," : "") << json_str(op_totals[i].first) << ":" << op_totals[i].second;
       o << "}";
     }
+    if (!placement.empty()) o << ",\"placement\":" << json_str(placement);
+    if (dev_runs)
+      o << ",\"device_time_ms\":{\"h2d\":" << dev_mean(dev_sum.h2d_ms) << ",\"compute\":" << dev_mean(dev_sum.compute_ms)
+        << ",\"d2h\":" << dev_mean(dev_sum.d2h_ms) << ",\"runs\":" << dev_runs << ",\"h2d_copies\":" << dev_sum.h2d_copies
+        << ",\"kernels\":" << dev_sum.kernels << ",\"d2h_copies\":" << dev_sum.d2h_copies << "}";
     if (a.memory_stats)
       o << ",\"memory_pool\":{\"policy\":" << json_str(policy) << ",\"limit_bytes\":" << mem.limit_bytes
         << ",\"reserved_bytes\":" << mem.reserved_bytes << ",\"in_use_bytes\":" << mem.in_use_bytes
@@ -482,6 +512,7 @@ int run(const Args& a) {
               info.node_count);
   std::printf("device: %s: %s\n", device_name(session->device()), session->device_reason().c_str());
   std::printf("threads: %d\n", session->threads());
+  if (!placement.empty()) std::printf("placement: %s\n", placement.c_str());
   for (const auto& n : input_notes) std::printf("input: %s\n", n.c_str());
   if (a.print_plan) std::fputs(session->plan_report().c_str(), stdout);
   std::printf("load: %.2f ms\n", load_ms);
@@ -490,6 +521,11 @@ int run(const Args& a) {
               lat.size(), a.warmup, *std::min_element(lat.begin(), lat.end()), mean, percentile(lat, 50),
               percentile(lat, 90), percentile(lat, 99), *std::max_element(lat.begin(), lat.end()));
   std::printf("throughput: %.2f inferences/s\n", 1000.0 / mean);
+  if (dev_runs)
+    std::printf("device time per run (CUDA events, mean of %d): H2D %.3f ms (%d copies), compute %.3f ms (%d steps), "
+                "D2H %.3f ms (%d copies)\n",
+                dev_runs, dev_mean(dev_sum.h2d_ms), dev_sum.h2d_copies, dev_mean(dev_sum.compute_ms), dev_sum.kernels,
+                dev_mean(dev_sum.d2h_ms), dev_sum.d2h_copies);
   std::printf("memory: arena %.2f MiB, peak RSS %.1f MiB\n", session->arena_bytes() / 1048576.0, peak_rss_kib() / 1024.0);
   for (const auto& t : tops) {
     std::printf("output '%s': %s %s\n", t.name.c_str(), dtype_name(t.dtype), shape_str(t.shape).c_str());

@@ -3,6 +3,9 @@
 #include "kernels/cpu/cpu_backend.h"
 #include "runtime/api/model_impl.h"
 #include "runtime/api/session_internal.h"
+#include "runtime/gpu/gate.h"
+#include "runtime/gpu/module.h"
+#include "runtime/gpu/probe.h"
 #include "runtime/memory_pool.h"
 #include "runtime/planner.h"
 
@@ -68,6 +71,7 @@ struct RunContext {
   std::vector<std::vector<void*>> step_out;
   std::vector<const Tensor*> ordered;
   std::vector<StepTiming> profile;
+  std::vector<DeviceTimes> device_times;  // per device space of the last run
 };
 
 constexpr size_t kMaxPlans = 8;  // input signatures remembered per session
@@ -94,7 +98,10 @@ struct Session::Impl {
   std::vector<std::unique_ptr<RunContext>> idle;
   std::shared_ptr<const PlanEntry> last_plan;
   std::vector<StepTiming> last_profile;
+  std::vector<DeviceTimes> last_device_times;
   int plans_made = 0;
+
+  void choose_device(const SessionOptions& options);
 
   std::shared_ptr<const PlanEntry> plan_for(const std::vector<const Tensor*>& inputs);
   bool matches(const PlanEntry& e, const std::vector<const Tensor*>& inputs) const;
@@ -108,18 +115,7 @@ Session::Session(std::shared_ptr<const Model> model, SessionOptions options) : i
   if (!model) throw Error(ErrorCode::kInvalidArgument, "Session: the model is null");
   impl_->model = std::move(model);
   impl_->options = options;
-  switch (options.device) {
-    case Device::kCpu:
-      impl_->reason = "running on the CPU as requested";
-      break;
-    case Device::kAuto:
-      impl_->reason = "running on the CPU: this build of minirt has no GPU backend (the CUDA module is not built in yet)";
-      break;
-    case Device::kCuda:
-      throw Error(ErrorCode::kDeviceUnavailable,
-                  "--device cuda: this build of minirt has no GPU backend (the CUDA module is not built in yet); "
-                  "use --device cpu or --device auto");
-  }
+  impl_->choose_device(options);
   PoolOptions po;
   po.limit = options.memory_limit;
   if (options.memory_policy == MemoryPolicy::kPreallocate) {
@@ -136,6 +132,39 @@ Session::Session(std::shared_ptr<const Model> model, SessionOptions options) : i
   impl_->pool = std::make_unique<ThreadPool>(threads);
   impl_->cpu = make_cpu_backend(threads);
   impl_->value_inputs = value_inputs(impl_->model->impl().graph);
+}
+
+// The device: the CPU when asked; otherwise the GPU when the compatibility
+// gate passes and the GPU module loads and starts, else (kAuto) the CPU with
+// the gate's or the loader's sentence as the reason, or (kCuda) an error
+// carrying that sentence.
+void Session::Impl::choose_device(const SessionOptions& opts) {
+  if (opts.device == Device::kCpu) {
+    reason = "running on the CPU as requested";
+    return;
+  }
+  std::string why;
+  const gpu::GateResult& gate = gpu::check_gpu_stack();
+  if (!gate.usable) {
+    const gpu::Verdict* f = gate.first_fatal();
+    why = f ? f->message : gate.summary;
+  } else {
+    gpu::LoadedBackend m = gpu::load_cuda_backend({.device = gpu::kSelectedDevice, .tf32 = opts.math == MathMode::kTf32});
+    if (m.backend) {
+      auto alloc = m.backend->allocator();
+      device_memory.push_back(std::make_unique<MemoryPool>(std::move(alloc), PoolOptions{}));
+      devices.push_back(std::move(m.backend));
+      device = Device::kCuda;
+      reason = "running on cuda: " + m.description;
+      return;
+    }
+    why = m.error;
+  }
+  if (opts.device == Device::kCuda)
+    throw Error(ErrorCode::kDeviceUnavailable,
+                "no usable GPU backend for Device::kCuda (runmodel --device cuda): " + why +
+                    "; use the CPU instead (Device::kCpu or kAuto, runmodel --device cpu or auto)");
+  reason = "running on the CPU: " + why;
 }
 
 Session::~Session() = default;
@@ -321,6 +350,10 @@ void Session::Impl::execute(RunContext& ctx, std::vector<Tensor>& outputs) {
 
   char* base = ctx.arena.get();
   bool timing = options.profile;
+  // Device streams: each run is bracketed, so the backend can time its phases.
+  size_t ns = plan.spaces.size();
+  ctx.device_times.resize(ns > 0 ? ns - 1 : 0);
+  for (size_t sp = 1; sp < ns; ++sp) plan.spaces[sp].backend->begin_run(ctx.streams[sp]);
   auto t0 = std::chrono::steady_clock::now();
   for (size_t s = 0; s < plan.steps.size(); ++s) {
     const Step& st = plan.steps[s];
@@ -339,6 +372,11 @@ void Session::Impl::execute(RunContext& ctx, std::vector<Tensor>& outputs) {
     auto b = std::chrono::steady_clock::now();
     ctx.profile[s].start_us = std::chrono::duration<double, std::micro>(a - t0).count();
     ctx.profile[s].duration_us = std::chrono::duration<double, std::micro>(b - a).count();
+  }
+  for (size_t sp = 1; sp < ns; ++sp) {
+    const Backend* b = plan.spaces[sp].backend;
+    b->end_run(ctx.streams[sp]);
+    ctx.device_times[sp - 1] = {b, b->run_times(ctx.streams[sp])};
   }
   // Outputs that are not written in place: constants, inputs, repeats.
   for (size_t i = 0; i < nout; ++i) {
@@ -371,6 +409,7 @@ void Session::run(const NamedTensors& inputs, std::vector<Tensor>& outputs) {
     ~Return() {
       std::lock_guard<std::mutex> lock(impl->mu);
       if (impl->options.profile && ctx->bound) impl->last_profile = ctx->profile;
+      if (!ctx->device_times.empty()) impl->last_device_times = ctx->device_times;
       impl->idle.push_back(std::move(ctx));
     }
   } give_back{impl_.get(), ctx};
@@ -424,6 +463,11 @@ void SessionInternals::add_device(Session& session, std::shared_ptr<Backend> dev
   if (!alloc) throw Error(ErrorCode::kInternal, std::string("add_device: backend ") + device->name() + " has no allocator");
   impl.device_memory.push_back(std::make_unique<MemoryPool>(std::move(alloc), PoolOptions{}));
   impl.devices.push_back(std::move(device));
+}
+
+std::vector<DeviceTimes> SessionInternals::device_times(const Session& session) {
+  std::lock_guard<std::mutex> lock(session.impl_->mu);
+  return session.impl_->last_device_times;
 }
 
 std::string SessionInternals::placement(const Session& session) {

@@ -9,8 +9,16 @@
 #include "runtime/backend.h"
 
 #include <memory>
+#include <string>
+#include <vector>
 
 namespace minirt {
+
+// One device's share of a run: the backend and its timed phases.
+struct DeviceTimes {
+  const Backend* backend = nullptr;
+  DeviceRunTimes times;
+};
 
 struct SessionInternals {
   // Lets the session place nodes on `device` (after any added before it, and
@@ -18,6 +26,9 @@ struct SessionInternals {
   static void add_device(Session& session, std::shared_ptr<Backend> device);
   // The placement summary of the last plan ("placed N nodes on X, M on cpu (...)").
   static std::string placement(const Session& session);
+  // The device phases (copies in, kernels, copies out) of the last finished
+  // run, one entry per device backend the plan used; empty on the CPU.
+  static std::vector<DeviceTimes> device_times(const Session& session);
 };
 
 }  // namespace minirt

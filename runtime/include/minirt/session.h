@@ -75,6 +75,12 @@ class MINIRT_API Model {
 enum class Device { kAuto, kCpu, kCuda };
 MINIRT_API const char* device_name(Device d);
 
+// Floating-point math of the GPU backend's matrix products and convolutions.
+enum class MathMode {
+  kFp32,  // full fp32 (the default): cuBLAS's default math, cuDNN restricted to FMA kernels
+  kTf32,  // TF32 tensor cores (Ampere and newer): faster, about 3 fewer decimal digits in products
+};
+
 // How the session's memory pool reserves memory.
 enum class MemoryPolicy {
   kGrow,         // as runs need it, in segments (the default)
@@ -95,6 +101,8 @@ struct SessionOptions {
   // With kPreallocate: the fraction of free memory to reserve, in (0, 1]
   // (at most memory_limit when that is set). Ignored with kGrow.
   double preallocate_fraction = 0;
+  // The GPU's math mode (ignored on the CPU).
+  MathMode math = MathMode::kFp32;
 };
 
 // The numbers of a session's memory pool, in bytes.

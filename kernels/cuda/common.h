@@ -1,0 +1,162 @@
+// What the GPU module's files share: error checks that turn CUDA, cuDNN and
+// cuBLAS status codes into minirt::Error with the call and the node, the
+// per-stream state (the stream, its cuDNN and cuBLAS handles, pinned staging
+// buffers and the run's timing events), the base class of every GPU kernel,
+// and the device context kernels are made with.
+//
+//   class MyKernel final : public CudaKernel {
+//     void launch(const KernelArgs& args, StreamState& s) override {
+//       launch_activation(in<float>(args, 0), out<float>(args, 0), n_, act_, s.stream);
+//     }
+//   };
+#pragma once
+
+#include <cublas_v2.h>
+#include <cuda_runtime_api.h>
+#include <cudnn.h>
+
+#include <atomic>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <vector>
+
+#include "runtime/backend.h"
+
+namespace minirt::cuda {
+
+// "cudaMalloc(4096 bytes): out of memory (cudaErrorMemoryAllocation, 2)".
+std::string cuda_error_text(cudaError_t e);
+std::string cudnn_error_text(cudnnStatus_t s);
+std::string cublas_error_text(cublasStatus_t s);
+
+// Throw minirt::Error(kInternal) naming `what` (the call, and the node when
+// there is one). Out-of-memory codes throw kOutOfMemory.
+void check_cuda(cudaError_t e, const std::string& what);
+void check_cudnn(cudnnStatus_t s, const std::string& what);
+void check_cublas(cublasStatus_t s, const std::string& what);
+
+// The device and library facts kernels are made with. One per backend.
+struct DeviceContext {
+  int device = 0;
+  bool tf32 = false;
+  int cc_major = 0, cc_minor = 0;
+  // For plan-time queries (algorithm choice), under mu; runs use the stream's own handles.
+  mutable std::mutex mu;
+  cudnnHandle_t plan_dnn = nullptr;
+  cublasHandle_t plan_blas = nullptr;
+};
+
+enum class Phase : int { kNone = -1, kH2D = 0, kCompute = 1, kD2H = 2 };
+
+// Everything one run context's stream owns. Backend::create_stream() returns
+// a pointer to one of these; kernels find it in KernelArgs::stream.
+struct StreamState {
+  int device = 0;
+  cudaStream_t stream = nullptr;
+  cudnnHandle_t dnn = nullptr;
+  cublasHandle_t blas = nullptr;
+
+  // Pinned staging for copies from and to pageable host memory: a ring of
+  // buffers, each with the event of the last copy that used it.
+  struct Staging {
+    void* host = nullptr;
+    size_t bytes = 0;
+    cudaEvent_t done = nullptr;
+    bool pending = false;  // a copy from/to it may still be in flight
+  };
+  std::vector<Staging> staging;
+  size_t next_staging = 0;
+
+  // Timing of the current run: a phase starts with an event recorded before
+  // its first operation and ends with the start of the next phase.
+  struct Mark {
+    Phase phase;
+    cudaEvent_t event;
+  };
+  std::vector<cudaEvent_t> event_pool;
+  std::vector<Mark> marks;
+  Phase current = Phase::kNone;
+  bool timing = false;
+  int counts[3] = {0, 0, 0};
+  DeviceRunTimes last;
+
+  // Records a phase change before an operation of `p` (when timing).
+  void enter(Phase p);
+};
+
+// Base of every GPU kernel: makes the stream the kernel's device is current
+// on, marks the compute phase, and hands the stream's state to launch().
+class CudaKernel : public Kernel {
+ public:
+  explicit CudaKernel(std::string where) : where_(std::move(where)) {}
+  void run(const KernelArgs& args) final;
+  virtual void launch(const KernelArgs& args, StreamState& s) = 0;
+
+ protected:
+  template <typename T>
+  static const T* in(const KernelArgs& a, size_t i) {
+    return static_cast<const T*>(a.inputs[i]);
+  }
+  template <typename T>
+  static T* out(const KernelArgs& a, size_t i) {
+    return static_cast<T*>(a.outputs[i]);
+  }
+  // "resnet50.onnx: node 'conv1' (Conv)": for error messages.
+  const std::string& where() const { return where_; }
+  // Throws when a launch failed (a bad configuration shows at once).
+  void check_launch(const char* what) const;
+
+ private:
+  std::string where_;
+};
+
+// Device memory owned by a kernel (tables, constants made at plan time).
+class DeviceBuffer {
+ public:
+  DeviceBuffer() = default;
+  DeviceBuffer(int device, size_t bytes, const std::string& what);
+  ~DeviceBuffer();
+  DeviceBuffer(const DeviceBuffer&) = delete;
+  DeviceBuffer& operator=(const DeviceBuffer&) = delete;
+  DeviceBuffer(DeviceBuffer&& o) noexcept { *this = std::move(o); }
+  DeviceBuffer& operator=(DeviceBuffer&& o) noexcept;
+  void* get() const { return p_; }
+  // Copies `bytes` from host memory, synchronously (plan time).
+  void upload(const void* src, size_t bytes, const std::string& what);
+
+ private:
+  int device_ = 0;
+  void* p_ = nullptr;
+};
+
+// Shapes as cuDNN wants them (int), with the checks supports() already made.
+std::vector<int> to_int(const Shape& s);
+// Row-major strides of an int shape.
+std::vector<int> packed_strides(const std::vector<int>& dims);
+
+// cuDNN descriptors with RAII.
+struct TensorDesc {
+  cudnnTensorDescriptor_t d = nullptr;
+  TensorDesc();
+  ~TensorDesc();
+  TensorDesc(const TensorDesc&) = delete;
+  TensorDesc& operator=(const TensorDesc&) = delete;
+  // A packed float tensor of these dims (at least 4 of them; pad with 1s first).
+  void set(const std::vector<int>& dims, const std::string& what);
+};
+
+// Plan-time helpers for the kernels of each file.
+std::unique_ptr<Kernel> make_dnn_kernel(const DeviceContext& ctx, const Graph& g, const Node& n);     // dnn_ops.cpp
+std::unique_ptr<Kernel> make_blas_kernel(const DeviceContext& ctx, const Graph& g, const Node& n);    // blas_ops.cpp
+std::unique_ptr<Kernel> make_simple_kernel(const DeviceContext& ctx, const Graph& g, const Node& n);  // simple_ops.cpp
+
+// Shorthands for a node's (concrete) shapes.
+inline const Shape& in_shape(const Graph& g, const Node& n, size_t i) { return g.values[n.inputs[i]].shape; }
+inline const Shape& out_shape(const Graph& g, const Node& n, size_t i) { return g.values[n.outputs[i]].shape; }
+inline DType in_dtype(const Graph& g, const Node& n, size_t i) { return g.values[n.inputs[i]].dtype; }
+inline const Tensor* in_const(const Graph& g, const Node& n, size_t i) {
+  return n.input(i) >= 0 ? g.values[n.inputs[i]].constant.get() : nullptr;
+}
+
+}  // namespace minirt::cuda

@@ -1,0 +1,531 @@
+// The ops that go through cuDNN: Conv (with bias and ReLU fused by
+// cudnnConvolutionBiasActivationForward, other activations after it),
+// MaxPool/AveragePool (cuDNN where its symmetric padding fits, the module's
+// own kernel otherwise), the global pools, Softmax/LogSoftmax, LRN,
+// BatchNormalization (inference) and the activations cuDNN has.
+//
+// Convolutions: 1-D is run as 2-D with a height of 1. Asymmetric padding is
+// split into the symmetric part cuDNN takes and the rest, which an explicit
+// zero pad of the input into the kernel's workspace supplies. The algorithm
+// is chosen in one place, choose_conv_algorithm(), from cuDNN's heuristics
+// (cudnnGetConvolutionForwardAlgorithm_v7); measuring and caching come later.
+#include <minirt/error.h>
+
+#include <algorithm>
+#include <cmath>
+
+#include "kernels/cuda/common.h"
+#include "kernels/cuda/kernels.h"
+#include "runtime/ops/conv.h"
+#include "runtime/ops/elementwise.h"
+#include "runtime/ops/linalg.h"
+
+namespace minirt::cuda {
+
+namespace {
+
+constexpr size_t kMaxConvWorkspace = size_t{512} << 20;  // an algorithm needing more is passed over
+constexpr size_t kAlign = 256;
+
+size_t align_up(size_t n) { return (n + kAlign - 1) / kAlign * kAlign; }
+
+const char* algo_name(cudnnConvolutionFwdAlgo_t a) {
+  switch (a) {
+    case CUDNN_CONVOLUTION_FWD_ALGO_IMPLICIT_GEMM:
+      return "IMPLICIT_GEMM";
+    case CUDNN_CONVOLUTION_FWD_ALGO_IMPLICIT_PRECOMP_GEMM:
+      return "IMPLICIT_PRECOMP_GEMM";
+    case CUDNN_CONVOLUTION_FWD_ALGO_GEMM:
+      return "GEMM";
+    case CUDNN_CONVOLUTION_FWD_ALGO_DIRECT:
+      return "DIRECT";
+    case CUDNN_CONVOLUTION_FWD_ALGO_FFT:
+      return "FFT";
+    case CUDNN_CONVOLUTION_FWD_ALGO_FFT_TILING:
+      return "FFT_TILING";
+    case CUDNN_CONVOLUTION_FWD_ALGO_WINOGRAD:
+      return "WINOGRAD";
+    case CUDNN_CONVOLUTION_FWD_ALGO_WINOGRAD_NONFUSED:
+      return "WINOGRAD_NONFUSED";
+    default:
+      return "?";
+  }
+}
+
+const char* math_name(cudnnMathType_t m) {
+  switch (m) {
+    case CUDNN_DEFAULT_MATH:
+      return "default math";
+    case CUDNN_TENSOR_OP_MATH:
+      return "tensor cores";
+    case CUDNN_TENSOR_OP_MATH_ALLOW_CONVERSION:
+      return "tensor cores (conversions allowed)";
+    case CUDNN_FMA_MATH:
+      return "fp32 FMA";
+  }
+  return "?";
+}
+
+// Pads `dims` with trailing 1s to at least `rank` entries (cuDNN wants 4-D or more).
+std::vector<int> at_least(std::vector<int> dims, size_t rank) {
+  while (dims.size() < rank) dims.push_back(1);
+  return dims;
+}
+
+struct ConvChoice {
+  cudnnConvolutionFwdAlgo_t algo = CUDNN_CONVOLUTION_FWD_ALGO_IMPLICIT_GEMM;
+  cudnnMathType_t math = CUDNN_FMA_MATH;
+  size_t workspace = 0;
+};
+
+// The one place a convolution's algorithm is chosen: cuDNN's heuristics, in
+// their order, skipping what fails, needs more than kMaxConvWorkspace, or
+// (in fp32 mode) would use tensor cores. Leaves the choice's math type set on
+// `conv`. The autotuner (measuring, the algorithm cache) will replace this.
+ConvChoice choose_conv_algorithm(const DeviceContext& ctx, cudnnTensorDescriptor_t x, cudnnFilterDescriptor_t w,
+                                 cudnnConvolutionDescriptor_t conv, cudnnTensorDescriptor_t y,
+                                 const std::string& where) {
+  std::lock_guard<std::mutex> lock(ctx.mu);
+  cudnnHandle_t h = ctx.plan_dnn;
+  check_cudnn(cudnnSetConvolutionMathType(conv, ctx.tf32 ? CUDNN_DEFAULT_MATH : CUDNN_FMA_MATH),
+              where + "cudnnSetConvolutionMathType");
+  int max = 0;
+  check_cudnn(cudnnGetConvolutionForwardAlgorithmMaxCount(h, &max),
+              where + "cudnnGetConvolutionForwardAlgorithmMaxCount");
+  std::vector<cudnnConvolutionFwdAlgoPerf_t> perf(static_cast<size_t>(std::max(max, 1)));
+  int got = 0;
+  check_cudnn(
+      cudnnGetConvolutionForwardAlgorithm_v7(h, x, w, conv, y, static_cast<int>(perf.size()), &got, perf.data()),
+      where + "cudnnGetConvolutionForwardAlgorithm_v7");
+  for (int i = 0; i < got; ++i) {
+    const auto& p = perf[static_cast<size_t>(i)];
+    if (p.status != CUDNN_STATUS_SUCCESS) continue;
+    bool tensor_ops = p.mathType == CUDNN_TENSOR_OP_MATH || p.mathType == CUDNN_TENSOR_OP_MATH_ALLOW_CONVERSION;
+    if (!ctx.tf32 && tensor_ops) continue;
+    cudnnMathType_t math = ctx.tf32 ? p.mathType : CUDNN_FMA_MATH;
+    if (cudnnSetConvolutionMathType(conv, math) != CUDNN_STATUS_SUCCESS) continue;
+    size_t ws = 0;
+    if (cudnnGetConvolutionForwardWorkspaceSize(h, x, w, conv, y, p.algo, &ws) != CUDNN_STATUS_SUCCESS) continue;
+    if (ws > kMaxConvWorkspace) continue;
+    return {p.algo, math, ws};
+  }
+  // Nothing usable in the list: implicit GEMM needs no workspace and takes every shape.
+  ConvChoice c;
+  c.math = ctx.tf32 ? CUDNN_DEFAULT_MATH : CUDNN_FMA_MATH;
+  check_cudnn(cudnnSetConvolutionMathType(conv, c.math), where + "cudnnSetConvolutionMathType");
+  check_cudnn(cudnnGetConvolutionForwardWorkspaceSize(h, x, w, conv, y, c.algo, &c.workspace),
+              where + "cudnnGetConvolutionForwardWorkspaceSize");
+  return c;
+}
+
+class ConvKernel final : public CudaKernel {
+ public:
+  ConvKernel(const DeviceContext& ctx, const Graph& g, const Node& n) : CudaKernel(node_context(g, n)) {
+    const auto& a = n.attrs_as<ConvAttrs>();
+    const std::string& w = where();
+    Shape x = in_shape(g, n, 0), f = in_shape(g, n, 1), y = out_shape(g, n, 0);
+    int sp = static_cast<int>(a.spatial());
+    std::vector<int64_t> pb(sp), pe(sp), st(a.strides), dl(a.dilations);
+    for (int i = 0; i < sp; ++i) {
+      pb[i] = a.pad_begin(i);
+      pe[i] = a.pad_end(i);
+    }
+    if (sp == 1) {  // 1-D as 2-D with a height of 1
+      x.insert(x.begin() + 2, 1);
+      f.insert(f.begin() + 2, 1);
+      y.insert(y.begin() + 2, 1);
+      pb.insert(pb.begin(), 0);
+      pe.insert(pe.begin(), 0);
+      st.insert(st.begin(), 1);
+      dl.insert(dl.begin(), 1);
+      sp = 2;
+    }
+    // cuDNN pads symmetrically; what one side has beyond the other is added
+    // by an explicit pad of the input into the workspace.
+    std::vector<int> sym(sp), stride(sp), dil(sp);
+    Shape xp = x;
+    for (int i = 0; i < sp; ++i) {
+      int64_t m = std::min(pb[i], pe[i]);
+      sym[i] = static_cast<int>(m);
+      stride[i] = static_cast<int>(st[i]);
+      dil[i] = static_cast<int>(dl[i]);
+      extra_begin_.push_back(pb[i] - m);
+      xp[2 + i] = x[2 + i] + (pb[i] - m) + (pe[i] - m);
+      if (pb[i] != pe[i]) explicit_pad_ = true;
+    }
+    if (explicit_pad_) {
+      pad_.rank = static_cast<int>(x.size());
+      pad_.mode = PadModeGpu::kConstant;
+      int64_t in_stride = 1;
+      for (int d = pad_.rank - 1; d >= 0; --d) {
+        pad_.in_shape[d] = x[d];
+        pad_.out_shape[d] = xp[d];
+        pad_.in_stride[d] = in_stride;
+        in_stride *= x[d];
+        pad_.begin[d] = d >= 2 ? extra_begin_[d - 2] : 0;
+      }
+      pad_.count = shape_numel(xp);
+      pad_bytes_ = align_up(static_cast<size_t>(pad_.count) * sizeof(float));
+    }
+    xd_.set(to_int(xp), w);
+    yd_.set(to_int(y), w);
+    check_cudnn(cudnnCreateFilterDescriptor(&fd_), w + "cudnnCreateFilterDescriptor");
+    std::vector<int> fdims = to_int(f);
+    check_cudnn(cudnnSetFilterNdDescriptor(fd_, CUDNN_DATA_FLOAT, CUDNN_TENSOR_NCHW, static_cast<int>(fdims.size()),
+                                           fdims.data()),
+                w + "cudnnSetFilterNdDescriptor");
+    check_cudnn(cudnnCreateConvolutionDescriptor(&cd_), w + "cudnnCreateConvolutionDescriptor");
+    check_cudnn(cudnnSetConvolutionNdDescriptor(cd_, sp, sym.data(), stride.data(), dil.data(), CUDNN_CROSS_CORRELATION,
+                                                CUDNN_DATA_FLOAT),
+                w + "cudnnSetConvolutionNdDescriptor");
+    check_cudnn(cudnnSetConvolutionGroupCount(cd_, static_cast<int>(a.group)), w + "cudnnSetConvolutionGroupCount");
+    // cuDNN's idea of the output shape must be the schema's.
+    std::vector<int> want = to_int(y), got(want.size());
+    check_cudnn(cudnnGetConvolutionNdForwardOutputDim(cd_, xd_.d, fd_, static_cast<int>(got.size()), got.data()),
+                w + "cudnnGetConvolutionNdForwardOutputDim");
+    if (got != want)
+      throw Error(ErrorCode::kInternal, w + "cuDNN computes another output shape than the schema (" +
+                                            shape_str(Shape(got.begin(), got.end())) + " vs " + shape_str(y) + ")");
+    choice_ = choose_conv_algorithm(ctx, xd_.d, fd_, cd_, yd_.d, w);
+
+    has_bias_ = n.input(2) >= 0;
+    act_ = ActParams{a.act.kind, a.act.alpha, a.act.beta};
+    channels_ = y[1];
+    outer_ = y[0];
+    inner_ = 1;
+    for (size_t i = 2; i < y.size(); ++i) inner_ *= y[i];
+    if (has_bias_) {
+      std::vector<int> bdims(y.size(), 1);
+      bdims[1] = static_cast<int>(channels_);
+      bd_.set(bdims, w);
+    }
+    fused_ = has_bias_ && a.act.kind == ActKind::kRelu;
+    if (fused_) {
+      check_cudnn(cudnnCreateActivationDescriptor(&ad_), w + "cudnnCreateActivationDescriptor");
+      check_cudnn(cudnnSetActivationDescriptor(ad_, CUDNN_ACTIVATION_RELU, CUDNN_NOT_PROPAGATE_NAN, 0.0),
+                  w + "cudnnSetActivationDescriptor");
+    }
+  }
+
+  ~ConvKernel() override {
+    if (fd_) cudnnDestroyFilterDescriptor(fd_);
+    if (cd_) cudnnDestroyConvolutionDescriptor(cd_);
+    if (ad_) cudnnDestroyActivationDescriptor(ad_);
+  }
+
+  size_t workspace_bytes() const override { return pad_bytes_ + choice_.workspace; }
+
+  std::string describe() const override {
+    std::string s = std::string("cuDNN ") + algo_name(choice_.algo) + ", " + math_name(choice_.math);
+    if (fused_ && fused_ok_.load())
+      s += ", bias+ReLU fused";
+    else if (has_bias_ || act_.kind != ActKind::kNone)
+      s += ", bias/activation after";
+    if (explicit_pad_) s += ", asymmetric padding applied to the input";
+    return s;
+  }
+
+  void launch(const KernelArgs& args, StreamState& s) override {
+    const float* x = in<float>(args, 0);
+    const float* f = in<float>(args, 1);
+    const float* b = has_bias_ ? in<float>(args, 2) : nullptr;
+    float* y = out<float>(args, 0);
+    char* ws = static_cast<char*>(args.workspace);
+    if (explicit_pad_) {
+      launch_pad(x, ws, pad_, sizeof(float), s.stream);
+      check_launch("the input pad");
+      x = reinterpret_cast<const float*>(ws);
+    }
+    void* cws = choice_.workspace ? ws + pad_bytes_ : nullptr;
+    const float one = 1.0f, zero = 0.0f;
+    if (fused_ && fused_ok_.load()) {
+      // y = ReLU(conv(x) + 0 * y + bias): z is y itself, with weight 0.
+      cudnnStatus_t st =
+          cudnnConvolutionBiasActivationForward(s.dnn, &one, xd_.d, x, fd_, f, cd_, choice_.algo, cws,
+                                                choice_.workspace, &zero, yd_.d, y, bd_.d, b, ad_, yd_.d, y);
+      if (st == CUDNN_STATUS_SUCCESS) return;
+      // A configuration the fused call does not take (the NOT_SUPPORTED and
+      // BAD_PARAM families, 3xxx and 2xxx) runs unfused from now on.
+      int v = static_cast<int>(st);
+      if (v < 2000 || v >= 4000) check_cudnn(st, where() + "cudnnConvolutionBiasActivationForward");
+      fused_ok_.store(false);
+    }
+    check_cudnn(cudnnConvolutionForward(s.dnn, &one, xd_.d, x, fd_, f, cd_, choice_.algo, cws, choice_.workspace, &zero,
+                                        yd_.d, y),
+                where() + "cudnnConvolutionForward");
+    if (has_bias_ || act_.kind != ActKind::kNone) {
+      launch_bias_act(y, b, outer_, channels_, inner_, act_, s.stream);
+      check_launch("the bias and activation");
+    }
+  }
+
+ private:
+  TensorDesc xd_, yd_, bd_;
+  cudnnFilterDescriptor_t fd_ = nullptr;
+  cudnnConvolutionDescriptor_t cd_ = nullptr;
+  cudnnActivationDescriptor_t ad_ = nullptr;
+  ConvChoice choice_;
+  bool has_bias_ = false, fused_ = false, explicit_pad_ = false;
+  std::atomic<bool> fused_ok_{true};
+  ActParams act_;
+  int64_t outer_ = 1, channels_ = 1, inner_ = 1;
+  std::vector<int64_t> extra_begin_;
+  PadArgs pad_;
+  size_t pad_bytes_ = 0;
+};
+
+// Windows as cuDNN takes them: symmetric padding smaller than the window, no
+// dilation, and an output that floor rounding gives (no ceil_mode overhang).
+bool pool_fits_cudnn(const PoolAttrs& a, const Shape& x, const Shape& y) {
+  for (int64_t i = 0; i < a.spatial(); ++i) {
+    int64_t k = a.kernel_shape[i], p = a.pad_begin(i);
+    if (a.dilations[i] != 1 || p != a.pad_end(i) || p >= k) return false;
+    if ((x[2 + i] + 2 * p - k) / a.strides[i] + 1 != y[2 + i]) return false;
+  }
+  return true;
+}
+
+class PoolKernel final : public CudaKernel {
+ public:
+  PoolKernel(const Graph& g, const Node& n) : CudaKernel(node_context(g, n)) {
+    const auto& a = n.attrs_as<PoolAttrs>();
+    const std::string& w = where();
+    const Shape& x = in_shape(g, n, 0);
+    const Shape& y = out_shape(g, n, 0);
+    int sp = static_cast<int>(a.spatial());
+    cudnn_ = pool_fits_cudnn(a, x, y);
+    if (cudnn_) {
+      std::vector<int> win, pad, stride, xs = to_int(x), ys = to_int(y);
+      for (int i = 0; i < sp; ++i) {
+        win.push_back(static_cast<int>(a.kernel_shape[i]));
+        pad.push_back(static_cast<int>(a.pad_begin(i)));
+        stride.push_back(static_cast<int>(a.strides[i]));
+      }
+      if (sp == 1) {  // 1-D as 2-D with a height of 1
+        win.insert(win.begin(), 1);
+        pad.insert(pad.begin(), 0);
+        stride.insert(stride.begin(), 1);
+        xs.insert(xs.begin() + 2, 1);
+        ys.insert(ys.begin() + 2, 1);
+      }
+      xd_.set(xs, w);
+      yd_.set(ys, w);
+      cudnnPoolingMode_t mode = a.kind == PoolKind::kMax ? CUDNN_POOLING_MAX_DETERMINISTIC
+                                : a.count_include_pad    ? CUDNN_POOLING_AVERAGE_COUNT_INCLUDE_PADDING
+                                                         : CUDNN_POOLING_AVERAGE_COUNT_EXCLUDE_PADDING;
+      check_cudnn(cudnnCreatePoolingDescriptor(&pd_), w + "cudnnCreatePoolingDescriptor");
+      check_cudnn(cudnnSetPoolingNdDescriptor(pd_, mode, CUDNN_NOT_PROPAGATE_NAN, static_cast<int>(win.size()),
+                                              win.data(), pad.data(), stride.data()),
+                  w + "cudnnSetPoolingNdDescriptor");
+      return;
+    }
+    // The module's own kernel: the spatial axes right-aligned in three.
+    args_.max = a.kind == PoolKind::kMax;
+    args_.count_include_pad = a.count_include_pad;
+    args_.planes = x[0] * x[1];
+    for (int i = 0; i < sp; ++i) {
+      int j = 3 - sp + i;
+      args_.in[j] = x[2 + i];
+      args_.out[j] = y[2 + i];
+      args_.kernel[j] = a.kernel_shape[i];
+      args_.stride[j] = a.strides[i];
+      args_.dilation[j] = a.dilations[i];
+      args_.pad_begin[j] = a.pad_begin(i);
+      args_.pad_end[j] = a.pad_end(i);
+    }
+  }
+  ~PoolKernel() override {
+    if (pd_) cudnnDestroyPoolingDescriptor(pd_);
+  }
+  std::string describe() const override { return cudnn_ ? "cuDNN pooling" : "minirt pooling kernel"; }
+  void launch(const KernelArgs& args, StreamState& s) override {
+    if (cudnn_) {
+      const float one = 1.0f, zero = 0.0f;
+      check_cudnn(cudnnPoolingForward(s.dnn, pd_, &one, xd_.d, in<float>(args, 0), &zero, yd_.d, out<float>(args, 0)),
+                  where() + "cudnnPoolingForward");
+      return;
+    }
+    launch_pool(in<float>(args, 0), out<float>(args, 0), args_, s.stream);
+    check_launch("pooling");
+  }
+
+ private:
+  bool cudnn_ = false;
+  TensorDesc xd_, yd_;
+  cudnnPoolingDescriptor_t pd_ = nullptr;
+  PoolArgs args_;
+};
+
+class GlobalPoolKernel final : public CudaKernel {
+ public:
+  GlobalPoolKernel(const Graph& g, const Node& n) : CudaKernel(node_context(g, n)), max_(n.op == "GlobalMaxPool") {
+    const Shape& x = in_shape(g, n, 0);
+    planes_ = x[0] * x[1];
+    size_ = shape_numel(x) / planes_;
+  }
+  void launch(const KernelArgs& args, StreamState& s) override {
+    launch_global_pool(in<float>(args, 0), out<float>(args, 0), planes_, size_, max_, s.stream);
+    check_launch("global pooling");
+  }
+
+ private:
+  bool max_;
+  int64_t planes_ = 0, size_ = 0;
+};
+
+// Softmax over [outer, len, inner] as cuDNN's channel mode on an N x C x H x 1 tensor.
+class SoftmaxKernel final : public CudaKernel {
+ public:
+  SoftmaxKernel(const Graph& g, const Node& n) : CudaKernel(node_context(g, n)) {
+    const auto& a = n.attrs_as<SoftmaxAttrs>();
+    const Shape& x = in_shape(g, n, 0);
+    size_t axis = static_cast<size_t>(a.axis);
+    int64_t outer = 1, len = 1, inner = 1;
+    for (size_t i = 0; i < axis; ++i) outer *= x[i];
+    if (a.coerce_2d) {
+      for (size_t i = axis; i < x.size(); ++i) len *= x[i];
+    } else {
+      len = x[axis];
+      for (size_t i = axis + 1; i < x.size(); ++i) inner *= x[i];
+    }
+    log_ = a.log;
+    std::vector<int> dims = {static_cast<int>(outer), static_cast<int>(len), static_cast<int>(inner), 1};
+    d_.set(dims, where());
+  }
+  std::string describe() const override { return log_ ? "cuDNN log-softmax" : "cuDNN softmax (accurate)"; }
+  void launch(const KernelArgs& args, StreamState& s) override {
+    const float one = 1.0f, zero = 0.0f;
+    check_cudnn(
+        cudnnSoftmaxForward(s.dnn, log_ ? CUDNN_SOFTMAX_LOG : CUDNN_SOFTMAX_ACCURATE, CUDNN_SOFTMAX_MODE_CHANNEL, &one,
+                            d_.d, in<float>(args, 0), &zero, d_.d, out<float>(args, 0)),
+        where() + "cudnnSoftmaxForward");
+  }
+
+ private:
+  TensorDesc d_;
+  bool log_ = false;
+};
+
+class LrnKernel final : public CudaKernel {
+ public:
+  LrnKernel(const Graph& g, const Node& n) : CudaKernel(node_context(g, n)) {
+    const auto& a = n.attrs_as<LrnAttrs>();
+    d_.set(to_int(in_shape(g, n, 0)), where());
+    check_cudnn(cudnnCreateLRNDescriptor(&ld_), where() + "cudnnCreateLRNDescriptor");
+    check_cudnn(cudnnSetLRNDescriptor(ld_, static_cast<unsigned>(a.size), a.alpha, a.beta, a.bias),
+                where() + "cudnnSetLRNDescriptor");
+  }
+  ~LrnKernel() override {
+    if (ld_) cudnnDestroyLRNDescriptor(ld_);
+  }
+  std::string describe() const override { return "cuDNN LRN"; }
+  void launch(const KernelArgs& args, StreamState& s) override {
+    const float one = 1.0f, zero = 0.0f;
+    check_cudnn(cudnnLRNCrossChannelForward(s.dnn, ld_, CUDNN_LRN_CROSS_CHANNEL_DIM1, &one, d_.d, in<float>(args, 0),
+                                            &zero, d_.d, out<float>(args, 0)),
+                where() + "cudnnLRNCrossChannelForward");
+  }
+
+ private:
+  TensorDesc d_;
+  cudnnLRNDescriptor_t ld_ = nullptr;
+};
+
+class BatchNormKernel final : public CudaKernel {
+ public:
+  BatchNormKernel(const Graph& g, const Node& n) : CudaKernel(node_context(g, n)) {
+    eps_ = n.attrs_as<BatchNormAttrs>().epsilon;
+    std::vector<int> x = at_least(to_int(in_shape(g, n, 0)), 4);
+    d_.set(x, where());
+    std::vector<int> p(x.size(), 1);
+    p[1] = x[1];
+    pd_.set(p, where());
+  }
+  std::string describe() const override { return "cuDNN batch normalization (inference)"; }
+  void launch(const KernelArgs& args, StreamState& s) override {
+    const float one = 1.0f, zero = 0.0f;
+    check_cudnn(cudnnBatchNormalizationForwardInference(s.dnn, CUDNN_BATCHNORM_SPATIAL, &one, &zero, d_.d,
+                                                        in<float>(args, 0), d_.d, out<float>(args, 0), pd_.d,
+                                                        in<float>(args, 1), in<float>(args, 2), in<float>(args, 3),
+                                                        in<float>(args, 4), static_cast<double>(eps_)),
+                where() + "cudnnBatchNormalizationForwardInference");
+  }
+
+ private:
+  TensorDesc d_, pd_;
+  float eps_ = 1e-5f;
+};
+
+// Relu, Sigmoid, Tanh, Elu and Clip(0, max) through cudnnActivationForward.
+bool cudnn_activation(const Activation& a, cudnnActivationMode_t* mode, double* coef) {
+  switch (a.kind) {
+    case ActKind::kRelu:
+      *mode = CUDNN_ACTIVATION_RELU;
+      *coef = 0;
+      return true;
+    case ActKind::kSigmoid:
+      *mode = CUDNN_ACTIVATION_SIGMOID;
+      *coef = 0;
+      return true;
+    case ActKind::kTanh:
+      *mode = CUDNN_ACTIVATION_TANH;
+      *coef = 0;
+      return true;
+    case ActKind::kElu:
+      *mode = CUDNN_ACTIVATION_ELU;
+      *coef = a.alpha;
+      return true;
+    case ActKind::kClip:
+      if (a.alpha != 0.0f || !std::isfinite(a.beta) || a.beta < 0.0f) return false;
+      *mode = CUDNN_ACTIVATION_CLIPPED_RELU;
+      *coef = a.beta;
+      return true;
+    default:
+      return false;
+  }
+}
+
+class DnnActivationKernel final : public CudaKernel {
+ public:
+  DnnActivationKernel(const Graph& g, const Node& n, cudnnActivationMode_t mode, double coef)
+      : CudaKernel(node_context(g, n)) {
+    d_.set({1, 1, 1, static_cast<int>(shape_numel(in_shape(g, n, 0)))}, where());
+    check_cudnn(cudnnCreateActivationDescriptor(&ad_), where() + "cudnnCreateActivationDescriptor");
+    check_cudnn(cudnnSetActivationDescriptor(ad_, mode, CUDNN_NOT_PROPAGATE_NAN, coef),
+                where() + "cudnnSetActivationDescriptor");
+  }
+  ~DnnActivationKernel() override {
+    if (ad_) cudnnDestroyActivationDescriptor(ad_);
+  }
+  std::string describe() const override { return "cuDNN activation"; }
+  void launch(const KernelArgs& args, StreamState& s) override {
+    const float one = 1.0f, zero = 0.0f;
+    check_cudnn(cudnnActivationForward(s.dnn, ad_, &one, d_.d, in<float>(args, 0), &zero, d_.d, out<float>(args, 0)),
+                where() + "cudnnActivationForward");
+  }
+
+ private:
+  TensorDesc d_;
+  cudnnActivationDescriptor_t ad_ = nullptr;
+};
+
+}  // namespace
+
+std::unique_ptr<Kernel> make_dnn_kernel(const DeviceContext& ctx, const Graph& g, const Node& n) {
+  const std::string& op = n.op;
+  if (op == "Conv") return std::make_unique<ConvKernel>(ctx, g, n);
+  if (op == "MaxPool" || op == "AveragePool") return std::make_unique<PoolKernel>(g, n);
+  if (op == "GlobalMaxPool" || op == "GlobalAveragePool") return std::make_unique<GlobalPoolKernel>(g, n);
+  if (op == "Softmax" || op == "LogSoftmax") return std::make_unique<SoftmaxKernel>(g, n);
+  if (op == "LRN") return std::make_unique<LrnKernel>(g, n);
+  if (op == "BatchNormalization") return std::make_unique<BatchNormKernel>(g, n);
+  if (op == "Relu" || op == "Sigmoid" || op == "Tanh" || op == "Elu" || op == "Clip") {
+    cudnnActivationMode_t mode;
+    double coef = 0;
+    if (cudnn_activation(n.attrs_as<UnaryAttrs>().act, &mode, &coef))
+      return std::make_unique<DnnActivationKernel>(g, n, mode, coef);
+  }
+  return nullptr;
+}
+
+}  // namespace minirt::cuda

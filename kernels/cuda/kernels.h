@@ -1,0 +1,127 @@
+// The module's own CUDA kernels (elementwise.cu, movement.cu), for the ops
+// cuDNN and cuBLAS do not cover or cover awkwardly. Each launcher takes plain
+// sizes and device pointers, enqueues on `stream` and returns at once; the
+// parameter structs travel by value into the kernel.
+//
+//   ViewArgs v = make_view(...);                       // a strided view of x laid over y
+//   launch_view_copy(x, y, v, sizeof(float), stream);  // Slice, Transpose, Expand
+#pragma once
+
+#include <cuda_runtime_api.h>
+
+#include <cstddef>
+#include <cstdint>
+
+#include "runtime/ops/activation.h"
+
+namespace minirt::cuda {
+
+constexpr int kMaxRank = 8;    // tensor rank the movement kernels walk
+constexpr int kMaxInputs = 4;  // operands of one broadcast kernel
+
+// An activation as the kernels see it (activation.h's Activation, plain).
+struct ActParams {
+  ActKind kind = ActKind::kNone;
+  float alpha = 0, beta = 0;
+};
+
+// ---- elementwise.cu ----
+
+// Unary math beyond the activations (runtime/ops/elementwise.h's UnaryKind).
+enum class UnaryOp : int { kExp, kLog, kSqrt, kNeg, kAbs, kReciprocal, kFloor, kCeil, kErf, kSin, kCos, kSign };
+
+// y[i] = act(x[i]), n floats (y may be x).
+void launch_activation(const float* x, float* y, int64_t n, ActParams act, cudaStream_t stream);
+// y[i] = op(x[i]).
+void launch_unary(UnaryOp op, const float* x, float* y, int64_t n, cudaStream_t stream);
+// y viewed as [outer, channels, inner]: y = act(y + bias[c]) in place; bias may be null.
+void launch_bias_act(float* y, const float* bias, int64_t outer, int64_t channels, int64_t inner, ActParams act,
+                     cudaStream_t stream);
+
+enum class BinaryOp : int { kAdd, kSub, kMul, kDiv, kPow, kPRelu, kMax, kMin };
+
+// Operands broadcast over the output: element i of the output (row-major
+// over `shape`) reads operand k at sum(index_d * stride[k][d]) (0 where it
+// broadcasts). y = x0 op x1 op x2 ... left to right; `mean` divides by the
+// operand count at the end (the variadic Mean).
+struct BroadcastArgs {
+  int rank = 0;
+  int inputs = 0;
+  int64_t shape[kMaxRank] = {};
+  int64_t stride[kMaxInputs][kMaxRank] = {};
+  int64_t count = 0;
+};
+void launch_broadcast(BinaryOp op, bool mean, const float* const* x, float* y, const BroadcastArgs& args,
+                      cudaStream_t stream);
+
+// ---- movement.cu ----
+
+// A strided view of x laid over the dense output y: output element with
+// index (i0, ..., ik) reads x at base + sum(i_d * stride[d]) elements.
+struct ViewArgs {
+  int rank = 0;
+  int64_t base = 0;
+  int64_t shape[kMaxRank] = {};
+  int64_t stride[kMaxRank] = {};
+  int64_t count = 0;
+};
+// elem_size: 1, 2, 4 or 8 bytes.
+void launch_view_copy(const void* x, void* y, const ViewArgs& v, size_t elem_size, cudaStream_t stream);
+
+enum class PadModeGpu : int { kConstant, kReflect, kEdge };
+struct PadArgs {
+  int rank = 0;
+  PadModeGpu mode = PadModeGpu::kConstant;
+  int64_t in_shape[kMaxRank] = {};
+  int64_t out_shape[kMaxRank] = {};
+  int64_t in_stride[kMaxRank] = {};
+  int64_t begin[kMaxRank] = {};  // pads at the start of each axis (negative: cropped)
+  uint64_t fill = 0;             // the constant, bit for bit, in the low elem_size bytes
+  int64_t count = 0;             // output elements
+};
+void launch_pad(const void* x, void* y, const PadArgs& a, size_t elem_size, cudaStream_t stream);
+
+// Gather along one axis: x as [outer, len, inner] elements, indices (int32
+// or int64) as count; y as [outer, count, inner]. Negative indices count from
+// the end; indices out of range give zeros.
+struct GatherArgs {
+  int64_t outer = 1, len = 1, inner = 1, count = 0;
+  bool index64 = true;
+};
+void launch_gather(const void* x, const void* indices, void* y, const GatherArgs& a, size_t elem_size,
+                   cudaStream_t stream);
+
+// Resize: per axis, a table in device memory mapping each output index to
+// its source offsets (already multiplied by the input stride) and, for
+// linear, the two weights. Axes whose table is null map index i to i*stride.
+struct ResizeArgs {
+  int rank = 0;
+  bool linear = false;
+  int64_t out_shape[kMaxRank] = {};
+  int64_t in_stride[kMaxRank] = {};
+  const int64_t* off0[kMaxRank] = {};
+  const int64_t* off1[kMaxRank] = {};
+  const float* w0[kMaxRank] = {};
+  const float* w1[kMaxRank] = {};
+  int64_t count = 0;
+};
+void launch_resize(const float* x, float* y, const ResizeArgs& a, cudaStream_t stream);
+
+// Max or average pooling over up to 3 spatial axes (1-D and 2-D lifted to 3-D
+// with leading axes of length 1), windows and padding as the CPU kernel reads
+// them: a window that is all padding gives the lowest float (max) or 0
+// (average); the average divides by the taps inside the input, or with
+// count_include_pad by the taps inside input + padding.
+struct PoolArgs {
+  bool max = true;
+  bool count_include_pad = false;
+  int64_t planes = 0;
+  int64_t in[3] = {1, 1, 1}, out[3] = {1, 1, 1};
+  int64_t kernel[3] = {1, 1, 1}, stride[3] = {1, 1, 1}, dilation[3] = {1, 1, 1};
+  int64_t pad_begin[3] = {0, 0, 0}, pad_end[3] = {0, 0, 0};
+};
+void launch_pool(const float* x, float* y, const PoolArgs& a, cudaStream_t stream);
+// Global max or average over each of `planes` runs of `size` floats.
+void launch_global_pool(const float* x, float* y, int64_t planes, int64_t size, bool max, cudaStream_t stream);
+
+}  // namespace minirt::cuda

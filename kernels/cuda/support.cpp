@@ -1,0 +1,244 @@
+#include "kernels/cuda/support.h"
+
+#include <climits>
+
+#include "runtime/ops/conv.h"
+#include "runtime/ops/elementwise.h"
+#include "runtime/ops/linalg.h"
+#include "runtime/ops/resize.h"
+#include "runtime/ops/shape_ops.h"
+
+namespace minirt::cuda {
+
+namespace {
+
+constexpr int kMaxMoveRank = 8;    // kernels.h kMaxRank
+constexpr int kMaxOperands = 4;    // kernels.h kMaxInputs
+constexpr int kMaxLinearAxes = 4;  // Resize: 2^4 corners per output element
+
+const char* const kOps[] = {"Conv", "MaxPool", "AveragePool", "GlobalMaxPool", "GlobalAveragePool", "LRN",
+                            "BatchNormalization", "Softmax", "LogSoftmax", "Gemm", "MatMul",
+                            // activations and unary math
+                            "Relu", "LeakyRelu", "Sigmoid", "Tanh", "HardSigmoid", "HardSwish", "Elu", "Selu", "Celu",
+                            "Softplus", "Softsign", "ThresholdedRelu", "Mish", "Gelu", "Clip", "Exp", "Log", "Sqrt",
+                            "Reciprocal", "Floor", "Ceil", "Erf", "Sin", "Cos", "Sign", "Neg", "Abs", "Identity",
+                            "Dropout",
+                            // broadcast arithmetic
+                            "Add", "Sub", "Mul", "Div", "Pow", "PRelu", "Max", "Min", "Sum", "Mean",
+                            // data movement
+                            "Reshape", "Flatten", "Squeeze", "Unsqueeze", "Concat", "Split", "Transpose", "Slice",
+                            "Expand", "Pad", "Gather", "Resize", "Upsample"};
+
+bool is_one_of(const std::string& op, std::initializer_list<const char*> ops) {
+  for (const char* o : ops)
+    if (op == o) return true;
+  return false;
+}
+
+bool say(std::string* why, std::string text) {
+  if (why) *why = std::move(text);
+  return false;
+}
+
+const Value* input(const Graph& g, const Node& n, size_t i) {
+  int v = n.input(i);
+  return v >= 0 ? &g.values[v] : nullptr;
+}
+
+// Every used input and output: known shape, not empty, dimensions and
+// element counts cuDNN's int fields and the kernels' grids can hold.
+bool shapes_fit(const Graph& g, const Node& n, std::string* why) {
+  auto check = [&](int v) -> bool {
+    if (v < 0) return true;
+    const Value& val = g.values[v];
+    if (!val.shape_known) return say(why, "shape of '" + val.name + "' unknown at plan time");
+    int64_t count = 1;
+    for (int64_t d : val.shape) {
+      if (d > INT_MAX) return say(why, "a dimension of " + std::to_string(d) + " (cuDNN takes at most 2^31-1)");
+      count *= d;
+    }
+    if (count == 0) return say(why, "zero-sized tensor '" + val.name + "'");
+    if (count > INT_MAX)
+      return say(why, "tensor '" + val.name + "' has " + std::to_string(count) + " elements (at most 2^31-1 on cuda)");
+    return true;
+  };
+  for (int v : n.inputs)
+    if (!check(v)) return false;
+  for (int v : n.outputs)
+    if (!check(v)) return false;
+  return true;
+}
+
+// Every used input and output is float32.
+bool all_float(const Graph& g, const Node& n, std::string* why) {
+  for (const auto* ids : {&n.inputs, &n.outputs})
+    for (int v : *ids) {
+      if (v < 0) continue;
+      DType t = g.values[v].dtype;
+      if (t != DType::kFloat32) return say(why, std::string("float32 only on cuda, got ") + dtype_name(t));
+    }
+  return true;
+}
+
+bool movable_dtype(const Graph& g, int v, std::string* why) {
+  if (v < 0) return true;
+  size_t es = dtype_size(g.values[v].dtype);
+  if (es == 1 || es == 2 || es == 4 || es == 8) return true;
+  return say(why, std::string("dtype ") + dtype_name(g.values[v].dtype) + " not moved on cuda");
+}
+
+bool rank_at_most(const Graph& g, int v, int most, std::string* why) {
+  if (v < 0) return true;
+  if (static_cast<int>(g.values[v].shape.size()) <= most) return true;
+  return say(why,
+             "rank " + std::to_string(g.values[v].shape.size()) + " (at most " + std::to_string(most) + " on cuda)");
+}
+
+bool only_first_output(const Node& n, const char* what, std::string* why) {
+  for (size_t i = 1; i < n.outputs.size(); ++i)
+    if (n.outputs[i] >= 0) return say(why, std::string("its ") + what + " output");
+  return true;
+}
+
+bool conv_ok(const Graph& g, const Node& n, std::string* why) {
+  if (!all_float(g, n, why)) return false;
+  size_t r = g.values[n.inputs[0]].shape.size();
+  if (r < 3 || r > 5) return say(why, std::to_string(r - 2) + "-D convolution (1-D to 3-D on cuda)");
+  return true;
+}
+
+bool pool_ok(const Graph& g, const Node& n, std::string* why) {
+  if (!all_float(g, n, why)) return false;
+  size_t r = g.values[n.inputs[0]].shape.size();
+  if (r < 3 || r > 5) return say(why, std::to_string(r - 2) + "-D pooling (1-D to 3-D on cuda)");
+  return true;
+}
+
+bool lrn_ok(const Graph& g, const Node& n, std::string* why) {
+  if (!all_float(g, n, why)) return false;
+  if (g.values[n.inputs[0]].shape.size() != 4) return say(why, "LRN of rank other than 4 (cuDNN's LRN is 4-D)");
+  const auto& a = n.attrs_as<LrnAttrs>();
+  if (a.size < 1 || a.size > 16 || a.size % 2 == 0)
+    return say(why, "size " + std::to_string(a.size) + " (cuDNN's LRN takes odd sizes from 1 to 16)");
+  if (a.beta < 0.01f) return say(why, "beta below 0.01 (cuDNN's minimum)");
+  if (a.bias < 1e-5f) return say(why, "bias below 1e-5 (cuDNN's minimum)");
+  return true;
+}
+
+bool batchnorm_ok(const Graph& g, const Node& n, std::string* why) {
+  if (!all_float(g, n, why) || !only_first_output(n, "training statistics", why)) return false;
+  size_t r = g.values[n.inputs[0]].shape.size();
+  if (r < 2 || r > 5) return say(why, "rank " + std::to_string(r) + " (2 to 5 on cuda)");
+  int64_t c = g.values[n.inputs[0]].shape[1];
+  for (size_t i = 1; i < 5; ++i) {
+    const Value* p = input(g, n, i);
+    if (!p || p->shape != Shape{c}) return say(why, "per-channel parameters not of shape [C]");
+  }
+  return true;
+}
+
+bool softmax_ok(const Graph& g, const Node& n, std::string* why) {
+  if (!all_float(g, n, why)) return false;
+  if (g.values[n.inputs[0]].shape.empty()) return say(why, "a scalar input");
+  return true;
+}
+
+bool unary_ok(const Graph& g, const Node& n, std::string* why) {
+  const auto& a = n.attrs_as<UnaryAttrs>();
+  if (a.kind == UnaryKind::kCopy) {
+    if (n.op == "Dropout" && !only_first_output(n, "mask", why)) return false;
+    return movable_dtype(g, n.inputs[0], why);
+  }
+  // Clip's min and max beyond the data input are plan-time constants in the attributes.
+  for (int v : n.outputs)
+    if (v >= 0 && g.values[v].dtype != DType::kFloat32)
+      return say(why, std::string("float32 only on cuda, got ") + dtype_name(g.values[v].dtype));
+  if (g.values[n.inputs[0]].dtype != DType::kFloat32)
+    return say(why, std::string("float32 only on cuda, got ") + dtype_name(g.values[n.inputs[0]].dtype));
+  return true;
+}
+
+bool broadcast_ok(const Graph& g, const Node& n, std::string* why) {
+  if (n.op == "Pow" && g.values[n.inputs[1]].dtype != DType::kFloat32)
+    return say(why,
+               std::string("exponent of dtype ") + dtype_name(g.values[n.inputs[1]].dtype) + " (float32 only on cuda)");
+  if (!all_float(g, n, why)) return false;
+  if (n.inputs.size() > static_cast<size_t>(kMaxOperands))
+    return say(why, std::to_string(n.inputs.size()) + " inputs (at most " + std::to_string(kMaxOperands) + " on cuda)");
+  for (int v : n.inputs)
+    if (v < 0) return say(why, "a missing input");
+  return rank_at_most(g, n.outputs[0], kMaxMoveRank, why);
+}
+
+bool resize_ok(const Graph& g, const Node& n, std::string* why) {
+  const Value& x = g.values[n.inputs[0]];
+  const Value& y = g.values[n.outputs[0]];
+  if (x.dtype != DType::kFloat32) return say(why, std::string("float32 only on cuda, got ") + dtype_name(x.dtype));
+  if (!rank_at_most(g, n.inputs[0], kMaxMoveRank, why)) return false;
+  if (x.shape.empty()) return say(why, "a scalar input");
+  const auto& a = n.attrs_as<ResizeAttrs>();
+  if (a.scales.size() != x.shape.size()) return say(why, "scales not resolved per axis");
+  if (a.mode == ResizeMode::kLinear) {
+    int blended = 0;
+    for (size_t d = 0; d < x.shape.size(); ++d)
+      if (!(a.scales[d] == 1.0f && x.shape[d] == y.shape[d])) ++blended;
+    if (blended > kMaxLinearAxes)
+      return say(why, "linear over " + std::to_string(blended) + " axes (at most " + std::to_string(kMaxLinearAxes) +
+                          " on cuda)");
+  }
+  return true;
+}
+
+bool movement_ok(const Graph& g, const Node& n, std::string* why) {
+  if (!movable_dtype(g, n.inputs[0], why)) return false;
+  if (is_one_of(n.op, {"Transpose", "Slice", "Expand", "Pad"})) {
+    if (!rank_at_most(g, n.inputs[0], kMaxMoveRank, why) || !rank_at_most(g, n.outputs[0], kMaxMoveRank, why))
+      return false;
+  }
+  if (n.op == "Gather") {
+    DType t = g.values[n.inputs[1]].dtype;
+    if (t != DType::kInt64 && t != DType::kInt32) return say(why, std::string("indices of dtype ") + dtype_name(t));
+  }
+  if (n.op == "Pad" && n.input(2) >= 0 && !g.values[n.inputs[2]].constant)
+    return say(why, "a constant_value computed at run time");
+  if (n.op == "Concat")
+    for (int v : n.inputs)
+      if (v >= 0 && g.values[v].dtype != g.values[n.inputs[0]].dtype) return say(why, "inputs of mixed dtypes");
+  return true;
+}
+
+}  // namespace
+
+const char* const* cuda_ops(size_t* count) {
+  *count = sizeof(kOps) / sizeof(kOps[0]);
+  return kOps;
+}
+
+bool cuda_supports(const Graph& g, const Node& n, std::string* why) {
+  bool known = false;
+  for (const char* op : kOps) known = known || n.op == op;
+  if (!known || !n.domain.empty()) return say(why, "not implemented on cuda");
+  if (n.inputs.empty() || n.inputs[0] < 0) return say(why, "no data input");
+  if (!shapes_fit(g, n, why)) return false;
+  const std::string& op = n.op;
+  if (op == "Conv") return conv_ok(g, n, why);
+  if (op == "MaxPool" || op == "AveragePool") return pool_ok(g, n, why);
+  if (op == "GlobalMaxPool" || op == "GlobalAveragePool") {
+    if (!all_float(g, n, why)) return false;
+    if (g.values[n.inputs[0]].shape.size() < 3) return say(why, "rank below 3");
+    return true;
+  }
+  if (op == "LRN") return lrn_ok(g, n, why);
+  if (op == "BatchNormalization") return batchnorm_ok(g, n, why);
+  if (op == "Softmax" || op == "LogSoftmax") return softmax_ok(g, n, why);
+  if (op == "Gemm" || op == "MatMul") return all_float(g, n, why);
+  if (is_one_of(op, {"Add", "Sub", "Mul", "Div", "Pow", "PRelu", "Max", "Min", "Sum", "Mean"}))
+    return broadcast_ok(g, n, why);
+  if (op == "Resize" || op == "Upsample") return resize_ok(g, n, why);
+  if (is_one_of(op, {"Reshape", "Flatten", "Squeeze", "Unsqueeze", "Concat", "Split", "Transpose", "Slice", "Expand",
+                     "Pad", "Gather"}))
+    return movement_ok(g, n, why);
+  return unary_ok(g, n, why);  // activations, unary math, Identity, Dropout
+}
+
+}  // namespace minirt::cuda

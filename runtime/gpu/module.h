@@ -1,0 +1,55 @@
+// Loads the GPU module (libminirt_cuda.so) at run time and makes its backend.
+// The core library links no CUDA library: the module does, and it is opened
+// only after the compatibility gate (probe.h) has judged the stack usable and
+// loaded the very cuDNN and cuBLAS files it judged, so the module's
+// libcudnn.so.9 and libcublas.so.13 bind to those by soname, even when they
+// live in a pip wheel's folder the loader would not search.
+//
+//   const GateResult& gate = check_gpu_stack();
+//   if (gate.usable) {
+//     LoadedBackend m = load_cuda_backend({.device = 0, .tf32 = false});
+//     if (m.backend) SessionInternals::add_device(session, m.backend);  // m.description: "NVIDIA H200 (cc 9.0), ..."
+//     else std::cerr << m.error << "\n";                               // a sentence; never a crash
+//   }
+//
+// Where the module is looked for, in order (the first file that exists is
+// the one opened):
+//   1. MINIRT_MODULE_PATH: colon-separated files or folders; when it is set,
+//      nothing else is tried (an explicit choice);
+//   2. next to the file that holds minirt (libminirt.so, or the executable
+//      that links minirt statically), then its ../lib, ../lib64 and lib/
+//      (an installed tree puts the module in lib/ beside libminirt.so; a
+//      build tree puts it in BUILD/lib, with the tools in BUILD/bin);
+//   3. next to the running executable (/proc/self/exe), then its ../lib,
+//      ../lib64 and lib/.
+#pragma once
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "runtime/backend.h"
+
+namespace minirt::gpu {
+
+struct ModuleOptions {
+  int device = 0;     // CUDA device ordinal
+  bool tf32 = false;  // TF32 math in cuBLAS and cuDNN (fp32 otherwise)
+};
+
+struct LoadedBackend {
+  std::shared_ptr<Backend> backend;  // null when loading failed
+  std::string path;                  // the module file opened (or the last one tried)
+  std::string description;  // what runs, e.g. "NVIDIA H200 (cc 9.0), driver CUDA 13.0, cuDNN 9.19.0, cuBLAS 13.1.0"
+  std::string error;        // when backend is null: one sentence, with the file and the loader's or CUDA's words
+};
+
+// Finds, opens and asks the module for a backend. Thread-safe. The module
+// stays loaded for the rest of the process once opened; the backend is
+// destroyed through the module when the last shared_ptr goes.
+LoadedBackend load_cuda_backend(const ModuleOptions& options);
+
+// The files that would be tried, in order (for messages and tests).
+std::vector<std::string> module_candidates();
+
+}  // namespace minirt::gpu

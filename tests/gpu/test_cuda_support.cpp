@@ -1,0 +1,210 @@
+// What the CUDA backend claims, on every machine: cuda_supports() is a pure
+// function of the node (kernels/cuda/support.cpp, compiled into this test),
+// asked here through the real planner by a device that records each answer
+// and then declines, so the CPU runs everything. And the module loader's
+// sentences for a missing, broken or foreign module.
+#include <gmock/gmock.h>
+#include <unistd.h>
+
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <map>
+
+#include "gpu_test_util.h"
+#include "kernels/cuda/support.h"
+
+namespace minirt::gputest {
+namespace {
+
+using ::testing::HasSubstr;
+
+class SupportProbe final : public Backend {
+ public:
+  const char* name() const override { return "cuda"; }
+  bool supports(const Graph& g, const Node& n, std::string* why) const override {
+    std::string reason;
+    bool ok = cuda::cuda_supports(g, n, &reason);
+    answers[n.name.empty() ? n.op : n.name] = ok ? "yes" : reason;
+    if (why) *why = reason;
+    return false;
+  }
+  std::unique_ptr<Kernel> make_kernel(const Graph&, const Node&) const override { return nullptr; }
+  bool is_device() const override { return true; }
+  std::shared_ptr<RawAllocator> allocator() const override { return std::make_shared<HostAllocator>(); }
+  mutable std::map<std::string, std::string> answers;
+};
+
+// Plans and runs the model on the CPU with the probe as a device; returns the probe's answers by node name.
+std::map<std::string, std::string> ask(ModelBuilder& m, const NamedTensors& inputs) {
+  std::string bytes = m.bytes();
+  auto model = Model::load_from_memory(bytes.data(), bytes.size(), "support.onnx");
+  Session s(model, {.device = Device::kCpu, .threads = 1, .optimize = false});
+  auto probe = std::make_shared<SupportProbe>();
+  SessionInternals::add_device(s, probe);
+  s.run(inputs);
+  return probe->answers;
+}
+
+TEST(CudaSupport, TheNetworkOpsAreClaimed) {
+  ModelBuilder m(13);
+  m.input("x", DType::kFloat32, {1, 3, 16, 16});
+  m.initializer("w", random_tensor({8, 3, 3, 3}, 1));
+  m.initializer("fc", random_tensor({10, 8}, 2));
+  m.node("Conv", {"x", "w"}, {"c"}, "conv").ints("pads", {1, 1, 1, 1});
+  m.node("Relu", {"c"}, {"r"}, "relu");
+  m.node("MaxPool", {"r"}, {"p"}, "pool")
+      .ints("kernel_shape", {3, 3})
+      .ints("strides", {2, 2})
+      .ints("pads", {0, 0, 1, 1});
+  m.node("Add", {"p", "p"}, {"a"}, "add");
+  m.node("GlobalAveragePool", {"a"}, {"g"}, "gap");
+  m.node("Flatten", {"g"}, {"f"}, "flatten");
+  m.node("Gemm", {"f", "fc"}, {"l"}, "fc").i("transB", 1);
+  m.node("Softmax", {"l"}, {"y"}, "softmax");
+  m.output("y");
+  auto a = ask(m, {{"x", random_tensor({1, 3, 16, 16}, 3)}});
+  for (const char* n : {"conv", "relu", "pool", "add", "gap", "flatten", "fc", "softmax"}) EXPECT_EQ(a[n], "yes") << n;
+}
+
+TEST(CudaSupport, DeclinesPreciselyWithAReason) {
+  ModelBuilder m(13);
+  m.input("x", DType::kFloat32, {1, 8, 4, 4});
+  m.input("i", DType::kInt64, {3});
+  m.input("e", DType::kInt64, {4});
+  m.input("z", DType::kFloat32, {0, 3});
+  m.node("LRN", {"x"}, {"l4"}, "lrn_even").i("size", 4);
+  m.node("LRN", {"x"}, {"l5"}, "lrn_odd").i("size", 5);
+  m.node("Add", {"i", "i"}, {"ii"}, "add_int");
+  m.node("Pow", {"x", "e"}, {"pw"}, "pow_int_exponent");
+  m.node("Cast", {"x"}, {"ci"}, "cast").i("to", 7);
+  m.node("Sum", {"x", "x", "x", "x", "x"}, {"s5"}, "sum_of_five");
+  m.node("Sum", {"x", "x", "x", "x"}, {"s4"}, "sum_of_four");
+  m.node("Relu", {"z"}, {"zr"}, "relu_empty");
+  m.node("Dropout", {"x"}, {"d", "mask"}, "dropout_mask");
+  m.node("Transpose", {"i"}, {"it"}, "transpose_int");
+  m.node("ArgMax", {"x"}, {"am"}, "argmax");
+  for (const char* o : {"l4", "l5", "ii", "pw", "ci", "s5", "s4", "zr", "d", "mask", "it", "am"}) {
+    DType t = std::string(o) == "ii" || std::string(o) == "ci" || std::string(o) == "it" || std::string(o) == "am"
+                  ? DType::kInt64
+              : std::string(o) == "mask" ? DType::kBool
+                                         : DType::kFloat32;
+    m.output(o, t);
+  }
+  auto a = ask(m, {{"x", random_tensor({1, 8, 4, 4}, 4)},
+                   {"i", int_tensor<int64_t>(DType::kInt64, {3}, {1, 2, 3})},
+                   {"e", int_tensor<int64_t>(DType::kInt64, {4}, {2, 2, 2, 2})},
+                   {"z", Tensor::zeros(DType::kFloat32, {0, 3})}});
+  EXPECT_EQ(a["lrn_even"], "size 4 (cuDNN's LRN takes odd sizes from 1 to 16)");
+  EXPECT_EQ(a["lrn_odd"], "yes");
+  EXPECT_EQ(a["add_int"], "float32 only on cuda, got int64");
+  EXPECT_EQ(a["pow_int_exponent"], "exponent of dtype int64 (float32 only on cuda)");
+  EXPECT_EQ(a["cast"], "not implemented on cuda");
+  EXPECT_EQ(a["sum_of_five"], "5 inputs (at most 4 on cuda)");
+  EXPECT_EQ(a["sum_of_four"], "yes");
+  EXPECT_EQ(a["relu_empty"], "zero-sized tensor 'z'");
+  EXPECT_EQ(a["dropout_mask"], "its mask output");
+  EXPECT_EQ(a["transpose_int"], "yes");  // data movement takes any element size
+  EXPECT_EQ(a["argmax"], "not implemented on cuda");
+}
+
+TEST(CudaSupport, PlacementLineCarriesTheReasons) {
+  ModelBuilder m(13);
+  m.input("x", DType::kFloat32, {1, 8, 4, 4});
+  m.node("LRN", {"x"}, {"y"}, "lrn").i("size", 2);
+  m.output("y");
+  std::string bytes = m.bytes();
+  auto model = Model::load_from_memory(bytes.data(), bytes.size(), "lrn.onnx");
+  Session s(model, {.device = Device::kCpu, .threads = 1});
+  SessionInternals::add_device(s, std::make_shared<SupportProbe>());
+  s.run({{"x", random_tensor({1, 8, 4, 4}, 5)}});
+  EXPECT_EQ(SessionInternals::placement(s),
+            "placed 1 node on cpu (LRN: size 2 (cuDNN's LRN takes odd sizes from 1 to 16))");
+}
+
+TEST(CudaSupport, OpListHasTheNetworkOps) {
+  size_t n = 0;
+  const char* const* ops = cuda::cuda_ops(&n);
+  std::vector<std::string> list(ops, ops + n);
+  for (const char* op : {"Conv", "MaxPool", "Gemm", "MatMul", "Resize", "Concat", "Softmax", "BatchNormalization"})
+    EXPECT_NE(std::find(list.begin(), list.end(), op), list.end()) << op;
+}
+
+// ---- The module loader ----
+
+class EnvVar {
+ public:
+  EnvVar(const char* name, const std::string& value) : name_(name) {
+    if (const char* v = std::getenv(name)) old_ = v, had_ = true;
+    setenv(name, value.c_str(), 1);
+  }
+  ~EnvVar() {
+    if (had_)
+      setenv(name_, old_.c_str(), 1);
+    else
+      unsetenv(name_);
+  }
+
+ private:
+  const char* name_;
+  std::string old_;
+  bool had_ = false;
+};
+
+TEST(ModuleLoader, MissingModuleIsASentence) {
+  EnvVar env("MINIRT_MODULE_PATH", "/nonexistent/minirt/libminirt_cuda.so");
+  auto candidates = gpu::module_candidates();
+  ASSERT_FALSE(candidates.empty());
+  EXPECT_EQ(candidates[0], "/nonexistent/minirt/libminirt_cuda.so");
+  gpu::LoadedBackend r = gpu::load_cuda_backend({});
+  EXPECT_EQ(r.backend, nullptr);
+  EXPECT_THAT(r.error, HasSubstr("was not found (looked for /nonexistent/minirt/libminirt_cuda.so"));
+  EXPECT_THAT(r.error, HasSubstr("MINIRT_MODULE_PATH is set: only it is searched"));
+}
+
+TEST(ModuleLoader, BrokenFileIsASentence) {
+  auto dir = std::filesystem::temp_directory_path() / ("minirt_loader_" + std::to_string(getpid()));
+  std::filesystem::create_directories(dir);
+  {
+    std::ofstream f(dir / "libminirt_cuda.so");
+    f << "not an ELF file\n";
+  }
+  EnvVar env("MINIRT_MODULE_PATH", dir.string());  // a folder: its libminirt_cuda.so
+  gpu::LoadedBackend r = gpu::load_cuda_backend({});
+  EXPECT_EQ(r.backend, nullptr);
+  EXPECT_THAT(r.error, HasSubstr((dir / "libminirt_cuda.so").string() + " could not be loaded: "));
+  std::filesystem::remove_all(dir);
+}
+
+TEST(ModuleLoader, ForeignLibraryIsASentence) {
+  std::string libm;
+  for (const char* p : {"/lib/x86_64-linux-gnu/libm.so.6", "/usr/lib/x86_64-linux-gnu/libm.so.6", "/lib64/libm.so.6"})
+    if (std::filesystem::exists(p)) libm = p;
+  if (libm.empty()) GTEST_SKIP() << "no libm.so.6 at the usual places";
+  EnvVar env("MINIRT_MODULE_PATH", libm);
+  gpu::LoadedBackend r = gpu::load_cuda_backend({});
+  EXPECT_EQ(r.backend, nullptr);
+  EXPECT_THAT(r.error, HasSubstr("is not a minirt GPU module"));
+}
+
+// The module of this build, found next to the test (BUILD/bin/../lib): it
+// starts where a GPU is usable, and otherwise says why without crashing.
+TEST(ModuleLoader, ThisBuildsModule) {
+  if (!MINIRT_CUDA_MODULE_BUILT) GTEST_SKIP() << "this build has no GPU module";
+  gpu::LoadedBackend r = gpu::load_cuda_backend({});
+  EXPECT_THAT(r.path, HasSubstr("libminirt_cuda.so"));
+  if (gpu::check_gpu_stack().usable) {
+    ASSERT_NE(r.backend, nullptr) << r.error;
+    EXPECT_STREQ(r.backend->name(), "cuda");
+    EXPECT_THAT(r.description, HasSubstr("(cc "));
+    std::printf("module: %s\n", r.description.c_str());
+  } else {
+    // No driver here: the module loads, and its start fails with CUDA's words.
+    EXPECT_EQ(r.backend, nullptr);
+    EXPECT_THAT(r.error, HasSubstr("could not start"));
+    std::printf("module here: %s\n", r.error.c_str());
+  }
+}
+
+}  // namespace
+}  // namespace minirt::gputest
