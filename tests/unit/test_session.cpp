@@ -4,6 +4,7 @@
 #include <minirt/minirt.h>
 
 #include "model_builder.h"
+#include "runtime/gpu/probe.h"
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
@@ -109,15 +110,26 @@ TEST(Session, BatchChangeReplansAndEachItemMatchesBatchOne) {
 TEST(Session, DeviceChoiceIsExplained) {
   Session cpu(small_cnn(), {.device = Device::kCpu});
   EXPECT_EQ(cpu.device(), Device::kCpu);
+  EXPECT_THAT(cpu.device_reason(), HasSubstr("as requested"));
+  // Auto follows the compatibility gate: the GPU where the stack is usable,
+  // else the CPU with the gate's sentence; cuda fails with that sentence.
+  const gpu::GateResult& gate = gpu::check_gpu_stack();
   Session autod(small_cnn(), {.device = Device::kAuto});
-  EXPECT_EQ(autod.device(), Device::kCpu);
-  EXPECT_THAT(autod.device_reason(), HasSubstr("CPU"));
-  try {
-    Session cuda(small_cnn(), {.device = Device::kCuda});
-    FAIL();
-  } catch (const Error& e) {
-    EXPECT_EQ(e.code(), ErrorCode::kDeviceUnavailable);
-    EXPECT_THAT(e.what(), HasSubstr("GPU"));
+  if (!gate.usable) {
+    EXPECT_EQ(autod.device(), Device::kCpu);
+    EXPECT_THAT(autod.device_reason(), HasSubstr("running on the CPU: "));
+    const gpu::Verdict* fatal = gate.first_fatal();
+    ASSERT_NE(fatal, nullptr);
+    EXPECT_THAT(autod.device_reason(), HasSubstr(fatal->message));
+    try {
+      Session cuda(small_cnn(), {.device = Device::kCuda});
+      FAIL() << "Device::kCuda succeeded without a usable GPU stack";
+    } catch (const Error& e) {
+      EXPECT_EQ(e.code(), ErrorCode::kDeviceUnavailable);
+      EXPECT_THAT(e.what(), HasSubstr(fatal->message));
+    }
+  } else {
+    EXPECT_THAT(autod.device_reason(), HasSubstr("cuda"));
   }
 }
 
