@@ -127,6 +127,7 @@ const Tensor* InferContext::constant(size_t i) const {
 }
 
 std::vector<int64_t> InferContext::const_ints(size_t i, const char* what) const {
+  if (!has_input(i)) fail(std::string("its ") + what + " input (input " + std::to_string(i) + ") is required but was left out");
   const Tensor* t = constant(i);
   if (!t) {
     unsupported(std::string("its ") + what + " input '" + g_.values[n_.input(i)].name +
@@ -144,6 +145,7 @@ std::vector<int64_t> InferContext::const_ints(size_t i, const char* what) const 
 }
 
 std::vector<float> InferContext::const_floats(size_t i, const char* what) const {
+  if (!has_input(i)) fail(std::string("its ") + what + " input (input " + std::to_string(i) + ") is required but was left out");
   const Tensor* t = constant(i);
   if (!t) {
     unsupported(std::string("its ") + what + " input '" + g_.values[n_.input(i)].name +
@@ -170,6 +172,7 @@ void InferContext::unsupported(const std::string& what) const {
 }
 
 void InferContext::expect_dtype(size_t i, std::initializer_list<DType> allowed) const {
+  if (!has_input(i)) fail("input " + std::to_string(i) + " is required but was left out");
   DType d = dtype(i);
   for (DType a : allowed)
     if (a == d) return;

@@ -248,6 +248,18 @@ TEST(Loader, DeclaredTypedDataLargerThanPresentIsRefusedBeforeAllocating) {
   EXPECT_THAT(e.what(), AllOf(HasSubstr("'typed'"), HasSubstr("float_data holds 3")));
 }
 
+TEST(Loader, MissingShapeOperandIsAnErrorNotAnOutOfBoundsRead) {
+  // Found by fuzz_model: Pad-13 with its pads input left out read the value
+  // table at index -1 while writing the error.
+  ModelBuilder m(13);
+  m.input("x", DType::kFloat32, {2, 3});
+  m.node("Pad", {"x"}, {"y"}, "pad_without_pads");
+  m.output("y");
+  Error e = load_error(m.bytes());
+  EXPECT_EQ(e.code(), ErrorCode::kInvalidModel);
+  EXPECT_THAT(e.what(), AllOf(HasSubstr("node 'pad_without_pads' (Pad)"), HasSubstr("pads input (input 1) is required")));
+}
+
 TEST(Loader, RawDataSizeMismatch) {
   ModelBuilder m;
   m.input("x", DType::kFloat32, {3});
