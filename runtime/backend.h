@@ -48,6 +48,14 @@ struct DeviceRunTimes {
   int h2d_copies = 0, kernels = 0, d2h_copies = 0;  // operations counted in each phase
 };
 
+// One way a backend can run a node (an algorithm for a convolution), for
+// the tuner to choose from.
+struct AlgorithmOption {
+  std::string name;      // e.g. "im2col_gemm", "winograd_f4x4", "cudnn_implicit_precomp_gemm"
+  size_t workspace = 0;  // bytes of scratch it needs (Kernel::workspace_bytes of its kernel)
+  std::string declined;  // non-empty: it cannot run this node, and why; such a candidate is never run
+};
+
 class Backend {
  public:
   virtual ~Backend() = default;
@@ -82,6 +90,21 @@ class Backend {
   virtual void begin_run(void* stream) const {}
   virtual void end_run(void* stream) const {}
   virtual DeviceRunTimes run_times(void* stream) const { return {}; }
+
+  // ---- Algorithm choice (autotuning; runtime/tuner.h) ----
+  // The algorithms this backend could run the node with; empty when it has
+  // no choice to make for this node.
+  virtual std::vector<AlgorithmOption> algorithms(const Graph& g, const Node& n) const { return {}; }
+  // The one fixed rules pick without measuring (the `heuristic` tuning mode).
+  virtual std::string heuristic_algorithm(const Graph& g, const Node& n) const { return {}; }
+  // A kernel that runs the node with the named algorithm (one of algorithms()).
+  virtual std::unique_ptr<Kernel> make_kernel_with(const Graph& g, const Node& n, const std::string& algorithm) const {
+    return make_kernel(g, n);
+  }
+  // What results and speed depend on besides the node itself, for the
+  // algorithm cache's key: device identity, instruction sets, library
+  // versions, math mode, e.g. "cpu | AMD EPYC 9R14 | avx512f avx2 fma | minirt 0.1.0 | eigen 3.4.0 | fp32".
+  virtual std::string tuning_context() const { return name(); }
 };
 
 }  // namespace minirt
