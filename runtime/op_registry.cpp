@@ -155,10 +155,23 @@ std::vector<float> InferContext::const_floats(size_t i, const char* what) const 
   return std::vector<float>(t->data<float>(), t->data<float>() + t->numel());
 }
 
+int64_t checked_mul(int64_t a, int64_t b, const InferContext& ctx, const char* what) {
+  int64_t r;
+  if (__builtin_mul_overflow(a, b, &r)) ctx.fail(std::string(what) + " overflows 64-bit arithmetic");
+  return r;
+}
+
 void InferContext::set_output(size_t i, DType dtype, Shape shape) {
   if (i >= n_.outputs.size() || n_.outputs[i] < 0) return;
-  for (int64_t d : shape)
+  // No tensor a model can describe may be so large that counting its
+  // elements overflows; far below that, allocation fails with its own error.
+  unsigned __int128 count = 1;
+  for (int64_t d : shape) {
     if (d < 0) fail("computed a negative output dimension (" + shape_str(shape) + ")");
+    count *= static_cast<unsigned __int128>(d);
+    if (count > (static_cast<unsigned __int128>(1) << 48))
+      fail("computed output shape " + shape_str(shape) + " is impossibly large");
+  }
   Value& v = g_.values[n_.outputs[i]];
   v.dtype = dtype;
   v.shape = std::move(shape);

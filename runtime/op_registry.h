@@ -105,6 +105,8 @@ constexpr int64_t kMinOpset = 7;
 constexpr int64_t kMaxOpset = 22;
 
 // Shared helpers for schemas.
+// a * b for dimension arithmetic; fails (naming `what`) instead of overflowing.
+int64_t checked_mul(int64_t a, int64_t b, const InferContext& ctx, const char* what);
 int64_t normalize_axis(int64_t axis, int64_t rank, const InferContext& ctx);
 // NumPy-style broadcast of two shapes; nullopt-like failure reported via ctx.
 Shape broadcast_shapes(const Shape& a, const Shape& b, const InferContext& ctx);

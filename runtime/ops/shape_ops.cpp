@@ -70,7 +70,7 @@ void infer_reshape(InferContext& ctx) {
     }
     if (d < 0) ctx.fail("shape " + shape_str(spec) + " has a negative dimension");
     y[i] = d;
-    known *= d;
+    known = checked_mul(known, d, ctx, ("shape " + shape_str(spec)).c_str());
   }
   int64_t n = shape_numel(x);
   if (infer_at >= 0) {
@@ -548,7 +548,7 @@ void infer_tile(InferContext& ctx) {
   Shape y(x.size());
   for (size_t i = 0; i < x.size(); ++i) {
     if (a->repeats[i] < 0) ctx.fail("repeats " + shape_str(a->repeats) + " has a negative entry");
-    y[i] = x[i] * a->repeats[i];
+    y[i] = checked_mul(x[i], a->repeats[i], ctx, "repeats");
   }
   ctx.set_attrs(a);
   ctx.set_output(0, ctx.dtype(0), y);
@@ -559,7 +559,8 @@ std::shared_ptr<const OpAttrs> parse_block(const ParseContext& ctx) {
   auto a = std::make_shared<BlockAttrs>();
   if (!ctx.has("blocksize")) ctx.invalid("attribute 'blocksize' is required");
   a->blocksize = ctx.get_int("blocksize", 1);
-  if (a->blocksize < 1) ctx.invalid("blocksize must be 1 or more, not " + std::to_string(a->blocksize));
+  if (a->blocksize < 1 || a->blocksize > (1 << 16))
+    ctx.invalid("blocksize must be between 1 and 65536, not " + std::to_string(a->blocksize));
   if (ctx.node().op == "DepthToSpace") {
     std::string mode = ctx.get_string("mode", "DCR");
     if (mode == "CRD") a->crd = true;
