@@ -8,6 +8,8 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <limits>
+
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
@@ -258,6 +260,46 @@ TEST(Loader, MissingShapeOperandIsAnErrorNotAnOutOfBoundsRead) {
   Error e = load_error(m.bytes());
   EXPECT_EQ(e.code(), ErrorCode::kInvalidModel);
   EXPECT_THAT(e.what(), AllOf(HasSubstr("node 'pad_without_pads' (Pad)"), HasSubstr("pads input (input 1) is required")));
+}
+
+TEST(Loader, ShapeArithmeticThatWouldOverflowIsAnError) {
+  // Found by fuzz_model: a Reshape target of huge dimensions overflowed the
+  // element count (signed overflow is undefined behaviour).
+  ModelBuilder m(13);
+  m.input("x", DType::kFloat32, {2, 3});
+  m.initializer("target", testing::ints64({int64_t{1} << 40, int64_t{1} << 40, 6}));
+  m.initializer("reps", testing::ints64({int64_t{1} << 62, 2}));
+  m.node("Reshape", {"x", "target"}, {"y"}, "huge_reshape");
+  m.output("y");
+  Error e = load_error(m.bytes());
+  EXPECT_EQ(e.code(), ErrorCode::kInvalidModel);
+  EXPECT_THAT(e.what(), AllOf(HasSubstr("node 'huge_reshape' (Reshape)"), HasSubstr("overflows")));
+
+  ModelBuilder t(13);
+  t.input("x", DType::kFloat32, {2, 3});
+  t.initializer("reps", testing::ints64({int64_t{1} << 62, 2}));
+  t.node("Tile", {"x", "reps"}, {"y"}, "huge_tile");
+  t.output("y");
+  Error e2 = load_error(t.bytes());
+  EXPECT_THAT(e2.what(), AllOf(HasSubstr("node 'huge_tile' (Tile)"), HasSubstr("overflows")));
+}
+
+TEST(Loader, ResizeScalesThatAreNotFiniteOrTooLargeAreErrors) {
+  // Found by fuzz_model in CI: a scale of NaN or 1e30 made the float-to-int
+  // conversion of the output extent undefined behaviour.
+  const float bad[] = {std::numeric_limits<float>::quiet_NaN(), std::numeric_limits<float>::infinity(), 1e30f};
+  for (float scale : bad) {
+    ModelBuilder m(13);
+    m.input("x", DType::kFloat32, {1, 1, 2, 2});
+    Tensor scales = testing::iota({4}, 1.0f, 0.0f);
+    scales.data<float>()[3] = scale;
+    m.initializer("scales", scales);
+    m.node("Resize", {"x", "", "scales"}, {"y"}, "bad_resize");
+    m.output("y");
+    Error e = load_error(m.bytes());
+    EXPECT_EQ(e.code(), ErrorCode::kInvalidModel) << scale;
+    EXPECT_THAT(e.what(), AllOf(HasSubstr("node 'bad_resize' (Resize)"), HasSubstr("scales"))) << scale;
+  }
 }
 
 TEST(Loader, RawDataSizeMismatch) {
