@@ -38,6 +38,9 @@ constexpr float kTieWindow = 1e-6f;
 // before opset 11 had no nearest_mode: they truncate, and round up when the
 // axis shrinks (scale < 1), as onnxruntime and the opset-10 reference do.
 int64_t nearest_index(float c, NearestMode mode, bool legacy, bool shrinks) {
+  // The caller clamps the index to the axis; keep the float in a range whose
+  // conversion is defined first.
+  c = c == c ? std::clamp(c, -2.0f, 0x1p40f) : 0.0f;
   if (legacy) return shrinks ? static_cast<int64_t>(std::ceil(c)) : static_cast<int64_t>(c);
   float f = std::floor(c);
   switch (mode) {

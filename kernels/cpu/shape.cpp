@@ -7,6 +7,7 @@
 
 #include <algorithm>
 #include <cstring>
+#include <limits>
 #include <type_traits>
 
 namespace minirt::cpu {
@@ -471,9 +472,26 @@ class RangeKernel final : public Kernel {
   int64_t count_;
 };
 
+// A float that does not fit the integer type converts to the nearest end of
+// its range, and NaN to 0: C++ leaves those conversions undefined, and a
+// model's data must not be able to cause undefined behaviour.
+template <typename To>
+To saturate_from_float(float v) {
+  if (!(v == v)) return To(0);
+  constexpr float lo = static_cast<float>(std::numeric_limits<To>::min());
+  constexpr float hi = static_cast<float>(std::numeric_limits<To>::max());
+  if (v <= lo) return std::numeric_limits<To>::min();
+  if (v >= hi) return std::numeric_limits<To>::max();
+  return static_cast<To>(v);
+}
+
 template <typename To, typename From>
 void convert(const From* x, To* y, int64_t n) {
-  for (int64_t i = 0; i < n; ++i) y[i] = static_cast<To>(x[i]);
+  if constexpr (std::is_floating_point_v<From> && std::is_integral_v<To>) {
+    for (int64_t i = 0; i < n; ++i) y[i] = saturate_from_float<To>(x[i]);
+  } else {
+    for (int64_t i = 0; i < n; ++i) y[i] = static_cast<To>(x[i]);
+  }
 }
 
 template <typename From>
@@ -616,10 +634,10 @@ class PadKernel final : public Kernel {
     } else {
       switch (dtype) {
         case DType::kFloat32: { float f = a.value; std::memcpy(fill_, &f, 4); break; }
-        case DType::kInt64: { int64_t i = static_cast<int64_t>(a.value); std::memcpy(fill_, &i, 8); break; }
-        case DType::kInt32: { int32_t i = static_cast<int32_t>(a.value); std::memcpy(fill_, &i, 4); break; }
-        case DType::kInt8: { int8_t i = static_cast<int8_t>(a.value); std::memcpy(fill_, &i, 1); break; }
-        case DType::kUInt8: { uint8_t i = static_cast<uint8_t>(a.value); std::memcpy(fill_, &i, 1); break; }
+        case DType::kInt64: { int64_t i = saturate_from_float<int64_t>(a.value); std::memcpy(fill_, &i, 8); break; }
+        case DType::kInt32: { int32_t i = saturate_from_float<int32_t>(a.value); std::memcpy(fill_, &i, 4); break; }
+        case DType::kInt8: { int8_t i = saturate_from_float<int8_t>(a.value); std::memcpy(fill_, &i, 1); break; }
+        case DType::kUInt8: { uint8_t i = saturate_from_float<uint8_t>(a.value); std::memcpy(fill_, &i, 1); break; }
         case DType::kBool: fill_[0] = a.value != 0.0f; break;
         default: break;
       }

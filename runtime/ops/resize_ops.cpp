@@ -79,11 +79,17 @@ void infer_resize(InferContext& ctx) {
   } else {
     if (scales.size() != r) ctx.fail("scales has " + std::to_string(scales.size()) + " entries for rank " + std::to_string(r));
     for (size_t i = 0; i < r; ++i) {
-      if (scales[i] <= 0) ctx.fail("scales must be positive");
+      if (!(scales[i] > 0) || !std::isfinite(scales[i]))
+        ctx.fail("scales must be positive and finite, scales[" + std::to_string(i) + "] is " +
+                 std::to_string(scales[i]));
       a->scales[i] = scales[i];
       // In float, as onnxruntime and ONNX's shape inference compute it
       // (in double, 10 x 0.7f would give 6 rather than 7).
-      y[i] = static_cast<int64_t>(std::floor(static_cast<float>(x[i]) * scales[i]));
+      float extent = std::floor(static_cast<float>(x[i]) * scales[i]);
+      if (!(extent < 0x1p48f))
+        ctx.fail("scales[" + std::to_string(i) + "] = " + std::to_string(scales[i]) + " makes axis " +
+                 std::to_string(i) + " too large");
+      y[i] = static_cast<int64_t>(extent);
     }
   }
   ctx.set_attrs(a);

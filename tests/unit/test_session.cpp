@@ -10,6 +10,7 @@
 #include <gtest/gtest.h>
 
 #include <cstring>
+#include <limits>
 
 namespace minirt {
 namespace {
@@ -44,6 +45,34 @@ Error run_error(Session& s, const NamedTensors& in) {
   }
   ADD_FAILURE() << "run succeeded";
   return Error(ErrorCode::kInternal, "");
+}
+
+TEST(Session, CastOfFloatsOutsideTheIntegerRangeSaturates) {
+  // C++ leaves float-to-int conversion of NaN and out-of-range values
+  // undefined; minirt defines it: NaN gives 0, the rest the nearest end of
+  // the range. (The sanitizer run checks that no undefined conversion
+  // happens on the way.)
+  ModelBuilder m;
+  m.input("x", DType::kFloat32, {6});
+  m.node("Cast", {"x"}, {"i64"}, "to_i64").i("to", 7);
+  m.node("Cast", {"x"}, {"i32"}, "to_i32").i("to", 6);
+  m.node("Cast", {"x"}, {"u8"}, "to_u8").i("to", 2);
+  m.output("i64", DType::kInt64).output("i32", DType::kInt32).output("u8", DType::kUInt8);
+  std::string bytes = m.bytes();
+  Session s(Model::load_from_memory(bytes.data(), bytes.size(), "cast.onnx"), {.device = Device::kCpu, .threads = 1});
+  Tensor x = Tensor::zeros(DType::kFloat32, {6});
+  const float v[] = {std::numeric_limits<float>::quiet_NaN(), 1e30f, -1e30f, 3.9f, -3.9f, 300.0f};
+  std::memcpy(x.data<float>(), v, sizeof v);
+  std::vector<Tensor> out = s.run({{"x", x}});
+  ASSERT_EQ(out.size(), 3u);
+  const int64_t want64[] = {0, std::numeric_limits<int64_t>::max(), std::numeric_limits<int64_t>::min(), 3, -3, 300};
+  const int32_t want32[] = {0, std::numeric_limits<int32_t>::max(), std::numeric_limits<int32_t>::min(), 3, -3, 300};
+  const uint8_t want8[] = {0, 255, 0, 3, 0, 255};
+  for (int i = 0; i < 6; ++i) {
+    EXPECT_EQ(out[0].data<int64_t>()[i], want64[i]) << i;
+    EXPECT_EQ(out[1].data<int32_t>()[i], want32[i]) << i;
+    EXPECT_EQ(out[2].data<uint8_t>()[i], want8[i]) << i;
+  }
 }
 
 TEST(Session, UnknownInputNameListsTheRealOnes) {
