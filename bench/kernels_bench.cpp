@@ -1,12 +1,17 @@
 // Google Benchmark cases for the CPU Conv, GEMM and pooling kernels at the
-// shapes of ResNet-50 and MobileNetV2 layers (batch 1, 224x224 input).
+// shapes of ResNet-18/50, MobileNetV2 and SqueezeNet 1.1 layers (batch 1,
+// 224x224 input), and for the SGEMM engine itself.
 //
 //   build/bin/minirt_kernel_bench --benchmark_filter=Conv
+//   MINIRT_CONV_ALGO=im2col_gemm build/bin/minirt_kernel_bench --benchmark_filter=Conv/resnet18
+//   MINIRT_SGEMM_ISA=avx2 build/bin/minirt_kernel_bench --benchmark_filter=Sgemm
 //
 // Each case builds a one-node graph, plans it like a Session would (shape
 // inference, kernel made once) and times only Kernel::run. Counters report
-// GFLOP/s for the heavy ops.
+// GFLOP/s for the heavy ops; the label is the kernel's describe() (algorithm
+// and SGEMM variant).
 #include "kernels/cpu/cpu_backend.h"
+#include "kernels/cpu/sgemm.h"
 #include "runtime/op_registry.h"
 #include "runtime/ops/conv.h"
 #include "runtime/ops/linalg.h"
@@ -90,6 +95,32 @@ void BM_Conv(benchmark::State& state) {
   state.SetLabel(node.kernel->describe());
 }
 
+// ResNet-18 layers: stem, the 3x3 convs of each stage (the first strided),
+// the strided 1x1 downsamples.
+void resnet18_convs(benchmark::internal::Benchmark* b) {
+  const int64_t shapes[][6] = {
+      {3, 224, 64, 7, 2, 1},    {64, 56, 64, 3, 1, 1},                             // conv1, layer1
+      {64, 56, 128, 3, 2, 1},   {128, 28, 128, 3, 1, 1}, {64, 56, 128, 1, 2, 1},   // layer2
+      {128, 28, 256, 3, 2, 1},  {256, 14, 256, 3, 1, 1}, {128, 28, 256, 1, 2, 1},  // layer3
+      {256, 14, 512, 3, 2, 1},  {512, 7, 512, 3, 1, 1},  {256, 14, 512, 1, 2, 1},  // layer4
+  };
+  for (int threads : {1, 2})
+    for (const auto& s : shapes) b->Args({s[0], s[1], s[2], s[3], s[4], s[5], threads});
+  b->ArgNames({"C", "HW", "K", "R", "stride", "groups", "threads"});
+}
+
+// SqueezeNet 1.1 layers: stem, fire squeeze 1x1 and expand 1x1 / 3x3.
+void squeezenet_convs(benchmark::internal::Benchmark* b) {
+  const int64_t shapes[][6] = {
+      {3, 224, 64, 3, 2, 1},  {64, 55, 16, 1, 1, 1},  {16, 55, 64, 1, 1, 1},  {16, 55, 64, 3, 1, 1},
+      {128, 27, 32, 1, 1, 1}, {32, 27, 128, 3, 1, 1}, {256, 13, 48, 1, 1, 1}, {48, 13, 192, 3, 1, 1},
+      {512, 13, 1000, 1, 1, 1},
+  };
+  for (int threads : {1, 2})
+    for (const auto& s : shapes) b->Args({s[0], s[1], s[2], s[3], s[4], s[5], threads});
+  b->ArgNames({"C", "HW", "K", "R", "stride", "groups", "threads"});
+}
+
 // ResNet-50 (torchvision v1.5) layers: stem, bottleneck 1x1/3x3/1x1 per stage.
 void resnet50_convs(benchmark::internal::Benchmark* b) {
   const int64_t shapes[][6] = {
@@ -117,7 +148,9 @@ void mobilenetv2_convs(benchmark::internal::Benchmark* b) {
   b->ArgNames({"C", "HW", "K", "R", "stride", "groups", "threads"});
 }
 
+BENCHMARK(BM_Conv)->Name("Conv/resnet18")->Apply(resnet18_convs)->Unit(benchmark::kMicrosecond)->UseRealTime();
 BENCHMARK(BM_Conv)->Name("Conv/resnet50")->Apply(resnet50_convs)->Unit(benchmark::kMicrosecond)->UseRealTime();
+BENCHMARK(BM_Conv)->Name("Conv/squeezenet")->Apply(squeezenet_convs)->Unit(benchmark::kMicrosecond)->UseRealTime();
 BENCHMARK(BM_Conv)->Name("Conv/mobilenetv2")->Apply(mobilenetv2_convs)->Unit(benchmark::kMicrosecond)->UseRealTime();
 
 // args: M, K, N, threads (Gemm with transB, as classifier layers are exported)
@@ -142,6 +175,47 @@ BENCHMARK(BM_Gemm)
     ->Unit(benchmark::kMicrosecond)
     ->UseRealTime();
 
+// The SGEMM engine alone: A packed once, B (row-major) packed per call, a
+// row bias and ReLU in the epilogue. args: M, N, K, threads
+void BM_Sgemm(benchmark::State& state) {
+  using namespace cpu;
+  int64_t m = state.range(0), n = state.range(1), k = state.range(2);
+  int threads = static_cast<int>(state.range(3));
+  SgemmIsa isa = sgemm_default_isa();
+  Tensor a = random_tensor({m, k}, 1), b = random_tensor({k, n}, 2), bias = random_tensor({m}, 3);
+  Tensor c = Tensor::zeros(DType::kFloat32, {m, n});
+  AlignedFloats pa = sgemm_pack_a(isa, a.data<float>(), k, 1, m, k);
+  SgemmArgs g;
+  g.isa = isa;
+  g.m = m;
+  g.n = n;
+  g.k = k;
+  g.a = pa.data();
+  g.b = SgemmB::matrix(b.data<float>(), n, 1);
+  g.c = c.data<float>();
+  g.ldc = n;
+  g.ep.row_bias = bias.data<float>();
+  g.ep.act.kind = ActKind::kRelu;
+  SgemmSplit split = sgemm_split(isa, 1, m, n, k, threads);
+  Tensor ws = Tensor::zeros(DType::kUInt8, {static_cast<int64_t>(sgemm_workspace_bytes(split, isa, k, n, true)) + 64});
+  ThreadPool pool(threads);
+  for (auto _ : state) sgemm_run(pool, g, split, ws.data<float>());
+  state.counters["GFLOP/s"] = benchmark::Counter(2.0 * m * n * k, benchmark::Counter::kIsIterationInvariantRate,
+                                                 benchmark::Counter::kIs1000);
+  state.SetLabel(std::string("isa=") + sgemm_isa_name(isa));
+}
+BENCHMARK(BM_Sgemm)
+    ->ArgNames({"M", "N", "K", "threads"})
+    ->Args({256, 256, 256, 1})
+    ->Args({512, 512, 512, 1})
+    ->Args({1024, 1024, 1024, 1})
+    ->Args({64, 3136, 576, 1})   // ResNet layer1 3x3 as a GEMM
+    ->Args({512, 49, 4608, 1})   // ResNet layer4 3x3 as a GEMM
+    ->Args({1024, 1024, 1024, 2})
+    ->Args({512, 49, 4608, 2})
+    ->Unit(benchmark::kMicrosecond)
+    ->UseRealTime();
+
 // args: C, HW, kernel, stride, threads
 void BM_MaxPool(benchmark::State& state) {
   auto a = std::make_shared<PoolAttrs>();
@@ -157,6 +231,7 @@ void BM_MaxPool(benchmark::State& state) {
 BENCHMARK(BM_MaxPool)
     ->ArgNames({"C", "HW", "R", "stride", "threads"})
     ->Args({64, 112, 3, 2, 1})  // ResNet stem pool
+    ->Args({8, 112, 3, 2, 1})   // the same, cache-resident
     ->Args({64, 112, 3, 2, 2})
     ->Unit(benchmark::kMicrosecond)
     ->UseRealTime();

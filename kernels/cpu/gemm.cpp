@@ -1,8 +1,14 @@
-// Gemm and MatMul on the CPU, through Eigen's GEMM. Work is split across
-// the pool by rows of the output, or by columns when there are few rows
-// (a fully connected layer at batch 1).
-#include "kernels/cpu/eigen_util.h"
+// Gemm and MatMul on the CPU, with the SGEMM engine of sgemm.h.
+//
+// A constant B (a classifier's weights, usually stored transposed) is packed
+// into B panels once, when the kernel is made; a B that changes is packed per
+// call, block by block. A is packed per call into workspace (a constant A
+// once). Gemm's alpha, its bias C (beta * C as a row or column vector, or
+// a whole matrix the result is added to) and the fused activation are applied
+// in the GEMM's epilogue. Work is split over the pool by the engine: rows
+// when there are many, columns when there are few (a batch-1 classifier).
 #include "kernels/cpu/registry.h"
+#include "kernels/cpu/sgemm.h"
 #include "runtime/ops/linalg.h"
 
 #include <algorithm>
@@ -11,47 +17,21 @@ namespace minirt::cpu {
 
 namespace {
 
-// C(m x n, ld ldc) = A(m x k) * B(k x n), A and B possibly transposed in
-// memory, split over the pool.
-void parallel_gemm(ThreadPool& pool, const float* a, bool ta, int64_t lda, const float* b, bool tb, int64_t ldb,
-                   float* c, int64_t ldc, int64_t m, int64_t n, int64_t k) {
-  auto block = [&](int64_t r0, int64_t rows, int64_t c0, int64_t cols) {
-    auto out = mat(c + r0 * ldc + c0, rows, cols, ldc);
-    const float* ap = ta ? a + r0 : a + r0 * lda;
-    const float* bp = tb ? b + c0 * ldb : b + c0;
-    if (!ta && !tb) out.noalias() = cmat(ap, rows, k, lda) * cmat(bp, k, cols, ldb);
-    else if (ta && !tb) out.noalias() = cmat(ap, k, rows, lda).transpose() * cmat(bp, k, cols, ldb);
-    else if (!ta && tb) out.noalias() = cmat(ap, rows, k, lda) * cmat(bp, cols, k, ldb).transpose();
-    else out.noalias() = cmat(ap, k, rows, lda).transpose() * cmat(bp, cols, k, ldb).transpose();
-  };
-  int64_t threads = pool.size();
-  double flops = 2.0 * m * n * k;
-  if (threads == 1 || flops < 2e5) return block(0, m, 0, n);
-  if (m >= 4 * threads || m >= n) {
-    int64_t step = std::max<int64_t>(4, (m + threads - 1) / threads);
-    int64_t tiles = (m + step - 1) / step;
-    auto body = [&](int64_t t0, int64_t t1) {
-      for (int64_t t = t0; t < t1; ++t) block(t * step, std::min(step, m - t * step), 0, n);
-    };
-    pool.parallel_for(tiles, body);
-  } else {
-    int64_t step = std::max<int64_t>(16, ((n + threads - 1) / threads + 15) / 16 * 16);
-    int64_t tiles = (n + step - 1) / step;
-    auto body = [&](int64_t t0, int64_t t1) {
-      for (int64_t t = t0; t < t1; ++t) block(0, m, t * step, std::min(step, n - t * step));
-    };
-    pool.parallel_for(tiles, body);
-  }
-}
+size_t round16(size_t n) { return (n + 15) / 16 * 16; }
 
 class GemmKernel final : public Kernel {
  public:
-  GemmKernel(const Graph& g, const Node& n, int) : a_(n.attrs_as<GemmAttrs>()) {
+  GemmKernel(const Graph& g, const Node& n, int threads) : a_(n.attrs_as<GemmAttrs>()), isa_(sgemm_default_isa()) {
     const Shape& sa = in_shape(g, n, 0);
     const Shape& sb = in_shape(g, n, 1);
     m_ = a_.trans_a ? sa[1] : sa[0];
     k_ = a_.trans_a ? sa[0] : sa[1];
     n_ = a_.trans_b ? sb[0] : sb[1];
+    // Element (r, k) of op(A) is a[r * ars_ + k * acs_]; (k, c) of op(B) is b[k * brs_ + c * bcs_].
+    ars_ = a_.trans_a ? 1 : k_;
+    acs_ = a_.trans_a ? m_ : 1;
+    brs_ = a_.trans_b ? 1 : n_;
+    bcs_ = a_.trans_b ? k_ : 1;
     has_c_ = n.input(2) >= 0 && a_.beta != 0.0f;
     if (has_c_) {
       Shape c = in_shape(g, n, 2);
@@ -59,38 +39,80 @@ class GemmKernel final : public Kernel {
       c_rows_ = c[0];
       c_cols_ = c[1];
     }
+    empty_ = m_ == 0 || n_ == 0;
+    if (empty_) return;
+    if (const Tensor* b = in_const(g, n, 1)) packed_b_ = sgemm_pack_b(isa_, b->data<float>(), brs_, bcs_, k_, n_);
+    if (const Tensor* a = in_const(g, n, 0)) packed_a_ = sgemm_pack_a(isa_, a->data<float>(), ars_, acs_, m_, k_);
+    split_ = sgemm_split(isa_, 1, m_, n_, k_, threads, 0, packed_b_.empty());
+    // Workspace: [packed A][beta * C as a vector][B blocks per task].
+    bias_at_ = packed_a_.empty() ? round16(sgemm_packed_a_floats(isa_, m_, k_)) : 0;
+    scratch_at_ = bias_at_ + round16(static_cast<size_t>(std::max(m_, n_)));
+    ws_floats_ = scratch_at_ + sgemm_workspace_bytes(split_, isa_, k_, n_, packed_b_.empty()) / sizeof(float);
   }
+
+  size_t workspace_bytes() const override { return empty_ ? 0 : ws_floats_ * sizeof(float); }
+  std::string describe() const override {
+    return std::string("sgemm isa=") + sgemm_isa_name(isa_) + (packed_b_.empty() ? "" : " b=prepacked");
+  }
+
   void run(const KernelArgs& args) override {
+    if (empty_) return;
     const float* a = static_cast<const float*>(args.inputs[0]);
     const float* b = static_cast<const float*>(args.inputs[1]);
-    float* y = static_cast<float*>(args.outputs[0]);
-    parallel_gemm(*args.pool, a, a_.trans_a, a_.trans_a ? m_ : k_, b, a_.trans_b, a_.trans_b ? k_ : n_, y, n_, m_, n_, k_);
     const float* c = has_c_ ? static_cast<const float*>(args.inputs[2]) : nullptr;
-    for (int64_t i = 0; i < m_; ++i) {
-      float* row = y + i * n_;
-      if (a_.alpha != 1.0f)
-        for (int64_t j = 0; j < n_; ++j) row[j] *= a_.alpha;
-      if (c) {
-        const float* cr = c + (c_rows_ == 1 ? 0 : i) * c_cols_;
-        if (c_cols_ == 1)
-          for (int64_t j = 0; j < n_; ++j) row[j] += a_.beta * cr[0];
-        else
-          for (int64_t j = 0; j < n_; ++j) row[j] += a_.beta * cr[j];
-      }
-      a_.act.apply(row, n_);
+    float* y = static_cast<float*>(args.outputs[0]);
+    float* ws = static_cast<float*>(args.workspace);
+    ThreadPool& pool = *args.pool;
+
+    SgemmArgs g;
+    g.isa = isa_;
+    g.m = m_;
+    g.n = n_;
+    g.k = k_;
+    if (packed_a_.empty()) {
+      sgemm_pack_a_parallel(pool, isa_, a, ars_, acs_, m_, k_, ws);
+      g.a = ws;
+    } else {
+      g.a = packed_a_.data();
     }
+    g.b = packed_b_.empty() ? SgemmB::matrix(b, brs_, bcs_) : SgemmB::prepacked(packed_b_.data());
+    g.c = y;
+    g.ldc = n_;
+    g.ep.alpha = a_.alpha;
+    g.ep.act = a_.act;
+    if (c) {
+      // beta * C: a vector along the columns or the rows, or the whole
+      // matrix written into Y first and added to.
+      float* bias = ws + bias_at_;
+      if (c_rows_ == 1) {
+        for (int64_t j = 0; j < n_; ++j) bias[j] = a_.beta * c[c_cols_ == 1 ? 0 : j];
+        g.ep.col_bias = bias;
+      } else if (c_cols_ == 1) {
+        for (int64_t i = 0; i < m_; ++i) bias[i] = a_.beta * c[i];
+        g.ep.row_bias = bias;
+      } else {
+        for (int64_t i = 0; i < m_ * n_; ++i) y[i] = a_.beta * c[i];
+        g.ep.accumulate = true;
+      }
+    }
+    sgemm_run(pool, g, split_, ws + scratch_at_);
   }
 
  private:
   GemmAttrs a_;
+  SgemmIsa isa_;
   int64_t m_ = 0, n_ = 0, k_ = 0;
-  bool has_c_ = false;
+  int64_t ars_ = 0, acs_ = 1, brs_ = 0, bcs_ = 1;
+  bool has_c_ = false, empty_ = false;
   int64_t c_rows_ = 1, c_cols_ = 1;
+  AlignedFloats packed_a_, packed_b_;
+  SgemmSplit split_;
+  size_t bias_at_ = 0, scratch_at_ = 0, ws_floats_ = 0;
 };
 
 class MatMulKernel final : public Kernel {
  public:
-  MatMulKernel(const Graph& g, const Node& n, int) {
+  MatMulKernel(const Graph& g, const Node& n, int threads) : isa_(sgemm_default_isa()) {
     Shape a = in_shape(g, n, 0), b = in_shape(g, n, 1);
     if (a.size() == 1) a.insert(a.begin(), 1);
     if (b.size() == 1) b.push_back(1);
@@ -104,8 +126,8 @@ class MatMulKernel final : public Kernel {
     batch_shape_.resize(r);
     for (size_t i = 0; i < r; ++i) batch_shape_[i] = std::max(ba[i], bb[i]);
     batch_ = shape_numel(batch_shape_);
-    // Element strides of each operand's batch axes (0 where broadcast).
-    int64_t sa = m_ * k_, sb = k_ * n_;
+    // Matrix strides of each operand's batch axes (0 where broadcast).
+    int64_t sa = 1, sb = 1;
     stride_a_.assign(r, 0);
     stride_b_.assign(r, 0);
     for (int64_t i = static_cast<int64_t>(r) - 1; i >= 0; --i) {
@@ -114,40 +136,97 @@ class MatMulKernel final : public Kernel {
       sa *= ba[i];
       sb *= bb[i];
     }
+    a_mats_ = sa;
+    b_mats_ = sb;
     // A batch of A against one shared B is a single taller GEMM.
-    shared_b_ = true;
-    for (int64_t s : stride_b_) shared_b_ = shared_b_ && s == 0;
+    bool shared_b = b_mats_ == 1;
     bool a_dense = true;
-    int64_t expect = m_ * k_;
+    int64_t expect = 1;
     for (int64_t i = static_cast<int64_t>(r) - 1; i >= 0; --i) {
       if (batch_shape_[i] == 1) continue;
       a_dense = a_dense && stride_a_[i] == expect;
       expect *= batch_shape_[i];
     }
-    shared_b_ = shared_b_ && a_dense;
+    if (shared_b && a_dense && batch_ > 1) {
+      m_ *= batch_;
+      batch_ = 1;
+      a_mats_ = 1;
+      batch_shape_.assign(1, 1);
+      stride_a_.assign(1, 0);
+      stride_b_.assign(1, 0);
+    }
+    empty_ = batch_ == 0 || m_ == 0 || n_ == 0;
+    if (empty_) return;
+    b_floats_ = sgemm_packed_b_floats(isa_, k_, n_);
+    if (const Tensor* bt = in_const(g, n, 1)) {
+      packed_b_ = AlignedFloats(b_floats_ * static_cast<size_t>(b_mats_));
+      for (int64_t i = 0; i < b_mats_; ++i) {
+        AlignedFloats one = sgemm_pack_b(isa_, bt->data<float>() + i * k_ * n_, n_, 1, k_, n_);
+        std::copy(one.data(), one.data() + b_floats_, packed_b_.data() + i * b_floats_);
+      }
+    }
+    a_floats_ = round16(sgemm_packed_a_floats(isa_, m_, k_));
+    split_ = sgemm_split(isa_, batch_, m_, n_, k_, threads, 0, packed_b_.empty());
+    // Workspace: [each of A's matrices, packed][B blocks per task].
+    scratch_at_ = a_floats_ * static_cast<size_t>(a_mats_);
+    ws_floats_ = scratch_at_ + sgemm_workspace_bytes(split_, isa_, k_, n_, packed_b_.empty()) / sizeof(float);
   }
+
+  size_t workspace_bytes() const override { return empty_ ? 0 : ws_floats_ * sizeof(float); }
+  std::string describe() const override {
+    return std::string("sgemm isa=") + sgemm_isa_name(isa_) + (packed_b_.empty() ? "" : " b=prepacked");
+  }
+
   void run(const KernelArgs& args) override {
+    if (empty_) return;
     const float* a = static_cast<const float*>(args.inputs[0]);
     const float* b = static_cast<const float*>(args.inputs[1]);
     float* y = static_cast<float*>(args.outputs[0]);
-    if (shared_b_) return parallel_gemm(*args.pool, a, false, k_, b, false, n_, y, n_, batch_ * m_, n_, k_);
-    for (int64_t i = 0; i < batch_; ++i) {
-      int64_t oa = 0, ob = 0, rest = i;
+    float* ws = static_cast<float*>(args.workspace);
+    ThreadPool& pool = *args.pool;
+    // Pack every matrix of A (each is used by the batch items that broadcast it).
+    const int64_t panels = ceil_div(m_, sgemm_tile(isa_).mr);
+    auto pack = [&](int64_t i0, int64_t i1) {
+      for (int64_t i = i0; i < i1; ++i) {
+        int64_t mat = i / panels, p = i % panels;
+        sgemm_pack_a_panels(isa_, a + mat * m_ * k_, k_, 1, m_, k_, ws + mat * a_floats_, p, p + 1);
+      }
+    };
+    pool.parallel_for(a_mats_ * panels, pack, std::max<int64_t>(1, 16384 / std::max<int64_t>(1, k_ * 8)));
+    auto make = [&](int64_t batch, SgemmArgs& g) {
+      int64_t ia = 0, ib = 0, rest = batch;
       for (int64_t d = static_cast<int64_t>(batch_shape_.size()) - 1; d >= 0; --d) {
         int64_t idx = rest % batch_shape_[d];
         rest /= batch_shape_[d];
-        oa += idx * stride_a_[d];
-        ob += idx * stride_b_[d];
+        ia += idx * stride_a_[d];
+        ib += idx * stride_b_[d];
       }
-      parallel_gemm(*args.pool, a + oa, false, k_, b + ob, false, n_, y + i * m_ * n_, n_, m_, n_, k_);
-    }
+      g.isa = isa_;
+      g.m = m_;
+      g.n = n_;
+      g.k = k_;
+      g.a = ws + ia * a_floats_;
+      g.b = packed_b_.empty() ? SgemmB::matrix(b + ib * k_ * n_, n_, 1)
+                              : SgemmB::prepacked(packed_b_.data() + ib * b_floats_);
+      g.c = y + batch * m_ * n_;
+      g.ldc = n_;
+    };
+    sgemm_run_batch(pool, split_, isa_, m_, n_, k_, ws + scratch_at_, make);
   }
 
  private:
+  static int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
+
+  SgemmIsa isa_;
   int64_t m_ = 0, n_ = 0, k_ = 0, batch_ = 1;
   Shape batch_shape_;
-  std::vector<int64_t> stride_a_, stride_b_;
-  bool shared_b_ = false;
+  std::vector<int64_t> stride_a_, stride_b_;  // in matrices
+  int64_t a_mats_ = 1, b_mats_ = 1;
+  bool empty_ = false;
+  AlignedFloats packed_b_;
+  size_t a_floats_ = 0, b_floats_ = 0;
+  SgemmSplit split_;
+  size_t scratch_at_ = 0, ws_floats_ = 0;
 };
 
 std::unique_ptr<Kernel> make_gemm(const Graph& g, const Node& n, int t) { return std::make_unique<GemmKernel>(g, n, t); }

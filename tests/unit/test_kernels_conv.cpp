@@ -1,15 +1,19 @@
 // The CPU Conv kernel against a plain direct convolution written here.
 //
 // Each grid is built so that one of the kernel's algorithms (depthwise,
-// gemm_1x1, im2col_gemm) runs it, and the test asserts from describe() that
-// it really did. Every case runs with 1 and with 3 threads (the kernel cuts
-// its work into tiles by thread count), on odd sizes, with padding, groups,
-// dilations, batch > 1, and with a fused activation.
+// gemm_1x1, implicit_gemm, im2col_gemm) runs it, and the test asserts from
+// describe() that it really did; the GEMM lowerings are also forced onto
+// every grid they can run (MINIRT_CONV_ALGO), and run with each SGEMM
+// microkernel variant the CPU has. Every case runs with 1 and with 3 threads
+// (the kernel cuts its work into tiles by thread count), on odd sizes, with
+// padding, groups, dilations, batch > 1, with a fused activation, and with
+// weights that are not constant (packed per run).
 //
 // Output and workspace get guard bytes after their end, and start filled
 // with a NaN pattern: a kernel that writes past its buffers, leaves an output
 // unwritten or reads scratch it did not write shows up here.
 #include "kernels/cpu/cpu_backend.h"
+#include "kernels/cpu/sgemm.h"
 #include "runtime/op_registry.h"
 #include "runtime/ops/conv.h"
 #include "runtime/thread_pool.h"
@@ -18,6 +22,7 @@
 
 #include <array>
 #include <cmath>
+#include <cstdlib>
 #include <cstring>
 #include <random>
 #include <sstream>
@@ -25,6 +30,8 @@
 
 namespace minirt {
 namespace {
+
+using cpu::SgemmIsa;
 
 struct ConvCase {
   int64_t n = 1, c = 1, m = 1;
@@ -36,12 +43,14 @@ struct ConvCase {
   int64_t group = 1;
   bool bias = true;
   Activation act;
+  bool const_weights = true;  // false: the weights are a run-time input
 
   std::string str() const {
     std::ostringstream s;
     s << "n" << n << " c" << c << " m" << m << " in " << shape_str(spatial) << " k " << shape_str(kernel) << " s "
       << shape_str(strides) << " d " << shape_str(dilations) << " pads " << shape_str(pads) << " g" << group
-      << (bias ? " bias" : "") << (act.none() ? "" : " act " + act.name());
+      << (bias ? " bias" : "") << (act.none() ? "" : " act " + act.name())
+      << (const_weights ? "" : " runtime-weights");
     return s.str();
   }
 };
@@ -94,11 +103,12 @@ void reference_conv(const ConvCase& cc, const Shape& y_shape, const float* x, co
     }
 }
 
-// A one-node graph: Conv with constant input, weights and bias, its output
-// shape inferred by the op's schema.
+// A one-node graph: Conv with constant input, weights (unless the case says
+// otherwise) and bias, its output shape inferred by the op's schema.
 struct ConvGraph {
   Graph g;
   int y = -1;
+  Tensor weights;
 
   explicit ConvGraph(const ConvCase& cc, std::mt19937& rng) {
     g.source = "test_kernels_conv";
@@ -108,8 +118,17 @@ struct ConvGraph {
     Shape ws = {cc.m, cc.c / cc.group};
     ws.insert(ws.end(), cc.kernel.begin(), cc.kernel.end());
     int64_t fan_in = shape_numel(ws) / cc.m;
-    std::vector<int> ins = {constant("x", random_tensor(xs, rng, 1.0f)),
-                            constant("w", random_tensor(ws, rng, 1.0f / std::sqrt(static_cast<float>(fan_in))))};
+    std::vector<int> ins = {constant("x", random_tensor(xs, rng, 1.0f))};
+    weights = random_tensor(ws, rng, 1.0f / std::sqrt(static_cast<float>(fan_in)));
+    if (cc.const_weights) {
+      ins.push_back(constant("w", weights));
+    } else {
+      int v = g.add_value("w");
+      g.values[v].dtype = DType::kFloat32;
+      g.values[v].shape = ws;
+      g.values[v].shape_known = true;
+      ins.push_back(v);
+    }
     if (cc.bias) ins.push_back(constant("b", random_tensor({cc.m}, rng, 0.5f)));
     y = g.add_value("y");
     g.add_node("conv", "Conv", ins, {y});
@@ -134,6 +153,7 @@ struct ConvGraph {
     return v;
   }
   const float* in(size_t i) const {
+    if (i == 1) return weights.data<float>();
     int v = g.nodes[0].input(i);
     return v < 0 ? nullptr : g.values[v].constant->data<float>();
   }
@@ -240,8 +260,40 @@ bool window_fits(const ConvCase& cc) {
   return true;
 }
 
-// Runs every case of a grid with 1 and 3 threads, expecting `algo` each time.
-void run_grid(const std::vector<ConvCase>& grid, const std::string& algo) {
+// The algorithm describe() names ("algo=NAME isa=...").
+std::string algo_of(const std::string& describe) {
+  std::string a = describe.substr(0, describe.find(' '));
+  return a.rfind("algo=", 0) == 0 ? a.substr(5) : describe;
+}
+
+// Forces a GEMM lowering (MINIRT_CONV_ALGO) or an SGEMM variant for the
+// kernels made while it lives.
+class Forced {
+ public:
+  explicit Forced(const std::string& algo, const SgemmIsa* isa = nullptr) {
+    if (!algo.empty()) setenv("MINIRT_CONV_ALGO", algo.c_str(), 1);
+    if (isa) cpu::sgemm_force_isa(*isa);
+  }
+  ~Forced() {
+    unsetenv("MINIRT_CONV_ALGO");
+    cpu::sgemm_reset_isa();
+  }
+  Forced(const Forced&) = delete;
+  Forced& operator=(const Forced&) = delete;
+};
+
+// The SGEMM variants this CPU can run.
+std::vector<SgemmIsa> isas() {
+  std::vector<SgemmIsa> out;
+  for (SgemmIsa isa : {SgemmIsa::kGeneric, SgemmIsa::kAvx2, SgemmIsa::kAvx512})
+    if (cpu::sgemm_isa_supported(isa)) out.push_back(isa);
+  return out;
+}
+
+// Runs every case of a grid with 1 and 3 threads, expecting the algorithm
+// `algo(case)` names each time.
+template <typename AlgoOf>
+void run_grid_with(const std::vector<ConvCase>& grid, AlgoOf algo) {
   ASSERT_FALSE(grid.empty());
   int ran = 0;
   for (const ConvCase& cc : grid) {
@@ -250,10 +302,23 @@ void run_grid(const std::vector<ConvCase>& grid, const std::string& algo) {
     for (int threads : {1, 3}) {
       SCOPED_TRACE(cc.str() + ", threads " + std::to_string(threads));
       std::string got = run_case(cc, threads);
-      EXPECT_EQ(got, "algo=" + algo) << cc.str();
+      EXPECT_EQ(algo_of(got), algo(cc)) << cc.str();
     }
   }
   EXPECT_GE(ran * 10, static_cast<int>(grid.size()) * 9) << "most of the grid should be runnable";
+}
+
+void run_grid(const std::vector<ConvCase>& grid, const std::string& algo) {
+  run_grid_with(grid, [&](const ConvCase&) { return algo; });
+}
+
+// A grid with a GEMM lowering forced, for each SGEMM variant.
+void run_grid_forced(const std::vector<ConvCase>& grid, const std::string& algo) {
+  for (SgemmIsa isa : isas()) {
+    SCOPED_TRACE(std::string("forced ") + algo + " isa " + cpu::sgemm_isa_name(isa));
+    Forced f(algo, &isa);
+    run_grid(grid, algo);
+  }
 }
 
 TEST(ConvKernel, DepthwiseMatchesDirectConvolution) {
@@ -283,7 +348,23 @@ TEST(ConvKernel, DepthwiseMatchesDirectConvolution) {
   grid.push_back(make_1d(1, 5, 5, 13, 3, 1, 1, {1, 1}, 5, true));
   grid.push_back(make_1d(3, 5, 5, 13, 5, 2, 2, {0, 3}, 5, false));
   grid.push_back(make_1d(2, 4, 4, 8, 3, 3, 1, {2, 1}, 4, true));
+  // Rows longer than one vector, strides 1 and 2, and narrow ones.
+  grid.push_back(make_2d(1, 3, 3, {9, 37}, 3, 1, 1, {1, 1, 1, 1}, 3, true));
+  grid.push_back(make_2d(2, 4, 4, {8, 41}, 3, 2, 1, {1, 1, 1, 1}, 4, true));
+  grid.push_back(make_2d(1, 2, 2, {6, 50}, 5, 2, 2, {4, 0, 3, 1}, 2, false));
+  grid.push_back(make_2d(1, 5, 5, {3, 2}, 3, 2, 1, {1, 1, 1, 1}, 5, true));
+  // More than one block of 16 channels; a row too wide for the channel-blocked
+  // ring (the row-vectorized path).
+  grid.push_back(make_2d(2, 21, 21, {9, 20}, 3, 1, 1, {1, 1, 1, 1}, 21, true));
+  grid.push_back(make_2d(1, 33, 33, {6, 7}, 3, 2, 1, {1, 0, 1, 1}, 33, false));
+  grid.push_back(make_2d(1, 2, 2, {3, 1500}, 3, 1, 1, {1, 1, 1, 1}, 2, true));
   run_grid(grid, "depthwise");
+  // Every SGEMM variant the CPU has (AVX-512 has its own depthwise path).
+  for (SgemmIsa isa : isas()) {
+    SCOPED_TRACE(std::string("isa ") + cpu::sgemm_isa_name(isa));
+    Forced f("", &isa);
+    run_grid(grid, "depthwise");
+  }
 }
 
 TEST(ConvKernel, Gemm1x1MatchesDirectConvolution) {
@@ -302,10 +383,23 @@ TEST(ConvKernel, Gemm1x1MatchesDirectConvolution) {
   // 1-D.
   grid.push_back(make_1d(3, 6, 4, 13, 1, 1, 1, {0, 0}, 1, true));
   grid.push_back(make_1d(1, 6, 4, 9, 1, 1, 1, {0, 0}, 2, false));
+  // Weights that arrive at run time.
+  ConvCase rt = make_2d(2, 16, 24, {9, 11}, 1, 1, 1, {0, 0, 0, 0}, 2, true);
+  rt.const_weights = false;
+  grid.push_back(rt);
   run_grid(grid, "gemm_1x1");
+  // The other lowerings run a pointwise convolution too, on every variant.
+  run_grid_forced(grid, "gemm_1x1");
+  run_grid_forced(grid, "implicit_gemm");
+  run_grid_forced(grid, "im2col_gemm");
 }
 
-TEST(ConvKernel, Im2colMatchesDirectConvolution) {
+// Everything that is neither depthwise nor pointwise: the kernel picks
+// winograd for 3x3 stride-1 convolutions with enough channels (AVX-512),
+// implicit_gemm for output rows of at least 12 columns (32 when strided) and
+// windows wider than 1x1, im2col_gemm otherwise; the last two are also forced
+// onto the whole grid.
+std::vector<ConvCase> general_grid() {
   std::vector<ConvCase> grid;
   int i = 0;
   for (int64_t k : {1, 3, 5, 7})
@@ -353,8 +447,92 @@ TEST(ConvKernel, Im2colMatchesDirectConvolution) {
       std::vector<int64_t> pads = k == 1 ? std::vector<int64_t>{0, 1} : std::vector<int64_t>{1, 2};
       grid.push_back(make_1d(s == 3 ? 3 : 1, 4, 6, 13, k, s, d, pads, s == 2 ? 2 : 1, k != 3));
     }
-  run_grid(grid, "im2col_gemm");
+  // Wide output rows (the in-place tiles: full, partial and narrow), strides
+  // 1 to 3, dilation, asymmetric padding, groups, batch > 1.
+  grid.push_back(make_2d(1, 8, 16, {6, 56}, 3, 1, 1, {1, 1, 1, 1}, 1, true));
+  grid.push_back(make_2d(2, 6, 10, {5, 29}, 3, 1, 2, {2, 0, 1, 3}, 2, false));
+  grid.push_back(make_2d(1, 3, 8, {9, 40}, 7, 2, 1, {3, 3, 3, 3}, 1, true));
+  grid.push_back(make_2d(1, 4, 9, {7, 45}, 3, 3, 1, {1, 1, 1, 1}, 1, true));
+  grid.push_back(make_2d(3, 4, 12, {4, 33}, 3, 2, 2, {0, 2, 1, 0}, 4, true));
+  grid.push_back(make_2d(1, 32, 40, {5, 70}, 3, 1, 1, {1, 1, 1, 1}, 1, true));
+  grid.push_back(make_2d(1, 3, 5, {13, 27}, 2, 2, 1, {0, 0, 0, 0}, 1, false));
+  ConvCase wr = make_2d(1, 5, 7, {6, 31}, 3, 1, 1, {1, 1, 1, 1}, 1, true);
+  wr.kernel = {1, 5};
+  wr.pads = {0, 2, 0, 2};
+  grid.push_back(wr);
+  grid.push_back(make_1d(2, 4, 6, 64, 5, 1, 1, {2, 2}, 2, true));
+  grid.push_back(make_1d(1, 3, 4, 100, 3, 2, 3, {3, 0}, 1, false));
+  // Weights that arrive at run time.
+  ConvCase rt1 = make_2d(1, 6, 8, {7, 20}, 3, 1, 1, {1, 1, 1, 1}, 2, true);
+  rt1.const_weights = false;
+  grid.push_back(rt1);
+  ConvCase rt2 = make_2d(2, 4, 6, {7, 9}, 3, 2, 1, {1, 1, 1, 1}, 1, true);
+  rt2.const_weights = false;
+  grid.push_back(rt2);
+  return grid;
 }
+
+TEST(ConvKernel, ImplicitAndIm2colMatchDirectConvolution) {
+  std::vector<ConvCase> grid = general_grid();
+  int wide = 0, narrow = 0;
+  for (const ConvCase& cc : grid) (cc.spatial.back() >= 12 ? wide : narrow)++;
+  EXPECT_GT(wide, 10);
+  EXPECT_GT(narrow, 10);
+  run_grid_with(grid, [](const ConvCase& cc) {
+    // The output width, as the schema resolves it.
+    size_t sp = cc.spatial.size();
+    int64_t k = cc.kernel.back(), s = cc.strides.back(), d = cc.dilations.back();
+    int64_t ow = (cc.spatial.back() + cc.pads[sp - 1] + cc.pads[2 * sp - 1] - d * (k - 1) - 1) / s + 1;
+    int64_t taps = 1;
+    for (int64_t kk : cc.kernel) taps *= kk;
+    bool s1 = true;
+    for (size_t a = 0; a < sp; ++a) s1 = s1 && cc.strides[a] == 1 && cc.dilations[a] == 1 && cc.kernel[a] == 3;
+    int64_t oh = cc.spatial[0] + cc.pads[0] + cc.pads[sp] - 2;  // 3x3, stride 1
+    if (cpu::sgemm_isa_supported(SgemmIsa::kAvx512) && sp == 2 && s1 && cc.group == 1 && cc.const_weights &&
+        cc.c >= 16 && cc.m >= 16 && oh * ow >= 100)
+      return "winograd";
+    return ow >= (s == 1 ? 12 : 32) && taps > 1 ? "implicit_gemm" : "im2col_gemm";
+  });
+}
+
+// Winograd F(2x2, 3x3): 3x3, stride 1, one group, on AVX-512 CPUs; picked for
+// at least 16 input and output channels and 100 outputs per plane, forced
+// onto the rest. Odd and even output sizes (partial tiles), every padding,
+// narrow and wide planes, batch > 1, blocks of tiles split across threads,
+// fused activations.
+TEST(ConvKernel, WinogradMatchesDirectConvolution) {
+  if (!cpu::sgemm_isa_supported(SgemmIsa::kAvx512)) GTEST_SKIP() << "winograd runs on AVX-512 CPUs only";
+  std::vector<ConvCase> grid;
+  int i = 0;
+  for (Shape hw : {Shape{7, 7}, Shape{8, 9}, Shape{13, 11}, Shape{3, 40}, Shape{30, 29}, Shape{1, 5}, Shape{2, 2}})
+    for (std::vector<int64_t> pads : {std::vector<int64_t>{1, 1, 1, 1}, std::vector<int64_t>{0, 0, 0, 0},
+                                      std::vector<int64_t>{2, 0, 1, 2}}) {
+      auto [c, m] = std::array{std::pair{16, 16}, std::pair{24, 40}, std::pair{33, 17}}[i % 3];
+      ConvCase cc = make_2d(i % 4 == 1 ? 2 : 1, c, m, hw, 3, 1, 1, pads, 1, i % 5 != 4);
+      if (i % 3 == 0) cc.act = {ActKind::kRelu, 0, 0};
+      if (i % 7 == 3) cc.act = {ActKind::kClip, 0.0f, 0.3f};
+      if (i % 11 == 5) cc.act = {ActKind::kSigmoid, 0, 0};
+      grid.push_back(cc);
+      ++i;
+    }
+  // Many channels and tiles: several blocks, output channels split for threads.
+  grid.push_back(make_2d(1, 64, 72, {28, 28}, 3, 1, 1, {1, 1, 1, 1}, 1, true));
+  grid.push_back(make_2d(1, 128, 96, {7, 7}, 3, 1, 1, {1, 1, 1, 1}, 1, true));
+  Forced all("winograd");
+  run_grid(grid, "winograd");
+  // Fewer channels than the kernel would pick it for.
+  std::vector<ConvCase> small;
+  small.push_back(make_2d(1, 3, 4, {13, 9}, 3, 1, 1, {1, 1, 1, 1}, 1, true));
+  small.push_back(make_2d(3, 5, 2, {6, 17}, 3, 1, 1, {0, 1, 2, 1}, 1, false));
+  small.push_back(make_2d(1, 1, 2, {3, 3}, 3, 1, 1, {0, 0, 0, 0}, 1, true));
+  run_grid(small, "winograd");
+}
+
+TEST(ConvKernel, Im2colForcedMatchesDirectConvolution) { run_grid_forced(general_grid(), "im2col_gemm"); }
+
+TEST(ConvKernel, ImplicitForcedMatchesDirectConvolution) { run_grid_forced(general_grid(), "implicit_gemm"); }
+
+
 
 TEST(ConvKernel, FusedActivationOnEveryAlgorithm) {
   std::vector<Activation> acts;
@@ -365,15 +543,20 @@ TEST(ConvKernel, FusedActivationOnEveryAlgorithm) {
   acts.push_back({ActKind::kTanh, 0, 0});
   std::vector<std::pair<ConvCase, std::string>> bases = {
       {make_2d(3, 5, 5, {13, 9}, 3, 2, 1, {1, 1, 1, 1}, 5, true), "depthwise"},
+      {make_2d(1, 4, 4, {6, 40}, 3, 1, 1, {1, 1, 1, 1}, 4, true), "depthwise"},
+      {make_2d(1, 18, 18, {6, 9}, 3, 2, 1, {1, 1, 1, 1}, 18, true), "depthwise"},
+      {make_2d(1, 3, 3, {3, 1300}, 3, 1, 1, {1, 1, 1, 1}, 3, true), "depthwise"},
       {make_2d(1, 6, 40, {5, 7}, 1, 1, 1, {0, 0, 0, 0}, 1, true), "gemm_1x1"},
       {make_2d(3, 4, 6, {7, 9}, 3, 1, 2, {0, 1, 2, 1}, 2, false), "im2col_gemm"},
       {make_1d(2, 3, 33, 17, 5, 2, 1, {2, 2}, 1, true), "im2col_gemm"},
+      {make_2d(1, 4, 12, {5, 40}, 3, 1, 1, {1, 1, 1, 1}, 1, true), "implicit_gemm"},
+      {make_1d(2, 3, 20, 80, 3, 2, 1, {1, 1}, 1, false), "implicit_gemm"},
   };
   for (const auto& [base, algo] : bases)
     for (const Activation& act : acts) {
       ConvCase cc = base;
       cc.act = act;
-      for (int threads : {1, 3}) EXPECT_EQ(run_case(cc, threads), "algo=" + algo) << cc.str();
+      for (int threads : {1, 3}) EXPECT_EQ(algo_of(run_case(cc, threads)), algo) << cc.str();
     }
 }
 
