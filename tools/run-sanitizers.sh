@@ -10,6 +10,9 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 jobs=$(nproc 2>/dev/null || echo 2)
 fuzz_seconds=${FUZZ_SECONDS:-60}
+# A fixed seed, so that a finding in CI can be replayed here; longer
+# exploratory runs pick their own (FUZZ_SEED=0 lets libFuzzer choose).
+fuzz_seed=${FUZZ_SEED:-1}
 export ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=1:abort_on_error=1:strict_string_checks=1}
 export UBSAN_OPTIONS=${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1}
 export TSAN_OPTIONS=${TSAN_OPTIONS:-halt_on_error=1:second_deadlock_stack=1}
@@ -22,14 +25,14 @@ cmake --build build-asan -j"$jobs"
 # an ASan build cannot serve; the normal run covers it.
 (cd build-asan && ctest --output-on-failure -j"$jobs" -E '^install\.')
 
-echo "== libFuzzer: ${fuzz_seconds}s per target"
+echo "== libFuzzer: ${fuzz_seconds}s per target, seed $fuzz_seed"
 for target in fuzz_model fuzz_inputs; do
   corpus=build-asan/corpus_$target
   mkdir -p "$corpus"
   log=build-asan/$target.log
   status=0
   build-asan/bin/$target "$corpus" "tests/fuzz/seeds_${target#fuzz_}" -max_total_time="$fuzz_seconds" \
-    -rss_limit_mb=2048 -malloc_limit_mb=1024 -timeout=20 -print_final_stats=1 \
+    -seed="$fuzz_seed" -rss_limit_mb=2048 -malloc_limit_mb=1024 -timeout=20 -print_final_stats=1 \
     -artifact_prefix=build-asan/"$target"- >"$log" 2>&1 || status=$?
   grep -E "^(stat::number_of_executed_units|stat::peak_rss_mb|Done)" "$log" || true
   if [ "$status" -ne 0 ]; then
