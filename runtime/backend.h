@@ -105,6 +105,16 @@ class Backend {
   // algorithm cache's key: device identity, instruction sets, library
   // versions, math mode, e.g. "cpu | AMD EPYC 9R14 | avx512f avx2 fma | minirt 0.1.0 | eigen 3.4.0 | fp32".
   virtual std::string tuning_context() const { return name(); }
+  // Times the candidates on the device with the backend's own means (cuDNN's
+  // cudnnFindConvolutionForwardAlgorithmEx), within `workspace_limit` bytes
+  // (0: none): the median milliseconds of each candidate, in the order given,
+  // negative for one that failed or was not timed. Empty: the backend has no
+  // such means and the tuner times the kernels itself (host backends).
+  virtual std::vector<double> measure_algorithms(const Graph& g, const Node& n,
+                                                 const std::vector<AlgorithmOption>& candidates,
+                                                 size_t workspace_limit) const {
+    return {};
+  }
 };
 
 }  // namespace minirt

@@ -4,6 +4,7 @@
 // each run's phases timed with CUDA events; and the module's C entry points
 // (runtime/gpu/module_api.h).
 #include <minirt/error.h>
+#include <minirt/minirt.h>
 
 #include <algorithm>
 #include <cstdio>
@@ -129,6 +130,12 @@ class CudaBackend final : public Backend {
         version3(static_cast<int>(dv / 10000), static_cast<int>((dv % 10000) / 100), static_cast<int>(dv % 100)) +
         ", cuBLAS " + version3(bmaj, bmin, bpat) + (tf32 ? ", TF32 math" : "");
     allocator_ = std::make_shared<CudaAllocator>(device);
+    tuning_context_ = std::string("cuda | ") + name + " cc " + std::to_string(prop.major) + "." +
+                      std::to_string(prop.minor) + " | minirt " MINIRT_VERSION_STRING " | cudnn " +
+                      version3(static_cast<int>(dv / 10000), static_cast<int>((dv % 10000) / 100),
+                               static_cast<int>(dv % 100)) +
+                      " | cublas " + version3(bmaj, bmin, bpat) + " | driver cuda " + std::to_string(driver / 1000) +
+                      "." + std::to_string((driver % 1000) / 10) + " | " + (tf32 ? "tf32" : "fp32");
   }
 
   ~CudaBackend() override {
@@ -153,6 +160,34 @@ class CudaBackend final : public Backend {
     if (auto k = make_simple_kernel(ctx_, g, n)) return k;
     node_fail(ErrorCode::kInternal, g, n, "the cuda backend claims the op but has no kernel for it");
   }
+
+  std::vector<AlgorithmOption> algorithms(const Graph& g, const Node& n) const override {
+    if (n.op != "Conv" || !cuda_supports(g, n, nullptr)) return {};
+    check_cuda(cudaSetDevice(ctx_.device), node_context(g, n) + "cudaSetDevice");
+    return conv_algorithms(ctx_, g, n);
+  }
+
+  std::string heuristic_algorithm(const Graph& g, const Node& n) const override {
+    if (n.op != "Conv") return {};
+    check_cuda(cudaSetDevice(ctx_.device), node_context(g, n) + "cudaSetDevice");
+    return conv_heuristic(ctx_, g, n);
+  }
+
+  std::unique_ptr<Kernel> make_kernel_with(const Graph& g, const Node& n, const std::string& algorithm) const override {
+    if (n.op != "Conv" || algorithm.empty()) return make_kernel(g, n);
+    check_cuda(cudaSetDevice(ctx_.device), node_context(g, n) + "cudaSetDevice");
+    return make_conv_kernel_with(ctx_, g, n, algorithm);
+  }
+
+  std::vector<double> measure_algorithms(const Graph& g, const Node& n, const std::vector<AlgorithmOption>& candidates,
+                                         size_t workspace_limit) const override {
+    if (n.op != "Conv") return {};
+    check_cuda(cudaSetDevice(ctx_.device), node_context(g, n) + "cudaSetDevice");
+    return conv_measure(ctx_, g, n, candidates, workspace_limit);
+  }
+
+  // The device and every version a convolution's speed or result depends on.
+  std::string tuning_context() const override { return tuning_context_; }
 
   bool is_device() const override { return true; }
   std::shared_ptr<RawAllocator> allocator() const override { return allocator_; }
@@ -376,6 +411,7 @@ class CudaBackend final : public Backend {
   DeviceContext ctx_;
   std::string description_;
   std::shared_ptr<CudaAllocator> allocator_;
+  std::string tuning_context_;
 };
 
 void copy_text(char* dst, size_t size, const std::string& s) {

@@ -150,6 +150,14 @@ struct TensorDesc {
 std::unique_ptr<Kernel> make_dnn_kernel(const DeviceContext& ctx, const Graph& g, const Node& n);     // dnn_ops.cpp
 std::unique_ptr<Kernel> make_blas_kernel(const DeviceContext& ctx, const Graph& g, const Node& n);    // blas_ops.cpp
 std::unique_ptr<Kernel> make_simple_kernel(const DeviceContext& ctx, const Graph& g, const Node& n);  // simple_ops.cpp
+// Convolution algorithm choice (dnn_ops.cpp): cuDNN's candidates, its
+// heuristic pick, a kernel with a named candidate, and cuDNN's timing of them.
+std::vector<AlgorithmOption> conv_algorithms(const DeviceContext& ctx, const Graph& g, const Node& n);
+std::string conv_heuristic(const DeviceContext& ctx, const Graph& g, const Node& n);
+std::unique_ptr<Kernel> make_conv_kernel_with(const DeviceContext& ctx, const Graph& g, const Node& n,
+                                              const std::string& algorithm);
+std::vector<double> conv_measure(const DeviceContext& ctx, const Graph& g, const Node& n,
+                                 const std::vector<AlgorithmOption>& candidates, size_t workspace_limit);
 
 // Shorthands for a node's (concrete) shapes.
 inline const Shape& in_shape(const Graph& g, const Node& n, size_t i) { return g.values[n.inputs[i]].shape; }

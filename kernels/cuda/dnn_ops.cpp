@@ -6,12 +6,17 @@
 //
 // Convolutions: 1-D is run as 2-D with a height of 1. Asymmetric padding is
 // split into the symmetric part cuDNN takes and the rest, which an explicit
-// zero pad of the input into the kernel's workspace supplies. The algorithm
-// is chosen in one place, choose_conv_algorithm(), from cuDNN's heuristics
-// (cudnnGetConvolutionForwardAlgorithm_v7); measuring and caching come later.
+// zero pad of the input into the kernel's workspace supplies. Without a
+// tuner the algorithm comes from cuDNN's heuristics (choose_conv_algorithm,
+// cudnnGetConvolutionForwardAlgorithm_v7); with one (runtime/tuner.h) the
+// candidates are cuDNN's forward algorithms under each math type the math
+// mode allows, named like "cudnn_implicit_precomp_gemm" (FMA math) and
+// "cudnn_winograd_nonfused+tensor_op" (TF32 tensor cores, --math tf32 only),
+// timed by cudnnFindConvolutionForwardAlgorithmEx.
 #include <minirt/error.h>
 
 #include <algorithm>
+#include <cctype>
 #include <cmath>
 
 #include "kernels/cuda/common.h"
@@ -64,6 +69,43 @@ const char* math_name(cudnnMathType_t m) {
       return "fp32 FMA";
   }
   return "?";
+}
+
+constexpr cudnnConvolutionFwdAlgo_t kAllFwdAlgos[] = {
+    CUDNN_CONVOLUTION_FWD_ALGO_IMPLICIT_GEMM, CUDNN_CONVOLUTION_FWD_ALGO_IMPLICIT_PRECOMP_GEMM,
+    CUDNN_CONVOLUTION_FWD_ALGO_GEMM,          CUDNN_CONVOLUTION_FWD_ALGO_DIRECT,
+    CUDNN_CONVOLUTION_FWD_ALGO_FFT,           CUDNN_CONVOLUTION_FWD_ALGO_FFT_TILING,
+    CUDNN_CONVOLUTION_FWD_ALGO_WINOGRAD,      CUDNN_CONVOLUTION_FWD_ALGO_WINOGRAD_NONFUSED};
+
+bool is_tensor_op(cudnnMathType_t m) {
+  return m == CUDNN_TENSOR_OP_MATH || m == CUDNN_TENSOR_OP_MATH_ALLOW_CONVERSION;
+}
+
+// The math types a candidate may use: exact fp32 (FMA) always; TF32 tensor
+// cores only when the session asked for TF32.
+std::vector<cudnnMathType_t> allowed_math(const DeviceContext& ctx) {
+  if (ctx.tf32) return {CUDNN_FMA_MATH, CUDNN_TENSOR_OP_MATH};
+  return {CUDNN_FMA_MATH};
+}
+
+// "cudnn_implicit_precomp_gemm", "+tensor_op" when it runs on tensor cores.
+std::string candidate_name(cudnnConvolutionFwdAlgo_t a, cudnnMathType_t m) {
+  std::string s = "cudnn_";
+  for (const char* p = algo_name(a); *p; ++p) s += static_cast<char>(std::tolower(static_cast<unsigned char>(*p)));
+  if (is_tensor_op(m)) s += "+tensor_op";
+  return s;
+}
+
+bool parse_candidate(const DeviceContext& ctx, const std::string& name, cudnnConvolutionFwdAlgo_t* a,
+                     cudnnMathType_t* m) {
+  for (cudnnMathType_t math : allowed_math(ctx))
+    for (cudnnConvolutionFwdAlgo_t algo : kAllFwdAlgos)
+      if (candidate_name(algo, math) == name) {
+        *a = algo;
+        *m = math;
+        return true;
+      }
+  return false;
 }
 
 // Pads `dims` with trailing 1s to at least `rank` entries (cuDNN wants 4-D or more).
@@ -120,7 +162,9 @@ ConvChoice choose_conv_algorithm(const DeviceContext& ctx, cudnnTensorDescriptor
 
 class ConvKernel final : public CudaKernel {
  public:
-  ConvKernel(const DeviceContext& ctx, const Graph& g, const Node& n) : CudaKernel(node_context(g, n)) {
+  // `algorithm`: a candidate name to run with, or empty for cuDNN's heuristic pick.
+  ConvKernel(const DeviceContext& ctx, const Graph& g, const Node& n, const std::string& algorithm = {})
+      : CudaKernel(node_context(g, n)) {
     const auto& a = n.attrs_as<ConvAttrs>();
     const std::string& w = where();
     Shape x = in_shape(g, n, 0), f = in_shape(g, n, 1), y = out_shape(g, n, 0);
@@ -186,7 +230,20 @@ class ConvKernel final : public CudaKernel {
     if (got != want)
       throw Error(ErrorCode::kInternal, w + "cuDNN computes another output shape than the schema (" +
                                             shape_str(Shape(got.begin(), got.end())) + " vs " + shape_str(y) + ")");
-    choice_ = choose_conv_algorithm(ctx, xd_.d, fd_, cd_, yd_.d, w);
+    if (algorithm.empty()) {
+      choice_ = choose_conv_algorithm(ctx, xd_.d, fd_, cd_, yd_.d, w);
+    } else {
+      if (!parse_candidate(ctx, algorithm, &choice_.algo, &choice_.math))
+        throw Error(ErrorCode::kInvalidArgument, w + "'" + algorithm + "' is not a cuDNN candidate in this math mode");
+      std::lock_guard<std::mutex> lock(ctx.mu);
+      check_cudnn(cudnnSetConvolutionMathType(cd_, choice_.math), w + "cudnnSetConvolutionMathType");
+      check_cudnn(cudnnGetConvolutionForwardWorkspaceSize(ctx.plan_dnn, xd_.d, fd_, cd_, yd_.d, choice_.algo,
+                                                          &choice_.workspace),
+                  w + "algorithm " + algorithm + ": cudnnGetConvolutionForwardWorkspaceSize");
+    }
+    xp_ = xp;
+    wshape_ = f;
+    yshape_ = y;
 
     has_bias_ = n.input(2) >= 0;
     act_ = ActParams{a.act.kind, a.act.alpha, a.act.beta};
@@ -214,6 +271,84 @@ class ConvKernel final : public CudaKernel {
   }
 
   size_t workspace_bytes() const override { return pad_bytes_ + choice_.workspace; }
+
+  std::string chosen() const { return candidate_name(choice_.algo, choice_.math); }
+
+  // Every (algorithm, math type) pair with its workspace, or why cuDNN
+  // refuses it for this convolution.
+  std::vector<AlgorithmOption> candidates(const DeviceContext& ctx) const {
+    std::vector<AlgorithmOption> out;
+    std::lock_guard<std::mutex> lock(ctx.mu);
+    for (cudnnMathType_t math : allowed_math(ctx)) {
+      for (cudnnConvolutionFwdAlgo_t algo : kAllFwdAlgos) {
+        AlgorithmOption o;
+        o.name = candidate_name(algo, math);
+        size_t ws = 0;
+        cudnnStatus_t st = cudnnSetConvolutionMathType(cd_, math);
+        if (st == CUDNN_STATUS_SUCCESS)
+          st = cudnnGetConvolutionForwardWorkspaceSize(ctx.plan_dnn, xd_.d, fd_, cd_, yd_.d, algo, &ws);
+        if (st != CUDNN_STATUS_SUCCESS) o.declined = "cuDNN does not take this shape: " + cudnn_error_text(st);
+        else o.workspace = pad_bytes_ + ws;
+        out.push_back(std::move(o));
+      }
+    }
+    cudnnSetConvolutionMathType(cd_, choice_.math);
+    return out;
+  }
+
+  // cuDNN's own timing of the candidates (median of three Find calls per
+  // math type) on scratch device buffers of the real shapes.
+  std::vector<double> measure(const DeviceContext& ctx, const std::vector<AlgorithmOption>& cands,
+                              size_t workspace_limit) const {
+    std::vector<double> ms(cands.size(), -1.0);
+    size_t ws = 0;
+    for (const auto& c : cands)
+      if (c.declined.empty() && (workspace_limit == 0 || c.workspace <= workspace_limit))
+        ws = std::max(ws, c.workspace > pad_bytes_ ? c.workspace - pad_bytes_ : size_t{0});
+    const size_t xbytes = static_cast<size_t>(shape_numel(xp_)) * sizeof(float);
+    const size_t wbytes = static_cast<size_t>(shape_numel(wshape_)) * sizeof(float);
+    DeviceBuffer xb(ctx.device, xbytes, where() + "the tuning input");
+    DeviceBuffer wb(ctx.device, wbytes, where() + "the tuning weights");
+    DeviceBuffer yb(ctx.device, static_cast<size_t>(shape_numel(yshape_)) * sizeof(float),
+                    where() + "the tuning output");
+    DeviceBuffer wsb(ctx.device, ws, where() + "the tuning workspace");
+    // Small non-zero values (0x3c3c3c3c is about 0.0115): no algorithm has a shortcut for them.
+    check_cuda(cudaMemset(xb.get(), 0x3c, xbytes), where() + "cudaMemset");
+    check_cuda(cudaMemset(wb.get(), 0x3c, wbytes), where() + "cudaMemset");
+    std::lock_guard<std::mutex> lock(ctx.mu);
+    int max = 0;
+    check_cudnn(cudnnGetConvolutionForwardAlgorithmMaxCount(ctx.plan_dnn, &max),
+                where() + "cudnnGetConvolutionForwardAlgorithmMaxCount");
+    std::vector<cudnnConvolutionFwdAlgoPerf_t> perf(static_cast<size_t>(std::max(max, 1)));
+    for (cudnnMathType_t math : allowed_math(ctx)) {
+      std::vector<std::vector<double>> times(cands.size());
+      for (int rep = 0; rep < 3; ++rep) {
+        check_cudnn(cudnnSetConvolutionMathType(cd_, math), where() + "cudnnSetConvolutionMathType");
+        int got = 0;
+        check_cudnn(cudnnFindConvolutionForwardAlgorithmEx(ctx.plan_dnn, xd_.d, xb.get(), fd_, wb.get(), cd_, yd_.d,
+                                                            yb.get(), static_cast<int>(perf.size()), &got,
+                                                            perf.data(), wsb.get(), ws),
+                    where() + "cudnnFindConvolutionForwardAlgorithmEx");
+        for (int i = 0; i < got; ++i) {
+          const auto& p = perf[static_cast<size_t>(i)];
+          if (p.status != CUDNN_STATUS_SUCCESS || p.memory > ws) continue;
+          // Under FMA math cuDNN reports what it ran; tensor-op results only count under TF32.
+          if (is_tensor_op(p.mathType) != is_tensor_op(math)) continue;
+          std::string name = candidate_name(p.algo, math);
+          for (size_t c = 0; c < cands.size(); ++c)
+            if (cands[c].name == name) times[c].push_back(static_cast<double>(p.time));
+        }
+      }
+      for (size_t c = 0; c < cands.size(); ++c) {
+        auto& t = times[c];
+        if (t.empty()) continue;
+        std::sort(t.begin(), t.end());
+        ms[c] = t[t.size() / 2];
+      }
+    }
+    cudnnSetConvolutionMathType(cd_, choice_.math);
+    return ms;
+  }
 
   std::string describe() const override {
     std::string s = std::string("cuDNN ") + algo_name(choice_.algo) + ", " + math_name(choice_.math);
@@ -272,6 +407,7 @@ class ConvKernel final : public CudaKernel {
   std::vector<int64_t> extra_begin_;
   PadArgs pad_;
   size_t pad_bytes_ = 0;
+  Shape xp_, wshape_, yshape_;  // the padded input, filter and output, for tuning buffers
 };
 
 // Windows as cuDNN takes them: symmetric padding smaller than the window, no
@@ -510,6 +646,24 @@ class DnnActivationKernel final : public CudaKernel {
 };
 
 }  // namespace
+
+std::vector<AlgorithmOption> conv_algorithms(const DeviceContext& ctx, const Graph& g, const Node& n) {
+  return ConvKernel(ctx, g, n).candidates(ctx);
+}
+
+std::string conv_heuristic(const DeviceContext& ctx, const Graph& g, const Node& n) {
+  return ConvKernel(ctx, g, n).chosen();
+}
+
+std::unique_ptr<Kernel> make_conv_kernel_with(const DeviceContext& ctx, const Graph& g, const Node& n,
+                                              const std::string& algorithm) {
+  return std::make_unique<ConvKernel>(ctx, g, n, algorithm);
+}
+
+std::vector<double> conv_measure(const DeviceContext& ctx, const Graph& g, const Node& n,
+                                 const std::vector<AlgorithmOption>& candidates, size_t workspace_limit) {
+  return ConvKernel(ctx, g, n).measure(ctx, candidates, workspace_limit);
+}
 
 std::unique_ptr<Kernel> make_dnn_kernel(const DeviceContext& ctx, const Graph& g, const Node& n) {
   const std::string& op = n.op;

@@ -27,7 +27,7 @@
 
 // Raised whenever these entry points, MinirtCudaOptions or the Backend
 // interface (runtime/backend.h) change.
-#define MINIRT_CUDA_MODULE_ABI 2
+#define MINIRT_CUDA_MODULE_ABI 3
 
 extern "C" {
 
