@@ -2,7 +2,8 @@
 // shapes of ResNet-18/50, MobileNetV2 and SqueezeNet 1.1 layers (batch 1,
 // 224x224 input), and for the SGEMM engine itself.
 //
-//   build/bin/minirt_kernel_bench --benchmark_filter=Conv
+//   build/bin/minirt_kernel_bench --benchmark_filter=Conv/
+//   build/bin/minirt_kernel_bench --benchmark_filter=ConvAlgo/resnet18   # every candidate per layer
 //   MINIRT_CONV_ALGO=im2col_gemm build/bin/minirt_kernel_bench --benchmark_filter=Conv/resnet18
 //   MINIRT_SGEMM_ISA=avx2 build/bin/minirt_kernel_bench --benchmark_filter=Sgemm
 //
@@ -10,6 +11,7 @@
 // inference, kernel made once) and times only Kernel::run. Counters report
 // GFLOP/s for the heavy ops; the label is the kernel's describe() (algorithm
 // and SGEMM variant).
+#include "kernels/cpu/conv_algorithms.h"
 #include "kernels/cpu/cpu_backend.h"
 #include "kernels/cpu/sgemm.h"
 #include "runtime/op_registry.h"
@@ -43,7 +45,9 @@ struct OneNode {
   std::vector<const void*> in_ptrs;
   std::vector<void*> out_ptrs;
 
-  OneNode(const std::string& op, std::shared_ptr<OpAttrs> attrs, std::vector<Tensor> ins, int threads) {
+  // algo: the backend's named algorithm (make_kernel_with), or empty for its rules.
+  OneNode(const std::string& op, std::shared_ptr<OpAttrs> attrs, std::vector<Tensor> ins, int threads,
+          const std::string& algo = "") {
     g.opset = 17;
     std::vector<int> in_ids;
     for (size_t i = 0; i < ins.size(); ++i) {
@@ -61,7 +65,7 @@ struct OneNode {
     find_schema(op)->infer(ctx);
     backend = make_cpu_backend(threads);
     pool = std::make_unique<ThreadPool>(threads);
-    kernel = backend->make_kernel(g, g.nodes[n]);
+    kernel = algo.empty() ? backend->make_kernel(g, g.nodes[n]) : backend->make_kernel_with(g, g.nodes[n], algo);
     inputs = std::move(ins);
     outputs.push_back(Tensor::zeros(DType::kFloat32, g.values[out].shape));
     if (size_t ws = kernel->workspace_bytes()) workspace = Tensor::zeros(DType::kUInt8, {static_cast<int64_t>(ws)});
@@ -74,8 +78,9 @@ struct OneNode {
   }
 };
 
-// args: C, H(=W), K, kernel, stride, groups, threads
-void BM_Conv(benchmark::State& state) {
+// args: C, H(=W), K, kernel, stride, groups, threads; algo: the backend's
+// algorithm name, or empty for its rules' pick.
+void conv_bench(benchmark::State& state, const std::string& algo) {
   int64_t c = state.range(0), hw = state.range(1), k = state.range(2), r = state.range(3), s = state.range(4),
           groups = state.range(5);
   int threads = static_cast<int>(state.range(6));
@@ -83,8 +88,18 @@ void BM_Conv(benchmark::State& state) {
   a->strides = {s, s};
   a->pads = {r / 2, r / 2, r / 2, r / 2};
   a->group = groups;
-  OneNode node("Conv", a, {random_tensor({1, c, hw, hw}, 1), random_tensor({k, c / groups, r, r}, 2), random_tensor({k}, 3)},
-               threads);
+  std::unique_ptr<OneNode> made;
+  try {
+    made = std::make_unique<OneNode>(
+        "Conv", a,
+        std::vector<Tensor>{random_tensor({1, c, hw, hw}, 1), random_tensor({k, c / groups, r, r}, 2),
+                            random_tensor({k}, 3)},
+        threads, algo);
+  } catch (const Error& e) {
+    state.SkipWithError(e.what());  // a candidate that declines the layer
+    return;
+  }
+  OneNode& node = *made;
   for (auto _ : state) {
     node.run();
     benchmark::DoNotOptimize(node.outputs[0].raw());
@@ -95,9 +110,26 @@ void BM_Conv(benchmark::State& state) {
   state.SetLabel(node.kernel->describe());
 }
 
+void BM_Conv(benchmark::State& state) { conv_bench(state, ""); }
+// The same with args[7]: an index into conv_algorithm_names().
+void BM_ConvAlgo(benchmark::State& state) {
+  conv_bench(state, cpu::conv_algorithm_names().at(static_cast<size_t>(state.range(7))));
+}
+
+// One layer's arguments, once or once per candidate algorithm.
+void add_conv_args(benchmark::internal::Benchmark* b, const int64_t (&s)[6], int threads, bool every_algo) {
+  if (!every_algo) return void(b->Args({s[0], s[1], s[2], s[3], s[4], s[5], threads}));
+  for (size_t i = 0; i < cpu::conv_algorithm_names().size(); ++i)
+    b->Args({s[0], s[1], s[2], s[3], s[4], s[5], threads, static_cast<int64_t>(i)});
+}
+void conv_arg_names(benchmark::internal::Benchmark* b, bool every_algo) {
+  if (every_algo) b->ArgNames({"C", "HW", "K", "R", "stride", "groups", "threads", "algo"});
+  else b->ArgNames({"C", "HW", "K", "R", "stride", "groups", "threads"});
+}
+
 // ResNet-18 layers: stem, the 3x3 convs of each stage (the first strided),
 // the strided 1x1 downsamples.
-void resnet18_convs(benchmark::internal::Benchmark* b) {
+void resnet18_convs(benchmark::internal::Benchmark* b, bool every_algo) {
   const int64_t shapes[][6] = {
       {3, 224, 64, 7, 2, 1},    {64, 56, 64, 3, 1, 1},                             // conv1, layer1
       {64, 56, 128, 3, 2, 1},   {128, 28, 128, 3, 1, 1}, {64, 56, 128, 1, 2, 1},   // layer2
@@ -105,24 +137,24 @@ void resnet18_convs(benchmark::internal::Benchmark* b) {
       {256, 14, 512, 3, 2, 1},  {512, 7, 512, 3, 1, 1},  {256, 14, 512, 1, 2, 1},  // layer4
   };
   for (int threads : {1, 2})
-    for (const auto& s : shapes) b->Args({s[0], s[1], s[2], s[3], s[4], s[5], threads});
-  b->ArgNames({"C", "HW", "K", "R", "stride", "groups", "threads"});
+    for (const auto& s : shapes) add_conv_args(b, s, threads, every_algo);
+  conv_arg_names(b, every_algo);
 }
 
 // SqueezeNet 1.1 layers: stem, fire squeeze 1x1 and expand 1x1 / 3x3.
-void squeezenet_convs(benchmark::internal::Benchmark* b) {
+void squeezenet_convs(benchmark::internal::Benchmark* b, bool every_algo) {
   const int64_t shapes[][6] = {
       {3, 224, 64, 3, 2, 1},  {64, 55, 16, 1, 1, 1},  {16, 55, 64, 1, 1, 1},  {16, 55, 64, 3, 1, 1},
       {128, 27, 32, 1, 1, 1}, {32, 27, 128, 3, 1, 1}, {256, 13, 48, 1, 1, 1}, {48, 13, 192, 3, 1, 1},
       {512, 13, 1000, 1, 1, 1},
   };
   for (int threads : {1, 2})
-    for (const auto& s : shapes) b->Args({s[0], s[1], s[2], s[3], s[4], s[5], threads});
-  b->ArgNames({"C", "HW", "K", "R", "stride", "groups", "threads"});
+    for (const auto& s : shapes) add_conv_args(b, s, threads, every_algo);
+  conv_arg_names(b, every_algo);
 }
 
 // ResNet-50 (torchvision v1.5) layers: stem, bottleneck 1x1/3x3/1x1 per stage.
-void resnet50_convs(benchmark::internal::Benchmark* b) {
+void resnet50_convs(benchmark::internal::Benchmark* b, bool every_algo) {
   const int64_t shapes[][6] = {
       {3, 224, 64, 7, 2, 1},                                                // conv1
       {64, 56, 64, 1, 1, 1},    {64, 56, 64, 3, 1, 1},   {64, 56, 256, 1, 1, 1},    // layer1
@@ -131,12 +163,12 @@ void resnet50_convs(benchmark::internal::Benchmark* b) {
       {1024, 14, 512, 1, 1, 1}, {512, 14, 512, 3, 2, 1}, {512, 7, 2048, 1, 1, 1},   // layer4
   };
   for (int threads : {1, 2})
-    for (const auto& s : shapes) b->Args({s[0], s[1], s[2], s[3], s[4], s[5], threads});
-  b->ArgNames({"C", "HW", "K", "R", "stride", "groups", "threads"});
+    for (const auto& s : shapes) add_conv_args(b, s, threads, every_algo);
+  conv_arg_names(b, every_algo);
 }
 
 // MobileNetV2 layers: stem, expansion 1x1, depthwise 3x3 (stride 1 and 2), projection 1x1.
-void mobilenetv2_convs(benchmark::internal::Benchmark* b) {
+void mobilenetv2_convs(benchmark::internal::Benchmark* b, bool every_algo) {
   const int64_t shapes[][6] = {
       {3, 224, 32, 3, 2, 1},   {32, 112, 32, 3, 1, 32},  {32, 112, 16, 1, 1, 1},
       {16, 112, 96, 1, 1, 1},  {96, 112, 96, 3, 2, 96},  {96, 56, 24, 1, 1, 1},
@@ -144,14 +176,28 @@ void mobilenetv2_convs(benchmark::internal::Benchmark* b) {
       {576, 14, 576, 3, 2, 576}, {960, 7, 960, 3, 1, 960}, {320, 7, 1280, 1, 1, 1},
   };
   for (int threads : {1, 2})
-    for (const auto& s : shapes) b->Args({s[0], s[1], s[2], s[3], s[4], s[5], threads});
-  b->ArgNames({"C", "HW", "K", "R", "stride", "groups", "threads"});
+    for (const auto& s : shapes) add_conv_args(b, s, threads, every_algo);
+  conv_arg_names(b, every_algo);
 }
 
-BENCHMARK(BM_Conv)->Name("Conv/resnet18")->Apply(resnet18_convs)->Unit(benchmark::kMicrosecond)->UseRealTime();
-BENCHMARK(BM_Conv)->Name("Conv/resnet50")->Apply(resnet50_convs)->Unit(benchmark::kMicrosecond)->UseRealTime();
-BENCHMARK(BM_Conv)->Name("Conv/squeezenet")->Apply(squeezenet_convs)->Unit(benchmark::kMicrosecond)->UseRealTime();
-BENCHMARK(BM_Conv)->Name("Conv/mobilenetv2")->Apply(mobilenetv2_convs)->Unit(benchmark::kMicrosecond)->UseRealTime();
+// Conv/<model>: the rules' pick per layer; ConvAlgo/<model>: every candidate
+// per layer (algo = the index in conv_algorithm_names(); declined ones are
+// listed as skipped, with the reason), for setting the rules.
+#define MINIRT_CONV_BENCH(model)                                                                              \
+  BENCHMARK(BM_Conv)                                                                                          \
+      ->Name("Conv/" #model)                                                                                  \
+      ->Apply([](benchmark::internal::Benchmark* b) { model##_convs(b, false); })                             \
+      ->Unit(benchmark::kMicrosecond)                                                                         \
+      ->UseRealTime();                                                                                        \
+  BENCHMARK(BM_ConvAlgo)                                                                                      \
+      ->Name("ConvAlgo/" #model)                                                                              \
+      ->Apply([](benchmark::internal::Benchmark* b) { model##_convs(b, true); })                              \
+      ->Unit(benchmark::kMicrosecond)                                                                         \
+      ->UseRealTime()
+MINIRT_CONV_BENCH(resnet18);
+MINIRT_CONV_BENCH(resnet50);
+MINIRT_CONV_BENCH(squeezenet);
+MINIRT_CONV_BENCH(mobilenetv2);
 
 // args: M, K, N, threads (Gemm with transB, as classifier layers are exported)
 void BM_Gemm(benchmark::State& state) {

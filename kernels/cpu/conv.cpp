@@ -1,11 +1,12 @@
 // Conv and ConvTranspose on the CPU.
 //
-// Conv picks one of five algorithms from the shape (and says which in
-// describe()):
-//   - depthwise:     one filter per channel (group == C == M), direct loops:
-//                    on AVX-512 CPUs channel-blocked (rows of 16 channels
-//                    transposed into [column][channel] on the fly, one FMA
-//                    per tap for 16 channels), else along the rows;
+// Conv has six lowerings, each a named algorithm the tuner may pick or a
+// caller force (make_conv_kernel); where no one chooses, fixed rules do
+// (conv_heuristic_algorithm). describe() says which ran:
+//   - depthwise_direct: one filter per channel (group == C == M), direct
+//                    loops: on AVX-512 CPUs channel-blocked (rows of 16
+//                    channels transposed into [column][channel] on the fly,
+//                    one FMA per tap for 16 channels), else along the rows;
 //   - gemm_1x1:      1x1, stride 1, no padding: the input already is the GEMM
 //                    operand, packed straight into B panels block by block;
 //   - implicit_gemm: the input copied once per run with its zero padding, and
@@ -13,16 +14,17 @@
 //                    row of the unrolled matrix is a plain offset into the
 //                    copy: the microkernel reads it in place, no im2col;
 //   - im2col_gemm:   the patches unrolled straight into the GEMM's packed B
-//                    panels, block by block (narrow outputs, where a row of
-//                    output is too short for the in-place tiles);
-//   - winograd:      3x3, stride 1 (AVX-512 CPUs): Winograd F(2x2, 3x3), 16
-//                    GEMMs over 2x2 output tiles with 2.25x fewer
-//                    multiplications than the direct sum (weights transformed
-//                    once, input transformed straight into B panels, bias
-//                    and activation in the output transform).
-// All of them multiply with the SGEMM engine of sgemm.h: the weights are
-// packed into its A panels once, when the kernel is made; bias and the fused
-// activation are applied to each tile while it is in registers.
+//                    panels, block by block; runs every Conv (the fallback);
+//   - winograd_f2x2, winograd_f4x4: 3x3, stride 1, one group, constant
+//                    weights: Winograd F(2x2, 3x3) / F(4x4, 3x3) on 16 / 36
+//                    GEMMs (conv_winograd.h), on any CPU.
+// All of them but depthwise_direct multiply with the SGEMM engine of
+// sgemm.h: the weights are packed into its A panels once, when the kernel is
+// made; bias and the fused activation are applied to each tile while it is
+// in registers.
+#include "kernels/cpu/conv_algorithms.h"
+#include "kernels/cpu/conv_common.h"
+#include "kernels/cpu/conv_winograd.h"
 #include "kernels/cpu/eigen_util.h"
 #include "kernels/cpu/registry.h"
 #include "kernels/cpu/sgemm.h"
@@ -41,17 +43,7 @@
 
 namespace minirt::cpu {
 
-namespace {
-
-// Geometry of a (1-D or) 2-D convolution; 1-D is 2-D with height 1.
-struct Geometry {
-  int64_t n, c, h, w;      // input
-  int64_t m, oh, ow;       // output
-  int64_t kh, kw, sh, sw, dh, dw, ph, pw;
-  int64_t groups;
-};
-
-Geometry geometry(const Shape& x, const Shape& y, const WindowAttrs& a, int64_t groups) {
+Geometry conv_geometry(const Shape& x, const Shape& y, const WindowAttrs& a, int64_t groups) {
   Geometry q{};
   bool one_d = x.size() == 3;
   q.n = x[0];
@@ -73,7 +65,36 @@ Geometry geometry(const Shape& x, const Shape& y, const WindowAttrs& a, int64_t 
   return q;
 }
 
-int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
+// Fills the phase planes of channels [p0, p1) (over all images) from x.
+void fill_planes(const Geometry& q, const PhasePlanes& pp, const float* x, float* out, int64_t p0, int64_t p1) {
+  for (int64_t p = p0; p < p1; ++p) {
+    const float* xc = x + p * q.h * q.w;
+    float* dst = out + p * pp.channel_stride();
+    for (int64_t ph = 0; ph < pp.planes(); ++ph) {
+      for (int64_t r = 0; r < pp.hq; ++r, dst += pp.wq) {
+        int64_t ih = pp.ry[ph] + r * q.sh - q.ph;
+        if (ih < 0 || ih >= q.h) {
+          std::fill(dst, dst + pp.wq, 0.0f);
+          continue;
+        }
+        const float* xr = xc + ih * q.w;
+        // Columns s with 0 <= rx + s*sw - pw < w.
+        int64_t first = pp.rx[ph] - q.pw;  // input column of s = 0
+        int64_t lo = first >= 0 ? 0 : std::min(pp.wq, ceil_div(-first, q.sw));
+        int64_t hi = q.w - first <= 0 ? lo : std::clamp(ceil_div(q.w - first, q.sw), lo, pp.wq);
+        std::fill(dst, dst + lo, 0.0f);
+        if (q.sw == 1) {
+          std::memcpy(dst + lo, xr + first + lo, static_cast<size_t>(hi - lo) * sizeof(float));
+        } else {
+          for (int64_t s = lo; s < hi; ++s) dst[s] = xr[first + s * q.sw];
+        }
+        std::fill(dst + hi, dst + pp.wq, 0.0f);
+      }
+    }
+  }
+}
+
+namespace {
 
 #if MINIRT_CONV_AVX512
 // Lanes [lo, hi) of a 16-lane mask (empty when lo >= hi).
@@ -331,159 +352,6 @@ __attribute__((target("avx512f"))) void depthwise_block_avx512(const Geometry& q
 
 #endif
 
-// Winograd F(2x2, 3x3): Y = A^T [(G g G^T) . (B^T d B)] A for each 2x2 output
-// tile, d its 4x4 input patch, g a 3x3 filter. The input is copied into four
-// phase planes of the padded input (even/odd rows x even/odd columns), each
-// tw + 1 wide: tile t = ty * (tw + 1) + tx then reads patch element (r, s) at
-// plane (r % 2, s % 2), offset t + (r / 2) * (tw + 1) + s / 2, contiguous in
-// t. The last tile of each row (tx = tw) is junk: computed, never stored.
-struct WinogradGeom {
-  int64_t c = 0, m = 0;    // input, output channels
-  int64_t th = 0, tw = 0;  // tile rows and columns: ceil(oh / 2), ceil(ow / 2)
-  int64_t wq = 0, hq = 0;  // phase plane width (tw + 1) and rows (th + 2)
-  int64_t tiles = 0;       // th * wq: the GEMMs' N
-  int64_t tb = 0;          // tiles per block (a multiple of 32, the B panel width)
-  int64_t plane() const { return hq * wq; }
-};
-
-// U[xi][m][c] = (G g G^T)[xi] of each filter, in double.
-std::vector<float> winograd_weights(const float* w, int64_t m, int64_t c) {
-  std::vector<float> u(static_cast<size_t>(16 * m * c));
-  for (int64_t o = 0; o < m; ++o)
-    for (int64_t i = 0; i < c; ++i) {
-      const float* g = w + (o * c + i) * 9;
-      double t[4][3], v[4][4];
-      for (int j = 0; j < 3; ++j) {
-        double g0 = g[j], g1 = g[3 + j], g2 = g[6 + j];
-        t[0][j] = g0;
-        t[1][j] = 0.5 * (g0 + g1 + g2);
-        t[2][j] = 0.5 * (g0 - g1 + g2);
-        t[3][j] = g2;
-      }
-      for (int r = 0; r < 4; ++r) {
-        v[r][0] = t[r][0];
-        v[r][1] = 0.5 * (t[r][0] + t[r][1] + t[r][2]);
-        v[r][2] = 0.5 * (t[r][0] - t[r][1] + t[r][2]);
-        v[r][3] = t[r][2];
-      }
-      for (int xi = 0; xi < 16; ++xi) u[static_cast<size_t>((xi * m + o) * c + i)] = static_cast<float>(v[xi / 4][xi % 4]);
-    }
-  return u;
-}
-
-#if MINIRT_CONV_AVX512
-// B^T d B of 16 tiles [t, t + 16) of every channel, into the B panels of the
-// 16 GEMMs: V[xi] is c rows x tb columns in panels of 32 (column tl = t - t0).
-__attribute__((target("avx512f"))) void winograd_input(const WinogradGeom& g, const float* planes, int64_t t0,
-                                                       int64_t n, float* v) {
-  const int64_t wq = g.wq, pl = g.plane(), vstride = g.c * g.tb;
-  for (int64_t ci = 0; ci < g.c; ++ci) {
-    const float* p0 = planes + ci * 4 * pl;
-    for (int64_t tl = 0; tl < n; tl += 16) {
-      const float* at = p0 + t0 + tl;
-      __m512 d[4][4];
-      for (int r = 0; r < 4; ++r)
-        for (int s2 = 0; s2 < 4; ++s2) d[r][s2] = _mm512_loadu_ps(at + ((r % 2) * 2 + s2 % 2) * pl + (r / 2) * wq + s2 / 2);
-      // B^T d: rows.
-      __m512 b[4][4];
-      for (int s2 = 0; s2 < 4; ++s2) {
-        b[0][s2] = _mm512_sub_ps(d[0][s2], d[2][s2]);
-        b[1][s2] = _mm512_add_ps(d[1][s2], d[2][s2]);
-        b[2][s2] = _mm512_sub_ps(d[2][s2], d[1][s2]);
-        b[3][s2] = _mm512_sub_ps(d[1][s2], d[3][s2]);
-      }
-      // (B^T d) B: columns, stored per xi = 4 r + s.
-      float* out = v + (tl / 32) * g.c * 32 + ci * 32 + tl % 32;
-      for (int r = 0; r < 4; ++r) {
-        _mm512_storeu_ps(out + (4 * r + 0) * vstride, _mm512_sub_ps(b[r][0], b[r][2]));
-        _mm512_storeu_ps(out + (4 * r + 1) * vstride, _mm512_add_ps(b[r][1], b[r][2]));
-        _mm512_storeu_ps(out + (4 * r + 2) * vstride, _mm512_sub_ps(b[r][2], b[r][1]));
-        _mm512_storeu_ps(out + (4 * r + 3) * vstride, _mm512_sub_ps(b[r][1], b[r][3]));
-      }
-    }
-  }
-}
-
-// A^T M A of tiles [t0, t0 + n) for output channels [m0, m0 + mr) (M[xi] is
-// mr x tb at mo + xi * mr * tb), plus bias, through the activation, into the
-// 2x2 output tiles of y (one image, oh x ow planes); junk tiles and outputs
-// past the edge are not stored.
-__attribute__((target("avx512f"))) void winograd_output(const WinogradGeom& g, const float* mo, int64_t m0, int64_t mr,
-                                                        int64_t t0, int64_t n, const float* bias, const Activation& act,
-                                                        int64_t oh, int64_t ow, float* y) {
-  const __m512i il_lo = _mm512_set_epi32(23, 7, 22, 6, 21, 5, 20, 4, 19, 3, 18, 2, 17, 1, 16, 0);
-  const __m512i il_hi = _mm512_set_epi32(31, 15, 30, 14, 29, 13, 28, 12, 27, 11, 26, 10, 25, 9, 24, 8);
-  const bool relu = act.kind == ActKind::kRelu, clip = act.kind == ActKind::kClip;
-  const bool leaky = act.kind == ActKind::kLeakyRelu;
-  const bool scalar_act = !act.none() && !relu && !clip && !leaky;
-  const __m512 zero = _mm512_setzero_ps(), lo_v = _mm512_set1_ps(act.alpha), hi_v = _mm512_set1_ps(act.beta);
-  const int64_t ms = mr * g.tb;
-  for (int64_t mi = 0; mi < mr; ++mi) {
-    const __m512 bv = _mm512_set1_ps(bias ? bias[m0 + mi] : 0.0f);
-    float* yp = y + (m0 + mi) * oh * ow;
-    for (int64_t tl = 0; tl < n; tl += 16) {
-      const float* at = mo + mi * g.tb + tl;
-      __m512 u0[4], u1[4];
-      for (int s2 = 0; s2 < 4; ++s2) {
-        __m512 a0 = _mm512_loadu_ps(at + (0 + s2) * ms), a1 = _mm512_loadu_ps(at + (4 + s2) * ms);
-        __m512 a2 = _mm512_loadu_ps(at + (8 + s2) * ms), a3 = _mm512_loadu_ps(at + (12 + s2) * ms);
-        u0[s2] = _mm512_add_ps(_mm512_add_ps(a0, a1), a2);
-        u1[s2] = _mm512_sub_ps(_mm512_sub_ps(a1, a2), a3);
-      }
-      __m512 out[2][2] = {
-          {_mm512_add_ps(_mm512_add_ps(u0[0], u0[1]), u0[2]), _mm512_sub_ps(_mm512_sub_ps(u0[1], u0[2]), u0[3])},
-          {_mm512_add_ps(_mm512_add_ps(u1[0], u1[1]), u1[2]), _mm512_sub_ps(_mm512_sub_ps(u1[1], u1[2]), u1[3])}};
-      __m512 rows[2][2];  // [dy][half]: row dy of 16 tiles, interleaved columns
-      for (int dy = 0; dy < 2; ++dy) {
-        for (int dx = 0; dx < 2; ++dx) {
-          __m512 x = _mm512_add_ps(out[dy][dx], bv);
-          if (relu) x = _mm512_max_ps(x, zero);
-          else if (clip) x = _mm512_min_ps(hi_v, _mm512_max_ps(lo_v, x));
-          else if (leaky)
-            x = _mm512_mask_blend_ps(_mm512_cmp_ps_mask(x, zero, _CMP_GE_OQ), _mm512_mul_ps(x, lo_v), x);
-          out[dy][dx] = x;
-        }
-        rows[dy][0] = _mm512_permutex2var_ps(out[dy][0], il_lo, out[dy][1]);
-        rows[dy][1] = _mm512_permutex2var_ps(out[dy][0], il_hi, out[dy][1]);
-      }
-      // Runs of tiles in one tile row, without the junk tile.
-      const int64_t cnt = std::min<int64_t>(16, n - tl);
-      for (int64_t j = 0; j < cnt;) {
-        const int64_t t = t0 + tl + j, ty = t / g.wq, tx = t % g.wq;
-        if (tx >= g.tw) {
-          ++j;
-          continue;
-        }
-        const int64_t len = std::min(cnt - j, g.tw - tx);
-        // Floats [2j, fe) of the 32 go to columns 2tx, 2tx + 1, ...
-        const int64_t fe = std::min(2 * (j + len), 2 * j + (ow - 2 * tx));
-        for (int dy = 0; dy < 2; ++dy) {
-          int64_t row = 2 * ty + dy;
-          if (row >= oh) continue;
-          float* dst = yp + row * ow + 2 * tx - 2 * j;
-          _mm512_mask_storeu_ps(dst, lanes(2 * j, fe), rows[dy][0]);
-          _mm512_mask_storeu_ps(dst + 16, lanes(2 * j - 16, fe - 16), rows[dy][1]);
-          if (scalar_act) act.apply(dst + 2 * j, fe - 2 * j);
-        }
-        j += len;
-      }
-    }
-  }
-}
-#endif
-
-// The input as implicit_gemm reads it: per channel, one plane per stride
-// phase (ry, rx) the kernel taps use, holding padded rows ry, ry + sh, ... and
-// columns rx, rx + sw, ... Tap (i, j) of output (oy, ox) is then element
-// (oy + i*dh/sh, ox + j*dw/sw) of phase ((i*dh) % sh, (j*dw) % sw): for a
-// fixed tap, consecutive outputs of a row are consecutive floats.
-struct PhasePlanes {
-  int64_t hq = 0, wq = 0;                  // plane height, width
-  std::vector<int64_t> ry, rx;             // each plane's phase
-  int64_t planes() const { return static_cast<int64_t>(ry.size()); }
-  int64_t channel_stride() const { return planes() * hq * wq; }
-};
-
 PhasePlanes phase_planes(const Geometry& q, std::vector<int64_t>* koff) {
   PhasePlanes pp;
   int64_t hp = (q.oh - 1) * q.sh + (q.kh - 1) * q.dh + 1;  // padded extent the output reads
@@ -512,87 +380,154 @@ PhasePlanes phase_planes(const Geometry& q, std::vector<int64_t>* koff) {
   return pp;
 }
 
-// Fills the phase planes of channels [p0, p1) (over all images) from x.
-void fill_planes(const Geometry& q, const PhasePlanes& pp, const float* x, float* out, int64_t p0, int64_t p1) {
-  for (int64_t p = p0; p < p1; ++p) {
-    const float* xc = x + p * q.h * q.w;
-    float* dst = out + p * pp.channel_stride();
-    for (int64_t ph = 0; ph < pp.planes(); ++ph) {
-      for (int64_t r = 0; r < pp.hq; ++r, dst += pp.wq) {
-        int64_t ih = pp.ry[ph] + r * q.sh - q.ph;
-        if (ih < 0 || ih >= q.h) {
-          std::fill(dst, dst + pp.wq, 0.0f);
-          continue;
-        }
-        const float* xr = xc + ih * q.w;
-        // Columns s with 0 <= rx + s*sw - pw < w.
-        int64_t first = pp.rx[ph] - q.pw;  // input column of s = 0
-        int64_t lo = first >= 0 ? 0 : std::min(pp.wq, ceil_div(-first, q.sw));
-        int64_t hi = q.w - first <= 0 ? lo : std::clamp(ceil_div(q.w - first, q.sw), lo, pp.wq);
-        std::fill(dst, dst + lo, 0.0f);
-        if (q.sw == 1) {
-          std::memcpy(dst + lo, xr + first + lo, static_cast<size_t>(hi - lo) * sizeof(float));
-        } else {
-          for (int64_t s = lo; s < hi; ++s) dst[s] = xr[first + s * q.sw];
-        }
-        std::fill(dst + hi, dst + pp.wq, 0.0f);
-      }
-    }
+// The fixed rules' thresholds, from ConvAlgo/* in bench/kernels_bench.cpp
+// (ResNet-18/50, MobileNetV2, SqueezeNet layers) on an AVX2 EPYC, 1 and 2
+// threads.
+// Winograd: fewer channels than this leave too little GEMM to pay for the
+// transforms.
+constexpr int64_t kMinWinogradChannels = 16;
+// F(4x4) needs a plane of at least this many outputs: on smaller ones its
+// few tiles per image are too narrow a GEMM for 36 transformed filters (4x
+// the weights) to stream past, and the edge tiles waste more; F(2x2) takes
+// them down to 7x7 (ResNet's 14x14 and 7x7 layers: F2 3.7 and 5.6 ms, F4 5.7
+// and 7.0, im2col 7.1 and 7.0; its 56x56 and 28x28 ones: F4 3.1 and 2.6 ms,
+// F2 4.9 and 4.2, im2col 8.9 and 7.8).
+constexpr int64_t kMinWinograd4Outputs = 400, kMinWinograd2Outputs = 49;
+// implicit_gemm, on AVX-512 only (where it was measured to win): output rows
+// at least this long (strided: the second). On AVX2 im2col_gemm beat it on
+// every measured layer (stems, strided 3x3, 3x3 stride 1) by 1.1 to 3x.
+constexpr int64_t kMinImplicitRow = 12, kMinImplicitRowStrided = 32;
+
+// The Conv lowerings, in the order algorithms() lists them.
+enum class Algo { kIm2col, kImplicit, kGemm1x1, kDepthwise, kWinograd2, kWinograd4 };
+constexpr Algo kAlgos[] = {Algo::kIm2col,    Algo::kImplicit,   Algo::kGemm1x1,
+                           Algo::kDepthwise, Algo::kWinograd2, Algo::kWinograd4};
+
+const char* algo_name(Algo a) {
+  switch (a) {
+    case Algo::kIm2col: return "im2col_gemm";
+    case Algo::kImplicit: return "implicit_gemm";
+    case Algo::kGemm1x1: return "gemm_1x1";
+    case Algo::kDepthwise: return "depthwise_direct";
+    case Algo::kWinograd2: return "winograd_f2x2";
+    case Algo::kWinograd4: return "winograd_f4x4";
   }
+  return "?";
+}
+
+bool algo_named(const std::string& name, Algo* out) {
+  for (Algo a : kAlgos)
+    if (name == algo_name(a)) {
+      *out = a;
+      return true;
+    }
+  return false;
+}
+
+// What the rules read about a Conv node.
+struct ConvShape {
+  Geometry q;
+  bool two_d = false;
+  bool const_weights = false;
+};
+
+ConvShape conv_shape(const Graph& g, const Node& n) {
+  const auto& a = n.attrs_as<ConvAttrs>();
+  ConvShape s;
+  s.q = conv_geometry(in_shape(g, n, 0), out_shape(g, n, 0), a, a.group);
+  s.two_d = in_shape(g, n, 0).size() == 4;
+  s.const_weights = in_const(g, n, 1) != nullptr;
+  return s;
+}
+
+bool is_pointwise(const Geometry& q) {
+  return q.kh == 1 && q.kw == 1 && q.sh == 1 && q.sw == 1 && q.ph == 0 && q.pw == 0 && q.oh == q.h && q.ow == q.w;
+}
+
+// Why lowering `a` cannot run this convolution; empty when it can.
+std::string declined(const ConvShape& s, Algo a) {
+  const Geometry& q = s.q;
+  switch (a) {
+    case Algo::kIm2col:
+    case Algo::kImplicit: return {};  // any window, stride, dilation, padding, groups
+    case Algo::kGemm1x1: return is_pointwise(q) ? "" : "1x1 stride 1 without padding only";
+    case Algo::kDepthwise:
+      return q.groups == q.c && q.m == q.c ? "" : "needs group == channels == filters";
+    case Algo::kWinograd2:
+    case Algo::kWinograd4:
+      if (!s.two_d || q.kh != 3 || q.kw != 3 || q.sh != 1 || q.sw != 1 || q.dh != 1 || q.dw != 1)
+        return "needs a 3x3 window at stride 1 and dilation 1";
+      if (q.groups != 1) return "needs one group";
+      // (They are transformed once, when the kernel is made.)
+      if (!s.const_weights) return "needs constant weights";
+      return {};
+  }
+  return "unknown algorithm";
+}
+
+// The fixed rules: the measured winner where the benchmarks cover a case.
+Algo heuristic(const ConvShape& s, SgemmIsa isa) {
+  const Geometry& q = s.q;
+  if (declined(s, Algo::kDepthwise).empty()) return Algo::kDepthwise;
+  if (is_pointwise(q)) return Algo::kGemm1x1;
+  const int64_t cols = q.oh * q.ow;
+  if (declined(s, Algo::kWinograd4).empty() && q.c >= kMinWinogradChannels && q.m >= kMinWinogradChannels) {
+    if (cols >= kMinWinograd4Outputs) return Algo::kWinograd4;
+    if (cols >= kMinWinograd2Outputs) return Algo::kWinograd2;
+  }
+  if (isa == SgemmIsa::kAvx512 && q.kh * q.kw > 1 &&
+      q.ow >= (q.sw == 1 ? kMinImplicitRow : kMinImplicitRowStrided))
+    return Algo::kImplicit;
+  return Algo::kIm2col;
+}
+
+// The rules' pick, unless MINIRT_CONV_ALGO names a lowering that can run the
+// node (for benchmarks and whole-model runs with one lowering forced; a name
+// that cannot run the node is ignored, so one setting serves a whole model).
+Algo default_algo(const ConvShape& s) {
+  Algo forced;
+  if (const char* f = std::getenv("MINIRT_CONV_ALGO"); f && algo_named(f, &forced) && declined(s, forced).empty())
+    return forced;
+  return heuristic(s, sgemm_default_isa());
 }
 
 class ConvKernel final : public Kernel {
  public:
-  ConvKernel(const Graph& g, const Node& n, int threads) : isa_(sgemm_default_isa()) {
+  // `algo` must accept the node (declined() empty). plan_only: the split and
+  // the workspace only, the weights neither read nor packed (for sizing).
+  ConvKernel(const Graph& g, const Node& n, int threads, Algo algo, bool plan_only = false)
+      : isa_(sgemm_default_isa()), algo_(algo) {
     const auto& a = n.attrs_as<ConvAttrs>();
-    q_ = geometry(in_shape(g, n, 0), out_shape(g, n, 0), a, a.group);
+    q_ = conv_geometry(in_shape(g, n, 0), out_shape(g, n, 0), a, a.group);
     act_ = a.act;
     has_bias_ = n.input(2) >= 0;
+    const Tensor* wc = in_const(g, n, 1);
+    const_w_ = wc != nullptr;
     cg_ = q_.c / q_.groups;
     mg_ = q_.m / q_.groups;
     k_ = cg_ * q_.kh * q_.kw;
     cols_ = q_.oh * q_.ow;
     // An empty batch (N = 0) has nothing to compute.
     empty_ = q_.n == 0 || q_.m == 0 || cols_ == 0;
-    if (q_.groups == q_.c && q_.m == q_.c) {
-      algo_ = Algo::kDepthwise;
+    if (algo_ == Algo::kDepthwise) {
       plan_depthwise(threads);
       return;
     }
-    bool pointwise = q_.kh == 1 && q_.kw == 1 && q_.sh == 1 && q_.sw == 1 && q_.ph == 0 && q_.pw == 0 &&
-                     q_.oh == q_.h && q_.ow == q_.w;
-    // Winograd needs the AVX-512 transforms and its B panels, a 3x3 window at
-    // stride 1, one group, and weights known now (they are transformed once).
-    bool winograd = MINIRT_CONV_AVX512 && isa_ == SgemmIsa::kAvx512 && q_.kh == 3 && q_.kw == 3 && q_.sh == 1 &&
-                    q_.sw == 1 && q_.dh == 1 && q_.dw == 1 && q_.groups == 1 && in_const(g, n, 1) != nullptr;
-    if (pointwise) algo_ = Algo::kGemm1x1;
-    else if (winograd && cg_ >= kMinWinogradChannels && mg_ >= kMinWinogradChannels && cols_ >= kMinWinogradOutputs)
-      algo_ = Algo::kWinograd;
-    else if (q_.ow >= (q_.sw == 1 ? kMinImplicitRow : kMinImplicitRowStrided) && q_.kh * q_.kw > 1)
-      algo_ = Algo::kImplicit;
-    else algo_ = Algo::kIm2col;
-    // Tests and benchmarks may force a lowering (MINIRT_CONV_ALGO=implicit_gemm,
-    // im2col_gemm, or gemm_1x1 and winograd where they apply).
-    if (const char* f = std::getenv("MINIRT_CONV_ALGO")) {
-      if (std::strcmp(f, "implicit_gemm") == 0) algo_ = Algo::kImplicit;
-      else if (std::strcmp(f, "im2col_gemm") == 0) algo_ = Algo::kIm2col;
-      else if (std::strcmp(f, "gemm_1x1") == 0 && pointwise) algo_ = Algo::kGemm1x1;
-      else if (std::strcmp(f, "winograd") == 0 && winograd) algo_ = Algo::kWinograd;
-    }
     if (empty_) return;
-    if (algo_ == Algo::kWinograd) {
-      plan_winograd(in_const(g, n, 1)->data<float>(), threads);
+    if (algo_ == Algo::kWinograd2 || algo_ == Algo::kWinograd4) {
+      winograd_ = std::make_unique<WinogradConv>(q_, algo_ == Algo::kWinograd2 ? 2 : 4, isa_, threads,
+                                                 plan_only ? nullptr : wc->data<float>());
+      ws_floats_ = winograd_->workspace_floats();
       return;
     }
 
-    if (const Tensor* w = in_const(g, n, 1)) {
-      const float* wp = w->data<float>();
-      a_group_ = static_cast<int64_t>(sgemm_packed_a_floats(isa_, mg_, k_));
+    a_group_ = static_cast<int64_t>(sgemm_packed_a_floats(isa_, mg_, k_));
+    if (!const_w_) a_group_ = (a_group_ + 15) / 16 * 16;  // packed per run, into the workspace
+    if (const_w_ && !plan_only) {
+      const float* wp = wc->data<float>();
       packed_w_ = AlignedFloats(static_cast<size_t>(a_group_ * q_.groups));
       for (int64_t gi = 0; gi < q_.groups; ++gi)
         sgemm_pack_a(isa_, wp + gi * mg_ * k_, k_, 1, mg_, k_, packed_w_.data() + gi * a_group_);
-    } else {
-      a_group_ = static_cast<int64_t>((sgemm_packed_a_floats(isa_, mg_, k_) + 15) / 16 * 16);
     }
 
     int64_t row_w = 0;
@@ -608,7 +543,7 @@ class ConvKernel final : public Kernel {
     }
     split_ = sgemm_split(isa_, q_.n * q_.groups, mg_, cols_, k_, threads, row_w, packs_b);
     // Workspace: [packed weights when they are not constant][phase planes][per-task B blocks].
-    size_t off = packed_w_.empty() ? static_cast<size_t>(a_group_ * q_.groups) : 0;
+    size_t off = const_w_ ? 0 : static_cast<size_t>(a_group_ * q_.groups);
     planes_at_ = off;
     if (algo_ == Algo::kImplicit) off += static_cast<size_t>((q_.n * q_.c * pp_.channel_stride() + 15) / 16 * 16);
     scratch_at_ = off;
@@ -622,17 +557,10 @@ class ConvKernel final : public Kernel {
   }
 
   std::string describe() const override {
-    std::string isa = std::string(" isa=") + sgemm_isa_name(isa_);
-    switch (algo_) {
-      case Algo::kDepthwise:
-        return dw_blocked_ ? "algo=depthwise isa=avx512 channel-blocked"
-                           : depthwise_avx512() ? "algo=depthwise isa=avx512" : "algo=depthwise";
-      case Algo::kGemm1x1: return "algo=gemm_1x1" + isa;
-      case Algo::kImplicit: return "algo=implicit_gemm" + isa;
-      case Algo::kIm2col: return "algo=im2col_gemm" + isa;
-      case Algo::kWinograd: return "algo=winograd" + isa;
-    }
-    return {};
+    std::string s = std::string("algo=") + algo_name(algo_);
+    if (algo_ == Algo::kDepthwise)
+      return s + (dw_blocked_ ? " isa=avx512 channel-blocked" : depthwise_avx512() ? " isa=avx512" : "");
+    return s + " isa=" + sgemm_isa_name(isa_);
   }
 
   void run(const KernelArgs& args) override {
@@ -662,11 +590,11 @@ class ConvKernel final : public Kernel {
 #endif
       return depthwise(x, w, b, y, *args.pool);
     }
-    if (algo_ == Algo::kWinograd) return run_winograd(x, b, y, static_cast<float*>(args.workspace), *args.pool);
+    if (winograd_) return winograd_->run(x, b, act_, y, static_cast<float*>(args.workspace), *args.pool);
     float* ws = static_cast<float*>(args.workspace);
     ThreadPool& pool = *args.pool;
     const float* a = packed_w_.data();
-    if (!a) {
+    if (!const_w_) {
       for (int64_t gi = 0; gi < q_.groups; ++gi)
         sgemm_pack_a_parallel(pool, isa_, w + gi * mg_ * k_, k_, 1, mg_, k_, ws + gi * a_group_);
       a = ws;
@@ -703,109 +631,6 @@ class ConvKernel final : public Kernel {
   }
 
  private:
-  enum class Algo { kDepthwise, kGemm1x1, kImplicit, kIm2col, kWinograd };
-  // Fewer channels than this leave too little GEMM to pay for the transforms;
-  // on smaller outputs, the transformed weights (16/9 of the originals) cost
-  // more to stream than the multiplications saved.
-  static constexpr int64_t kMinWinogradChannels = 16;
-  static constexpr int64_t kMinWinogradOutputs = 100;
-  // Output rows shorter than this unroll into packed panels instead: tiles of
-  // a few columns would waste most of each vector.
-  // Strided, a packed panel's contiguous reads win for longer.
-  static constexpr int64_t kMinImplicitRow = 12, kMinImplicitRowStrided = 32;
-
-  // Winograd: tiles, blocks and the work split; the transformed weights
-  // packed into A panels, one GEMM per xi.
-  void plan_winograd(const float* w, int threads) {
-    WinogradGeom& wg = wg_;
-    wg.c = q_.c;
-    wg.m = q_.m;
-    wg.th = ceil_div(q_.oh, 2);
-    wg.tw = ceil_div(q_.ow, 2);
-    wg.wq = wg.tw + 1;
-    wg.hq = wg.th + 2;
-    wg.tiles = wg.th * wg.wq;
-    const int64_t mr = sgemm_tile(isa_).mr;
-    // Blocks of tiles: one per image at least; the output channels split
-    // when there are fewer blocks than threads.
-    int64_t tb = std::clamp<int64_t>(8192 / (wg.c + wg.m) / 32 * 32, 32, 512);
-    tb = std::min(tb, ceil_div(wg.tiles, 32) * 32);
-    int64_t blocks = ceil_div(wg.tiles, tb);
-    if (q_.n * blocks >= threads && q_.n < threads) blocks = ceil_div(blocks, threads) * threads;  // even per thread
-    tb = ceil_div(ceil_div(wg.tiles, blocks), 32) * 32;                                             // even blocks
-    wg.tb = tb;
-    wblocks_ = ceil_div(wg.tiles, tb);
-    int64_t base = q_.n * wblocks_;
-    wmparts_ = base >= threads ? 1 : std::min(ceil_div(threads, base), ceil_div(wg.m, mr));
-    wmpart_ = ceil_div(ceil_div(wg.m, wmparts_), mr) * mr;
-    wmparts_ = ceil_div(wg.m, wmpart_);
-    wunits_ = base * wmparts_;
-    wtasks_ = std::max<int64_t>(1, std::min<int64_t>(threads, wunits_));
-    // Packed per xi and per part of the output channels.
-    std::vector<float> u = winograd_weights(w, wg.m, wg.c);
-    a_group_ = static_cast<int64_t>((sgemm_packed_a_floats(isa_, wmpart_, wg.c) + 15) / 16 * 16);
-    packed_w_ = AlignedFloats(static_cast<size_t>(16 * wmparts_ * a_group_));
-    for (int64_t xi = 0; xi < 16; ++xi)
-      for (int64_t part = 0; part < wmparts_; ++part) {
-        int64_t m0 = part * wmpart_, mr = std::min(wmpart_, wg.m - m0);
-        sgemm_pack_a(isa_, u.data() + (xi * wg.m + m0) * wg.c, wg.c, 1, mr, wg.c,
-                     packed_w_.data() + (xi * wmparts_ + part) * a_group_);
-      }
-    // Workspace: [phase planes of every image, and slack for the last tiles'
-    // reads][per task: V (16 x c x tb), M (16 x mpart x tb)].
-    planes_at_ = 0;
-    scratch_at_ = static_cast<size_t>((q_.n * wg.c * 4 * wg.plane() + 64 + 15) / 16 * 16);
-    wtask_floats_ = static_cast<size_t>(16 * tb * (wg.c + wmpart_));
-    ws_floats_ = scratch_at_ + wtask_floats_ * static_cast<size_t>(wtasks_);
-  }
-
-  void run_winograd(const float* x, const float* b, float* y, float* ws, ThreadPool& pool) const {
-#if MINIRT_CONV_AVX512
-    const WinogradGeom& wg = wg_;
-    // The phase planes: a stride-2 phase split of the padded input.
-    Geometry q2 = q_;
-    q2.sh = q2.sw = 2;
-    PhasePlanes pp;
-    pp.hq = wg.hq;
-    pp.wq = wg.wq;
-    pp.ry = {0, 0, 1, 1};
-    pp.rx = {0, 1, 0, 1};
-    float* planes = ws + planes_at_;
-    auto fill = [&](int64_t p0, int64_t p1) { fill_planes(q2, pp, x, planes, p0, p1); };
-    pool.parallel_for(q_.n * wg.c, fill, std::max<int64_t>(1, 16384 / std::max<int64_t>(1, 4 * wg.plane())));
-    std::fill(planes + q_.n * wg.c * 4 * wg.plane(), planes + q_.n * wg.c * 4 * wg.plane() + 64, 0.0f);
-    const int64_t plane_floats = wg.c * 4 * wg.plane();
-    auto body = [&](int64_t t0, int64_t t1) {
-      for (int64_t task = t0; task < t1; ++task) {
-        float* v = ws + scratch_at_ + static_cast<size_t>(task) * wtask_floats_;
-        float* mo = v + 16 * wg.c * wg.tb;
-        for (int64_t unit = wunits_ * task / wtasks_; unit < wunits_ * (task + 1) / wtasks_; ++unit) {
-          int64_t part = unit % wmparts_, blk = (unit / wmparts_) % wblocks_, img = unit / wmparts_ / wblocks_;
-          int64_t tile0 = blk * wg.tb, nt = std::min(wg.tb, wg.tiles - tile0);
-          int64_t m0 = part * wmpart_, mr = std::min(wmpart_, wg.m - m0);
-          winograd_input(wg, planes + img * plane_floats, tile0, nt, v);
-          for (int64_t xi = 0; xi < 16; ++xi) {
-            SgemmArgs g;
-            g.isa = isa_;
-            g.m = mr;
-            g.n = nt;
-            g.k = wg.c;
-            g.a = packed_w_.data() + (xi * wmparts_ + part) * a_group_;
-            g.b = SgemmB::prepacked(v + xi * wg.c * wg.tb);
-            g.c = mo + xi * mr * wg.tb;
-            g.ldc = wg.tb;
-            sgemm_compute(g, 0, mr, 0, nt, nullptr);
-          }
-          winograd_output(wg, mo, m0, mr, tile0, nt, b, act_, q_.oh, q_.ow, y + img * q_.m * q_.oh * q_.ow);
-        }
-      }
-    };
-    pool.parallel_for(wtasks_, body);
-#else
-    (void)x, (void)b, (void)y, (void)ws, (void)pool;
-#endif
-  }
-
   bool depthwise_avx512() const {
     return MINIRT_CONV_AVX512 && isa_ == SgemmIsa::kAvx512 && (q_.sw == 1 || q_.sw == 2) && q_.kh <= 16 &&
            q_.kw <= 16;
@@ -874,11 +699,12 @@ class ConvKernel final : public Kernel {
 
   Geometry q_;
   SgemmIsa isa_;
+  Algo algo_;
   Activation act_;
   bool has_bias_ = false;
+  bool const_w_ = false;
   bool empty_ = false;
   int64_t cg_ = 0, mg_ = 0, k_ = 0, cols_ = 0;
-  Algo algo_ = Algo::kIm2col;
   AlignedFloats packed_w_;     // A panels per group, when the weights are constant
   int64_t a_group_ = 0;        // floats of packed A per group
   std::vector<int64_t> koff_;  // implicit_gemm: offset of each K row in the phase planes
@@ -886,16 +712,12 @@ class ConvKernel final : public Kernel {
   Im2colGeom im2col_{};        // im2col_gemm
   SgemmSplit split_;
   size_t planes_at_ = 0, scratch_at_ = 0, ws_floats_ = 0;  // workspace layout, in floats
-  // winograd: tiles and blocks, the work split (units of one block of tiles
-  // and a part of the output channels), each task's V and M in floats.
-  WinogradGeom wg_;
+  std::unique_ptr<WinogradConv> winograd_;                 // winograd_f2x2, winograd_f4x4
   // depthwise, channel-blocked: ring rows, padded row width, (image, block)
   // units, tasks, each task's buffer in floats.
   bool dw_blocked_ = false;
   int64_t dw_ring_ = 0, dw_wp_ = 0, dw_blocks_ = 0, dw_tasks_ = 1;
   size_t dw_task_floats_ = 0;
-  int64_t wblocks_ = 1, wmparts_ = 1, wmpart_ = 0, wunits_ = 1, wtasks_ = 1;
-  size_t wtask_floats_ = 0;
 };
 
 // ConvTranspose: per image and group, col = W_g^T * X_g, then col2im adds
@@ -907,7 +729,7 @@ class ConvTransposeKernel final : public Kernel {
     const Shape& x = in_shape(g, n, 0);
     const Shape& y = out_shape(g, n, 0);
     // Geometry of the forward conv that maps y -> x.
-    q_ = geometry(y, x, a, a.group);
+    q_ = conv_geometry(y, x, a, a.group);
     q_.m = x[1];
     q_.c = y[1];
     has_bias_ = n.input(2) >= 0;
@@ -962,13 +784,56 @@ class ConvTransposeKernel final : public Kernel {
 };
 
 std::unique_ptr<Kernel> make_conv(const Graph& g, const Node& n, int threads) {
-  return std::make_unique<ConvKernel>(g, n, threads);
+  return std::make_unique<ConvKernel>(g, n, threads, default_algo(conv_shape(g, n)));
 }
 std::unique_ptr<Kernel> make_conv_transpose(const Graph& g, const Node& n, int threads) {
   return std::make_unique<ConvTransposeKernel>(g, n, threads);
 }
 
+// The lowering a caller named, or a sentence naming the node and op.
+Algo checked_algo(const Graph& g, const Node& n, const std::string& name) {
+  Algo a;
+  if (!algo_named(name, &a)) {
+    std::string known;
+    for (Algo k : kAlgos) known += std::string(known.empty() ? "" : ", ") + algo_name(k);
+    node_fail(ErrorCode::kInvalidArgument, g, n,
+              "the CPU backend has no Conv algorithm named '" + name + "' (it has " + known + ")");
+  }
+  std::string why = declined(conv_shape(g, n), a);
+  if (!why.empty())
+    node_fail(ErrorCode::kInvalidArgument, g, n, std::string("Conv algorithm ") + algo_name(a) +
+                                                     " cannot run this node: " + why);
+  return a;
+}
+
 }  // namespace
+
+const std::vector<std::string>& conv_algorithm_names() {
+  static const std::vector<std::string> names = [] {
+    std::vector<std::string> v;
+    for (Algo a : kAlgos) v.push_back(algo_name(a));
+    return v;
+  }();
+  return names;
+}
+
+std::string conv_algorithm_declined(const Graph& g, const Node& n, const std::string& algo) {
+  Algo a;
+  if (!algo_named(algo, &a)) return "is not a CPU Conv algorithm";
+  return declined(conv_shape(g, n), a);
+}
+
+std::string conv_heuristic_algorithm(const Graph& g, const Node& n, int threads) {
+  return algo_name(default_algo(conv_shape(g, n)));
+}
+
+std::unique_ptr<Kernel> make_conv_kernel(const Graph& g, const Node& n, int threads, const std::string& algo) {
+  return std::make_unique<ConvKernel>(g, n, threads, checked_algo(g, n, algo));
+}
+
+size_t conv_workspace_bytes(const Graph& g, const Node& n, int threads, const std::string& algo) {
+  return ConvKernel(g, n, threads, checked_algo(g, n, algo), /*plan_only=*/true).workspace_bytes();
+}
 
 void add_conv_kernels(std::vector<KernelEntry>& out) {
   out.push_back({"Conv", make_conv});

@@ -1,12 +1,44 @@
 #include "kernels/cpu/cpu_backend.h"
 
+#include "kernels/cpu/conv_algorithms.h"
+#include "kernels/cpu/eigen_util.h"
 #include "kernels/cpu/registry.h"
+#include "kernels/cpu/sgemm.h"
 
+#include <minirt/minirt.h>
+
+#include <fstream>
 #include <unordered_map>
 
 namespace minirt {
 
 namespace {
+
+// "model name" of the first CPU in /proc/cpuinfo.
+std::string cpu_model_name() {
+  std::ifstream f("/proc/cpuinfo");
+  std::string line;
+  while (std::getline(f, line)) {
+    if (line.rfind("model name", 0) != 0) continue;
+    size_t colon = line.find(':');
+    if (colon == std::string::npos) break;
+    size_t b = line.find_first_not_of(" \t", colon + 1);
+    size_t e = line.find_last_not_of(" \t\r");
+    if (b == std::string::npos) break;
+    return line.substr(b, e - b + 1);
+  }
+  return "unknown cpu";
+}
+
+// The instruction sets the SGEMM microkernel (and so every Conv lowering) runs on.
+const char* isa_features(cpu::SgemmIsa isa) {
+  switch (isa) {
+    case cpu::SgemmIsa::kAvx512: return "avx512f+fma";
+    case cpu::SgemmIsa::kAvx2: return "avx2+fma";
+    case cpu::SgemmIsa::kGeneric: break;
+  }
+  return "generic";
+}
 
 class CpuBackend final : public Backend {
  public:
@@ -33,6 +65,40 @@ class CpuBackend final : public Backend {
     auto it = table_.find(n.op);
     if (it == table_.end()) node_fail(ErrorCode::kUnsupported, g, n, "the CPU backend has no kernel for " + n.op);
     return it->second(g, n, threads_);
+  }
+
+  // Only Conv has a choice; its declined candidates are listed with the
+  // reason so that a report can say why they were not tried.
+  std::vector<AlgorithmOption> algorithms(const Graph& g, const Node& n) const override {
+    std::vector<AlgorithmOption> out;
+    if (n.op != "Conv") return out;
+    for (const std::string& a : cpu::conv_algorithm_names()) {
+      AlgorithmOption o;
+      o.name = a;
+      o.declined = cpu::conv_algorithm_declined(g, n, a);
+      if (o.declined.empty()) o.workspace = cpu::conv_workspace_bytes(g, n, threads_, a);
+      out.push_back(std::move(o));
+    }
+    return out;
+  }
+  std::string heuristic_algorithm(const Graph& g, const Node& n) const override {
+    return n.op == "Conv" ? cpu::conv_heuristic_algorithm(g, n, threads_) : std::string();
+  }
+  std::unique_ptr<Kernel> make_kernel_with(const Graph& g, const Node& n, const std::string& algorithm) const override {
+    // No name: no choice made, the rules' pick (what make_kernel runs).
+    if (algorithm.empty()) return make_kernel(g, n);
+    if (n.op == "Conv") return cpu::make_conv_kernel(g, n, threads_, algorithm);
+    node_fail(ErrorCode::kInvalidArgument, g, n,
+              "the CPU backend has no algorithm choice for " + n.op + ", so not '" + algorithm + "'");
+  }
+  // "cpu | AMD EPYC | avx2+fma | minirt 0.1.0 | eigen 3.4.0 | fp32": what a
+  // measured choice depends on. The ISA is the one kernels are made with now
+  // (MINIRT_SGEMM_ISA may force a lesser one).
+  std::string tuning_context() const override {
+    static const std::string model = cpu_model_name();
+    return "cpu | " + model + " | " + isa_features(cpu::sgemm_default_isa()) + " | minirt " MINIRT_VERSION_STRING +
+           " | eigen " + std::to_string(EIGEN_WORLD_VERSION) + "." + std::to_string(EIGEN_MAJOR_VERSION) + "." +
+           std::to_string(EIGEN_MINOR_VERSION) + " | fp32";
   }
 
  private:

@@ -1,13 +1,16 @@
 // The CPU Conv kernel against a plain direct convolution written here.
 //
-// Each grid is built so that one of the kernel's algorithms (depthwise,
-// gemm_1x1, implicit_gemm, im2col_gemm) runs it, and the test asserts from
-// describe() that it really did; the GEMM lowerings are also forced onto
-// every grid they can run (MINIRT_CONV_ALGO), and run with each SGEMM
-// microkernel variant the CPU has. Every case runs with 1 and with 3 threads
-// (the kernel cuts its work into tiles by thread count), on odd sizes, with
-// padding, groups, dilations, batch > 1, with a fused activation, and with
-// weights that are not constant (packed per run).
+// Each of the six named lowerings (im2col_gemm, implicit_gemm, gemm_1x1,
+// depthwise_direct, winograd_f2x2, winograd_f4x4) runs, through
+// make_kernel_with, every shape of a grid it accepts and declines the rest
+// with the expected sentence; algorithms() must report the workspace its
+// kernel asks for. Grids built for one lowering also check that the rules
+// (make_kernel) pick it, and the GEMM lowerings are forced onto every grid
+// they can run (MINIRT_CONV_ALGO) with each SGEMM microkernel variant the CPU
+// has. Every case runs with 1 and with 3 threads (the kernel cuts its work
+// into tiles by thread count), on odd sizes, with padding, groups,
+// dilations, batch > 1, with a fused activation, and with weights that are
+// not constant (packed per run).
 //
 // Output and workspace get guard bytes after their end, and start filled
 // with a NaN pattern: a kernel that writes past its buffers, leaves an output
@@ -20,10 +23,12 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <array>
 #include <cmath>
 #include <cstdlib>
 #include <cstring>
+#include <map>
 #include <random>
 #include <sstream>
 #include <tuple>
@@ -159,6 +164,12 @@ struct ConvGraph {
   }
 };
 
+// The algorithm describe() names ("algo=NAME isa=...").
+std::string algo_of(const std::string& describe) {
+  std::string a = describe.substr(0, describe.find(' '));
+  return a.rfind("algo=", 0) == 0 ? a.substr(5) : describe;
+}
+
 constexpr size_t kGuard = 64;             // floats of guard after each buffer
 constexpr uint32_t kPoison = 0x7fc0dead;  // a NaN no conv produces
 
@@ -171,8 +182,19 @@ void poison(float* p, size_t n) {
   for (size_t i = 0; i < n; ++i) std::memcpy(p + i, &kPoison, 4);
 }
 
-// Runs one case with `threads` threads; returns the algorithm the kernel chose.
-std::string run_case(const ConvCase& cc, int threads) {
+// Error bound of each algorithm, relative to the magnitude accumulated into
+// each output (|bias| + sum |x*w|), which bounds the float rounding of a dot
+// product: 1e-4 for the direct and GEMM lowerings (they see at most 2.2e-7
+// on these grids). Winograd also rounds in its transforms, in proportion to
+// the size of its matrices' entries: F(2x2, 3x3)'s are 0, +-1 and 1/2, so it
+// keeps the same bound (it sees 1.6e-7); F(4x4, 3x3)'s reach 8 and 1/24 with
+// sums that cancel, so it is allowed 5x more, 5e-4 (it sees 1.1e-6: about 5x
+// the GEMM lowerings' error, still far inside).
+double tolerance_of(const std::string& algo) { return algo == "winograd_f4x4" ? 5e-4 : 1e-4; }
+
+// Runs one case with `threads` threads, with the algorithm the backend's
+// rules pick (algo empty) or the one named; returns the kernel's describe().
+std::string run_case(const ConvCase& cc, int threads, const std::string& algo = "") {
   std::mt19937 rng(12345);
   ConvGraph cg(cc, rng);
   const Node& node = cg.g.nodes[0];
@@ -185,7 +207,19 @@ std::string run_case(const ConvCase& cc, int threads) {
   std::unique_ptr<Backend> cpu = make_cpu_backend(threads);
   std::string why;
   EXPECT_TRUE(cpu->supports(cg.g, node, &why)) << why;
-  std::unique_ptr<Kernel> k = cpu->make_kernel(cg.g, node);
+  std::unique_ptr<Kernel> k = algo.empty() ? cpu->make_kernel(cg.g, node) : cpu->make_kernel_with(cg.g, node, algo);
+  const double rel_tol = tolerance_of(algo.empty() ? algo_of(k->describe()) : algo);
+  if (!algo.empty()) {
+    // What the tuner is told the candidate needs is what its kernel asks for.
+    bool listed = false;
+    for (const AlgorithmOption& o : cpu->algorithms(cg.g, node))
+      if (o.name == algo) {
+        listed = true;
+        EXPECT_TRUE(o.declined.empty()) << o.declined;
+        EXPECT_EQ(o.workspace, k->workspace_bytes()) << algo << ", " << cc.str();
+      }
+    EXPECT_TRUE(listed) << algo;
+  }
   size_t ws_floats = (k->workspace_bytes() + 3) / 4;
   Tensor ws = Tensor::zeros(DType::kFloat32, {static_cast<int64_t>(ws_floats + kGuard)});
   poison(ws.data<float>(), ws_floats + kGuard);
@@ -204,12 +238,10 @@ std::string run_case(const ConvCase& cc, int threads) {
       EXPECT_TRUE(is_poison(y[count + static_cast<int64_t>(i)])) << "output guard overwritten, " << cc.str();
       EXPECT_TRUE(is_poison(ws.data<float>()[ws_floats + i])) << "workspace guard overwritten, " << cc.str();
     }
-    // Tolerance: 1e-4 relative to the magnitude accumulated into each output
-    // (|bias| + sum |x*w|), which bounds float rounding of a dot product;
-    // the floor of 1e-6 covers outputs with nothing accumulated.
+    // The floor of 1e-2 on the magnitude covers outputs with nothing accumulated.
     int64_t bad = 0;
     for (int64_t i = 0; i < count; ++i) {
-      double tol = 1e-4 * std::max(scale[static_cast<size_t>(i)], 1e-2);
+      double tol = rel_tol * std::max(scale[static_cast<size_t>(i)], 1e-2);
       double d = std::fabs(static_cast<double>(y[i]) - want[static_cast<size_t>(i)]);
       if (!(d <= tol)) {
         if (bad++ < 3)
@@ -258,12 +290,6 @@ bool window_fits(const ConvCase& cc) {
   for (size_t i = 0; i < sp; ++i)
     if (cc.dilations[i] * (cc.kernel[i] - 1) + 1 > cc.spatial[i] + cc.pads[i] + cc.pads[i + sp]) return false;
   return true;
-}
-
-// The algorithm describe() names ("algo=NAME isa=...").
-std::string algo_of(const std::string& describe) {
-  std::string a = describe.substr(0, describe.find(' '));
-  return a.rfind("algo=", 0) == 0 ? a.substr(5) : describe;
 }
 
 // Forces a GEMM lowering (MINIRT_CONV_ALGO) or an SGEMM variant for the
@@ -358,12 +384,12 @@ TEST(ConvKernel, DepthwiseMatchesDirectConvolution) {
   grid.push_back(make_2d(2, 21, 21, {9, 20}, 3, 1, 1, {1, 1, 1, 1}, 21, true));
   grid.push_back(make_2d(1, 33, 33, {6, 7}, 3, 2, 1, {1, 0, 1, 1}, 33, false));
   grid.push_back(make_2d(1, 2, 2, {3, 1500}, 3, 1, 1, {1, 1, 1, 1}, 2, true));
-  run_grid(grid, "depthwise");
+  run_grid(grid, "depthwise_direct");
   // Every SGEMM variant the CPU has (AVX-512 has its own depthwise path).
   for (SgemmIsa isa : isas()) {
     SCOPED_TRACE(std::string("isa ") + cpu::sgemm_isa_name(isa));
     Forced f("", &isa);
-    run_grid(grid, "depthwise");
+    run_grid(grid, "depthwise_direct");
   }
 }
 
@@ -394,11 +420,12 @@ TEST(ConvKernel, Gemm1x1MatchesDirectConvolution) {
   run_grid_forced(grid, "im2col_gemm");
 }
 
-// Everything that is neither depthwise nor pointwise: the kernel picks
-// winograd for 3x3 stride-1 convolutions with enough channels (AVX-512),
+// Everything that is neither depthwise nor pointwise: the rules pick
+// Winograd for 3x3 stride-1 convolutions with at least 16 channels and
+// filters (F4 from 400 outputs per plane, F2 from 49), on AVX-512 CPUs
 // implicit_gemm for output rows of at least 12 columns (32 when strided) and
-// windows wider than 1x1, im2col_gemm otherwise; the last two are also forced
-// onto the whole grid.
+// windows wider than 1x1, im2col_gemm otherwise; implicit_gemm and
+// im2col_gemm are also forced onto the whole grid.
 std::vector<ConvCase> general_grid() {
   std::vector<ConvCase> grid;
   int i = 0;
@@ -488,27 +515,28 @@ TEST(ConvKernel, ImplicitAndIm2colMatchDirectConvolution) {
     bool s1 = true;
     for (size_t a = 0; a < sp; ++a) s1 = s1 && cc.strides[a] == 1 && cc.dilations[a] == 1 && cc.kernel[a] == 3;
     int64_t oh = cc.spatial[0] + cc.pads[0] + cc.pads[sp] - 2;  // 3x3, stride 1
-    if (cpu::sgemm_isa_supported(SgemmIsa::kAvx512) && sp == 2 && s1 && cc.group == 1 && cc.const_weights &&
-        cc.c >= 16 && cc.m >= 16 && oh * ow >= 100)
-      return "winograd";
-    return ow >= (s == 1 ? 12 : 32) && taps > 1 ? "implicit_gemm" : "im2col_gemm";
+    if (sp == 2 && s1 && cc.group == 1 && cc.const_weights && cc.c >= 16 && cc.m >= 16 && oh * ow >= 49)
+      return oh * ow >= 400 ? "winograd_f4x4" : "winograd_f2x2";
+    bool avx512 = cpu::sgemm_default_isa() == SgemmIsa::kAvx512;
+    return avx512 && ow >= (s == 1 ? 12 : 32) && taps > 1 ? "implicit_gemm" : "im2col_gemm";
   });
 }
 
-// Winograd F(2x2, 3x3): 3x3, stride 1, one group, on AVX-512 CPUs; picked for
-// at least 16 input and output channels and 100 outputs per plane, forced
-// onto the rest. Odd and even output sizes (partial tiles), every padding,
-// narrow and wide planes, batch > 1, blocks of tiles split across threads,
-// fused activations.
-TEST(ConvKernel, WinogradMatchesDirectConvolution) {
-  if (!cpu::sgemm_isa_supported(SgemmIsa::kAvx512)) GTEST_SKIP() << "winograd runs on AVX-512 CPUs only";
+// Winograd F(2x2, 3x3) and F(4x4, 3x3), named: 3x3, stride 1, one group,
+// on every CPU and SGEMM variant. Output sizes that are and are not
+// multiples of the tile (partial edge tiles), one row or column of output,
+// every padding, narrow and wide planes, batch > 1, blocks of tiles split
+// across threads, output channels split across threads, fused activations,
+// and channel counts the rules would not pick it for.
+std::vector<ConvCase> winograd_grid() {
   std::vector<ConvCase> grid;
   int i = 0;
-  for (Shape hw : {Shape{7, 7}, Shape{8, 9}, Shape{13, 11}, Shape{3, 40}, Shape{30, 29}, Shape{1, 5}, Shape{2, 2}})
+  for (Shape hw : {Shape{7, 7}, Shape{8, 9}, Shape{13, 11}, Shape{3, 40}, Shape{30, 29}, Shape{1, 5}, Shape{2, 2},
+                   Shape{5, 1}, Shape{12, 16}})
     for (std::vector<int64_t> pads : {std::vector<int64_t>{1, 1, 1, 1}, std::vector<int64_t>{0, 0, 0, 0},
                                       std::vector<int64_t>{2, 0, 1, 2}}) {
-      auto [c, m] = std::array{std::pair{16, 16}, std::pair{24, 40}, std::pair{33, 17}}[i % 3];
-      ConvCase cc = make_2d(i % 4 == 1 ? 2 : 1, c, m, hw, 3, 1, 1, pads, 1, i % 5 != 4);
+      auto [c, m] = std::array{std::pair{16, 16}, std::pair{24, 40}, std::pair{33, 17}, std::pair{3, 5}}[i % 4];
+      ConvCase cc = make_2d(i % 4 == 1 ? 3 : 1, c, m, hw, 3, 1, 1, pads, 1, i % 5 != 4);
       if (i % 3 == 0) cc.act = {ActKind::kRelu, 0, 0};
       if (i % 7 == 3) cc.act = {ActKind::kClip, 0.0f, 0.3f};
       if (i % 11 == 5) cc.act = {ActKind::kSigmoid, 0, 0};
@@ -518,14 +546,26 @@ TEST(ConvKernel, WinogradMatchesDirectConvolution) {
   // Many channels and tiles: several blocks, output channels split for threads.
   grid.push_back(make_2d(1, 64, 72, {28, 28}, 3, 1, 1, {1, 1, 1, 1}, 1, true));
   grid.push_back(make_2d(1, 128, 96, {7, 7}, 3, 1, 1, {1, 1, 1, 1}, 1, true));
-  Forced all("winograd");
-  run_grid(grid, "winograd");
-  // Fewer channels than the kernel would pick it for.
-  std::vector<ConvCase> small;
-  small.push_back(make_2d(1, 3, 4, {13, 9}, 3, 1, 1, {1, 1, 1, 1}, 1, true));
-  small.push_back(make_2d(3, 5, 2, {6, 17}, 3, 1, 1, {0, 1, 2, 1}, 1, false));
-  small.push_back(make_2d(1, 1, 2, {3, 3}, 3, 1, 1, {0, 0, 0, 0}, 1, true));
-  run_grid(small, "winograd");
+  grid.push_back(make_2d(2, 300, 20, {6, 6}, 3, 1, 1, {1, 1, 1, 1}, 1, false));  // K over two SGEMM blocks
+  grid.push_back(make_2d(3, 5, 2, {6, 17}, 3, 1, 1, {0, 1, 2, 1}, 1, false));
+  grid.push_back(make_2d(1, 1, 2, {3, 3}, 3, 1, 1, {0, 0, 0, 0}, 1, true));
+  return grid;
+}
+
+TEST(ConvKernel, WinogradMatchesDirectConvolution) {
+  std::vector<ConvCase> grid = winograd_grid();
+  for (const char* algo : {"winograd_f2x2", "winograd_f4x4"})
+    for (SgemmIsa isa : isas()) {
+      SCOPED_TRACE(std::string(algo) + " isa " + cpu::sgemm_isa_name(isa));
+      Forced f("", &isa);
+      for (const ConvCase& cc : grid) {
+        if (!window_fits(cc)) continue;  // (1 x 5 without padding)
+        for (int threads : {1, 3}) {
+          SCOPED_TRACE(cc.str() + ", threads " + std::to_string(threads));
+          EXPECT_EQ(algo_of(run_case(cc, threads, algo)), algo);
+        }
+      }
+    }
 }
 
 TEST(ConvKernel, Im2colForcedMatchesDirectConvolution) { run_grid_forced(general_grid(), "im2col_gemm"); }
@@ -542,21 +582,24 @@ TEST(ConvKernel, FusedActivationOnEveryAlgorithm) {
   acts.push_back({ActKind::kSigmoid, 0, 0});
   acts.push_back({ActKind::kTanh, 0, 0});
   std::vector<std::pair<ConvCase, std::string>> bases = {
-      {make_2d(3, 5, 5, {13, 9}, 3, 2, 1, {1, 1, 1, 1}, 5, true), "depthwise"},
-      {make_2d(1, 4, 4, {6, 40}, 3, 1, 1, {1, 1, 1, 1}, 4, true), "depthwise"},
-      {make_2d(1, 18, 18, {6, 9}, 3, 2, 1, {1, 1, 1, 1}, 18, true), "depthwise"},
-      {make_2d(1, 3, 3, {3, 1300}, 3, 1, 1, {1, 1, 1, 1}, 3, true), "depthwise"},
+      {make_2d(3, 5, 5, {13, 9}, 3, 2, 1, {1, 1, 1, 1}, 5, true), "depthwise_direct"},
+      {make_2d(1, 4, 4, {6, 40}, 3, 1, 1, {1, 1, 1, 1}, 4, true), "depthwise_direct"},
+      {make_2d(1, 18, 18, {6, 9}, 3, 2, 1, {1, 1, 1, 1}, 18, true), "depthwise_direct"},
+      {make_2d(1, 3, 3, {3, 1300}, 3, 1, 1, {1, 1, 1, 1}, 3, true), "depthwise_direct"},
       {make_2d(1, 6, 40, {5, 7}, 1, 1, 1, {0, 0, 0, 0}, 1, true), "gemm_1x1"},
       {make_2d(3, 4, 6, {7, 9}, 3, 1, 2, {0, 1, 2, 1}, 2, false), "im2col_gemm"},
       {make_1d(2, 3, 33, 17, 5, 2, 1, {2, 2}, 1, true), "im2col_gemm"},
       {make_2d(1, 4, 12, {5, 40}, 3, 1, 1, {1, 1, 1, 1}, 1, true), "implicit_gemm"},
       {make_1d(2, 3, 20, 80, 3, 2, 1, {1, 1}, 1, false), "implicit_gemm"},
+      {make_2d(2, 5, 7, {9, 11}, 3, 1, 1, {1, 0, 2, 1}, 1, true), "winograd_f2x2"},
+      {make_2d(1, 6, 9, {13, 10}, 3, 1, 1, {1, 1, 1, 1}, 1, false), "winograd_f4x4"},
   };
+  // Named, so that each base runs on its algorithm whatever the rules say.
   for (const auto& [base, algo] : bases)
     for (const Activation& act : acts) {
       ConvCase cc = base;
       cc.act = act;
-      for (int threads : {1, 3}) EXPECT_EQ(algo_of(run_case(cc, threads)), algo) << cc.str();
+      for (int threads : {1, 3}) EXPECT_EQ(algo_of(run_case(cc, threads, algo)), algo) << cc.str();
     }
 }
 
@@ -583,6 +626,217 @@ TEST(ConvKernel, SchemaResolvesShapesTheReferenceAgreesWith) {
   EXPECT_EQ(g2.g.values[g2.y].shape, (Shape{2, 6, 3, 4}));
   ConvGraph g3(make_1d(1, 3, 4, 8, 3, 3, 1, {2, 1}, 1, true), rng);
   EXPECT_EQ(g3.g.values[g3.y].shape, (Shape{1, 4, 3}));
+}
+
+// ---- The algorithm choice (Backend::algorithms and friends) ----
+
+// The decline sentence the test expects for `algo` on a case (empty: it
+// runs), from the rules as the task states them, not from the kernel.
+std::string expected_decline(const ConvCase& cc, const std::string& algo) {
+  const size_t sp = cc.spatial.size();
+  if (algo == "im2col_gemm" || algo == "implicit_gemm") return "";
+  if (algo == "gemm_1x1") {
+    bool ok = true;
+    for (size_t a = 0; a < sp; ++a) ok = ok && cc.kernel[a] == 1 && cc.strides[a] == 1;
+    for (int64_t p : cc.pads) ok = ok && p == 0;
+    return ok ? "" : "1x1 stride 1 without padding only";
+  }
+  if (algo == "depthwise_direct") return cc.group == cc.c && cc.m == cc.c ? "" : "needs group == channels == filters";
+  bool s1 = sp == 2;
+  for (size_t a = 0; a < sp; ++a) s1 = s1 && cc.kernel[a] == 3 && cc.strides[a] == 1 && cc.dilations[a] == 1;
+  if (!s1) return "needs a 3x3 window at stride 1 and dilation 1";
+  if (cc.group != 1) return "needs one group";
+  if (!cc.const_weights) return "needs constant weights";
+  return "";
+}
+
+// Every candidate on a grid of small shapes: odd and tiny planes, every
+// padding, strides, dilations, groups, depthwise, batch 1 and 3, 1-D, with
+// and without bias, fused Relu and Clip, run-time weights; 1 and 3 threads.
+// A candidate runs where the expected rules accept the shape (and must match
+// the direct convolution, with algorithms() reporting its kernel's
+// workspace), and declines with the expected sentence elsewhere (and
+// make_kernel_with then refuses it).
+TEST(ConvAlgorithms, EveryAlgorithmMatchesDirectConvolutionOrDeclines) {
+  std::vector<ConvCase> grid;
+  int i = 0;
+  const std::vector<std::vector<int64_t>> pad_sets = {{0, 0, 0, 0}, {1, 1, 1, 1}, {2, 2, 2, 2}, {0, 1, 2, 1}};
+  for (Shape hw : {Shape{1, 1}, Shape{2, 2}, Shape{5, 7}, Shape{13, 5}, Shape{7, 13}})
+    for (int64_t k : {1, 3, 5})
+      for (int64_t st : {1, 2})
+        for (int64_t d : {1, 2}) {
+          if (k == 1 && d == 2) continue;
+          for (const auto& pads : pad_sets) {
+            auto [c, m, g] = std::array{std::tuple{4, 6, 1}, std::tuple{6, 4, 2}, std::tuple{5, 5, 5},
+                                        std::tuple{16, 17, 1}}[i % 4];
+            ConvCase cc = make_2d(i % 5 == 2 ? 3 : 1, c, m, hw, k, st, d, pads, g, i % 3 != 1);
+            if (i % 4 == 1) cc.act = {ActKind::kRelu, 0, 0};
+            if (i % 6 == 3) cc.act = {ActKind::kClip, -0.2f, 0.4f};
+            if (i % 13 == 7) cc.const_weights = false;
+            ++i;
+            if (window_fits(cc)) grid.push_back(cc);
+          }
+        }
+  for (int64_t k : {1, 3})
+    for (int64_t st : {1, 2})
+      for (int64_t w : {1, 5, 13}) {
+        ConvCase cc = make_1d(st == 2 ? 3 : 1, 4, 6, w, k, st, 1, k == 1 ? std::vector<int64_t>{0, 0} : std::vector<int64_t>{1, 2},
+                              k == 3 ? 2 : 1, w != 5);
+        if (window_fits(cc)) grid.push_back(cc);
+      }
+  grid.push_back(make_1d(1, 4, 4, 9, 3, 1, 1, {1, 1}, 4, true));  // 1-D depthwise
+  std::map<std::string, int> ran, refused;
+  std::mt19937 rng(7);
+  std::unique_ptr<Backend> cpu = make_cpu_backend(1);
+  for (const ConvCase& cc : grid) {
+    SCOPED_TRACE(cc.str());
+    ConvGraph cg(cc, rng);
+    const Node& node = cg.g.nodes[0];
+    std::vector<AlgorithmOption> opts = cpu->algorithms(cg.g, node);
+    ASSERT_EQ(opts.size(), 6u);
+    const char* names[] = {"im2col_gemm", "implicit_gemm", "gemm_1x1", "depthwise_direct", "winograd_f2x2",
+                           "winograd_f4x4"};
+    for (size_t a = 0; a < opts.size(); ++a) {
+      const std::string algo = names[a];
+      ASSERT_EQ(opts[a].name, algo);
+      std::string want = expected_decline(cc, algo);
+      EXPECT_EQ(opts[a].declined, want) << algo;
+      if (!opts[a].declined.empty()) {
+        ++refused[algo];
+        EXPECT_EQ(opts[a].workspace, 0u);
+        EXPECT_THROW(cpu->make_kernel_with(cg.g, node, algo), Error) << algo;
+        continue;
+      }
+      ++ran[algo];
+      for (int threads : {1, 3}) {
+        SCOPED_TRACE(algo + ", threads " + std::to_string(threads));
+        EXPECT_EQ(algo_of(run_case(cc, threads, algo)), algo);
+      }
+    }
+  }
+  // The grid reaches every candidate, and every decline rule.
+  EXPECT_EQ(ran["im2col_gemm"], static_cast<int>(grid.size()));
+  EXPECT_EQ(ran["implicit_gemm"], static_cast<int>(grid.size()));
+  for (const char* a : {"gemm_1x1", "depthwise_direct", "winograd_f2x2", "winograd_f4x4"}) {
+    EXPECT_GE(ran[a], 8) << a;
+    EXPECT_GE(refused[a], 8) << a;
+  }
+}
+
+TEST(ConvAlgorithms, MakeKernelWithAnUnknownOrDeclinedNameSaysWhy) {
+  std::mt19937 rng(3);
+  std::unique_ptr<Backend> cpu = make_cpu_backend(2);
+  auto message = [&](const ConvCase& cc, const std::string& algo) -> std::string {
+    ConvGraph cg(cc, rng);
+    try {
+      cpu->make_kernel_with(cg.g, cg.g.nodes[0], algo);
+    } catch (const Error& e) {
+      EXPECT_EQ(e.code(), ErrorCode::kInvalidArgument);
+      std::string m = e.what();
+      EXPECT_NE(m.find("node 'conv' (Conv)"), std::string::npos) << m;
+      EXPECT_NE(m.find(algo), std::string::npos) << m;
+      return m;
+    }
+    ADD_FAILURE() << "expected an error for " << algo;
+    return {};
+  };
+  ConvCase strided = make_2d(1, 4, 6, {7, 7}, 1, 2, 1, {0, 0, 0, 0}, 2, true);
+  EXPECT_NE(message(strided, "fft").find("no Conv algorithm named 'fft' (it has im2col_gemm, "), std::string::npos);
+  // No name: no choice made, the rules' pick.
+  {
+    ConvGraph cg(strided, rng);
+    EXPECT_EQ(algo_of(cpu->make_kernel_with(cg.g, cg.g.nodes[0], "")->describe()), "im2col_gemm");
+  }
+  EXPECT_NE(message(strided, "winograd_f4x4").find("cannot run this node: needs a 3x3 window at stride 1 and dilation 1"),
+            std::string::npos);
+  EXPECT_NE(message(strided, "gemm_1x1").find("1x1 stride 1 without padding only"), std::string::npos);
+  EXPECT_NE(message(strided, "depthwise_direct").find("needs group == channels == filters"), std::string::npos);
+  ConvCase grouped = make_2d(1, 4, 6, {7, 7}, 3, 1, 1, {1, 1, 1, 1}, 2, true);
+  EXPECT_NE(message(grouped, "winograd_f2x2").find("needs one group"), std::string::npos);
+  ConvCase runtime_w = make_2d(1, 4, 6, {7, 7}, 3, 1, 1, {1, 1, 1, 1}, 1, true);
+  runtime_w.const_weights = false;
+  EXPECT_NE(message(runtime_w, "winograd_f4x4").find("needs constant weights"), std::string::npos);
+
+  // Other ops have no choice: nothing listed, no heuristic, no name accepted.
+  Graph g;
+  g.source = "test_kernels_conv";
+  g.opset = 13;
+  int x = g.add_value("x"), y = g.add_value("y");
+  g.values[x].dtype = DType::kFloat32;
+  g.values[x].shape = {2, 3};
+  g.values[x].shape_known = true;
+  g.add_node("act", "Relu", {x}, {y});
+  g.nodes[0].parsed = std::make_shared<OpAttrs>();
+  InferContext ctx(g, g.nodes[0]);
+  find_schema("Relu")->infer(ctx);
+  EXPECT_TRUE(cpu->algorithms(g, g.nodes[0]).empty());
+  EXPECT_EQ(cpu->heuristic_algorithm(g, g.nodes[0]), "");
+  EXPECT_NE(cpu->make_kernel_with(g, g.nodes[0], ""), nullptr);
+  try {
+    cpu->make_kernel_with(g, g.nodes[0], "im2col_gemm");
+    ADD_FAILURE() << "expected an error";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("node 'act' (Relu)"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("im2col_gemm"), std::string::npos) << e.what();
+  }
+}
+
+// The rules' pick is what make_kernel runs, and MINIRT_CONV_ALGO overrides
+// both where the named lowering accepts the node.
+TEST(ConvAlgorithms, HeuristicIsWhatMakeKernelRuns) {
+  std::mt19937 rng(5);
+  std::vector<std::pair<ConvCase, std::string>> cases = {
+      {make_2d(1, 32, 32, {56, 56}, 3, 1, 1, {1, 1, 1, 1}, 32, true), "depthwise_direct"},
+      {make_2d(1, 64, 128, {28, 28}, 1, 1, 1, {0, 0, 0, 0}, 1, true), "gemm_1x1"},
+      {make_2d(1, 64, 64, {28, 28}, 3, 1, 1, {1, 1, 1, 1}, 1, true), "winograd_f4x4"},
+      {make_2d(1, 64, 64, {14, 14}, 3, 1, 1, {1, 1, 1, 1}, 1, true), "winograd_f2x2"},
+      {make_2d(1, 16, 32, {7, 7}, 3, 1, 1, {1, 1, 1, 1}, 1, true), "winograd_f2x2"},
+      {make_2d(1, 16, 32, {6, 6}, 3, 1, 1, {1, 1, 1, 1}, 1, true), "im2col_gemm"},  // too few outputs
+      {make_2d(1, 8, 64, {28, 28}, 3, 1, 1, {1, 1, 1, 1}, 1, true),                  // too few channels
+       cpu::sgemm_default_isa() == SgemmIsa::kAvx512 ? "implicit_gemm" : "im2col_gemm"},
+      {make_2d(1, 64, 64, {9, 9}, 3, 2, 1, {1, 1, 1, 1}, 1, true), "im2col_gemm"},
+  };
+  for (int threads : {1, 2}) {
+    std::unique_ptr<Backend> cpu = make_cpu_backend(threads);
+    for (const auto& [cc, want] : cases) {
+      ConvGraph cg(cc, rng);
+      const Node& n = cg.g.nodes[0];
+      EXPECT_EQ(cpu->heuristic_algorithm(cg.g, n), want) << cc.str() << ", threads " << threads;
+      EXPECT_EQ(algo_of(cpu->make_kernel(cg.g, n)->describe()), want) << cc.str();
+    }
+    Forced f("winograd_f2x2");
+    ConvGraph s1(cases[2].first, rng), pw(cases[1].first, rng);
+    EXPECT_EQ(cpu->heuristic_algorithm(s1.g, s1.g.nodes[0]), "winograd_f2x2");
+    EXPECT_EQ(algo_of(cpu->make_kernel(s1.g, s1.g.nodes[0])->describe()), "winograd_f2x2");
+    EXPECT_EQ(cpu->heuristic_algorithm(pw.g, pw.g.nodes[0]), "gemm_1x1");  // declined there: ignored
+  }
+}
+
+TEST(ConvAlgorithms, TuningContextNamesCpuIsaVersionsAndMath) {
+  std::string ctx = make_cpu_backend(1)->tuning_context();
+  std::vector<std::string> fields;
+  for (size_t at = 0;;) {
+    size_t bar = ctx.find(" | ", at);
+    fields.push_back(ctx.substr(at, bar == std::string::npos ? std::string::npos : bar - at));
+    if (bar == std::string::npos) break;
+    at = bar + 3;
+  }
+  ASSERT_EQ(fields.size(), 6u) << ctx;
+  EXPECT_EQ(fields[0], "cpu");
+  EXPECT_FALSE(fields[1].empty());
+  const char* isa = cpu::sgemm_default_isa() == SgemmIsa::kAvx512 ? "avx512f+fma"
+                    : cpu::sgemm_default_isa() == SgemmIsa::kAvx2 ? "avx2+fma"
+                                                                   : "generic";
+  EXPECT_EQ(fields[2], isa);
+  EXPECT_EQ(fields[3], "minirt 0.1.0");
+  EXPECT_EQ(fields[4].rfind("eigen 3.", 0), 0u) << fields[4];
+  EXPECT_EQ(std::count(fields[4].begin(), fields[4].end(), '.'), 2) << fields[4];
+  EXPECT_EQ(fields[5], "fp32");
+  // A forced lesser SGEMM variant is a different context (different speeds).
+  cpu::sgemm_force_isa(SgemmIsa::kGeneric);
+  std::string generic = make_cpu_backend(1)->tuning_context();
+  cpu::sgemm_reset_isa();
+  EXPECT_NE(generic.find("| generic |"), std::string::npos) << generic;
 }
 
 }  // namespace
