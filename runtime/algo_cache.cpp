@@ -36,7 +36,7 @@ bool printable(const std::string& s) {
 bool valid_algorithm_name(const std::string& s) {
   if (s.empty() || s.size() > kMaxName) return false;
   for (char c : s)
-    if (!(std::isalnum(static_cast<unsigned char>(c)) || c == '_' || c == '-' || c == '.')) return false;
+    if (!(std::isalnum(static_cast<unsigned char>(c)) || c == '_' || c == '-' || c == '.' || c == '+')) return false;
   return true;
 }
 
@@ -202,6 +202,16 @@ std::string AlgoCache::other_versions(const std::string& context, const std::str
 }
 
 void AlgoCache::put(const std::string& context, const std::string& problem, AlgoChoice choice) {
+  // What the file could not hold, or would read back as damaged, is not kept.
+  bool ok_context = !context.empty() && printable(context) && context.find(']') == std::string::npos &&
+                    context.size() < kMaxLine;
+  bool ok_problem = !problem.empty() && printable(problem) && problem.find(" -> ") == std::string::npos &&
+                    trim(problem) == problem && problem[0] != '[' && problem[0] != '#' && problem.size() < kMaxLine / 2;
+  if (!ok_context || !ok_problem || !valid_algorithm_name(choice.algorithm)) {
+    warnings_.push_back("algorithm cache " + path_ + ": not keeping '" + choice.algorithm + "' for '" + problem +
+                        "': the file cannot hold that name");
+    return;
+  }
   added_[context][problem] = std::move(choice);
 }
 

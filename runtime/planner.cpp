@@ -214,6 +214,14 @@ std::unique_ptr<Plan> make_plan(const Graph& model, const std::vector<const Tens
   // A value needed in another space gets a copy there, made by a copy step
   // just before its first reader (constants: uploaded once, at plan time).
   std::map<std::pair<int, int>, int> copies;  // (value, space) -> copy value
+  // Algorithms, chosen before any step is made: tuning measures on the
+  // real shapes, here at plan time, never inside a run.
+  std::map<int, std::string> algorithm;
+  if (options.tuner) {
+    std::vector<std::pair<int, const Backend*>> nodes;
+    for (int idx : order) nodes.emplace_back(idx, plan->spaces[node_space[idx]].backend);
+    algorithm = options.tuner->tune(g, nodes, pool);
+  }
   auto make_step_for = [&](int idx) {
     const Node& n = g.nodes[idx];
     const Backend* b = plan->spaces[node_space[idx]].backend;
@@ -221,7 +229,12 @@ std::unique_ptr<Plan> make_plan(const Graph& model, const std::vector<const Tens
     s.node = idx;
     s.space = node_space[idx];
     s.backend = b;
-    s.kernel = b->make_kernel(g, n);
+    if (auto a = algorithm.find(idx); a != algorithm.end() && !a->second.empty()) {
+      s.kernel = b->make_kernel_with(g, n, a->second);
+      s.algorithm = a->second;
+    } else {
+      s.kernel = b->make_kernel(g, n);
+    }
     s.inputs = n.inputs;
     s.outputs = n.outputs;
     s.workspace_bytes = s.kernel->workspace_bytes();

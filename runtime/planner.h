@@ -10,6 +10,7 @@
 
 #include "runtime/backend.h"
 #include "runtime/graph.h"
+#include "runtime/tuner.h"
 
 #include <memory>
 #include <string>
@@ -37,6 +38,7 @@ struct Step {
   std::string label;   // node name, with fused nodes after '+'
   std::string op;      // op type, with fused ops after '+'
   std::string shapes;  // "1x3x224x224 -> 1x64x112x112"
+  std::string algorithm;  // the tuner's choice, when the node had one
 };
 
 struct PlanOptions {
@@ -44,6 +46,9 @@ struct PlanOptions {
   // Device backends to place nodes on, in order of preference; a node none
   // of them supports runs on the CPU, with copies at the seams.
   std::vector<const Backend*> devices;
+  // Chooses the algorithm of each node whose backend offers several
+  // (convolutions); null: every backend's make_kernel() decides alone.
+  Tuner* tuner = nullptr;
 };
 
 // A memory space: the host (index 0) or a device backend's memory.

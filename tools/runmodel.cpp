@@ -3,6 +3,7 @@
 #include <minirt/minirt.h>
 
 #include "runtime/api/session_internal.h"
+#include "tools/cli_util.h"
 #include "tools/npy.h"
 
 #include <sys/resource.h>
@@ -20,6 +21,7 @@
 #include <sstream>
 
 using namespace minirt;
+using minirt::tools::json_str;
 namespace fs = std::filesystem;
 
 namespace {
@@ -59,6 +61,16 @@ execution
   --math fp32|tf32        the GPU's math for convolutions and matrix products (default fp32;
                           tf32 uses tensor cores on Ampere and newer, with about 3 fewer digits)
   --no-optimize           skip the graph passes (folding, fusion), for comparison
+convolution algorithms (chosen when a shape is first planned, never during timed runs)
+  --tune MODE             cached: the algorithm cache's choices, measuring only what it lacks (default);
+                          exhaustive: measure every candidate, and write the results to the cache;
+                          heuristic: the backend's fixed rules, nothing measured, cache untouched;
+                          ALGO: that algorithm (e.g. winograd_f4x4) wherever it can run, else the heuristic's
+  --algo-cache PATH       the algorithm cache file (default: $MINIRT_ALGO_CACHE, else
+                          $XDG_CACHE_HOME/minirt/algo_cache.txt, else ~/.cache/minirt/algo_cache.txt)
+  --workspace-limit SIZE  most scratch memory one algorithm may use, in bytes or with a K, M or G
+                          suffix; candidates that need more are skipped. 0: no limit (default)
+  --verbose               print each convolution's choice on stderr
 memory
   --memory-limit SIZE     most activation memory the session's pool may reserve, in bytes or
                           with a K, M or G suffix (powers of 1024), e.g. 512M; 0: no limit (default).
@@ -106,6 +118,11 @@ struct Args {
   MemoryPolicy memory_policy = MemoryPolicy::kGrow;
   double preallocate_fraction = 0;
   bool memory_stats = false;
+  TuningMode tuning = TuningMode::kCached;
+  std::string tuning_algorithm;
+  std::string algo_cache;
+  size_t workspace_limit = 0;
+  bool verbose = false;
 };
 
 struct UsageError : std::runtime_error {
@@ -126,26 +143,9 @@ std::pair<std::string, std::string> split_eq(const std::string& opt, const std::
   return {v.substr(0, eq), v.substr(eq + 1)};
 }
 
-// "4096", "64K", "1.5M", "2G" (powers of 1024; a trailing "B" or "iB" is allowed).
 size_t parse_size(const std::string& opt, const std::string& v) {
-  auto bad = [&]() {
-    return UsageError(opt + " expects a size in bytes, with an optional K, M or G suffix, got '" + v + "'");
-  };
-  char* end = nullptr;
-  double x = std::strtod(v.c_str(), &end);
-  if (v.empty() || end == v.c_str() || !(x >= 0) || v[0] == '-' || v[0] == '+') throw bad();
-  std::string suffix(end);
-  for (char& c : suffix) c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
-  double unit = 1;
-  if (!suffix.empty() && (suffix[0] == 'K' || suffix[0] == 'M' || suffix[0] == 'G')) {
-    unit = suffix[0] == 'K' ? 1024.0 : suffix[0] == 'M' ? 1048576.0 : 1073741824.0;
-    suffix.erase(0, 1);
-    if (suffix == "IB") suffix = "B";
-  }
-  if (!suffix.empty() && suffix != "B") throw bad();
-  double bytes = std::floor(x * unit);
-  if (bytes >= 18446744073709551616.0) throw bad();
-  return static_cast<size_t>(bytes);
+  if (auto b = tools::parse_size(v)) return *b;
+  throw UsageError(opt + " expects a size in bytes, with an optional K, M or G suffix, got '" + v + "'");
 }
 
 Args parse_args(int argc, char** argv) {
@@ -210,25 +210,28 @@ Args parse_args(int argc, char** argv) {
         a.preallocate_fraction = x;
       } else throw UsageError("--memory-policy expects grow or preallocate:FRACTION, got '" + v + "'");
     } else if (s == "--memory-stats") a.memory_stats = true;
+    else if (s == "--tune") {
+      std::string v = next();
+      if (v == "cached") a.tuning = TuningMode::kCached;
+      else if (v == "exhaustive") a.tuning = TuningMode::kExhaustive;
+      else if (v == "heuristic") a.tuning = TuningMode::kHeuristic;
+      else if (!v.empty() && std::all_of(v.begin(), v.end(), [](char c) {
+                 return std::isalnum(static_cast<unsigned char>(c)) || c == '_' || c == '-' || c == '.' || c == '+';
+               })) {
+        a.tuning = TuningMode::kFixed;
+        a.tuning_algorithm = v;
+      } else throw UsageError("--tune expects cached, exhaustive, heuristic or an algorithm name, got '" + v + "'");
+    } else if (s == "--algo-cache") {
+      a.algo_cache = next();
+      if (a.algo_cache.empty()) throw UsageError("--algo-cache expects a file path");
+    } else if (s == "--workspace-limit") a.workspace_limit = parse_size(s, next());
+    else if (s == "--verbose" || s == "-v") a.verbose = true;
     else if (!s.empty() && s[0] == '-') throw UsageError("unknown option " + s);
     else if (a.model.empty()) a.model = s;
     else throw UsageError("more than one model given ('" + a.model + "' and '" + s + "')");
   }
   if (a.model.empty()) throw UsageError("no model given");
   return a;
-}
-
-std::string json_str(const std::string& s) {
-  std::string o = "\"";
-  for (char c : s) {
-    if (c == '"' || c == '\\') o += '\\', o += c;
-    else if (static_cast<unsigned char>(c) < 0x20) {
-      char b[8];
-      std::snprintf(b, sizeof b, "\\u%04x", c);
-      o += b;
-    } else o += c;
-  }
-  return o + "\"";
 }
 
 double percentile(std::vector<double> v, double p) {
@@ -284,6 +287,28 @@ std::string human_bytes(size_t b) {
   return buf;
 }
 
+// Tuning's warnings always, and each choice with --verbose, on stderr.
+TuningReport print_tuning_log(const Session& s, bool verbose) {
+  TuningReport r = s.tuning_report();
+  for (const auto& line : r.log) std::fprintf(stderr, "runmodel: %s\n", line.c_str());
+  if (verbose)
+    for (const auto& c : r.choices) std::fprintf(stderr, "tuning: %s\n", to_string(c).c_str());
+  return r;
+}
+
+// "tuning: 20 convolutions, 0 measured, 20 from cache, 0 heuristic, 0.01 s"
+std::string tuning_summary(const TuningReport& r) {
+  char buf[160];
+  std::snprintf(buf, sizeof buf, "%d convolution%s, %d measured, %d from cache, %d heuristic", r.nodes,
+                r.nodes == 1 ? "" : "s", r.measured, r.from_cache, r.heuristic);
+  std::string s = buf;
+  if (r.mode == TuningMode::kFixed) s += ", " + std::to_string(r.fixed) + " fixed";
+  std::snprintf(buf, sizeof buf, ", %.2f s (%s", r.seconds, tuning_mode_name(r.mode));
+  s += buf;
+  if (!r.cache_path.empty()) s += ", cache " + r.cache_path;
+  return s + ")";
+}
+
 long peak_rss_kib() {
   rusage u{};
   getrusage(RUSAGE_SELF, &u);
@@ -313,6 +338,10 @@ int run(const Args& a) {
   so.memory_limit = a.memory_limit;
   so.memory_policy = a.memory_policy;
   so.preallocate_fraction = a.preallocate_fraction;
+  so.tuning = a.tuning;
+  so.tuning_algorithm = a.tuning_algorithm;
+  so.algo_cache_path = a.algo_cache;
+  so.workspace_limit = a.workspace_limit;
   std::unique_ptr<Session> session;
   try {
     session = std::make_unique<Session>(model, so);
@@ -398,9 +427,11 @@ int run(const Args& a) {
       }
     }
   } catch (const Error& e) {
+    print_tuning_log(*session, a.verbose);
     std::fprintf(stderr, "runmodel: %s\n", e.what());
     return kRunError;
   }
+  const TuningReport tuning = print_tuning_log(*session, a.verbose);
 
   if (!a.output_dir.empty()) {
     try {
@@ -490,6 +521,21 @@ int run(const Args& a) {
       o << "}";
     }
     if (!placement.empty()) o << ",\"placement\":" << json_str(placement);
+    o << ",\"tuning\":{\"mode\":" << json_str(tuning_mode_name(tuning.mode)) << ",\"cache\":" << json_str(tuning.cache_path)
+      << ",\"convolutions\":" << tuning.nodes << ",\"measured\":" << tuning.measured << ",\"from_cache\":" << tuning.from_cache
+      << ",\"heuristic\":" << tuning.heuristic << ",\"fixed\":" << tuning.fixed << ",\"seconds\":" << tuning.seconds
+      << ",\"choices\":[";
+    for (size_t i = 0; i < tuning.choices.size(); ++i) {
+      const TuningChoice& c = tuning.choices[i];
+      o << (i ? "," : "") << "{\"node\":" << json_str(c.node) << ",\"summary\":" << json_str(c.summary)
+        << ",\"algorithm\":" << json_str(c.algorithm) << ",\"source\":" << json_str(choice_source_name(c.source))
+        << ",\"workspace_bytes\":" << c.workspace_bytes;
+      if (c.time_ms >= 0) o << ",\"time_ms\":" << c.time_ms;
+      o << "}";
+    }
+    o << "],\"log\":[";
+    for (size_t i = 0; i < tuning.log.size(); ++i) o << (i ? "," : "") << json_str(tuning.log[i]);
+    o << "]}";
     if (dev_runs)
       o << ",\"device_time_ms\":{\"h2d\":" << dev_mean(dev_sum.h2d_ms) << ",\"compute\":" << dev_mean(dev_sum.compute_ms)
         << ",\"d2h\":" << dev_mean(dev_sum.d2h_ms) << ",\"runs\":" << dev_runs << ",\"h2d_copies\":" << dev_sum.h2d_copies
@@ -516,7 +562,8 @@ int run(const Args& a) {
   for (const auto& n : input_notes) std::printf("input: %s\n", n.c_str());
   if (a.print_plan) std::fputs(session->plan_report().c_str(), stdout);
   std::printf("load: %.2f ms\n", load_ms);
-  std::printf("first run: %.2f ms (includes planning)\n", first_ms);
+  std::printf("first run: %.2f ms (includes planning and tuning)\n", first_ms);
+  std::printf("tuning: %s\n", tuning_summary(tuning).c_str());
   std::printf("latency over %zu runs (after %d warm-up): min %.3f  mean %.3f  median %.3f  p90 %.3f  p99 %.3f  max %.3f ms\n",
               lat.size(), a.warmup, *std::min_element(lat.begin(), lat.end()), mean, percentile(lat, 50),
               percentile(lat, 90), percentile(lat, 99), *std::max_element(lat.begin(), lat.end()));

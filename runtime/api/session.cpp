@@ -8,6 +8,7 @@
 #include "runtime/gpu/probe.h"
 #include "runtime/memory_pool.h"
 #include "runtime/planner.h"
+#include "runtime/tuner.h"
 
 #include <chrono>
 #include <cstring>
@@ -85,6 +86,7 @@ struct Session::Impl {
   std::string reason;
   std::unique_ptr<ThreadPool> pool;
   std::unique_ptr<Backend> cpu;
+  std::unique_ptr<Tuner> tuner;  // used under mu, while planning
   std::vector<size_t> value_inputs;  // model input indices that are shape operands
   // The run contexts' arenas come from here; declared before `idle`, so the
   // contexts give their blocks back before the pool goes.
@@ -131,6 +133,14 @@ Session::Session(std::shared_ptr<const Model> model, SessionOptions options) : i
   int threads = options.threads > 0 ? options.threads : ThreadPool::hardware_threads();
   impl_->pool = std::make_unique<ThreadPool>(threads);
   impl_->cpu = make_cpu_backend(threads);
+  if (options.tuning == TuningMode::kFixed && options.tuning_algorithm.empty())
+    throw Error(ErrorCode::kInvalidArgument, "SessionOptions: TuningMode::kFixed needs tuning_algorithm (its name)");
+  TunerOptions to;
+  to.mode = options.tuning;
+  to.algorithm = options.tuning_algorithm;
+  to.cache_path = options.algo_cache_path;
+  to.workspace_limit = options.workspace_limit;
+  impl_->tuner = std::make_unique<Tuner>(std::move(to));
   impl_->value_inputs = value_inputs(impl_->model->impl().graph);
 }
 
@@ -190,6 +200,11 @@ std::vector<StepTiming> Session::last_profile() const {
   return impl_->last_profile;
 }
 
+TuningReport Session::tuning_report() const {
+  std::lock_guard<std::mutex> lock(impl_->mu);
+  return impl_->tuner->report();
+}
+
 MemoryStats Session::memory_stats() const {
   PoolStats p = impl_->host_memory->stats();
   MemoryStats s;
@@ -246,7 +261,7 @@ std::shared_ptr<const PlanEntry> Session::Impl::plan_for(const std::vector<const
     return hit;
   }
   auto e = std::make_shared<PlanEntry>();
-  PlanOptions po{.optimize = options.optimize};
+  PlanOptions po{.optimize = options.optimize, .tuner = tuner.get()};
   for (const auto& d : devices) po.devices.push_back(d.get());
   e->plan = make_plan(model->impl().graph, inputs, *cpu, *pool, po);
   for (const Tensor* t : inputs) e->shapes.push_back(t->shape());
@@ -464,6 +479,45 @@ void SessionInternals::add_device(Session& session, std::shared_ptr<Backend> dev
   impl.device_memory.push_back(std::make_unique<MemoryPool>(std::move(alloc), PoolOptions{}));
   impl.devices.push_back(std::move(device));
 }
+
+void SessionInternals::configure_tuning(Session& session, TunerOptions options) {
+  Session::Impl& impl = *session.impl_;
+  std::lock_guard<std::mutex> lock(impl.mu);
+  if (impl.plans_made) throw Error(ErrorCode::kInternal, "configure_tuning: the session has already planned");
+  impl.tuner = std::make_unique<Tuner>(std::move(options));
+}
+
+const char* tuning_mode_name(TuningMode m) {
+  switch (m) {
+    case TuningMode::kCached: return "cached";
+    case TuningMode::kHeuristic: return "heuristic";
+    case TuningMode::kExhaustive: return "exhaustive";
+    case TuningMode::kFixed: return "fixed";
+  }
+  return "?";
+}
+
+const char* candidate_status_name(CandidateStatus s) {
+  switch (s) {
+    case CandidateStatus::kOk: return "ok";
+    case CandidateStatus::kDeclined: return "declined";
+    case CandidateStatus::kOverWorkspaceLimit: return "over workspace limit";
+    case CandidateStatus::kFailed: return "failed";
+  }
+  return "?";
+}
+
+const char* choice_source_name(ChoiceSource s) {
+  switch (s) {
+    case ChoiceSource::kMeasured: return "measured";
+    case ChoiceSource::kCache: return "cache";
+    case ChoiceSource::kHeuristic: return "heuristic";
+    case ChoiceSource::kFixed: return "fixed";
+  }
+  return "?";
+}
+
+std::string to_string(const TuningChoice& c) { return choice_line(c); }
 
 std::vector<DeviceTimes> SessionInternals::device_times(const Session& session) {
   std::lock_guard<std::mutex> lock(session.impl_->mu);

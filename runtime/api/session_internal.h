@@ -7,6 +7,7 @@
 #include <minirt/session.h>
 
 #include "runtime/backend.h"
+#include "runtime/tuner.h"
 
 #include <memory>
 #include <string>
@@ -29,6 +30,9 @@ struct SessionInternals {
   // The device phases (copies in, kernels, copies out) of the last finished
   // run, one entry per device backend the plan used; empty on the CPU.
   static std::vector<DeviceTimes> device_times(const Session& session);
+  // Replaces the session's tuner options (repeats, an injected timer, not
+  // writing the cache), e.g. for convprof and tests. Before the first run.
+  static void configure_tuning(Session& session, TunerOptions options);
 };
 
 }  // namespace minirt

@@ -10,6 +10,8 @@ work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 
 source "$(dirname "$0")/expect.sh"
+# Tuning writes the algorithm cache: this test's own, not the user's.
+export MINIRT_ALGO_CACHE=$work/default_algo_cache.txt
 
 "$bin/minirt-make-models" --out "$work" mnist_cnn >/dev/null || { echo "FAIL: minirt-make-models"; exit 1; }
 model=$work/mnist_cnn.onnx
@@ -123,6 +125,42 @@ assert m["peak_in_use_bytes"] >= m["in_use_bytes"] and m["segments"] == 1, m
 assert m["largest_free_block_bytes"] == m["reserved_bytes"] - m["in_use_bytes"] and m["fragmentation"] == 0, m
 assert m["allocations"] == 1 and m["frees"] == 0, m
 print("ok: --json --memory-stats")
+PY
+
+# ---- Convolution algorithms: --tune, --algo-cache, --workspace-limit, --verbose ----
+expect 0 "--tune MODE.*--algo-cache PATH.*--workspace-limit SIZE.*--verbose" -- bash -c "\"$bin/runmodel\" --help | tr '\n' ' '"
+cache=$work/tune/algo_cache.txt
+expect 0 "tuning: 2 convolutions, 2 measured, 0 from cache, 0 heuristic, .* s \(exhaustive, cache $cache\)" -- \
+  "$bin/runmodel" "$model" --iterations 1 --tune exhaustive --algo-cache "$cache"
+grep -q "^minirt-algo-cache 1" "$cache" || { echo "FAIL: no cache written at $cache"; failures=$((failures + 1)); }
+# A warm cache: nothing measured.
+expect 0 "tuning: 2 convolutions, 0 measured, 2 from cache, 0 heuristic" -- \
+  "$bin/runmodel" "$model" --iterations 1 --tune cached --algo-cache "$cache"
+expect 0 "tuning: conv2 \(Conv 16->32 5x5\): [a-z0-9_]+, [0-9.]+ ms, workspace .*, from cache" -- \
+  "$bin/runmodel" "$model" --iterations 1 --algo-cache "$cache" --verbose
+expect 0 "0 measured, 2 from cache" -- env MINIRT_ALGO_CACHE="$cache" "$bin/runmodel" "$model" --iterations 1
+expect 0 "tuning: 2 convolutions, 0 measured, 0 from cache, 2 heuristic" -- "$bin/runmodel" "$model" --iterations 1 --tune heuristic
+expect 0 "tuning: 2 convolutions, 0 measured, 0 from cache, 0 heuristic, 2 fixed" -- \
+  "$bin/runmodel" "$model" --iterations 1 --tune im2col_gemm
+expect 0 "'no_such_algo' is not one of cpu's algorithms for it; using the heuristic's" -- \
+  "$bin/runmodel" "$model" --iterations 1 --tune no_such_algo
+expect 0 "0 measured" -- "$bin/runmodel" "$model" --iterations 1 --tune exhaustive --workspace-limit 1K --algo-cache "$work/tune/limited.txt"
+expect 1 "--tune expects cached, exhaustive, heuristic or an algorithm name, got 'no way'" -- "$bin/runmodel" "$model" --tune "no way"
+expect 1 "--workspace-limit expects a size" -- "$bin/runmodel" "$model" --workspace-limit lots
+printf 'minirt-algo-cache 1\n[cpu | damaged\n' >"$work/tune/damaged.txt"
+expect 0 "damaged line\(s\); the whole file is ignored.*2 measured" -- \
+  bash -c "\"$bin/runmodel\" \"$model\" --iterations 1 --algo-cache \"$work/tune/damaged.txt\" 2>&1 | tr '\n' ' '"
+printf 'my notes\n' >"$work/tune/foreign.txt"
+expect 0 "not a minirt algorithm cache.*2 measured" -- \
+  bash -c "\"$bin/runmodel\" \"$model\" --iterations 1 --algo-cache \"$work/tune/foreign.txt\" 2>&1 | tr '\n' ' '"
+[ "$(cat "$work/tune/foreign.txt")" = "my notes" ] || { echo "FAIL: a foreign file was overwritten"; failures=$((failures + 1)); }
+"$bin/runmodel" "$model" --iterations 1 --json --algo-cache "$cache" >"$work/tune.json" 2>/dev/null
+"$py" - "$work" <<'PY' || failures=$((failures + 1))
+import json, sys
+t = json.load(open(f"{sys.argv[1]}/tune.json"))["tuning"]
+assert t["mode"] == "cached" and t["convolutions"] == 2 and t["measured"] == 0 and t["from_cache"] == 2, t
+assert [c["node"] for c in t["choices"]] == ["conv1", "conv2"] and all(c["source"] == "cache" for c in t["choices"]), t
+print("ok: --json tuning")
 PY
 
 if [ "$failures" -ne 0 ]; then

@@ -65,6 +65,20 @@ TEST_F(AlgoCacheTest, RoundTrip) {
   EXPECT_THAT(read(), HasSubstr(std::string(kConv) + " -> winograd_f4x4 ws=1234"));
 }
 
+TEST_F(AlgoCacheTest, NamesTheFileCannotHoldAreRefusedNotWritten) {
+  AlgoCache c(path_);
+  c.put(kCtx, kConv, {"cudnn_winograd_nonfused+tensor_op", 0, 0.2, utc_now()});  // cuDNN's TF32 names have '+'
+  c.put(kCtx, "n=1 -> sneaky", {"im2col_gemm", 0, 0.2, utc_now()});
+  c.put(kCtx, "conv2", {"two words", 0, 0.2, utc_now()});
+  c.put("cpu ] injected [", "conv3", {"im2col_gemm", 0, 0.2, utc_now()});
+  EXPECT_EQ(c.warnings().size(), 3u);
+  ASSERT_TRUE(c.save());
+  AlgoCache again(path_);
+  EXPECT_TRUE(again.warnings().empty());  // what was written reads back undamaged
+  EXPECT_EQ(again.find(kCtx, kConv)->algorithm, "cudnn_winograd_nonfused+tensor_op");
+  EXPECT_EQ(again.size(), 1u);
+}
+
 TEST_F(AlgoCacheTest, OtherVersionsAreKeptButNotUsed) {
   {
     AlgoCache c(path_);

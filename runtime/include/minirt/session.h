@@ -19,11 +19,23 @@
 //   s.run(...);
 //   minirt::MemoryStats m = s.memory_stats();                 // reserved, in use, peak, ...
 //   s.trim();                                                 // give cached memory back
+//
+// Convolutions whose backend has several algorithms get one chosen when a
+// plan is made (minirt/tuning.h): by default from the algorithm cache file,
+// measuring and adding what it lacks, so only the first run of a new shape
+// on a new machine or library version pays for measuring:
+//
+//   minirt::Session t(model, {.tuning = minirt::TuningMode::kExhaustive,
+//                             .algo_cache_path = "/tmp/algos.txt",
+//                             .workspace_limit = 64u << 20});
+//   t.run(...);                                               // plans, tunes
+//   minirt::TuningReport r = t.tuning_report();               // each choice, counters
 #pragma once
 
 #include <minirt/error.h>
 #include <minirt/export.h>
 #include <minirt/tensor.h>
+#include <minirt/tuning.h>
 
 #include <memory>
 #include <string>
@@ -103,6 +115,15 @@ struct SessionOptions {
   double preallocate_fraction = 0;
   // The GPU's math mode (ignored on the CPU).
   MathMode math = MathMode::kFp32;
+  // How convolution algorithms are chosen (see minirt/tuning.h).
+  TuningMode tuning = TuningMode::kCached;
+  std::string tuning_algorithm;  // with kFixed: the algorithm, e.g. "winograd_f4x4"
+  // The algorithm cache file; empty: $MINIRT_ALGO_CACHE, else
+  // $XDG_CACHE_HOME/minirt/algo_cache.txt, else ~/.cache/minirt/algo_cache.txt.
+  std::string algo_cache_path;
+  // Scratch memory one algorithm may need, in bytes; 0 means no limit.
+  // Candidates that need more are not used (and reported as such).
+  size_t workspace_limit = 0;
 };
 
 // The numbers of a session's memory pool, in bytes.
@@ -158,6 +179,9 @@ class MINIRT_API Session {
   int plans_made() const;
   // Timings of the steps of the last finished run (when options.profile is set).
   std::vector<StepTiming> last_profile() const;
+  // What choosing algorithms did in all plans so far: each choice, the
+  // counts measured / from cache / heuristic, the seconds, warnings.
+  TuningReport tuning_report() const;
 
   // The memory pool's numbers now.
   MemoryStats memory_stats() const;

@@ -1,0 +1,513 @@
+#include "runtime/tuner.h"
+
+#include "runtime/memory_pool.h"
+#include "runtime/ops/conv.h"
+
+#include <unistd.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <cstring>
+#include <random>
+#include <sstream>
+
+namespace minirt {
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+double ms_since(Clock::time_point t) { return std::chrono::duration<double, std::milli>(Clock::now() - t).count(); }
+
+std::string join(const std::vector<int64_t>& v, const char* sep) {
+  std::string s;
+  for (size_t i = 0; i < v.size(); ++i) s += (i ? sep : "") + std::to_string(v[i]);
+  return s;
+}
+
+bool all_one(const std::vector<int64_t>& v) {
+  return std::all_of(v.begin(), v.end(), [](int64_t x) { return x == 1; });
+}
+
+// "2" when every axis has the same value, else "2x1".
+std::string compact(const std::vector<int64_t>& v) {
+  bool same = std::all_of(v.begin(), v.end(), [&](int64_t x) { return x == v[0]; });
+  return same && !v.empty() ? std::to_string(v[0]) : join(v, "x");
+}
+
+std::string fmt(const char* f, double x) {
+  char b[64];
+  std::snprintf(b, sizeof b, f, x);
+  return b;
+}
+
+bool is_conv(const Graph& g, const Node& n) {
+  return n.op == "Conv" && n.parsed && n.inputs.size() >= 2 && n.inputs[0] >= 0 && n.inputs[1] >= 0 &&
+         g.values[n.inputs[0]].shape.size() >= 3 && g.values[n.inputs[1]].shape.size() == g.values[n.inputs[0]].shape.size();
+}
+
+DType node_dtype(const Graph& g, const Node& n) {
+  for (int v : n.inputs)
+    if (v >= 0) return g.values[v].dtype;
+  return DType::kUndefined;
+}
+
+// The version fields that differ between two contexts, "theirs" and "ours";
+// where both name the same library, ours is just its version:
+// "cudnn 9.1.0" and "9.19.0".
+std::pair<std::string, std::string> version_difference(const std::string& theirs, const std::string& ours) {
+  auto a = AlgoCache::context_fields(theirs), b = AlgoCache::context_fields(ours);
+  std::string t, o;
+  size_t n = std::max(a.size(), b.size());
+  for (size_t i = 2; i < n; ++i) {
+    std::string x = i < a.size() ? a[i] : "", y = i < b.size() ? b[i] : "";
+    if (x == y) continue;
+    size_t sx = x.find(' '), sy = y.find(' ');
+    if (sx != std::string::npos && sx == sy && x.compare(0, sx, y, 0, sy) == 0) y = y.substr(sy + 1);
+    t += (t.empty() ? "" : ", ") + (x.empty() ? "nothing" : x);
+    o += (o.empty() ? "" : ", ") + (y.empty() ? "nothing" : y);
+  }
+  return {t, o};
+}
+
+}  // namespace
+
+std::string tuning_bytes(size_t b) {
+  if (b >= (size_t{1} << 30)) return fmt("%.1f GiB", static_cast<double>(b) / 1073741824.0);
+  if (b >= (size_t{1} << 20)) return fmt("%.1f MiB", static_cast<double>(b) / 1048576.0);
+  if (b >= 1024) return fmt("%.1f KiB", static_cast<double>(b) / 1024.0);
+  return std::to_string(b) + " B";
+}
+
+std::string tuning_problem(const Graph& g, const Node& n) {
+  std::ostringstream os;
+  if (!is_conv(g, n)) {
+    // Another op with a choice: its op and shapes say it all.
+    os << n.op;
+    for (int v : n.inputs) os << (v < 0 ? " -" : " " + shape_str(g.values[v].shape));
+    os << " =>";
+    for (int v : n.outputs) os << " " << (v < 0 ? std::string("-") : shape_str(g.values[v].shape));
+    return os.str();
+  }
+  const Shape& x = g.values[n.inputs[0]].shape;
+  const Shape& w = g.values[n.inputs[1]].shape;
+  const auto& a = n.attrs_as<ConvAttrs>();
+  static const char* kAxes3[] = {"D", "H", "W"};
+  size_t sp = x.size() - 2;
+  os << "Conv N=" << x[0] << " C=" << x[1];
+  for (size_t i = 0; i < sp; ++i) os << " " << (sp <= 3 ? kAxes3[3 - sp + i] : ("S" + std::to_string(i)).c_str()) << "=" << x[2 + i];
+  os << " K=" << w[0] << " kernel=" << join(std::vector<int64_t>(w.begin() + 2, w.end()), "x") << " pads=" << join(a.pads, ",")
+     << " strides=" << join(a.strides, ",") << " dilations=" << join(a.dilations, ",") << " groups=" << a.group;
+  if (!a.act.none()) {
+    os << " act=" << a.act.name();
+    if (a.act.kind != ActKind::kRelu) os << "(" << a.act.alpha << "," << a.act.beta << ")";
+  }
+  return os.str();
+}
+
+std::string tuning_summary(const Graph& g, const Node& n) {
+  if (!is_conv(g, n)) return n.op;
+  const Shape& x = g.values[n.inputs[0]].shape;
+  const Shape& w = g.values[n.inputs[1]].shape;
+  const auto& a = n.attrs_as<ConvAttrs>();
+  std::string s = n.op + " " + std::to_string(x[1]) + "->" + std::to_string(w[0]) + " " +
+                  join(std::vector<int64_t>(w.begin() + 2, w.end()), "x");
+  if (!all_one(a.strides)) s += " s" + compact(a.strides);
+  if (!all_one(a.dilations)) s += " d" + compact(a.dilations);
+  if (a.group > 1) s += " g" + std::to_string(a.group);
+  return s;
+}
+
+std::string choice_line(const TuningChoice& c) {
+  std::string s = c.node + " (" + c.summary + "): " + (c.algorithm.empty() ? "the backend's default" : c.algorithm);
+  if (c.time_ms >= 0) s += ", " + fmt(c.time_ms < 0.1 ? "%.3f ms" : "%.2f ms", c.time_ms);
+  s += ", workspace " + tuning_bytes(c.workspace_bytes);
+  switch (c.source) {
+    case ChoiceSource::kMeasured: s += ", measured"; break;
+    case ChoiceSource::kCache: s += ", from cache"; break;
+    case ChoiceSource::kHeuristic: s += ", heuristic"; break;
+    case ChoiceSource::kFixed: s += ", fixed"; break;
+  }
+  return s;
+}
+
+// ---- KernelBench ----
+
+KernelBench::KernelBench(const Backend& b, const Graph& g, const Node& n, ThreadPool& pool, uint64_t seed)
+    : b_(b), g_(g), n_(n), pool_(pool) {
+  if (b_.is_device()) stream_ = b_.create_stream();
+  std::mt19937_64 rng(seed);
+  std::uniform_real_distribution<float> u(-1.0f, 1.0f);
+  for (int v : n.inputs) {
+    if (v < 0) {
+      inputs_.push_back(nullptr);
+      continue;
+    }
+    const Value& val = g.values[v];
+    if (val.constant) {
+      if (!b_.is_device()) {
+        inputs_.push_back(val.constant->raw());
+      } else {
+        owned_.push_back(b_.upload(*val.constant));
+        inputs_.push_back(owned_.back().get());
+      }
+      continue;
+    }
+    size_t bytes = static_cast<size_t>(shape_numel(val.shape)) * dtype_size(val.dtype);
+    std::vector<unsigned char> host(bytes, 0);
+    if (val.dtype == DType::kFloat32) {
+      auto* f = reinterpret_cast<float*>(host.data());
+      for (size_t i = 0; i < bytes / sizeof(float); ++i) f[i] = u(rng);
+    }
+    owned_.push_back(alloc(bytes));
+    void* p = owned_.back().get();
+    if (b_.is_device()) b_.copy_to_device(p, host.data(), bytes, stream_);
+    else std::memcpy(p, host.data(), bytes);
+    inputs_.push_back(p);
+  }
+  for (int v : n.outputs) {
+    if (v < 0) {
+      outputs_.push_back(nullptr);
+      continue;
+    }
+    owned_.push_back(alloc(static_cast<size_t>(shape_numel(g.values[v].shape)) * dtype_size(g.values[v].dtype)));
+    outputs_.push_back(owned_.back().get());
+  }
+  if (b_.is_device()) b_.synchronize(stream_);
+}
+
+KernelBench::~KernelBench() {
+  workspace_.reset();
+  owned_.clear();
+  if (stream_) b_.destroy_stream(stream_);
+}
+
+std::shared_ptr<void> KernelBench::alloc(size_t bytes) {
+  size_t n = std::max<size_t>((bytes + 63) / 64 * 64, 64);
+  std::shared_ptr<void> p;
+  if (b_.is_device()) {
+    std::shared_ptr<RawAllocator> a = b_.allocator();
+    void* q = a ? a->allocate(n) : nullptr;
+    if (q) p = std::shared_ptr<void>(q, [a, n](void* r) { a->deallocate(r, n); });
+  } else {
+    void* q = std::aligned_alloc(64, n);
+    if (q) p = std::shared_ptr<void>(q, [](void* r) { std::free(r); });
+  }
+  if (!p)
+    fail(ErrorCode::kOutOfMemory, node_context(g_, n_) + "cannot allocate " + tuning_bytes(n) + " to measure algorithms");
+  return p;
+}
+
+double KernelBench::time(const std::string& algorithm, int min_repeats, int max_repeats, double target_ms) {
+  std::unique_ptr<Kernel> k = b_.make_kernel_with(g_, n_, algorithm);
+  size_t ws = k->workspace_bytes();
+  if (ws > workspace_bytes_ || !workspace_) {
+    workspace_.reset();
+    workspace_ = alloc(ws);
+    workspace_bytes_ = ws;
+  }
+  KernelArgs args{inputs_.data(), outputs_.data(), workspace_.get(), &pool_, stream_};
+  auto run_once = [&]() {
+    k->run(args);
+    if (stream_) b_.synchronize(stream_);
+  };
+  run_once();  // warm-up: caches, lazily packed weights, page faults
+  std::vector<double> t;
+  auto start = Clock::now();
+  while (static_cast<int>(t.size()) < std::max(min_repeats, 1) ||
+         (static_cast<int>(t.size()) < max_repeats && ms_since(start) < target_ms)) {
+    auto a = Clock::now();
+    run_once();
+    t.push_back(ms_since(a));
+  }
+  std::sort(t.begin(), t.end());
+  return t[t.size() / 2];
+}
+
+// ---- Tuner ----
+
+Tuner::Tuner(TunerOptions options) : options_(std::move(options)) {
+  report_.mode = options_.mode;
+  if (options_.cache_path.empty()) options_.cache_path = AlgoCache::default_path();
+  if (options_.mode == TuningMode::kCached || options_.mode == TuningMode::kExhaustive)
+    report_.cache_path = options_.cache_path;
+}
+
+Tuner::~Tuner() = default;
+
+void Tuner::log(const std::string& line) {
+  report_.log.push_back(line);
+}
+
+AlgoCache& Tuner::cache() {
+  if (!cache_) cache_ = std::make_unique<AlgoCache>(options_.cache_path);
+  for (; cache_warnings_seen_ < cache_->warnings().size(); ++cache_warnings_seen_) log(cache_->warnings()[cache_warnings_seen_]);
+  return *cache_;
+}
+
+void Tuner::progress(int done, int total, const std::string& what) {
+  static const bool tty = ::isatty(2) == 1;
+  if (!options_.progress || !tty) return;
+  if (done >= total) {
+    if (progress_shown_) std::fprintf(stderr, "\r%-79s\r", "");
+    progress_shown_ = false;
+    return;
+  }
+  if (!progress_shown_ && ms_since(started_) < 500) return;
+  std::fprintf(stderr, "\rtuning %s %d/%d ...%-40.40s", what.c_str(), done + 1, total, "");
+  std::fflush(stderr);
+  progress_shown_ = true;
+}
+
+std::map<int, std::string> Tuner::tune(const Graph& g, const std::vector<std::pair<int, const Backend*>>& nodes,
+                                       ThreadPool& pool) {
+  started_ = Clock::now();
+  progress_shown_ = false;
+  struct Todo {
+    int node;
+    const Backend* backend;
+    std::vector<AlgorithmOption> options;
+  };
+  std::vector<Todo> todo;
+  for (const auto& [idx, b] : nodes)
+    if (auto opts = b->algorithms(g, g.nodes[idx]); !opts.empty()) todo.push_back({idx, b, std::move(opts)});
+  std::map<int, std::string> out;
+  bool measured_any = false;
+  for (size_t i = 0; i < todo.size(); ++i) {
+    const Node& n = g.nodes[todo[i].node];
+    std::string what = n.op;
+    for (char& c : what) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+    progress(static_cast<int>(i), static_cast<int>(todo.size()), what);
+    TuningChoice c = choose(g, n, *todo[i].backend, todo[i].options, pool, &measured_any);
+    out[todo[i].node] = c.algorithm;
+    ++report_.nodes;
+    switch (c.source) {
+      case ChoiceSource::kMeasured: ++report_.measured; break;
+      case ChoiceSource::kCache: ++report_.from_cache; break;
+      case ChoiceSource::kHeuristic: ++report_.heuristic; break;
+      case ChoiceSource::kFixed: ++report_.fixed; break;
+    }
+    report_.choices.push_back(std::move(c));
+  }
+  progress(static_cast<int>(todo.size()), static_cast<int>(todo.size()), "");
+  if (measured_any && options_.write_cache) {
+    cache().save();
+    cache();  // its warnings into the log
+  }
+  report_.seconds += ms_since(started_) / 1000.0;
+  return out;
+}
+
+TuningChoice Tuner::choose(const Graph& g, const Node& n, const Backend& b, const std::vector<AlgorithmOption>& opts,
+                           ThreadPool& pool, bool* measured_any) {
+  TuningChoice c;
+  c.node = n.name;
+  c.summary = tuning_summary(g, n);
+  c.backend = b.name();
+  c.problem = tuning_problem(g, n);
+  if (options_.workspace_limit) c.problem += " workspace<=" + std::to_string(options_.workspace_limit);
+  c.heuristic = b.heuristic_algorithm(g, n);
+  const std::string context = b.tuning_context() + " | " + dtype_name(node_dtype(g, n));
+  const std::string where = n.name + " (" + c.summary + ")";
+
+  auto find = [&](const std::string& name) -> const AlgorithmOption* {
+    for (const auto& o : opts)
+      if (o.name == name) return &o;
+    return nullptr;
+  };
+  auto fits = [&](const AlgorithmOption& o) { return !options_.workspace_limit || o.workspace <= options_.workspace_limit; };
+  auto allowed = [&](const AlgorithmOption* o) { return o && o->declined.empty() && fits(*o); };
+  // Why `o` (named `name`) cannot be used here, for the log.
+  auto why_not = [&](const std::string& name, const AlgorithmOption* o) -> std::string {
+    if (!o) return "'" + name + "' is not one of " + b.name() + "'s algorithms for it";
+    if (!o->declined.empty()) return "'" + name + "' declines it (" + o->declined + ")";
+    return "'" + name + "' needs " + tuning_bytes(o->workspace) + " of workspace, over the limit of " +
+           tuning_bytes(options_.workspace_limit);
+  };
+  // When the wanted one cannot run: the heuristic's, else the allowed one
+  // with the least workspace, else none (the backend's default kernel).
+  auto fallback = [&]() -> const AlgorithmOption* {
+    if (const AlgorithmOption* h = find(c.heuristic); allowed(h)) return h;
+    const AlgorithmOption* best = nullptr;
+    for (const auto& o : opts)
+      if (allowed(&o) && (!best || o.workspace < best->workspace)) best = &o;
+    return best;
+  };
+  auto take = [&](const AlgorithmOption* o, ChoiceSource source) {
+    c.source = source;
+    if (!o) {
+      log(where + ": no algorithm can run within the limits; the backend's default kernel");
+      return;
+    }
+    c.algorithm = o->name;
+    c.workspace_bytes = o->workspace;
+  };
+
+  switch (options_.mode) {
+    case TuningMode::kHeuristic: {
+      const AlgorithmOption* h = find(c.heuristic);
+      if (!allowed(h)) {
+        const AlgorithmOption* f = fallback();
+        log(where + ": the heuristic's " + why_not(c.heuristic, h) + "; using " + (f ? f->name : std::string("the default")));
+        h = f;
+      }
+      take(h, ChoiceSource::kHeuristic);
+      return c;
+    }
+    case TuningMode::kFixed: {
+      const AlgorithmOption* f = find(options_.algorithm);
+      if (allowed(f)) {
+        take(f, ChoiceSource::kFixed);
+        return c;
+      }
+      const AlgorithmOption* h = fallback();
+      log(where + ": " + why_not(options_.algorithm, f) + "; using the heuristic's " +
+          (h ? h->name : std::string("default")));
+      take(h, ChoiceSource::kHeuristic);
+      return c;
+    }
+    case TuningMode::kCached:
+    case TuningMode::kExhaustive: break;
+  }
+
+  // The same problem earlier in this session: the same answer.
+  const std::string key = context + "\n" + c.problem;
+  if (auto m = memo_.find(key); m != memo_.end()) {
+    TuningChoice again = m->second;
+    again.node = c.node;
+    again.summary = c.summary;
+    return again;
+  }
+  bool use_file = options_.mode == TuningMode::kCached || options_.write_cache;
+  if (options_.mode == TuningMode::kCached) {
+    AlgoCache& cc = cache();
+    if (auto hit = cc.find(context, c.problem)) {
+      const AlgorithmOption* o = find(hit->algorithm);
+      if (allowed(o)) {
+        c.algorithm = o->name;
+        c.workspace_bytes = o->workspace;
+        c.time_ms = hit->time_ms;
+        c.source = ChoiceSource::kCache;
+        memo_[key] = c;
+        return c;
+      }
+      log(where + ": the cached " + why_not(hit->algorithm, o) + "; measuring again");
+    } else if (std::string other = cc.other_versions(context, c.problem); !other.empty() && !retune_noted_[other]) {
+      retune_noted_[other] = true;
+      auto [theirs, ours] = version_difference(other, context);
+      log("algorithm cache " + options_.cache_path + ": cache made with " + theirs + ", this is " + ours + ": retuning");
+    }
+  } else if (use_file) {
+    cache();  // read now, so that its warnings come before the choices
+  }
+
+  Measured m = measure(g, n, b, opts, pool);
+  c.candidates = m.candidates;
+  if (!m.ok) {
+    const AlgorithmOption* f = fallback();
+    bool any_runnable = std::any_of(opts.begin(), opts.end(), [&](const AlgorithmOption& o) { return allowed(&o); });
+    if (any_runnable) log(where + ": every candidate failed; using " + (f ? f->name : std::string("the default")));
+    take(f, ChoiceSource::kHeuristic);
+    memo_[key] = c;
+    return c;
+  }
+  c.algorithm = m.algorithm;
+  c.time_ms = m.time_ms;
+  c.workspace_bytes = m.workspace;
+  c.source = ChoiceSource::kMeasured;
+  if (options_.write_cache) {
+    cache().put(context, c.problem, {m.algorithm, m.workspace, m.time_ms, utc_now()});
+    *measured_any = true;
+  }
+  memo_[key] = c;
+  return c;
+}
+
+Tuner::Measured Tuner::measure(const Graph& g, const Node& n, const Backend& b,
+                               const std::vector<AlgorithmOption>& opts, ThreadPool& pool) {
+  Measured m;
+  std::vector<size_t> runnable;  // indices into opts
+  for (size_t i = 0; i < opts.size(); ++i) {
+    const AlgorithmOption& o = opts[i];
+    TuningCandidate t;
+    t.algorithm = o.name;
+    t.workspace_bytes = o.workspace;
+    if (!o.declined.empty()) {
+      t.status = CandidateStatus::kDeclined;
+      t.reason = o.declined;
+    } else if (options_.workspace_limit && o.workspace > options_.workspace_limit) {
+      t.status = CandidateStatus::kOverWorkspaceLimit;
+      t.reason = "needs " + tuning_bytes(o.workspace) + ", the limit is " + tuning_bytes(options_.workspace_limit);
+    } else {
+      runnable.push_back(i);
+    }
+    m.candidates.push_back(std::move(t));
+  }
+  auto failed = [&](size_t i, const std::string& why) {
+    m.candidates[i].status = CandidateStatus::kFailed;
+    m.candidates[i].reason = why;
+  };
+  auto timed = [&](size_t i, double ms) {
+    if (std::isfinite(ms) && ms >= 0) m.candidates[i].time_ms = ms;
+    else failed(i, "no time measured");
+  };
+  if (runnable.empty()) return m;
+
+  if (options_.time) {
+    for (size_t i : runnable) {
+      try {
+        timed(i, options_.time(b, g, n, opts[i]));
+      } catch (const std::exception& e) {
+        failed(i, e.what());
+      }
+    }
+  } else {
+    std::vector<AlgorithmOption> list;
+    for (size_t i : runnable) list.push_back(opts[i]);
+    std::vector<double> own;
+    bool done = false;
+    try {
+      own = b.measure_algorithms(g, n, list, options_.workspace_limit);
+      if (own.size() == list.size()) {
+        for (size_t k = 0; k < runnable.size(); ++k)
+          if (own[k] >= 0) timed(runnable[k], own[k]);
+          else failed(runnable[k], "not timed by " + std::string(b.name()));
+        done = true;
+      }
+    } catch (const std::exception& e) {
+      for (size_t i : runnable) failed(i, e.what());
+      done = true;
+    }
+    if (!done) {
+      std::unique_ptr<KernelBench> bench;
+      try {
+        bench = std::make_unique<KernelBench>(b, g, n, pool);
+      } catch (const std::exception& e) {
+        for (size_t i : runnable) failed(i, e.what());
+      }
+      if (bench)
+        for (size_t i : runnable) {
+          try {
+            timed(i, bench->time(opts[i].name, options_.min_repeats, options_.max_repeats, options_.target_ms));
+          } catch (const std::exception& e) {
+            failed(i, e.what());
+          }
+        }
+    }
+  }
+  // The fastest that ran; the first listed among equals.
+  for (size_t i : runnable) {
+    const TuningCandidate& t = m.candidates[i];
+    if (t.status != CandidateStatus::kOk) continue;
+    if (!m.ok || t.time_ms < m.time_ms) {
+      m.ok = true;
+      m.algorithm = t.algorithm;
+      m.time_ms = t.time_ms;
+      m.workspace = t.workspace_bytes;
+    }
+  }
+  return m;
+}
+
+}  // namespace minirt

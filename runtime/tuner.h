@@ -1,0 +1,128 @@
+// The tuner: at plan time, picks an algorithm for every node whose backend
+// offers a choice (Backend::algorithms(), convolutions), by the session's
+// mode: the backend's heuristic, measuring every candidate, the algorithm
+// cache (measuring only what it lacks), or a fixed name.
+//
+//   Tuner tuner({.mode = TuningMode::kCached});
+//   PlanOptions po{.tuner = &tuner};                    // make_plan asks it
+//   std::map<int, std::string> algo = tuner.tune(g, {{node, &backend}, ...}, pool);
+//   TuningReport r = tuner.report();                    // counters, one record per node
+//
+// Measuring: the candidate's kernel on the node's real shapes, inputs of
+// seeded random data (constants from the graph), outputs and workspace
+// allocated once per node, one warm-up run, then runs until at least
+// min_repeats and target_ms or max_repeats; the median counts. A backend
+// that times on its own device (Backend::measure_algorithms) does so
+// instead. Tests replace all of this with TunerOptions::time.
+//
+// Not thread-safe: the session calls it under its planning lock.
+#pragma once
+
+#include <minirt/tuning.h>
+
+#include "runtime/algo_cache.h"
+#include "runtime/backend.h"
+
+#include <chrono>
+#include <functional>
+#include <map>
+#include <memory>
+#include <string>
+#include <utility>
+#include <vector>
+
+namespace minirt {
+
+// Times one candidate of a node: its median milliseconds. Throws when the
+// candidate fails (it is then reported as failed).
+using TuningTimer = std::function<double(const Backend&, const Graph&, const Node&, const AlgorithmOption&)>;
+
+struct TunerOptions {
+  TuningMode mode = TuningMode::kCached;
+  std::string algorithm;       // kFixed: the algorithm's name
+  std::string cache_path;      // empty: AlgoCache::default_path()
+  size_t workspace_limit = 0;  // bytes; 0: none
+  bool write_cache = true;     // kCached and kExhaustive save what they measured
+  int min_repeats = 3;         // timed runs after the warm-up...
+  int max_repeats = 25;        // ...until target_ms has passed, at most this many
+  double target_ms = 20;
+  bool progress = true;        // "tuning conv 12/53" on stderr, when it is a terminal and tuning is slow
+  TuningTimer time;            // replaces the measuring (tests); empty: the real one
+};
+
+class Tuner {
+ public:
+  explicit Tuner(TunerOptions options);
+  ~Tuner();
+
+  // Chooses for each (node index, backend) that offers algorithms; returns
+  // node index -> algorithm name. Saves the cache once, when it measured.
+  std::map<int, std::string> tune(const Graph& g, const std::vector<std::pair<int, const Backend*>>& nodes,
+                                  ThreadPool& pool);
+  // Every record, the counters and the log so far.
+  const TuningReport& report() const { return report_; }
+  const TunerOptions& options() const { return options_; }
+
+ private:
+  struct Measured {
+    std::string algorithm;
+    double time_ms = -1;
+    size_t workspace = 0;
+    std::vector<TuningCandidate> candidates;
+    bool ok = false;
+  };
+  TuningChoice choose(const Graph& g, const Node& n, const Backend& b, const std::vector<AlgorithmOption>& options,
+                      ThreadPool& pool, bool* measured_any);
+  Measured measure(const Graph& g, const Node& n, const Backend& b, const std::vector<AlgorithmOption>& options,
+                   ThreadPool& pool);
+  AlgoCache& cache();
+  void log(const std::string& line);
+  void progress(int done, int total, const std::string& node);
+
+  TunerOptions options_;
+  TuningReport report_;
+  std::unique_ptr<AlgoCache> cache_;
+  size_t cache_warnings_seen_ = 0;
+  std::map<std::string, TuningChoice> memo_;          // context + problem -> the choice made this session
+  std::map<std::string, bool> retune_noted_;          // other contexts already mentioned
+  std::chrono::steady_clock::time_point started_;
+  bool progress_shown_ = false;
+};
+
+// The cache key's problem for a node: every parameter the choice depends on,
+// readable, e.g. "Conv N=1 C=64 H=56 W=56 K=64 kernel=3x3 pads=1,1,1,1
+// strides=1,1 dilations=1,1 groups=1 act=Relu".
+std::string tuning_problem(const Graph& g, const Node& n);
+// A short description for the log: "Conv 64->64 3x3", "Conv 32->32 3x3 s2 g32".
+std::string tuning_summary(const Graph& g, const Node& n);
+// "conv2_1 (Conv 64->64 3x3): winograd_f4x4, 0.41 ms, workspace 1.20 MiB, from cache"
+std::string choice_line(const TuningChoice& c);
+// "0", "512 B", "12.0 KiB", "1.20 MiB"
+std::string tuning_bytes(size_t b);
+
+// Times a node's candidate kernels on the real shapes (the default timer).
+// Holds the node's inputs, outputs and workspace, made once for all candidates.
+class KernelBench {
+ public:
+  KernelBench(const Backend& b, const Graph& g, const Node& n, ThreadPool& pool, uint64_t seed = 1);
+  ~KernelBench();
+  KernelBench(const KernelBench&) = delete;
+  KernelBench& operator=(const KernelBench&) = delete;
+  // The median milliseconds of `algorithm`'s kernel; throws when it fails.
+  double time(const std::string& algorithm, int min_repeats, int max_repeats, double target_ms);
+
+ private:
+  std::shared_ptr<void> alloc(size_t bytes);
+  const Backend& b_;
+  const Graph& g_;
+  const Node& n_;
+  ThreadPool& pool_;
+  void* stream_ = nullptr;
+  std::vector<std::shared_ptr<void>> owned_;
+  std::vector<const void*> inputs_;
+  std::vector<void*> outputs_;
+  std::shared_ptr<void> workspace_;
+  size_t workspace_bytes_ = 0;
+};
+
+}  // namespace minirt

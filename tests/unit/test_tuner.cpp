@@ -1,0 +1,442 @@
+// Choosing convolution algorithms: with injected timings exhaustive picks
+// the fastest allowed candidate; the workspace limit and declines are
+// respected and reported; a warm cache measures nothing; a version change
+// retunes and says so; a damaged or foreign cache file is ignored with a
+// warning; a fixed algorithm runs where it can. Then the real CPU backend:
+// every algorithm gives the same outputs.
+#include <minirt/minirt.h>
+
+#include "fake_device.h"
+#include "model_builder.h"
+#include "runtime/api/session_internal.h"
+#include "runtime/tuner.h"
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
+#include <mutex>
+#include <sstream>
+
+namespace minirt {
+namespace {
+
+namespace fs = std::filesystem;
+using ::testing::Contains;
+using ::testing::ElementsAre;
+using ::testing::HasSubstr;
+using ::testing::Not;
+using testing::FakeDevice;
+using testing::ModelBuilder;
+
+// A pretend GPU (tests/unit/fake_device.h: XOR-encoded memory) that offers
+// four algorithms for Conv: one fast with a big workspace, one medium, one
+// slow with none, and one that always declines. They all run the same CPU
+// kernel; what matters here is which one the tuner asks for.
+class TunableDevice final : public Backend {
+ public:
+  TunableDevice() : dev_(std::make_shared<FakeDevice>(std::set<std::string>{"Conv", "Relu"})) {}
+  const char* name() const override { return "fakegpu"; }
+  bool supports(const Graph& g, const Node& n, std::string* why) const override { return dev_->supports(g, n, why); }
+  std::unique_ptr<Kernel> make_kernel(const Graph& g, const Node& n) const override { return dev_->make_kernel(g, n); }
+  bool is_device() const override { return true; }
+  std::shared_ptr<RawAllocator> allocator() const override { return dev_->allocator(); }
+  void copy_to_device(void* d, const void* s, size_t b, void* st) const override { dev_->copy_to_device(d, s, b, st); }
+  void copy_to_host(void* d, const void* s, size_t b, void* st) const override { dev_->copy_to_host(d, s, b, st); }
+  void* create_stream() const override { return dev_->create_stream(); }
+  std::shared_ptr<void> upload(const Tensor& t) const override { return dev_->upload(t); }
+
+  std::vector<AlgorithmOption> algorithms(const Graph&, const Node& n) const override {
+    if (n.op != "Conv") return {};
+    return {{"fast_big", size_t{1} << 20, ""}, {"medium", 1024, ""}, {"slow", 0, ""}, {"refused", 0, "not for this shape"}};
+  }
+  std::string heuristic_algorithm(const Graph&, const Node&) const override { return "slow"; }
+  std::unique_ptr<Kernel> make_kernel_with(const Graph& g, const Node& n, const std::string& algorithm) const override {
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      made_.push_back(algorithm);
+    }
+    return dev_->make_kernel(g, n);
+  }
+  std::string tuning_context() const override { return "fakegpu | Fake GPU 1 | fakelib " + version + " | fp32"; }
+
+  std::vector<std::string> made() const {
+    std::lock_guard<std::mutex> lock(mu_);
+    return made_;
+  }
+  const FakeDevice& device() const { return *dev_; }
+  std::string version = "1.0";
+
+ private:
+  std::shared_ptr<FakeDevice> dev_;
+  mutable std::mutex mu_;
+  mutable std::vector<std::string> made_;
+};
+
+// Injected timings: fast_big 1 ms, medium 2 ms, slow 3 ms; counts its calls.
+struct FakeTimer {
+  std::map<std::string, int> calls;
+  std::set<std::string> failing;
+  int total() const {
+    int n = 0;
+    for (const auto& [k, v] : calls) n += v;
+    return n;
+  }
+  TuningTimer fn() {
+    return [this](const Backend&, const Graph&, const Node&, const AlgorithmOption& o) -> double {
+      calls[o.name]++;
+      if (failing.count(o.name)) throw std::runtime_error("no kernel image for this device");
+      static const std::map<std::string, double> ms = {{"fast_big", 1.0}, {"medium", 2.0}, {"slow", 3.0}};
+      return ms.at(o.name);
+    };
+  }
+};
+
+// x 1x3x8x8 -> conv1 (3->4, 3x3, pad 1) -> relu -> conv2 (4->4, 3x3, pad 1) -> y
+std::shared_ptr<const Model> two_convs() {
+  ModelBuilder m;
+  m.input("x", DType::kFloat32, {-1, 3, 8, 8}, {"N"});
+  m.initializer("w1", testing::iota({4, 3, 3, 3}, -0.5f, 0.01f));
+  m.initializer("w2", testing::iota({4, 4, 3, 3}, 0.3f, -0.005f));
+  m.node("Conv", {"x", "w1"}, {"c1"}, "conv1").ints("pads", {1, 1, 1, 1});
+  m.node("Relu", {"c1"}, {"r1"}, "relu1");
+  m.node("Conv", {"r1", "w2"}, {"y"}, "conv2").ints("pads", {1, 1, 1, 1});
+  m.output("y");
+  std::string bytes = m.bytes();
+  return Model::load_from_memory(bytes.data(), bytes.size(), "two_convs.onnx");
+}
+
+NamedTensors input(int64_t batch = 1) { return {{"x", testing::iota({batch, 3, 8, 8}, 0.0f, 0.01f)}}; }
+
+class TunerTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    dir_ = fs::temp_directory_path() / ("minirt_tuner_test_" + std::to_string(::getpid()) + "_" +
+                                        ::testing::UnitTest::GetInstance()->current_test_info()->name());
+    fs::remove_all(dir_);
+    fs::create_directories(dir_);
+    cache_ = (dir_ / "algo_cache.txt").string();
+  }
+  void TearDown() override { fs::remove_all(dir_); }
+
+  // A session on the tunable device, the tuner configured as given (cache in
+  // the test's folder, timings from `timer` unless it is null).
+  struct Run {
+    std::shared_ptr<TunableDevice> dev = std::make_shared<TunableDevice>();
+    std::unique_ptr<Session> session;
+    std::vector<Tensor> out;
+    TuningReport report;
+  };
+  Run run(TunerOptions o, FakeTimer* timer, const std::string& version = "1.0") {
+    Run r;
+    r.dev->version = version;
+    r.session = std::make_unique<Session>(two_convs(), SessionOptions{.device = Device::kCpu, .threads = 1});
+    SessionInternals::add_device(*r.session, r.dev);
+    if (o.cache_path.empty()) o.cache_path = cache_;
+    if (timer) o.time = timer->fn();
+    SessionInternals::configure_tuning(*r.session, std::move(o));
+    r.out = r.session->run(input());
+    r.report = r.session->tuning_report();
+    return r;
+  }
+  std::string read_cache() {
+    std::ifstream f(cache_);
+    std::stringstream ss;
+    ss << f.rdbuf();
+    return ss.str();
+  }
+  static std::vector<std::string> algorithms(const TuningReport& r) {
+    std::vector<std::string> a;
+    for (const auto& c : r.choices) a.push_back(c.algorithm);
+    return a;
+  }
+  static bool logged(const TuningReport& r, const std::string& what) {
+    for (const auto& l : r.log)
+      if (l.find(what) != std::string::npos) return true;
+    return false;
+  }
+
+  fs::path dir_;
+  std::string cache_;
+};
+
+// The reference: the same model with no tuning on the plain CPU.
+std::vector<Tensor> reference() {
+  Session s(two_convs(), {.device = Device::kCpu, .threads = 1, .tuning = TuningMode::kHeuristic});
+  return s.run(input());
+}
+
+void expect_close(const Tensor& a, const Tensor& b, float tol = 1e-4f) {
+  ASSERT_EQ(a.shape(), b.shape());
+  for (int64_t i = 0; i < a.numel(); ++i)
+    ASSERT_NEAR(a.data<float>()[i], b.data<float>()[i], tol * (1 + std::fabs(b.data<float>()[i]))) << "at " << i;
+}
+
+TEST_F(TunerTest, ExhaustivePicksTheFastestAllowedCandidate) {
+  FakeTimer timer;
+  Run r = run({.mode = TuningMode::kExhaustive}, &timer);
+  EXPECT_THAT(algorithms(r.report), ElementsAre("fast_big", "fast_big"));
+  EXPECT_EQ(r.report.nodes, 2);
+  EXPECT_EQ(r.report.measured, 2);
+  EXPECT_EQ(r.report.from_cache, 0);
+  // Each problem measured once: conv1 and conv2 differ (3 vs 4 channels).
+  EXPECT_EQ(timer.calls["fast_big"], 2);
+  EXPECT_EQ(timer.calls["medium"], 2);
+  EXPECT_EQ(timer.calls["slow"], 2);
+  const TuningChoice& c = r.report.choices[0];
+  EXPECT_EQ(c.node, "conv1");
+  EXPECT_EQ(c.summary, "Conv 3->4 3x3");
+  EXPECT_EQ(c.source, ChoiceSource::kMeasured);
+  EXPECT_EQ(c.heuristic, "slow");
+  EXPECT_DOUBLE_EQ(c.time_ms, 1.0);
+  EXPECT_EQ(c.workspace_bytes, size_t{1} << 20);
+  ASSERT_EQ(c.candidates.size(), 4u);
+  EXPECT_EQ(c.candidates[3].status, CandidateStatus::kDeclined);
+  EXPECT_EQ(c.candidates[3].reason, "not for this shape");
+  EXPECT_EQ(to_string(c), "conv1 (Conv 3->4 3x3): fast_big, 1.00 ms, workspace 1.0 MiB, measured");
+  // The plan runs the chosen kernels, and they compute what the CPU does.
+  EXPECT_THAT(r.dev->made(), ElementsAre("fast_big", "fast_big"));
+  expect_close(r.out[0], reference()[0]);
+  // Exhaustive results are kept for cached runs.
+  EXPECT_THAT(read_cache(), HasSubstr("groups=1 -> fast_big ws=1048576 ms=1.0000"));
+}
+
+TEST_F(TunerTest, DeclinedCandidatesAreNeverRun) {
+  FakeTimer timer;
+  Run r = run({.mode = TuningMode::kExhaustive}, &timer);
+  EXPECT_EQ(timer.calls.count("refused"), 0u);
+  EXPECT_THAT(r.dev->made(), Not(Contains("refused")));
+  EXPECT_LT(r.report.choices[0].candidates[3].time_ms, 0);
+}
+
+TEST_F(TunerTest, WorkspaceLimitSkipsBiggerCandidatesAndReportsThem) {
+  FakeTimer timer;
+  Run r = run({.mode = TuningMode::kExhaustive, .workspace_limit = 64 << 10}, &timer);
+  EXPECT_THAT(algorithms(r.report), ElementsAre("medium", "medium"));
+  EXPECT_EQ(timer.calls.count("fast_big"), 0u);
+  const TuningCandidate& big = r.report.choices[0].candidates[0];
+  EXPECT_EQ(big.algorithm, "fast_big");
+  EXPECT_EQ(big.status, CandidateStatus::kOverWorkspaceLimit);
+  EXPECT_THAT(big.reason, HasSubstr("needs 1.0 MiB, the limit is 64.0 KiB"));
+  // A limited choice is not the unlimited one: its own cache entry.
+  EXPECT_THAT(read_cache(), HasSubstr("workspace<=65536 -> medium"));
+  FakeTimer again;
+  Run unlimited = run({.mode = TuningMode::kCached}, &again);
+  EXPECT_THAT(algorithms(unlimited.report), ElementsAre("fast_big", "fast_big"));
+  EXPECT_EQ(unlimited.report.measured, 2);
+}
+
+TEST_F(TunerTest, ACandidateThatThrowsIsReportedFailedAndSkipped) {
+  FakeTimer timer;
+  timer.failing = {"fast_big"};
+  Run r = run({.mode = TuningMode::kExhaustive}, &timer);
+  EXPECT_THAT(algorithms(r.report), ElementsAre("medium", "medium"));
+  EXPECT_EQ(r.report.choices[0].candidates[0].status, CandidateStatus::kFailed);
+  EXPECT_THAT(r.report.choices[0].candidates[0].reason, HasSubstr("no kernel image"));
+}
+
+TEST_F(TunerTest, CachedOnAWarmCacheMeasuresNothing) {
+  FakeTimer first;
+  Run cold = run({.mode = TuningMode::kCached}, &first);
+  EXPECT_EQ(cold.report.measured, 2);
+  EXPECT_EQ(first.total(), 6);
+  FakeTimer second;
+  Run warm = run({.mode = TuningMode::kCached}, &second);
+  EXPECT_EQ(second.total(), 0);  // the timing function was never called
+  EXPECT_EQ(warm.report.measured, 0);
+  EXPECT_EQ(warm.report.from_cache, 2);
+  EXPECT_THAT(algorithms(warm.report), ElementsAre("fast_big", "fast_big"));
+  EXPECT_EQ(warm.report.choices[0].source, ChoiceSource::kCache);
+  EXPECT_DOUBLE_EQ(warm.report.choices[0].time_ms, 1.0);
+  EXPECT_THAT(to_string(warm.report.choices[1]), HasSubstr("conv2 (Conv 4->4 3x3): fast_big, 1.00 ms, workspace 1.0 MiB, from cache"));
+  EXPECT_TRUE(warm.report.log.empty());
+}
+
+TEST_F(TunerTest, TuningHappensOnlyWhenAPlanIsMade) {
+  FakeTimer timer;
+  Run r = run({.mode = TuningMode::kExhaustive}, &timer);
+  int calls = timer.total();
+  size_t made = r.dev->made().size();
+  for (int i = 0; i < 3; ++i) r.session->run(input());
+  EXPECT_EQ(timer.total(), calls);
+  EXPECT_EQ(r.dev->made().size(), made);
+  // A new batch size is a new plan, and new problems to measure.
+  r.session->run(input(2));
+  EXPECT_EQ(r.session->tuning_report().measured, 4);
+  EXPECT_THAT(r.session->tuning_report().choices[2].problem, HasSubstr("Conv N=2 C=3 H=8 W=8 K=4 kernel=3x3"));
+}
+
+TEST_F(TunerTest, AVersionChangeRetunesAndSaysSo) {
+  FakeTimer first;
+  run({.mode = TuningMode::kCached}, &first, "1.0");
+  FakeTimer second;
+  Run upgraded = run({.mode = TuningMode::kCached}, &second, "2.0");
+  EXPECT_EQ(upgraded.report.measured, 2);
+  EXPECT_EQ(second.total(), 6);
+  EXPECT_TRUE(logged(upgraded.report, "cache made with fakelib 1.0, this is 2.0: retuning")) << ::testing::PrintToString(upgraded.report.log);
+  EXPECT_EQ(upgraded.report.log.size(), 1u);  // once, not once per convolution
+  // Both versions' entries stay in the file.
+  EXPECT_THAT(read_cache(), HasSubstr("fakelib 1.0"));
+  EXPECT_THAT(read_cache(), HasSubstr("fakelib 2.0"));
+}
+
+TEST_F(TunerTest, ADamagedCacheFileIsIgnoredWithAWarningAndTheSessionRuns) {
+  {
+    std::ofstream f(cache_);
+    f << "minirt-algo-cache 1\n[fakegpu | Fake GPU 1 | fakelib 1.0 | fp32 | float32]\nConv N=1 C=3 H=8 W=8 K=4 -> sl";
+  }
+  FakeTimer timer;
+  Run r = run({.mode = TuningMode::kCached}, &timer);
+  EXPECT_TRUE(logged(r.report, "damaged line(s); the whole file is ignored")) << ::testing::PrintToString(r.report.log);
+  EXPECT_EQ(r.report.measured, 2);
+  expect_close(r.out[0], reference()[0]);
+  EXPECT_THAT(read_cache(), HasSubstr("-> fast_big"));  // rewritten whole
+}
+
+TEST_F(TunerTest, AForeignCacheFileIsIgnoredAndLeftAlone) {
+  { std::ofstream(cache_) << "my precious notes\n"; }
+  FakeTimer timer;
+  Run r = run({.mode = TuningMode::kCached}, &timer);
+  EXPECT_TRUE(logged(r.report, "not a minirt algorithm cache")) << ::testing::PrintToString(r.report.log);
+  EXPECT_EQ(r.report.measured, 2);
+  expect_close(r.out[0], reference()[0]);
+  EXPECT_EQ(read_cache(), "my precious notes\n");
+}
+
+TEST_F(TunerTest, FixedAlgorithmWhereItCanRunElseTheHeuristicsWithALogLine) {
+  FakeTimer timer;
+  Run fixed = run({.mode = TuningMode::kFixed, .algorithm = "medium"}, &timer);
+  EXPECT_THAT(algorithms(fixed.report), ElementsAre("medium", "medium"));
+  EXPECT_EQ(fixed.report.fixed, 2);
+  EXPECT_EQ(timer.total(), 0);
+  EXPECT_FALSE(fs::exists(cache_));  // fixed and heuristic modes leave the cache alone
+
+  Run refused = run({.mode = TuningMode::kFixed, .algorithm = "refused"}, &timer);
+  EXPECT_THAT(algorithms(refused.report), ElementsAre("slow", "slow"));
+  EXPECT_EQ(refused.report.heuristic, 2);
+  EXPECT_TRUE(logged(refused.report, "conv1 (Conv 3->4 3x3): 'refused' declines it (not for this shape); using the heuristic's slow"))
+      << ::testing::PrintToString(refused.report.log);
+
+  Run unknown = run({.mode = TuningMode::kFixed, .algorithm = "warp_drive"}, &timer);
+  EXPECT_THAT(algorithms(unknown.report), ElementsAre("slow", "slow"));
+  EXPECT_TRUE(logged(unknown.report, "'warp_drive' is not one of fakegpu's algorithms for it"));
+
+  Run too_big = run({.mode = TuningMode::kFixed, .algorithm = "fast_big", .workspace_limit = 4096}, &timer);
+  EXPECT_THAT(algorithms(too_big.report), ElementsAre("slow", "slow"));
+  EXPECT_TRUE(logged(too_big.report, "over the limit of 4.0 KiB"));
+  EXPECT_EQ(timer.total(), 0);
+
+  EXPECT_THROW(Session(two_convs(), {.tuning = TuningMode::kFixed}), Error);  // kFixed needs a name
+}
+
+TEST_F(TunerTest, HeuristicModeMeasuresNothingAndLeavesTheCacheAlone) {
+  FakeTimer timer;
+  Run r = run({.mode = TuningMode::kHeuristic}, &timer);
+  EXPECT_THAT(algorithms(r.report), ElementsAre("slow", "slow"));
+  EXPECT_EQ(r.report.heuristic, 2);
+  EXPECT_EQ(timer.total(), 0);
+  EXPECT_FALSE(fs::exists(cache_));
+  EXPECT_THAT(to_string(r.report.choices[0]), HasSubstr("conv1 (Conv 3->4 3x3): slow, workspace 0 B, heuristic"));
+}
+
+TEST_F(TunerTest, TheRealTimerMeasuresOnTheDevicesOwnMemory) {
+  Run r = run({.mode = TuningMode::kExhaustive, .min_repeats = 1, .max_repeats = 2, .target_ms = 0}, nullptr);
+  ASSERT_EQ(r.report.choices.size(), 2u);
+  for (const auto& c : r.report.choices) {
+    for (size_t i = 0; i < 3; ++i) {
+      EXPECT_EQ(c.candidates[i].status, CandidateStatus::kOk) << c.candidates[i].reason;
+      EXPECT_GE(c.candidates[i].time_ms, 0);
+    }
+    EXPECT_EQ(c.candidates[3].status, CandidateStatus::kDeclined);
+  }
+  EXPECT_EQ(r.dev->device().errors.load(), 0);  // every pointer the kernels saw was device memory
+  expect_close(r.out[0], reference()[0]);
+}
+
+TEST(TuningProblem, NamesEveryParameterReadably) {
+  ModelBuilder m;
+  m.input("x", DType::kFloat32, {2, 8, 9, 7});
+  m.initializer("w", testing::iota({8, 2, 3, 3}, 0.0f, 0.01f));
+  m.node("Conv", {"x", "w"}, {"c"}, "dw").ints("pads", {1, 0, 1, 2}).ints("strides", {2, 1}).ints("dilations", {1, 2}).i("group", 4);
+  m.node("Relu", {"c"}, {"y"}, "relu");
+  m.output("y");
+  std::string bytes = m.bytes();
+  auto model = Model::load_from_memory(bytes.data(), bytes.size(), "grouped.onnx");
+  auto dev = std::make_shared<TunableDevice>();
+  Session s(model, {.device = Device::kCpu, .threads = 1});
+  SessionInternals::add_device(s, dev);
+  SessionInternals::configure_tuning(s, {.mode = TuningMode::kHeuristic});
+  s.run({{"x", testing::iota({2, 8, 9, 7}, 0.0f, 0.001f)}});
+  TuningReport r = s.tuning_report();
+  ASSERT_EQ(r.choices.size(), 1u);
+  EXPECT_EQ(r.choices[0].problem,
+            "Conv N=2 C=8 H=9 W=7 K=8 kernel=3x3 pads=1,0,1,2 strides=2,1 dilations=1,2 groups=4 act=Relu");
+  EXPECT_EQ(r.choices[0].summary, "Conv 8->8 3x3 s2x1 d1x2 g4");
+}
+
+// ---- The real CPU backend ----
+
+// conv (3x3, pad 1) with bias and ReLU on a batch of 2, odd sizes.
+std::shared_ptr<const Model> cpu_conv() {
+  ModelBuilder m;
+  m.input("x", DType::kFloat32, {2, 8, 11, 9});
+  m.initializer("w", testing::iota({16, 8, 3, 3}, -0.4f, 0.0007f));
+  m.initializer("b", testing::iota({16}, -0.1f, 0.013f));
+  m.node("Conv", {"x", "w", "b"}, {"c"}, "conv").ints("pads", {1, 1, 1, 1});
+  m.node("Relu", {"c"}, {"y"}, "relu");
+  m.output("y");
+  std::string bytes = m.bytes();
+  return Model::load_from_memory(bytes.data(), bytes.size(), "cpu_conv.onnx");
+}
+
+TEST(TunerOnTheCpu, OutputsAreTheSameWhateverTheAlgorithm) {
+  auto model = cpu_conv();
+  NamedTensors in = {{"x", testing::iota({2, 8, 11, 9}, -1.0f, 0.001f)}};
+  // The candidates, as the CPU backend lists them (timings injected: fast).
+  Session probe(model, {.device = Device::kCpu, .threads = 2});
+  std::map<std::string, int> order;
+  SessionInternals::configure_tuning(
+      probe, {.mode = TuningMode::kExhaustive, .write_cache = false,
+              .time = [&](const Backend&, const Graph&, const Node&, const AlgorithmOption& o) {
+                return 1.0 + static_cast<double>(order.emplace(o.name, static_cast<int>(order.size())).first->second);
+              }});
+  std::vector<Tensor> heuristic_out = Session(model, {.device = Device::kCpu, .threads = 2, .tuning = TuningMode::kHeuristic}).run(in);
+  probe.run(in);
+  TuningReport r = probe.tuning_report();
+  ASSERT_EQ(r.choices.size(), 1u) << "the CPU backend offers no Conv algorithms (Backend::algorithms)";
+  std::vector<std::string> runnable;
+  for (const auto& c : r.choices[0].candidates)
+    if (c.status == CandidateStatus::kOk) runnable.push_back(c.algorithm);
+  ASSERT_GE(runnable.size(), 2u) << "a 3x3 convolution should have at least two CPU algorithms";
+  for (const std::string& a : runnable) {
+    Session s(model, {.device = Device::kCpu, .threads = 2, .tuning = TuningMode::kFixed, .tuning_algorithm = a});
+    std::vector<Tensor> out = s.run(in);
+    ASSERT_EQ(s.tuning_report().choices.at(0).algorithm, a);
+    ASSERT_EQ(s.tuning_report().choices.at(0).source, ChoiceSource::kFixed);
+    SCOPED_TRACE(a);
+    expect_close(out[0], heuristic_out[0], 1e-4f);
+  }
+}
+
+TEST(TunerOnTheCpu, ExhaustiveWithTheRealTimerPicksAnAlgorithmThatRan) {
+  auto model = cpu_conv();
+  Session s(model, {.device = Device::kCpu, .threads = 1});
+  SessionInternals::configure_tuning(
+      s, {.mode = TuningMode::kExhaustive, .write_cache = false, .min_repeats = 1, .max_repeats = 1, .target_ms = 0});
+  s.run({{"x", testing::iota({2, 8, 11, 9}, -1.0f, 0.001f)}});
+  TuningReport r = s.tuning_report();
+  ASSERT_EQ(r.choices.size(), 1u);
+  const TuningChoice& c = r.choices[0];
+  EXPECT_EQ(c.source, ChoiceSource::kMeasured);
+  double best = 1e300;
+  for (const auto& t : c.candidates)
+    if (t.status == CandidateStatus::kOk) best = std::min(best, t.time_ms);
+  EXPECT_DOUBLE_EQ(c.time_ms, best);
+  EXPECT_NE(c.algorithm, "");
+}
+
+}  // namespace
+}  // namespace minirt

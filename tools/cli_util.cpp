@@ -1,0 +1,41 @@
+#include "tools/cli_util.h"
+
+#include <cctype>
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+
+namespace minirt::tools {
+
+std::optional<size_t> parse_size(const std::string& v) {
+  char* end = nullptr;
+  double x = std::strtod(v.c_str(), &end);
+  if (v.empty() || end == v.c_str() || !(x >= 0) || v[0] == '-' || v[0] == '+') return std::nullopt;
+  std::string suffix(end);
+  for (char& c : suffix) c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
+  double unit = 1;
+  if (!suffix.empty() && (suffix[0] == 'K' || suffix[0] == 'M' || suffix[0] == 'G')) {
+    unit = suffix[0] == 'K' ? 1024.0 : suffix[0] == 'M' ? 1048576.0 : 1073741824.0;
+    suffix.erase(0, 1);
+    if (suffix == "IB") suffix = "B";
+  }
+  if (!suffix.empty() && suffix != "B") return std::nullopt;
+  double bytes = std::floor(x * unit);
+  if (bytes >= 18446744073709551616.0) return std::nullopt;
+  return static_cast<size_t>(bytes);
+}
+
+std::string json_str(const std::string& s) {
+  std::string o = "\"";
+  for (char c : s) {
+    if (c == '"' || c == '\\') o += '\\', o += c;
+    else if (static_cast<unsigned char>(c) < 0x20) {
+      char b[8];
+      std::snprintf(b, sizeof b, "\\u%04x", c);
+      o += b;
+    } else o += c;
+  }
+  return o + "\"";
+}
+
+}  // namespace minirt::tools

@@ -1,0 +1,20 @@
+// Small helpers the command-line tools share.
+//
+//   std::optional<size_t> b = minirt::tools::parse_size("64M");   // 67108864
+//   out << minirt::tools::json_str("a \"quoted\" name");
+#pragma once
+
+#include <cstddef>
+#include <optional>
+#include <string>
+
+namespace minirt::tools {
+
+// "4096", "64K", "1.5M", "2G" (powers of 1024; a trailing "B" or "iB" is
+// allowed) as bytes; nullopt for anything else.
+std::optional<size_t> parse_size(const std::string& text);
+
+// A JSON string literal, quotes included.
+std::string json_str(const std::string& s);
+
+}  // namespace minirt::tools

@@ -1,0 +1,611 @@
+// convprof: every convolution of a model (or one given by its parameters),
+// every algorithm the device has for it: median time, workspace, status,
+// the pick, and how much the pick gains over the heuristic's choice and over
+// the slowest. A table, CSV, JSON, and an SVG chart.
+// See --help (and README.md) for options and exit codes.
+#include <minirt/minirt.h>
+
+#include "loaders/onnx/onnx_subset.pb.h"
+#include "runtime/api/session_internal.h"
+#include "tools/cli_util.h"
+#include "tools/npy.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <fstream>
+#include <map>
+#include <random>
+#include <sstream>
+
+using namespace minirt;
+using minirt::tools::json_str;
+
+namespace {
+
+// Exit codes, as runmodel's; documented in --help and README.md.
+enum Exit {
+  kOk = 0,
+  kUsage = 1,        // bad command line
+  kLoadError = 2,    // the model file is missing, malformed or unsupported
+  kRunError = 3,     // planning, measuring or running failed
+  kDeviceError = 4,  // --device cuda and no usable GPU backend
+  kOutputError = 5,  // the SVG file could not be written
+};
+
+const char* kHelp = R"(usage: convprof MODEL.onnx [options]
+       convprof --conv N,C,H,W,K,R,S[,stride,pad,dilation,groups] [options]
+
+Measures every convolution algorithm the device has for each convolution of
+the model (after its folding and fusion passes), or for one convolution given
+by its parameters: input NxCxHxW, K filters of RxS, then stride, padding (all
+sides), dilation and groups (default 1, 0, 1, 1). Prints per candidate its
+median time, workspace and status (ok; declined, with the backend's reason;
+over workspace limit; failed), marks the pick (the fastest) and the heuristic's
+choice, and the pick's speedup over the heuristic's choice and over the slowest.
+Nothing is written to the algorithm cache.
+
+options
+  --shape NAME=1x3x224x224  shape for a model input with symbolic dimensions (others: 1)
+  --threads N             intra-op threads (default: all cores)
+  --device cpu|cuda|auto  where to measure (default auto: the GPU when usable, else the CPU)
+  --math fp32|tf32        the GPU's math (tf32 adds the tensor-core candidates)
+  --workspace-limit SIZE  candidates needing more scratch are skipped (bytes, or K, M, G suffix; 0: none)
+  --repeats N             timed runs per candidate after one warm-up (default: at least 3,
+                          until 20 ms or 25 runs)
+output
+  --csv                   one row per candidate, with a header
+  --json                  everything as one JSON object
+  --svg FILE              also draw a chart: per layer a group, a bar per algorithm, the pick marked
+  --linear                the chart's time axis linear (default logarithmic)
+  --help                  this text
+
+exit status
+  0  success
+  1  bad command line
+  2  the model could not be loaded (missing, malformed, or using unsupported features)
+  3  the model could not be planned, measured or run
+  4  --device cuda was asked for and no usable GPU backend exists
+  5  the SVG file could not be written
+)";
+
+struct UsageError : std::runtime_error {
+  using std::runtime_error::runtime_error;
+};
+
+enum class Format { kTable, kCsv, kJson };
+
+struct Args {
+  std::string model;
+  std::vector<int64_t> conv;  // --conv
+  std::map<std::string, Shape> shapes;
+  int threads = 0;
+  Device device = Device::kAuto;
+  MathMode math = MathMode::kFp32;
+  size_t workspace_limit = 0;
+  int repeats = 0;
+  Format format = Format::kTable;
+  std::string svg;
+  bool linear = false;
+};
+
+int to_int(const std::string& opt, const std::string& v, int lo) {
+  char* end = nullptr;
+  long x = std::strtol(v.c_str(), &end, 10);
+  if (v.empty() || *end || x < lo || x > 1000000)
+    throw UsageError(opt + " expects an integer >= " + std::to_string(lo) + ", got '" + v + "'");
+  return static_cast<int>(x);
+}
+
+std::vector<int64_t> parse_conv(const std::string& v) {
+  const std::string what = "--conv expects N,C,H,W,K,R,S[,stride,pad,dilation,groups] (positive integers, pad >= 0), got '" + v + "'";
+  std::vector<int64_t> p;
+  std::stringstream ss(v);
+  std::string item;
+  while (std::getline(ss, item, ',')) {
+    char* end = nullptr;
+    long long x = std::strtoll(item.c_str(), &end, 10);
+    if (item.empty() || *end || x < 0 || x > (1 << 20)) throw UsageError(what);
+    p.push_back(x);
+  }
+  if (p.size() < 7 || p.size() > 11 || (!v.empty() && v.back() == ',')) throw UsageError(what);
+  const int64_t defaults[] = {1, 0, 1, 1};
+  for (size_t i = p.size(); i < 11; ++i) p.push_back(defaults[i - 7]);
+  for (size_t i = 0; i < 11; ++i)
+    if (i != 8 && p[i] == 0) throw UsageError(what);
+  int64_t n = p[0], c = p[1], h = p[2], w = p[3], k = p[4], r = p[5], s = p[6], pad = p[8], dil = p[9], g = p[10];
+  if (c % g || k % g)
+    throw UsageError("--conv: groups (" + std::to_string(g) + ") must divide both C (" + std::to_string(c) + ") and K (" +
+                     std::to_string(k) + ")");
+  if (h + 2 * pad < dil * (r - 1) + 1 || w + 2 * pad < dil * (s - 1) + 1)
+    throw UsageError("--conv: the " + std::to_string(r) + "x" + std::to_string(s) + " kernel (dilation " +
+                     std::to_string(dil) + ") does not fit the padded " + std::to_string(h) + "x" + std::to_string(w) +
+                     " input");
+  if (static_cast<double>(n) * c * h * w > 1e9 || static_cast<double>(k) * (c / g) * r * s > 1e9)
+    throw UsageError("--conv: tensors above 10^9 elements");
+  return p;
+}
+
+Args parse_args(int argc, char** argv) {
+  Args a;
+  bool csv = false, json = false;
+  for (int i = 1; i < argc; ++i) {
+    std::string s = argv[i];
+    auto next = [&]() -> std::string {
+      if (i + 1 >= argc) throw UsageError(s + " needs a value");
+      return argv[++i];
+    };
+    if (s == "--help" || s == "-h") {
+      std::fputs(kHelp, stdout);
+      std::exit(kOk);
+    } else if (s == "--conv") a.conv = parse_conv(next());
+    else if (s == "--shape") {
+      std::string v = next();
+      size_t eq = v.find('=');
+      if (eq == std::string::npos || eq == 0 || eq + 1 == v.size()) throw UsageError("--shape expects NAME=1x3x224x224, got '" + v + "'");
+      try {
+        a.shapes[v.substr(0, eq)] = tools::parse_shape(v.substr(eq + 1));
+      } catch (const Error& e) {
+        throw UsageError(std::string("--shape ") + e.what());
+      }
+    } else if (s == "--threads") a.threads = to_int(s, next(), 1);
+    else if (s == "--device") {
+      std::string v = next();
+      if (v == "cpu") a.device = Device::kCpu;
+      else if (v == "cuda" || v == "gpu") a.device = Device::kCuda;
+      else if (v == "auto") a.device = Device::kAuto;
+      else throw UsageError("--device expects cpu, cuda or auto, got '" + v + "'");
+    } else if (s == "--math") {
+      std::string v = next();
+      if (v == "fp32") a.math = MathMode::kFp32;
+      else if (v == "tf32") a.math = MathMode::kTf32;
+      else throw UsageError("--math expects fp32 or tf32, got '" + v + "'");
+    } else if (s == "--workspace-limit") {
+      std::string v = next();
+      auto b = tools::parse_size(v);
+      if (!b) throw UsageError("--workspace-limit expects a size in bytes, with an optional K, M or G suffix, got '" + v + "'");
+      a.workspace_limit = *b;
+    } else if (s == "--repeats") a.repeats = to_int(s, next(), 1);
+    else if (s == "--csv") csv = true;
+    else if (s == "--json") json = true;
+    else if (s == "--svg") {
+      a.svg = next();
+      if (a.svg.empty()) throw UsageError("--svg expects a file name");
+    } else if (s == "--linear") a.linear = true;
+    else if (!s.empty() && s[0] == '-') throw UsageError("unknown option " + s);
+    else if (a.model.empty()) a.model = s;
+    else throw UsageError("more than one model given ('" + a.model + "' and '" + s + "')");
+  }
+  if (csv && json) throw UsageError("--csv and --json exclude each other");
+  a.format = csv ? Format::kCsv : json ? Format::kJson : Format::kTable;
+  if (a.model.empty() && a.conv.empty()) throw UsageError("no model given (MODEL.onnx or --conv N,C,H,W,K,R,S)");
+  if (!a.model.empty() && !a.conv.empty()) throw UsageError("give a model or --conv, not both");
+  return a;
+}
+
+// A one-Conv ONNX model for --conv, with seeded random weights.
+std::string conv_model(const std::vector<int64_t>& p) {
+  int64_t n = p[0], c = p[1], h = p[2], w = p[3], k = p[4], r = p[5], s = p[6], stride = p[7], pad = p[8],
+          dil = p[9], g = p[10];
+  onnx::ModelProto m;
+  m.set_ir_version(8);
+  m.set_producer_name("convprof");
+  auto* op = m.add_opset_import();
+  op->set_domain("");
+  op->set_version(13);
+  auto* gr = m.mutable_graph();
+  gr->set_name("conv");
+  auto value = [](onnx::ValueInfoProto* v, const std::string& name, const std::vector<int64_t>& dims) {
+    v->set_name(name);
+    auto* tt = v->mutable_type()->mutable_tensor_type();
+    tt->set_elem_type(onnx::TensorProto::FLOAT);
+    if (dims.empty()) return;
+    for (int64_t d : dims) tt->mutable_shape()->add_dim()->set_dim_value(d);
+  };
+  value(gr->add_input(), "x", {n, c, h, w});
+  value(gr->add_output(), "y", {});
+  auto* wt = gr->add_initializer();
+  wt->set_name("w");
+  wt->set_data_type(onnx::TensorProto::FLOAT);
+  for (int64_t d : {k, c / g, r, s}) wt->add_dims(d);
+  std::mt19937 rng(1);
+  std::uniform_real_distribution<float> u(-0.1f, 0.1f);
+  for (int64_t i = 0; i < k * (c / g) * r * s; ++i) wt->add_float_data(u(rng));
+  auto* node = gr->add_node();
+  node->set_op_type("Conv");
+  node->set_name("conv");
+  node->add_input("x");
+  node->add_input("w");
+  node->add_output("y");
+  auto ints = [&](const char* name, std::vector<int64_t> v) {
+    auto* at = node->add_attribute();
+    at->set_name(name);
+    at->set_type(onnx::AttributeProto::INTS);
+    for (int64_t x : v) at->add_ints(x);
+  };
+  ints("kernel_shape", {r, s});
+  ints("strides", {stride, stride});
+  ints("pads", {pad, pad, pad, pad});
+  ints("dilations", {dil, dil});
+  auto* gat = node->add_attribute();
+  gat->set_name("group");
+  gat->set_type(onnx::AttributeProto::INT);
+  gat->set_i(g);
+  return m.SerializeAsString();
+}
+
+// ---- What was measured, per layer ----
+
+struct Layer {
+  const TuningChoice* c;
+  double pick_ms = -1, heuristic_ms = -1, slowest_ms = -1;
+  std::string slowest;
+  double vs_heuristic() const { return pick_ms > 0 && heuristic_ms > 0 ? heuristic_ms / pick_ms : -1; }
+  double vs_slowest() const { return pick_ms > 0 && slowest_ms > 0 ? slowest_ms / pick_ms : -1; }
+};
+
+Layer layer_of(const TuningChoice& c) {
+  Layer l{&c};
+  for (const auto& t : c.candidates) {
+    if (t.status != CandidateStatus::kOk) continue;
+    if (t.algorithm == c.algorithm) l.pick_ms = t.time_ms;
+    if (t.algorithm == c.heuristic) l.heuristic_ms = t.time_ms;
+    if (t.time_ms > l.slowest_ms) {
+      l.slowest_ms = t.time_ms;
+      l.slowest = t.algorithm;
+    }
+  }
+  return l;
+}
+
+std::string fmt(const char* f, double x) {
+  char b[64];
+  std::snprintf(b, sizeof b, f, x);
+  return b;
+}
+
+std::string ms_str(double ms) { return ms < 0 ? "-" : fmt(ms < 0.1 ? "%.4f" : ms < 100 ? "%.3f" : "%.1f", ms); }
+
+std::string bytes_str(size_t b) {
+  if (b >= (size_t{1} << 30)) return fmt("%.1f GiB", static_cast<double>(b) / 1073741824.0);
+  if (b >= (size_t{1} << 20)) return fmt("%.1f MiB", static_cast<double>(b) / 1048576.0);
+  if (b >= 1024) return fmt("%.1f KiB", static_cast<double>(b) / 1024.0);
+  return std::to_string(b) + " B";
+}
+
+std::string status_str(const TuningCandidate& t) {
+  std::string s = candidate_status_name(t.status);
+  if (!t.reason.empty() && t.status != CandidateStatus::kOverWorkspaceLimit) s += ": " + t.reason;
+  if (t.status == CandidateStatus::kOverWorkspaceLimit) s += " (" + t.reason + ")";
+  return s;
+}
+
+std::string json_num(double x) { return x < 0 || !std::isfinite(x) ? "null" : fmt("%.6g", x); }
+
+std::string csv_field(const std::string& s) {
+  if (s.find_first_of(",\"\n") == std::string::npos) return s;
+  std::string o = "\"";
+  for (char c : s) o += c == '"' ? std::string("\"\"") : std::string(1, c);
+  return o + "\"";
+}
+
+std::string xml(const std::string& s) {
+  std::string o;
+  for (char c : s) {
+    switch (c) {
+      case '&': o += "&amp;"; break;
+      case '<': o += "&lt;"; break;
+      case '>': o += "&gt;"; break;
+      case '"': o += "&quot;"; break;
+      default: o += c;
+    }
+  }
+  return o;
+}
+
+void print_table(const std::vector<Layer>& layers, const std::string& header) {
+  std::printf("%s\n", header.c_str());
+  // Column widths from the content.
+  size_t wl = 5, wc = 4, wa = 9;
+  for (const auto& l : layers) {
+    wl = std::max(wl, l.c->node.size());
+    wc = std::max(wc, l.c->summary.size());
+    for (const auto& t : l.c->candidates) wa = std::max(wa, t.algorithm.size());
+  }
+  auto row = [&](const std::string& a, const std::string& b, const std::string& c, const std::string& d,
+                 const std::string& e, const std::string& f) {
+    std::printf("%-*s  %-*s  %-*s  %10s  %10s  %s\n", static_cast<int>(wl), a.c_str(), static_cast<int>(wc), b.c_str(),
+                static_cast<int>(wa), c.c_str(), d.c_str(), e.c_str(), f.c_str());
+  };
+  row("layer", "conv", "algorithm", "median ms", "workspace", "status");
+  double pick_total = 0, heuristic_total = 0;
+  bool totals = true;
+  for (const auto& l : layers) {
+    bool first = true;
+    for (const auto& t : l.c->candidates) {
+      std::string status = status_str(t);
+      if (t.algorithm == l.c->algorithm) status += ", pick";
+      if (t.algorithm == l.c->heuristic) status += ", heuristic";
+      row(first ? l.c->node : "", first ? l.c->summary : "", t.algorithm, ms_str(t.time_ms),
+          t.status == CandidateStatus::kDeclined ? "-" : bytes_str(t.workspace_bytes), status);
+      first = false;
+    }
+    std::string line = "  -> " + (l.c->algorithm.empty() ? std::string("no pick") : "pick " + l.c->algorithm);
+    if (l.vs_heuristic() > 0)
+      line += l.c->algorithm == l.c->heuristic ? ": the heuristic's choice too"
+                                               : ": " + fmt("%.2fx", l.vs_heuristic()) + " faster than the heuristic's " + l.c->heuristic;
+    else line += " (the heuristic's " + (l.c->heuristic.empty() ? std::string("choice") : l.c->heuristic) + " not timed)";
+    if (l.vs_slowest() > 0) line += ", " + fmt("%.2fx", l.vs_slowest()) + " faster than the slowest (" + l.slowest + ")";
+    std::printf("%s\n", line.c_str());
+    if (l.pick_ms > 0 && l.heuristic_ms > 0) {
+      pick_total += l.pick_ms;
+      heuristic_total += l.heuristic_ms;
+    } else totals = false;
+  }
+  if (layers.size() > 1 && totals && pick_total > 0)
+    std::printf("all %zu convolutions: picks %.3f ms, the heuristic's %.3f ms (%.2fx)\n", layers.size(), pick_total,
+                heuristic_total, heuristic_total / pick_total);
+}
+
+void print_csv(const std::vector<Layer>& layers) {
+  std::printf("layer,conv,problem,algorithm,status,reason,median_ms,workspace_bytes,pick,heuristic\n");
+  for (const auto& l : layers)
+    for (const auto& t : l.c->candidates)
+      std::printf("%s,%s,%s,%s,%s,%s,%s,%zu,%d,%d\n", csv_field(l.c->node).c_str(), csv_field(l.c->summary).c_str(),
+                  csv_field(l.c->problem).c_str(), csv_field(t.algorithm).c_str(),
+                  csv_field(candidate_status_name(t.status)).c_str(), csv_field(t.reason).c_str(),
+                  t.time_ms < 0 ? "" : fmt("%.6g", t.time_ms).c_str(), t.workspace_bytes,
+                  t.algorithm == l.c->algorithm ? 1 : 0, t.algorithm == l.c->heuristic ? 1 : 0);
+}
+
+void print_json(const std::vector<Layer>& layers, const std::string& source, const Session& s, const Args& a) {
+  std::ostringstream o;
+  o << "{\"source\":" << json_str(source) << ",\"device\":" << json_str(device_name(s.device()))
+    << ",\"device_reason\":" << json_str(s.device_reason()) << ",\"threads\":" << s.threads()
+    << ",\"repeats\":" << (a.repeats ? std::to_string(a.repeats) : "null") << ",\"workspace_limit_bytes\":" << a.workspace_limit
+    << ",\"layers\":[";
+  for (size_t i = 0; i < layers.size(); ++i) {
+    const Layer& l = layers[i];
+    o << (i ? "," : "") << "{\"node\":" << json_str(l.c->node) << ",\"conv\":" << json_str(l.c->summary)
+      << ",\"backend\":" << json_str(l.c->backend) << ",\"problem\":" << json_str(l.c->problem)
+      << ",\"pick\":" << json_str(l.c->algorithm) << ",\"heuristic\":" << json_str(l.c->heuristic)
+      << ",\"speedup_vs_heuristic\":" << json_num(l.vs_heuristic()) << ",\"speedup_vs_slowest\":" << json_num(l.vs_slowest())
+      << ",\"candidates\":[";
+    for (size_t k = 0; k < l.c->candidates.size(); ++k) {
+      const auto& t = l.c->candidates[k];
+      o << (k ? "," : "") << "{\"algorithm\":" << json_str(t.algorithm) << ",\"status\":"
+        << json_str(candidate_status_name(t.status)) << ",\"reason\":" << json_str(t.reason)
+        << ",\"median_ms\":" << json_num(t.time_ms) << ",\"workspace_bytes\":" << t.workspace_bytes << "}";
+    }
+    o << "]}";
+  }
+  o << "]}\n";
+  std::fputs(o.str().c_str(), stdout);
+}
+
+// A grouped bar chart: per layer a group, a bar per algorithm (in one
+// colour each, the same in every group), the pick outlined and marked with
+// a triangle; log or linear time axis. Self-contained SVG 1.1.
+std::string svg_chart(const std::vector<Layer>& layers, const std::string& title, bool linear) {
+  std::vector<std::string> algos;
+  double lo = 1e300, hi = 0;
+  for (const auto& l : layers)
+    for (const auto& t : l.c->candidates) {
+      if (std::find(algos.begin(), algos.end(), t.algorithm) == algos.end()) algos.push_back(t.algorithm);
+      if (t.status == CandidateStatus::kOk && t.time_ms > 0) {
+        lo = std::min(lo, t.time_ms);
+        hi = std::max(hi, t.time_ms);
+      }
+    }
+  if (hi <= 0) lo = 0.001, hi = 1;
+  static const char* kColors[] = {"#4e79a7", "#f28e2b", "#e15759", "#76b7b2", "#59a14f",
+                                  "#edc948", "#b07aa1", "#ff9da7", "#9c755f", "#bab0ac"};
+  const double bar = 12, gap = 18, left = 78, right = 24, top = 56, plot_h = 300;
+  const double group_w = bar * static_cast<double>(std::max<size_t>(algos.size(), 1)) + gap;
+  const double plot_w = std::max(group_w * static_cast<double>(layers.size()), 360.0);
+  const double width = left + plot_w + right;
+  const double legend_top = top + plot_h + 110;
+  const int legend_cols = std::max(1, static_cast<int>((width - left) / 200));
+  const double height = legend_top + 22 * ((static_cast<double>(algos.size()) + 1 + legend_cols - 1) / legend_cols) + 20;
+
+  // The time axis: decades (log) or a 1-2-5 step (linear).
+  double y_lo, y_hi;
+  std::vector<double> ticks;
+  if (linear) {
+    y_lo = 0;
+    double raw = hi / 5, p = std::pow(10.0, std::floor(std::log10(raw))), step = p;
+    for (double m : {1.0, 2.0, 5.0, 10.0})
+      if (m * p >= raw) {
+        step = m * p;
+        break;
+      }
+    y_hi = std::ceil(hi / step) * step;
+    for (double t = 0; t <= y_hi * 1.0001; t += step) ticks.push_back(t);
+  } else {
+    y_lo = std::pow(10.0, std::floor(std::log10(lo)));
+    y_hi = std::pow(10.0, std::ceil(std::log10(hi)));
+    if (y_hi <= y_lo) y_hi = y_lo * 10;
+    for (double t = y_lo; t <= y_hi * 1.0001; t *= 10) ticks.push_back(t);
+  }
+  auto y_of = [&](double v) {
+    double f = linear ? (v - y_lo) / (y_hi - y_lo) : (std::log10(v) - std::log10(y_lo)) / (std::log10(y_hi) - std::log10(y_lo));
+    return top + plot_h * (1 - std::clamp(f, 0.0, 1.0));
+  };
+  auto num = [](double x) { return fmt("%.1f", x); };
+
+  std::ostringstream o;
+  o << "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n"
+    << "<svg xmlns=\"http://www.w3.org/2000/svg\" version=\"1.1\" width=\"" << num(width) << "\" height=\"" << num(height)
+    << "\" viewBox=\"0 0 " << num(width) << " " << num(height) << "\" font-family=\"sans-serif\" font-size=\"11\">\n"
+    << "<rect width=\"100%\" height=\"100%\" fill=\"white\"/>\n"
+    << "<text x=\"" << num(left) << "\" y=\"22\" font-size=\"14\" font-weight=\"bold\">" << xml(title) << "</text>\n"
+    << "<text x=\"" << num(left) << "\" y=\"40\" fill=\"#555\">median time per run, ms (" << (linear ? "linear" : "log")
+    << " scale); the pick is outlined and marked; missing bars: declined, over the workspace limit or failed</text>\n";
+  // Grid and axis labels.
+  for (double t : ticks) {
+    double y = y_of(t);
+    o << "<line x1=\"" << num(left) << "\" y1=\"" << num(y) << "\" x2=\"" << num(left + plot_w) << "\" y2=\"" << num(y)
+      << "\" stroke=\"#ddd\"/>\n"
+      << "<text x=\"" << num(left - 6) << "\" y=\"" << num(y + 4) << "\" text-anchor=\"end\">" << fmt("%g", t) << "</text>\n";
+  }
+  o << "<line x1=\"" << num(left) << "\" y1=\"" << num(top) << "\" x2=\"" << num(left) << "\" y2=\"" << num(top + plot_h)
+    << "\" stroke=\"#333\"/>\n"
+    << "<line x1=\"" << num(left) << "\" y1=\"" << num(top + plot_h) << "\" x2=\"" << num(left + plot_w) << "\" y2=\""
+    << num(top + plot_h) << "\" stroke=\"#333\"/>\n"
+    << "<text transform=\"translate(16," << num(top + plot_h / 2) << ") rotate(-90)\" text-anchor=\"middle\">ms</text>\n";
+  // The bars.
+  for (size_t i = 0; i < layers.size(); ++i) {
+    const Layer& l = layers[i];
+    double gx = left + gap / 2 + group_w * static_cast<double>(i);
+    for (const auto& t : l.c->candidates) {
+      size_t ai = static_cast<size_t>(std::find(algos.begin(), algos.end(), t.algorithm) - algos.begin());
+      double x = gx + bar * static_cast<double>(ai);
+      if (t.status != CandidateStatus::kOk || t.time_ms <= 0) continue;
+      double y = y_of(t.time_ms), base = top + plot_h;
+      bool pick = t.algorithm == l.c->algorithm;
+      o << "<rect x=\"" << num(x) << "\" y=\"" << num(y) << "\" width=\"" << num(bar - 1) << "\" height=\""
+        << num(std::max(base - y, 1.0)) << "\" fill=\"" << kColors[ai % 10] << "\""
+        << (pick ? " stroke=\"black\" stroke-width=\"1.5\"" : "") << "><title>" << xml(l.c->node) << ": "
+        << xml(t.algorithm) << " " << ms_str(t.time_ms) << " ms" << (pick ? " (pick)" : "") << "</title></rect>\n";
+      if (pick)
+        o << "<polygon points=\"" << num(x + (bar - 1) / 2) << "," << num(y - 2) << " " << num(x - 1) << "," << num(y - 9)
+          << " " << num(x + bar) << "," << num(y - 9) << "\" fill=\"black\"/>\n";
+    }
+    double lx = gx + group_w / 2 - gap / 2;
+    o << "<text transform=\"translate(" << num(lx) << "," << num(top + plot_h + 12) << ") rotate(-40)\" text-anchor=\"end\">"
+      << xml(l.c->node) << "</text>\n";
+  }
+  // The legend.
+  double col_w = (width - left) / legend_cols;
+  for (size_t k = 0; k <= algos.size(); ++k) {
+    double x = left + col_w * static_cast<double>(k % static_cast<size_t>(legend_cols));
+    double y = legend_top + 22 * static_cast<double>(k / static_cast<size_t>(legend_cols));
+    if (k < algos.size())
+      o << "<rect x=\"" << num(x) << "\" y=\"" << num(y - 10) << "\" width=\"12\" height=\"12\" fill=\"" << kColors[k % 10]
+        << "\"/>\n<text x=\"" << num(x + 18) << "\" y=\"" << num(y) << "\">" << xml(algos[k]) << "</text>\n";
+    else
+      o << "<polygon points=\"" << num(x + 6) << "," << num(y + 1) << " " << num(x) << "," << num(y - 8) << " " << num(x + 12)
+        << "," << num(y - 8) << "\" fill=\"black\"/>\n<text x=\"" << num(x + 18) << "\" y=\"" << num(y)
+        << "\">pick (the fastest)</text>\n";
+  }
+  o << "</svg>\n";
+  return o.str();
+}
+
+int run(const Args& a) {
+  std::shared_ptr<const Model> model;
+  std::string source = a.model;
+  try {
+    if (!a.conv.empty()) {
+      std::string bytes = conv_model(a.conv);
+      source = "--conv ";
+      for (size_t i = 0; i < a.conv.size(); ++i) source += (i ? "," : "") + std::to_string(a.conv[i]);
+      model = Model::load_from_memory(bytes.data(), bytes.size(), source);
+    } else {
+      model = Model::load(a.model);
+    }
+  } catch (const Error& e) {
+    std::fprintf(stderr, "convprof: %s\n", e.what());
+    return kLoadError;
+  }
+  for (const auto& kv : a.shapes)
+    if (std::none_of(model->inputs().begin(), model->inputs().end(), [&](const ValueDesc& d) { return d.name == kv.first; })) {
+      std::fprintf(stderr, "convprof: --shape %s: the model has no input of that name\n", kv.first.c_str());
+      return kRunError;
+    }
+
+  SessionOptions so;
+  so.device = a.device;
+  so.math = a.math;
+  so.threads = a.threads;
+  so.tuning = TuningMode::kExhaustive;
+  so.workspace_limit = a.workspace_limit;
+  std::unique_ptr<Session> session;
+  try {
+    session = std::make_unique<Session>(model, so);
+    TunerOptions to;
+    to.mode = TuningMode::kExhaustive;
+    to.write_cache = false;  // a profiler looks; it does not change what later runs choose
+    to.workspace_limit = a.workspace_limit;
+    if (a.repeats) {
+      to.min_repeats = to.max_repeats = a.repeats;
+      to.target_ms = 0;
+    }
+    SessionInternals::configure_tuning(*session, std::move(to));
+  } catch (const Error& e) {
+    std::fprintf(stderr, "convprof: %s\n", e.what());
+    return e.code() == ErrorCode::kDeviceUnavailable ? kDeviceError : kRunError;
+  }
+
+  // One run plans the model, and planning measures every candidate.
+  NamedTensors inputs;
+  std::mt19937 rng(42);
+  std::uniform_real_distribution<float> u(0.0f, 1.0f);
+  for (const auto& d : model->inputs()) {
+    Shape shape = d.dims;
+    if (auto s = a.shapes.find(d.name); s != a.shapes.end()) shape = s->second;
+    for (auto& x : shape)
+      if (x < 0) x = 1;
+    Tensor t = Tensor::zeros(d.dtype, shape);
+    if (d.dtype == DType::kFloat32)
+      for (int64_t i = 0; i < t.numel(); ++i) t.data<float>()[i] = u(rng);
+    inputs.emplace_back(d.name, std::move(t));
+  }
+  try {
+    session->run(inputs);
+  } catch (const Error& e) {
+    std::fprintf(stderr, "convprof: %s\n", e.what());
+    return kRunError;
+  }
+  const TuningReport report = session->tuning_report();
+  for (const auto& line : report.log) std::fprintf(stderr, "convprof: %s\n", line.c_str());
+  std::vector<Layer> layers;
+  for (const auto& c : report.choices) layers.push_back(layer_of(c));
+
+  std::string where = std::string(device_name(session->device())) + " (" + std::to_string(session->threads()) + " thread" +
+                      (session->threads() == 1 ? "" : "s") + ")";
+  std::string header = "convprof: " + source + " on " + where + "; " + std::to_string(layers.size()) +
+                       " convolution" + (layers.size() == 1 ? "" : "s") + " with a choice; repeats " +
+                       (a.repeats ? std::to_string(a.repeats) : std::string("3 to 25 (20 ms)")) + "; workspace limit " +
+                       (a.workspace_limit ? bytes_str(a.workspace_limit) : std::string("none"));
+  if (a.format == Format::kJson) print_json(layers, source, *session, a);
+  else if (a.format == Format::kCsv) print_csv(layers);
+  else {
+    std::printf("%s\n", session->device_reason().c_str());
+    print_table(layers, header);
+    if (layers.empty())
+      std::printf("(no convolution here has a choice of algorithm on %s)\n", device_name(session->device()));
+  }
+
+  if (!a.svg.empty()) {
+    std::ofstream f(a.svg);
+    f << svg_chart(layers, "convprof: " + source + " on " + where, a.linear);
+    f.close();
+    if (!f) {
+      std::fprintf(stderr, "convprof: --svg: cannot write %s\n", a.svg.c_str());
+      return kOutputError;
+    }
+  }
+  return kOk;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  Args a;
+  try {
+    a = parse_args(argc, argv);
+  } catch (const UsageError& e) {
+    std::fprintf(stderr, "convprof: %s\n(see convprof --help)\n", e.what());
+    return kUsage;
+  }
+  try {
+    return run(a);
+  } catch (const Error& e) {
+    std::fprintf(stderr, "convprof: %s\n", e.what());
+    return kRunError;
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "convprof: unexpected error: %s\n", e.what());
+    return kRunError;
+  }
+}
