@@ -124,7 +124,9 @@ class MatMulKernel final : public Kernel {
     ba.insert(ba.begin(), r - ba.size(), 1);
     bb.insert(bb.begin(), r - bb.size(), 1);
     batch_shape_.resize(r);
-    for (size_t i = 0; i < r; ++i) batch_shape_[i] = std::max(ba[i], bb[i]);
+    // Broadcasting: a 1 takes the other side's extent, 0 included (max() would
+    // turn a 0 against a 1 into 1 and compute a matrix that is not there).
+    for (size_t i = 0; i < r; ++i) batch_shape_[i] = ba[i] == 1 ? bb[i] : ba[i];
     batch_ = shape_numel(batch_shape_);
     // Matrix strides of each operand's batch axes (0 where broadcast).
     int64_t sa = 1, sb = 1;

@@ -89,7 +89,7 @@ class MatMulKernel final : public CudaKernel {
     ba.insert(ba.begin(), r - ba.size(), 1);
     bb.insert(bb.begin(), r - bb.size(), 1);
     Shape batch(r);
-    for (size_t i = 0; i < r; ++i) batch[i] = std::max(ba[i], bb[i]);
+    for (size_t i = 0; i < r; ++i) batch[i] = ba[i] == 1 ? bb[i] : ba[i];  // a 1 takes the other extent, 0 included
     int64_t count = shape_numel(batch);
     // Matrix index of each batch entry in A and in B.
     std::vector<int64_t> sa(r, 0), sb(r, 0);

@@ -75,6 +75,27 @@ TEST(Session, CastOfFloatsOutsideTheIntegerRangeSaturates) {
   }
 }
 
+TEST(Session, MatMulWithAnEmptyBatchAgainstASharedMatrixComputesNothing) {
+  // Found by fuzz_model: the batch axis 0 of A broadcast against B's
+  // missing one was taken as max(0, 1) = 1, and the kernel wrote a matrix
+  // into an output with no elements.
+  ModelBuilder m;
+  m.input("a", DType::kFloat32, {0, 1, 6});
+  m.input("b3", DType::kFloat32, {1, 6, 2});
+  m.initializer("k", testing::iota({6, 2}, 0.5f, 0.25f));
+  m.node("MatMul", {"a", "k"}, {"y"}, "shared_b");
+  m.node("MatMul", {"a", "b3"}, {"z"}, "batched_b");
+  m.output("y").output("z");
+  std::string bytes = m.bytes();
+  Session s(Model::load_from_memory(bytes.data(), bytes.size(), "empty_matmul.onnx"),
+            {.device = Device::kCpu, .threads = 2});
+  std::vector<Tensor> out =
+      s.run({{"a", Tensor::zeros(DType::kFloat32, {0, 1, 6})}, {"b3", testing::iota({1, 6, 2})}});
+  ASSERT_EQ(out.size(), 2u);
+  EXPECT_EQ(out[0].shape(), (Shape{0, 1, 2}));
+  EXPECT_EQ(out[1].shape(), (Shape{0, 1, 2}));
+}
+
 TEST(Session, UnknownInputNameListsTheRealOnes) {
   Session s(small_cnn(), {.device = Device::kCpu, .threads = 1});
   Error e = run_error(s, {{"img", Tensor::zeros(DType::kFloat32, {1, 2, 6, 6})}});
