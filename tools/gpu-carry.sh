@@ -79,13 +79,13 @@ cmake -S . -B "$build" -DCMAKE_BUILD_TYPE=Release -DMINIRT_NATIVE=OFF -DMINIRT_A
   "${cudnn_args[@]}" "${launcher[@]}" >"$deps/configure.log" 2>&1 || { cat "$deps/configure.log"; die "configure failed"; }
 grep -q "GPU module: libminirt_cuda.so" "$deps/configure.log" ||
   die "this configuration builds no GPU module (see $deps/configure.log)"
-say "building runmodel, minirt-doctor, minirt-make-models, minirt_gpu_tests, libminirt_cuda.so ($jobs jobs)"
-cmake --build "$build" -j"$jobs" --target runmodel minirt-doctor minirt-make-models minirt_gpu_tests minirt_cuda
+say "building runmodel, convprof, minirt-doctor, minirt-make-models, minirt_gpu_tests, libminirt_cuda.so ($jobs jobs)"
+cmake --build "$build" -j"$jobs" --target runmodel convprof minirt-doctor minirt-make-models minirt_gpu_tests minirt_cuda
 
 # 3. The carry folder.
 rm -rf "$out"
 mkdir -p "$out/bin" "$out/lib" "$out/models"
-for t in runmodel minirt-doctor minirt-make-models minirt_gpu_tests; do
+for t in runmodel convprof minirt-doctor minirt-make-models minirt_gpu_tests; do
   cp "$build/bin/$t" "$out/bin/"
   strip --strip-unneeded "$out/bin/$t"
 done

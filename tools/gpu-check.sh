@@ -12,18 +12,23 @@
 #      against the CPU kernels, and CPU-vs-GPU
 #      parity of every model: the generated ones, made here by
 #      minirt-make-models, and the shared ones carried in .gpu-carry/models;
-#   3. a benchmark of ResNet-50 and MobileNetV2 at batch 1 and 32 with
+#   3. convprof on the GPU: every cuDNN algorithm of every convolution of
+#      ResNet-50 (fp32 and tf32), as a table, JSON and SVG, and runmodel
+#      --tune exhaustive then cached on one algorithm cache (the second must
+#      measure nothing);
+#   4. a benchmark of ResNet-50 and MobileNetV2 at batch 1 and 32 with
 #      runmodel --device cuda (fp32 and tf32), against PyTorch eager with
 #      torch.backends.cudnn.benchmark=True on the same architectures with
 #      random weights (tools/gpu_bench_torch.py; torchvision's models when
 #      torchvision is installed, the script's own definitions otherwise);
 # and writes into OUTDIR: results.md (date, GPU, driver, library versions,
 # the doctor's decision, test and parity results, the benchmark table),
-# doctor.txt, doctor.json, gpu-tests.log, bench.log and logs.tar.gz (every
+# doctor.txt, doctor.json, gpu-tests.log, bench.log, convprof-*.{txt,json,svg}
+# and logs.tar.gz (every
 # log). The NVIDIA libraries of a Python environment's pip wheels
 # (MINIRT_CHECK_PYTHON, default /opt/torch/.venv/bin/python, else python3) are put on
 # LD_LIBRARY_PATH and MINIRT_CUDA_PATH. The whole run keeps to
-# MINIRT_CHECK_BUDGET seconds (default 450): a stage that would start later
+# MINIRT_CHECK_BUDGET seconds (default 520): a stage that would start later
 # is skipped and says so.
 #
 # Exit status: 0 everything ran and passed; 1 bad command line; 2 no usable
@@ -44,7 +49,7 @@ work=$(mktemp -d /tmp/minirt-gpu-check.XXXXXX)
 logs=$work/logs
 mkdir -p "$logs"
 start=$(date +%s)
-budget=${MINIRT_CHECK_BUDGET:-450}
+budget=${MINIRT_CHECK_BUDGET:-520}
 results=$outdir/results.md
 status=0
 notes=()
@@ -318,7 +323,47 @@ if [ $doctor_rc -ne 0 ]; then
   finish
 fi
 
-# ---------------------------------------------------------------- 3. benchmark
+# ---------------------------------------------------------------- 3. tuning
+export MINIRT_ALGO_CACHE=$work/algo_cache.txt
+if [ -x "$bin/convprof" ] && [ -f "$models/resnet50.onnx" ]; then
+  for math in fp32 tf32; do
+    if stage "convprof resnet50 $math" 150 "$logs/convprof-resnet50-$math.txt" "$bin/convprof" "$models/resnet50.onnx" \
+      --device cuda --math "$math" --repeats 5 --svg "$logs/convprof-resnet50-$math.svg"; then
+      timeout 150 "$bin/convprof" "$models/resnet50.onnx" --device cuda --math "$math" --repeats 5 --json \
+        >"$logs/convprof-resnet50-$math.json" 2>>"$logs/convprof.stderr"
+      cp "$logs"/convprof-resnet50-"$math".* "$outdir/" 2>/dev/null
+    else
+      note "convprof resnet50 $math failed (see logs/convprof-resnet50-$math.txt)"
+    fi
+  done
+  for mode in exhaustive cached; do
+    stage "runmodel --tune $mode" 120 "$logs/tune-$mode.txt" "$bin/runmodel" "$models/resnet50.onnx" --device cuda \
+      --tune "$mode" --algo-cache "$work/tune_cache.txt" --iterations 20 --top-k 0 --verbose ||
+      note "runmodel --tune $mode failed (see logs/tune-$mode.txt)"
+  done
+  {
+    echo
+    echo "## Convolution algorithms on the GPU (convprof, ResNet-50)"
+    echo
+    for math in fp32 tf32; do
+      echo "### $math"
+      echo
+      echo '```'
+      tail -n 40 "$logs/convprof-resnet50-$math.txt" 2>/dev/null
+      echo '```'
+      echo
+    done
+    echo "runmodel --tune exhaustive, then cached on the same cache file:"
+    echo
+    echo '```'
+    grep -hE "^tuning:|^latency" "$logs/tune-exhaustive.txt" "$logs/tune-cached.txt" 2>/dev/null
+    echo '```'
+  } >>"$results"
+else
+  note "convprof or resnet50.onnx missing: the GPU tuning stage did not run"
+fi
+
+# ---------------------------------------------------------------- 4. benchmark
 bench_ok=1
 : >"$logs/bench.log"
 for m in resnet50 mobilenetv2; do
