@@ -43,7 +43,10 @@ std::shared_ptr<const Model> make_model() {
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   static auto model = make_model();
-  static Session session(model, {.device = Device::kCpu, .threads = 2, .memory_limit = 64u << 20});
+  static Session session(model, {.device = Device::kCpu,
+                                 .threads = 2,
+                                 .memory_limit = 64u << 20,
+                                 .tuning = TuningMode::kHeuristic});  // no measuring, no cache file
   if (size < 3) return 0;
   Shape shape = {data[0] % 4, 3, data[1] % 16, data[2] % 16};
   Tensor x = Tensor::zeros(DType::kFloat32, shape);

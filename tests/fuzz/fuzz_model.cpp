@@ -26,7 +26,17 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
       if (total > (1 << 20)) return 0;
       inputs.emplace_back(d.name, Tensor::zeros(d.dtype, shape));
     }
-    Session session(model, {.device = Device::kCpu, .threads = 1, .memory_limit = 256u << 20});
+    // Every convolution algorithm gets fuzzed shapes: the input's length
+    // picks one (fixed mode falls back to the rules' pick where it
+    // declines), or the rules alone. Fixed mode measures nothing and never
+    // touches the algorithm cache file.
+    static const char* const kAlgorithms[] = {"im2col_gemm",   "implicit_gemm", "gemm_1x1",     "depthwise_direct",
+                                              "winograd_f2x2", "winograd_f4x4", nullptr};
+    const char* algo = kAlgorithms[size % (sizeof kAlgorithms / sizeof kAlgorithms[0])];
+    SessionOptions options{.device = Device::kCpu, .threads = 1, .memory_limit = 256u << 20};
+    options.tuning = algo ? TuningMode::kFixed : TuningMode::kHeuristic;
+    if (algo) options.tuning_algorithm = algo;
+    Session session(model, options);
     session.run(inputs);
   } catch (const Error&) {
   }
