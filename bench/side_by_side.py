@@ -1,14 +1,18 @@
 """Side-by-side CPU benchmark: minirt's runmodel and onnxruntime on the same
-model, input and thread count, alternating in the same run.
+model, input and thread count, alternating in the same run; minirt with its
+tuned convolution algorithms (exhaustive, then from the warm cache) and with
+the heuristic's.
 
   .venv/bin/python bench/side_by_side.py --threads 2 --rounds 5 --iterations 20 \
       --out bench/results_cpu.md build/models/resnet18.onnx ...
 
-For each model and round, runmodel times ITERATIONS runs after a warm-up,
-then onnxruntime does the same in its own process; the rounds alternate so
-both see the same machine state. Reports the median latency of each (over
-all rounds), the ratio minirt / onnxruntime (below 1 means minirt is
-faster), and each one's peak RSS (onnxruntime's includes the Python
+For each model, one `runmodel --tune exhaustive` run fills a fresh
+algorithm cache (its tuning time is reported); then for each round runmodel
+times ITERATIONS runs after a warm-up with `--tune cached` on that cache and
+with `--tune heuristic`, then onnxruntime does the same in its own process;
+the rounds alternate so all see the same machine state. Reports the median
+latency of each (over all rounds), the ratio minirt tuned / onnxruntime
+(below 1 means minirt is faster), and each one's peak RSS (onnxruntime's includes the Python
 interpreter that drives it). Where minirt is slower, a per-op profile of
 both is appended.
 """
@@ -52,9 +56,13 @@ def input_for(model_path, batch, seed):
     return inp.name, rng.random(dims, dtype=np.float32)
 
 
-def run_minirt(runmodel, model, name, npy, threads, warmup, iters, profile=None):
+def run_minirt(runmodel, model, name, npy, threads, warmup, iters, profile=None, tune=None, cache=None):
     cmd = [runmodel, model, "--input", f"{name}={npy}", "--threads", str(threads), "--warmup", str(warmup),
            "--iterations", str(iters), "--json", "--top-k", "0"]
+    if tune:
+        cmd += ["--tune", tune]
+    if cache:
+        cmd += ["--algo-cache", cache]
     if profile:
         cmd += ["--profile", profile]
     r = subprocess.run(cmd, capture_output=True, text=True)
@@ -103,20 +111,35 @@ def main():
         name, x = input_for(model, args.batch, 0)
         npy = os.path.join(tmp, stem + ".npy")
         np.save(npy, x)
-        mine, theirs, mine_rss, their_rss = [], [], 0, 0
+        # Tuning: one exhaustive run measures every candidate of every
+        # convolution into a fresh cache file (its tuning time is the cost of
+        # a cold cache); the timed rounds then run on that warm cache, which
+        # must measure nothing, next to the heuristic's choices and onnxruntime.
+        cache = os.path.join(tmp, stem + "_algo_cache.txt")
+        ex = run_minirt(args.runmodel, model, name, npy, args.threads, 0, 1, tune="exhaustive", cache=cache)
+        ex_tuning = ex["tuning"]
+        mine, heur, theirs, mine_rss, their_rss, warm_tuning = [], [], [], 0, 0, None
         for _ in range(args.rounds):
-            a = run_minirt(args.runmodel, model, name, npy, args.threads, args.warmup, args.iterations)
+            a = run_minirt(args.runmodel, model, name, npy, args.threads, args.warmup, args.iterations,
+                           tune="cached", cache=cache)
             mine += [a["latency_ms"]["median"]]
             mine_rss = max(mine_rss, a["peak_rss_kib"])
+            warm_tuning = a["tuning"]
+            h = run_minirt(args.runmodel, model, name, npy, args.threads, args.warmup, args.iterations,
+                           tune="heuristic")
+            heur += [h["latency_ms"]["median"]]
             b = run_ort(model, npy, args.threads, args.warmup, args.iterations)
             theirs += [statistics.median(b["latency_ms"])]
             their_rss = max(their_rss, b["peak_rss_kib"])
-        m, o = statistics.median(mine), statistics.median(theirs)
-        rows.append((stem, m, o, m / o, mine_rss / 1024, their_rss / 1024))
-        print(f"{stem}: minirt {m:.2f} ms, onnxruntime {o:.2f} ms, ratio {m / o:.2f}", flush=True)
+        m, hm, o = statistics.median(mine), statistics.median(heur), statistics.median(theirs)
+        rows.append((stem, m, o, m / o, mine_rss / 1024, their_rss / 1024, hm, ex_tuning, warm_tuning))
+        print(f"{stem}: minirt tuned {m:.2f} ms, heuristic {hm:.2f} ms, onnxruntime {o:.2f} ms, ratio {m / o:.2f}; "
+              f"exhaustive tuning {ex_tuning['seconds']:.2f} s ({ex_tuning['measured']} measured), "
+              f"warm cache: {warm_tuning['measured']} measured", flush=True)
         if m > o:
             prof = os.path.join(tmp, stem + "_minirt.json")
-            a = run_minirt(args.runmodel, model, name, npy, args.threads, args.warmup, args.iterations, prof)
+            a = run_minirt(args.runmodel, model, name, npy, args.threads, args.warmup, args.iterations, prof,
+                           tune="cached", cache=cache)
             b = run_ort(model, npy, args.threads, args.warmup, args.iterations, os.path.join(tmp, stem + "_ort"))
             theirs_ops = ort_per_op(b["profile"])
             ops = sorted(a.get("per_op_ms", {}).items(), key=lambda kv: -kv[1])
@@ -130,14 +153,21 @@ def main():
         f"- threads: {args.threads} for both (onnxruntime intra_op_num_threads, sequential execution)",
         f"- batch {args.batch}; {args.rounds} alternating rounds of {args.warmup} warm-up + {args.iterations} timed runs each",
         f"- onnxruntime {__import__('onnxruntime').__version__}, numpy input uniform [0,1) seed 0",
-        "- latency: median of the per-round medians; ratio = minirt / onnxruntime (below 1: minirt faster)",
+        "- minirt tuned: `--tune cached` on a cache an `--tune exhaustive` run filled just before (the same "
+        "choices exhaustive makes; the warm runs measure nothing); heuristic: `--tune heuristic` (fixed rules)",
+        "- latency: median of the per-round medians; ratio = minirt tuned / onnxruntime (below 1: minirt faster)",
+        "- tuning time: the exhaustive run's (every candidate of every convolution timed, cold cache) and a warm "
+        "cached run's (cache lookups only)",
         "- peak RSS: whole process; onnxruntime's includes its Python interpreter",
         "",
-        "| model | minirt median (ms) | onnxruntime median (ms) | ratio | minirt peak RSS (MiB) | onnxruntime peak RSS (MiB) |",
-        "| --- | ---: | ---: | ---: | ---: | ---: |",
+        "| model | minirt tuned (ms) | minirt heuristic (ms) | onnxruntime (ms) | ratio | exhaustive tuning (s) "
+        "| warm cached run: measured / from cache, tuning (s) | minirt peak RSS (MiB) | onnxruntime peak RSS (MiB) |",
+        "| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |",
     ]
-    for stem, m, o, r, mr, orss in rows:
-        lines.append(f"| {stem} | {m:.2f} | {o:.2f} | {r:.2f} | {mr:.1f} | {orss:.1f} |")
+    for stem, m, o, r, mr, orss, hm, ext, wt in rows:
+        lines.append(f"| {stem} | {m:.2f} | {hm:.2f} | {o:.2f} | {r:.2f} | {ext['seconds']:.2f} "
+                     f"({ext['measured']} convs) | {wt['measured']} / {wt['from_cache']}, {wt['seconds']:.3f} "
+                     f"| {mr:.1f} | {orss:.1f} |")
     for stem, ops, theirs_ops in details:
         lines += ["", f"## Where the time goes: {stem} (mean ms per run, by op)", "",
                   "| minirt step op | minirt ms | | onnxruntime op | onnxruntime ms |", "| --- | ---: | --- | --- | ---: |"]
