@@ -165,7 +165,7 @@ int64_t round_up(int64_t n, int64_t to) { return ceil_div(n, to) * to; }
 }  // namespace
 
 WinogradConv::WinogradConv(const Geometry& q, int tile, SgemmIsa isa, int threads, const float* weights)
-    : q_(q), tile_(tile), alpha_(tile + 2), xis_((tile + 2) * (tile + 2)), isa_(isa) {
+    : q_(q), tile_(tile), xis_((tile + 2) * (tile + 2)), isa_(isa) {
   const SgemmTile st = sgemm_tile(isa);
   nr_ = st.nr;
   th_ = ceil_div(q.oh, tile);

@@ -34,7 +34,7 @@ class WinogradConv {
                  ThreadPool& pool) const;
 
   Geometry q_;
-  int tile_ = 2, alpha_ = 4, xis_ = 16;  // m, m + 2, (m + 2)^2
+  int tile_ = 2, xis_ = 16;  // m, (m + 2)^2 transform points
   SgemmIsa isa_;
   int64_t nr_ = 0;
   // Tiles: th x tw per image, indexed t = ty * wq + tx over phase planes wq =
