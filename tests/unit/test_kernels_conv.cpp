@@ -18,6 +18,7 @@
 #include "kernels/cpu/cpu_backend.h"
 #include "kernels/cpu/sgemm.h"
 #include "runtime/op_registry.h"
+#include "runtime/ops/elementwise.h"
 #include "runtime/ops/conv.h"
 #include "runtime/thread_pool.h"
 
@@ -766,7 +767,7 @@ TEST(ConvAlgorithms, MakeKernelWithAnUnknownOrDeclinedNameSaysWhy) {
   g.values[x].shape = {2, 3};
   g.values[x].shape_known = true;
   g.add_node("act", "Relu", {x}, {y});
-  g.nodes[0].parsed = std::make_shared<OpAttrs>();
+  g.nodes[0].parsed = std::make_shared<UnaryAttrs>();  // what the Relu schema parses into
   InferContext ctx(g, g.nodes[0]);
   find_schema("Relu")->infer(ctx);
   EXPECT_TRUE(cpu->algorithms(g, g.nodes[0]).empty());
