@@ -162,8 +162,13 @@ KernelBench::KernelBench(const Backend& b, const Graph& g, const Node& n, Thread
     }
     owned_.push_back(alloc(bytes));
     void* p = owned_.back().get();
-    if (b_.is_device()) b_.copy_to_device(p, host.data(), bytes, stream_);
-    else std::memcpy(p, host.data(), bytes);
+    if (bytes == 0) {
+      // An empty tensor: nothing to fill (and no host buffer to copy from).
+    } else if (b_.is_device()) {
+      b_.copy_to_device(p, host.data(), bytes, stream_);
+    } else {
+      std::memcpy(p, host.data(), bytes);
+    }
     inputs_.push_back(p);
   }
   for (int v : n.outputs) {

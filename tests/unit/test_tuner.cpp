@@ -438,5 +438,23 @@ TEST(TunerOnTheCpu, ExhaustiveWithTheRealTimerPicksAnAlgorithmThatRan) {
   EXPECT_NE(c.algorithm, "");
 }
 
+TEST(TunerOnTheCpu, MeasuringAnEmptyBatchIsFine) {
+  // The op grid under UBSan found it: an input of no elements has no host
+  // buffer to copy from when the tuner fills its measuring inputs.
+  ModelBuilder m;
+  m.input("x", DType::kFloat32, {-1, 8, 11, 9}, {"N"});
+  m.initializer("w", testing::iota({16, 8, 3, 3}, -0.4f, 0.0007f));
+  m.node("Conv", {"x", "w"}, {"y"}, "conv").ints("pads", {1, 1, 1, 1});
+  m.output("y");
+  std::string bytes = m.bytes();
+  Session s(Model::load_from_memory(bytes.data(), bytes.size(), "empty_batch.onnx"), {.device = Device::kCpu, .threads = 1});
+  SessionInternals::configure_tuning(
+      s, {.mode = TuningMode::kExhaustive, .write_cache = false, .min_repeats = 1, .max_repeats = 1, .target_ms = 0});
+  std::vector<Tensor> out = s.run({{"x", Tensor::zeros(DType::kFloat32, {0, 8, 11, 9})}});
+  ASSERT_EQ(out.size(), 1u);
+  EXPECT_EQ(out[0].shape(), (Shape{0, 16, 11, 9}));
+  EXPECT_EQ(s.tuning_report().choices.size(), 1u);
+}
+
 }  // namespace
 }  // namespace minirt
