@@ -309,7 +309,18 @@ std::string tuning_summary(const TuningReport& r) {
   return s + ")";
 }
 
+// The process's own peak resident set: VmHWM of /proc/self/status, which
+// belongs to this address space. (getrusage's ru_maxrss survives exec on
+// Linux: started from a big parent, it would report the parent's peak.)
 long peak_rss_kib() {
+  if (std::FILE* f = std::fopen("/proc/self/status", "r")) {
+    char line[256];
+    long kib = -1;
+    while (std::fgets(line, sizeof line, f))
+      if (std::sscanf(line, "VmHWM: %ld kB", &kib) == 1) break;
+    std::fclose(f);
+    if (kib >= 0) return kib;
+  }
   rusage u{};
   getrusage(RUSAGE_SELF, &u);
   return u.ru_maxrss;
