@@ -1,0 +1,37 @@
+// The channel-blocked activation layout of the CPU backend (NCHWc).
+//
+// A 4-D activation [N, C, H, W] in the blocked layout is stored as
+// [N][ceil(C / B)][H][W][B]: B consecutive channels of one pixel are B
+// consecutive floats, so one SIMD register holds one pixel of a channel
+// block. B is 16 where kernels run on AVX-512 and 8 on AVX2 (nchwc_block);
+// the portable build has no blocked layout. The last block of a C that is
+// not a multiple of B has padding lanes: they always hold finite values
+// (zero after a reorder; what a producer computed from zero-padded weights
+// otherwise), are never read as data, and keep 0 * lane finite in the next
+// producer. A tensor of rank other than 4 is never blocked.
+//
+//   int b = nchwc_block(sgemm_default_isa());       // 16, 8, or 0 (none)
+//   nchwc_reorder_to_blocked(x, xb, n, c, h * w, b, pool);
+//   nchwc_reorder_to_plain(xb, x, n, c, h * w, b, pool);
+#pragma once
+
+#include "kernels/cpu/sgemm.h"
+#include "runtime/thread_pool.h"
+
+#include <cstddef>
+#include <cstdint>
+
+namespace minirt::cpu {
+
+// The channel block for kernels made with this ISA: 16 (AVX-512), 8 (AVX2),
+// 0 (portable: no blocked layout).
+int nchwc_block(SgemmIsa isa);
+inline int64_t nchwc_blocks(int64_t c, int b) { return (c + b - 1) / b; }
+// C rounded up to whole blocks: the channels a blocked tensor stores.
+inline int64_t nchwc_padded(int64_t c, int b) { return nchwc_blocks(c, b) * b; }
+
+// Plain [n][c][hw] to blocked [n][ceil(c/b)][hw][b] (padding lanes zero), and back.
+void nchwc_reorder_to_blocked(const float* x, float* y, int64_t n, int64_t c, int64_t hw, int b, ThreadPool& pool);
+void nchwc_reorder_to_plain(const float* x, float* y, int64_t n, int64_t c, int64_t hw, int b, ThreadPool& pool);
+
+}  // namespace minirt::cpu
