@@ -1,6 +1,7 @@
 #include "runtime/thread_pool.h"
 
 #include <algorithm>
+#include <chrono>
 
 #if defined(__x86_64__) || defined(__i386__)
 #include <immintrin.h>
@@ -13,9 +14,12 @@ namespace minirt {
 
 namespace {
 thread_local bool t_in_pool = false;
-// Polls before a worker goes to sleep: a few hundred microseconds, longer
-// than the gap between two kernels of one run.
-constexpr int kSpinPolls = 4000;
+// How long an idle worker polls for the next job before it sleeps: longer
+// than the gap between two kernels of one run, short enough that an idle
+// session gives its cores back at once.
+constexpr auto kSpin = std::chrono::microseconds(200);
+// Polls between two looks at the clock.
+constexpr int kPollsPerClock = 64;
 }  // namespace
 
 int ThreadPool::hardware_threads() {
@@ -38,37 +42,54 @@ ThreadPool::~ThreadPool() {
   for (auto& t : workers_) t.join();
 }
 
-void ThreadPool::work_on_current() {
+int64_t ThreadPool::take_chunks() {
+  int64_t ran = 0;
   for (;;) {
-    int64_t b = next_.fetch_add(chunk_, std::memory_order_relaxed);
-    if (b >= n_) break;
+    int64_t c = next_.fetch_add(1, std::memory_order_relaxed);
+    if (c >= chunks_) break;
+    int64_t b = c * chunk_;
     (*fn_)(b, std::min(n_, b + chunk_));
+    ++ran;
   }
+  return ran;
 }
 
 void ThreadPool::worker_loop() {
   t_in_pool = true;
-  uint64_t seen = 0;
+  uint64_t seen = 0;  // the last state this worker acted on
   for (;;) {
+    // Wait for a job to open (an odd state other than the one seen).
+    uint64_t s = state_.load();
+    auto spin_until = std::chrono::steady_clock::now() + kSpin;
     int polls = 0;
-    while (generation_.load() == seen && !stop_.load()) {
-      if (++polls < kSpinPolls) {
+    while ((s == seen || !(s & 1)) && !stop_.load(std::memory_order_relaxed)) {
+      if (++polls % kPollsPerClock != 0 || std::chrono::steady_clock::now() < spin_until) {
         MINIRT_PAUSE();
+        s = state_.load();
         continue;
       }
-      // Sleep. sleepers_ and generation_ are both sequentially consistent,
-      // so either run() sees this sleeper and notifies, or the wait's
-      // predicate sees the new generation.
+      // Sleep. sleepers_ and state_ are both sequentially consistent, so
+      // either run() sees this sleeper and notifies, or the wait's
+      // predicate sees the new state.
       std::unique_lock<std::mutex> lock(mu_);
       sleepers_.fetch_add(1);
-      wake_.wait(lock, [&] { return generation_.load() != seen || stop_.load(); });
+      wake_.wait(lock, [&] {
+        s = state_.load();
+        return ((s & 1) && s != seen) || stop_.load();
+      });
       sleepers_.fetch_sub(1);
-      break;
+      spin_until = std::chrono::steady_clock::now() + kSpin;
     }
     if (stop_.load()) return;
-    seen = generation_.load();
-    work_on_current();
-    pending_.fetch_sub(1, std::memory_order_acq_rel);
+    seen = s;
+    // Join the job, then check it is still open: if the caller closed it in
+    // between, it may already be writing the next one, so touch nothing.
+    active_.fetch_add(1);
+    if (state_.load() == s) {
+      int64_t ran = take_chunks();
+      if (ran) done_.fetch_add(ran, std::memory_order_acq_rel);
+    }
+    active_.fetch_sub(1, std::memory_order_release);
   }
 }
 
@@ -83,6 +104,7 @@ void ThreadPool::run(int64_t n, int64_t grain, RangeFn fn) {
   // A few chunks per thread balances uneven work without much overhead.
   int64_t want = std::min<int64_t>(max_chunks, static_cast<int64_t>(size()) * 4);
   int64_t chunk = (n + want - 1) / want;
+  int64_t chunks = (n + chunk - 1) / chunk;
   // Another thread's job holds the workers (concurrent runs of one session):
   // this one runs on its caller, chunk by chunk as the pool would have cut
   // it, so results do not depend on which thread got the pool.
@@ -91,24 +113,30 @@ void ThreadPool::run(int64_t n, int64_t grain, RangeFn fn) {
     for (int64_t b = 0; b < n; b += chunk) fn(b, std::min(n, b + chunk));
     return;
   }
+  // No worker is active here: the previous job waited for them to leave.
   fn_ = &fn;
   n_ = n;
   chunk_ = chunk;
+  chunks_ = chunks;
   next_.store(0, std::memory_order_relaxed);
-  pending_.store(static_cast<int>(workers_.size()));
-  generation_.fetch_add(1);
+  done_.store(0, std::memory_order_relaxed);
+  state_.fetch_add(1);  // open (odd)
   if (sleepers_.load() > 0) {
     std::lock_guard<std::mutex> lock(mu_);
     wake_.notify_all();
   }
   t_in_pool = true;
-  work_on_current();
+  int64_t mine = take_chunks();
   t_in_pool = false;
-  // The workers finish their last chunk soon after ours.
-  for (int polls = 0; pending_.load(std::memory_order_acquire) != 0; ++polls) {
-    if (polls < kSpinPolls) MINIRT_PAUSE();
+  // Wait for the chunks the workers took; a worker still asleep took none.
+  for (int polls = 0; done_.load(std::memory_order_acquire) + mine < chunks; ++polls) {
+    if (polls < 1 << 16) MINIRT_PAUSE();
     else std::this_thread::yield();
   }
+  state_.fetch_add(1);  // closed (even)
+  // A worker that joined before the close may still be on its way out of
+  // take_chunks(); the job's fields stay valid until it has left.
+  while (active_.load(std::memory_order_acquire) != 0) MINIRT_PAUSE();
   fn_ = nullptr;
 }
 

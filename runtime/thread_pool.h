@@ -4,10 +4,18 @@
 //   pool.parallel_for(rows, [&](int64_t begin, int64_t end) { ... });
 //
 // The calling thread takes part in the work. parallel_for does not allocate,
-// so kernels may call it from the steady-state run loop. Between jobs the
-// workers spin briefly before sleeping, so the back-to-back jobs of one model
-// run do not pay a wake-up each. Nested calls from a worker run inline, and
-// so does a call made while another thread's job holds the pool.
+// so kernels may call it from the steady-state run loop. Nested calls from a
+// worker run inline, and so does a call made while another thread's job
+// holds the pool.
+//
+// Per-step overhead. A job is a counter of chunks that any thread may take;
+// the caller returns as soon as every chunk is done, so it never waits for a
+// worker to wake up: a worker that comes late finds nothing left and goes
+// back to waiting. Between jobs the workers spin for a bounded time (about
+// 0.2 ms, longer than the gap between two kernels of one run) before they
+// sleep, so the back-to-back steps of a run reach a worker that is awake;
+// the first step after a pause pays at most the caller's own work and one
+// wake-up call. A job too small for its grain runs inline.
 #pragma once
 
 #include <atomic>
@@ -54,21 +62,27 @@ class ThreadPool {
  private:
   void run(int64_t n, int64_t grain, RangeFn fn);
   void worker_loop();
-  void work_on_current();
+  // Takes chunks of the current job until none is left; returns how many it ran.
+  int64_t take_chunks();
 
   std::vector<std::thread> workers_;
   std::mutex mu_;
   std::condition_variable wake_;
-  std::atomic<uint64_t> generation_{0};
+  // Even: no job open; odd: a job is open. Bumped once to open a job and
+  // once to close it, so a worker that saw an open job can tell, after it
+  // registered in active_, whether that job is still the one running.
+  std::atomic<uint64_t> state_{0};
   std::atomic<int> sleepers_{0};
+  std::atomic<int> active_{0};  // workers inside take_chunks() of the open job
   std::atomic<bool> stop_{false};
-  // The job being run; written before generation_ is bumped.
+  // The open job; written only while no worker is active and no job is open.
   const RangeFn* fn_ = nullptr;
   int64_t n_ = 0;
   int64_t chunk_ = 1;
-  std::atomic<int64_t> next_{0};
-  std::atomic<int> pending_{0};  // workers not yet done with this job
-  std::mutex run_mu_;            // held by the thread whose job the workers run
+  int64_t chunks_ = 0;
+  std::atomic<int64_t> next_{0};  // next chunk to take
+  std::atomic<int64_t> done_{0};  // chunks finished
+  std::mutex run_mu_;             // held by the thread whose job the workers run
 };
 
 }  // namespace minirt
