@@ -156,7 +156,13 @@ std::unique_ptr<Plan> make_plan(const Graph& model, const std::vector<const Tens
   if (options.optimize) {
     st.batchnorms = fold_batchnorm(g);
     st.bias_adds = fold_bias_add(g);
-    st.activations = fuse_activations(g);
+    st.activations = fuse_gated_activations(g);
+    st.activations += fuse_activations(g);
+    // A device's Conv takes no residual input: fused only for the CPU alone.
+    if (options.devices.empty()) {
+      st.residuals = fuse_residual_add(g);
+      if (st.residuals) st.activations += fuse_activations(g);
+    }
   }
   st.dead = remove_dead_nodes(g);
   plan->output_values = g.outputs;
@@ -379,7 +385,7 @@ std::string Plan::report() const {
   if (copies) os << " (" << copies << " copies)";
   os << "; passes: " << stats.folded << " folded, " << stats.identities << " identities removed, " << stats.batchnorms
      << " BatchNormalization folded, " << stats.bias_adds << " bias Add folded, " << stats.activations
-     << " activations fused, " << stats.dead << " dead removed\n";
+     << " activations fused, " << stats.residuals << " residual Add fused, " << stats.dead << " dead removed\n";
   if (!placement.empty()) os << placement << "\n";
   char line[512];
   for (size_t i = 0; i < steps.size(); ++i) {

@@ -65,7 +65,7 @@ struct Upload {
 };
 
 struct PlanStats {
-  int folded = 0, identities = 0, batchnorms = 0, bias_adds = 0, activations = 0, dead = 0;
+  int folded = 0, identities = 0, batchnorms = 0, bias_adds = 0, activations = 0, residuals = 0, dead = 0;
 };
 
 struct Plan {

@@ -103,6 +103,7 @@ std::string tuning_problem(const Graph& g, const Node& n) {
     os << " act=" << a.act.name();
     if (a.act.kind != ActKind::kRelu) os << "(" << a.act.alpha << "," << a.act.beta << ")";
   }
+  if (n.input(3) >= 0) os << " residual";
   return os.str();
 }
 

@@ -28,6 +28,7 @@
 #include "kernels/cpu/eigen_util.h"
 #include "kernels/cpu/registry.h"
 #include "kernels/cpu/sgemm.h"
+#include "kernels/cpu/vmath.h"
 #include "runtime/ops/conv.h"
 
 #include <algorithm>
@@ -501,6 +502,13 @@ class ConvKernel final : public Kernel {
     q_ = conv_geometry(in_shape(g, n, 0), out_shape(g, n, 0), a, a.group);
     act_ = a.act;
     has_bias_ = n.input(2) >= 0;
+    // A fused residual (input 3): the lowering computes the convolution and
+    // bias, then one pass adds the residual and applies the activation.
+    residual_ = n.input(3) >= 0;
+    if (residual_) {
+      post_act_ = act_;
+      act_ = Activation{};
+    }
     const Tensor* wc = in_const(g, n, 1);
     const_w_ = wc != nullptr;
     cg_ = q_.c / q_.groups;
@@ -564,11 +572,26 @@ class ConvKernel final : public Kernel {
   }
 
   void run(const KernelArgs& args) override {
+    if (empty_) return;
+    run_conv(args);
+    if (residual_) {
+      const float* r = static_cast<const float*>(args.inputs[3]);
+      float* y = static_cast<float*>(args.outputs[0]);
+      const Activation act = post_act_;
+      auto body = [&](int64_t b, int64_t e) {
+        for (int64_t i = b; i < e; ++i) y[i] += r[i];
+        apply_activation(act, y + b, e - b);
+      };
+      args.pool->parallel_for(q_.n * q_.m * cols_, body, 16384);
+    }
+  }
+
+ private:
+  void run_conv(const KernelArgs& args) {
     const float* x = static_cast<const float*>(args.inputs[0]);
     const float* w = static_cast<const float*>(args.inputs[1]);
     const float* b = has_bias_ ? static_cast<const float*>(args.inputs[2]) : nullptr;
     float* y = static_cast<float*>(args.outputs[0]);
-    if (empty_) return;
     if (algo_ == Algo::kDepthwise) {
 #if MINIRT_CONV_AVX512
       if (dw_blocked_) {
@@ -630,7 +653,6 @@ class ConvKernel final : public Kernel {
     sgemm_run_batch(pool, split_, isa_, mg_, cols_, k_, scratch, make);
   }
 
- private:
   bool depthwise_avx512() const {
     return MINIRT_CONV_AVX512 && isa_ == SgemmIsa::kAvx512 && (q_.sw == 1 || q_.sw == 2) && q_.kh <= 16 &&
            q_.kw <= 16;
@@ -702,6 +724,8 @@ class ConvKernel final : public Kernel {
   Algo algo_;
   Activation act_;
   bool has_bias_ = false;
+  bool residual_ = false;
+  Activation post_act_;  // with a residual: applied after adding it
   bool const_w_ = false;
   bool empty_ = false;
   int64_t cg_ = 0, mg_ = 0, k_ = 0, cols_ = 0;

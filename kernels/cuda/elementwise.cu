@@ -62,6 +62,8 @@ __device__ float apply_act(const ActParams& a, float x) {
       float u = 0.79788456080286536f * (x + 0.044715f * x * x * x);
       return 0.5f * x * (1.0f + tanhf(u));
     }
+    case ActKind::kSilu:
+      return x / (1.0f + expf(-x));
   }
   return x;
 }

@@ -104,6 +104,7 @@ bool conv_ok(const Graph& g, const Node& n, std::string* why) {
   if (!all_float(g, n, why)) return false;
   size_t r = g.values[n.inputs[0]].shape.size();
   if (r < 3 || r > 5) return say(why, std::to_string(r - 2) + "-D convolution (1-D to 3-D on cuda)");
+  if (n.input(3) >= 0) return say(why, "a fused residual input (the CPU's fusion)");
   return true;
 }
 

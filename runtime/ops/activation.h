@@ -27,6 +27,7 @@ enum class ActKind : uint8_t {
   kMish,
   kGelu,      // exact: x * Phi(x), with erf
   kGeluTanh,  // approximate="tanh"
+  kSilu,      // x * sigmoid(x) (Swish), fused from Mul(x, Sigmoid(x))
 };
 
 struct Activation {
@@ -59,6 +60,7 @@ struct Activation {
         float u = 0.79788456080286536f * (x + 0.044715f * x * x * x);
         return 0.5f * x * (1.0f + std::tanh(u));
       }
+      case ActKind::kSilu: return x / (1.0f + std::exp(-x));
     }
     return x;
   }
@@ -100,6 +102,7 @@ struct Activation {
       case ActKind::kMish: return "Mish";
       case ActKind::kGelu: return "Gelu";
       case ActKind::kGeluTanh: return "Gelu(tanh)";
+      case ActKind::kSilu: return "Silu";
     }
     return "";
   }

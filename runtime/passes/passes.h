@@ -5,7 +5,9 @@
 //   remove_identities(g);
 //   fold_batchnorm(g);
 //   fold_bias_add(g);
+//   fuse_gated_activations(g);
 //   fuse_activations(g);
+//   fuse_residual_add(g);  fuse_activations(g);
 //   remove_dead_nodes(g);
 #pragma once
 
@@ -36,6 +38,18 @@ int fold_bias_add(Graph& g);
 // Conv or Gemm followed by an activation (Relu, LeakyRelu, Clip, Sigmoid,
 // HardSigmoid, HardSwish, Tanh) carries it fused.
 int fuse_activations(Graph& g);
+
+// Mul(x, Sigmoid(x)) becomes the Sigmoid node computing Silu (x * sigmoid(x)),
+// and Mul(x, HardSigmoid(x)) with alpha 1/6 and beta 1/2 HardSwish, so that
+// fuse_activations can carry them into the Conv or Gemm that makes x.
+int fuse_gated_activations(Graph& g);
+
+// Add(Conv(...), r) with r of the same shape becomes the Conv with r as its
+// fourth input (the residual): y = act(conv + bias + r), where a later
+// fuse_activations supplies act. The Conv must have no activation yet (an
+// activation before the Add is another computation) and be the Add's only
+// reader. Only for plans without device backends.
+int fuse_residual_add(Graph& g);
 
 // Nodes whose outputs nobody reads are removed.
 int remove_dead_nodes(Graph& g);

@@ -188,6 +188,105 @@ int fuse_activations(Graph& g) {
   return fused;
 }
 
+namespace {
+
+// The activation a unary node computes, or null when it is not one.
+const Activation* node_activation(const Node& n) {
+  if (n.dead || !n.parsed) return nullptr;
+  const auto* ua = dynamic_cast<const UnaryAttrs*>(n.parsed.get());
+  return ua && ua->kind == UnaryKind::kActivation ? &ua->act : nullptr;
+}
+
+bool is_binary(const Node& n, BinaryKind kind) {
+  if (n.dead || !n.parsed || n.inputs.size() != 2) return false;
+  const auto* ba = dynamic_cast<const BinaryAttrs*>(n.parsed.get());
+  return ba && ba->kind == kind;
+}
+
+bool same_float_shape(const Graph& g, int a, int b) {
+  const Value& x = g.values[a];
+  const Value& y = g.values[b];
+  return x.dtype == DType::kFloat32 && y.dtype == DType::kFloat32 && x.shape_known && y.shape_known && x.shape == y.shape;
+}
+
+}  // namespace
+
+int fuse_gated_activations(Graph& g) {
+  int fused = 0;
+  for (auto& mul : g.nodes) {
+    if (!is_binary(mul, BinaryKind::kMul)) continue;
+    for (int side = 0; side < 2; ++side) {
+      int gate = mul.inputs[side], x = mul.inputs[1 - side];
+      if (gate < 0 || x < 0 || gate == x || g.values[gate].producer < 0) continue;
+      Node& gn = g.nodes[g.values[gate].producer];
+      const Activation* act = node_activation(gn);
+      if (!act || gn.inputs[0] != x || sole_consumer(g, gate) != static_cast<int>(&mul - g.nodes.data())) continue;
+      if (!same_float_shape(g, x, mul.outputs[0]) || !same_float_shape(g, x, gate)) continue;
+      Activation gated;
+      if (act->kind == ActKind::kSigmoid) {
+        gated.kind = ActKind::kSilu;
+      } else if (act->kind == ActKind::kHardSigmoid && std::fabs(act->alpha - 1.0f / 6.0f) < 1e-6f &&
+                 act->beta == 0.5f) {
+        // x * max(0, min(1, x/6 + 1/2)) is HardSwish exactly.
+        gated.kind = ActKind::kHardSwish;
+      } else {
+        continue;
+      }
+      auto a = std::make_shared<UnaryAttrs>(gn.attrs_as<UnaryAttrs>());
+      a->act = gated;
+      gn.parsed = a;
+      int out = mul.outputs[0];
+      mul.dead = true;
+      absorb(gn, mul);
+      replace_uses(g, out, gn.outputs[0]);
+      ++fused;
+      break;
+    }
+  }
+  if (fused) g.link_producers();
+  return fused;
+}
+
+int fuse_residual_add(Graph& g) {
+  int fused = 0;
+  std::vector<int> order = g.topo_order();
+  std::vector<int> pos(g.nodes.size(), -1);
+  for (size_t i = 0; i < order.size(); ++i) pos[order[i]] = static_cast<int>(i);
+  for (int ai : order) {
+    Node& add = g.nodes[ai];
+    if (!is_binary(add, BinaryKind::kAdd)) continue;
+    int u = add.inputs[0], v = add.inputs[1];
+    if (u < 0 || v < 0 || u == v || !same_float_shape(g, u, v) || !same_float_shape(g, u, add.outputs[0])) continue;
+    // The side made by a Conv that can take the other as its residual; of
+    // two such, the one that runs later, so the order of the rest stays.
+    int best = -1, best_pos = -1;
+    for (int side = 0; side < 2; ++side) {
+      int c = add.inputs[side];
+      int p = g.values[c].producer;
+      if (p < 0 || g.values[c].constant) continue;
+      const Node& conv = g.nodes[p];
+      if (conv.dead || conv.op != "Conv" || conv.inputs.size() > 3 || conv.outputs[0] != c) continue;
+      if (!conv.attrs_as<ConvAttrs>().act.none() || sole_consumer(g, c) != ai) continue;
+      if (pos[p] > best_pos) {
+        best = side;
+        best_pos = pos[p];
+      }
+    }
+    if (best < 0) continue;
+    int c = add.inputs[best], r = add.inputs[1 - best];
+    Node& conv = g.nodes[g.values[c].producer];
+    conv.inputs.resize(4, -1);
+    conv.inputs[3] = r;
+    int out = add.outputs[0];
+    add.dead = true;
+    absorb(conv, add);
+    replace_uses(g, out, c);
+    ++fused;
+  }
+  if (fused) g.link_producers();
+  return fused;
+}
+
 int remove_dead_nodes(Graph& g) {
   int removed = 0;
   for (;;) {

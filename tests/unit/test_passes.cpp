@@ -261,6 +261,144 @@ TEST(Passes, DeadNodesAreRemoved) {
   EXPECT_EQ(p.plan->stats.dead, 1);
 }
 
+// Deterministic values in [-1, 1) of a shape, for the fusion tests' inputs.
+Tensor noise(Shape shape, uint32_t seed) {
+  Tensor t = Tensor::zeros(DType::kFloat32, shape);
+  uint32_t x = seed * 2654435761u + 1;
+  for (int64_t i = 0; i < t.numel(); ++i) {
+    x = x * 1664525u + 1013904223u;
+    t.data<float>()[i] = static_cast<float>(x >> 8) / 8388608.0f - 1.0f;
+  }
+  return t;
+}
+
+std::vector<float> run_fixed(const std::string& bytes, const NamedTensors& in, const std::string& algo) {
+  auto model = Model::load_from_memory(bytes.data(), bytes.size(), "t.onnx");
+  Session s(model, {.device = Device::kCpu, .threads = 2, .tuning = TuningMode::kFixed, .tuning_algorithm = algo});
+  auto out = s.run(in);
+  return std::vector<float>(out[0].data<float>(), out[0].data<float>() + out[0].numel());
+}
+
+void expect_near_all(const std::vector<float>& got, const std::vector<double>& want, double tol, const std::string& what) {
+  ASSERT_EQ(got.size(), want.size()) << what;
+  for (size_t i = 0; i < got.size(); ++i)
+    ASSERT_NEAR(got[i], want[i], tol * (1.0 + std::fabs(want[i]))) << what << " at " << i;
+}
+
+TEST(Passes, SiluPatternFusesIntoTheConv) {
+  ModelBuilder m(13);
+  m.input("x", DType::kFloat32, {1, 3, 5, 5});
+  Tensor w = noise({4, 3, 3, 3}, 1), b = noise({4}, 2);
+  m.initializer("w", w).initializer("b", b);
+  m.node("Conv", {"x", "w", "b"}, {"c"}, "conv").ints("pads", {1, 1, 1, 1});
+  m.node("Sigmoid", {"c"}, {"s"}, "sig");
+  m.node("Mul", {"s", "c"}, {"y"}, "mul");  // gate first, as some exporters write it
+  m.output("y");
+  Tensor x = noise({1, 3, 5, 5}, 3);
+  Planned p = plan_of(m.bytes(), {x});
+  EXPECT_EQ(p.ops, (std::vector<std::string>{"Conv+Sigmoid+Mul"}));
+  std::vector<double> want = conv_ref(x, w, b.data<float>(), 1);
+  for (double& v : want) v = v / (1.0 + std::exp(-v));
+  expect_near_all(run(m.bytes(), {{"x", x}}), want, 1e-5, "fused");
+  expect_near_all(run(m.bytes(), {{"x", x}}, false), want, 1e-5, "unfused");
+}
+
+TEST(Passes, HardSigmoidTimesInputBecomesHardSwishOnlyWithItsConstants) {
+  for (float alpha : {1.0f / 6.0f, 0.2f}) {
+    ModelBuilder m(13);
+    m.input("x", DType::kFloat32, {1, 2, 4, 4});
+    m.initializer("w", noise({2, 2, 1, 1}, 4));
+    m.node("Conv", {"x", "w"}, {"c"}, "conv");
+    m.node("HardSigmoid", {"c"}, {"h"}, "hsig").f("alpha", alpha).f("beta", 0.5f);
+    m.node("Mul", {"c", "h"}, {"y"}, "mul");
+    m.output("y");
+    Tensor x = testing::iota({1, 2, 4, 4}, -8.0f, 0.5f);
+    Planned p = plan_of(m.bytes(), {x});
+    if (alpha == 0.2f)
+      EXPECT_EQ(p.ops, (std::vector<std::string>{"Conv", "HardSigmoid", "Mul"}));
+    else
+      EXPECT_EQ(p.ops, (std::vector<std::string>{"Conv+HardSigmoid+Mul"}));
+    auto fused = run(m.bytes(), {{"x", x}}), plain = run(m.bytes(), {{"x", x}}, false);
+    ASSERT_EQ(fused.size(), plain.size());
+    for (size_t i = 0; i < fused.size(); ++i) EXPECT_NEAR(fused[i], plain[i], 1e-6f * (1 + std::fabs(plain[i])));
+  }
+}
+
+TEST(Passes, GateOfAnotherValueIsNotFused) {
+  ModelBuilder m(13);
+  m.input("x", DType::kFloat32, {1, 1, 2, 2});
+  m.input("z", DType::kFloat32, {1, 1, 2, 2});
+  m.node("Sigmoid", {"z"}, {"s"}, "sig");
+  m.node("Mul", {"x", "s"}, {"y"}, "mul");
+  m.output("y");
+  Planned p = plan_of(m.bytes(), {testing::iota({1, 1, 2, 2}), testing::iota({1, 1, 2, 2}, 1.0f)});
+  EXPECT_EQ(p.ops, (std::vector<std::string>{"Sigmoid", "Mul"}));
+}
+
+// Two convolutions of x, added, then Relu: the later Conv (k x k, `group`
+// groups) takes the other (1x1 depthwise) as its residual and the Relu after
+// the Add.
+std::string residual_model(int k, int group, bool act_before_add) {
+  ModelBuilder m(13);
+  int c = 4;
+  m.input("x", DType::kFloat32, {1, c, 6, 6});
+  m.initializer("w1", noise({c, 1, 1, 1}, 7));
+  m.initializer("w2", noise({c, c / group, k, k}, 5)).initializer("b2", noise({c}, 6));
+  int64_t p = k / 2;
+  m.node("Conv", {"x", "w1"}, {"c1"}, "conv1").i("group", c);
+  m.node("Conv", {"x", "w2", "b2"}, {"c2"}, "conv2").ints("pads", {p, p, p, p}).i("group", group);
+  std::string a = "c2";
+  if (act_before_add) {
+    m.node("Relu", {"c2"}, {"r2"}, "relu2");
+    a = "r2";
+  }
+  m.node("Add", {"c1", a}, {"s"}, "add");
+  m.node("Relu", {"s"}, {"y"}, "relu");
+  m.output("y");
+  return m.bytes();
+}
+
+TEST(Passes, ResidualAddAndItsActivationFuseIntoTheLaterConv) {
+  std::string bytes = residual_model(3, 1, false);
+  Tensor x = noise({1, 4, 6, 6}, 8);
+  Planned p = plan_of(bytes, {x});
+  EXPECT_EQ(p.ops, (std::vector<std::string>{"Conv", "Conv+Add+Relu"}));
+  EXPECT_EQ(p.plan->stats.residuals, 1);
+  EXPECT_THAT(p.plan->report(), HasSubstr("1 residual Add fused"));
+  auto want = run(bytes, {{"x", x}}, false);
+  // Every lowering that can run the fused Conv gives the unfused numbers.
+  for (const char* algo : {"im2col_gemm", "implicit_gemm", "winograd_f2x2", "winograd_f4x4"}) {
+    auto got = run_fixed(bytes, {{"x", x}}, algo);
+    ASSERT_EQ(got.size(), want.size());
+    for (size_t i = 0; i < got.size(); ++i) ASSERT_NEAR(got[i], want[i], 1e-4f * (1 + std::fabs(want[i]))) << algo << " " << i;
+  }
+  // Depthwise and 1x1 lowerings take a residual too.
+  std::string dw = residual_model(3, 4, false), pw = residual_model(1, 1, false);
+  for (const auto& [model, algo] : {std::pair{dw, "depthwise_direct"}, std::pair{pw, "gemm_1x1"}}) {
+    auto ref = run(model, {{"x", x}}, false);
+    auto got = run_fixed(model, {{"x", x}}, algo);
+    ASSERT_EQ(got.size(), ref.size());
+    for (size_t i = 0; i < got.size(); ++i) ASSERT_NEAR(got[i], ref[i], 1e-4f * (1 + std::fabs(ref[i]))) << algo << " " << i;
+  }
+}
+
+TEST(Passes, ResidualIsNotFusedPastAnActivationOrABroadcast) {
+  // Conv -> Relu -> Add: the activation comes before the sum; the Relu fuses,
+  // the Add stays (the other Conv, conv2, may still take it).
+  Planned p = plan_of(residual_model(3, 1, true), {noise({1, 4, 6, 6}, 9)});
+  EXPECT_EQ(p.ops, (std::vector<std::string>{"Conv+Relu", "Conv+Add+Relu"}));
+  // A broadcast Add (per-channel tensor from another branch) is not a residual.
+  ModelBuilder m(13);
+  m.input("x", DType::kFloat32, {1, 2, 3, 3});
+  m.input("r", DType::kFloat32, {1, 2, 1, 1});
+  m.initializer("w", noise({2, 2, 1, 1}, 10));
+  m.node("Conv", {"x", "w"}, {"c"}, "conv");
+  m.node("Add", {"c", "r"}, {"y"}, "add");
+  m.output("y");
+  Planned q = plan_of(m.bytes(), {noise({1, 2, 3, 3}, 11), noise({1, 2, 1, 1}, 12)});
+  EXPECT_EQ(q.ops, (std::vector<std::string>{"Conv", "Add"}));
+}
+
 TEST(Passes, ReportNamesFusedNodes) {
   ModelBuilder m;
   m.input("x", DType::kFloat32, {1, 1, 2, 2});
