@@ -56,6 +56,14 @@ struct AlgorithmOption {
   std::string declined;  // non-empty: it cannot run this node, and why; such a candidate is never run
 };
 
+// What a node running in a backend's channel-blocked layout needs of one
+// input's layout (runtime/passes/layout.cpp).
+enum class LayoutNeed : uint8_t {
+  kPlain,    // plain (constants the kernel reads itself, shape operands)
+  kBlocked,  // blocked
+  kEither,   // either: the kernel reads both (a stem convolution's few input channels)
+};
+
 class Backend {
  public:
   virtual ~Backend() = default;
@@ -90,6 +98,15 @@ class Backend {
   virtual void begin_run(void* stream) const {}
   virtual void end_run(void* stream) const {}
   virtual DeviceRunTimes run_times(void* stream) const { return {}; }
+
+  // ---- Channel-blocked activations (a host backend may have them) ----
+  // The channel block B of this backend's blocked layout [N][C/B][H][W][B]
+  // (Value::block), 0 when it has none.
+  virtual int channel_block() const { return 0; }
+  // Whether the node can run with its 4-D float outputs blocked; if so,
+  // `needs` gets one entry per input slot. Inputs' layouts decided so far
+  // are in their Value::block (the layout pass goes in topological order).
+  virtual bool blocked_inputs(const Graph& g, const Node& n, std::vector<LayoutNeed>* needs) const { return false; }
 
   // ---- Algorithm choice (autotuning; runtime/tuner.h) ----
   // The algorithms this backend could run the node with; empty when it has

@@ -5,6 +5,20 @@
 
 namespace minirt {
 
+size_t value_bytes(const Value& v) {
+  if (v.block > 0 && v.shape.size() == 4) {
+    int64_t c = (v.shape[1] + v.block - 1) / v.block * v.block;
+    return static_cast<size_t>(v.shape[0] * c * v.shape[2] * v.shape[3]) * dtype_size(v.dtype);
+  }
+  return static_cast<size_t>(shape_numel(v.shape)) * dtype_size(v.dtype);
+}
+
+std::string value_shape_str(const Value& v) {
+  std::string s = shape_str(v.shape);
+  if (v.block > 0) s += "/" + std::to_string(v.block) + "c";
+  return s;
+}
+
 int Graph::add_value(std::string name) {
   Value v;
   v.name = std::move(name);

@@ -47,7 +47,17 @@ struct Value {
   std::vector<std::string> dim_params; // for graph inputs: symbolic names ("" where numeric)
   std::shared_ptr<const Tensor> constant;  // initializer or folded value
   int producer = -1;                   // node index, -1 for inputs and constants
+  // The CPU's channel-blocked layout (kernels/cpu/nchwc.h): 0 for the plain
+  // layout, else the channel block B of [N][ceil(C/B)][H][W][B] (4-D only).
+  // Set by assign_layouts; the shape stays the logical NCHW one.
+  int block = 0;
 };
+
+// Bytes a value's buffer holds: its shape's elements, with the channels
+// rounded up to whole blocks when it is blocked.
+size_t value_bytes(const Value& v);
+// "1x64x56x56", with "/16c" appended when blocked.
+std::string value_shape_str(const Value& v);
 
 struct Node {
   std::string name;

@@ -102,7 +102,7 @@ std::string join_shapes(const Graph& g, const std::vector<int>& ids) {
   for (int v : ids) {
     if (v < 0) continue;
     if (!s.empty()) s += ", ";
-    s += shape_str(g.values[v].shape);
+    s += value_shape_str(g.values[v]);
   }
   return s;
 }
@@ -137,7 +137,6 @@ class CopyKernel final : public Kernel {
   size_t bytes_;
 };
 
-size_t value_bytes(const Value& v) { return static_cast<size_t>(shape_numel(v.shape)) * dtype_size(v.dtype); }
 
 }  // namespace
 
@@ -165,6 +164,11 @@ std::unique_ptr<Plan> make_plan(const Graph& model, const std::vector<const Tens
     }
   }
   st.dead = remove_dead_nodes(g);
+  if (options.optimize && options.blocked_layout && options.devices.empty()) {
+    st.reorders = assign_layouts(g, cpu);
+    for (const Value& v : g.values) st.blocked += v.block > 0;
+    if (st.blocked) st.block = cpu.channel_block();
+  }
   plan->output_values = g.outputs;
 
   // Memory spaces: 0 is the host (the CPU backend); then one per device backend.
@@ -386,6 +390,9 @@ std::string Plan::report() const {
   os << "; passes: " << stats.folded << " folded, " << stats.identities << " identities removed, " << stats.batchnorms
      << " BatchNormalization folded, " << stats.bias_adds << " bias Add folded, " << stats.activations
      << " activations fused, " << stats.residuals << " residual Add fused, " << stats.dead << " dead removed\n";
+  if (stats.block)
+    os << "layout: nchw" << stats.block << "c for " << stats.blocked << " values (shapes marked /" << stats.block
+       << "c), " << stats.reorders << " reorder" << (stats.reorders == 1 ? "" : "s") << "\n";
   if (!placement.empty()) os << placement << "\n";
   char line[512];
   for (size_t i = 0; i < steps.size(); ++i) {

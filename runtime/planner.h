@@ -49,6 +49,10 @@ struct PlanOptions {
   // Chooses the algorithm of each node whose backend offers several
   // (convolutions); null: every backend's make_kernel() decides alone.
   Tuner* tuner = nullptr;
+  // Keep activations in the CPU backend's channel-blocked layout where its
+  // kernels can (runtime/passes/layout.cpp); with `optimize` and no device
+  // backends only.
+  bool blocked_layout = true;
 };
 
 // A memory space: the host (index 0) or a device backend's memory.
@@ -66,6 +70,9 @@ struct Upload {
 
 struct PlanStats {
   int folded = 0, identities = 0, batchnorms = 0, bias_adds = 0, activations = 0, residuals = 0, dead = 0;
+  int block = 0;     // the channel block of blocked values (0: all plain)
+  int blocked = 0;   // values in the blocked layout
+  int reorders = 0;  // layout changes inserted
 };
 
 struct Plan {

@@ -104,6 +104,9 @@ std::string tuning_problem(const Graph& g, const Node& n) {
     if (a.act.kind != ActKind::kRelu) os << "(" << a.act.alpha << "," << a.act.beta << ")";
   }
   if (n.input(3) >= 0) os << " residual";
+  // Blocked activations run other kernels than plain ones.
+  if (int b = g.values[n.outputs[0]].block) os << " layout=nchw" << b << "c";
+  if (int b = g.values[n.inputs[0]].block; b != g.values[n.outputs[0]].block) os << " in=" << (b ? "nchw" + std::to_string(b) + "c" : std::string("nchw"));
   return os.str();
 }
 
@@ -155,7 +158,7 @@ KernelBench::KernelBench(const Backend& b, const Graph& g, const Node& n, Thread
       }
       continue;
     }
-    size_t bytes = static_cast<size_t>(shape_numel(val.shape)) * dtype_size(val.dtype);
+    size_t bytes = value_bytes(val);
     std::vector<unsigned char> host(bytes, 0);
     if (val.dtype == DType::kFloat32) {
       auto* f = reinterpret_cast<float*>(host.data());
@@ -177,7 +180,7 @@ KernelBench::KernelBench(const Backend& b, const Graph& g, const Node& n, Thread
       outputs_.push_back(nullptr);
       continue;
     }
-    owned_.push_back(alloc(static_cast<size_t>(shape_numel(g.values[v].shape)) * dtype_size(g.values[v].dtype)));
+    owned_.push_back(alloc(value_bytes(g.values[v])));
     outputs_.push_back(owned_.back().get());
   }
   if (b_.is_device()) b_.synchronize(stream_);

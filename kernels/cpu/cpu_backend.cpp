@@ -2,6 +2,7 @@
 
 #include "kernels/cpu/conv_algorithms.h"
 #include "kernels/cpu/eigen_util.h"
+#include "kernels/cpu/nchwc.h"
 #include "kernels/cpu/registry.h"
 #include "kernels/cpu/sgemm.h"
 
@@ -58,10 +59,12 @@ class CpuBackend final : public Backend {
   const char* name() const override { return "cpu"; }
   bool supports(const Graph&, const Node& n, std::string* why) const override {
     if (table_.count(n.op)) return true;
+    if (n.domain == "minirt" && (n.op == "ReorderToBlocked" || n.op == "ReorderToPlain")) return true;
     if (why) *why = "the CPU backend has no kernel for " + n.op;
     return false;
   }
   std::unique_ptr<Kernel> make_kernel(const Graph& g, const Node& n) const override {
+    if (blocked(g, n)) return cpu::make_nchwc_kernel(g, n, threads_, "");
     auto it = table_.find(n.op);
     if (it == table_.end()) node_fail(ErrorCode::kUnsupported, g, n, "the CPU backend has no kernel for " + n.op);
     return it->second(g, n, threads_);
@@ -72,25 +75,37 @@ class CpuBackend final : public Backend {
   std::vector<AlgorithmOption> algorithms(const Graph& g, const Node& n) const override {
     std::vector<AlgorithmOption> out;
     if (n.op != "Conv") return out;
-    for (const std::string& a : cpu::conv_algorithm_names()) {
+    bool b = blocked(g, n);
+    for (const std::string& a : b ? cpu::nchwc_conv_algorithm_names() : cpu::conv_algorithm_names()) {
       AlgorithmOption o;
       o.name = a;
-      o.declined = cpu::conv_algorithm_declined(g, n, a);
-      if (o.declined.empty()) o.workspace = cpu::conv_workspace_bytes(g, n, threads_, a);
+      o.declined = b ? cpu::nchwc_conv_declined(g, n, a) : cpu::conv_algorithm_declined(g, n, a);
+      if (o.declined.empty())
+        o.workspace = b ? cpu::nchwc_conv_workspace_bytes(g, n, threads_, a) : cpu::conv_workspace_bytes(g, n, threads_, a);
       out.push_back(std::move(o));
     }
     return out;
   }
   std::string heuristic_algorithm(const Graph& g, const Node& n) const override {
-    return n.op == "Conv" ? cpu::conv_heuristic_algorithm(g, n, threads_) : std::string();
+    if (n.op != "Conv") return {};
+    return blocked(g, n) ? cpu::nchwc_conv_heuristic(g, n, threads_) : cpu::conv_heuristic_algorithm(g, n, threads_);
   }
   std::unique_ptr<Kernel> make_kernel_with(const Graph& g, const Node& n, const std::string& algorithm) const override {
     // No name: no choice made, the rules' pick (what make_kernel runs).
     if (algorithm.empty()) return make_kernel(g, n);
-    if (n.op == "Conv") return cpu::make_conv_kernel(g, n, threads_, algorithm);
+    if (n.op == "Conv")
+      return blocked(g, n) ? cpu::make_nchwc_kernel(g, n, threads_, algorithm)
+                           : cpu::make_conv_kernel(g, n, threads_, algorithm);
     node_fail(ErrorCode::kInvalidArgument, g, n,
               "the CPU backend has no algorithm choice for " + n.op + ", so not '" + algorithm + "'");
   }
+  // The blocked layout follows the ISA kernels are made for: NCHW16c on
+  // AVX-512, NCHW8c on AVX2, none on the portable path.
+  int channel_block() const override { return cpu::nchwc_block(cpu::sgemm_default_isa()); }
+  bool blocked_inputs(const Graph& g, const Node& n, std::vector<LayoutNeed>* needs) const override {
+    return cpu::nchwc_blocked_inputs(g, n, channel_block(), needs);
+  }
+
   // "cpu | AMD EPYC | avx2+fma | minirt 0.1.0 | eigen 3.4.0 | fp32": what a
   // measured choice depends on. The ISA is the one kernels are made with now
   // (MINIRT_SGEMM_ISA may force a lesser one).
@@ -102,6 +117,16 @@ class CpuBackend final : public Backend {
   }
 
  private:
+  // A node with a blocked input or output runs on the blocked kernels.
+  static bool blocked(const Graph& g, const Node& n) {
+    if (n.domain == "minirt") return true;  // the reorders
+    for (int v : n.inputs)
+      if (v >= 0 && g.values[v].block > 0) return true;
+    for (int v : n.outputs)
+      if (v >= 0 && g.values[v].block > 0) return true;
+    return false;
+  }
+
   int threads_;
   std::unordered_map<std::string, cpu::KernelFactory> table_;
 };

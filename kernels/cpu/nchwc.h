@@ -16,10 +16,14 @@
 #pragma once
 
 #include "kernels/cpu/sgemm.h"
+#include "runtime/backend.h"
 #include "runtime/thread_pool.h"
 
 #include <cstddef>
 #include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
 
 namespace minirt::cpu {
 
@@ -33,5 +37,21 @@ inline int64_t nchwc_padded(int64_t c, int b) { return nchwc_blocks(c, b) * b; }
 // Plain [n][c][hw] to blocked [n][ceil(c/b)][hw][b] (padding lanes zero), and back.
 void nchwc_reorder_to_blocked(const float* x, float* y, int64_t n, int64_t c, int64_t hw, int b, ThreadPool& pool);
 void nchwc_reorder_to_plain(const float* x, float* y, int64_t n, int64_t c, int64_t hw, int b, ThreadPool& pool);
+
+// ---- The backend's side of the layout pass (nchwc_kernels.cpp)
+
+// Whether the node can run with its outputs blocked (block b), and what it
+// needs of each input; see Backend::blocked_inputs.
+bool nchwc_blocked_inputs(const Graph& g, const Node& n, int b, std::vector<LayoutNeed>* needs);
+// The kernel of a node with blocked inputs or outputs (and of the
+// ReorderToBlocked / ReorderToPlain nodes); `algo` names a Conv algorithm
+// (empty: the heuristic's). Throws naming the node when there is none.
+std::unique_ptr<Kernel> make_nchwc_kernel(const Graph& g, const Node& n, int threads, const std::string& algo);
+// Conv in the blocked layout: its candidates, why one declines, the
+// heuristic's pick, and a candidate's workspace.
+const std::vector<std::string>& nchwc_conv_algorithm_names();
+std::string nchwc_conv_declined(const Graph& g, const Node& n, const std::string& algo);
+std::string nchwc_conv_heuristic(const Graph& g, const Node& n, int threads);
+size_t nchwc_conv_workspace_bytes(const Graph& g, const Node& n, int threads, const std::string& algo);
 
 }  // namespace minirt::cpu

@@ -261,7 +261,7 @@ std::shared_ptr<const PlanEntry> Session::Impl::plan_for(const std::vector<const
     return hit;
   }
   auto e = std::make_shared<PlanEntry>();
-  PlanOptions po{.optimize = options.optimize, .tuner = tuner.get()};
+  PlanOptions po{.optimize = options.optimize, .tuner = tuner.get(), .blocked_layout = options.layout == CpuLayout::kAuto};
   for (const auto& d : devices) po.devices.push_back(d.get());
   e->plan = make_plan(model->impl().graph, inputs, *cpu, *pool, po);
   for (const Tensor* t : inputs) e->shapes.push_back(t->shape());

@@ -51,6 +51,13 @@ int fuse_gated_activations(Graph& g);
 // reader. Only for plans without device backends.
 int fuse_residual_add(Graph& g);
 
+// The channel-blocked layout (Value::block) for the values of the nodes
+// `cpu` can run blocked, and ReorderToBlocked / ReorderToPlain nodes (domain
+// "minirt") where a reader needs the other layout; graph outputs are plain.
+// Nothing happens when the backend has no blocked layout. Returns the
+// number of reorders inserted. See layout.cpp.
+int assign_layouts(Graph& g, const Backend& cpu);
+
 // Nodes whose outputs nobody reads are removed.
 int remove_dead_nodes(Graph& g);
 

@@ -99,6 +99,12 @@ enum class MemoryPolicy {
   kPreallocate,  // preallocate_fraction of the free memory, once, when the session is made; never more
 };
 
+// How the CPU lays out activations (4-D float tensors) between kernels.
+enum class CpuLayout {
+  kAuto,  // channel-blocked (NCHW16c on AVX-512, NCHW8c on AVX2) where the kernels can, reordered at the seams
+  kNchw,  // plain NCHW everywhere (for comparison)
+};
+
 struct SessionOptions {
   Device device = Device::kAuto;
   int threads = 0;        // intra-op threads; 0 means all cores
@@ -124,6 +130,9 @@ struct SessionOptions {
   // Scratch memory one algorithm may need, in bytes; 0 means no limit.
   // Candidates that need more are not used (and reported as such).
   size_t workspace_limit = 0;
+  // The CPU's activation layout; kAuto needs `optimize` and applies to
+  // CPU-only plans (with a GPU, the nodes left on the CPU run plain).
+  CpuLayout layout = CpuLayout::kAuto;
 };
 
 // The numbers of a session's memory pool, in bytes.

@@ -1,0 +1,424 @@
+// The CPU backend's kernels for nodes in the channel-blocked layout
+// (nchwc.h): which nodes can run blocked and what they need of their
+// inputs, the reorders, the elementwise ops on blocked tensors, and Conv
+// (the native blocked algorithms, and every plain lowering wrapped in
+// reorders so the tuner can still pick it).
+#include "kernels/cpu/conv_algorithms.h"
+#include "kernels/cpu/nchwc.h"
+#include "kernels/cpu/registry.h"
+#include "kernels/cpu/vmath.h"
+#include "runtime/ops/conv.h"
+#include "runtime/ops/elementwise.h"
+#include "runtime/ops/linalg.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+
+namespace minirt::cpu {
+
+namespace {
+
+constexpr int64_t kGrain = 16384;  // floats per parallel chunk, at least
+
+bool float4d(const Graph& g, int v) {
+  return v >= 0 && g.values[v].dtype == DType::kFloat32 && g.values[v].shape_known && g.values[v].shape.size() == 4;
+}
+
+int block_of(const Graph& g, int v) { return v >= 0 ? g.values[v].block : 0; }
+
+// Floats a value's buffer holds (padded channels included).
+int64_t value_floats(const Graph& g, int v) { return static_cast<int64_t>(value_bytes(g.values[v]) / sizeof(float)); }
+
+const UnaryAttrs* unary_of(const Node& n) { return n.parsed ? dynamic_cast<const UnaryAttrs*>(n.parsed.get()) : nullptr; }
+const BinaryAttrs* binary_of(const Node& n) {
+  return n.parsed ? dynamic_cast<const BinaryAttrs*>(n.parsed.get()) : nullptr;
+}
+
+// A per-channel operand of a [N, C, H, W] value: [N or 1, C, 1, 1].
+bool per_channel_of(const Shape& small, const Shape& full) {
+  return small.size() == 4 && (small[0] == full[0] || small[0] == 1) && small[1] == full[1] && small[2] == 1 &&
+         small[3] == 1;
+}
+
+// A constant that broadcasts per channel against [N, C, H, W] (C values
+// laid out along channels: [C,1,1], [1,C,1,1]) or is one value.
+bool constant_channels(const Tensor& t, const Shape& full) {
+  if (t.dtype() != DType::kFloat32) return false;
+  if (t.numel() == 1) return true;
+  const Shape& s = t.shape();
+  if (t.numel() != full[1] || s.size() > 4 || s.size() < 3) return false;
+  size_t lead = 4 - s.size();
+  for (size_t i = 0; i < s.size(); ++i) {
+    size_t axis = i + lead;
+    if (s[i] != (axis == 1 ? full[1] : 1)) return false;
+  }
+  return true;
+}
+
+// ---- Reorders
+
+class ReorderKernel final : public Kernel {
+ public:
+  ReorderKernel(const Graph& g, const Node& n, bool to_blocked) : to_blocked_(to_blocked) {
+    const Shape& s = in_shape(g, n, 0);
+    n_ = s[0];
+    c_ = s[1];
+    hw_ = s[2] * s[3];
+    b_ = to_blocked ? block_of(g, n.outputs[0]) : block_of(g, n.inputs[0]);
+  }
+  void run(const KernelArgs& args) override {
+    const float* x = static_cast<const float*>(args.inputs[0]);
+    float* y = static_cast<float*>(args.outputs[0]);
+    if (to_blocked_) nchwc_reorder_to_blocked(x, y, n_, c_, hw_, b_, *args.pool);
+    else nchwc_reorder_to_plain(x, y, n_, c_, hw_, b_, *args.pool);
+  }
+  std::string describe() const override {
+    return to_blocked_ ? "nchw -> nchw" + std::to_string(b_) + "c" : "nchw" + std::to_string(b_) + "c -> nchw";
+  }
+
+ private:
+  bool to_blocked_;
+  int64_t n_ = 0, c_ = 0, hw_ = 0;
+  int b_ = 0;
+};
+
+// ---- Elementwise
+
+// An activation (or a copy) over every float of the buffer, padding lanes
+// included: act of a finite value is finite.
+class BlockedUnaryKernel final : public Kernel {
+ public:
+  BlockedUnaryKernel(const Graph& g, const Node& n) : a_(*unary_of(n)), count_(value_floats(g, n.inputs[0])) {}
+  void run(const KernelArgs& args) override {
+    const float* x = static_cast<const float*>(args.inputs[0]);
+    float* y = static_cast<float*>(args.outputs[0]);
+    auto body = [&](int64_t b, int64_t e) {
+      if (y != x) std::memcpy(y + b, x + b, static_cast<size_t>(e - b) * sizeof(float));
+      if (a_.kind == UnaryKind::kActivation) apply_activation(a_.act, y + b, e - b);
+    };
+    args.pool->parallel_for(count_, body, kGrain);
+  }
+  std::string describe() const override { return "blocked"; }
+
+ private:
+  UnaryAttrs a_;
+  int64_t count_;
+};
+
+inline float binary(BinaryKind k, float a, float b) {
+  switch (k) {
+    case BinaryKind::kAdd: return a + b;
+    case BinaryKind::kSub: return a - b;
+    case BinaryKind::kMul: return a * b;
+    case BinaryKind::kMax: return a > b ? a : b;
+    case BinaryKind::kMin: return a < b ? a : b;
+    default: return a;  // not offered blocked (blocked_binary_ok)
+  }
+}
+
+// Ops whose result of finite padding lanes is finite (Div and Pow are not:
+// a padding lane may hold 0), with the same semantics as the plain kernel.
+bool blocked_binary_kind(BinaryKind k) {
+  return k == BinaryKind::kAdd || k == BinaryKind::kSub || k == BinaryKind::kMul || k == BinaryKind::kMax ||
+         k == BinaryKind::kMin;
+}
+
+// A op B with both blocked and the same shape; or one of them per channel
+// ([N or 1, C, 1, 1], blocked) or a per-channel or scalar constant.
+class BlockedBinaryKernel final : public Kernel {
+ public:
+  BlockedBinaryKernel(const Graph& g, const Node& n) : kind_(binary_of(n)->kind) {
+    const Shape& y = out_shape(g, n, 0);
+    b_ = block_of(g, n.outputs[0]);
+    n_ = y[0];
+    cb_ = nchwc_blocks(y[1], b_);
+    hw_ = y[2] * y[3];
+    for (int side = 0; side < 2; ++side) {
+      int v = n.inputs[side];
+      const Value& val = g.values[v];
+      if (val.constant) {
+        // Padded to whole blocks: padding lanes take 0.
+        const Tensor& t = *val.constant;
+        consts_[side].assign(static_cast<size_t>(cb_ * b_), 0.0f);
+        for (int64_t c = 0; c < y[1]; ++c) consts_[side][c] = t.numel() == 1 ? t.data<float>()[0] : t.data<float>()[c];
+        mode_[side] = Mode::kConstant;
+      } else if (val.shape == y) {
+        mode_[side] = Mode::kFull;
+      } else {
+        mode_[side] = Mode::kChannel;
+        per_image_[side] = val.shape[0] == n_;
+      }
+    }
+  }
+  void run(const KernelArgs& args) override {
+    const float* in[2] = {static_cast<const float*>(args.inputs[0]), static_cast<const float*>(args.inputs[1])};
+    float* y = static_cast<float*>(args.outputs[0]);
+    const int64_t plane = hw_ * b_;
+    // Units: (image, channel block, part of the plane).
+    const int64_t parts = std::max<int64_t>(1, plane / kGrain);
+    auto body = [&](int64_t u0, int64_t u1) {
+      for (int64_t u = u0; u < u1; ++u) {
+        int64_t part = u % parts, blk = (u / parts) % cb_, img = u / parts / cb_;
+        int64_t p0 = hw_ * part / parts, p1 = hw_ * (part + 1) / parts;
+        const size_t base = static_cast<size_t>((img * cb_ + blk) * plane);
+        const float* src[2];
+        int64_t step[2];
+        for (int s = 0; s < 2; ++s) {
+          switch (mode_[s]) {
+            case Mode::kFull:
+              src[s] = in[s] + base;
+              step[s] = b_;
+              break;
+            case Mode::kChannel:
+              src[s] = in[s] + ((per_image_[s] ? img : 0) * cb_ + blk) * b_;
+              step[s] = 0;
+              break;
+            case Mode::kConstant:
+              src[s] = consts_[s].data() + blk * b_;
+              step[s] = 0;
+              break;
+          }
+        }
+        float* out = y + base;
+        for (int64_t p = p0; p < p1; ++p) {
+          const float* a = src[0] + p * step[0];
+          const float* c = src[1] + p * step[1];
+          float* o = out + p * b_;
+          switch (kind_) {
+            case BinaryKind::kAdd:
+              for (int l = 0; l < b_; ++l) o[l] = a[l] + c[l];
+              break;
+            case BinaryKind::kMul:
+              for (int l = 0; l < b_; ++l) o[l] = a[l] * c[l];
+              break;
+            default:
+              for (int l = 0; l < b_; ++l) o[l] = binary(kind_, a[l], c[l]);
+          }
+        }
+      }
+    };
+    args.pool->parallel_for(n_ * cb_ * parts, body);
+  }
+  std::string describe() const override { return "blocked"; }
+
+ private:
+  enum class Mode { kFull, kChannel, kConstant };
+  BinaryKind kind_;
+  int b_ = 0;
+  int64_t n_ = 0, cb_ = 0, hw_ = 0;
+  Mode mode_[2] = {Mode::kFull, Mode::kFull};
+  bool per_image_[2] = {false, false};
+  std::vector<float> consts_[2];
+};
+
+// BatchNormalization with constant parameters: y = x * s + t per channel,
+// s and t computed as the plain kernel computes them; padding lanes 0.
+class BlockedBatchNormKernel final : public Kernel {
+ public:
+  BlockedBatchNormKernel(const Graph& g, const Node& n) {
+    const Shape& x = in_shape(g, n, 0);
+    b_ = block_of(g, n.outputs[0]);
+    n_ = x[0];
+    cb_ = nchwc_blocks(x[1], b_);
+    hw_ = x[2] * x[3];
+    float eps = n.attrs_as<BatchNormAttrs>().epsilon;
+    const float* scale = in_const(g, n, 1)->data<float>();
+    const float* bias = in_const(g, n, 2)->data<float>();
+    const float* mean = in_const(g, n, 3)->data<float>();
+    const float* var = in_const(g, n, 4)->data<float>();
+    s_.assign(static_cast<size_t>(cb_ * b_), 0.0f);
+    t_.assign(static_cast<size_t>(cb_ * b_), 0.0f);
+    for (int64_t c = 0; c < x[1]; ++c) {
+      s_[c] = scale[c] / std::sqrt(var[c] + eps);
+      t_[c] = bias[c] - mean[c] * s_[c];
+    }
+  }
+  void run(const KernelArgs& args) override {
+    const float* x = static_cast<const float*>(args.inputs[0]);
+    float* y = static_cast<float*>(args.outputs[0]);
+    auto body = [&](int64_t u0, int64_t u1) {
+      for (int64_t u = u0; u < u1; ++u) {
+        int64_t blk = u % cb_;
+        const float* s = s_.data() + blk * b_;
+        const float* t = t_.data() + blk * b_;
+        const float* xp = x + u * hw_ * b_;
+        float* yp = y + u * hw_ * b_;
+        for (int64_t p = 0; p < hw_; ++p)
+          for (int l = 0; l < b_; ++l) yp[p * b_ + l] = xp[p * b_ + l] * s[l] + t[l];
+      }
+    };
+    args.pool->parallel_for(n_ * cb_, body, std::max<int64_t>(1, kGrain / std::max<int64_t>(1, hw_ * b_)));
+  }
+  std::string describe() const override { return "blocked"; }
+
+ private:
+  int b_ = 0;
+  int64_t n_ = 0, cb_ = 0, hw_ = 0;
+  std::vector<float> s_, t_;
+};
+
+// ---- Conv
+
+// A plain lowering run on blocked tensors: the blocked input (and residual)
+// reordered to plain scratch, the plain kernel, its output reordered back.
+// Costs two or three reorders; kept so that a lowering that still wins on
+// some shape (Winograd on 3x3 layers) stays a candidate.
+class WrappedConvKernel final : public Kernel {
+ public:
+  WrappedConvKernel(const Graph& g, const Node& n, int threads, const std::string& algo, bool plan_only)
+      : algo_(algo) {
+    const Shape& x = in_shape(g, n, 0);
+    const Shape& y = out_shape(g, n, 0);
+    n_ = x[0];
+    c_ = x[1];
+    hw_in_ = x[2] * x[3];
+    m_ = y[1];
+    hw_out_ = y[2] * y[3];
+    xb_ = block_of(g, n.inputs[0]);
+    yb_ = block_of(g, n.outputs[0]);
+    residual_ = n.input(3) >= 0;
+    if (plan_only) inner_ws_ = conv_workspace_bytes(g, n, threads, algo);
+    else {
+      inner_ = make_conv_kernel(g, n, threads, algo);
+      inner_ws_ = inner_->workspace_bytes();
+    }
+    auto floats = [](int64_t f) { return static_cast<size_t>((f + 15) / 16 * 16); };
+    size_t off = (inner_ws_ + 63) / 64 * 64;
+    x_at_ = off;
+    if (xb_) off += floats(n_ * c_ * hw_in_) * sizeof(float);
+    r_at_ = off;
+    if (residual_) off += floats(n_ * m_ * hw_out_) * sizeof(float);
+    y_at_ = off;
+    off += floats(n_ * m_ * hw_out_) * sizeof(float);
+    ws_ = off;
+  }
+  size_t workspace_bytes() const override { return ws_; }
+  std::string describe() const override { return inner_->describe() + " via nchw"; }
+  void run(const KernelArgs& args) override {
+    char* ws = static_cast<char*>(args.workspace);
+    ThreadPool& pool = *args.pool;
+    const void* in[4] = {args.inputs[0], args.inputs[1], args.inputs[2], residual_ ? args.inputs[3] : nullptr};
+    if (xb_) {
+      float* xp = reinterpret_cast<float*>(ws + x_at_);
+      nchwc_reorder_to_plain(static_cast<const float*>(args.inputs[0]), xp, n_, c_, hw_in_, xb_, pool);
+      in[0] = xp;
+    }
+    if (residual_) {
+      float* rp = reinterpret_cast<float*>(ws + r_at_);
+      nchwc_reorder_to_plain(static_cast<const float*>(args.inputs[3]), rp, n_, m_, hw_out_, yb_, pool);
+      in[3] = rp;
+    }
+    float* yp = reinterpret_cast<float*>(ws + y_at_);
+    void* out[1] = {yp};
+    KernelArgs a{in, out, ws, args.pool, args.stream};
+    inner_->run(a);
+    nchwc_reorder_to_blocked(yp, static_cast<float*>(args.outputs[0]), n_, m_, hw_out_, yb_, pool);
+  }
+
+ private:
+  std::string algo_;
+  std::unique_ptr<Kernel> inner_;
+  int64_t n_ = 0, c_ = 0, hw_in_ = 0, m_ = 0, hw_out_ = 0;
+  int xb_ = 0, yb_ = 0;
+  bool residual_ = false;
+  size_t inner_ws_ = 0, x_at_ = 0, r_at_ = 0, y_at_ = 0, ws_ = 0;
+};
+
+bool conv_blocked_ok(const Graph& g, const Node& n) {
+  if (!float4d(g, n.inputs[0]) || !float4d(g, n.outputs[0]) || !in_const(g, n, 1)) return false;
+  if (n.input(2) >= 0 && !in_const(g, n, 2)) return false;
+  return true;
+}
+
+}  // namespace
+
+bool nchwc_blocked_inputs(const Graph& g, const Node& n, int b, std::vector<LayoutNeed>* needs) {
+  if (b <= 0 || n.dead) return false;
+  needs->assign(n.inputs.size(), LayoutNeed::kPlain);
+  const std::string& op = n.op;
+  if (op == "Conv") {
+    if (!conv_blocked_ok(g, n)) return false;
+    // A few plain input channels (the image) are read in place; more are
+    // worth one reorder.
+    int64_t c = in_shape(g, n, 0)[1];
+    (*needs)[0] = c <= b / 2 ? LayoutNeed::kEither : LayoutNeed::kBlocked;
+    if (n.input(3) >= 0) (*needs)[3] = LayoutNeed::kBlocked;
+    return true;
+  }
+  if (const UnaryAttrs* u = unary_of(n)) {
+    if (n.outputs.size() > 1 && n.outputs[1] >= 0) return false;  // Dropout's mask
+    if (u->kind != UnaryKind::kActivation && u->kind != UnaryKind::kCopy) return false;
+    if (!float4d(g, n.inputs[0])) return false;
+    (*needs)[0] = LayoutNeed::kBlocked;
+    return true;
+  }
+  if (const BinaryAttrs* ba = binary_of(n)) {
+    if (!blocked_binary_kind(ba->kind) || n.inputs.size() != 2 || !float4d(g, n.outputs[0])) return false;
+    const Shape& y = out_shape(g, n, 0);
+    int full = 0;
+    for (int s = 0; s < 2; ++s) {
+      int v = n.inputs[s];
+      if (v < 0 || g.values[v].dtype != DType::kFloat32) return false;
+      const Value& val = g.values[v];
+      if (val.constant) {
+        if (!constant_channels(*val.constant, y)) return false;
+        (*needs)[s] = LayoutNeed::kPlain;
+      } else if (val.shape == y) {
+        ++full;
+        (*needs)[s] = LayoutNeed::kBlocked;
+      } else if (per_channel_of(val.shape, y)) {
+        (*needs)[s] = LayoutNeed::kBlocked;
+      } else {
+        return false;
+      }
+    }
+    return full >= 1;
+  }
+  if (op == "BatchNormalization") {
+    if (!float4d(g, n.inputs[0])) return false;
+    for (size_t k = 1; k < n.outputs.size(); ++k)
+      if (n.outputs[k] >= 0) return false;  // training statistics
+    for (size_t k = 1; k < 5; ++k)
+      if (!in_const(g, n, k) || in_const(g, n, k)->dtype() != DType::kFloat32) return false;
+    (*needs)[0] = LayoutNeed::kBlocked;
+    return true;
+  }
+  return false;
+}
+
+const std::vector<std::string>& nchwc_conv_algorithm_names() {
+  // The plain lowerings, each run through reorders.
+  return conv_algorithm_names();
+}
+
+std::string nchwc_conv_declined(const Graph& g, const Node& n, const std::string& algo) {
+  return conv_algorithm_declined(g, n, algo);
+}
+
+std::string nchwc_conv_heuristic(const Graph& g, const Node& n, int threads) {
+  return conv_heuristic_algorithm(g, n, threads);
+}
+
+size_t nchwc_conv_workspace_bytes(const Graph& g, const Node& n, int threads, const std::string& algo) {
+  return WrappedConvKernel(g, n, threads, algo, /*plan_only=*/true).workspace_bytes();
+}
+
+std::unique_ptr<Kernel> make_nchwc_kernel(const Graph& g, const Node& n, int threads, const std::string& algo) {
+  const std::string& op = n.op;
+  if (op == "ReorderToBlocked") return std::make_unique<ReorderKernel>(g, n, true);
+  if (op == "ReorderToPlain") return std::make_unique<ReorderKernel>(g, n, false);
+  if (op == "Conv") {
+    std::string a = algo.empty() ? nchwc_conv_heuristic(g, n, threads) : algo;
+    std::string why = nchwc_conv_declined(g, n, a);
+    if (!why.empty())
+      node_fail(ErrorCode::kInvalidArgument, g, n, "Conv algorithm " + a + " cannot run this node: " + why);
+    return std::make_unique<WrappedConvKernel>(g, n, threads, a, false);
+  }
+  if (unary_of(n)) return std::make_unique<BlockedUnaryKernel>(g, n);
+  if (binary_of(n)) return std::make_unique<BlockedBinaryKernel>(g, n);
+  if (op == "BatchNormalization") return std::make_unique<BlockedBatchNormKernel>(g, n);
+  node_fail(ErrorCode::kUnsupported, g, n, "the CPU backend has no channel-blocked kernel for " + op);
+}
+
+}  // namespace minirt::cpu
