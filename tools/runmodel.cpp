@@ -60,7 +60,9 @@ execution
   --device cpu|cuda|auto  where to run (default auto: the GPU when usable, else the CPU, saying why)
   --math fp32|tf32        the GPU's math for convolutions and matrix products (default fp32;
                           tf32 uses tensor cores on Ampere and newer, with about 3 fewer digits)
-  --no-optimize           skip the graph passes (folding, fusion), for comparison
+  --no-optimize           skip the graph passes (folding, fusion, blocked layout), for comparison
+  --layout auto|nchw      the CPU's activation layout: auto (default) keeps activations channel-blocked
+                          (NCHW16c on AVX-512, NCHW8c on AVX2) where the kernels can; nchw keeps them plain
 convolution algorithms (chosen when a shape is first planned, never during timed runs)
   --tune MODE             cached: the algorithm cache's choices, measuring only what it lacks (default);
                           exhaustive: measure every candidate, and write the results to the cache;
@@ -111,6 +113,7 @@ struct Args {
   Device device = Device::kAuto;
   MathMode math = MathMode::kFp32;
   bool optimize = true;
+  CpuLayout layout = CpuLayout::kAuto;
   bool print_plan = false;
   std::string profile;
   bool json = false;
@@ -191,6 +194,11 @@ Args parse_args(int argc, char** argv) {
       if (v == "fp32") a.math = MathMode::kFp32;
       else if (v == "tf32") a.math = MathMode::kTf32;
       else throw UsageError("--math expects fp32 or tf32, got '" + v + "'");
+    } else if (s == "--layout") {
+      std::string v = next();
+      if (v == "auto") a.layout = CpuLayout::kAuto;
+      else if (v == "nchw") a.layout = CpuLayout::kNchw;
+      else throw UsageError("--layout expects auto or nchw, got '" + v + "'");
     } else if (s == "--no-optimize") a.optimize = false;
     else if (s == "--print-plan") a.print_plan = true;
     else if (s == "--profile") a.profile = next();
@@ -345,6 +353,7 @@ int run(const Args& a) {
   so.math = a.math;
   so.threads = a.threads;
   so.optimize = a.optimize;
+  so.layout = a.layout;
   so.profile = !a.profile.empty();
   so.memory_limit = a.memory_limit;
   so.memory_policy = a.memory_policy;
