@@ -1,6 +1,7 @@
 #include "runtime/planner.h"
 
 #include "runtime/op_registry.h"
+#include "runtime/ops/shape_ops.h"
 #include "runtime/passes/passes.h"
 
 #include <algorithm>
@@ -137,6 +138,13 @@ class CopyKernel final : public Kernel {
   size_t bytes_;
 };
 
+
+// A Concat whose inputs were made in place, in their slices of its output.
+class ElidedKernel final : public Kernel {
+ public:
+  void run(const KernelArgs&) override {}
+  std::string describe() const override { return "in place: each input was made in its slice"; }
+};
 
 }  // namespace
 
@@ -322,12 +330,18 @@ std::unique_ptr<Plan> make_plan(const Graph& model, const std::vector<const Tens
       if (v >= 0) last[v] = std::max(last[v], static_cast<int>(i));
   }
   // Reshape-like steps only relabel bytes: their output shares the input's
-  // block (the kernel then sees the same pointer and copies nothing).
+  // block (the kernel then sees the same pointer and copies nothing). A value
+  // lives at its root's offset plus delta bytes.
   std::vector<int> root(nv);
+  std::vector<size_t> delta(nv, 0);
   for (size_t v = 0; v < nv; ++v) root[v] = static_cast<int>(v);
   auto find = [&](int v) {
-    while (root[v] != v) v = root[v];
-    return v;
+    size_t d = 0;
+    while (root[v] != v) {
+      d += delta[v];
+      v = root[v];
+    }
+    return std::make_pair(v, d);
   };
   for (const Step& s : plan->steps) {
     if (s.node < 0) continue;
@@ -335,12 +349,45 @@ std::unique_ptr<Plan> make_plan(const Graph& model, const std::vector<const Tens
     bool view = op == "Reshape" || op == "Flatten" || op == "Squeeze" || op == "Unsqueeze";
     int in = s.inputs[0], out = s.outputs[0];
     if (view && plan->storage[in] == Storage::kArena && plan->storage[out] == Storage::kArena &&
-        home[in] == home[out])
-      root[out] = find(in);
+        home[in] == home[out] && g.values[in].block == 0 && g.values[out].block == 0)
+      root[out] = in;
+  }
+  // A Concat whose inputs are contiguous slices of its output (batch 1 along
+  // channels; whole channel blocks in the blocked layout) costs nothing: each
+  // input is made in its slice, and the step is left with nothing to do.
+  if (options.optimize) {
+    for (Step& s : plan->steps) {
+      if (s.node < 0 || g.nodes[s.node].op != "Concat" || !g.nodes[s.node].parsed) continue;
+      int out = s.outputs[0];
+      const Value& ov = g.values[out];
+      if (plan->storage[out] != Storage::kArena) continue;
+      int64_t axis = g.nodes[s.node].attrs_as<AxisAttrs>().axis;
+      int64_t outer = 1;
+      for (int64_t d = 0; d < axis; ++d) outer *= ov.shape[d];
+      bool ok = outer == 1 && s.inputs.size() > 1;
+      if (ov.block) ok = ok && axis == 1;
+      std::set<int> seen;
+      for (size_t k = 0; k < s.inputs.size() && ok; ++k) {
+        int v = s.inputs[k];
+        const Value& iv = g.values[v];
+        ok = v >= 0 && v != out && plan->storage[v] == Storage::kArena && home[v] == home[out] &&
+             find(v).first == v && seen.insert(v).second && iv.block == ov.block &&
+             (!ov.block || k + 1 == s.inputs.size() || iv.shape[1] % ov.block == 0);
+      }
+      if (!ok) continue;
+      size_t at = 0;
+      for (int v : s.inputs) {
+        root[v] = out;
+        delta[v] = at;
+        at += value_bytes(g.values[v]);
+      }
+      s.kernel = std::make_unique<ElidedKernel>();
+      st.concats_elided++;
+    }
   }
   for (size_t v = 0; v < nv; ++v) {
     if (plan->storage[v] != Storage::kArena) continue;
-    int r = find(static_cast<int>(v));
+    int r = find(static_cast<int>(v)).first;
     if (r == static_cast<int>(v)) continue;
     first[r] = std::min(first[r], first[v]);
     last[r] = std::max(last[r], last[v]);
@@ -350,7 +397,8 @@ std::unique_ptr<Plan> make_plan(const Graph& model, const std::vector<const Tens
     std::vector<Block> blocks;
     std::vector<int> owner;  // value id, or -(step+1) for a workspace
     for (size_t v = 0; v < nv; ++v) {
-      if (plan->storage[v] != Storage::kArena || home[v] != static_cast<int>(sp) || find(static_cast<int>(v)) != static_cast<int>(v))
+      if (plan->storage[v] != Storage::kArena || home[v] != static_cast<int>(sp) ||
+          find(static_cast<int>(v)).first != static_cast<int>(v))
         continue;
       Block b;
       b.size = value_bytes(g.values[v]);
@@ -375,7 +423,10 @@ std::unique_ptr<Plan> make_plan(const Graph& model, const std::vector<const Tens
     }
   }
   for (size_t v = 0; v < nv; ++v)
-    if (plan->storage[v] == Storage::kArena) plan->offset[v] = plan->offset[find(static_cast<int>(v))];
+    if (plan->storage[v] == Storage::kArena) {
+      auto [r, d] = find(static_cast<int>(v));
+      plan->offset[v] = plan->offset[r] + d;
+    }
   plan->arena_bytes = plan->spaces[0].arena_bytes;
   plan->naive_bytes = plan->spaces[0].naive_bytes;
   return plan;
@@ -389,7 +440,9 @@ std::string Plan::report() const {
   if (copies) os << " (" << copies << " copies)";
   os << "; passes: " << stats.folded << " folded, " << stats.identities << " identities removed, " << stats.batchnorms
      << " BatchNormalization folded, " << stats.bias_adds << " bias Add folded, " << stats.activations
-     << " activations fused, " << stats.residuals << " residual Add fused, " << stats.dead << " dead removed\n";
+     << " activations fused, " << stats.residuals << " residual Add fused, " << stats.dead << " dead removed";
+  if (stats.concats_elided) os << ", " << stats.concats_elided << " Concat made in place";
+  os << "\n";
   if (stats.block)
     os << "layout: nchw" << stats.block << "c for " << stats.blocked << " values (shapes marked /" << stats.block
        << "c), " << stats.reorders << " reorder" << (stats.reorders == 1 ? "" : "s") << "\n";

@@ -73,6 +73,7 @@ struct PlanStats {
   int block = 0;     // the channel block of blocked values (0: all plain)
   int blocked = 0;   // values in the blocked layout
   int reorders = 0;  // layout changes inserted
+  int concats_elided = 0;  // Concat steps whose inputs were made in their slices
 };
 
 struct Plan {

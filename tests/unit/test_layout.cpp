@@ -209,5 +209,75 @@ TEST(Layout, BroadcastsThatAreNotPerChannelRunPlain) {
   }
 }
 
+// SPP-like: a Conv, two chained MaxPools of it, the three concatenated,
+// then a Conv. `c` channels per branch.
+std::string spp_model(int64_t n, int c) {
+  ModelBuilder m(13);
+  m.input("x", DType::kFloat32, {n, 3, 7, 7});
+  m.initializer("w0", noise({c, 3, 3, 3}, 21)).initializer("w1", noise({4, 3 * c, 1, 1}, 22));
+  m.node("Conv", {"x", "w0"}, {"a"}, "conv0").ints("pads", {1, 1, 1, 1});
+  m.node("MaxPool", {"a"}, {"p1"}, "pool1").ints("kernel_shape", {5, 5}).ints("pads", {2, 2, 2, 2});
+  m.node("MaxPool", {"p1"}, {"p2"}, "pool2").ints("kernel_shape", {5, 5}).ints("pads", {2, 2, 2, 2});
+  m.node("Concat", {"a", "p1", "p2"}, {"cat"}, "cat").i("axis", 1);
+  m.node("Conv", {"cat", "w1"}, {"y"}, "conv1");
+  m.output("y");
+  return m.bytes();
+}
+
+// Where the plan put each of the Concat's inputs relative to its output, in
+// bytes; empty when the Concat was not made in place.
+std::vector<int64_t> concat_slices(const Plan& p) {
+  for (const Step& s : p.steps) {
+    if (s.op != "Concat" || s.kernel->describe().find("in place") == std::string::npos) continue;
+    std::vector<int64_t> d;
+    for (int v : s.inputs) d.push_back(static_cast<int64_t>(p.offset[v]) - static_cast<int64_t>(p.offset[s.outputs[0]]));
+    return d;
+  }
+  return {};
+}
+
+TEST(Layout, ConcatOfBatchOneIsMadeInPlace) {
+  for (CpuLayout layout : {CpuLayout::kNchw, CpuLayout::kAuto}) {
+    std::string bytes = spp_model(1, 16);
+    Tensor x = noise({1, 3, 7, 7}, 23);
+    Graph g = onnx::load_bytes(bytes.data(), bytes.size(), "t.onnx");
+    ThreadPool pool(1);
+    auto cpu = make_cpu_backend(1);
+    auto plan = make_plan(g, {&x}, *cpu, pool, {.blocked_layout = layout == CpuLayout::kAuto});
+    EXPECT_EQ(plan->stats.concats_elided, 1) << plan->report();
+    int64_t slice = 16 * 7 * 7 * 4;  // 16 channels are whole blocks of 8 or 16
+    EXPECT_EQ(concat_slices(*plan), (std::vector<int64_t>{0, slice, 2 * slice})) << plan->report();
+    NamedTensors in{{"x", x}};
+    auto model = Model::load_from_memory(bytes.data(), bytes.size(), "t.onnx");
+    Session fused(model, {.device = Device::kCpu, .threads = 2, .layout = layout});
+    Session plain(model, {.device = Device::kCpu, .threads = 2, .optimize = false});
+    expect_same(fused.run(in), plain.run(in), 1e-5f, "spp");
+  }
+}
+
+TEST(Layout, ConcatIsCopiedWhenItsSlicesAreNotContiguous) {
+  // Batch 2: each image's slice is apart from the next image's.
+  std::string two = spp_model(2, 16);
+  Tensor x2 = noise({2, 3, 7, 7}, 24);
+  Planned p = plan_of(two, {x2});
+  EXPECT_EQ(p.plan->stats.concats_elided, 0);
+  NamedTensors in{{"x", x2}};
+  expect_same(run(two, in, CpuLayout::kAuto), run(two, in, CpuLayout::kNchw), 1e-5f, "batch 2");
+  // 12 channels: not whole blocks, so in the blocked layout the second
+  // input would start inside a block of the output.
+  for (SgemmIsa isa : blocked_isas()) {
+    IsaScope scope(isa);
+    std::string odd = spp_model(1, 12);
+    Tensor x = noise({1, 3, 7, 7}, 25);
+    Planned q = plan_of(odd, {x});
+    bool blocked_cat = false;
+    for (const Step& s : q.plan->steps)
+      if (s.op == "Concat") blocked_cat = q.plan->graph.values[s.outputs[0]].block > 0;
+    EXPECT_EQ(q.plan->stats.concats_elided, blocked_cat ? 0 : 1) << q.plan->report();
+    NamedTensors one{{"x", x}};
+    expect_same(run(odd, one, CpuLayout::kAuto), run(odd, one, CpuLayout::kNchw), 1e-5f, "12 channels");
+  }
+}
+
 }  // namespace
 }  // namespace minirt

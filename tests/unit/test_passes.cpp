@@ -32,7 +32,7 @@ Planned plan_of(const std::string& bytes, const std::vector<Tensor>& inputs, boo
   for (const auto& t : inputs) in.push_back(&t);
   Planned p;
   p.cpu = make_cpu_backend(1);
-  p.plan = make_plan(g, in, *p.cpu, pool, {.optimize = optimize});
+  p.plan = make_plan(g, in, *p.cpu, pool, {.optimize = optimize, .blocked_layout = false});
   for (const auto& s : p.plan->steps) p.ops.push_back(s.op);
   return p;
 }
