@@ -8,12 +8,18 @@
 //   std::map<int, std::string> algo = tuner.tune(g, {{node, &backend}, ...}, pool);
 //   TuningReport r = tuner.report();                    // counters, one record per node
 //
-// Measuring: the candidate's kernel on the node's real shapes, inputs of
+// Measuring: every candidate's kernel on the node's real shapes, inputs of
 // seeded random data (constants from the graph), outputs and workspace
-// allocated once per node, one warm-up run, then runs until at least
-// min_repeats and target_ms or max_repeats; the median counts. A backend
-// that times on its own device (Backend::measure_algorithms) does so
-// instead. Tests replace all of this with TunerOptions::time.
+// allocated once per node, one warm-up run each, then rounds that run each
+// candidate once, in turns, until every candidate has min_repeats runs and
+// target_ms per candidate has passed (at most max_repeats rounds); each
+// candidate's median counts. Taking turns keeps a change in the machine's
+// load from favouring whichever ran first. A measured winner replaces the
+// heuristic's pick only when it is faster by more than
+// keep_heuristic_within: on sub-millisecond layers the noise is larger than
+// most differences. A backend that times on its own device
+// (Backend::measure_algorithms) does so instead. Tests replace all of this
+// with TunerOptions::time.
 //
 // Not thread-safe: the session calls it under its planning lock.
 #pragma once
@@ -44,8 +50,11 @@ struct TunerOptions {
   size_t workspace_limit = 0;  // bytes; 0: none
   bool write_cache = true;     // kCached and kExhaustive save what they measured
   int min_repeats = 3;         // timed runs after the warm-up...
-  int max_repeats = 25;        // ...until target_ms has passed, at most this many
-  double target_ms = 20;
+  int max_repeats = 200;       // ...until target_ms has passed, at most this many
+  double target_ms = 20;       // per candidate
+  // The heuristic's pick stays unless the fastest is faster by more than
+  // this fraction of its time.
+  double keep_heuristic_within = 0.03;
   bool progress = true;        // "tuning conv 12/53" on stderr, when it is a terminal and tuning is slow
   TuningTimer time;            // replaces the measuring (tests); empty: the real one
 };
@@ -110,6 +119,10 @@ class KernelBench {
   KernelBench& operator=(const KernelBench&) = delete;
   // The median milliseconds of `algorithm`'s kernel; throws when it fails.
   double time(const std::string& algorithm, int min_repeats, int max_repeats, double target_ms);
+  // The median milliseconds of each, measured in turns (see the top of this
+  // file); a candidate that throws gets NaN and its message in `errors`.
+  std::vector<double> time_all(const std::vector<std::string>& algorithms, int min_repeats, int max_repeats,
+                               double target_ms, std::vector<std::string>* errors);
 
  private:
   std::shared_ptr<void> alloc(size_t bytes);
