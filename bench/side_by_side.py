@@ -464,7 +464,7 @@ def report(args, rows, peak, peak_json, versions):
     r50 = [r for r in rows if r["stem"] == "resnet50" and "median_ms" in r and r["macs"]]
     if r50:
         lines += ["", "## ResNet-50: fraction of the FMA peak", "",
-                  f"{r50[0]['macs'] / 1e9:.2f} G multiply-adds per image (Conv and Gemm, from the graph); "
+                  f"{r50[0]['macs'] / r50[0]['batch'] / 1e9:.2f} G multiply-adds per image (Conv and Gemm, from the graph); "
                   "fraction = (2 x multiply-adds x batch / latency) / `minirt-fma-peak` at that thread count.", "",
                   "| batch | threads | FMA peak (GFLOP/s) | minirt tuned | minirt heuristic | "
                   + " | ".join(peer_cols) + " |",
