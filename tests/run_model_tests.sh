@@ -7,7 +7,8 @@
 #    writing two of them again must give byte-identical files.
 # 2. models/make_reference.py turns each into an ONNX backend-test folder in
 #    BUILD/model_tests with onnxruntime's outputs (batch 1, and batch 2 for
-#    the models with a symbolic batch), plus the real models in
+#    the models with a symbolic batch; EfficientNet-B0 and the YOLO-like
+#    detector have a fixed batch of 1), plus the real models in
 #    SRC/../shared/models when that folder exists.
 # 3. minirt-conformance compares minirt with them at rtol 1e-4, atol 1e-5.
 #    Any failure fails the test, and so does a skipped generated model
@@ -43,7 +44,7 @@ atol=1e-5
 threads=2
 models="$build/models"
 cases="$build/model_tests"
-generated=(resnet18 resnet50 mobilenetv2 squeezenet1_1 mnist_cnn)
+generated=(resnet18 resnet50 mobilenetv2 squeezenet1_1 mnist_cnn efficientnet_b0 yolov5s_like)
 batched=(resnet18 mobilenetv2 squeezenet1_1)  # symbolic batch: also run at batch 2
 
 rm -rf "$models" "$cases" "$build/model_tests_repeat"
@@ -54,9 +55,9 @@ echo "== generating models"
 
 echo "== determinism: the same seed gives byte-identical files, another seed does not"
 repeat="$build/model_tests_repeat"
-"$bin/minirt-make-models" --out "$repeat/seed1" resnet18 mnist_cnn >/dev/null
+"$bin/minirt-make-models" --out "$repeat/seed1" resnet18 mnist_cnn yolov5s_like >/dev/null
 "$bin/minirt-make-models" --out "$repeat/seed2" --seed 2 mnist_cnn >/dev/null
-for m in resnet18 mnist_cnn; do
+for m in resnet18 mnist_cnn yolov5s_like; do
   if ! cmp -s "$models/$m.onnx" "$repeat/seed1/$m.onnx"; then
     echo "FAIL: $m.onnx differs between two runs with the same seed" >&2
     exit 1

@@ -6,11 +6,14 @@
 //   minirt-make-models --out /tmp/m --seed 7 resnet18 mnist_cnn
 //
 // The layer structures are torchvision's (ResNet-18/50 v1.5, MobileNetV2
-// width 1.0, SqueezeNet 1.1) plus a small MNIST CNN. Conv, BatchNormalization
-// and activations are separate nodes, as an exporter writes them, so minirt's
-// folding and fusion passes have work to do. Weights come from a counter-free
+// width 1.0, SqueezeNet 1.1, EfficientNet-B0), a YOLOv5s-like detector
+// (ultralytics' v5.0 layout at 416x416) and a small MNIST CNN. Conv, BatchNormalization
+// and activations are separate nodes, as an exporter writes them (SiLU as
+// Mul(x, Sigmoid(x)), as torch exports it), so minirt's folding and fusion
+// passes have work to do. Weights come from a counter-free
 // generator seeded by (seed, tensor name): the same seed gives byte-identical
 // files on any machine. See models/README.md.
+#include <algorithm>
 #include <bit>
 #include <cmath>
 #include <cstdint>
@@ -151,14 +154,36 @@ class Builder {
     a->set_type(po::AttributeProto::INTS);
     for (int64_t x : v) a->add_ints(x);
   }
+  static void attr_string(po::NodeProto* n, const std::string& name, const std::string& v) {
+    auto* a = n->add_attribute();
+    a->set_name(name);
+    a->set_type(po::AttributeProto::STRING);
+    a->set_s(v);
+  }
+
+  // An int64 initializer (shapes, slice bounds), little-endian in raw_data.
+  const std::string& initializer_i64(const std::string& name, const std::vector<int64_t>& v) {
+    po::TensorProto* t = graph()->add_initializer();
+    t->set_name(name);
+    t->set_data_type(po::TensorProto::INT64);
+    t->add_dims(static_cast<int64_t>(v.size()));
+    std::string raw(v.size() * 8, '\0');
+    for (size_t i = 0; i < v.size(); ++i) {
+      uint64_t bits = static_cast<uint64_t>(v[i]);
+      for (int b = 0; b < 8; ++b) raw[i * 8 + b] = static_cast<char>((bits >> (8 * b)) & 0xFF);
+    }
+    t->set_raw_data(std::move(raw));
+    return t->name();
+  }
 
   // Conv with Kaiming-uniform weights (gain sqrt(2), fan_in = cin/groups*k*k),
   // so a Conv+ReLU chain keeps the second moment of its activations.
   // Returns the output value's name, which is the node's name.
+  // `gain` scales the weights' range (1: Kaiming).
   std::string conv(const std::string& name, const std::string& x, int64_t cin, int64_t cout, int64_t k, int64_t stride,
-                   int64_t pad, int64_t groups = 1, bool bias = false) {
+                   int64_t pad, int64_t groups = 1, bool bias = false, double gain = 1.0) {
     int64_t fan_in = cin / groups * k * k;
-    double bound = std::sqrt(6.0 / static_cast<double>(fan_in));
+    double bound = gain * std::sqrt(6.0 / static_cast<double>(fan_in));
     std::vector<std::string> ins = {x, initializer(name + ".weight", {cout, cin / groups, k, k},
                                                    uniform(name + ".weight", cout * (cin / groups) * k * k, 0, bound))};
     if (bias) ins.push_back(initializer(name + ".bias", {cout}, uniform(name + ".bias", cout, 0, 0.05)));
@@ -204,6 +229,27 @@ class Builder {
 
   std::string add(const std::string& name, const std::string& a, const std::string& b) {
     node("Add", name, {a, b}, {name});
+    return name;
+  }
+
+  std::string mul(const std::string& name, const std::string& a, const std::string& b) {
+    node("Mul", name, {a, b}, {name});
+    return name;
+  }
+
+  std::string sigmoid(const std::string& name, const std::string& x) {
+    node("Sigmoid", name, {x}, {name});
+    return name;
+  }
+
+  // SiLU as torch exports nn.SiLU: Mul(x, Sigmoid(x)), the Sigmoid named
+  // NAME.sigmoid and the Mul NAME.
+  std::string silu(const std::string& name, const std::string& x) {
+    return mul(name, x, sigmoid(name + ".sigmoid", x));
+  }
+
+  std::string concat(const std::string& name, const std::vector<std::string>& xs, int64_t axis = 1) {
+    attr_int(node("Concat", name, xs, {name}), "axis", axis);
     return name;
   }
 
@@ -400,6 +446,228 @@ std::string squeezenet1_1(uint64_t seed) {
 }
 
 // ---------------------------------------------------------------------------
+// SiLU networks. SiLU is close to ReLU for large inputs (E[silu(z)^2] is
+// 0.49 Var(z) at a standard deviation of 8, ReLU's 0.5) but nearly linear
+// with slope 1/2 near zero (0.29 Var(z) at 0.5). With Kaiming weights and
+// near-identity BatchNormalization, activations of order 1 therefore shrink
+// layer after layer until the BN biases hold them at about 0.1, where the
+// logits are tiny and every squeeze-excitation gate sits at 0.5; a slightly
+// larger gain instead makes some seeds blow up. So the stem's
+// BatchNormalization gets a scale x 8 (kStemGain): the activations start in
+// the ReLU-like range and the Kaiming init keeps them there, as it keeps a
+// ReLU network's, for every seed tried (1-7).
+constexpr double kStemGain = 8.0;
+
+// Squeeze-excitation: its first 1x1 conv sees the pooled activations at
+// that x 8 scale, so its weights are scaled back by 1 / kStemGain and the
+// gates' pre-activations are of order 1 (gates spread over about 0.3-0.7, as
+// in a trained network). Left at Kaiming's range they would be of order 50:
+// gates pinned at 0 or 1 except for a few whose argument is near zero, and
+// there a rounding difference of 1e-6 relative in the argument moves the
+// gate by 1e-5 -- onnxruntime's own optimized and unoptimized graphs then
+// differ by 16x the test's tolerance.
+constexpr double kSqueezeGain = 1.0 / kStemGain;
+// The gated product has about half the second moment of its input (gates
+// average 0.5), so the projection after it gets a BN scale x sqrt(2).
+constexpr double kSeGain = 1.41421356;
+// EfficientNet's last BatchNormalization (features.8.1) scaled by 1/4, so that
+// the logits have a standard deviation of 0.3-3.6 (seeds 1-7; 0.68 with
+// seed 1) like the other models', rather than 1-15: the test's absolute
+// tolerance is meant for outputs at that scale.
+constexpr double kClassifierGain = 0.25;
+
+// Conv (no bias) + BatchNormalization + SiLU, the unit both networks are built of.
+std::string conv_bn_silu(Builder& b, const std::string& conv_name, const std::string& bn_name,
+                         const std::string& act_name, const std::string& x, int64_t cin, int64_t cout, int64_t k,
+                         int64_t stride, int64_t groups = 1, double gain = 1.0) {
+  return b.silu(act_name, b.conv_bn(conv_name, bn_name, x, cin, cout, k, stride, k / 2, groups, gain));
+}
+
+// ---------------------------------------------------------------------------
+// EfficientNet-B0 (torchvision efficientnet.py): MBConv blocks with
+// squeeze-excitation; stochastic depth is the identity at inference.
+
+std::string efficientnet_b0(uint64_t seed) {
+  Builder b("efficientnet_b0", seed);
+  b.declare(true, "input", {1, 3, 224, 224});
+  // features.0: Conv2dNormActivation(3, 32, 3x3, stride 2, SiLU).
+  std::string x = conv_bn_silu(b, "features.0.0", "features.0.1", "features.0.2", "input", 3, 32, 3, 2, 1, kStemGain);
+  struct Stage {
+    int64_t expand, kernel, stride, channels, repeats;
+  };
+  // The B0 table: width and depth multipliers 1.0.
+  const Stage stages[] = {{1, 3, 1, 16, 1},  {6, 3, 2, 24, 2},  {6, 5, 2, 40, 2}, {6, 3, 2, 80, 3},
+                          {6, 5, 1, 112, 3}, {6, 5, 2, 192, 4}, {6, 3, 1, 320, 1}};
+  int64_t cin = 32;
+  int stage_index = 1;
+  for (const auto& st : stages) {
+    for (int64_t i = 0; i < st.repeats; ++i) {
+      const std::string blk = "features." + std::to_string(stage_index) + "." + std::to_string(i);
+      const std::string p = blk + ".block.";
+      const int64_t stride = i == 0 ? st.stride : 1;
+      const int64_t hidden = cin * st.expand;
+      const int64_t squeeze = std::max<int64_t>(1, cin / 4);  // of the block's input channels
+      const bool residual = stride == 1 && cin == st.channels;
+      std::string y = x;
+      int idx = 0;
+      if (st.expand != 1) {  // expand: 1x1 conv + BN + SiLU
+        std::string q = p + std::to_string(idx++);
+        y = conv_bn_silu(b, q + ".0", q + ".1", q + ".2", y, cin, hidden, 1, 1);
+      }
+      {  // depthwise kxk with the block's stride
+        std::string q = p + std::to_string(idx++);
+        y = conv_bn_silu(b, q + ".0", q + ".1", q + ".2", y, hidden, hidden, st.kernel, stride, hidden);
+      }
+      {  // squeeze-excitation: scale = sigmoid(fc2(silu(fc1(avgpool(y))))), y * scale
+        std::string q = p + std::to_string(idx++);
+        std::string s = b.global_avgpool(q + ".avgpool", y);
+        s = b.silu(q + ".activation", b.conv(q + ".fc1", s, hidden, squeeze, 1, 1, 0, 1, true, kSqueezeGain));
+        s = b.sigmoid(q + ".scale_activation", b.conv(q + ".fc2", s, squeeze, hidden, 1, 1, 0, 1, true));
+        y = b.mul(q + ".mul", s, y);
+      }
+      {  // linear projection: 1x1 conv + BN, no activation
+        std::string q = p + std::to_string(idx);
+        y = b.conv_bn(q + ".0", q + ".1", y, hidden, st.channels, 1, 1, 0, 1,
+                      kSeGain * (residual ? kResidualGain : 1.0));
+      }
+      x = residual ? b.add(blk + ".add", y, x) : y;
+      cin = st.channels;
+    }
+    ++stage_index;
+  }
+  // features.8: 1x1 conv to 1280 + BN + SiLU.
+  x = conv_bn_silu(b, "features.8.0", "features.8.1", "features.8.2", x, cin, 1280, 1, 1, 1, kClassifierGain);
+  x = b.flatten("flatten", b.global_avgpool("avgpool", x));
+  x = b.dropout("classifier.0", x, 0.2f);
+  b.linear("classifier.1", x, 1280, 1000, "logits");
+  b.declare(false, "logits", {1, 1000});
+  return b.serialize();
+}
+
+// ---------------------------------------------------------------------------
+// A YOLOv5s-like detector (ultralytics yolov5s.yaml of v5.0: width multiple
+// 0.5, depth multiple 0.33) at 416x416, exported as torch writes it: Focus
+// as four strided Slices + Concat, nn.Upsample as Resize with scales, the
+// Detect heads reshaped to [1, 3, 85, H, W], transposed to [1, 3, H, W, 85]
+// and sigmoided.
+
+// The Detect convs' weight range relative to Kaiming's: their inputs have a
+// standard deviation of 5-25 (kStemGain), and 0.1 brings the pre-sigmoid
+// outputs to a standard deviation of about 0.6-2.6 (seeds 1-7), so that the
+// sigmoids are not saturated at 0 or 1 (where float32 would hide any error
+// before them).
+constexpr double kDetectGain = 0.1;
+
+// ultralytics' Conv: conv (no bias, pad k/2) + BN + SiLU, named P.conv, P.bn, P.act.
+std::string yconv(Builder& b, const std::string& p, const std::string& x, int64_t cin, int64_t cout, int64_t k,
+                  int64_t stride, double gain = 1.0) {
+  return conv_bn_silu(b, p + ".conv", p + ".bn", p + ".act", x, cin, cout, k, stride, 1, gain);
+}
+
+// C3: cv3(cat(m(cv1(x)), cv2(x))) with n Bottlenecks (1x1 then 3x3, plus
+// the input when `shortcut`) in m, at half the output's channels.
+std::string c3(Builder& b, const std::string& p, const std::string& x, int64_t cin, int64_t cout, int n,
+               bool shortcut) {
+  const int64_t c = cout / 2;
+  std::string m = yconv(b, p + ".cv1", x, cin, c, 1, 1);
+  for (int i = 0; i < n; ++i) {
+    const std::string q = p + ".m." + std::to_string(i);
+    std::string y = yconv(b, q + ".cv1", m, c, c, 1, 1);
+    // The residual branch's last BN damped like the other models' (kResidualGain).
+    y = yconv(b, q + ".cv2", y, c, c, 3, 1, shortcut ? kResidualGain : 1.0);
+    m = shortcut ? b.add(q + ".add", m, y) : y;
+  }
+  std::string side = yconv(b, p + ".cv2", x, cin, c, 1, 1);
+  return yconv(b, p + ".cv3", b.concat(p + ".cat", {m, side}), 2 * c, cout, 1, 1);
+}
+
+// SPP: cv2(cat(y, maxpool5(y), maxpool9(y), maxpool13(y))) with y = cv1(x);
+// the pools have stride 1 and pad k/2, so all four keep y's size.
+std::string spp(Builder& b, const std::string& p, const std::string& x, int64_t cin, int64_t cout) {
+  const int64_t c = cin / 2;
+  std::string y = yconv(b, p + ".cv1", x, cin, c, 1, 1);
+  std::vector<std::string> parts = {y};
+  for (int64_t k : {5, 9, 13}) parts.push_back(b.maxpool(p + ".m." + std::to_string(k), y, k, 1, k / 2, false));
+  return yconv(b, p + ".cv2", b.concat(p + ".cat", parts), 4 * c, cout, 1, 1);
+}
+
+// nn.Upsample(scale_factor=2, mode="nearest") as torch exports it at opset
+// 11 and later: Resize(x, roi = empty constant, scales = [1, 1, 2, 2]).
+std::string upsample2(Builder& b, const std::string& name, const std::string& x) {
+  std::string roi = b.initializer(name + ".roi", {0}, {});
+  std::string scales = b.initializer(name + ".scales", {4}, {1.0f, 1.0f, 2.0f, 2.0f});
+  po::NodeProto* n = b.node("Resize", name, {x, roi, scales}, {name});
+  Builder::attr_string(n, "coordinate_transformation_mode", "asymmetric");
+  Builder::attr_float(n, "cubic_coeff_a", -0.75f);
+  Builder::attr_string(n, "mode", "nearest");
+  Builder::attr_string(n, "nearest_mode", "floor");
+  return name;
+}
+
+std::string yolov5s_like(uint64_t seed) {
+  constexpr int64_t kSize = 416, kAnchors = 3, kOutputs = 5 + 80;
+  Builder b("yolov5s_like", seed);
+  b.declare(true, "input", {1, 3, kSize, kSize});
+
+  // model.0 Focus: x[..., ::2, ::2], x[..., 1::2, ::2], x[..., ::2, 1::2],
+  // x[..., 1::2, 1::2] concatenated on channels, then a 3x3 Conv.
+  const int64_t kEnd = INT64_MAX;  // torch's "to the end"
+  std::string axes = b.initializer_i64("model.0.slice.axes", {2, 3});
+  std::string steps = b.initializer_i64("model.0.slice.steps", {2, 2});
+  std::string ends = b.initializer_i64("model.0.slice.ends", {kEnd, kEnd});
+  const int64_t offsets[4][2] = {{0, 0}, {1, 0}, {0, 1}, {1, 1}};  // (H, W) start of each piece
+  std::vector<std::string> pieces;
+  for (int i = 0; i < 4; ++i) {
+    const std::string n = "model.0.slice" + std::to_string(i);
+    std::string starts = b.initializer_i64(n + ".starts", {offsets[i][0], offsets[i][1]});
+    b.node("Slice", n, {"input", starts, ends, axes, steps}, {n});
+    pieces.push_back(n);
+  }
+  std::string x = yconv(b, "model.0.conv", b.concat("model.0.cat", pieces), 12, 32, 3, 1, kStemGain);
+
+  // Backbone.
+  x = yconv(b, "model.1", x, 32, 64, 3, 2);
+  x = c3(b, "model.2", x, 64, 64, 1, true);
+  x = yconv(b, "model.3", x, 64, 128, 3, 2);
+  const std::string p3 = c3(b, "model.4", x, 128, 128, 3, true);  // stride 8
+  x = yconv(b, "model.5", p3, 128, 256, 3, 2);
+  const std::string p4 = c3(b, "model.6", x, 256, 256, 3, true);  // stride 16
+  x = yconv(b, "model.7", p4, 256, 512, 3, 2);
+  x = spp(b, "model.8", x, 512, 512);
+  x = c3(b, "model.9", x, 512, 512, 1, false);  // stride 32
+
+  // PAN neck: top-down with upsampling, then bottom-up with strided convs.
+  const std::string h10 = yconv(b, "model.10", x, 512, 256, 1, 1);
+  x = b.concat("model.12", {upsample2(b, "model.11", h10), p4});
+  x = c3(b, "model.13", x, 512, 256, 1, false);
+  const std::string h14 = yconv(b, "model.14", x, 256, 128, 1, 1);
+  x = b.concat("model.16", {upsample2(b, "model.15", h14), p3});
+  const std::string out3 = c3(b, "model.17", x, 256, 128, 1, false);  // P3/8
+  x = b.concat("model.19", {yconv(b, "model.18", out3, 128, 128, 3, 2), h14});
+  const std::string out4 = c3(b, "model.20", x, 256, 256, 1, false);  // P4/16
+  x = b.concat("model.22", {yconv(b, "model.21", out4, 256, 256, 3, 2), h10});
+  const std::string out5 = c3(b, "model.23", x, 512, 512, 1, false);  // P5/32
+
+  // model.24 Detect: per level a 1x1 conv (with bias) to 3 * 85 channels,
+  // Reshape [1, 3, 85, H, W], Transpose to [1, 3, H, W, 85], Sigmoid.
+  const std::string levels[3] = {out3, out4, out5};
+  const int64_t channels[3] = {128, 256, 512};
+  for (int i = 0; i < 3; ++i) {
+    const int64_t hw = kSize / (int64_t{8} << i);
+    const std::string p = "model.24.m." + std::to_string(i);
+    std::string y = b.conv(p, levels[i], channels[i], kAnchors * kOutputs, 1, 1, 0, 1, true, kDetectGain);
+    std::string shape = b.initializer_i64(p + ".shape", {1, kAnchors, kOutputs, hw, hw});
+    b.node("Reshape", p + ".reshape", {y, shape}, {p + ".reshape"});
+    Builder::attr_ints(b.node("Transpose", p + ".transpose", {p + ".reshape"}, {p + ".transpose"}), "perm",
+                       {0, 1, 3, 4, 2});
+    const std::string out = "output" + std::to_string(i);
+    b.node("Sigmoid", p + ".sigmoid", {p + ".transpose"}, {out});
+    b.declare(false, out, {1, kAnchors, hw, hw, kOutputs});
+  }
+  return b.serialize();
+}
+
+// ---------------------------------------------------------------------------
 // A small MNIST CNN at a fixed 1x1x28x28.
 
 std::string mnist_cnn(uint64_t seed) {
@@ -429,6 +697,8 @@ const std::map<std::string, std::function<std::string(uint64_t)>>& makers() {
       {"mobilenetv2", mobilenet_v2},
       {"squeezenet1_1", squeezenet1_1},
       {"mnist_cnn", mnist_cnn},
+      {"efficientnet_b0", efficientnet_b0},
+      {"yolov5s_like", yolov5s_like},
   };
   return m;
 }

@@ -1,0 +1,227 @@
+// minirt-fma-peak: measures this machine's fp32 FMA peak, the yardstick for
+// "fraction of peak" in bench/side_by_side.py, and prints it as JSON.
+//
+//   build/bin/minirt-fma-peak                       # 1 thread and all cores, best ISA
+//   build/bin/minirt-fma-peak --threads 1,2 --isa avx2 --seconds 0.5
+//
+//   {"isa": "avx512", "vector_bits": 512, "chains": 12, "seconds": 0.3,
+//    "results": [{"threads": 1, "gflops": 187.4}, {"threads": 2, "gflops": 371.0}]}
+//
+// Each thread runs `kChains` independent chains of vector FMAs (a = a * b + c)
+// on zmm (AVX-512F) or ymm (AVX2 + FMA) registers: enough chains to cover the
+// FMA latency times the FMA ports of current x86 cores (4 cycles x 2 ports = 8),
+// so the loop is bound by FMA throughput alone, which is the peak a GEMM can
+// approach. The ISA is chosen at run time with __builtin_cpu_supports, and the
+// loops are compiled with per-function target attributes, so one binary runs
+// (and measures the right thing) on AVX2-only and AVX-512 machines alike.
+// The N-thread figure is the sum over threads that all start together (a
+// barrier) and run the same number of iterations, divided by the slowest
+// one's wall time; each figure is the best of a few repetitions.
+#include <immintrin.h>
+
+#include <algorithm>
+#include <atomic>
+#include <chrono>
+#include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+#include <string>
+#include <thread>
+#include <vector>
+
+namespace {
+
+constexpr int kChains = 12;
+constexpr int kRepeats = 3;
+
+volatile float g_sink;  // keeps the chains' results alive
+
+// The twelve accumulators are named variables, not an array, so that the
+// compiler keeps all of them in registers (an array indexed in a loop ends
+// up in memory at -O2, and the loop then measures loads and stores).
+#define MINIRT_FMA_CHAINS(OP) OP(0) OP(1) OP(2) OP(3) OP(4) OP(5) OP(6) OP(7) OP(8) OP(9) OP(10) OP(11)
+
+// Runs `iters` rounds of kChains independent 16-lane FMAs. Returns the flops done.
+__attribute__((target("avx512f"))) double fma_avx512(int64_t iters) {
+#define MINIRT_INIT(j) __m512 a##j = _mm512_set1_ps(1.0f + 0.01f * (j));
+  MINIRT_FMA_CHAINS(MINIRT_INIT)
+#undef MINIRT_INIT
+  // b slightly below 1 and a small c keep every value finite and normal forever.
+  const __m512 b = _mm512_set1_ps(0.9999f), c = _mm512_set1_ps(1e-4f);
+  for (int64_t i = 0; i < iters; ++i) {
+#define MINIRT_STEP(j) a##j = _mm512_fmadd_ps(a##j, b, c);
+    MINIRT_FMA_CHAINS(MINIRT_STEP)
+#undef MINIRT_STEP
+  }
+  __m512 s = _mm512_setzero_ps();
+#define MINIRT_SUM(j) s = _mm512_add_ps(s, a##j);
+  MINIRT_FMA_CHAINS(MINIRT_SUM)
+#undef MINIRT_SUM
+  // Lanes summed through memory: GCC 12 warns inside _mm512_reduce_add_ps.
+  alignas(64) float lanes[16];
+  _mm512_store_ps(lanes, s);
+  float t = 0;
+  for (float v : lanes) t += v;
+  g_sink = t;
+  return static_cast<double>(iters) * kChains * 16 * 2;
+}
+
+// The same with 8-lane ymm FMAs.
+__attribute__((target("avx2,fma"))) double fma_avx2(int64_t iters) {
+#define MINIRT_INIT(j) __m256 a##j = _mm256_set1_ps(1.0f + 0.01f * (j));
+  MINIRT_FMA_CHAINS(MINIRT_INIT)
+#undef MINIRT_INIT
+  const __m256 b = _mm256_set1_ps(0.9999f), c = _mm256_set1_ps(1e-4f);
+  for (int64_t i = 0; i < iters; ++i) {
+#define MINIRT_STEP(j) a##j = _mm256_fmadd_ps(a##j, b, c);
+    MINIRT_FMA_CHAINS(MINIRT_STEP)
+#undef MINIRT_STEP
+  }
+  __m256 s = _mm256_setzero_ps();
+#define MINIRT_SUM(j) s = _mm256_add_ps(s, a##j);
+  MINIRT_FMA_CHAINS(MINIRT_SUM)
+#undef MINIRT_SUM
+  alignas(32) float lanes[8];
+  _mm256_store_ps(lanes, s);
+  float t = 0;
+  for (float v : lanes) t += v;
+  g_sink = t;
+  return static_cast<double>(iters) * kChains * 8 * 2;
+}
+
+using Loop = double (*)(int64_t);
+
+double now_s() {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
+}
+
+// GFLOP/s of `threads` threads each running `iters` iterations at once.
+double measure(Loop loop, int threads, int64_t iters) {
+  double best = 0;
+  for (int r = 0; r < kRepeats; ++r) {
+    std::atomic<int> ready{0};
+    std::atomic<bool> go{false};
+    std::vector<double> flops(static_cast<size_t>(threads), 0.0);
+    std::vector<std::thread> pool;
+    for (int t = 1; t < threads; ++t)
+      pool.emplace_back([&, t] {
+        ready.fetch_add(1);
+        while (!go.load(std::memory_order_acquire)) {
+        }
+        flops[static_cast<size_t>(t)] = loop(iters);
+      });
+    while (ready.load() < threads - 1) {
+    }
+    const double t0 = now_s();
+    go.store(true, std::memory_order_release);
+    flops[0] = loop(iters);
+    for (auto& th : pool) th.join();
+    const double dt = now_s() - t0;
+    double total = 0;
+    for (double f : flops) total += f;
+    best = std::max(best, total / dt / 1e9);
+  }
+  return best;
+}
+
+std::vector<int> parse_threads(const std::string& text) {
+  std::vector<int> out;
+  size_t pos = 0;
+  while (pos <= text.size()) {
+    size_t comma = text.find(',', pos);
+    std::string item = text.substr(pos, comma == std::string::npos ? std::string::npos : comma - pos);
+    char* end = nullptr;
+    long v = std::strtol(item.c_str(), &end, 10);
+    if (item.empty() || *end != '\0' || v < 1 || v > 4096) return {};
+    out.push_back(static_cast<int>(v));
+    if (comma == std::string::npos) break;
+    pos = comma + 1;
+  }
+  return out;
+}
+
+void usage(std::FILE* f) {
+  std::fprintf(f,
+               "usage: minirt-fma-peak [--threads N[,N...]] [--isa auto|avx512|avx2] [--seconds S]\n"
+               "Measures the fp32 FMA peak (GFLOP/s) with independent FMA chains and prints JSON.\n"
+               "  --threads   thread counts to measure (default: 1 and all logical cores)\n"
+               "  --isa       vector ISA (default auto: avx512 where the CPU has AVX-512F, else avx2)\n"
+               "  --seconds   about how long one measurement runs (default 0.3)\n"
+               "exit status: 0 success, 1 the CPU lacks the ISA, 2 bad usage\n");
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  std::string isa = "auto";
+  double seconds = 0.3;
+  const int cores = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+  std::vector<int> threads = {1};
+  if (cores > 1) threads.push_back(cores);
+  for (int i = 1; i < argc; ++i) {
+    std::string a = argv[i];
+    if (a == "--help" || a == "-h") {
+      usage(stdout);
+      return 0;
+    }
+    if ((a == "--threads" || a == "--isa" || a == "--seconds") && i + 1 >= argc) {
+      std::fprintf(stderr, "minirt-fma-peak: %s needs a value\n", a.c_str());
+      return 2;
+    }
+    if (a == "--threads") {
+      threads = parse_threads(argv[++i]);
+      if (threads.empty()) {
+        std::fprintf(stderr, "minirt-fma-peak: --threads wants positive integers separated by commas\n");
+        return 2;
+      }
+    } else if (a == "--isa") {
+      isa = argv[++i];
+      if (isa != "auto" && isa != "avx512" && isa != "avx2") {
+        std::fprintf(stderr, "minirt-fma-peak: --isa wants auto, avx512 or avx2, got '%s'\n", isa.c_str());
+        return 2;
+      }
+    } else if (a == "--seconds") {
+      char* end = nullptr;
+      seconds = std::strtod(argv[++i], &end);
+      if (*end != '\0' || !(seconds > 0 && seconds <= 60)) {
+        std::fprintf(stderr, "minirt-fma-peak: --seconds wants a number in (0, 60]\n");
+        return 2;
+      }
+    } else {
+      std::fprintf(stderr, "minirt-fma-peak: unknown argument %s\n", a.c_str());
+      usage(stderr);
+      return 2;
+    }
+  }
+
+  __builtin_cpu_init();
+  const bool has512 = __builtin_cpu_supports("avx512f");
+  const bool has2 = __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
+  if (isa == "auto") isa = has512 ? "avx512" : "avx2";
+  if ((isa == "avx512" && !has512) || (isa == "avx2" && !has2)) {
+    std::fprintf(stderr, "minirt-fma-peak: this CPU does not have %s\n",
+                 isa == "avx512" ? "AVX-512F" : "AVX2 and FMA");
+    return 1;
+  }
+  const Loop loop = isa == "avx512" ? fma_avx512 : fma_avx2;
+
+  // Calibrate the iteration count to about `seconds` on one thread.
+  int64_t iters = 1 << 16;
+  for (;;) {
+    const double t0 = now_s();
+    loop(iters);
+    const double dt = now_s() - t0;
+    if (dt > 0.05 || iters > (int64_t{1} << 40)) {
+      iters = std::max<int64_t>(1, static_cast<int64_t>(static_cast<double>(iters) * seconds / dt));
+      break;
+    }
+    iters *= 4;
+  }
+
+  std::printf("{\"isa\": \"%s\", \"vector_bits\": %d, \"chains\": %d, \"seconds\": %g, \"results\": [", isa.c_str(),
+              isa == "avx512" ? 512 : 256, kChains, seconds);
+  for (size_t k = 0; k < threads.size(); ++k)
+    std::printf("%s{\"threads\": %d, \"gflops\": %.2f}", k ? ", " : "", threads[k], measure(loop, threads[k], iters));
+  std::printf("]}\n");
+  return 0;
+}

@@ -1,0 +1,86 @@
+"""Times OpenVINO (CPU plugin) on one model in its own process (so its peak
+RSS is its own) and prints a JSON line. Used by side_by_side.py, next to
+ort_worker.py.
+
+  ov_worker.py MODEL INPUT.npy THREADS WARMUP ITERATIONS [--profile]
+
+The model is read from ONNX directly (no conversion step), reshaped to the
+input's concrete shape where the graph has symbolic dimensions (so OpenVINO
+compiles static shapes, as for a fixed-shape model), and compiled for the
+CPU with INFERENCE_NUM_THREADS = THREADS, PERFORMANCE_HINT = LATENCY (one
+stream, the whole thread budget on one request) and INFERENCE_PRECISION_HINT
+= f32 (no bf16/fp16 downcast on CPUs that have it). Timed: the synchronous
+InferRequest.infer of one request, reused. With --profile, PERF_COUNT is on
+and the JSON has per_op_ms: the mean real time per run of each layer type
+over the timed runs (OpenVINO's own, fused layer types).
+
+Output: {"load_ms", "latency_ms": [...], "peak_rss_kib", "version", "per_op_ms"?}
+"""
+import collections
+import json
+import resource
+import sys
+import time
+
+import numpy as np
+import openvino as ov
+
+
+def peak_rss_kib():
+    """VmHWM: this address space's peak (ru_maxrss would carry the parent's across exec)."""
+    try:
+        with open("/proc/self/status") as f:
+            for line in f:
+                if line.startswith("VmHWM:"):
+                    return int(line.split()[1])
+    except OSError:
+        pass
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+
+
+def main():
+    model_path, input_path, threads, warmup, iters = sys.argv[1:6]
+    threads, warmup, iters = int(threads), int(warmup), int(iters)
+    profile = "--profile" in sys.argv[6:]
+    x = np.load(input_path)
+
+    t0 = time.perf_counter()
+    core = ov.Core()
+    model = core.read_model(model_path)
+    port = model.inputs[0]
+    if port.get_partial_shape().is_dynamic:
+        model.reshape({port.get_any_name(): ov.PartialShape(list(x.shape))})
+    config = {
+        "INFERENCE_NUM_THREADS": threads,
+        "PERFORMANCE_HINT": "LATENCY",
+        "INFERENCE_PRECISION_HINT": "f32",
+    }
+    if profile:
+        config["PERF_COUNT"] = True
+    compiled = core.compile_model(model, "CPU", config)
+    request = compiled.create_infer_request()
+    load_ms = (time.perf_counter() - t0) * 1000
+
+    feed = {0: x}
+    for _ in range(warmup):
+        request.infer(feed)
+    lat = []
+    by_type = collections.defaultdict(float)
+    for _ in range(iters):
+        a = time.perf_counter()
+        request.infer(feed)
+        lat.append((time.perf_counter() - a) * 1000)
+        if profile:
+            # The last inference's per-layer counters; real_time is wall time.
+            for p in request.get_profiling_info():
+                if p.status == ov.ProfilingInfo.Status.EXECUTED:
+                    by_type[p.node_type] += p.real_time.total_seconds() * 1000
+    out = {"load_ms": load_ms, "latency_ms": lat, "peak_rss_kib": peak_rss_kib(), "version": ov.__version__,
+           "threads": int(compiled.get_property("INFERENCE_NUM_THREADS"))}
+    if profile:
+        out["per_op_ms"] = {k: v / max(iters, 1) for k, v in by_type.items()}
+    print(json.dumps(out))
+
+
+if __name__ == "__main__":
+    main()
