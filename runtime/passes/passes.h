@@ -28,15 +28,18 @@ int infer_and_fold(Graph& g, const Backend& folder, ThreadPool& pool, bool fold 
 int remove_identities(Graph& g);
 
 // Conv followed by BatchNormalization with constant parameters becomes one
-// Conv with scaled weights and a new bias.
+// Conv with scaled weights and a new bias; so does each Conv of a Concat (on
+// channels) that a BatchNormalization follows, with its slice of the
+// parameters (the CSP blocks of YOLO-style detectors).
 int fold_batchnorm(Graph& g);
 
 // Conv followed by Add of a constant per-channel tensor (1xCx1x1, Cx1x1)
 // folds the constant into the Conv's bias.
 int fold_bias_add(Graph& g);
 
-// Conv or Gemm followed by an activation (Relu, LeakyRelu, Clip, Sigmoid,
-// HardSigmoid, HardSwish, Tanh) carries it fused.
+// Conv or Gemm followed by an activation (any ActKind: Relu, LeakyRelu,
+// Clip, Sigmoid, HardSigmoid, HardSwish, Tanh, Silu, ...) carries it fused;
+// an activation after a Concat of Convs goes into each of them.
 int fuse_activations(Graph& g);
 
 // Mul(x, Sigmoid(x)) becomes the Sigmoid node computing Silu (x * sigmoid(x)),

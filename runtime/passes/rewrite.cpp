@@ -3,6 +3,7 @@
 #include "runtime/ops/conv.h"
 #include "runtime/ops/elementwise.h"
 #include "runtime/ops/linalg.h"
+#include "runtime/ops/shape_ops.h"
 #include "runtime/passes/passes.h"
 
 #include <algorithm>
@@ -70,6 +71,73 @@ int remove_identities(Graph& g) {
   return removed;
 }
 
+namespace {
+
+// Folds channels [c0, c0 + filters) of BatchNormalization `bn`'s constant
+// parameters into `conv`'s filters and bias (new constants; the old ones
+// may be shared).
+void fold_bn_slice(Graph& g, Node& conv, const Node& bn, int64_t c0) {
+  const Tensor& w = *g.values[conv.inputs[1]].constant;
+  const float* scale = g.values[bn.inputs[1]].constant->data<float>() + c0;
+  const float* shift = g.values[bn.inputs[2]].constant->data<float>() + c0;
+  const float* mean = g.values[bn.inputs[3]].constant->data<float>() + c0;
+  const float* var = g.values[bn.inputs[4]].constant->data<float>() + c0;
+  float eps = bn.attrs_as<BatchNormAttrs>().epsilon;
+  int64_t m = w.shape()[0];
+  int64_t per = w.numel() / m;
+  Tensor nw = w.clone();
+  Tensor nb = Tensor::zeros(DType::kFloat32, {m});
+  const float* ob = conv.input(2) >= 0 ? g.values[conv.inputs[2]].constant->data<float>() : nullptr;
+  for (int64_t k = 0; k < m; ++k) {
+    float s = scale[k] / std::sqrt(var[k] + eps);
+    float* row = nw.data<float>() + k * per;
+    for (int64_t j = 0; j < per; ++j) row[j] *= s;
+    nb.data<float>()[k] = ((ob ? ob[k] : 0.0f) - mean[k]) * s + shift[k];
+  }
+  int wv = g.add_constant(g.values[conv.inputs[1]].name + "/bn_folded", std::move(nw));
+  int bv = g.add_constant(conv.name + "/bn_bias", std::move(nb));
+  conv.inputs.resize(std::max<size_t>(conv.inputs.size(), 3));
+  conv.inputs[1] = wv;
+  conv.inputs[2] = bv;
+}
+
+bool bn_params_const(const Graph& g, const Node& bn) {
+  if (bn.inputs.size() < 5) return false;
+  for (int k = 1; k < 5; ++k)
+    if (!is_const(g, bn.inputs[k]) || g.values[bn.inputs[k]].constant->dtype() != DType::kFloat32) return false;
+  for (size_t k = 1; k < bn.outputs.size(); ++k)
+    if (bn.outputs[k] >= 0) return false;  // training statistics are read
+  return true;
+}
+
+// A Conv whose output (value v) can take a fold or a fused activation: its
+// weights and bias constant, no activation yet, and `reader` its only reader.
+bool foldable_conv(const Graph& g, int v, int reader) {
+  int p = g.values[v].producer;
+  if (p < 0) return false;
+  const Node& conv = g.nodes[p];
+  if (conv.dead || conv.op != "Conv" || conv.outputs[0] != v || conv.inputs.size() > 3) return false;
+  if (!conv.attrs_as<ConvAttrs>().act.none() || !is_const(g, conv.inputs[1])) return false;
+  if (conv.input(2) >= 0 && !is_const(g, conv.inputs[2])) return false;
+  return sole_consumer(g, v) == reader;
+}
+
+// The Concat on channels that makes v, whose inputs are all Convs that only
+// it reads (foldable_conv); -1 otherwise.
+int concat_of_convs(const Graph& g, int v) {
+  int ci = g.values[v].producer;
+  if (ci < 0) return -1;
+  const Node& cat = g.nodes[ci];
+  if (cat.dead || cat.op != "Concat" || !cat.parsed || g.values[v].shape.size() < 2) return -1;
+  int64_t axis = cat.attrs_as<AxisAttrs>().axis;
+  if (axis != 1) return -1;
+  for (int in : cat.inputs)
+    if (in < 0 || !foldable_conv(g, in, ci)) return -1;
+  return ci;
+}
+
+}  // namespace
+
 int fold_batchnorm(Graph& g) {
   int folded = 0;
   for (auto& conv : g.nodes) {
@@ -79,36 +147,31 @@ int fold_batchnorm(Graph& g) {
     int c = sole_consumer(g, conv.outputs[0]);
     if (c < 0) continue;
     Node& bn = g.nodes[c];
-    if (bn.op != "BatchNormalization" || bn.inputs[0] != conv.outputs[0]) continue;
-    bool params_const = true;
-    for (int k = 1; k < 5; ++k) params_const = params_const && is_const(g, bn.inputs[k]);
-    if (!params_const) continue;
-    const Tensor& w = *g.values[conv.inputs[1]].constant;
-    const float* scale = g.values[bn.inputs[1]].constant->data<float>();
-    const float* shift = g.values[bn.inputs[2]].constant->data<float>();
-    const float* mean = g.values[bn.inputs[3]].constant->data<float>();
-    const float* var = g.values[bn.inputs[4]].constant->data<float>();
-    float eps = bn.attrs_as<BatchNormAttrs>().epsilon;
-    int64_t m = w.shape()[0];
-    int64_t per = w.numel() / m;
-    Tensor nw = w.clone();
-    Tensor nb = Tensor::zeros(DType::kFloat32, {m});
-    const float* ob = conv.input(2) >= 0 ? g.values[conv.inputs[2]].constant->data<float>() : nullptr;
-    for (int64_t k = 0; k < m; ++k) {
-      float s = scale[k] / std::sqrt(var[k] + eps);
-      float* row = nw.data<float>() + k * per;
-      for (int64_t j = 0; j < per; ++j) row[j] *= s;
-      nb.data<float>()[k] = ((ob ? ob[k] : 0.0f) - mean[k]) * s + shift[k];
-    }
-    int wv = g.add_constant(g.values[conv.inputs[1]].name + "/bn_folded", std::move(nw));
-    int bv = g.add_constant(conv.name + "/bn_bias", std::move(nb));
-    conv.inputs.resize(3);
-    conv.inputs[1] = wv;
-    conv.inputs[2] = bv;
+    if (bn.op != "BatchNormalization" || bn.inputs[0] != conv.outputs[0] || !bn_params_const(g, bn)) continue;
+    fold_bn_slice(g, conv, bn, 0);
     int out = bn.outputs[0];
     bn.dead = true;
     absorb(conv, bn);
     replace_uses(g, out, conv.outputs[0]);
+    ++folded;
+  }
+  // BatchNormalization after a Concat of Convs (CSP blocks): each Conv
+  // takes its slice of the parameters.
+  for (auto& bn : g.nodes) {
+    if (bn.dead || bn.op != "BatchNormalization" || !bn_params_const(g, bn)) continue;
+    int x = bn.inputs[0];
+    int ci = concat_of_convs(g, x);
+    if (ci < 0 || sole_consumer(g, x) != static_cast<int>(&bn - g.nodes.data())) continue;
+    int64_t c0 = 0;
+    for (int in : g.nodes[ci].inputs) {
+      Node& conv = g.nodes[g.values[in].producer];
+      fold_bn_slice(g, conv, bn, c0);
+      absorb(conv, bn);
+      c0 += g.values[in].shape[1];
+    }
+    int out = bn.outputs[0];
+    bn.dead = true;
+    replace_uses(g, out, x);
     ++folded;
   }
   if (folded) g.link_producers();
@@ -182,6 +245,27 @@ int fuse_activations(Graph& g) {
     act.dead = true;
     absorb(host, act);
     replace_uses(g, out, host.outputs[0]);
+    ++fused;
+  }
+  // An activation after a Concat of Convs: each Conv applies it to its
+  // slice (elementwise, so the same numbers).
+  for (auto& act : g.nodes) {
+    if (act.dead || !act.parsed || act.inputs.empty()) continue;
+    const auto* ua = dynamic_cast<const UnaryAttrs*>(act.parsed.get());
+    if (!ua || ua->kind != UnaryKind::kActivation) continue;
+    int x = act.inputs[0];
+    int ci = x >= 0 ? concat_of_convs(g, x) : -1;
+    if (ci < 0 || sole_consumer(g, x) != static_cast<int>(&act - g.nodes.data())) continue;
+    for (int in : g.nodes[ci].inputs) {
+      Node& conv = g.nodes[g.values[in].producer];
+      auto a = std::make_shared<ConvAttrs>(conv.attrs_as<ConvAttrs>());
+      a->act = ua->act;
+      conv.parsed = a;
+      absorb(conv, act);
+    }
+    int out = act.outputs[0];
+    act.dead = true;
+    replace_uses(g, out, x);
     ++fused;
   }
   if (fused) g.link_producers();

@@ -399,6 +399,36 @@ TEST(Passes, ResidualIsNotFusedPastAnActivationOrABroadcast) {
   EXPECT_EQ(q.ops, (std::vector<std::string>{"Conv", "Add"}));
 }
 
+TEST(Passes, BatchNormAndActivationAfterAConcatOfConvsGoIntoEachConv) {
+  ModelBuilder m(13);
+  m.input("x", DType::kFloat32, {1, 4, 5, 5});
+  m.initializer("w1", noise({3, 4, 3, 3}, 20)).initializer("w2", noise({5, 4, 1, 1}, 21)).initializer("b2", noise({5}, 22));
+  m.initializer("s", noise({8}, 23)).initializer("t", noise({8}, 24)).initializer("mu", noise({8}, 25));
+  Tensor var = noise({8}, 26);
+  for (int64_t i = 0; i < 8; ++i) var.data<float>()[i] = std::fabs(var.data<float>()[i]) + 0.1f;
+  m.initializer("var", var);
+  m.node("Conv", {"x", "w1"}, {"c1"}, "cv1").ints("pads", {1, 1, 1, 1});
+  m.node("Conv", {"x", "w2", "b2"}, {"c2"}, "cv2");
+  m.node("Concat", {"c1", "c2"}, {"cat"}, "cat").i("axis", 1);
+  m.node("BatchNormalization", {"cat", "s", "t", "mu", "var"}, {"bn"}, "bn");
+  m.node("LeakyRelu", {"bn"}, {"a"}, "act").f("alpha", 0.1f);
+  m.initializer("w3", noise({2, 8, 1, 1}, 28));
+  m.node("Conv", {"a", "w3"}, {"y"}, "cv3");
+  m.output("y");
+  Tensor x = noise({1, 4, 5, 5}, 27);
+  Planned p = plan_of(m.bytes(), {x});
+  EXPECT_EQ(p.ops, (std::vector<std::string>{"Conv+BatchNormalization+LeakyRelu", "Conv+BatchNormalization+LeakyRelu",
+                                             "Concat", "Conv"}));
+  EXPECT_EQ(p.plan->stats.concats_elided, 1);
+  auto fused = run(m.bytes(), {{"x", x}}), plain = run(m.bytes(), {{"x", x}}, false);
+  ASSERT_EQ(fused.size(), plain.size());
+  for (size_t i = 0; i < fused.size(); ++i) EXPECT_NEAR(fused[i], plain[i], 1e-5f * (1 + std::fabs(plain[i]))) << i;
+  // A Concat with another reader keeps its BatchNormalization.
+  m.output("cat");
+  Planned q = plan_of(m.bytes(), {x});
+  EXPECT_EQ(q.ops, (std::vector<std::string>{"Conv", "Conv", "Concat", "BatchNormalization", "LeakyRelu", "Conv"}));
+}
+
 TEST(Passes, ReportNamesFusedNodes) {
   ModelBuilder m;
   m.input("x", DType::kFloat32, {1, 1, 2, 2});
