@@ -43,7 +43,8 @@ int fold_bias_add(Graph& g);
 int fuse_activations(Graph& g);
 
 // Mul(x, Sigmoid(x)) becomes the Sigmoid node computing Silu (x * sigmoid(x)),
-// and Mul(x, HardSigmoid(x)) with alpha 1/6 and beta 1/2 HardSwish, so that
+// Mul(x, HardSigmoid(x)) with alpha 1/6 and beta 1/2 HardSwish, and
+// Mul(x, Tanh(Softplus(x))) Mish, so that
 // fuse_activations can carry them into the Conv or Gemm that makes x.
 int fuse_gated_activations(Graph& g);
 

@@ -304,11 +304,23 @@ int fuse_gated_activations(Graph& g) {
       if (gate < 0 || x < 0 || gate == x || g.values[gate].producer < 0) continue;
       Node& gn = g.nodes[g.values[gate].producer];
       const Activation* act = node_activation(gn);
-      if (!act || gn.inputs[0] != x || sole_consumer(g, gate) != static_cast<int>(&mul - g.nodes.data())) continue;
+      if (!act || sole_consumer(g, gate) != static_cast<int>(&mul - g.nodes.data())) continue;
+      // The gate reads x itself (Sigmoid, HardSigmoid), or through Softplus (Mish).
+      bool direct = gn.inputs[0] == x;
+      if (!direct && act->kind != ActKind::kTanh) continue;
       if (!same_float_shape(g, x, mul.outputs[0]) || !same_float_shape(g, x, gate)) continue;
       Activation gated;
-      if (act->kind == ActKind::kSigmoid) {
-        gated.kind = ActKind::kSilu;
+      int inner = -1;  // Mish: the Softplus node between x and the Tanh
+      if (!direct) {
+        if (gn.inputs[0] < 0 || g.values[gn.inputs[0]].producer < 0) continue;
+        inner = g.values[gn.inputs[0]].producer;
+        const Activation* sp = node_activation(g.nodes[inner]);
+        if (!sp || sp->kind != ActKind::kSoftplus || g.nodes[inner].inputs[0] != x ||
+            sole_consumer(g, gn.inputs[0]) != g.values[gate].producer)
+          continue;
+        gated.kind = ActKind::kMish;  // x * tanh(softplus(x))
+      } else if (act->kind == ActKind::kSigmoid) {
+        gated.kind = ActKind::kSilu;  // x * sigmoid(x)
       } else if (act->kind == ActKind::kHardSigmoid && std::fabs(act->alpha - 1.0f / 6.0f) < 1e-6f &&
                  act->beta == 0.5f) {
         // x * max(0, min(1, x/6 + 1/2)) is HardSwish exactly.
@@ -319,6 +331,14 @@ int fuse_gated_activations(Graph& g) {
       auto a = std::make_shared<UnaryAttrs>(gn.attrs_as<UnaryAttrs>());
       a->act = gated;
       gn.parsed = a;
+      if (inner >= 0) {
+        // The Tanh node now reads x and computes Mish; the Softplus is dead.
+        Node& sp = g.nodes[inner];
+        sp.dead = true;
+        gn.inputs[0] = x;
+        gn.fused.insert(gn.fused.begin(), sp.name);
+        gn.fused_ops.insert(gn.fused_ops.begin(), sp.op);
+      }
       int out = mul.outputs[0];
       mul.dead = true;
       absorb(gn, mul);

@@ -324,6 +324,23 @@ TEST(Passes, HardSigmoidTimesInputBecomesHardSwishOnlyWithItsConstants) {
   }
 }
 
+TEST(Passes, MishPatternFusesIntoTheConv) {
+  ModelBuilder m(13);
+  m.input("x", DType::kFloat32, {1, 2, 4, 4});
+  m.initializer("w", noise({3, 2, 3, 3}, 30));
+  m.node("Conv", {"x", "w"}, {"c"}, "conv").ints("pads", {1, 1, 1, 1});
+  m.node("Softplus", {"c"}, {"sp"}, "sp");
+  m.node("Tanh", {"sp"}, {"t"}, "tanh");
+  m.node("Mul", {"c", "t"}, {"y"}, "mul");
+  m.output("y");
+  Tensor x = noise({1, 2, 4, 4}, 31);
+  Planned p = plan_of(m.bytes(), {x});
+  EXPECT_EQ(p.ops, (std::vector<std::string>{"Conv+Tanh+Softplus+Mul"}));
+  auto fused = run(m.bytes(), {{"x", x}}), plain = run(m.bytes(), {{"x", x}}, false);
+  ASSERT_EQ(fused.size(), plain.size());
+  for (size_t i = 0; i < fused.size(); ++i) EXPECT_NEAR(fused[i], plain[i], 1e-5f * (1 + std::fabs(plain[i]))) << i;
+}
+
 TEST(Passes, GateOfAnotherValueIsNotFused) {
   ModelBuilder m(13);
   m.input("x", DType::kFloat32, {1, 1, 2, 2});
