@@ -17,10 +17,14 @@
 #include "runtime/op_registry.h"
 #include "runtime/ops/conv.h"
 #include "runtime/ops/linalg.h"
+#include "runtime/ops/resize.h"
+#include "runtime/ops/shape_ops.h"
 
 #include <benchmark/benchmark.h>
 
+#include <algorithm>
 #include <random>
+#include <utility>
 
 namespace minirt {
 namespace {
@@ -290,6 +294,73 @@ BENCHMARK(BM_GlobalAveragePool)
     ->ArgNames({"C", "HW"})
     ->Args({2048, 7})   // ResNet-50
     ->Args({1280, 7})   // MobileNetV2
+    ->Unit(benchmark::kMicrosecond)
+    ->UseRealTime();
+
+// ---------------------------------------------------------------- pooling and data movement
+//
+//   build/bin/minirt_kernel_bench --benchmark_filter='SppMaxPool|ResizeNearest2x|Concat4'
+//
+// The SPP block of a YOLO detector (MaxPool 5/9/13, stride 1, pads k/2 on
+// the last backbone stages), its 2x nearest upsample and the neck's Concat.
+
+// args: C, HW, kernel, threads
+void BM_SppMaxPool(benchmark::State& state) {
+  auto a = std::make_shared<PoolAttrs>();
+  a->kind = PoolKind::kMax;
+  int64_t k = state.range(2);
+  a->kernel_shape = {k, k};
+  a->strides = {1, 1};
+  a->dilations = {1, 1};
+  a->pads = {k / 2, k / 2, k / 2, k / 2};
+  int64_t c = state.range(0), hw = state.range(1);
+  OneNode node("MaxPool", a, {random_tensor({1, c, hw, hw}, 1)}, static_cast<int>(state.range(3)));
+  for (auto _ : state) node.run();
+  state.SetBytesProcessed(state.iterations() * 2 * c * hw * hw * 4);
+}
+void spp_args(benchmark::internal::Benchmark* b) {
+  b->ArgNames({"C", "HW", "k", "threads"});
+  for (int threads : {1, 2})
+    for (auto [c, hw] : {std::pair<int64_t, int64_t>{256, 13}, {128, 26}, {64, 52}})
+      for (int64_t k : {5, 9, 13}) b->Args({c, hw, k, threads});
+}
+BENCHMARK(BM_SppMaxPool)->Apply(spp_args)->Unit(benchmark::kMicrosecond)->UseRealTime();
+
+// args: C, HW, threads. Resize-13 nearest, scales [1, 1, 2, 2] (half_pixel,
+// round_prefer_floor: each input pixel copied to a 2x2 square).
+void BM_ResizeNearest2x(benchmark::State& state) {
+  auto a = std::make_shared<ResizeAttrs>();
+  int64_t c = state.range(0), hw = state.range(1);
+  Tensor roi = Tensor::zeros(DType::kFloat32, {0});
+  Tensor scales = Tensor::zeros(DType::kFloat32, {4});
+  const float sc[] = {1.0f, 1.0f, 2.0f, 2.0f};
+  std::copy(sc, sc + 4, scales.data<float>());
+  OneNode node("Resize", a, {random_tensor({1, c, hw, hw}, 1), roi, scales}, static_cast<int>(state.range(2)));
+  for (auto _ : state) node.run();
+  state.SetBytesProcessed(state.iterations() * 5 * c * hw * hw * 4);
+}
+BENCHMARK(BM_ResizeNearest2x)
+    ->ArgNames({"C", "HW", "threads"})
+    ->Args({128, 26, 1})
+    ->Args({128, 26, 2})
+    ->Unit(benchmark::kMicrosecond)
+    ->UseRealTime();
+
+// args: C per input, HW, threads. Concat of four [1, C, HW, HW] on axis 1.
+void BM_Concat4(benchmark::State& state) {
+  auto a = std::make_shared<AxisAttrs>();
+  a->axis = 1;
+  int64_t c = state.range(0), hw = state.range(1);
+  std::vector<Tensor> ins;
+  for (uint32_t i = 0; i < 4; ++i) ins.push_back(random_tensor({1, c, hw, hw}, i + 1));
+  OneNode node("Concat", a, std::move(ins), static_cast<int>(state.range(2)));
+  for (auto _ : state) node.run();
+  state.SetBytesProcessed(state.iterations() * 8 * c * hw * hw * 4);
+}
+BENCHMARK(BM_Concat4)
+    ->ArgNames({"C", "HW", "threads"})
+    ->Args({128, 13, 1})
+    ->Args({128, 13, 2})
     ->Unit(benchmark::kMicrosecond)
     ->UseRealTime();
 
