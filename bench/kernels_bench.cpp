@@ -361,6 +361,8 @@ BENCHMARK(BM_Concat4)
     ->ArgNames({"C", "HW", "threads"})
     ->Args({128, 13, 1})
     ->Args({128, 13, 2})
+    ->Args({128, 26, 1})
+    ->Args({128, 26, 2})
     ->Unit(benchmark::kMicrosecond)
     ->UseRealTime();
 

@@ -9,6 +9,7 @@
 #include <cstring>
 #include <limits>
 #include <type_traits>
+#include <utility>
 
 namespace minirt::cpu {
 
@@ -40,60 +41,99 @@ AxisView axis_view(const Shape& s, int64_t axis, size_t es) {
   return v;
 }
 
+// Concat and Split copy `parts` runs per outer index. A large copy (more
+// than kParallelBytes) is cut into pieces of about kCopyPiece bytes (each
+// run into the same number of pieces) dealt across the pool; a small one
+// runs on the calling thread, as waking the pool would cost more.
+constexpr int64_t kParallelBytes = 1024 * 1024;
+constexpr int64_t kCopyPiece = 128 * 1024;
+
+struct RunCopy {
+  int64_t outer = 1, wide = 0;    // outer rows; bytes of a row of the concatenated side
+  std::vector<int64_t> len, off;  // per part: bytes per row, offset in the concatenated row
+  int64_t pieces = 1;             // per run, when parallel
+
+  RunCopy(const AxisView& v, int64_t wide_row, std::vector<int64_t> parts)
+      : outer(v.outer), wide(wide_row), len(std::move(parts)) {
+    int64_t at = 0, longest = 0;
+    for (int64_t l : len) {
+      off.push_back(at);
+      at += l;
+      longest = std::max(longest, l);
+    }
+    pieces = std::max<int64_t>(1, longest / kCopyPiece);
+  }
+
+  // Concat (gather = true): part i's row o goes to the wide row o at off[i];
+  // Split: the other way. `narrow(i)` is part i's buffer (nullptr: skipped);
+  // the side copied from is only read.
+  template <typename Narrow>
+  void run(char* wide_buf, Narrow narrow, bool gather, ThreadPool& pool) const {
+    const int64_t parts = static_cast<int64_t>(len.size());
+    auto copy = [&](int64_t o, int64_t i, int64_t b0, int64_t b1) {
+      char* p = narrow(i);
+      if (!p || b1 <= b0) return;
+      char* w = wide_buf + o * wide + off[i] + b0;
+      char* n = p + o * len[i] + b0;
+      if (gather) std::memcpy(w, n, static_cast<size_t>(b1 - b0));
+      else std::memcpy(n, w, static_cast<size_t>(b1 - b0));
+    };
+    if (outer * wide < kParallelBytes) {
+      for (int64_t o = 0; o < outer; ++o)
+        for (int64_t i = 0; i < parts; ++i) copy(o, i, 0, len[i]);
+      return;
+    }
+    const int64_t units = outer * parts * pieces;
+    auto body = [&](int64_t u0, int64_t u1) {
+      for (int64_t u = u0; u < u1; ++u) {
+        int64_t run = u / pieces, piece = u % pieces, i = run % parts;
+        copy(run / parts, i, len[i] * piece / pieces, len[i] * (piece + 1) / pieces);
+      }
+    };
+    pool.parallel_for(units, body, std::max<int64_t>(1, kCopyPiece * units / (outer * wide)));
+  }
+};
+
 class ConcatKernel final : public Kernel {
  public:
-  ConcatKernel(const Graph& g, const Node& n, int) {
-    int64_t axis = n.attrs_as<AxisAttrs>().axis;
-    size_t es = dtype_size(in_dtype(g, n, 0));
-    const Shape& y = out_shape(g, n, 0);
-    view_ = axis_view(y, axis, es);
-    out_row_ = y[axis] * view_.inner_bytes;
-    for (size_t i = 0; i < n.inputs.size(); ++i) parts_.push_back(in_shape(g, n, i)[axis] * view_.inner_bytes);
-  }
+  ConcatKernel(const Graph& g, const Node& n, int) : copy_(plan(g, n)) {}
   void run(const KernelArgs& args) override {
-    char* y = static_cast<char*>(args.outputs[0]);
-    int64_t off = 0;
-    for (size_t i = 0; i < parts_.size(); ++i) {
-      const char* x = static_cast<const char*>(args.inputs[i]);
-      int64_t len = parts_[i];
-      if (len)
-        for (int64_t o = 0; o < view_.outer; ++o) std::memcpy(y + o * out_row_ + off, x + o * len, static_cast<size_t>(len));
-      off += len;
-    }
+    auto in = [&](int64_t i) { return static_cast<char*>(const_cast<void*>(args.inputs[i])); };
+    copy_.run(static_cast<char*>(args.outputs[0]), in, true, *args.pool);
   }
 
  private:
-  AxisView view_;
-  int64_t out_row_ = 0;
-  std::vector<int64_t> parts_;
+  static RunCopy plan(const Graph& g, const Node& n) {
+    int64_t axis = n.attrs_as<AxisAttrs>().axis;
+    size_t es = dtype_size(in_dtype(g, n, 0));
+    const Shape& y = out_shape(g, n, 0);
+    AxisView v = axis_view(y, axis, es);
+    std::vector<int64_t> parts;
+    for (size_t i = 0; i < n.inputs.size(); ++i) parts.push_back(in_shape(g, n, i)[axis] * v.inner_bytes);
+    return RunCopy(v, y[axis] * v.inner_bytes, std::move(parts));
+  }
+  RunCopy copy_;
 };
 
 class SplitKernel final : public Kernel {
  public:
-  SplitKernel(const Graph& g, const Node& n, int) {
-    const auto& a = n.attrs_as<AxisAttrs>();
-    size_t es = dtype_size(in_dtype(g, n, 0));
-    const Shape& x = in_shape(g, n, 0);
-    view_ = axis_view(x, a.axis, es);
-    in_row_ = x[a.axis] * view_.inner_bytes;
-    for (int64_t s : a.split) parts_.push_back(s * view_.inner_bytes);
-  }
+  SplitKernel(const Graph& g, const Node& n, int) : copy_(plan(g, n)) {}
   void run(const KernelArgs& args) override {
-    const char* x = static_cast<const char*>(args.inputs[0]);
-    int64_t off = 0;
-    for (size_t i = 0; i < parts_.size(); ++i) {
-      char* y = static_cast<char*>(args.outputs[i]);
-      int64_t len = parts_[i];
-      if (y && len)
-        for (int64_t o = 0; o < view_.outer; ++o) std::memcpy(y + o * len, x + o * in_row_ + off, static_cast<size_t>(len));
-      off += len;
-    }
+    auto out = [&](int64_t i) { return static_cast<char*>(args.outputs[i]); };
+    copy_.run(static_cast<char*>(const_cast<void*>(args.inputs[0])), out, false, *args.pool);
   }
 
  private:
-  AxisView view_;
-  int64_t in_row_ = 0;
-  std::vector<int64_t> parts_;
+  static RunCopy plan(const Graph& g, const Node& n) {
+    const auto& a = n.attrs_as<AxisAttrs>();
+    size_t es = dtype_size(in_dtype(g, n, 0));
+    const Shape& x = in_shape(g, n, 0);
+    AxisView v = axis_view(x, a.axis, es);
+    std::vector<int64_t> parts;
+    for (int64_t s : a.split) parts.push_back(s * v.inner_bytes);
+    return RunCopy(v, x[a.axis] * v.inner_bytes, std::move(parts));
+  }
+  RunCopy copy_;
 };
 
 // A strided view of the input laid over the output: output element at index

@@ -680,14 +680,14 @@ def shape_cases():
     c.output(c.node("Concat", [c.input(c.uniform([k])) for k in (3, 1, 5)], axis=0))
     out.append(c)
 
-    # Large enough to be cut across threads.
-    c = Case("concat_4in_axis1_1x64x26x26")
-    c.output(c.node("Concat", [c.input(c.uniform([1, 64, 26, 26])) for _ in range(4)], axis=1))
+    # Large enough (over 1 MiB) to be cut across threads.
+    c = Case("concat_4in_axis1_1x128x26x26")
+    c.output(c.node("Concat", [c.input(c.uniform([1, 128, 26, 26])) for _ in range(4)], axis=1))
     out.append(c)
     c = Case("concat_2in_axis2_2x8x40x33")
     c.output(c.node("Concat", [c.input(c.uniform([2, 8, 40, 33])), c.input(c.uniform([2, 8, 25, 33]))], axis=2))
     out.append(c)
-    single("split_equal4_axis1_1x256x26x26", "Split", f((1, 256, 26, 26)), n_out=4, axis=1)
+    single("split_equal4_axis1_1x512x26x26", "Split", f((1, 512, 26, 26)), n_out=4, axis=1)
 
     # Split: equal (no split input), uneven (opset 13 input), opset 18 num_outputs.
     for axis, shape in ((0, (6, 4, 5)), (1, (2, 6, 5)), (2, (2, 3, 6)), (-1, (2, 3, 9))):
