@@ -366,6 +366,32 @@ BENCHMARK(BM_Concat4)
     ->Unit(benchmark::kMicrosecond)
     ->UseRealTime();
 
+// args: the input [1, C, H, W] and the permutation's index (0: NCHW -> NHWC,
+// 1: NHWC-ordered data back, perm 0 3 1 2; 2: a 2-D transpose of [C, H * W]).
+void BM_Transpose(benchmark::State& state) {
+  auto a = std::make_shared<TransposeAttrs>();
+  int64_t c = state.range(0), hw = state.range(1);
+  Tensor x = random_tensor({1, c, hw, hw}, 1);
+  switch (state.range(2)) {
+    case 0: a->perm = {0, 2, 3, 1}; break;
+    case 1: a->perm = {0, 3, 1, 2}; break;
+    default:
+      x = random_tensor({c, hw * hw}, 1);
+      a->perm = {1, 0};
+  }
+  OneNode node("Transpose", a, {x}, static_cast<int>(state.range(3)));
+  for (auto _ : state) node.run();
+  state.SetBytesProcessed(state.iterations() * 8 * c * hw * hw);
+}
+BENCHMARK(BM_Transpose)
+    ->ArgNames({"C", "HW", "perm", "threads"})
+    ->Args({64, 56, 0, 1})
+    ->Args({64, 56, 1, 1})
+    ->Args({64, 56, 2, 1})
+    ->Args({64, 56, 0, 2})
+    ->Unit(benchmark::kMicrosecond)
+    ->UseRealTime();
+
 }  // namespace
 }  // namespace minirt
 

@@ -760,6 +760,9 @@ def shape_cases():
     single("transpose_uint8_40x70_perm10", "Transpose", lambda c: c.ints((40, 70), 0, 256, np.uint8))
     single("transpose_int64_9x70x12_perm120", "Transpose", i64((9, 70, 12)), perm=[1, 2, 0])
     single("transpose_bool_12x31_perm10", "Transpose", lambda c: c.rng.random((12, 31)) < 0.5)
+    # NCHW <-> NHWC with whole 8 x 8 blocks and edges (the 4-byte SIMD tiles).
+    single("transpose_1x24x16x40_perm0231", "Transpose", f((1, 24, 16, 40)), perm=[0, 2, 3, 1])
+    single("transpose_2x19x37x8_perm0312", "Transpose", f((2, 19, 37, 8)), perm=[0, 3, 1, 2])
 
     # Pad (opset 13: pads and value as inputs; 18: axes).
     for mode in ("constant", "reflect", "edge"):
