@@ -65,14 +65,14 @@ struct PoolWindow {
 // inference, x and y its [N, C, W] or [N, C, H, W] input and output shapes.
 PoolWindow pool_window(const PoolAttrs& a, const Shape& x, const Shape& y);
 
-// MaxPool and AveragePool by separable passes: each band of output rows
-// copies the input rows it reads into a padded tile (NaN and padding become
-// the lowest float for max, padding 0 for average), reduces the tile over the
-// window's rows (vertically, whole rows at a time) and then over its columns.
-// A max over k taps takes about log2(k) + 1 passes (spans doubled: the max
-// over 2m taps is the max of two overlapping m-spans), so the SPP windows
-// 5/9/13 cost 3/4/4 passes per axis rather than k^2 taps; a sum takes k - 1
-// passes per axis. Max is exact (the result is the largest non-NaN value in
+// MaxPool and AveragePool by separable passes: each band of output rows is
+// reduced over the window's rows (vertically, whole rows at a time, padding
+// columns added as the lowest float for max or 0 for average) and then over
+// the window's columns, so a k x k window costs about 2k taps rather than
+// k^2. Long max windows on pixels of one float (the SPP block's 9 and 13)
+// instead copy the rows into a padded tile (NaN and padding become the
+// lowest float) and double spans in place: the max over 2m taps is the max
+// of two overlapping m-spans, about log2(k) + 1 passes per axis. Max is exact (the result is the largest non-NaN value in
 // the window, or the lowest float when there is none, as in the per-element
 // definition); an average divides the separable sum by the count of the
 // window's positions inside the input (or inside the pads with
@@ -94,6 +94,7 @@ class PoolEngine {
   int64_t band_ = 1;   // output rows per band
   int64_t bands_ = 1;  // bands per plane
   int64_t group_ = 1;  // whole planes per unit (when bands_ == 1)
+  int64_t double_from_ = 8;  // max windows of this many taps along an axis double their spans
   int64_t units_ = 0, tasks_ = 1;  // units of work; tasks, one workspace slice each
   size_t slice_ = 0;  // floats of scratch per task: the stacked tiles of a unit
   std::vector<float> divisors_;  // AveragePool: per output pixel, the count it divides by (inf for none)

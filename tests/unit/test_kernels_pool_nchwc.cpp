@@ -232,8 +232,9 @@ struct PoolSpec {
   bool ceil = false;
 };
 
-// The SPP windows, large and dilated windows, windows of only padding, odd
-// sizes, C not a multiple of any block, 1x1 planes.
+// The SPP windows, large and dilated windows (spans doubled from 8 taps for
+// pixels of one float, from 16 for blocked pixels), windows of only
+// padding, odd sizes, C not a multiple of any block, 1x1 planes.
 std::vector<PoolSpec> pool_specs() {
   return {
       {{1, 3, 1, 1}, {1, 1}, {1, 1}, {0, 0, 0, 0}, {1, 1}},
@@ -252,6 +253,8 @@ std::vector<PoolSpec> pool_specs() {
       {{1, 7, 26, 26}, {13, 13}, {1, 1}, {6, 6, 6, 6}, {1, 1}},
       {{1, 7, 26, 26}, {9, 9}, {2, 2}, {4, 4, 4, 4}, {1, 1}, true},
       {{1, 3, 17, 19}, {7, 6}, {3, 1}, {3, 2, 1, 5}, {2, 2}},
+      {{1, 9, 20, 18}, {17, 16}, {1, 1}, {8, 7, 8, 8}, {1, 1}},  // doubled spans for blocked pixels too
+      {{1, 9, 21, 40}, {16, 17}, {2, 2}, {8, 8, 7, 8}, {1, 1}, true},
       {{1, 2, 150, 140}, {3, 3}, {2, 2}, {1, 1, 1, 1}, {1, 1}},  // a plane of many bands
       {{1, 2, 150, 140}, {5, 5}, {1, 1}, {2, 2, 2, 2}, {1, 1}},
   };
