@@ -6,16 +6,19 @@
 //   PoolEngine e(window, planes, /*lanes=*/1, threads);   // plan time
 //   e.run(x, y, workspace, pool);                          // workspace_bytes() of scratch
 //
-// Windowed pools are separable: a band of output rows copies the input rows
-// it reads into a padded tile, reduces it over the window's rows (whole tile
-// rows at a time) and then over the window's columns (the tile flat, a tap
-// being a shift by dw pixels), and picks every sw-th column into the output.
-// A max over k taps doubles spans (max over 2m taps = max of two m-spans, the
-// last step overlapping), about log2(k) + 1 passes per axis; a sum adds the k
-// taps, k - 1 passes per axis. Each pass is one primitive over a long run of
-// floats, vectorized for AVX-512 or AVX2 (chosen at plan time from the ISA
-// kernels are made for) with a portable fallback. Work is cut into (plane,
-// band) units dealt to one task per workspace slice.
+// Windowed pools are separable: a band of output rows is first reduced over
+// the window's rows, straight from the input rows into rows padded on both
+// sides (whole rows at a time), then along each row over the window's
+// columns, every sw-th column going to the output; a k x k window costs
+// about 2k taps per output rather than k^2, and an average divides the
+// separable sum by its count once. Long max windows on pixels of one float
+// (the SPP block's 9 and 13) copy the rows into padded tiles instead and
+// double spans in place (max over 2m taps = max of two m-spans, the last
+// step overlapping): about log2(k) + 1 passes per axis, each one long run.
+// The primitives are vectorized for AVX-512 or AVX2 (chosen at plan time
+// from the ISA kernels are made for) with a portable fallback. Work is cut
+// into (plane, band) units, small planes stacked several to a unit, dealt
+// to one task per workspace slice.
 #include "kernels/cpu/nchwc_ops.h"
 #include "kernels/cpu/registry.h"
 #include "runtime/ops/conv.h"
