@@ -1,289 +1,904 @@
 // MaxPool, AveragePool and the global pools on the CPU, for 1-D and 2-D
-// windows (1-D runs as 2-D with height 1). Parallel over (image, channel)
-// planes.
+// windows (1-D runs as 2-D with height 1), and the pooling engines the
+// channel-blocked kernels share (nchwc_ops.h: pixels of `lanes` floats; the
+// plain layout is lanes = 1).
 //
-// Each output row is cut into the columns whose windows lie inside the
-// input's width (the interior) and the rest. The interior is computed tap by
-// tap over whole rows, loops the compiler vectorizes (strides 1 and 2 are
-// compiled as constants); the border keeps the per-element bounds checks.
+//   PoolEngine e(window, planes, /*lanes=*/1, threads);   // plan time
+//   e.run(x, y, workspace, pool);                          // workspace_bytes() of scratch
+//
+// Windowed pools are separable: a band of output rows is first reduced over
+// the window's rows, straight from the input rows into rows padded on both
+// sides (whole rows at a time), then along each row over the window's
+// columns, every sw-th column going to the output; a k x k window costs
+// about 2k taps per output rather than k^2, and an average divides the
+// separable sum by its count once. Long max windows on pixels of one float
+// (the SPP block's 9 and 13) copy the rows into padded tiles instead and
+// double spans in place (max over 2m taps = max of two m-spans, the last
+// step overlapping): about log2(k) + 1 passes per axis, each one long run.
+// The primitives are vectorized for AVX-512 or AVX2 (chosen at plan time
+// from the ISA kernels are made for) with a portable fallback. Work is cut
+// into (plane, band) units, small planes stacked several to a unit, dealt
+// to one task per workspace slice.
+#include "kernels/cpu/nchwc_ops.h"
 #include "kernels/cpu/registry.h"
-#include "kernels/cpu/sgemm.h"
 #include "runtime/ops/conv.h"
 
 #include <algorithm>
+#include <cstring>
 #include <limits>
 
 #if defined(__x86_64__) || defined(__i386__)
 #include <immintrin.h>
-#define MINIRT_POOL_AVX512 1
+#define MINIRT_POOL_X86 1
+#define MINIRT_POOL_AVX512 __attribute__((target("avx512f,avx2,fma")))
+#define MINIRT_POOL_AVX2 __attribute__((target("avx2,fma")))
 #else
-#define MINIRT_POOL_AVX512 0
+#define MINIRT_POOL_X86 0
 #endif
 
 namespace minirt::cpu {
 
 namespace {
 
-#if MINIRT_POOL_AVX512
-constexpr int64_t kMaxRowAvx512 = 4096;  // padded input columns one row pass may span
+constexpr float kLowest = std::numeric_limits<float>::lowest();
+constexpr float kInf = std::numeric_limits<float>::infinity();
+constexpr int64_t kTileFloats = 16384;   // a band's padded tile, at most (64 KiB: in L2 across its passes)
+constexpr int64_t kGrainFloats = 16384;  // floats read and written per task, at least
+// Max windows of this many taps or more along an axis double their spans;
+// shorter ones (and every sum) read each tap. Pixels of one float double
+// from the SPP block's 9 and 13; whole-vector pixels read every tap up to
+// 13 faster than they copy the tile the doubling needs (measured on Zen 5,
+// bench/kernels_bench.cpp's SppMaxPool and NchwcSppMaxPool).
+constexpr int64_t kDoubleFrom = 8;
+constexpr int64_t kDoubleFromVector = 16;
 
-// One output row of MaxPool, strides 1 and 2: first the maximum over the
-// window's rows, column by column, of the padded input row (padding columns
-// are the lowest float, so they never win), then the maximum over each
-// window's columns, 16 outputs per zmm. `rows` point at input column 0 of the
-// rows inside the input; `ncols` = (ow - 1) * sw + (kw - 1) * dw + 1 <=
-// kMaxRowAvx512. Maxima are taken as v > m ? v : m, so a NaN input never
-// wins, exactly as the per-element loop. Only called when the CPU has AVX-512.
-__attribute__((target("avx512f"))) void max_row_avx512(const float* const* rows, int64_t nrows, int64_t w, int64_t pw,
-                                                       int64_t ncols, int64_t ow, int64_t kw, int64_t sw, int64_t dw,
-                                                       float* y) {
-  alignas(64) float tmp[kMaxRowAvx512 + 64];
-  const __m512 low = _mm512_set1_ps(std::numeric_limits<float>::lowest());
-  for (int64_t t = 0; t < ncols; t += 16) {
-    // Lanes of padded columns [t, t + 16) that are input columns [0, w).
-    int64_t lo = std::clamp<int64_t>(pw - t, 0, 16), hi = std::clamp<int64_t>(pw + w - t, 0, 16);
-    __mmask16 m = static_cast<__mmask16>(lo < hi ? ((1u << hi) - 1) & ~((1u << lo) - 1) : 0u);
-    __m512 v = low;
-    for (int64_t r = 0; r < nrows; ++r) v = _mm512_max_ps(_mm512_mask_loadu_ps(low, m, rows[r] + t - pw), v);
-    _mm512_store_ps(tmp + t, v);
-  }
-  _mm512_store_ps(tmp + (ncols + 15) / 16 * 16, low);
-  _mm512_store_ps(tmp + (ncols + 15) / 16 * 16 + 16, low);
-  const __m512i even = _mm512_set_epi32(30, 28, 26, 24, 22, 20, 18, 16, 14, 12, 10, 8, 6, 4, 2, 0);
-  for (int64_t o = 0; o < ow; o += 16) {
-    int n = static_cast<int>(std::min<int64_t>(16, ow - o));
-    __mmask16 m = static_cast<__mmask16>((1u << n) - 1);
-    const float* b = tmp + o * sw;
-    __m512 h0 = low, h1 = low;
-    for (int64_t j = 0; j < kw; ++j, b += dw) {
-      h0 = _mm512_max_ps(_mm512_loadu_ps(b), h0);
-      if (sw == 2) h1 = _mm512_max_ps(_mm512_loadu_ps(b + 16), h1);
-    }
-    __m512 out = sw == 2 ? _mm512_permutex2var_ps(h0, even, h1) : h0;
-    _mm512_mask_storeu_ps(y + o, m, out);
+size_t round16(int64_t n) { return static_cast<size_t>((n + 15) / 16 * 16); }
+
+// ---------------------------------------------------------------- primitives
+//
+// Strided 2-D runs: `rows` rows of `npix` pixels of `lanes` floats. Row r of
+// an operand starts at its pointer + r * its ld (in floats); pixel p of a
+// source row is at + p * sa (sa == lanes: the row is one contiguous run),
+// pixel p of a destination row at + p * lanes. Calls with one row may work
+// in place (dst == a, b = a + shift with shift >= 0): each vector is loaded
+// before the store that could overlap it. Inputs of max2 hold no NaN.
+struct PixelOps {
+  using Pair = void (*)(float* dst, int64_t ldd, const float* a, int64_t lda, const float* b, int64_t ldb,
+                        int64_t rows, int64_t npix, int64_t lanes, int64_t sa);
+  Pair max2;
+  // Padded tile rows: `left` pixels of `fill`, the `mid` pixels of the
+  // source row (floored at the lowest float when `floor`: NaN becomes the
+  // lowest float too), `right` pixels of `fill`.
+  void (*pad_rows)(float* dst, int64_t ldd, const float* src, int64_t lds, int64_t rows, int64_t left, int64_t mid,
+                   int64_t right, int64_t lanes, float fill, bool floor);
+  // A window over input rows: output row r (r < rows) is `left` pixels of
+  // `fill`, then `mid` pixels each reducing the taps t < kh of input row
+  // first + r * sh + t * dh (row stride ldx; taps outside [0, h) skipped),
+  // then `right` pixels of `fill`. Max starts from the lowest float and
+  // ignores NaN; sum starts from 0.
+  void (*vert)(float* dst, int64_t ldd, const float* x, int64_t ldx, int64_t h, int64_t first, int64_t sh,
+               int64_t kh, int64_t dh, int64_t rows, int64_t left, int64_t mid, int64_t right, int64_t lanes,
+               float fill, bool is_max);
+  // A window along rows: pixel p of output row r reduces v[r * ldv + p * sa +
+  // t * step + l] over t < k (NaN-free for max), divided by q[r * ldq + p]
+  // when q is given.
+  void (*hwin)(float* dst, int64_t ldd, const float* v, int64_t ldv, int64_t rows, int64_t npix, int64_t lanes,
+               int64_t sa, int64_t k, int64_t step, bool is_max, const float* q, int64_t ldq);
+  // out[l] over the npix pixels of a: the largest number (NaN ignored, -inf
+  // when none), or the mean (summed in double).
+  void (*reduce_max)(float* out, const float* a, int64_t npix, int64_t lanes);
+  void (*reduce_mean)(float* out, const float* a, int64_t npix, int64_t lanes);
+};
+
+// The taps [t0, t1) of a k-tap window with step d starting at row `start`
+// that fall in [0, h).
+void taps_inside(int64_t start, int64_t k, int64_t d, int64_t h, int64_t& t0, int64_t& t1) {
+  t0 = start >= 0 ? 0 : std::min(k, (-start + d - 1) / d);
+  t1 = start >= h ? 0 : std::min(k, (h - start + d - 1) / d);
+  t1 = std::max(t0, t1);
+}
+
+struct MaxOp {
+  static float s(float a, float b) { return a > b ? a : b; }
+#if MINIRT_POOL_X86
+  MINIRT_POOL_AVX512 static __m512 v16(__m512 a, __m512 b) { return _mm512_max_ps(a, b); }
+  MINIRT_POOL_AVX2 static __m256 v8(__m256 a, __m256 b) { return _mm256_max_ps(a, b); }
+#endif
+};
+struct AddOp {
+  static float s(float a, float b) { return a + b; }
+#if MINIRT_POOL_X86
+  MINIRT_POOL_AVX512 static __m512 v16(__m512 a, __m512 b) { return _mm512_add_ps(a, b); }
+  MINIRT_POOL_AVX2 static __m256 v8(__m256 a, __m256 b) { return _mm256_add_ps(a, b); }
+#endif
+};
+
+// A strided 2-D run whose rows are back to back is one contiguous row.
+void merge_rows(int64_t& rows, int64_t& npix, int64_t lanes, int64_t sa, int64_t ldd, int64_t lda, int64_t ldb) {
+  int64_t n = npix * lanes;
+  if (rows > 1 && sa == lanes && ldd == n && lda == n && ldb == n) {
+    npix *= rows;
+    rows = 1;
   }
 }
-#endif
 
-struct PoolGeom {
-  int64_t planes, h, w, oh, ow, kh, kw, sh, sw, dh, dw, ph, pw, peh, pew;
-};
+// ---- portable
+
+template <class Op>
+void pair_row_generic(float* dst, const float* a, const float* b, int64_t npix, int64_t lanes, int64_t sa) {
+  if (sa == lanes) {
+    for (int64_t i = 0, n = npix * lanes; i < n; ++i) dst[i] = Op::s(a[i], b[i]);
+    return;
+  }
+  for (int64_t p = 0; p < npix; ++p)
+    for (int64_t l = 0; l < lanes; ++l) dst[p * lanes + l] = Op::s(a[p * sa + l], b[p * sa + l]);
+}
+
+template <class Op>
+void pair_generic(float* dst, int64_t ldd, const float* a, int64_t lda, const float* b, int64_t ldb, int64_t rows,
+                  int64_t npix, int64_t lanes, int64_t sa) {
+  merge_rows(rows, npix, lanes, sa, ldd, lda, ldb);
+  for (int64_t r = 0; r < rows; ++r) pair_row_generic<Op>(dst + r * ldd, a + r * lda, b + r * ldb, npix, lanes, sa);
+}
+
+void pad_rows_generic(float* dst, int64_t ldd, const float* src, int64_t lds, int64_t rows, int64_t left, int64_t mid,
+                      int64_t right, int64_t lanes, float fill, bool floor) {
+  for (int64_t r = 0; r < rows; ++r) {
+    float* d = dst + r * ldd;
+    const float* s = src + r * lds;
+    std::fill_n(d, left * lanes, fill);
+    d += left * lanes;
+    for (int64_t i = 0; i < mid * lanes; ++i) d[i] = !floor || s[i] > kLowest ? s[i] : kLowest;
+    std::fill_n(d + mid * lanes, right * lanes, fill);
+  }
+}
+
+void vert_generic(float* dst, int64_t ldd, const float* x, int64_t ldx, int64_t h, int64_t first, int64_t sh,
+                  int64_t kh, int64_t dh, int64_t rows, int64_t left, int64_t mid, int64_t right, int64_t lanes,
+                  float fill, bool is_max) {
+  for (int64_t r = 0; r < rows; ++r) {
+    float* d = dst + r * ldd;
+    int64_t start = first + r * sh, t0, t1;
+    taps_inside(start, kh, dh, h, t0, t1);
+    std::fill_n(d, left * lanes, fill);
+    d += left * lanes;
+    for (int64_t i = 0; i < mid * lanes; ++i) {
+      float acc = is_max ? kLowest : 0.0f;
+      for (int64_t t = t0; t < t1; ++t) {
+        float v = x[((start + t * dh) * ldx) + i];
+        acc = is_max ? (v > acc ? v : acc) : acc + v;
+      }
+      d[i] = acc;
+    }
+    std::fill_n(d + mid * lanes, right * lanes, fill);
+  }
+}
+
+void hwin_generic(float* dst, int64_t ldd, const float* v, int64_t ldv, int64_t rows, int64_t npix, int64_t lanes,
+                  int64_t sa, int64_t k, int64_t step, bool is_max, const float* q, int64_t ldq) {
+  for (int64_t r = 0; r < rows; ++r)
+    for (int64_t p = 0; p < npix; ++p)
+      for (int64_t l = 0; l < lanes; ++l) {
+        const float* s = v + r * ldv + p * sa + l;
+        float acc = s[0];
+        for (int64_t t = 1; t < k; ++t) acc = is_max ? (s[t * step] > acc ? s[t * step] : acc) : acc + s[t * step];
+        dst[r * ldd + p * lanes + l] = q ? acc / q[r * ldq + p] : acc;
+      }
+}
+
+void reduce_max_generic(float* out, const float* a, int64_t npix, int64_t lanes) {
+  for (int64_t l = 0; l < lanes; ++l) {
+    float m = -kInf;
+    for (int64_t p = 0; p < npix; ++p) m = a[p * lanes + l] > m ? a[p * lanes + l] : m;
+    out[l] = m;
+  }
+}
+
+void reduce_mean_generic(float* out, const float* a, int64_t npix, int64_t lanes) {
+  for (int64_t l = 0; l < lanes; ++l) {
+    double s = 0;
+    for (int64_t p = 0; p < npix; ++p) s += static_cast<double>(a[p * lanes + l]);
+    out[l] = static_cast<float>(s / static_cast<double>(npix));
+  }
+}
+
+#if MINIRT_POOL_X86
+
+// ---- AVX-512
+
+MINIRT_POOL_AVX512 inline __mmask16 tail_mask16(int64_t n) { return static_cast<__mmask16>((1u << n) - 1); }
+
+// The even lanes of two vectors: {a0, a2, ..., a14, b0, b2, ..., b14}.
+MINIRT_POOL_AVX512 inline __m512 evens16(__m512 a, __m512 b) {
+  const __m512i idx = _mm512_set_epi32(30, 28, 26, 24, 22, 20, 18, 16, 14, 12, 10, 8, 6, 4, 2, 0);
+  return _mm512_permutex2var_ps(a, idx, b);
+}
+
+template <class Op>
+MINIRT_POOL_AVX512 inline void pair_row_avx512(float* dst, const float* a, const float* b, int64_t npix,
+                                               int64_t lanes, int64_t sa) {
+  if (sa == lanes) {
+    int64_t n = npix * lanes, i = 0;
+    for (; i + 16 <= n; i += 16) _mm512_storeu_ps(dst + i, Op::v16(_mm512_loadu_ps(a + i), _mm512_loadu_ps(b + i)));
+    if (i < n) {
+      __mmask16 m = tail_mask16(n - i);
+      _mm512_mask_storeu_ps(dst + i, m, Op::v16(_mm512_maskz_loadu_ps(m, a + i), _mm512_maskz_loadu_ps(m, b + i)));
+    }
+    return;
+  }
+  if (lanes == 16) {
+    for (int64_t p = 0; p < npix; ++p)
+      _mm512_storeu_ps(dst + p * 16, Op::v16(_mm512_loadu_ps(a + p * sa), _mm512_loadu_ps(b + p * sa)));
+    return;
+  }
+  if (lanes == 8) {
+    for (int64_t p = 0; p < npix; ++p)
+      _mm256_storeu_ps(dst + p * 8, Op::v8(_mm256_loadu_ps(a + p * sa), _mm256_loadu_ps(b + p * sa)));
+    return;
+  }
+  int64_t p = 0;
+  if (lanes == 1 && sa == 2) {
+    // 16 outputs from 32 source floats; the last source float read is
+    // 2p + 31, inside the run while p + 16 < npix.
+    for (; p + 16 < npix; p += 16) {
+      const float* ap = a + 2 * p;
+      const float* bp = b + 2 * p;
+      __m512 lo = Op::v16(_mm512_loadu_ps(ap), _mm512_loadu_ps(bp));
+      __m512 hi = Op::v16(_mm512_loadu_ps(ap + 16), _mm512_loadu_ps(bp + 16));
+      _mm512_storeu_ps(dst + p, evens16(lo, hi));
+    }
+  }
+  for (; p < npix; ++p)
+    for (int64_t l = 0; l < lanes; ++l) dst[p * lanes + l] = Op::s(a[p * sa + l], b[p * sa + l]);
+}
+
+template <class Op>
+MINIRT_POOL_AVX512 void pair_avx512(float* dst, int64_t ldd, const float* a, int64_t lda, const float* b, int64_t ldb,
+                                    int64_t rows, int64_t npix, int64_t lanes, int64_t sa) {
+  merge_rows(rows, npix, lanes, sa, ldd, lda, ldb);
+  for (int64_t r = 0; r < rows; ++r) pair_row_avx512<Op>(dst + r * ldd, a + r * lda, b + r * ldb, npix, lanes, sa);
+}
+
+MINIRT_POOL_AVX512 inline void fill_avx512(float* d, int64_t n, __m512 v) {
+  int64_t i = 0;
+  for (; i + 16 <= n; i += 16) _mm512_storeu_ps(d + i, v);
+  if (i < n) _mm512_mask_storeu_ps(d + i, tail_mask16(n - i), v);
+}
+
+MINIRT_POOL_AVX512 void pad_rows_avx512(float* dst, int64_t ldd, const float* src, int64_t lds, int64_t rows,
+                                        int64_t left, int64_t mid, int64_t right, int64_t lanes, float fill,
+                                        bool floor) {
+  const __m512 fv = _mm512_set1_ps(fill);
+  // max(x, lowest) is x > lowest ? x : lowest, so NaN gives the lowest float.
+  const __m512 lo = _mm512_set1_ps(floor ? kLowest : -kInf);
+  const int64_t n = mid * lanes;
+  for (int64_t r = 0; r < rows; ++r) {
+    float* d = dst + r * ldd;
+    const float* s = src + r * lds;
+    fill_avx512(d, left * lanes, fv);
+    d += left * lanes;
+    int64_t i = 0;
+    if (floor) {
+      for (; i + 16 <= n; i += 16) _mm512_storeu_ps(d + i, _mm512_max_ps(_mm512_loadu_ps(s + i), lo));
+      if (i < n) {
+        __mmask16 m = tail_mask16(n - i);
+        _mm512_mask_storeu_ps(d + i, m, _mm512_max_ps(_mm512_maskz_loadu_ps(m, s + i), lo));
+      }
+    } else {
+      for (; i + 16 <= n; i += 16) _mm512_storeu_ps(d + i, _mm512_loadu_ps(s + i));
+      if (i < n) {
+        __mmask16 m = tail_mask16(n - i);
+        _mm512_mask_storeu_ps(d + i, m, _mm512_maskz_loadu_ps(m, s + i));
+      }
+    }
+    fill_avx512(d + n, right * lanes, fv);
+  }
+}
+
+template <class Op>
+MINIRT_POOL_AVX512 void vert_run_avx512(float* d, const float* x, int64_t tstride, int64_t taps, int64_t n,
+                                        __m512 init) {
+  int64_t i = 0;
+  for (; i + 16 <= n; i += 16) {
+    __m512 acc = init;
+    for (int64_t t = 0; t < taps; ++t) acc = Op::v16(_mm512_loadu_ps(x + t * tstride + i), acc);
+    _mm512_storeu_ps(d + i, acc);
+  }
+  if (i < n) {
+    __mmask16 m = tail_mask16(n - i);
+    __m512 acc = init;
+    for (int64_t t = 0; t < taps; ++t) acc = Op::v16(_mm512_maskz_loadu_ps(m, x + t * tstride + i), acc);
+    _mm512_mask_storeu_ps(d + i, m, acc);
+  }
+}
+
+MINIRT_POOL_AVX512 void vert_avx512(float* dst, int64_t ldd, const float* x, int64_t ldx, int64_t h, int64_t first,
+                                    int64_t sh, int64_t kh, int64_t dh, int64_t rows, int64_t left, int64_t mid,
+                                    int64_t right, int64_t lanes, float fill, bool is_max) {
+  const __m512 fv = _mm512_set1_ps(fill);
+  // max(x, acc) is x > acc ? x : acc: a NaN never enters the accumulator.
+  const __m512 init = _mm512_set1_ps(is_max ? kLowest : 0.0f);
+  for (int64_t r = 0; r < rows; ++r) {
+    float* d = dst + r * ldd;
+    int64_t start = first + r * sh, t0, t1;
+    taps_inside(start, kh, dh, h, t0, t1);
+    fill_avx512(d, left * lanes, fv);
+    const float* xr = t1 > t0 ? x + (start + t0 * dh) * ldx : x;
+    if (is_max) vert_run_avx512<MaxOp>(d + left * lanes, xr, dh * ldx, t1 - t0, mid * lanes, init);
+    else vert_run_avx512<AddOp>(d + left * lanes, xr, dh * ldx, t1 - t0, mid * lanes, init);
+    fill_avx512(d + (left + mid) * lanes, right * lanes, fv);
+  }
+}
+
+template <class Op>
+MINIRT_POOL_AVX512 void hwin_row_avx512(float* d, const float* v, int64_t npix, int64_t lanes, int64_t sa, int64_t k,
+                                        int64_t step, const float* q) {
+  int64_t p = 0;
+  if (lanes == 1 && sa == 1) {
+    // Rows are short (a 13-wide SPP plane): the tail is one masked step.
+    for (; p < npix; p += 16) {
+      __mmask16 m = tail_mask16(std::min<int64_t>(16, npix - p));
+      __m512 acc = _mm512_maskz_loadu_ps(m, v + p);
+      for (int64_t t = 1; t < k; ++t) acc = Op::v16(_mm512_maskz_loadu_ps(m, v + p + t * step), acc);
+      if (q) acc = _mm512_div_ps(acc, _mm512_mask_loadu_ps(_mm512_set1_ps(1.0f), m, q + p));
+      _mm512_mask_storeu_ps(d + p, m, acc);
+    }
+  } else if (lanes == 1 && sa == 2) {
+    // 16 outputs from 32 floats per tap, of which the last output needs the
+    // first: 2 * (npix - p) - 1 source floats, masked at the tail.
+    for (; p < npix; p += 16) {
+      const float* s = v + 2 * p;
+      int64_t n = std::min<int64_t>(32, 2 * (npix - p) - 1);
+      __mmask16 ml = tail_mask16(std::min<int64_t>(16, n)), mh = tail_mask16(std::max<int64_t>(0, n - 16));
+      __m512 lo = _mm512_maskz_loadu_ps(ml, s), hi = _mm512_maskz_loadu_ps(mh, s + 16);
+      for (int64_t t = 1; t < k; ++t) {
+        lo = Op::v16(_mm512_maskz_loadu_ps(ml, s + t * step), lo);
+        hi = Op::v16(_mm512_maskz_loadu_ps(mh, s + t * step + 16), hi);
+      }
+      __mmask16 m = tail_mask16(std::min<int64_t>(16, npix - p));
+      __m512 acc = evens16(lo, hi);
+      if (q) acc = _mm512_div_ps(acc, _mm512_mask_loadu_ps(_mm512_set1_ps(1.0f), m, q + p));
+      _mm512_mask_storeu_ps(d + p, m, acc);
+    }
+  } else if (lanes == 16) {
+    for (; p < npix; ++p) {
+      const float* s = v + p * sa;
+      __m512 acc = _mm512_loadu_ps(s);
+      for (int64_t t = 1; t < k; ++t) acc = Op::v16(_mm512_loadu_ps(s + t * step), acc);
+      if (q) acc = _mm512_div_ps(acc, _mm512_set1_ps(q[p]));
+      _mm512_storeu_ps(d + p * 16, acc);
+    }
+  } else if (lanes == 8) {
+    for (; p < npix; ++p) {
+      const float* s = v + p * sa;
+      __m256 acc = _mm256_loadu_ps(s);
+      for (int64_t t = 1; t < k; ++t) acc = Op::v8(_mm256_loadu_ps(s + t * step), acc);
+      if (q) acc = _mm256_div_ps(acc, _mm256_set1_ps(q[p]));
+      _mm256_storeu_ps(d + p * 8, acc);
+    }
+  }
+  for (; p < npix; ++p)
+    for (int64_t l = 0; l < lanes; ++l) {
+      const float* s = v + p * sa + l;
+      float acc = s[0];
+      for (int64_t t = 1; t < k; ++t) acc = Op::s(s[t * step], acc);
+      d[p * lanes + l] = q ? acc / q[p] : acc;
+    }
+}
+
+MINIRT_POOL_AVX512 void hwin_avx512(float* dst, int64_t ldd, const float* v, int64_t ldv, int64_t rows, int64_t npix,
+                                    int64_t lanes, int64_t sa, int64_t k, int64_t step, bool is_max, const float* q,
+                                    int64_t ldq) {
+  for (int64_t r = 0; r < rows; ++r) {
+    const float* qr = q ? q + r * ldq : nullptr;
+    if (is_max) hwin_row_avx512<MaxOp>(dst + r * ldd, v + r * ldv, npix, lanes, sa, k, step, qr);
+    else hwin_row_avx512<AddOp>(dst + r * ldd, v + r * ldv, npix, lanes, sa, k, step, qr);
+  }
+}
+
+// Two float vectors' lanes widened to doubles, added to (lo, hi).
+MINIRT_POOL_AVX512 inline void widen_add16(__m512 v, __m512d& lo, __m512d& hi) {
+  lo = _mm512_add_pd(lo, _mm512_cvtps_pd(_mm512_castps512_ps256(v)));
+  hi = _mm512_add_pd(hi, _mm512_cvtps_pd(_mm256_castpd_ps(_mm512_extractf64x4_pd(_mm512_castps_pd(v), 1))));
+}
+
+MINIRT_POOL_AVX512 void reduce_max_avx512(float* out, const float* a, int64_t npix, int64_t lanes) {
+  const __m512 ninf = _mm512_set1_ps(-kInf);
+  if (lanes == 1) {
+    __m512 m = ninf;
+    int64_t i = 0;
+    for (; i + 16 <= npix; i += 16) m = _mm512_max_ps(_mm512_loadu_ps(a + i), m);
+    if (i < npix) m = _mm512_max_ps(_mm512_mask_loadu_ps(ninf, tail_mask16(npix - i), a + i), m);
+    out[0] = _mm512_reduce_max_ps(m);
+    return;
+  }
+  if (lanes == 16) {
+    __m512 m = ninf;
+    for (int64_t p = 0; p < npix; ++p) m = _mm512_max_ps(_mm512_loadu_ps(a + p * 16), m);
+    _mm512_storeu_ps(out, m);
+    return;
+  }
+  reduce_max_generic(out, a, npix, lanes);
+}
+
+MINIRT_POOL_AVX512 void reduce_mean_avx512(float* out, const float* a, int64_t npix, int64_t lanes) {
+  __m512d lo = _mm512_setzero_pd(), hi = _mm512_setzero_pd();
+  const double n = static_cast<double>(npix);
+  if (lanes == 1) {
+    int64_t i = 0;
+    for (; i + 16 <= npix; i += 16) widen_add16(_mm512_loadu_ps(a + i), lo, hi);
+    if (i < npix) widen_add16(_mm512_maskz_loadu_ps(tail_mask16(npix - i), a + i), lo, hi);
+    out[0] = static_cast<float>((_mm512_reduce_add_pd(lo) + _mm512_reduce_add_pd(hi)) / n);
+    return;
+  }
+  if (lanes == 16) {
+    for (int64_t p = 0; p < npix; ++p) widen_add16(_mm512_loadu_ps(a + p * 16), lo, hi);
+    const __m512d nv = _mm512_set1_pd(n);
+    _mm256_storeu_ps(out, _mm512_cvtpd_ps(_mm512_div_pd(lo, nv)));
+    _mm256_storeu_ps(out + 8, _mm512_cvtpd_ps(_mm512_div_pd(hi, nv)));
+    return;
+  }
+  reduce_mean_generic(out, a, npix, lanes);
+}
+
+// ---- AVX2
+
+// The even lanes of two vectors: {a0, a2, a4, a6, b0, b2, b4, b6}.
+MINIRT_POOL_AVX2 inline __m256 evens8(__m256 a, __m256 b) {
+  __m256 t = _mm256_shuffle_ps(a, b, _MM_SHUFFLE(2, 0, 2, 0));  // a0 a2 b0 b2 | a4 a6 b4 b6
+  return _mm256_castpd_ps(_mm256_permute4x64_pd(_mm256_castps_pd(t), _MM_SHUFFLE(3, 1, 2, 0)));
+}
+
+template <class Op>
+MINIRT_POOL_AVX2 inline void pair_row_avx2(float* dst, const float* a, const float* b, int64_t npix, int64_t lanes,
+                                           int64_t sa) {
+  if (sa == lanes) {
+    int64_t n = npix * lanes, i = 0;
+    for (; i + 8 <= n; i += 8) _mm256_storeu_ps(dst + i, Op::v8(_mm256_loadu_ps(a + i), _mm256_loadu_ps(b + i)));
+    for (; i < n; ++i) dst[i] = Op::s(a[i], b[i]);
+    return;
+  }
+  if (lanes == 8 || lanes == 16) {
+    for (int64_t p = 0; p < npix; ++p)
+      for (int64_t l = 0; l < lanes; l += 8)
+        _mm256_storeu_ps(dst + p * lanes + l, Op::v8(_mm256_loadu_ps(a + p * sa + l), _mm256_loadu_ps(b + p * sa + l)));
+    return;
+  }
+  int64_t p = 0;
+  if (lanes == 1 && sa == 2) {
+    for (; p + 8 < npix; p += 8) {
+      const float* ap = a + 2 * p;
+      const float* bp = b + 2 * p;
+      __m256 lo = Op::v8(_mm256_loadu_ps(ap), _mm256_loadu_ps(bp));
+      __m256 hi = Op::v8(_mm256_loadu_ps(ap + 8), _mm256_loadu_ps(bp + 8));
+      _mm256_storeu_ps(dst + p, evens8(lo, hi));
+    }
+  }
+  for (; p < npix; ++p)
+    for (int64_t l = 0; l < lanes; ++l) dst[p * lanes + l] = Op::s(a[p * sa + l], b[p * sa + l]);
+}
+
+template <class Op>
+MINIRT_POOL_AVX2 void pair_avx2(float* dst, int64_t ldd, const float* a, int64_t lda, const float* b, int64_t ldb,
+                                int64_t rows, int64_t npix, int64_t lanes, int64_t sa) {
+  merge_rows(rows, npix, lanes, sa, ldd, lda, ldb);
+  for (int64_t r = 0; r < rows; ++r) pair_row_avx2<Op>(dst + r * ldd, a + r * lda, b + r * ldb, npix, lanes, sa);
+}
+
+MINIRT_POOL_AVX2 inline void fill_avx2(float* d, int64_t n, __m256 v, float f) {
+  int64_t i = 0;
+  for (; i + 8 <= n; i += 8) _mm256_storeu_ps(d + i, v);
+  for (; i < n; ++i) d[i] = f;
+}
+
+MINIRT_POOL_AVX2 void pad_rows_avx2(float* dst, int64_t ldd, const float* src, int64_t lds, int64_t rows,
+                                    int64_t left, int64_t mid, int64_t right, int64_t lanes, float fill, bool floor) {
+  const __m256 fv = _mm256_set1_ps(fill);
+  const float low = floor ? kLowest : -kInf;
+  const __m256 lo = _mm256_set1_ps(low);
+  const int64_t n = mid * lanes;
+  for (int64_t r = 0; r < rows; ++r) {
+    float* d = dst + r * ldd;
+    const float* s = src + r * lds;
+    fill_avx2(d, left * lanes, fv, fill);
+    d += left * lanes;
+    int64_t i = 0;
+    if (n >= 8)  // the tail as a last step over the final 8, overlapping the one before
+      for (int64_t next = 0; i < n; i = next) {
+        i = std::min(next, n - 8);
+        next = i + 8;
+        __m256 x = _mm256_loadu_ps(s + i);
+        _mm256_storeu_ps(d + i, floor ? _mm256_max_ps(x, lo) : x);
+      }
+    for (; i < n; ++i) d[i] = !floor || s[i] > low ? s[i] : low;
+    fill_avx2(d + n, right * lanes, fv, fill);
+  }
+}
+
+template <class Op>
+MINIRT_POOL_AVX2 void vert_run_avx2(float* d, const float* x, int64_t tstride, int64_t taps, int64_t n, float init) {
+  const __m256 iv = _mm256_set1_ps(init);
+  int64_t i = 0;
+  if (n >= 8)  // the tail as a last step over the final 8, overlapping the one before
+    for (int64_t next = 0; i < n; i = next) {
+      i = std::min(next, n - 8);
+      next = i + 8;
+      __m256 acc = iv;
+      for (int64_t t = 0; t < taps; ++t) acc = Op::v8(_mm256_loadu_ps(x + t * tstride + i), acc);
+      _mm256_storeu_ps(d + i, acc);
+    }
+  for (; i < n; ++i) {
+    float acc = init;
+    for (int64_t t = 0; t < taps; ++t) acc = Op::s(x[t * tstride + i], acc);
+    d[i] = acc;
+  }
+}
+
+MINIRT_POOL_AVX2 void vert_avx2(float* dst, int64_t ldd, const float* x, int64_t ldx, int64_t h, int64_t first,
+                                int64_t sh, int64_t kh, int64_t dh, int64_t rows, int64_t left, int64_t mid,
+                                int64_t right, int64_t lanes, float fill, bool is_max) {
+  const __m256 fv = _mm256_set1_ps(fill);
+  for (int64_t r = 0; r < rows; ++r) {
+    float* d = dst + r * ldd;
+    int64_t start = first + r * sh, t0, t1;
+    taps_inside(start, kh, dh, h, t0, t1);
+    fill_avx2(d, left * lanes, fv, fill);
+    const float* xr = t1 > t0 ? x + (start + t0 * dh) * ldx : x;
+    if (is_max) vert_run_avx2<MaxOp>(d + left * lanes, xr, dh * ldx, t1 - t0, mid * lanes, kLowest);
+    else vert_run_avx2<AddOp>(d + left * lanes, xr, dh * ldx, t1 - t0, mid * lanes, 0.0f);
+    fill_avx2(d + (left + mid) * lanes, right * lanes, fv, fill);
+  }
+}
+
+template <class Op>
+MINIRT_POOL_AVX2 void hwin_row_avx2(float* d, const float* v, int64_t npix, int64_t lanes, int64_t sa, int64_t k,
+                                    int64_t step, const float* q) {
+  int64_t p = 0;
+  if (lanes == 1 && sa == 1 && npix >= 8) {
+    // The tail is a last step over the final 8 outputs, overlapping the one
+    // before (outputs are written, never read).
+    for (int64_t next = 0; p < npix; p = next) {
+      p = std::min(next, npix - 8);
+      next = p + 8;
+      __m256 acc = _mm256_loadu_ps(v + p);
+      for (int64_t t = 1; t < k; ++t) acc = Op::v8(_mm256_loadu_ps(v + p + t * step), acc);
+      if (q) acc = _mm256_div_ps(acc, _mm256_loadu_ps(q + p));
+      _mm256_storeu_ps(d + p, acc);
+    }
+  } else if (lanes == 1 && sa == 2) {
+    for (; p + 8 < npix; p += 8) {
+      const float* s = v + 2 * p;
+      __m256 lo = _mm256_loadu_ps(s), hi = _mm256_loadu_ps(s + 8);
+      for (int64_t t = 1; t < k; ++t) {
+        lo = Op::v8(_mm256_loadu_ps(s + t * step), lo);
+        hi = Op::v8(_mm256_loadu_ps(s + t * step + 8), hi);
+      }
+      __m256 acc = evens8(lo, hi);
+      if (q) acc = _mm256_div_ps(acc, _mm256_loadu_ps(q + p));
+      _mm256_storeu_ps(d + p, acc);
+    }
+  } else if (lanes == 8 || lanes == 16) {
+    for (; p < npix; ++p) {
+      const float* s = v + p * sa;
+      for (int64_t l = 0; l < lanes; l += 8) {
+        __m256 acc = _mm256_loadu_ps(s + l);
+        for (int64_t t = 1; t < k; ++t) acc = Op::v8(_mm256_loadu_ps(s + t * step + l), acc);
+        if (q) acc = _mm256_div_ps(acc, _mm256_set1_ps(q[p]));
+        _mm256_storeu_ps(d + p * lanes + l, acc);
+      }
+    }
+  }
+  for (; p < npix; ++p)
+    for (int64_t l = 0; l < lanes; ++l) {
+      const float* s = v + p * sa + l;
+      float acc = s[0];
+      for (int64_t t = 1; t < k; ++t) acc = Op::s(s[t * step], acc);
+      d[p * lanes + l] = q ? acc / q[p] : acc;
+    }
+}
+
+MINIRT_POOL_AVX2 void hwin_avx2(float* dst, int64_t ldd, const float* v, int64_t ldv, int64_t rows, int64_t npix,
+                                int64_t lanes, int64_t sa, int64_t k, int64_t step, bool is_max, const float* q,
+                                int64_t ldq) {
+  for (int64_t r = 0; r < rows; ++r) {
+    const float* qr = q ? q + r * ldq : nullptr;
+    if (is_max) hwin_row_avx2<MaxOp>(dst + r * ldd, v + r * ldv, npix, lanes, sa, k, step, qr);
+    else hwin_row_avx2<AddOp>(dst + r * ldd, v + r * ldv, npix, lanes, sa, k, step, qr);
+  }
+}
+
+MINIRT_POOL_AVX2 inline void widen_add8(__m256 v, __m256d& lo, __m256d& hi) {
+  lo = _mm256_add_pd(lo, _mm256_cvtps_pd(_mm256_castps256_ps128(v)));
+  hi = _mm256_add_pd(hi, _mm256_cvtps_pd(_mm256_extractf128_ps(v, 1)));
+}
+
+MINIRT_POOL_AVX2 void reduce_max_avx2(float* out, const float* a, int64_t npix, int64_t lanes) {
+  const __m256 ninf = _mm256_set1_ps(-kInf);
+  if (lanes == 1) {
+    __m256 m = ninf;
+    int64_t i = 0;
+    for (; i + 8 <= npix; i += 8) m = _mm256_max_ps(_mm256_loadu_ps(a + i), m);
+    alignas(32) float t[8];
+    _mm256_store_ps(t, m);
+    float r = -kInf;
+    for (float v : t) r = v > r ? v : r;
+    for (; i < npix; ++i) r = a[i] > r ? a[i] : r;
+    out[0] = r;
+    return;
+  }
+  if (lanes == 8 || lanes == 16) {
+    for (int64_t l = 0; l < lanes; l += 8) {
+      __m256 m = ninf;
+      for (int64_t p = 0; p < npix; ++p) m = _mm256_max_ps(_mm256_loadu_ps(a + p * lanes + l), m);
+      _mm256_storeu_ps(out + l, m);
+    }
+    return;
+  }
+  reduce_max_generic(out, a, npix, lanes);
+}
+
+MINIRT_POOL_AVX2 void reduce_mean_avx2(float* out, const float* a, int64_t npix, int64_t lanes) {
+  const double n = static_cast<double>(npix);
+  if (lanes == 1) {
+    __m256d lo = _mm256_setzero_pd(), hi = _mm256_setzero_pd();
+    int64_t i = 0;
+    for (; i + 8 <= npix; i += 8) widen_add8(_mm256_loadu_ps(a + i), lo, hi);
+    alignas(32) double t[4];
+    _mm256_store_pd(t, _mm256_add_pd(lo, hi));
+    double s = (t[0] + t[1]) + (t[2] + t[3]);
+    for (; i < npix; ++i) s += static_cast<double>(a[i]);
+    out[0] = static_cast<float>(s / n);
+    return;
+  }
+  if (lanes == 8 || lanes == 16) {
+    const __m256d nv = _mm256_set1_pd(n);
+    for (int64_t l = 0; l < lanes; l += 8) {
+      __m256d lo = _mm256_setzero_pd(), hi = _mm256_setzero_pd();
+      for (int64_t p = 0; p < npix; ++p) widen_add8(_mm256_loadu_ps(a + p * lanes + l), lo, hi);
+      _mm_storeu_ps(out + l, _mm256_cvtpd_ps(_mm256_div_pd(lo, nv)));
+      _mm_storeu_ps(out + l + 4, _mm256_cvtpd_ps(_mm256_div_pd(hi, nv)));
+    }
+    return;
+  }
+  reduce_mean_generic(out, a, npix, lanes);
+}
+
+#endif  // MINIRT_POOL_X86
+
+const PixelOps& pixel_ops(SgemmIsa isa) {
+  static const PixelOps generic{pair_generic<MaxOp>, pad_rows_generic,   vert_generic,
+                                hwin_generic,        reduce_max_generic, reduce_mean_generic};
+#if MINIRT_POOL_X86
+  static const PixelOps avx512{pair_avx512<MaxOp>, pad_rows_avx512,   vert_avx512,
+                               hwin_avx512,        reduce_max_avx512, reduce_mean_avx512};
+  static const PixelOps avx2{pair_avx2<MaxOp>, pad_rows_avx2,   vert_avx2,
+                             hwin_avx2,        reduce_max_avx2, reduce_mean_avx2};
+  if (isa == SgemmIsa::kAvx512) return avx512;
+  if (isa == SgemmIsa::kAvx2) return avx2;
+#endif
+  return generic;
+}
+
+// One contiguous run, in place.
+void flat(PixelOps::Pair op, float* dst, const float* a, const float* b, int64_t n) { op(dst, 0, a, 0, b, 0, 1, n, 1, 1); }
+
+// In place over a[0, n): a[i] becomes the max of a[i + t * step] for t < m,
+// the largest power of two m <= k, by doubling spans; returns m. The caller
+// finishes a k-tap window with max(a[i], a[i + (k - m) * step]) (spans
+// overlap when k is not a power of two; max does not mind).
+int64_t double_max(const PixelOps& ops, float* a, int64_t n, int64_t k, int64_t step) {
+  int64_t m = 1;
+  for (; 2 * m <= k; m *= 2) flat(ops.max2, a, a, a + m * step, n - (2 * m - 1) * step);
+  return m;
+}
+
+// How many of the k taps starting at `start` (step d) fall in [lo, hi).
+int64_t taps_in(int64_t start, int64_t k, int64_t d, int64_t lo, int64_t hi) {
+  int64_t c = 0;
+  for (int64_t t = 0; t < k; ++t) c += start + t * d >= lo && start + t * d < hi;
+  return c;
+}
+
+}  // namespace
+
+// ---------------------------------------------------------------- PoolEngine
+
+PoolEngine::PoolEngine(const PoolWindow& q, int64_t planes, int64_t lanes, int threads)
+    : q_(q), planes_(planes), lanes_(lanes), isa_(sgemm_default_isa()) {
+  if (planes_ <= 0 || q.oh <= 0 || q.ow <= 0) {
+    tasks_ = 0;
+    return;
+  }
+  wp_ = (q.ow - 1) * q.sw + (q.kw - 1) * q.dw + 1;
+  const int64_t row = wp_ * lanes_;
+  const int64_t halo = (q.kh - 1) * q.dh + 1;  // tile rows one output row reads
+  // Output rows per band: the tile fits kTileFloats but holds at least three
+  // times the rows a window spans (so that rows read twice, by two bands,
+  // stay a small part), and there are bands enough for every thread when
+  // the planes are few.
+  double_from_ = lanes_ == 1 ? kDoubleFrom : kDoubleFromVector;
+  int64_t fit = std::max<int64_t>(kTileFloats / row, 3 * halo);
+  band_ = std::clamp<int64_t>((fit - halo) / q.sh + 1, 1, q.oh);
+  const int64_t spread = 2 * static_cast<int64_t>(threads);  // units wanted at least
+  int64_t want = (spread + planes_ - 1) / planes_;
+  if (threads > 1 && want > 1) band_ = std::min(band_, std::max<int64_t>(1, (q.oh + want - 1) / want));
+  bands_ = (q.oh + band_ - 1) / band_;
+  const int64_t tile_rows = (band_ - 1) * q.sh + halo;
+  // Whole small planes are stacked into one tile, so that each pass over
+  // the stack is one long run.
+  group_ = 1;
+  if (bands_ == 1) {
+    group_ = std::max<int64_t>(1, kTileFloats / (tile_rows * row));
+    group_ = std::min(group_, threads > 1 ? std::max<int64_t>(1, planes_ / spread) : planes_);
+  }
+  units_ = bands_ > 1 ? planes_ * bands_ : (planes_ + group_ - 1) / group_;
+  const int64_t moved = planes_ * lanes_ * (q.h * q.w + q.oh * q.ow);
+  tasks_ = std::clamp<int64_t>(moved / kGrainFloats, 1, std::min<int64_t>(threads, units_));
+  slice_ = round16(group_ * tile_rows * row);
+  if (!q.is_max) {
+    // Window positions inside the input, or inside the pads (not the
+    // overhang ceil_mode adds) with count_include_pad, per axis; a window
+    // with none sums only padding zeros, and 0 / inf = 0.
+    auto count = [&](int64_t o, int64_t s, int64_t k, int64_t d, int64_t pb, int64_t pe, int64_t len) {
+      return q.count_include_pad ? taps_in(o * s - pb, k, d, -pb, len + pe) : taps_in(o * s - pb, k, d, 0, len);
+    };
+    for (int64_t oh = 0; oh < q.oh; ++oh)
+      for (int64_t ow = 0; ow < q.ow; ++ow) {
+        int64_t n = count(oh, q.sh, q.kh, q.dh, q.ph, q.peh, q.h) * count(ow, q.sw, q.kw, q.dw, q.pw, q.pew, q.w);
+        divisors_.push_back(n > 0 ? static_cast<float>(n) : kInf);
+      }
+  }
+}
+
+void PoolEngine::run(const float* x, float* y, float* workspace, ThreadPool& pool) const {
+  if (tasks_ == 0) return;
+  const int64_t in_plane = q_.h * q_.w * lanes_, out_plane = q_.oh * q_.ow * lanes_;
+  auto body = [&](int64_t t0, int64_t t1) {
+    for (int64_t t = t0; t < t1; ++t) {
+      float* scratch = workspace + static_cast<size_t>(t) * slice_;
+      for (int64_t u = units_ * t / tasks_, ue = units_ * (t + 1) / tasks_; u < ue; ++u) {
+        if (bands_ > 1) {
+          int64_t p = u / bands_, o0 = (u % bands_) * band_;
+          band(x + p * in_plane, y + p * out_plane, 1, o0, std::min(q_.oh, o0 + band_), scratch);
+        } else {
+          int64_t p = u * group_;
+          band(x + p * in_plane, y + p * out_plane, std::min(group_, planes_ - p), 0, q_.oh, scratch);
+        }
+      }
+    }
+  };
+  pool.parallel_for(tasks_, body);
+}
+
+// Output rows [o0, o1) of `g` consecutive planes (g > 1 only with whole planes).
+void PoolEngine::band(const float* xp, float* yp, int64_t g, int64_t o0, int64_t o1, float* scratch) const {
+  const PoolWindow& q = q_;
+  const PixelOps& ops = pixel_ops(isa_);
+  const int64_t L = lanes_, row = wp_ * L, nb = o1 - o0;
+  const int64_t in_plane = q.h * q.w * L, out_plane = q.oh * q.ow * L;
+  const float fill = q.is_max ? kLowest : 0.0f;
+  // Tile column j is input column j - pw: `left` columns of padding, `mid`
+  // of the input, `right` of padding.
+  const int64_t left = std::min(q.pw, wp_);
+  const int64_t mid = std::clamp<int64_t>(wp_ - q.pw, 0, q.w);
+  const int64_t right = wp_ - left - mid;
+  const int64_t first = o0 * q.sh - q.ph;  // input row of the band's first window row
+
+  // Over the window's rows: output row r of plane p into v + p * vb + r * row.
+  float* v = scratch;
+  int64_t vb = nb * row;
+  if (q.is_max && q.sh == 1 && q.kh >= double_from_) {
+    // Padded tiles of rows first ... first + rows - 1 (all padding outside
+    // the input), stacked, then spans doubled in place over the stack.
+    const int64_t rows = nb + (q.kh - 1) * q.dh;
+    vb = rows * row;
+    const int64_t top = std::clamp<int64_t>(-first, 0, rows);
+    const int64_t inside =
+        mid > 0 ? std::clamp<int64_t>(std::min(q.h, first + rows) - std::max<int64_t>(first, 0), 0, rows - top) : 0;
+    for (int64_t p = 0; p < g; ++p) {
+      float* t = v + p * vb;
+      std::fill_n(t, top * row, fill);
+      if (inside > 0)
+        ops.pad_rows(t + top * row, row, xp + p * in_plane + (first + top) * q.w * L, q.w * L, inside, left, mid,
+                     right, L, fill, true);
+      std::fill_n(t + (top + inside) * row, (rows - top - inside) * row, fill);
+    }
+    const int64_t stack = g * vb, vstep = q.dh * row;
+    int64_t m = double_max(ops, v, stack, q.kh, vstep);
+    if (m < q.kh) flat(ops.max2, v, v, v + (q.kh - m) * vstep, stack - (q.kh - m) * vstep);
+  } else {
+    for (int64_t p = 0; p < g; ++p)
+      ops.vert(v + p * vb, row, xp + p * in_plane, q.w * L, q.h, first, q.sh, q.kh, q.dh, nb, left, mid, right, L, fill,
+               q.is_max);
+  }
+
+  // Over the window's columns, every sw-th column into the output rows.
+  const int64_t hstep = q.dw * L, sa = q.sw * L, ldy = q.ow * L;
+  float* y0 = yp + o0 * ldy;
+  if (q.is_max && q.kw >= double_from_) {
+    int64_t m = double_max(ops, v, (g - 1) * vb + nb * row, q.kw, hstep);
+    int64_t last = (q.kw - m) * hstep;
+    for (int64_t p = 0; p < g; ++p) ops.max2(y0 + p * out_plane, ldy, v + p * vb, row, v + p * vb + last, row, nb, q.ow, L, sa);
+    return;
+  }
+  const float* divs = q.is_max ? nullptr : divisors_.data() + o0 * q.ow;
+  for (int64_t p = 0; p < g; ++p)
+    ops.hwin(y0 + p * out_plane, ldy, v + p * vb, row, nb, q.ow, L, sa, q.kw, hstep, q.is_max, divs, q.ow);
+}
+
+// ---------------------------------------------------------------- GlobalPoolEngine
+
+GlobalPoolEngine::GlobalPoolEngine(bool is_max, int64_t planes, int64_t npix, int64_t lanes)
+    : is_max_(is_max), planes_(planes), npix_(npix), lanes_(lanes), isa_(sgemm_default_isa()) {}
+
+void GlobalPoolEngine::run(const float* x, float* y, ThreadPool& pool) const {
+  if (planes_ <= 0) return;
+  const PixelOps& ops = pixel_ops(isa_);
+  const int64_t plane = npix_ * lanes_;
+  auto body = [&](int64_t p0, int64_t p1) {
+    for (int64_t p = p0; p < p1; ++p) {
+      if (is_max_) ops.reduce_max(y + p * lanes_, x + p * plane, npix_, lanes_);
+      else ops.reduce_mean(y + p * lanes_, x + p * plane, npix_, lanes_);
+    }
+  };
+  pool.parallel_for(planes_, body, std::max<int64_t>(1, kGrainFloats / std::max<int64_t>(plane, 1)));
+}
+
+// ---------------------------------------------------------------- plain kernels
+
+PoolWindow pool_window(const PoolAttrs& a, const Shape& x, const Shape& y) {
+  PoolWindow q;
+  bool one_d = x.size() == 3;
+  size_t wi = one_d ? 0 : 1;
+  int64_t sp = a.spatial();
+  q.h = one_d ? 1 : x[2];
+  q.w = x.back();
+  q.oh = one_d ? 1 : y[2];
+  q.ow = y.back();
+  q.kh = one_d ? 1 : a.kernel_shape[0];
+  q.kw = a.kernel_shape[wi];
+  q.sh = one_d ? 1 : a.strides[0];
+  q.sw = a.strides[wi];
+  q.dh = one_d ? 1 : a.dilations[0];
+  q.dw = a.dilations[wi];
+  q.ph = one_d ? 0 : a.pads[0];
+  q.peh = one_d ? 0 : a.pads[sp];
+  q.pw = a.pads[wi];
+  q.pew = a.pads[sp + wi];
+  q.is_max = a.kind == PoolKind::kMax;
+  q.count_include_pad = a.count_include_pad;
+  return q;
+}
+
+namespace {
 
 class PoolKernel final : public Kernel {
  public:
-  PoolKernel(const Graph& g, const Node& n, int) : a_(n.attrs_as<PoolAttrs>()) {
-    const Shape& x = in_shape(g, n, 0);
-    const Shape& y = out_shape(g, n, 0);
-    bool one_d = x.size() == 3;
-    q_.planes = x[0] * x[1];
-    q_.h = one_d ? 1 : x[2];
-    q_.w = x.back();
-    q_.oh = one_d ? 1 : y[2];
-    q_.ow = y.back();
-    size_t wi = one_d ? 0 : 1;
-    q_.kh = one_d ? 1 : a_.kernel_shape[0];
-    q_.kw = a_.kernel_shape[wi];
-    q_.sh = one_d ? 1 : a_.strides[0];
-    q_.sw = a_.strides[wi];
-    q_.dh = one_d ? 1 : a_.dilations[0];
-    q_.dw = a_.dilations[wi];
-    int64_t sp = a_.spatial();
-    q_.ph = one_d ? 0 : a_.pads[0];
-    q_.peh = one_d ? 0 : a_.pads[sp];
-    q_.pw = a_.pads[wi];
-    q_.pew = a_.pads[sp + wi];
-#if MINIRT_POOL_AVX512
-    row_cols_ = (q_.ow - 1) * q_.sw + (q_.kw - 1) * q_.dw + 1;
-    row_avx512_ = a_.kind == PoolKind::kMax && sgemm_best_isa() == SgemmIsa::kAvx512 && (q_.sw == 1 || q_.sw == 2) &&
-                  q_.kh <= 64 && q_.ow > 0 && row_cols_ <= kMaxRowAvx512;
-#endif
-  }
-
+  PoolKernel(const Graph& g, const Node& n, int threads)
+      : engine_(pool_window(n.attrs_as<PoolAttrs>(), in_shape(g, n, 0), out_shape(g, n, 0)),
+                in_shape(g, n, 0)[0] * in_shape(g, n, 0)[1], 1, threads) {}
+  size_t workspace_bytes() const override { return engine_.workspace_bytes(); }
   void run(const KernelArgs& args) override {
-    const float* x = static_cast<const float*>(args.inputs[0]);
-    float* y = static_cast<float*>(args.outputs[0]);
-    const PoolGeom& q = q_;
-    // Interior columns: every tap of the window inside the input's width.
-    int64_t ow_lo = std::min(q.ow, (q.pw + q.sw - 1) / q.sw);
-    int64_t last = q.w - 1 - (q.kw - 1) * q.dw + q.pw;  // largest ow * sw allowed
-    int64_t ow_hi = last < 0 ? ow_lo : std::clamp(last / q.sw + 1, ow_lo, q.ow);
-    auto body = [&](int64_t p0, int64_t p1) {
-      for (int64_t p = p0; p < p1; ++p) {
-        const float* xp = x + p * q.h * q.w;
-        float* yp = y + p * q.oh * q.ow;
-        for (int64_t oh = 0; oh < q.oh; ++oh) {
-          float* yr = yp + oh * q.ow;
-#if MINIRT_POOL_AVX512
-          if (row_avx512_) {
-            const float* rows[64];
-            int64_t nrows = 0;
-            for (int64_t i = 0; i < q.kh; ++i) {
-              int64_t ih = oh * q.sh - q.ph + i * q.dh;
-              if (ih >= 0 && ih < q.h) rows[nrows++] = xp + ih * q.w;
-            }
-            max_row_avx512(rows, nrows, q.w, q.pw, row_cols_, q.ow, q.kw, q.sw, q.dw, yr);
-            continue;
-          }
-#endif
-          for (int64_t ow = 0; ow < ow_lo; ++ow) yr[ow] = window(xp, oh, ow);
-          interior(xp, oh, yr, ow_lo, ow_hi);
-          for (int64_t ow = ow_hi; ow < q.ow; ++ow) yr[ow] = window(xp, oh, ow);
-        }
-      }
-    };
-    args.pool->parallel_for(q.planes, body);
+    engine_.run(static_cast<const float*>(args.inputs[0]), static_cast<float*>(args.outputs[0]),
+                static_cast<float*>(args.workspace), *args.pool);
   }
 
  private:
-  // One output of a window that may reach into the padding.
-  float window(const float* xp, int64_t oh, int64_t ow) const {
-    const PoolGeom& q = q_;
-    bool is_max = a_.kind == PoolKind::kMax;
-    int64_t hs = oh * q.sh - q.ph, ws = ow * q.sw - q.pw;
-    // A window that holds only padding gives the lowest float, as in
-    // onnxruntime (not -inf).
-    float acc = is_max ? std::numeric_limits<float>::lowest() : 0.0f;
-    int64_t inside = 0, padded = 0;
-    for (int64_t i = 0; i < q.kh; ++i) {
-      int64_t ih = hs + i * q.dh;
-      bool h_in = ih >= 0 && ih < q.h;
-      bool h_pad = ih >= -q.ph && ih < q.h + q.peh;
-      for (int64_t j = 0; j < q.kw; ++j) {
-        int64_t iw = ws + j * q.dw;
-        bool w_in = iw >= 0 && iw < q.w;
-        if (h_pad && iw >= -q.pw && iw < q.w + q.pew) ++padded;
-        if (!h_in || !w_in) continue;
-        float v = xp[ih * q.w + iw];
-        if (is_max) acc = v > acc ? v : acc;
-        else acc += v;
-        ++inside;
-      }
-    }
-    if (!is_max) {
-      int64_t div = a_.count_include_pad ? padded : inside;
-      acc = div > 0 ? acc / static_cast<float>(div) : 0.0f;
-    }
-    return acc;
-  }
-
-  // Outputs [ow0, ow1) of row oh, whose windows are inside the width: one
-  // pass over the run per window row, each output combining that row's taps
-  // in order (the same (i, j) order as window()). Strides 1 and 2 and widths
-  // 2 and 3 are compiled as constants, so the passes vectorize.
-  void interior(const float* xp, int64_t oh, float* yr, int64_t ow0, int64_t ow1) const {
-    const PoolGeom& q = q_;
-    if (ow0 >= ow1) return;
-    bool is_max = a_.kind == PoolKind::kMax;
-    int64_t hs = oh * q.sh - q.ph;
-    std::fill(yr + ow0, yr + ow1, is_max ? std::numeric_limits<float>::lowest() : 0.0f);
-    int64_t rows_in = 0, rows_pad = 0;
-    for (int64_t i = 0; i < q.kh; ++i) {
-      int64_t ih = hs + i * q.dh;
-      if (ih >= -q.ph && ih < q.h + q.peh) ++rows_pad;
-      if (ih < 0 || ih >= q.h) continue;
-      ++rows_in;
-      const float* src = xp + ih * q.w - q.pw;  // output ow, tap j reads src[ow * sw + j * dw]
-      if (q.sw == 2 && q.kw == 3) row_pass<2, 3>(src, yr, ow0, ow1, is_max);
-      else if (q.sw == 2 && q.kw == 2) row_pass<2, 2>(src, yr, ow0, ow1, is_max);
-      else if (q.sw == 1 && q.kw == 3) row_pass<1, 3>(src, yr, ow0, ow1, is_max);
-      else if (q.sw == 1 && q.kw == 2) row_pass<1, 2>(src, yr, ow0, ow1, is_max);
-      else if (q.sw == 2) row_pass<2, 0>(src, yr, ow0, ow1, is_max);
-      else if (q.sw == 1) row_pass<1, 0>(src, yr, ow0, ow1, is_max);
-      else row_pass<0, 0>(src, yr, ow0, ow1, is_max);
-    }
-    if (!is_max) {
-      int64_t div = (a_.count_include_pad ? rows_pad : rows_in) * q.kw;
-      for (int64_t ow = ow0; ow < ow1; ++ow) yr[ow] = div > 0 ? yr[ow] / static_cast<float>(div) : 0.0f;
-    }
-  }
-
-  // One window row into y[ow0, ow1): S is the stride and KW the window width
-  // as constants, or 0 to read them at run time.
-  template <int S, int KW>
-  void row_pass(const float* src, float* y, int64_t ow0, int64_t ow1, bool is_max) const {
-    const int64_t st = S ? S : q_.sw, kw = KW ? KW : q_.kw, dw = q_.dw;
-    if (KW == 0) {  // tap by tap
-      for (int64_t j = 0; j < kw; ++j) {
-        const float* s = src + j * dw;
-        if (is_max)
-          for (int64_t ow = ow0; ow < ow1; ++ow) {
-            float v = s[ow * st];
-            y[ow] = v > y[ow] ? v : y[ow];
-          }
-        else
-          for (int64_t ow = ow0; ow < ow1; ++ow) y[ow] += s[ow * st];
-      }
-      return;
-    }
-    if (is_max) {
-      for (int64_t ow = ow0; ow < ow1; ++ow) {
-        float m = y[ow];
-        for (int64_t j = 0; j < KW; ++j) {
-          float v = src[ow * st + j * dw];
-          m = v > m ? v : m;
-        }
-        y[ow] = m;
-      }
-    } else {
-      for (int64_t ow = ow0; ow < ow1; ++ow) {
-        float a = y[ow];
-        for (int64_t j = 0; j < KW; ++j) a += src[ow * st + j * dw];
-        y[ow] = a;
-      }
-    }
-  }
-
-  PoolAttrs a_;
-  PoolGeom q_{};
-  // MaxPool rows with the AVX-512 pass: strides 1 and 2, the padded row in
-  // its buffer, at most 64 window rows.
-  int64_t row_cols_ = 0;
-  bool row_avx512_ = false;
+  PoolEngine engine_;
 };
 
 class GlobalPoolKernel final : public Kernel {
  public:
-  GlobalPoolKernel(const Graph& g, const Node& n, int) : is_max_(n.op == "GlobalMaxPool") {
-    const Shape& x = in_shape(g, n, 0);
-    planes_ = x[0] * x[1];
-    size_ = shape_numel(x) / std::max<int64_t>(planes_, 1);
-  }
+  GlobalPoolKernel(const Graph& g, const Node& n, int)
+      : engine_(n.op == "GlobalMaxPool", in_shape(g, n, 0)[0] * in_shape(g, n, 0)[1],
+                shape_numel(in_shape(g, n, 0)) / std::max<int64_t>(in_shape(g, n, 0)[0] * in_shape(g, n, 0)[1], 1),
+                1) {}
   void run(const KernelArgs& args) override {
-    const float* x = static_cast<const float*>(args.inputs[0]);
-    float* y = static_cast<float*>(args.outputs[0]);
-    auto body = [&](int64_t p0, int64_t p1) {
-      for (int64_t p = p0; p < p1; ++p) {
-        const float* xp = x + p * size_;
-        // kLanes running maxima / double sums side by side (a loop the
-        // compiler vectorizes), combined at the end.
-        constexpr int kLanes = 16;
-        const int64_t body_end = size_ / kLanes * kLanes;
-        if (is_max_) {
-          float m[kLanes];
-          for (int j = 0; j < kLanes; ++j) m[j] = -std::numeric_limits<float>::infinity();
-          for (int64_t i = 0; i < body_end; i += kLanes)
-            for (int j = 0; j < kLanes; ++j) m[j] = xp[i + j] > m[j] ? xp[i + j] : m[j];
-          float r = -std::numeric_limits<float>::infinity();
-          for (int j = 0; j < kLanes; ++j) r = m[j] > r ? m[j] : r;
-          for (int64_t i = body_end; i < size_; ++i) r = xp[i] > r ? xp[i] : r;
-          y[p] = r;
-        } else {
-          double s[kLanes] = {};
-          for (int64_t i = 0; i < body_end; i += kLanes)
-            for (int j = 0; j < kLanes; ++j) s[j] += static_cast<double>(xp[i + j]);
-          double r = 0;
-          for (int j = 0; j < kLanes; ++j) r += s[j];
-          for (int64_t i = body_end; i < size_; ++i) r += xp[i];
-          y[p] = static_cast<float>(r / static_cast<double>(size_));
-        }
-      }
-    };
-    args.pool->parallel_for(planes_, body, 8);
+    engine_.run(static_cast<const float*>(args.inputs[0]), static_cast<float*>(args.outputs[0]), *args.pool);
   }
 
  private:
-  bool is_max_;
-  int64_t planes_ = 0, size_ = 0;
+  GlobalPoolEngine engine_;
 };
 
 std::unique_ptr<Kernel> make_pool(const Graph& g, const Node& n, int t) { return std::make_unique<PoolKernel>(g, n, t); }

@@ -1,12 +1,25 @@
 // Resize and Upsample on the CPU, modes nearest and linear, any rank.
 //
+//   ResizeAxis ah = make_resize_axis(attrs, legacy, scale_h, h, oh);   // plan time, per axis
+//   Resize2dEngine e(ah, aw, linear, planes, h, w, oh, ow, /*lanes=*/1, threads);
+//   e.run(x, y, workspace, pool);
+//
 // When the kernel is made, each axis gets a table mapping every output index
 // to its source: one input index (nearest) or two neighbours and their
 // weights (linear), following the ONNX Resize rules as onnxruntime applies
-// them. An axis whose scale is 1 maps each index to itself. run() walks the
-// output one row (last axis) at a time: nearest gathers, linear blends the
-// 2^k corners of the k interpolated outer axes, each interpolated along the
-// row.
+// them. An axis whose scale is 1 maps each index to itself.
+//
+// The common case, only the last two axes resized (an image's H and W), runs
+// on Resize2dEngine, which the channel-blocked kernels share (pixels of
+// `lanes` floats): parallel over (plane, band of output rows); nearest makes
+// each distinct source row once (an output row with the same source as the
+// one before is a copy of it) and a 2x upsample duplicates pixels with
+// vector shuffles; linear blends each source row along W once into a row
+// buffer and then blends two such rows along H, whole rows at a time.
+// Other cases walk the output one row (last axis) at a time: nearest
+// gathers, linear blends the 2^k corners of the k interpolated outer axes,
+// each interpolated along the row.
+#include "kernels/cpu/nchwc_ops.h"
 #include "kernels/cpu/registry.h"
 #include "runtime/ops/resize.h"
 
@@ -14,19 +27,20 @@
 #include <cmath>
 #include <cstring>
 
+#if defined(__x86_64__) || defined(__i386__)
+#include <immintrin.h>
+#define MINIRT_RESIZE_X86 1
+#define MINIRT_RESIZE_AVX512 __attribute__((target("avx512f,avx2,fma")))
+#define MINIRT_RESIZE_AVX2 __attribute__((target("avx2,fma")))
+#else
+#define MINIRT_RESIZE_X86 0
+#endif
+
 namespace minirt::cpu {
 
 namespace {
 
 constexpr int64_t kGrain = 16384;  // output elements per parallel chunk, at least
-
-// Output index -> source along one axis. Offsets are premultiplied by the
-// axis's input stride.
-struct AxisTable {
-  bool identity = true;
-  std::vector<int64_t> off0, off1;  // nearest uses off0 only
-  std::vector<float> w0, w1;        // linear weights of off0 and off1
-};
 
 // A coordinate this close to a half is a tie for the round_prefer modes:
 // float rounding must not decide an exact tie (a 7 -> 2 resize has the
@@ -56,14 +70,16 @@ int64_t nearest_index(float c, NearestMode mode, bool legacy, bool shrinks) {
   return static_cast<int64_t>(f);
 }
 
-AxisTable make_table(const ResizeAttrs& a, bool legacy, float scale, int64_t in, int64_t out, int64_t stride) {
-  AxisTable t;
+}  // namespace
+
+ResizeAxis make_resize_axis(const ResizeAttrs& a, bool legacy, float scale, int64_t in, int64_t out) {
+  ResizeAxis t;
   if (scale == 1.0f && in == out) return t;
   t.identity = false;
   bool linear = a.mode == ResizeMode::kLinear;
-  t.off0.resize(static_cast<size_t>(out));
+  t.i0.resize(static_cast<size_t>(out));
   if (linear) {
-    t.off1.resize(static_cast<size_t>(out));
+    t.i1.resize(static_cast<size_t>(out));
     t.w0.resize(static_cast<size_t>(out));
     t.w1.resize(static_cast<size_t>(out));
   }
@@ -72,15 +88,14 @@ AxisTable make_table(const ResizeAttrs& a, bool legacy, float scale, int64_t in,
     float c = resize_source_coord(a.coord, static_cast<float>(o), scale, in, out);
     size_t k = static_cast<size_t>(o);
     if (!linear) {
-      int64_t i = std::clamp<int64_t>(nearest_index(c, a.nearest, legacy, scale < 1.0f), 0, in - 1);
-      t.off0[k] = i * stride;
+      t.i0[k] = std::clamp<int64_t>(nearest_index(c, a.nearest, legacy, scale < 1.0f), 0, in - 1);
       continue;
     }
     c = std::clamp(c, 0.0f, last);
     int64_t i0 = std::min(static_cast<int64_t>(c), in - 1);
     int64_t i1 = std::min(i0 + 1, in - 1);
-    t.off0[k] = i0 * stride;
-    t.off1[k] = i1 * stride;
+    t.i0[k] = i0;
+    t.i1[k] = i1;
     if (i0 == i1) {
       t.w0[k] = 1.0f;
       t.w1[k] = 0.0f;
@@ -92,9 +107,328 @@ AxisTable make_table(const ResizeAttrs& a, bool legacy, float scale, int64_t in,
   return t;
 }
 
+namespace {
+
+// ---------------------------------------------------------------- primitives
+//
+// Rows of pixels of `lanes` floats, vectorized for one ISA.
+struct ResizeOps {
+  // dst[2p] = dst[2p + 1] = src[p] (pixels), p < npix.
+  void (*dup2)(float* dst, const float* src, int64_t npix, int64_t lanes);
+  // dst[i] = a * h0[i] + b * h1[i], i < n.
+  void (*blend)(float* dst, const float* h0, const float* h1, float a, float b, int64_t n);
+  // dst[i] = a * h0[i], i < n.
+  void (*scale)(float* dst, const float* h0, float a, int64_t n);
+  // Pixel o of dst = w0[o] * pixel i0[o] of src + w1[o] * pixel i1[o] of src.
+  void (*hblend)(float* dst, const float* src, const int64_t* i0, const int64_t* i1, const float* w0,
+                 const float* w1, int64_t npix, int64_t lanes);
+};
+
+void dup2_generic(float* dst, const float* src, int64_t npix, int64_t lanes) {
+  for (int64_t p = 0; p < npix; ++p)
+    for (int64_t l = 0; l < lanes; ++l) dst[2 * p * lanes + l] = dst[(2 * p + 1) * lanes + l] = src[p * lanes + l];
+}
+void blend_generic(float* dst, const float* h0, const float* h1, float a, float b, int64_t n) {
+  for (int64_t i = 0; i < n; ++i) dst[i] = a * h0[i] + b * h1[i];
+}
+void scale_generic(float* dst, const float* h0, float a, int64_t n) {
+  for (int64_t i = 0; i < n; ++i) dst[i] = a * h0[i];
+}
+void hblend_generic(float* dst, const float* src, const int64_t* i0, const int64_t* i1, const float* w0,
+                    const float* w1, int64_t npix, int64_t lanes) {
+  for (int64_t o = 0; o < npix; ++o) {
+    const float* s0 = src + i0[o] * lanes;
+    const float* s1 = src + i1[o] * lanes;
+    for (int64_t l = 0; l < lanes; ++l) dst[o * lanes + l] = w0[o] * s0[l] + w1[o] * s1[l];
+  }
+}
+
+#if MINIRT_RESIZE_X86
+
+MINIRT_RESIZE_AVX512 void dup2_avx512(float* dst, const float* src, int64_t npix, int64_t lanes) {
+  if (lanes == 1) {
+    const __m512i lo = _mm512_set_epi32(7, 7, 6, 6, 5, 5, 4, 4, 3, 3, 2, 2, 1, 1, 0, 0);
+    const __m512i hi = _mm512_set_epi32(15, 15, 14, 14, 13, 13, 12, 12, 11, 11, 10, 10, 9, 9, 8, 8);
+    int64_t p = 0;
+    for (; p + 16 <= npix; p += 16) {
+      __m512 v = _mm512_loadu_ps(src + p);
+      _mm512_storeu_ps(dst + 2 * p, _mm512_permutexvar_ps(lo, v));
+      _mm512_storeu_ps(dst + 2 * p + 16, _mm512_permutexvar_ps(hi, v));
+    }
+    for (; p < npix; ++p) dst[2 * p] = dst[2 * p + 1] = src[p];
+    return;
+  }
+  if (lanes == 16) {
+    for (int64_t p = 0; p < npix; ++p) {
+      __m512 v = _mm512_loadu_ps(src + p * 16);
+      _mm512_storeu_ps(dst + 32 * p, v);
+      _mm512_storeu_ps(dst + 32 * p + 16, v);
+    }
+    return;
+  }
+  dup2_generic(dst, src, npix, lanes);
+}
+
+MINIRT_RESIZE_AVX512 void blend_avx512(float* dst, const float* h0, const float* h1, float a, float b, int64_t n) {
+  const __m512 av = _mm512_set1_ps(a), bv = _mm512_set1_ps(b);
+  int64_t i = 0;
+  for (; i + 16 <= n; i += 16)
+    _mm512_storeu_ps(dst + i, _mm512_add_ps(_mm512_mul_ps(av, _mm512_loadu_ps(h0 + i)),
+                                            _mm512_mul_ps(bv, _mm512_loadu_ps(h1 + i))));
+  if (i < n) {
+    __mmask16 m = static_cast<__mmask16>((1u << (n - i)) - 1);
+    _mm512_mask_storeu_ps(dst + i, m, _mm512_add_ps(_mm512_mul_ps(av, _mm512_maskz_loadu_ps(m, h0 + i)),
+                                                    _mm512_mul_ps(bv, _mm512_maskz_loadu_ps(m, h1 + i))));
+  }
+}
+
+MINIRT_RESIZE_AVX512 void scale_avx512(float* dst, const float* h0, float a, int64_t n) {
+  const __m512 av = _mm512_set1_ps(a);
+  int64_t i = 0;
+  for (; i + 16 <= n; i += 16) _mm512_storeu_ps(dst + i, _mm512_mul_ps(av, _mm512_loadu_ps(h0 + i)));
+  if (i < n) {
+    __mmask16 m = static_cast<__mmask16>((1u << (n - i)) - 1);
+    _mm512_mask_storeu_ps(dst + i, m, _mm512_mul_ps(av, _mm512_maskz_loadu_ps(m, h0 + i)));
+  }
+}
+
+MINIRT_RESIZE_AVX512 void hblend_avx512(float* dst, const float* src, const int64_t* i0, const int64_t* i1,
+                                        const float* w0, const float* w1, int64_t npix, int64_t lanes) {
+  if (lanes == 16) {
+    for (int64_t o = 0; o < npix; ++o)
+      _mm512_storeu_ps(dst + o * 16, _mm512_add_ps(_mm512_mul_ps(_mm512_set1_ps(w0[o]), _mm512_loadu_ps(src + i0[o] * 16)),
+                                                   _mm512_mul_ps(_mm512_set1_ps(w1[o]), _mm512_loadu_ps(src + i1[o] * 16))));
+    return;
+  }
+  if (lanes == 8) {
+    for (int64_t o = 0; o < npix; ++o)
+      _mm256_storeu_ps(dst + o * 8, _mm256_add_ps(_mm256_mul_ps(_mm256_set1_ps(w0[o]), _mm256_loadu_ps(src + i0[o] * 8)),
+                                                  _mm256_mul_ps(_mm256_set1_ps(w1[o]), _mm256_loadu_ps(src + i1[o] * 8))));
+    return;
+  }
+  hblend_generic(dst, src, i0, i1, w0, w1, npix, lanes);
+}
+
+MINIRT_RESIZE_AVX2 void dup2_avx2(float* dst, const float* src, int64_t npix, int64_t lanes) {
+  if (lanes == 1) {
+    int64_t p = 0;
+    for (; p + 8 <= npix; p += 8) {
+      __m256 v = _mm256_loadu_ps(src + p);
+      __m256 lo = _mm256_unpacklo_ps(v, v);  // 0 0 1 1 | 4 4 5 5
+      __m256 hi = _mm256_unpackhi_ps(v, v);  // 2 2 3 3 | 6 6 7 7
+      _mm256_storeu_ps(dst + 2 * p, _mm256_permute2f128_ps(lo, hi, 0x20));
+      _mm256_storeu_ps(dst + 2 * p + 8, _mm256_permute2f128_ps(lo, hi, 0x31));
+    }
+    for (; p < npix; ++p) dst[2 * p] = dst[2 * p + 1] = src[p];
+    return;
+  }
+  if (lanes == 8 || lanes == 16) {
+    for (int64_t p = 0; p < npix; ++p)
+      for (int64_t l = 0; l < lanes; l += 8) {
+        __m256 v = _mm256_loadu_ps(src + p * lanes + l);
+        _mm256_storeu_ps(dst + 2 * p * lanes + l, v);
+        _mm256_storeu_ps(dst + (2 * p + 1) * lanes + l, v);
+      }
+    return;
+  }
+  dup2_generic(dst, src, npix, lanes);
+}
+
+MINIRT_RESIZE_AVX2 void blend_avx2(float* dst, const float* h0, const float* h1, float a, float b, int64_t n) {
+  const __m256 av = _mm256_set1_ps(a), bv = _mm256_set1_ps(b);
+  int64_t i = 0;
+  for (; i + 8 <= n; i += 8)
+    _mm256_storeu_ps(dst + i, _mm256_add_ps(_mm256_mul_ps(av, _mm256_loadu_ps(h0 + i)),
+                                            _mm256_mul_ps(bv, _mm256_loadu_ps(h1 + i))));
+  for (; i < n; ++i) dst[i] = a * h0[i] + b * h1[i];
+}
+
+MINIRT_RESIZE_AVX2 void scale_avx2(float* dst, const float* h0, float a, int64_t n) {
+  const __m256 av = _mm256_set1_ps(a);
+  int64_t i = 0;
+  for (; i + 8 <= n; i += 8) _mm256_storeu_ps(dst + i, _mm256_mul_ps(av, _mm256_loadu_ps(h0 + i)));
+  for (; i < n; ++i) dst[i] = a * h0[i];
+}
+
+MINIRT_RESIZE_AVX2 void hblend_avx2(float* dst, const float* src, const int64_t* i0, const int64_t* i1,
+                                    const float* w0, const float* w1, int64_t npix, int64_t lanes) {
+  if (lanes == 8 || lanes == 16) {
+    for (int64_t o = 0; o < npix; ++o) {
+      __m256 a = _mm256_set1_ps(w0[o]), b = _mm256_set1_ps(w1[o]);
+      for (int64_t l = 0; l < lanes; l += 8)
+        _mm256_storeu_ps(dst + o * lanes + l, _mm256_add_ps(_mm256_mul_ps(a, _mm256_loadu_ps(src + i0[o] * lanes + l)),
+                                                            _mm256_mul_ps(b, _mm256_loadu_ps(src + i1[o] * lanes + l))));
+    }
+    return;
+  }
+  hblend_generic(dst, src, i0, i1, w0, w1, npix, lanes);
+}
+
+#endif  // MINIRT_RESIZE_X86
+
+const ResizeOps& resize_ops(SgemmIsa isa) {
+  static const ResizeOps generic{dup2_generic, blend_generic, scale_generic, hblend_generic};
+#if MINIRT_RESIZE_X86
+  static const ResizeOps avx512{dup2_avx512, blend_avx512, scale_avx512, hblend_avx512};
+  static const ResizeOps avx2{dup2_avx2, blend_avx2, scale_avx2, hblend_avx2};
+  if (isa == SgemmIsa::kAvx512) return avx512;
+  if (isa == SgemmIsa::kAvx2) return avx2;
+#endif
+  return generic;
+}
+
+// The table of an axis with identities spelled out: i0 = i1 = o, weights 1 and 0.
+void spell_out(const ResizeAxis& a, int64_t out, bool linear, std::vector<int64_t>& i0, std::vector<int64_t>& i1,
+               std::vector<float>& w0, std::vector<float>& w1) {
+  if (!a.identity) {
+    i0 = a.i0;
+    i1 = a.i1;
+    w0 = a.w0;
+    w1 = a.w1;
+    return;
+  }
+  for (int64_t o = 0; o < out; ++o) i0.push_back(o);
+  if (!linear) return;
+  i1 = i0;
+  w0.assign(static_cast<size_t>(out), 1.0f);
+  w1.assign(static_cast<size_t>(out), 0.0f);
+}
+
+}  // namespace
+
+// ---------------------------------------------------------------- Resize2dEngine
+
+Resize2dEngine::Resize2dEngine(const ResizeAxis& ah, const ResizeAxis& aw, bool linear, int64_t planes, int64_t h,
+                               int64_t w, int64_t oh, int64_t ow, int64_t lanes, int threads)
+    : linear_(linear), planes_(planes), h_(h), w_(w), oh_(oh), ow_(ow), lanes_(lanes), isa_(sgemm_default_isa()) {
+  if (planes_ <= 0 || oh_ <= 0 || ow_ <= 0) {
+    tasks_ = 0;
+    return;
+  }
+  spell_out(ah, oh, linear, hi0_, hi1_, hw0_, hw1_);
+  spell_out(aw, ow, linear, wi0_, wi1_, ww0_, ww1_);
+  w_identity_ = aw.identity;
+  if (!linear) {
+    dup_ = aw.identity ? 1 : 0;
+    if (!aw.identity && ow == 2 * w) {
+      dup_ = 2;
+      for (int64_t o = 0; o < ow; ++o)
+        if (wi0_[static_cast<size_t>(o)] != o / 2) dup_ = 0;
+    }
+  }
+  // Bands of output rows: a unit writes kGrain floats or more, and the
+  // planes are cut into enough units for every thread.
+  const int64_t row = ow_ * lanes_;
+  band_ = std::clamp<int64_t>(kGrain / row, 1, oh_);
+  int64_t want = (2 * static_cast<int64_t>(threads) + planes_ - 1) / planes_;
+  if (threads > 1 && want > 1) band_ = std::min(band_, std::max<int64_t>(1, (oh_ + want - 1) / want));
+  bands_ = (oh_ + band_ - 1) / band_;
+  const int64_t units = planes_ * bands_;
+  tasks_ = std::clamp<int64_t>(planes_ * oh_ * row / kGrain, 1, std::min<int64_t>(threads, units));
+  // Linear: two rows blended along W (the source rows of one output row).
+  slice_ = linear_ && !w_identity_ ? 2 * static_cast<size_t>((row + 15) / 16 * 16) : 0;
+}
+
+void Resize2dEngine::run(const float* x, float* y, float* workspace, ThreadPool& pool) const {
+  if (tasks_ == 0) return;
+  const int64_t units = planes_ * bands_;
+  const int64_t in_plane = h_ * w_ * lanes_, out_plane = oh_ * ow_ * lanes_;
+  auto body = [&](int64_t t0, int64_t t1) {
+    for (int64_t t = t0; t < t1; ++t) {
+      float* scratch = slice_ ? workspace + static_cast<size_t>(t) * slice_ : nullptr;
+      for (int64_t u = units * t / tasks_, ue = units * (t + 1) / tasks_; u < ue; ++u) {
+        int64_t p = u / bands_, o0 = (u % bands_) * band_;
+        band(x + p * in_plane, y + p * out_plane, o0, std::min(oh_, o0 + band_), scratch);
+      }
+    }
+  };
+  pool.parallel_for(tasks_, body);
+}
+
+void Resize2dEngine::band(const float* xp, float* yp, int64_t o0, int64_t o1, float* scratch) const {
+  const ResizeOps& ops = resize_ops(isa_);
+  const int64_t L = lanes_, row = ow_ * L, in_row = w_ * L;
+  if (!linear_) {
+    int64_t prev = -1;
+    for (int64_t o = o0; o < o1; ++o) {
+      float* yr = yp + o * row;
+      int64_t src = hi0_[static_cast<size_t>(o)];
+      if (src == prev) {  // the same source row as the output row before
+        std::memcpy(yr, yr - row, static_cast<size_t>(row) * sizeof(float));
+        continue;
+      }
+      prev = src;
+      const float* xr = xp + src * in_row;
+      if (dup_ == 1) {
+        std::memcpy(yr, xr, static_cast<size_t>(row) * sizeof(float));
+      } else if (dup_ == 2) {
+        ops.dup2(yr, xr, w_, L);
+      } else if (L == 1) {
+        for (int64_t j = 0; j < ow_; ++j) yr[j] = xr[wi0_[static_cast<size_t>(j)]];
+      } else {
+        for (int64_t j = 0; j < ow_; ++j)
+          std::memcpy(yr + j * L, xr + wi0_[static_cast<size_t>(j)] * L, static_cast<size_t>(L) * sizeof(float));
+      }
+    }
+    return;
+  }
+  // Linear: source rows blended along W, two kept (keyed by source row).
+  float* buf[2] = {scratch, scratch ? scratch + slice_ / 2 : nullptr};
+  int64_t key[2] = {-1, -1};
+  auto source = [&](int64_t i, int keep) -> const float* {
+    const float* xr = xp + i * in_row;
+    if (w_identity_) return xr;
+    for (int s = 0; s < 2; ++s)
+      if (key[s] == i) return buf[s];
+    int s = keep == 0 ? 1 : 0;
+    ops.hblend(buf[s], xr, wi0_.data(), wi1_.data(), ww0_.data(), ww1_.data(), ow_, L);
+    key[s] = i;
+    return buf[s];
+  };
+  auto slot = [&](const float* p) { return p == buf[0] ? 0 : p == buf[1] ? 1 : -1; };
+  for (int64_t o = o0; o < o1; ++o) {
+    size_t k = static_cast<size_t>(o);
+    float* yr = yp + o * row;
+    // Keep the slot that holds the second source row, if any.
+    int keep = key[0] == hi1_[k] ? 0 : key[1] == hi1_[k] ? 1 : -1;
+    const float* r0 = source(hi0_[k], keep);
+    // A zero weight leaves its row out (as the per-corner loop skips it), so
+    // an infinity in a row of weight 0 does not make NaN.
+    if (hw1_[k] == 0.0f) {
+      ops.scale(yr, r0, hw0_[k], row);
+      continue;
+    }
+    const float* r1 = source(hi1_[k], slot(r0));
+    if (hw0_[k] == 0.0f) ops.scale(yr, r1, hw1_[k], row);
+    else ops.blend(yr, r0, r1, hw0_[k], hw1_[k], row);
+  }
+}
+
+namespace {
+
+// ---------------------------------------------------------------- the kernel
+
+// Output index -> source along one axis, for the any-rank path. Offsets are
+// premultiplied by the axis's input stride.
+struct AxisTable {
+  bool identity = true;
+  std::vector<int64_t> off0, off1;  // nearest uses off0 only
+  std::vector<float> w0, w1;        // linear weights of off0 and off1
+};
+
+AxisTable strided_table(const ResizeAxis& a, int64_t stride) {
+  AxisTable t;
+  t.identity = a.identity;
+  for (int64_t i : a.i0) t.off0.push_back(i * stride);
+  for (int64_t i : a.i1) t.off1.push_back(i * stride);
+  t.w0 = a.w0;
+  t.w1 = a.w1;
+  return t;
+}
+
 class ResizeKernel final : public Kernel {
  public:
-  ResizeKernel(const Graph& g, const Node& n, int) {
+  ResizeKernel(const Graph& g, const Node& n, int threads) {
     const auto& a = n.attrs_as<ResizeAttrs>();
     const Shape& x = in_shape(g, n, 0);
     const Shape& y = out_shape(g, n, 0);
@@ -103,12 +437,25 @@ class ResizeKernel final : public Kernel {
     out_shape_ = y;
     out_count_ = shape_numel(y);
     if (x.empty() || out_count_ == 0) return;
+    std::vector<ResizeAxis> axes;
+    for (size_t d = 0; d < x.size(); ++d) axes.push_back(make_resize_axis(a, legacy, a.scales[d], x[d], y[d]));
+    // Only the last two axes resized: the 2-D engine, over planes of the rest.
+    size_t r = x.size();
+    bool two_d = r >= 2;
+    for (size_t d = 0; d + 2 < r; ++d) two_d = two_d && axes[d].identity;
+    if (two_d) {
+      int64_t planes = 1;
+      for (size_t d = 0; d + 2 < r; ++d) planes *= x[d];
+      engine_ = std::make_unique<Resize2dEngine>(axes[r - 2], axes[r - 1], linear_, planes, x[r - 2], x[r - 1],
+                                                 y[r - 2], y[r - 1], 1, threads);
+      return;
+    }
     std::vector<int64_t> st = strides_of(x);
-    for (size_t d = 0; d < x.size(); ++d) axes_.push_back(make_table(a, legacy, a.scales[d], x[d], y[d], st[d]));
+    for (size_t d = 0; d < r; ++d) axes_.push_back(strided_table(axes[d], st[d]));
     in_strides_ = st;
     row_ = y.back();
     rows_ = out_count_ / row_;
-    for (size_t d = 0; d + 1 < x.size(); ++d)
+    for (size_t d = 0; d + 1 < r; ++d)
       if (linear_ && !axes_[d].identity) blended_.push_back(d);
     if (blended_.size() > kMaxBlended)
       node_fail(ErrorCode::kUnsupported, g, n,
@@ -117,11 +464,16 @@ class ResizeKernel final : public Kernel {
   }
 
   std::string describe() const override { return linear_ ? "linear" : "nearest"; }
+  size_t workspace_bytes() const override { return engine_ ? engine_->workspace_bytes() : 0; }
 
   void run(const KernelArgs& args) override {
     const float* x = static_cast<const float*>(args.inputs[0]);
     float* y = static_cast<float*>(args.outputs[0]);
     if (out_count_ == 0) return;
+    if (engine_) {
+      engine_->run(x, y, static_cast<float*>(args.workspace), *args.pool);
+      return;
+    }
     if (axes_.empty()) {  // a scalar
       y[0] = x[0];
       return;
@@ -199,6 +551,7 @@ class ResizeKernel final : public Kernel {
   }
 
   bool linear_ = false;
+  std::unique_ptr<Resize2dEngine> engine_;  // only the last two axes resized
   Shape out_shape_;
   int64_t out_count_ = 0, rows_ = 0, row_ = 1;
   std::vector<AxisTable> axes_;

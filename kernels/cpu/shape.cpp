@@ -3,12 +3,22 @@
 // ConstantOfShape, Range, Transpose, Pad, Expand, Tile, DepthToSpace,
 // SpaceToDepth. They move bytes, so most work on any element size.
 #include "kernels/cpu/registry.h"
+#include "kernels/cpu/sgemm.h"
 #include "runtime/ops/shape_ops.h"
 
 #include <algorithm>
 #include <cstring>
 #include <limits>
 #include <type_traits>
+#include <utility>
+
+#if defined(__x86_64__) || defined(__i386__)
+#include <immintrin.h>
+#define MINIRT_SHAPE_X86 1
+#define MINIRT_SHAPE_AVX2 __attribute__((target("avx2,fma")))
+#else
+#define MINIRT_SHAPE_X86 0
+#endif
 
 namespace minirt::cpu {
 
@@ -40,60 +50,99 @@ AxisView axis_view(const Shape& s, int64_t axis, size_t es) {
   return v;
 }
 
+// Concat and Split copy `parts` runs per outer index. A large copy (more
+// than kParallelBytes) is cut into pieces of about kCopyPiece bytes (each
+// run into the same number of pieces) dealt across the pool; a small one
+// runs on the calling thread, as waking the pool would cost more.
+constexpr int64_t kParallelBytes = 1024 * 1024;
+constexpr int64_t kCopyPiece = 128 * 1024;
+
+struct RunCopy {
+  int64_t outer = 1, wide = 0;    // outer rows; bytes of a row of the concatenated side
+  std::vector<int64_t> len, off;  // per part: bytes per row, offset in the concatenated row
+  int64_t pieces = 1;             // per run, when parallel
+
+  RunCopy(const AxisView& v, int64_t wide_row, std::vector<int64_t> parts)
+      : outer(v.outer), wide(wide_row), len(std::move(parts)) {
+    int64_t at = 0, longest = 0;
+    for (int64_t l : len) {
+      off.push_back(at);
+      at += l;
+      longest = std::max(longest, l);
+    }
+    pieces = std::max<int64_t>(1, longest / kCopyPiece);
+  }
+
+  // Concat (gather = true): part i's row o goes to the wide row o at off[i];
+  // Split: the other way. `narrow(i)` is part i's buffer (nullptr: skipped);
+  // the side copied from is only read.
+  template <typename Narrow>
+  void run(char* wide_buf, Narrow narrow, bool gather, ThreadPool& pool) const {
+    const int64_t parts = static_cast<int64_t>(len.size());
+    auto copy = [&](int64_t o, int64_t i, int64_t b0, int64_t b1) {
+      char* p = narrow(i);
+      if (!p || b1 <= b0) return;
+      char* w = wide_buf + o * wide + off[i] + b0;
+      char* n = p + o * len[i] + b0;
+      if (gather) std::memcpy(w, n, static_cast<size_t>(b1 - b0));
+      else std::memcpy(n, w, static_cast<size_t>(b1 - b0));
+    };
+    if (outer * wide < kParallelBytes) {
+      for (int64_t o = 0; o < outer; ++o)
+        for (int64_t i = 0; i < parts; ++i) copy(o, i, 0, len[i]);
+      return;
+    }
+    const int64_t units = outer * parts * pieces;
+    auto body = [&](int64_t u0, int64_t u1) {
+      for (int64_t u = u0; u < u1; ++u) {
+        int64_t run = u / pieces, piece = u % pieces, i = run % parts;
+        copy(run / parts, i, len[i] * piece / pieces, len[i] * (piece + 1) / pieces);
+      }
+    };
+    pool.parallel_for(units, body, std::max<int64_t>(1, kCopyPiece * units / (outer * wide)));
+  }
+};
+
 class ConcatKernel final : public Kernel {
  public:
-  ConcatKernel(const Graph& g, const Node& n, int) {
-    int64_t axis = n.attrs_as<AxisAttrs>().axis;
-    size_t es = dtype_size(in_dtype(g, n, 0));
-    const Shape& y = out_shape(g, n, 0);
-    view_ = axis_view(y, axis, es);
-    out_row_ = y[axis] * view_.inner_bytes;
-    for (size_t i = 0; i < n.inputs.size(); ++i) parts_.push_back(in_shape(g, n, i)[axis] * view_.inner_bytes);
-  }
+  ConcatKernel(const Graph& g, const Node& n, int) : copy_(plan(g, n)) {}
   void run(const KernelArgs& args) override {
-    char* y = static_cast<char*>(args.outputs[0]);
-    int64_t off = 0;
-    for (size_t i = 0; i < parts_.size(); ++i) {
-      const char* x = static_cast<const char*>(args.inputs[i]);
-      int64_t len = parts_[i];
-      if (len)
-        for (int64_t o = 0; o < view_.outer; ++o) std::memcpy(y + o * out_row_ + off, x + o * len, static_cast<size_t>(len));
-      off += len;
-    }
+    auto in = [&](int64_t i) { return static_cast<char*>(const_cast<void*>(args.inputs[i])); };
+    copy_.run(static_cast<char*>(args.outputs[0]), in, true, *args.pool);
   }
 
  private:
-  AxisView view_;
-  int64_t out_row_ = 0;
-  std::vector<int64_t> parts_;
+  static RunCopy plan(const Graph& g, const Node& n) {
+    int64_t axis = n.attrs_as<AxisAttrs>().axis;
+    size_t es = dtype_size(in_dtype(g, n, 0));
+    const Shape& y = out_shape(g, n, 0);
+    AxisView v = axis_view(y, axis, es);
+    std::vector<int64_t> parts;
+    for (size_t i = 0; i < n.inputs.size(); ++i) parts.push_back(in_shape(g, n, i)[axis] * v.inner_bytes);
+    return RunCopy(v, y[axis] * v.inner_bytes, std::move(parts));
+  }
+  RunCopy copy_;
 };
 
 class SplitKernel final : public Kernel {
  public:
-  SplitKernel(const Graph& g, const Node& n, int) {
-    const auto& a = n.attrs_as<AxisAttrs>();
-    size_t es = dtype_size(in_dtype(g, n, 0));
-    const Shape& x = in_shape(g, n, 0);
-    view_ = axis_view(x, a.axis, es);
-    in_row_ = x[a.axis] * view_.inner_bytes;
-    for (int64_t s : a.split) parts_.push_back(s * view_.inner_bytes);
-  }
+  SplitKernel(const Graph& g, const Node& n, int) : copy_(plan(g, n)) {}
   void run(const KernelArgs& args) override {
-    const char* x = static_cast<const char*>(args.inputs[0]);
-    int64_t off = 0;
-    for (size_t i = 0; i < parts_.size(); ++i) {
-      char* y = static_cast<char*>(args.outputs[i]);
-      int64_t len = parts_[i];
-      if (y && len)
-        for (int64_t o = 0; o < view_.outer; ++o) std::memcpy(y + o * len, x + o * in_row_ + off, static_cast<size_t>(len));
-      off += len;
-    }
+    auto out = [&](int64_t i) { return static_cast<char*>(args.outputs[i]); };
+    copy_.run(static_cast<char*>(const_cast<void*>(args.inputs[0])), out, false, *args.pool);
   }
 
  private:
-  AxisView view_;
-  int64_t in_row_ = 0;
-  std::vector<int64_t> parts_;
+  static RunCopy plan(const Graph& g, const Node& n) {
+    const auto& a = n.attrs_as<AxisAttrs>();
+    size_t es = dtype_size(in_dtype(g, n, 0));
+    const Shape& x = in_shape(g, n, 0);
+    AxisView v = axis_view(x, a.axis, es);
+    std::vector<int64_t> parts;
+    for (int64_t s : a.split) parts.push_back(s * v.inner_bytes);
+    return RunCopy(v, x[a.axis] * v.inner_bytes, std::move(parts));
+  }
+  RunCopy copy_;
 };
 
 // A strided view of the input laid over the output: output element at index
@@ -107,9 +156,10 @@ struct StridedView {
   std::vector<int64_t> stride;      // in the input, per output axis
   std::vector<int64_t> out_stride;  // in the output
   size_t es = 4;
+  bool avx2 = false;  // 4-byte transposes in AVX2 registers (the ISA kernels are made for has it)
 
   StridedView(int64_t base_offset, const Shape& out, const std::vector<int64_t>& in_stride, size_t elem)
-      : base(base_offset), es(elem) {
+      : base(base_offset), es(elem), avx2(sgemm_default_isa() != SgemmIsa::kGeneric) {
     for (size_t d = 0; d < out.size(); ++d) {
       if (out[d] == 0) {  // empty output: nothing to walk
         shape = {0};
@@ -171,6 +221,47 @@ void transpose_tile(const char* src, int64_t ld_src, char* dst, int64_t ld_dst, 
     for (int64_t b = 0; b < cols; ++b) d[a * ld_dst + b] = s[a + b * ld_src];
 }
 
+#if MINIRT_SHAPE_X86
+// A tile of 4-byte elements as in transpose_tile, in 8 x 8 blocks of AVX2
+// registers (8 source rows loaded, transposed by unpacks, shuffles and lane
+// permutes, stored as 8 destination rows); the edges element by element.
+// Only called when the CPU has AVX2.
+MINIRT_SHAPE_AVX2 void transpose_tile32_avx2(const char* src, int64_t ld_src, char* dst, int64_t ld_dst,
+                                             int64_t rows, int64_t cols) {
+  const float* s = reinterpret_cast<const float*>(src);
+  float* d = reinterpret_cast<float*>(dst);
+  const int64_t rows8 = rows / 8 * 8, cols8 = cols / 8 * 8;
+  for (int64_t b = 0; b < cols8; b += 8)
+    for (int64_t a = 0; a < rows8; a += 8) {
+      const float* p = s + a + b * ld_src;
+      __m256 r0 = _mm256_loadu_ps(p), r1 = _mm256_loadu_ps(p + ld_src), r2 = _mm256_loadu_ps(p + 2 * ld_src),
+             r3 = _mm256_loadu_ps(p + 3 * ld_src), r4 = _mm256_loadu_ps(p + 4 * ld_src),
+             r5 = _mm256_loadu_ps(p + 5 * ld_src), r6 = _mm256_loadu_ps(p + 6 * ld_src),
+             r7 = _mm256_loadu_ps(p + 7 * ld_src);
+      __m256 t0 = _mm256_unpacklo_ps(r0, r1), t1 = _mm256_unpackhi_ps(r0, r1);
+      __m256 t2 = _mm256_unpacklo_ps(r2, r3), t3 = _mm256_unpackhi_ps(r2, r3);
+      __m256 t4 = _mm256_unpacklo_ps(r4, r5), t5 = _mm256_unpackhi_ps(r4, r5);
+      __m256 t6 = _mm256_unpacklo_ps(r6, r7), t7 = _mm256_unpackhi_ps(r6, r7);
+      __m256 u0 = _mm256_shuffle_ps(t0, t2, 0x44), u1 = _mm256_shuffle_ps(t0, t2, 0xEE);
+      __m256 u2 = _mm256_shuffle_ps(t1, t3, 0x44), u3 = _mm256_shuffle_ps(t1, t3, 0xEE);
+      __m256 u4 = _mm256_shuffle_ps(t4, t6, 0x44), u5 = _mm256_shuffle_ps(t4, t6, 0xEE);
+      __m256 u6 = _mm256_shuffle_ps(t5, t7, 0x44), u7 = _mm256_shuffle_ps(t5, t7, 0xEE);
+      float* q = d + a * ld_dst + b;
+      _mm256_storeu_ps(q, _mm256_permute2f128_ps(u0, u4, 0x20));
+      _mm256_storeu_ps(q + ld_dst, _mm256_permute2f128_ps(u1, u5, 0x20));
+      _mm256_storeu_ps(q + 2 * ld_dst, _mm256_permute2f128_ps(u2, u6, 0x20));
+      _mm256_storeu_ps(q + 3 * ld_dst, _mm256_permute2f128_ps(u3, u7, 0x20));
+      _mm256_storeu_ps(q + 4 * ld_dst, _mm256_permute2f128_ps(u0, u4, 0x31));
+      _mm256_storeu_ps(q + 5 * ld_dst, _mm256_permute2f128_ps(u1, u5, 0x31));
+      _mm256_storeu_ps(q + 6 * ld_dst, _mm256_permute2f128_ps(u2, u6, 0x31));
+      _mm256_storeu_ps(q + 7 * ld_dst, _mm256_permute2f128_ps(u3, u7, 0x31));
+    }
+  // The right edge (columns past cols8) and the bottom edge (rows past rows8).
+  for (int64_t a = 0; a < rows; ++a)
+    for (int64_t b = a < rows8 ? cols8 : 0; b < cols; ++b) d[a * ld_dst + b] = s[a + b * ld_src];
+}
+#endif
+
 constexpr int64_t kMoveGrain = 16384;  // elements per parallel chunk, at least
 constexpr int64_t kTile = 32;          // transpose tile edge
 constexpr int64_t kMaxCounted = 16;    // axes walked with counters; more are recomputed per row
@@ -229,7 +320,15 @@ void copy_view(const StridedView& v, const char* x, char* y, ThreadPool& pool) {
           switch (es) {
             case 1: transpose_tile<uint8_t>(s, step, t, out_stride[j], na, nb); break;
             case 2: transpose_tile<uint16_t>(s, step, t, out_stride[j], na, nb); break;
-            case 4: transpose_tile<uint32_t>(s, step, t, out_stride[j], na, nb); break;
+            case 4:
+#if MINIRT_SHAPE_X86
+              if (v.avx2) {
+                transpose_tile32_avx2(s, step, t, out_stride[j], na, nb);
+                break;
+              }
+#endif
+              transpose_tile<uint32_t>(s, step, t, out_stride[j], na, nb);
+              break;
             default: transpose_tile<uint64_t>(s, step, t, out_stride[j], na, nb); break;
           }
         }

@@ -461,6 +461,19 @@ def pool_cases():
     out.append(pool_case("MaxPool", 1, 3, (13,), (3,), (2,), pads=(2, 1), ceil=1, d=(2,)))
     out.append(pool_case("AveragePool", 1, 3, (13,), (3,), (2,), pads=(2, 1), ceil=1, cip=1, d=(2,)))
     out.append(pool_case("AveragePool", 1, 3, (13,), (3,), (2,), auto_pad="SAME_UPPER", cip=1))
+    # The SPP block's windows (stride 1, pads k/2), and large windows with
+    # uneven pads, strides, ceil_mode and dilations: the passes that double
+    # spans (8 taps or more along an axis) and the direct ones.
+    for k in (5, 9, 13):
+        out.append(pool_case("MaxPool", 1, 4, (13, 13), (k, k), (1, 1), pads=(k // 2,) * 4))
+        out.append(pool_case("MaxPool", 2, 3, (20, 17), (k, k), (1, 1), pads=(k // 2,) * 4))
+    out.append(pool_case("MaxPool", 1, 3, (15, 16), (7, 9), (2, 1), pads=(3, 2, 1, 4), ceil=1))
+    out.append(pool_case("MaxPool", 1, 3, (13, 11), (5, 8), (1, 3), pads=(4, 3, 4, 7), ceil=1, d=(2, 2)))
+    out.append(pool_case("MaxPool", 2, 3, (9, 40), (9, 11), (3, 2), pads=(4, 5, 2, 5)))
+    out.append(pool_case("MaxPool", 1, 3, (40,), (9,), (1,), pads=(4, 4)))
+    for cip in (0, 1):
+        out.append(pool_case("AveragePool", 1, 3, (15, 16), (7, 5), (2, 1), pads=(3, 2, 1, 2), ceil=1, cip=cip))
+        out.append(pool_case("AveragePool", 1, 3, (13, 13), (9, 9), (1, 1), pads=(4, 4, 4, 4), cip=cip))
     out = [c for c in out if c is not None]
     # Global pools, 1-D to 3-D.
     for op in ("GlobalAveragePool", "GlobalMaxPool"):
@@ -468,6 +481,39 @@ def pool_cases():
             c = Case("%s_%s" % (op.lower(), "x".join(map(str, shape))))
             c.output(c.node(op, [c.input(c.uniform(shape))]))
             out.append(c)
+    return out
+
+
+# ---------------------------------------------------------------- Resize
+
+def resize_cases():
+    """Resize of the last two axes (the 2-D engine), nearest and linear, and nearest of N and W."""
+    out = []
+    tag = lambda v: "x".join(("%g" % f).replace(".", "p") for f in v)  # noqa: E731
+    for mode, coord, nearest, scales, shape in (
+            ("nearest", "asymmetric", "floor", (1, 1, 2, 2), (1, 5, 13, 13)),
+            ("nearest", "half_pixel", "round_prefer_floor", (1, 1, 2, 2), (2, 3, 9, 10)),
+            ("nearest", "half_pixel", "round_prefer_ceil", (1, 1, 0.5, 0.6), (1, 3, 10, 15)),
+            ("nearest", "align_corners", "round_prefer_floor", (1, 1, 1.5, 3), (1, 2, 7, 5)),
+            ("linear", "half_pixel", None, (1, 1, 2, 2), (1, 3, 10, 12)),
+            ("linear", "align_corners", None, (1, 1, 1.5, 0.5), (2, 3, 8, 12)),
+            ("linear", "pytorch_half_pixel", None, (1, 1, 3, 1), (1, 2, 5, 7)),
+            ("linear", "asymmetric", None, (1, 1, 0.6, 1.7), (1, 2, 11, 9)),
+            ("linear", "half_pixel", None, (1, 2, 1.5), (2, 6, 4)),
+            ("nearest", "asymmetric", "floor", (2, 1, 1, 2), (1, 3, 4, 5))):
+        name = "resize_%s_%s_%s_s%s_%s" % (mode, coord, nearest or "", tag(scales), shp(shape))
+        c = Case(name.replace("__", "_"))
+        attrs = dict(mode=mode, coordinate_transformation_mode=coord)
+        if nearest:
+            attrs["nearest_mode"] = nearest
+        x = c.input(c.uniform(list(shape)))
+        c.output(c.node("Resize", [x, "", c.init(np.array(scales, np.float32))], **attrs))
+        out.append(c)
+    for mode in ("nearest", "linear"):
+        c = Case("upsample9_%s_s1x1x2x3_1x3x5x6" % mode, opset=9)
+        x = c.input(c.uniform([1, 3, 5, 6]))
+        c.output(c.node("Upsample", [x, c.init(np.array([1, 1, 2, 3], np.float32))], mode=mode))
+        out.append(c)
     return out
 
 
@@ -634,6 +680,15 @@ def shape_cases():
     c.output(c.node("Concat", [c.input(c.uniform([k])) for k in (3, 1, 5)], axis=0))
     out.append(c)
 
+    # Large enough (over 1 MiB) to be cut across threads.
+    c = Case("concat_4in_axis1_1x128x26x26")
+    c.output(c.node("Concat", [c.input(c.uniform([1, 128, 26, 26])) for _ in range(4)], axis=1))
+    out.append(c)
+    c = Case("concat_2in_axis2_2x8x40x33")
+    c.output(c.node("Concat", [c.input(c.uniform([2, 8, 40, 33])), c.input(c.uniform([2, 8, 25, 33]))], axis=2))
+    out.append(c)
+    single("split_equal4_axis1_1x512x26x26", "Split", f((1, 512, 26, 26)), n_out=4, axis=1)
+
     # Split: equal (no split input), uneven (opset 13 input), opset 18 num_outputs.
     for axis, shape in ((0, (6, 4, 5)), (1, (2, 6, 5)), (2, (2, 3, 6)), (-1, (2, 3, 9))):
         single("split_equal3_axis%s_%s" % (str(axis).replace("-", "m"), shp(shape)), "Split", f(shape), n_out=3,
@@ -705,6 +760,9 @@ def shape_cases():
     single("transpose_uint8_40x70_perm10", "Transpose", lambda c: c.ints((40, 70), 0, 256, np.uint8))
     single("transpose_int64_9x70x12_perm120", "Transpose", i64((9, 70, 12)), perm=[1, 2, 0])
     single("transpose_bool_12x31_perm10", "Transpose", lambda c: c.rng.random((12, 31)) < 0.5)
+    # NCHW <-> NHWC with whole 8 x 8 blocks and edges (the 4-byte SIMD tiles).
+    single("transpose_1x24x16x40_perm0231", "Transpose", f((1, 24, 16, 40)), perm=[0, 2, 3, 1])
+    single("transpose_2x19x37x8_perm0312", "Transpose", f((2, 19, 37, 8)), perm=[0, 3, 1, 2])
 
     # Pad (opset 13: pads and value as inputs; 18: axes).
     for mode in ("constant", "reflect", "edge"):
@@ -949,7 +1007,8 @@ def newer_op_cases():
     return out
 
 
-FAMILIES = [conv_cases, convt_cases, pool_cases, linalg_cases, elementwise_cases, shape_cases, newer_op_cases]
+FAMILIES = [conv_cases, convt_cases, pool_cases, resize_cases, linalg_cases, elementwise_cases, shape_cases,
+            newer_op_cases]
 
 
 def all_cases():

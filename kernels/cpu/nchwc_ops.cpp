@@ -1,0 +1,228 @@
+// Pooling, Resize and Concat on the channel-blocked layout; see nchwc_ops.h.
+//
+// The windowed ops run the engines of the plain kernels (pool.cpp,
+// resize.cpp) with pixels of b floats and planes of one channel block of one
+// image; Concat on the channel axis copies whole blocks where a block of the
+// output is a block of one input (every offset a multiple of b), and
+// gathers lanes otherwise.
+#include "kernels/cpu/nchwc_ops.h"
+
+#include "kernels/cpu/nchwc.h"
+#include "kernels/cpu/registry.h"
+#include "runtime/ops/shape_ops.h"
+
+#include <algorithm>
+#include <cstring>
+
+namespace minirt::cpu {
+
+namespace {
+
+constexpr int64_t kCopyGrain = 16384;  // floats per parallel chunk of a copy, at least
+
+bool is_blockable(const Graph& g, int v) {
+  return v >= 0 && g.values[v].dtype == DType::kFloat32 && g.values[v].shape.size() == 4;
+}
+
+// ---------------------------------------------------------------- kernels
+
+class PoolKernel final : public Kernel {
+ public:
+  PoolKernel(const Graph& g, const Node& n, int threads, int b)
+      : engine_(pool_window(n.attrs_as<PoolAttrs>(), in_shape(g, n, 0), out_shape(g, n, 0)),
+                in_shape(g, n, 0)[0] * nchwc_blocks(in_shape(g, n, 0)[1], b), b, threads) {}
+  size_t workspace_bytes() const override { return engine_.workspace_bytes(); }
+  std::string describe() const override { return "nchwc"; }
+  void run(const KernelArgs& args) override {
+    engine_.run(static_cast<const float*>(args.inputs[0]), static_cast<float*>(args.outputs[0]),
+                static_cast<float*>(args.workspace), *args.pool);
+  }
+
+ private:
+  PoolEngine engine_;
+};
+
+class GlobalPoolKernel final : public Kernel {
+ public:
+  GlobalPoolKernel(const Graph& g, const Node& n, int b)
+      : engine_(n.op == "GlobalMaxPool", in_shape(g, n, 0)[0] * nchwc_blocks(in_shape(g, n, 0)[1], b),
+                in_shape(g, n, 0)[2] * in_shape(g, n, 0)[3], b) {}
+  std::string describe() const override { return "nchwc"; }
+  void run(const KernelArgs& args) override {
+    engine_.run(static_cast<const float*>(args.inputs[0]), static_cast<float*>(args.outputs[0]), *args.pool);
+  }
+
+ private:
+  GlobalPoolEngine engine_;
+};
+
+Resize2dEngine make_resize_engine(const Graph& g, const Node& n, int threads, int b) {
+  const auto& a = n.attrs_as<ResizeAttrs>();
+  const Shape& x = in_shape(g, n, 0);
+  const Shape& y = out_shape(g, n, 0);
+  bool legacy = n.op == "Upsample" || g.opset < 11;
+  return Resize2dEngine(make_resize_axis(a, legacy, a.scales[2], x[2], y[2]),
+                        make_resize_axis(a, legacy, a.scales[3], x[3], y[3]), a.mode == ResizeMode::kLinear,
+                        x[0] * nchwc_blocks(x[1], b), x[2], x[3], y[2], y[3], b, threads);
+}
+
+class ResizeKernel final : public Kernel {
+ public:
+  ResizeKernel(const Graph& g, const Node& n, int threads, int b)
+      : engine_(make_resize_engine(g, n, threads, b)),
+        linear_(n.attrs_as<ResizeAttrs>().mode == ResizeMode::kLinear) {}
+  size_t workspace_bytes() const override { return engine_.workspace_bytes(); }
+  std::string describe() const override { return linear_ ? "nchwc linear" : "nchwc nearest"; }
+  void run(const KernelArgs& args) override {
+    engine_.run(static_cast<const float*>(args.inputs[0]), static_cast<float*>(args.outputs[0]),
+                static_cast<float*>(args.workspace), *args.pool);
+  }
+
+ private:
+  Resize2dEngine engine_;
+  bool linear_;
+};
+
+// Concat on the channel axis. Each block of the output (per image) is
+// either a whole block of one input (the block's channels start at a
+// multiple of b in that input and end inside it: one contiguous copy of
+// H * W * b floats, padding lanes included) or gathered lane by lane from the
+// inputs' blocks, its padding lanes zero.
+class ConcatKernel final : public Kernel {
+ public:
+  ConcatKernel(const Graph& g, const Node& n, int b) : b_(b) {
+    const Shape& y = out_shape(g, n, 0);
+    n_ = y[0];
+    hw_ = y[2] * y[3];
+    c_ = y[1];
+    cb_ = nchwc_blocks(c_, b);
+    int64_t off = 0;
+    for (size_t i = 0; i < n.inputs.size(); ++i) {
+      int64_t ci = in_shape(g, n, i)[1];
+      in_c_.push_back(ci);
+      in_off_.push_back(off);
+      off += ci;
+    }
+    // Per output block: the source of each lane (input, block, lane), or
+    // none for padding; a whole-block copy when the lanes are one input block.
+    for (int64_t ob = 0; ob < cb_; ++ob) {
+      Block blk;
+      for (int64_t l = 0; l < b; ++l) {
+        int64_t c = ob * b + l;
+        Lane src{-1, 0, 0};
+        if (c < c_) {
+          size_t i = 0;
+          while (c >= in_off_[i] + in_c_[i]) ++i;  // empty inputs are stepped over
+          src = {static_cast<int64_t>(i), (c - in_off_[i]) / b, (c - in_off_[i]) % b};
+        }
+        blk.lanes.push_back(src);
+      }
+      const Lane& first = blk.lanes[0];
+      blk.whole = first.lane == 0;
+      for (int64_t l = 0; l < b && blk.whole; ++l) {
+        const Lane& s = blk.lanes[static_cast<size_t>(l)];
+        // Real lanes from the same input block at the same lane; padding
+        // lanes of the output lie past the input's channels too.
+        if (s.input >= 0) blk.whole = s.input == first.input && s.block == first.block && s.lane == l;
+      }
+      blocks_.push_back(std::move(blk));
+    }
+  }
+  std::string describe() const override { return "nchwc"; }
+
+  void run(const KernelArgs& args) override {
+    float* y = static_cast<float*>(args.outputs[0]);
+    const int64_t b = b_, blk_floats = hw_ * b;
+    auto body = [&](int64_t u0, int64_t u1) {
+      for (int64_t u = u0; u < u1; ++u) {
+        int64_t img = u / cb_, ob = u % cb_;
+        const Block& blk = blocks_[static_cast<size_t>(ob)];
+        float* dst = y + u * blk_floats;
+        auto src_block = [&](const Lane& s) {
+          size_t i = static_cast<size_t>(s.input);
+          const float* x = static_cast<const float*>(args.inputs[i]);
+          return x + (img * nchwc_blocks(in_c_[i], b_) + s.block) * blk_floats;
+        };
+        if (blk.whole) {
+          std::memcpy(dst, src_block(blk.lanes[0]), static_cast<size_t>(blk_floats) * sizeof(float));
+          continue;
+        }
+        const float* src[16];
+        for (int64_t l = 0; l < b; ++l) {
+          const Lane& s = blk.lanes[static_cast<size_t>(l)];
+          src[l] = s.input >= 0 ? src_block(s) + s.lane : nullptr;
+        }
+        for (int64_t p = 0; p < hw_; ++p) {
+          float* d = dst + p * b;
+          for (int64_t l = 0; l < b; ++l) d[l] = src[l] ? src[l][p * b] : 0.0f;
+        }
+      }
+    };
+    args.pool->parallel_for(n_ * cb_, body, std::max<int64_t>(1, kCopyGrain / std::max<int64_t>(blk_floats, 1)));
+  }
+
+ private:
+  struct Lane {
+    int64_t input, block, lane;  // input -1: a padding lane
+  };
+  struct Block {
+    std::vector<Lane> lanes;
+    bool whole = false;
+  };
+  int b_;
+  int64_t n_ = 0, c_ = 0, cb_ = 0, hw_ = 0;
+  std::vector<int64_t> in_c_, in_off_;
+  std::vector<Block> blocks_;
+};
+
+}  // namespace
+
+bool nchwc_data_supports(const Graph& g, const Node& n, int b, std::string* why) {
+  auto no = [&](const std::string& s) {
+    if (why) *why = s;
+    return false;
+  };
+  if (b != 8 && b != 16) return no("the channel block must be 8 or 16, not " + std::to_string(b));
+  if (!n.parsed && n.op != "GlobalAveragePool" && n.op != "GlobalMaxPool")
+    return no("its attributes were not parsed");
+  const bool pool = n.op == "MaxPool" || n.op == "AveragePool";
+  const bool global = n.op == "GlobalAveragePool" || n.op == "GlobalMaxPool";
+  const bool resize = n.op == "Resize" || n.op == "Upsample";
+  const bool concat = n.op == "Concat";
+  if (!pool && !global && !resize && !concat) return no(n.op + " has no blocked-layout kernel");
+  if (n.outputs.empty() || !is_blockable(g, n.outputs[0])) return no("its output is not a 4-D float tensor");
+  for (size_t i = 1; i < n.outputs.size(); ++i)
+    if (n.outputs[i] >= 0) return no("it has more than one output");
+  if (n.inputs.empty() || !is_blockable(g, n.inputs[0])) return no("its input is not a 4-D float tensor");
+  const Shape& x = in_shape(g, n, 0);
+  const Shape& y = out_shape(g, n, 0);
+  if (pool) {
+    if (n.attrs_as<PoolAttrs>().spatial() != 2) return no("its window is not 2-D");
+    return true;
+  }
+  if (global) return true;
+  if (resize) {
+    const auto& a = n.attrs_as<ResizeAttrs>();
+    if (a.scales.size() != 4) return no("its scales are not resolved for 4 axes");
+    if (a.scales[0] != 1.0f || a.scales[1] != 1.0f || y[0] != x[0] || y[1] != x[1])
+      return no("it resizes the batch or channel axis");
+    return true;
+  }
+  // Concat.
+  if (n.attrs_as<AxisAttrs>().axis != 1) return no("it concatenates along an axis other than channels");
+  for (size_t i = 0; i < n.inputs.size(); ++i)
+    if (!is_blockable(g, n.inputs[i])) return no("input " + std::to_string(i) + " is not a 4-D float tensor");
+  return true;
+}
+
+std::unique_ptr<Kernel> make_nchwc_data_kernel(const Graph& g, const Node& n, int threads, int b) {
+  std::string why;
+  if (!nchwc_data_supports(g, n, b, &why))
+    node_fail(ErrorCode::kUnsupported, g, n, "no channel-blocked kernel: " + why);
+  if (n.op == "MaxPool" || n.op == "AveragePool") return std::make_unique<PoolKernel>(g, n, threads, b);
+  if (n.op == "GlobalAveragePool" || n.op == "GlobalMaxPool") return std::make_unique<GlobalPoolKernel>(g, n, b);
+  if (n.op == "Resize" || n.op == "Upsample") return std::make_unique<ResizeKernel>(g, n, threads, b);
+  return std::make_unique<ConcatKernel>(g, n, b);
+}
+
+}  // namespace minirt::cpu
