@@ -38,6 +38,12 @@ constexpr int kDwUr = 12;
 // smallest core we target (Zen 3: 512 KiB), the rest for the input rows and
 // the output being accumulated.
 constexpr int64_t kWeightBudget = 256 * 1024;
+// Input one strip of output rows (or pixels) reads per pass: each group of a
+// chunk walks the strip in turn, so the input is fetched from memory once
+// and each group writes its own few output blocks (a tile writing all the
+// blocks of a wide layer at once touches lines that, a plane apart, fall
+// into the same few L1 sets).
+constexpr int64_t kStripBytes = 64 * 1024;
 
 int ur_max(SgemmIsa isa, int nb) { return isa == SgemmIsa::kAvx512 ? kUr512[nb - 1] : kUr256[nb - 1]; }
 
@@ -595,24 +601,33 @@ void NchwcDirectConv::segment(const float* x, const float* r, float* y, int64_t 
     a.ncb = pass_cb_[pass + 1] - cb0;
     a.first = pass == 0;
     a.fin = finish_of(s_.act, pass + 1 == passes);
-    for_each_tile(tg_, q, s0, s1, [&](const Tile& t) {
-      const int64_t ih = t.oy * q.sh - q.ph + t.i0 * q.dh, iw = t.ox * q.sw - q.pw + t.j0 * q.dw;
-      a.x = x + cb0 * a.xcb + (ih * q.w + iw) * L;
-      a.xps = t.vertical ? q.sh * q.w * L : q.sw * L;
-      a.yps = t.vertical ? q.ow * B : B;
-      a.ni = t.i1 - t.i0;
-      a.nj = t.j1 - t.j0;
-      const int64_t pix = (t.oy * q.ow + t.ox) * B;
+    // Strips of units whose input (for this pass) stays in cache while each
+    // group of the chunk walks them in turn.
+    const int64_t unit_bytes = (tg_.flat ? tg_.ur : q.sh * q.w) * a.ncb * L * static_cast<int64_t>(sizeof(float));
+    const int64_t strips = ceil_div(s1 - s0, std::max<int64_t>(1, kStripBytes / std::max<int64_t>(1, unit_bytes)));
+    for (int64_t st = 0; st < strips; ++st) {
+      const int64_t u0 = s0 + (s1 - s0) * st / strips, u1 = s0 + (s1 - s0) * (st + 1) / strips;
       for (size_t gi = g0; gi < g1; ++gi) {
         const Group& g = groups_[gi];
         const int64_t wtap = L * g.nb * B;
-        a.w = w_.data() + g.w_at + cb0 * taps * wtap + (t.i0 * q.kw + t.j0) * wtap;
+        const float* wg = w_.data() + g.w_at + cb0 * taps * wtap;
+        const DirectFn* fns = table[g.nb - 1].data();
         a.bias = bias_.data() + g.ob * B;
-        a.r = r ? r + g.ob * a.yob + pix : nullptr;
-        a.y = y + (yob0 + g.ob) * a.yob + pix;
-        table[g.nb - 1][t.n - 1](a);
+        for_each_tile(tg_, q, u0, u1, [&](const Tile& t) {
+          const int64_t ih = t.oy * q.sh - q.ph + t.i0 * q.dh, iw = t.ox * q.sw - q.pw + t.j0 * q.dw;
+          const int64_t pix = (t.oy * q.ow + t.ox) * B;
+          a.x = x + cb0 * a.xcb + (ih * q.w + iw) * L;
+          a.xps = t.vertical ? q.sh * q.w * L : q.sw * L;
+          a.yps = t.vertical ? q.ow * B : B;
+          a.ni = t.i1 - t.i0;
+          a.nj = t.j1 - t.j0;
+          a.w = wg + (t.i0 * q.kw + t.j0) * wtap;
+          a.r = r ? r + g.ob * a.yob + pix : nullptr;
+          a.y = y + (yob0 + g.ob) * a.yob + pix;
+          fns[t.n - 1](a);
+        });
       }
-    });
+    }
   }
 #else
   (void)x, (void)r, (void)y, (void)yob0, (void)chunk, (void)s0, (void)s1;
