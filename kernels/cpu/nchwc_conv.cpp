@@ -260,6 +260,27 @@ MINIRT_TARGET_AVX2 __attribute__((noinline)) void act_tile_avx2(float* y, int64_
 // channels, NB vectors of B output channels (one per output block):
 // acc[p][o] += x[pixel p][channel l] * w[l][o], one broadcast per (l, p), one
 // load per (l, o).
+// acc[p][o] += the L input channels of one block at one tap: x at the
+// tile's first pixel (pixels xps apart), w as [L][NB][B].
+template <int UR, int NB, int L>
+MINIRT_TARGET_AVX512 __attribute__((always_inline)) inline void fma_block_avx512(const float* x, int64_t xps,
+                                                                                 const float* w,
+                                                                                 __m512 (&acc)[UR][NB]) {
+  constexpr int B = 16;
+#pragma GCC unroll 4
+  for (int l = 0; l < L; ++l) {
+    __m512 wv[NB];
+#pragma GCC unroll 4
+    for (int o = 0; o < NB; ++o) wv[o] = _mm512_load_ps(w + (l * NB + o) * B);
+#pragma GCC unroll 12
+    for (int p = 0; p < UR; ++p) {
+      const __m512 xv = _mm512_set1_ps(x[p * xps + l]);
+#pragma GCC unroll 4
+      for (int o = 0; o < NB; ++o) acc[p][o] = _mm512_fmadd_ps(xv, wv[o], acc[p][o]);
+    }
+  }
+}
+
 template <int UR, int NB, int L>
 MINIRT_TARGET_AVX512 void direct_tile_avx512(const DirectArgs& args) {
   const DirectArgs a = args;  // a copy the stores cannot alias: fields stay in registers
@@ -282,27 +303,13 @@ MINIRT_TARGET_AVX512 void direct_tile_avx512(const DirectArgs& args) {
   const int64_t wdj = static_cast<int64_t>(L) * NB * B, wdi = a.kw * wdj, wcb = a.kh * wdi;
   const float* xc = a.x;
   const float* wc = a.w;
-  for (int64_t cb = 0; cb < a.ncb; ++cb, xc += a.xcb, wc += wcb) {
-    for (int64_t i = 0; i < a.ni; ++i) {
-      const float* xi = xc + i * a.xdi;
-      const float* wi = wc + i * wdi;
-      for (int64_t j = 0; j < a.nj; ++j) {
-        const float* xj = xi + j * a.xdj;
-        const float* wj = wi + j * wdj;
-#pragma GCC unroll 4
-        for (int l = 0; l < L; ++l) {
-          __m512 wv[NB];
-#pragma GCC unroll 4
-          for (int o = 0; o < NB; ++o) wv[o] = _mm512_load_ps(wj + (l * NB + o) * B);
-#pragma GCC unroll 12
-          for (int p = 0; p < UR; ++p) {
-            const __m512 xv = _mm512_set1_ps(xj[p * a.xps + l]);
-#pragma GCC unroll 4
-            for (int o = 0; o < NB; ++o) acc[p][o] = _mm512_fmadd_ps(xv, wv[o], acc[p][o]);
-          }
-        }
-      }
-    }
+  if (a.ni == 1 && a.nj == 1) {  // a 1x1 window, or an edge tile that sees one tap
+    for (int64_t cb = 0; cb < a.ncb; ++cb, xc += a.xcb, wc += wcb) fma_block_avx512<UR, NB, L>(xc, a.xps, wc, acc);
+  } else {
+    for (int64_t cb = 0; cb < a.ncb; ++cb, xc += a.xcb, wc += wcb)
+      for (int64_t i = 0; i < a.ni; ++i)
+        for (int64_t j = 0; j < a.nj; ++j)
+          fma_block_avx512<UR, NB, L>(xc + i * a.xdi + j * a.xdj, a.xps, wc + i * wdi + j * wdj, acc);
   }
   const __m512 lo = _mm512_set1_ps(a.fin.lo), hi = _mm512_set1_ps(a.fin.hi);
 #pragma GCC unroll 12
@@ -313,6 +320,26 @@ MINIRT_TARGET_AVX512 void direct_tile_avx512(const DirectArgs& args) {
       _mm512_storeu_ps(a.y + p * a.yps + o * a.yob, _mm512_min_ps(hi, v));
     }
   if (a.fin.after) act_tile_avx512(a.y, a.yps, a.yob, UR, NB, *a.act);
+}
+
+// acc[p][o] += the L input channels of one block at one tap: x at the
+// tile's first pixel (pixels xps apart), w as [L][NB][B].
+template <int UR, int NB, int L>
+MINIRT_TARGET_AVX2 __attribute__((always_inline)) inline void fma_block_avx2(const float* x, int64_t xps,
+                                                                             const float* w, __m256 (&acc)[UR][NB]) {
+  constexpr int B = 8;
+#pragma GCC unroll 4
+  for (int l = 0; l < L; ++l) {
+    __m256 wv[NB];
+#pragma GCC unroll 4
+    for (int o = 0; o < NB; ++o) wv[o] = _mm256_load_ps(w + (l * NB + o) * B);
+#pragma GCC unroll 12
+    for (int p = 0; p < UR; ++p) {
+      const __m256 xv = _mm256_broadcast_ss(x + p * xps + l);
+#pragma GCC unroll 4
+      for (int o = 0; o < NB; ++o) acc[p][o] = _mm256_fmadd_ps(xv, wv[o], acc[p][o]);
+    }
+  }
 }
 
 template <int UR, int NB, int L>
@@ -337,27 +364,13 @@ MINIRT_TARGET_AVX2 void direct_tile_avx2(const DirectArgs& args) {
   const int64_t wdj = static_cast<int64_t>(L) * NB * B, wdi = a.kw * wdj, wcb = a.kh * wdi;
   const float* xc = a.x;
   const float* wc = a.w;
-  for (int64_t cb = 0; cb < a.ncb; ++cb, xc += a.xcb, wc += wcb) {
-    for (int64_t i = 0; i < a.ni; ++i) {
-      const float* xi = xc + i * a.xdi;
-      const float* wi = wc + i * wdi;
-      for (int64_t j = 0; j < a.nj; ++j) {
-        const float* xj = xi + j * a.xdj;
-        const float* wj = wi + j * wdj;
-#pragma GCC unroll 4
-        for (int l = 0; l < L; ++l) {
-          __m256 wv[NB];
-#pragma GCC unroll 4
-          for (int o = 0; o < NB; ++o) wv[o] = _mm256_load_ps(wj + (l * NB + o) * B);
-#pragma GCC unroll 12
-          for (int p = 0; p < UR; ++p) {
-            const __m256 xv = _mm256_broadcast_ss(xj + p * a.xps + l);
-#pragma GCC unroll 4
-            for (int o = 0; o < NB; ++o) acc[p][o] = _mm256_fmadd_ps(xv, wv[o], acc[p][o]);
-          }
-        }
-      }
-    }
+  if (a.ni == 1 && a.nj == 1) {  // a 1x1 window, or an edge tile that sees one tap
+    for (int64_t cb = 0; cb < a.ncb; ++cb, xc += a.xcb, wc += wcb) fma_block_avx2<UR, NB, L>(xc, a.xps, wc, acc);
+  } else {
+    for (int64_t cb = 0; cb < a.ncb; ++cb, xc += a.xcb, wc += wcb)
+      for (int64_t i = 0; i < a.ni; ++i)
+        for (int64_t j = 0; j < a.nj; ++j)
+          fma_block_avx2<UR, NB, L>(xc + i * a.xdi + j * a.xdj, a.xps, wc + i * wdi + j * wdj, acc);
   }
   const __m256 lo = _mm256_set1_ps(a.fin.lo), hi = _mm256_set1_ps(a.fin.hi);
 #pragma GCC unroll 12
