@@ -47,6 +47,16 @@ constexpr int64_t kStripBytes = 64 * 1024;
 
 int ur_max(SgemmIsa isa, int nb) { return isa == SgemmIsa::kAvx512 ? kUr512[nb - 1] : kUr256[nb - 1]; }
 
+// The fraction of the FMA peak a tile of nb output blocks keeps, when runs of
+// `run` pixels are cut into tiles of at most ur: per input channel a tile
+// issues nb * t FMAs (two a cycle) and nb + t loads (two a cycle), and each
+// accumulator's chain needs its previous FMA (4 cycles).
+double tile_efficiency(int nb, int ur, int64_t run) {
+  const double t = static_cast<double>(run) / static_cast<double>(ceil_div(std::max<int64_t>(run, 1), ur));
+  const double fmas = nb * t, cycles = std::max({fmas / 2, 4.0, (nb + t) / 2});
+  return fmas / 2 / cycles;
+}
+
 // A tile: n pixels from output (oy, ox) along its row (or its column), which
 // all see window rows [i0, i1) and columns [j0, j1) inside the input.
 struct Tile {
@@ -528,9 +538,18 @@ NchwcDirectConv::NchwcDirectConv(const NchwcConvSpec& s, const float* w, const f
   lanes_ = s.input_blocked ? static_cast<int>(B) : 1;
   cbs_ = s.input_blocked ? nchwc_blocks(q_.c, s.block) : q_.c;
   mb_ = nchwc_blocks(q_.m, s.block);
-  // Output blocks into groups of near-equal sizes of at most NB.
-  const int64_t max_nb = s.isa == SgemmIsa::kAvx512 ? kMaxNb512 : kMaxNb256;
-  const int64_t ng = std::max<int64_t>(1, ceil_div(mb_, max_nb));
+  // Output blocks into groups of near-equal sizes of at most NB, NB chosen
+  // for the length of the runs of pixels the tiles cut.
+  tg_ = make_tile_geom(&q_, 1);
+  const int64_t run = tg_.flat || tg_.col_hi <= tg_.col_lo ? tg_.ow : tg_.col_hi - tg_.col_lo;
+  const int64_t max_nb = std::min<int64_t>(s.isa == SgemmIsa::kAvx512 ? kMaxNb512 : kMaxNb256, mb_);
+  int64_t nb_pick = 1;
+  double best = 0;
+  for (int64_t nb = 1; nb <= max_nb; ++nb) {
+    const double e = tile_efficiency(static_cast<int>(nb), ur_max(s.isa, static_cast<int>(nb)), run);
+    if (e >= best * 0.99) best = std::max(best, e), nb_pick = nb;
+  }
+  const int64_t ng = std::max<int64_t>(1, ceil_div(mb_, nb_pick));
   const int64_t base = mb_ / ng, extra = mb_ % ng;
   const int64_t taps = q_.kh * q_.kw;
   for (int64_t g = 0, ob = 0; g < ng && ob < mb_; ++g) {
@@ -542,7 +561,8 @@ NchwcDirectConv::NchwcDirectConv(const NchwcConvSpec& s, const float* w, const f
     ob += gr.nb;
   }
   const int nb_main = static_cast<int>(groups_.empty() ? 1 : groups_[0].nb);
-  tg_ = make_tile_geom(&q_, ur_max(s.isa, nb_main));
+  tg_.ur = ur_max(s.isa, nb_main);
+  if (tg_.flat) tg_.units = std::max<int64_t>(1, ceil_div(tg_.ow, tg_.ur));
 
   // Passes over the input channels and chunks of groups, so that the weights
   // one pass of a tile reads stay within kWeightBudget.
