@@ -157,15 +157,28 @@ void for_each_tile(const TileGeom& t, const Geometry& q, int64_t s0, int64_t s1,
   });
 }
 
-// Deals units [0, units) to `tasks` tasks in contiguous runs, and calls
-// seg(outer, s0, s1) for each maximal run of one outer index (units are
-// outer * per + s).
-template <typename F>
-void run_units(ThreadPool& pool, int64_t tasks, int64_t units, int64_t per, F&& seg) {
+// Deals the units of `outers` outer indices, `per` units each (unit u is
+// outer u / per), to `tasks` tasks in contiguous runs of near-equal cost (a
+// unit of outer o costs cost(o)), and calls seg(outer, s0, s1) for each
+// maximal run of one outer index in a task.
+template <typename C, typename F>
+void run_units(ThreadPool& pool, int64_t tasks, int64_t outers, int64_t per, C&& cost, F&& seg) {
+  int64_t total = 0;
+  for (int64_t o = 0; o < outers; ++o) total += cost(o) * per;
+  // The unit where the cumulative cost reaches `target` (to the nearest unit).
+  auto unit_at = [&](int64_t target) {
+    int64_t acc = 0;
+    for (int64_t o = 0; o < outers; ++o) {
+      const int64_t c = std::max<int64_t>(1, cost(o));
+      if (acc + c * per >= target) return o * per + std::min(per, (target - acc + c / 2) / c);
+      acc += c * per;
+    }
+    return outers * per;
+  };
   auto body = [&](int64_t t0, int64_t t1) {
     for (int64_t t = t0; t < t1; ++t) {
-      int64_t u = units * t / tasks;
-      const int64_t u1 = units * (t + 1) / tasks;
+      int64_t u = unit_at(total * t / tasks);
+      const int64_t u1 = unit_at(total * (t + 1) / tasks);
       while (u < u1) {
         const int64_t outer = u / per, s0 = u % per, s1 = std::min(per, s0 + (u1 - u));
         seg(outer, s0, s1);
@@ -676,7 +689,13 @@ void NchwcDirectConv::run(const float* x, const float* r, float* y, int64_t y_ch
   const int64_t r_img = mb_ * plane * B;
   const int64_t yob0 = y_channel_offset / B;
   const bool res = s_.residual && r;
-  run_units(pool, tasks_, q_.n * chunks_ * tg_.units, tg_.units, [&](int64_t outer, int64_t s0, int64_t s1) {
+  // A unit costs its chunk's output blocks (the last chunk may have fewer groups).
+  auto cost = [&](int64_t outer) {
+    const size_t g0 = static_cast<size_t>(outer % chunks_ * chunk_groups_);
+    const size_t g1 = std::min(groups_.size(), g0 + static_cast<size_t>(chunk_groups_));
+    return groups_[g1 - 1].ob + groups_[g1 - 1].nb - groups_[g0].ob;
+  };
+  run_units(pool, tasks_, q_.n * chunks_, tg_.units, cost, [&](int64_t outer, int64_t s0, int64_t s1) {
     const int64_t img = outer / chunks_, chunk = outer % chunks_;
     segment(x + img * x_img, res ? r + img * r_img : nullptr, y + img * y_img, yob0, chunk, s0, s1);
   });
@@ -721,33 +740,35 @@ void NchwcDepthwiseConv::run(const float* x, const float* r, float* y, int64_t y
   const int64_t yob0 = y_channel_offset / B;
   const bool res = s_.residual && r;
   const auto& table = dw_table(s_.isa);
-  run_units(pool, tasks_, q.n * cbs_ * tg_.units, tg_.units, [&](int64_t outer, int64_t s0, int64_t s1) {
-    const int64_t img = outer / cbs_, cb = outer % cbs_;
-    const float* xb = x + img * x_img + cb * q.h * q.w * B;
-    const float* rb = res ? r + img * r_img + cb * plane * B : nullptr;
-    float* yb = y + img * y_img + (yob0 + cb) * plane * B;
-    DwArgs a{};
-    a.bias = bias_.data() + cb * B;
-    a.xdi = q.dh * q.w * B;
-    a.xdj = q.dw * B;
-    a.kw = q.kw;
-    a.fin = finish_of(s_.act, true);
-    a.act = &s_.act;
-    const float* wb = w_.data() + cb * taps * B;
-    for_each_tile(tg_, q, s0, s1, [&](const Tile& t) {
-      const int64_t ih = t.oy * q.sh - q.ph + t.i0 * q.dh, iw = t.ox * q.sw - q.pw + t.j0 * q.dw;
-      const int64_t pix = (t.oy * q.ow + t.ox) * B;
-      a.x = xb + (ih * q.w + iw) * B;
-      a.w = wb + (t.i0 * q.kw + t.j0) * B;
-      a.r = rb ? rb + pix : nullptr;
-      a.y = yb + pix;
-      a.xps = t.vertical ? q.sh * q.w * B : q.sw * B;
-      a.yps = t.vertical ? q.ow * B : B;
-      a.ni = t.i1 - t.i0;
-      a.nj = t.j1 - t.j0;
-      table[t.n - 1](a);
-    });
-  });
+  run_units(
+      pool, tasks_, q.n * cbs_, tg_.units, [](int64_t) { return int64_t{1}; },
+      [&](int64_t outer, int64_t s0, int64_t s1) {
+        const int64_t img = outer / cbs_, cb = outer % cbs_;
+        const float* xb = x + img * x_img + cb * q.h * q.w * B;
+        const float* rb = res ? r + img * r_img + cb * plane * B : nullptr;
+        float* yb = y + img * y_img + (yob0 + cb) * plane * B;
+        DwArgs a{};
+        a.bias = bias_.data() + cb * B;
+        a.xdi = q.dh * q.w * B;
+        a.xdj = q.dw * B;
+        a.kw = q.kw;
+        a.fin = finish_of(s_.act, true);
+        a.act = &s_.act;
+        const float* wb = w_.data() + cb * taps * B;
+        for_each_tile(tg_, q, s0, s1, [&](const Tile& t) {
+          const int64_t ih = t.oy * q.sh - q.ph + t.i0 * q.dh, iw = t.ox * q.sw - q.pw + t.j0 * q.dw;
+          const int64_t pix = (t.oy * q.ow + t.ox) * B;
+          a.x = xb + (ih * q.w + iw) * B;
+          a.w = wb + (t.i0 * q.kw + t.j0) * B;
+          a.r = rb ? rb + pix : nullptr;
+          a.y = yb + pix;
+          a.xps = t.vertical ? q.sh * q.w * B : q.sw * B;
+          a.yps = t.vertical ? q.ow * B : B;
+          a.ni = t.i1 - t.i0;
+          a.nj = t.j1 - t.j0;
+          table[t.n - 1](a);
+        });
+      });
 #else
   (void)x, (void)r, (void)y, (void)y_channel_offset, (void)pool;
 #endif
