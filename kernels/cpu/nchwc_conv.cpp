@@ -520,6 +520,7 @@ std::string common_declined(const NchwcConvSpec& s) {
   if (q.kh < 1 || q.kw < 1 || q.sh < 1 || q.sw < 1 || q.dh < 1 || q.dw < 1)
     return "needs a window, strides and dilations of at least 1";
   if (q.ph < 0 || q.pw < 0) return "needs non-negative padding";
+  if (q.c < 1) return "needs at least one input channel";
   if (s.y_channels != 0 && s.y_channels < q.m) return "needs y_channels of at least the output channels";
   return {};
 }

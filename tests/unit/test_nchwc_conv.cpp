@@ -389,7 +389,13 @@ TEST(NchwcConv, DeclinesWhatItCannotRun) {
   EXPECT_EQ(nchwc_direct_declined(s), "needs isa avx2 or avx512");
   s = spec_of(conv(16, 8, 8, 16, 3, 1, 1), isa);
   s.y_channels = 8;
-  EXPECT_NE(nchwc_direct_declined(s), "");
+  EXPECT_EQ(nchwc_direct_declined(s), "needs y_channels of at least the output channels");
+  s.y_channels = 0;
+  s.q.c = 0;
+  EXPECT_EQ(nchwc_direct_declined(s), "needs at least one input channel");
+  s = spec_of(conv(16, 8, 8, 16, 3, 1, 1), isa);
+  s.q.sw = 0;
+  EXPECT_EQ(nchwc_direct_declined(s), "needs a window, strides and dilations of at least 1");
   if (!sgemm_isa_supported(SgemmIsa::kAvx512)) {
     s = spec_of(conv(16, 8, 8, 16, 3, 1, 1), Isa{SgemmIsa::kAvx512, 16});
     EXPECT_EQ(nchwc_direct_declined(s), "needs a CPU with avx512");
