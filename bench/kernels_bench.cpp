@@ -309,7 +309,8 @@ BENCHMARK(BM_GlobalAveragePool)
 //   MINIRT_SGEMM_ISA=avx2 build/bin/minirt_kernel_bench --benchmark_filter='NchwcConv/|FmaPeak'
 //
 // NchwcConv/<model>: the blocked kernels on the layers of Conv/<model> and
-// ConvAlgo/<model> above (same arguments), for the ISA the SGEMM would use
+// ConvAlgo/<model> above (same arguments; efficientnet_dw: EfficientNet-B0's
+// depthwise layers, Conv/efficientnet_dw for the plain-layout kernel), for the ISA the SGEMM would use
 // (block 16 on AVX-512, 8 on AVX2): input and output already blocked (the
 // stem reads the plain image), bias and ReLU fused; the label says how the
 // kernel tiled the layer. FmaPeak: what the core can do at all, an FMA-only
@@ -362,6 +363,25 @@ void BM_NchwcConv(benchmark::State& state) {
       ->Apply([](benchmark::internal::Benchmark* b) { model##_convs(b, false); })           \
       ->Unit(benchmark::kMicrosecond)                                                       \
       ->UseRealTime()
+// EfficientNet-B0's depthwise layers (3x3 and 5x5, stride 1 and 2), with the
+// plain-layout kernel the rules pick next to them (Conv/efficientnet_dw).
+void efficientnet_dw_convs(benchmark::internal::Benchmark* b, bool every_algo) {
+  const int64_t shapes[][6] = {
+      {32, 112, 32, 3, 1, 32},    {96, 112, 96, 3, 2, 96},    {144, 56, 144, 3, 1, 144}, {144, 56, 144, 5, 2, 144},
+      {240, 28, 240, 5, 1, 240},  {240, 28, 240, 3, 2, 240},  {480, 14, 480, 3, 1, 480}, {672, 14, 672, 5, 1, 672},
+      {672, 14, 672, 5, 2, 672},  {1152, 7, 1152, 5, 1, 1152}, {1152, 7, 1152, 3, 1, 1152},
+  };
+  for (int threads : {1, 2})
+    for (const auto& s : shapes) add_conv_args(b, s, threads, every_algo);
+  conv_arg_names(b, every_algo);
+}
+BENCHMARK(BM_Conv)
+    ->Name("Conv/efficientnet_dw")
+    ->Apply([](benchmark::internal::Benchmark* b) { efficientnet_dw_convs(b, false); })
+    ->Unit(benchmark::kMicrosecond)
+    ->UseRealTime();
+
+MINIRT_NCHWC_BENCH(efficientnet_dw);
 MINIRT_NCHWC_BENCH(resnet18);
 MINIRT_NCHWC_BENCH(resnet50);
 MINIRT_NCHWC_BENCH(squeezenet);

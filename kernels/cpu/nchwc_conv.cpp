@@ -416,16 +416,37 @@ MINIRT_TARGET_AVX512 void dw_tile_avx512(const DwArgs& args) {
   const __m512 bv = _mm512_loadu_ps(a.bias);
 #pragma GCC unroll 12
   for (int p = 0; p < UR; ++p) acc[p] = a.r ? _mm512_add_ps(bv, _mm512_loadu_ps(a.r + p * a.yps)) : bv;
+  // A short tile's chains would wait on the FMA latency: the odd taps of
+  // each row go to a second set of sums.
+  constexpr int S = UR < 8 ? 2 : 1;
+  __m512 odd[S == 2 ? UR : 1];
+#pragma GCC unroll 12
+  for (int p = 0; p < (S == 2 ? UR : 1); ++p) odd[p] = _mm512_setzero_ps();
   for (int64_t i = 0; i < a.ni; ++i) {
     const float* xi = a.x + i * a.xdi;
     const float* wi = a.w + i * a.kw * B;
-    for (int64_t j = 0; j < a.nj; ++j) {
+    int64_t j = 0;
+    if (S == 2) {
+      for (; j + 1 < a.nj; j += 2) {
+        const float* xj = xi + j * a.xdj;
+        const __m512 w0 = _mm512_load_ps(wi + j * B), w1 = _mm512_load_ps(wi + (j + 1) * B);
+#pragma GCC unroll 12
+        for (int p = 0; p < UR; ++p) {
+          acc[p] = _mm512_fmadd_ps(_mm512_loadu_ps(xj + p * a.xps), w0, acc[p]);
+          odd[p] = _mm512_fmadd_ps(_mm512_loadu_ps(xj + a.xdj + p * a.xps), w1, odd[p]);
+        }
+      }
+    }
+    for (; j < a.nj; ++j) {
       const float* xj = xi + j * a.xdj;
       const __m512 wv = _mm512_load_ps(wi + j * B);
 #pragma GCC unroll 12
       for (int p = 0; p < UR; ++p) acc[p] = _mm512_fmadd_ps(_mm512_loadu_ps(xj + p * a.xps), wv, acc[p]);
     }
   }
+  if (S == 2)
+#pragma GCC unroll 12
+    for (int p = 0; p < UR; ++p) acc[p] = _mm512_add_ps(acc[p], odd[p % (S == 2 ? UR : 1)]);
   const __m512 lo = _mm512_set1_ps(a.fin.lo), hi = _mm512_set1_ps(a.fin.hi);
 #pragma GCC unroll 12
   for (int p = 0; p < UR; ++p) {
@@ -443,16 +464,37 @@ MINIRT_TARGET_AVX2 void dw_tile_avx2(const DwArgs& args) {
   const __m256 bv = _mm256_loadu_ps(a.bias);
 #pragma GCC unroll 12
   for (int p = 0; p < UR; ++p) acc[p] = a.r ? _mm256_add_ps(bv, _mm256_loadu_ps(a.r + p * a.yps)) : bv;
+  // A short tile's chains would wait on the FMA latency: the odd taps of
+  // each row go to a second set of sums.
+  constexpr int S = UR < 8 ? 2 : 1;
+  __m256 odd[S == 2 ? UR : 1];
+#pragma GCC unroll 12
+  for (int p = 0; p < (S == 2 ? UR : 1); ++p) odd[p] = _mm256_setzero_ps();
   for (int64_t i = 0; i < a.ni; ++i) {
     const float* xi = a.x + i * a.xdi;
     const float* wi = a.w + i * a.kw * B;
-    for (int64_t j = 0; j < a.nj; ++j) {
+    int64_t j = 0;
+    if (S == 2) {
+      for (; j + 1 < a.nj; j += 2) {
+        const float* xj = xi + j * a.xdj;
+        const __m256 w0 = _mm256_load_ps(wi + j * B), w1 = _mm256_load_ps(wi + (j + 1) * B);
+#pragma GCC unroll 12
+        for (int p = 0; p < UR; ++p) {
+          acc[p] = _mm256_fmadd_ps(_mm256_loadu_ps(xj + p * a.xps), w0, acc[p]);
+          odd[p] = _mm256_fmadd_ps(_mm256_loadu_ps(xj + a.xdj + p * a.xps), w1, odd[p]);
+        }
+      }
+    }
+    for (; j < a.nj; ++j) {
       const float* xj = xi + j * a.xdj;
       const __m256 wv = _mm256_load_ps(wi + j * B);
 #pragma GCC unroll 12
       for (int p = 0; p < UR; ++p) acc[p] = _mm256_fmadd_ps(_mm256_loadu_ps(xj + p * a.xps), wv, acc[p]);
     }
   }
+  if (S == 2)
+#pragma GCC unroll 12
+    for (int p = 0; p < UR; ++p) acc[p] = _mm256_add_ps(acc[p], odd[p % (S == 2 ? UR : 1)]);
   const __m256 lo = _mm256_set1_ps(a.fin.lo), hi = _mm256_set1_ps(a.fin.hi);
 #pragma GCC unroll 12
   for (int p = 0; p < UR; ++p) {
