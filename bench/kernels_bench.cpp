@@ -14,6 +14,7 @@
 #include "kernels/cpu/conv_algorithms.h"
 #include "kernels/cpu/cpu_backend.h"
 #include "kernels/cpu/nchwc.h"
+#include "kernels/cpu/nchwc_conv.h"
 #include "kernels/cpu/nchwc_ops.h"
 #include "kernels/cpu/sgemm.h"
 #include "runtime/op_registry.h"
@@ -25,8 +26,13 @@
 #include <benchmark/benchmark.h>
 
 #include <algorithm>
+#include <memory>
 #include <random>
 #include <utility>
+
+#if defined(__x86_64__) || defined(__i386__)
+#include <immintrin.h>
+#endif
 
 namespace minirt {
 namespace {
@@ -495,6 +501,149 @@ BENCHMARK(BM_NchwcConcat4)
     ->Args({12, 13, 1})  // channel offsets not multiples of the block: lanes gathered
     ->Unit(benchmark::kMicrosecond)
     ->UseRealTime();
+
+}  // namespace
+}  // namespace minirt
+
+// ---------------------------------------------------------------- channel-blocked convolution (nchwc_conv.h)
+//
+//   build/bin/minirt_kernel_bench --benchmark_filter='NchwcConv/|FmaPeak'
+//   MINIRT_SGEMM_ISA=avx2 build/bin/minirt_kernel_bench --benchmark_filter='NchwcConv/|FmaPeak'
+//
+// NchwcConv/<model>: the blocked kernels on the layers of Conv/<model> and
+// ConvAlgo/<model> above (same arguments; efficientnet_dw: EfficientNet-B0's
+// depthwise layers, Conv/efficientnet_dw for the plain-layout kernel), for the ISA the SGEMM would use
+// (block 16 on AVX-512, 8 on AVX2): input and output already blocked (the
+// stem reads the plain image), bias and ReLU fused; the label says how the
+// kernel tiled the layer. FmaPeak: what the core can do at all, an FMA-only
+// loop (12 independent vector chains per thread), to read the GFLOP/s
+// against.
+namespace minirt {
+namespace {
+
+void BM_NchwcConv(benchmark::State& state) {
+  using namespace cpu;
+  const int64_t c = state.range(0), hw = state.range(1), k = state.range(2), r = state.range(3), s = state.range(4),
+                groups = state.range(5);
+  const int threads = static_cast<int>(state.range(6));
+  NchwcConvSpec spec;
+  spec.isa = sgemm_default_isa();
+  spec.block = nchwc_block(spec.isa);
+  if (spec.block == 0) return state.SkipWithError("no blocked layout for this CPU");
+  Geometry& q = spec.q;
+  q.n = 1, q.c = c, q.h = q.w = hw, q.m = k, q.kh = q.kw = r, q.sh = q.sw = s, q.dh = q.dw = 1;
+  q.ph = q.pw = r / 2;
+  q.oh = q.ow = (hw + 2 * (r / 2) - r) / s + 1;
+  q.groups = groups;
+  spec.input_blocked = c > 4;  // a stem reads the image as it comes
+  spec.act.kind = ActKind::kRelu;
+  const bool dw = groups > 1;
+  const std::string why = dw ? nchwc_depthwise_declined(spec) : nchwc_direct_declined(spec);
+  if (!why.empty()) return state.SkipWithError(why.c_str());
+  Tensor x = random_tensor({nchwc_padded(c, spec.block) * hw * hw}, 1);
+  Tensor w = random_tensor({k, c / groups, r, r}, 2), b = random_tensor({k}, 3);
+  Tensor y = Tensor::zeros(DType::kFloat32, {nchwc_padded(k, spec.block) * q.oh * q.ow});
+  ThreadPool pool(threads);
+  std::unique_ptr<NchwcDirectConv> direct;
+  std::unique_ptr<NchwcDepthwiseConv> depthwise;
+  if (dw) depthwise = std::make_unique<NchwcDepthwiseConv>(spec, w.data<float>(), b.data<float>(), threads);
+  else direct = std::make_unique<NchwcDirectConv>(spec, w.data<float>(), b.data<float>(), threads);
+  for (auto _ : state) {
+    if (dw) depthwise->run(x.data<float>(), nullptr, y.data<float>(), 0, nullptr, pool);
+    else direct->run(x.data<float>(), nullptr, y.data<float>(), 0, nullptr, pool);
+    benchmark::DoNotOptimize(y.raw());
+  }
+  const double flops = 2.0 * static_cast<double>(k * q.oh * q.ow) * (c / groups) * r * r;
+  state.counters["GFLOP/s"] =
+      benchmark::Counter(flops, benchmark::Counter::kIsIterationInvariantRate, benchmark::Counter::kIs1000);
+  state.SetLabel(dw ? depthwise->describe() : direct->describe());
+}
+
+#define MINIRT_NCHWC_BENCH(model)                                                           \
+  BENCHMARK(BM_NchwcConv)                                                                   \
+      ->Name("NchwcConv/" #model)                                                           \
+      ->Apply([](benchmark::internal::Benchmark* b) { model##_convs(b, false); })           \
+      ->Unit(benchmark::kMicrosecond)                                                       \
+      ->UseRealTime()
+// EfficientNet-B0's depthwise layers (3x3 and 5x5, stride 1 and 2), with the
+// plain-layout kernel the rules pick next to them (Conv/efficientnet_dw).
+void efficientnet_dw_convs(benchmark::internal::Benchmark* b, bool every_algo) {
+  const int64_t shapes[][6] = {
+      {32, 112, 32, 3, 1, 32},    {96, 112, 96, 3, 2, 96},    {144, 56, 144, 3, 1, 144}, {144, 56, 144, 5, 2, 144},
+      {240, 28, 240, 5, 1, 240},  {240, 28, 240, 3, 2, 240},  {480, 14, 480, 3, 1, 480}, {672, 14, 672, 5, 1, 672},
+      {672, 14, 672, 5, 2, 672},  {1152, 7, 1152, 5, 1, 1152}, {1152, 7, 1152, 3, 1, 1152},
+  };
+  for (int threads : {1, 2})
+    for (const auto& s : shapes) add_conv_args(b, s, threads, every_algo);
+  conv_arg_names(b, every_algo);
+}
+BENCHMARK(BM_Conv)
+    ->Name("Conv/efficientnet_dw")
+    ->Apply([](benchmark::internal::Benchmark* b) { efficientnet_dw_convs(b, false); })
+    ->Unit(benchmark::kMicrosecond)
+    ->UseRealTime();
+
+MINIRT_NCHWC_BENCH(efficientnet_dw);
+MINIRT_NCHWC_BENCH(resnet18);
+MINIRT_NCHWC_BENCH(resnet50);
+MINIRT_NCHWC_BENCH(squeezenet);
+MINIRT_NCHWC_BENCH(mobilenetv2);
+
+#if defined(__x86_64__) || defined(__i386__)
+// n iterations of 12 independent FMA chains; returns a sum so nothing is elided.
+__attribute__((target("avx512f"))) float fma_loop_avx512(int64_t n) {
+  __m512 acc[12];
+  const __m512 a = _mm512_set1_ps(0.999f), b = _mm512_set1_ps(1e-3f);
+  for (int i = 0; i < 12; ++i) acc[i] = _mm512_set1_ps(static_cast<float>(i));
+  for (int64_t it = 0; it < n; ++it)
+#pragma GCC unroll 12
+    for (int i = 0; i < 12; ++i) acc[i] = _mm512_fmadd_ps(acc[i], a, b);
+  __m512 s = acc[0];
+  for (int i = 1; i < 12; ++i) s = _mm512_add_ps(s, acc[i]);
+  alignas(64) float t[16];
+  _mm512_store_ps(t, s);
+  float sum = 0;
+  for (float v : t) sum += v;
+  return sum;
+}
+__attribute__((target("avx2,fma"))) float fma_loop_avx2(int64_t n) {
+  __m256 acc[12];
+  const __m256 a = _mm256_set1_ps(0.999f), b = _mm256_set1_ps(1e-3f);
+  for (int i = 0; i < 12; ++i) acc[i] = _mm256_set1_ps(static_cast<float>(i));
+  for (int64_t it = 0; it < n; ++it)
+#pragma GCC unroll 12
+    for (int i = 0; i < 12; ++i) acc[i] = _mm256_fmadd_ps(acc[i], a, b);
+  __m256 s = acc[0];
+  for (int i = 1; i < 12; ++i) s = _mm256_add_ps(s, acc[i]);
+  alignas(32) float t[8];
+  _mm256_store_ps(t, s);
+  return t[0] + t[1] + t[2] + t[3] + t[4] + t[5] + t[6] + t[7];
+}
+
+// args: threads. The vector width of the ISA the SGEMM would use.
+void BM_FmaPeak(benchmark::State& state) {
+  const cpu::SgemmIsa isa = cpu::sgemm_default_isa();
+  if (isa == cpu::SgemmIsa::kGeneric) return state.SkipWithError("no AVX2 or AVX-512");
+  const int threads = static_cast<int>(state.range(0));
+  const int lanes = isa == cpu::SgemmIsa::kAvx512 ? 16 : 8;
+  constexpr int64_t kIters = 1 << 20;
+  ThreadPool pool(threads);
+  std::vector<float> sink(static_cast<size_t>(threads));
+  for (auto _ : state) {
+    auto body = [&](int64_t t0, int64_t t1) {
+      for (int64_t t = t0; t < t1; ++t)
+        sink[static_cast<size_t>(t)] = isa == cpu::SgemmIsa::kAvx512 ? fma_loop_avx512(kIters) : fma_loop_avx2(kIters);
+    };
+    pool.parallel_for(threads, body);
+    benchmark::DoNotOptimize(sink.data());
+  }
+  state.counters["GFLOP/s"] = benchmark::Counter(2.0 * kIters * 12 * lanes * threads,
+                                                 benchmark::Counter::kIsIterationInvariantRate,
+                                                 benchmark::Counter::kIs1000);
+  state.SetLabel(std::string("isa=") + cpu::sgemm_isa_name(isa));
+}
+BENCHMARK(BM_FmaPeak)->ArgNames({"threads"})->Arg(1)->Arg(2)->Unit(benchmark::kMicrosecond)->UseRealTime();
+#endif
 
 }  // namespace
 }  // namespace minirt

@@ -1,0 +1,820 @@
+// Direct convolution kernels for the channel-blocked layout; see
+// nchwc_conv.h for the tiling, blocking and threading.
+//
+// The AVX-512 and AVX2 microkernels are compiled with target attributes and
+// only reached through specs whose ISA the CPU has (the constructors check
+// nchwc_*_declined), so this file may be built for plain x86-64. The two
+// families are the same code over __m512 / __m256: a target attribute
+// cannot depend on a template parameter, so each is written out.
+#include "kernels/cpu/nchwc_conv.h"
+
+#include <minirt/error.h>
+
+#include <algorithm>
+#include <array>
+#include <limits>
+#include <utility>
+
+#include "kernels/cpu/nchwc.h"
+#include "kernels/cpu/vmath.h"
+
+namespace minirt::cpu {
+
+using nchwc_detail::TileGeom;
+
+namespace {
+
+// Output blocks per tile at most, per ISA.
+constexpr int kMaxNb512 = 4, kMaxNb256 = 3;
+// Pixels per tile at most for NB output blocks: UR * NB accumulators plus NB
+// weight vectors and a broadcast fit the 32 zmm (16 ymm) registers, and at
+// least 8 independent FMA chains cover the FMA latency.
+constexpr int kUr512[kMaxNb512] = {12, 12, 8, 6};
+constexpr int kUr256[kMaxNb256] = {8, 6, 4};
+constexpr int kMaxUr = 12;
+// Depthwise: pixels per tile (one accumulator each).
+constexpr int kDwUr = 12;
+// Packed weights one pass of a tile walks: a quarter of the L2 of the
+// smallest core we target (Zen 3: 512 KiB), the rest for the input rows and
+// the output being accumulated.
+constexpr int64_t kWeightBudget = 256 * 1024;
+// Input one strip of output rows (or pixels) reads per pass: each group of a
+// chunk walks the strip in turn, so the input is fetched from memory once
+// and each group writes its own few output blocks (a tile writing all the
+// blocks of a wide layer at once touches lines that, a plane apart, fall
+// into the same few L1 sets).
+constexpr int64_t kStripBytes = 64 * 1024;
+
+int ur_max(SgemmIsa isa, int nb) { return isa == SgemmIsa::kAvx512 ? kUr512[nb - 1] : kUr256[nb - 1]; }
+
+// The fraction of the FMA peak a tile of nb output blocks keeps, when runs of
+// `run` pixels are cut into tiles of at most ur: per input channel a tile
+// issues nb * t FMAs (two a cycle) and nb + t loads (two a cycle), and each
+// accumulator's chain needs its previous FMA (4 cycles).
+double tile_efficiency(int nb, int ur, int64_t run) {
+  const double t = static_cast<double>(run) / static_cast<double>(ceil_div(std::max<int64_t>(run, 1), ur));
+  const double fmas = nb * t, cycles = std::max({fmas / 2, 4.0, (nb + t) / 2});
+  return fmas / 2 / cycles;
+}
+
+// A tile: n pixels from output (oy, ox) along its row (or its column), which
+// all see window rows [i0, i1) and columns [j0, j1) inside the input.
+struct Tile {
+  int64_t oy, ox;
+  int n;
+  bool vertical;
+  int64_t i0, i1, j0, j1;
+};
+
+// The taps [lo, hi) of a k-tap window over an input of n, at output o with
+// stride s, padding p, dilation d, whose input o*s - p + t*d is inside [0, n).
+void tap_range(int64_t o, int64_t s, int64_t p, int64_t d, int64_t k, int64_t n, int64_t* lo, int64_t* hi) {
+  const int64_t base = o * s - p;  // the input of tap 0
+  int64_t l = base >= 0 ? 0 : ceil_div(-base, d);
+  int64_t h = base > n - 1 ? 0 : (n - 1 - base) / d + 1;
+  l = std::min(l, k);
+  h = std::min(h, k);
+  *lo = l;
+  *hi = std::max(h, l);
+}
+
+// Where the full window lies inside the input, along one axis: outputs [lo, hi)
+// (an interval: the first tap's lower bound and the last one's upper bound
+// both move one way with o), empty as [0, 0).
+void interior(int64_t outs, int64_t s, int64_t p, int64_t d, int64_t k, int64_t n, int64_t* lo, int64_t* hi) {
+  *lo = *hi = 0;
+  bool found = false;
+  for (int64_t o = 0; o < outs; ++o) {
+    int64_t a, b;
+    tap_range(o, s, p, d, k, n, &a, &b);
+    if (a == 0 && b == k) {
+      if (!found) *lo = o;
+      found = true;
+      *hi = o + 1;
+    }
+  }
+}
+
+// q as the tiles walk it (a 1x1 stride-1 convolution without padding: one
+// row of H*W pixels), and where its tiles lie.
+TileGeom make_tile_geom(Geometry* q, int ur) {
+  TileGeom t;
+  t.ur = ur;
+  t.flat = q->kh == 1 && q->kw == 1 && q->sh == 1 && q->sw == 1 && q->ph == 0 && q->pw == 0 && q->oh == q->h &&
+           q->ow == q->w;
+  if (t.flat) {
+    q->w = q->ow = q->h * q->w;
+    q->h = q->oh = 1;
+  }
+  t.oh = q->oh;
+  t.ow = q->ow;
+  interior(q->oh, q->sh, q->ph, q->dh, q->kh, q->h, &t.row_lo, &t.row_hi);
+  interior(q->ow, q->sw, q->pw, q->dw, q->kw, q->w, &t.col_lo, &t.col_hi);
+  // Flat: chunks of about one tile; else rows.
+  t.units = t.flat ? std::max<int64_t>(1, ceil_div(t.ow, ur)) : t.oh;
+  return t;
+}
+
+// Calls f(Tile) for every tile of spatial units [s0, s1): each output pixel
+// of those units in exactly one tile. Runs of pixels are cut into the fewest
+// tiles of at most ur pixels, of near-equal sizes.
+template <typename F>
+void for_each_tile(const TileGeom& t, const Geometry& q, int64_t s0, int64_t s1, F&& f) {
+  auto split = [&](int64_t a, int64_t b, auto&& emit) {
+    const int64_t n = b - a;
+    if (n <= 0) return;
+    const int64_t nt = ceil_div(n, t.ur);
+    for (int64_t k = 0; k < nt; ++k) {
+      int64_t t0 = a + n * k / nt, t1 = a + n * (k + 1) / nt;
+      emit(t0, static_cast<int>(t1 - t0));
+    }
+  };
+  if (t.flat) {
+    split(t.ow * s0 / t.units, t.ow * s1 / t.units, [&](int64_t x, int n) { f(Tile{0, x, n, false, 0, 1, 0, 1}); });
+    return;
+  }
+  auto edge_cols = [&](auto&& g) {
+    for (int64_t ox = 0; ox < t.col_lo; ++ox) g(ox);
+    for (int64_t ox = std::max(t.col_hi, t.col_lo); ox < t.ow; ++ox) g(ox);
+  };
+  for (int64_t oy = s0; oy < s1; ++oy) {
+    int64_t i0, i1;
+    tap_range(oy, q.sh, q.ph, q.dh, q.kh, q.h, &i0, &i1);
+    split(t.col_lo, t.col_hi, [&](int64_t x, int n) { f(Tile{oy, x, n, false, i0, i1, 0, q.kw}); });
+    if (oy >= t.row_lo && oy < t.row_hi) continue;  // its edge columns: in the vertical tiles
+    edge_cols([&](int64_t ox) {
+      int64_t j0, j1;
+      tap_range(ox, q.sw, q.pw, q.dw, q.kw, q.w, &j0, &j1);
+      f(Tile{oy, ox, 1, false, i0, i1, j0, j1});
+    });
+  }
+  const int64_t ya = std::max(s0, t.row_lo), yb = std::min(s1, t.row_hi);
+  if (ya >= yb) return;
+  edge_cols([&](int64_t ox) {
+    int64_t j0, j1;
+    tap_range(ox, q.sw, q.pw, q.dw, q.kw, q.w, &j0, &j1);
+    split(ya, yb, [&](int64_t y, int n) { f(Tile{y, ox, n, true, 0, q.kh, j0, j1}); });
+  });
+}
+
+// Deals the units of `outers` outer indices, `per` units each (unit u is
+// outer u / per), to `tasks` tasks in contiguous runs of near-equal cost (a
+// unit of outer o costs cost(o)), and calls seg(outer, s0, s1) for each
+// maximal run of one outer index in a task.
+template <typename C, typename F>
+void run_units(ThreadPool& pool, int64_t tasks, int64_t outers, int64_t per, C&& cost, F&& seg) {
+  int64_t total = 0;
+  for (int64_t o = 0; o < outers; ++o) total += cost(o) * per;
+  // The unit where the cumulative cost reaches `target` (to the nearest unit).
+  auto unit_at = [&](int64_t target) {
+    int64_t acc = 0;
+    for (int64_t o = 0; o < outers; ++o) {
+      const int64_t c = std::max<int64_t>(1, cost(o));
+      if (acc + c * per >= target) return o * per + std::min(per, (target - acc + c / 2) / c);
+      acc += c * per;
+    }
+    return outers * per;
+  };
+  auto body = [&](int64_t t0, int64_t t1) {
+    for (int64_t t = t0; t < t1; ++t) {
+      int64_t u = unit_at(total * t / tasks);
+      const int64_t u1 = unit_at(total * (t + 1) / tasks);
+      while (u < u1) {
+        const int64_t outer = u / per, s0 = u % per, s1 = std::min(per, s0 + (u1 - u));
+        seg(outer, s0, s1);
+        u += s1 - s0;
+      }
+    }
+  };
+  pool.parallel_for(tasks, body);
+}
+
+// ---------------------------------------------------------------- microkernels
+
+// How a tile's epilogue applies the activation: as max(lo, v) (max(v, lo)
+// when a NaN must become lo, as Relu's does) then min(hi, .) on the
+// registers, which is Relu, Clip and none (lo = -inf, hi = +inf) exactly;
+// any other activation after the store, over the tile while it is in L1
+// (act_avx512 inlined into the unrolled stores would take the registers the
+// accumulators need).
+struct Finish {
+  float lo, hi;
+  bool nan_to_lo, after;
+};
+
+Finish finish_of(const Activation& act, bool last) {
+  constexpr float inf = std::numeric_limits<float>::infinity();
+  Finish f{-inf, inf, false, false};
+  if (!last) return f;
+  switch (act.kind) {
+    case ActKind::kNone:
+      break;
+    case ActKind::kRelu:
+      f.lo = 0.0f, f.nan_to_lo = true;
+      break;
+    case ActKind::kClip:
+      f.lo = act.alpha, f.hi = act.beta;
+      break;
+    default:
+      f.after = true;
+  }
+  return f;
+}
+
+// One call of the dense microkernel: a tile of UR pixels x NB output blocks.
+struct DirectArgs {
+  const float* x;         // input: the tile's first pixel at tap (i0, j0), the pass's first input block
+  const float* w;         // the group's packed weights at (the pass's first block, i0, j0)
+  const float* bias;      // the group's bias (first pass)
+  const float* r;         // the residual at the tile's first pixel and the group's first block, or null
+  float* y;               // the output there
+  int64_t xps, yps;       // floats between the tile's pixels in x, in y (and r)
+  int64_t ncb, ni, nj;    // input blocks of this pass, window rows, window columns
+  int64_t xcb, xdi, xdj;  // floats between input blocks, window rows, window columns in x
+  int64_t kh, kw;         // the window (strides of the packed weights)
+  int64_t yob;            // floats between output blocks in y (and r)
+  bool first;             // the first pass: start from bias (+ r), else from y
+  Finish fin;             // the last pass: the activation, else none
+  const Activation* act;
+};
+using DirectFn = void (*)(const DirectArgs&);
+
+// One call of the depthwise microkernel: UR pixels of one block of B channels.
+struct DwArgs {
+  const float* x;  // input: the tile's first pixel at tap (i0, j0)
+  const float* w;  // the block's packed weights at tap (i0, j0)
+  const float* bias;
+  const float* r;
+  float* y;
+  int64_t xps, yps, ni, nj, xdi, xdj, kw;
+  Finish fin;
+  const Activation* act;
+};
+using DwFn = void (*)(const DwArgs&);
+
+#if MINIRT_VMATH_X86
+
+// GCC 12 takes the self-initialized _mm512_undefined_ps() inside
+// _mm512_min_ps for an uninitialized read when it inlines it into the
+// microkernels below: a false positive.
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wuninitialized"
+
+// The activation over n pixels (stride ps) x nb blocks (stride bs) of B floats, in place.
+MINIRT_TARGET_AVX512 __attribute__((noinline)) void act_tile_avx512(float* y, int64_t ps, int64_t bs, int n, int nb,
+                                                                    const Activation& act) {
+  for (int p = 0; p < n; ++p)
+    for (int o = 0; o < nb; ++o) {
+      float* q = y + p * ps + o * bs;
+      _mm512_storeu_ps(q, act_avx512(_mm512_loadu_ps(q), act));
+    }
+}
+
+MINIRT_TARGET_AVX2 __attribute__((noinline)) void act_tile_avx2(float* y, int64_t ps, int64_t bs, int n, int nb,
+                                                                const Activation& act) {
+  for (int p = 0; p < n; ++p)
+    for (int o = 0; o < nb; ++o) {
+      float* q = y + p * ps + o * bs;
+      _mm256_storeu_ps(q, act_avx2(_mm256_loadu_ps(q), act));
+    }
+}
+
+// Packed weights, per (input block, tap): for each of the block's L input
+// channels, NB vectors of B output channels (one per output block):
+// acc[p][o] += x[pixel p][channel l] * w[l][o], one broadcast per (l, p), one
+// load per (l, o).
+// acc[p][o] += the L input channels of one block at one tap: x at the
+// tile's first pixel (pixels xps apart), w as [L][NB][B].
+template <int UR, int NB, int L>
+MINIRT_TARGET_AVX512 __attribute__((always_inline)) inline void fma_block_avx512(const float* x, int64_t xps,
+                                                                                 const float* w,
+                                                                                 __m512 (&acc)[UR][NB]) {
+  constexpr int B = 16;
+#pragma GCC unroll 4
+  for (int l = 0; l < L; ++l) {
+    __m512 wv[NB];
+#pragma GCC unroll 4
+    for (int o = 0; o < NB; ++o) wv[o] = _mm512_load_ps(w + (l * NB + o) * B);
+#pragma GCC unroll 12
+    for (int p = 0; p < UR; ++p) {
+      const __m512 xv = _mm512_set1_ps(x[p * xps + l]);
+#pragma GCC unroll 4
+      for (int o = 0; o < NB; ++o) acc[p][o] = _mm512_fmadd_ps(xv, wv[o], acc[p][o]);
+    }
+  }
+}
+
+template <int UR, int NB, int L>
+MINIRT_TARGET_AVX512 void direct_tile_avx512(const DirectArgs& args) {
+  const DirectArgs a = args;  // a copy the stores cannot alias: fields stay in registers
+  constexpr int B = 16;
+  __m512 acc[UR][NB];
+  if (a.first) {
+#pragma GCC unroll 4
+    for (int o = 0; o < NB; ++o) {
+      const __m512 bv = _mm512_loadu_ps(a.bias + o * B);
+#pragma GCC unroll 12
+      for (int p = 0; p < UR; ++p)
+        acc[p][o] = a.r ? _mm512_add_ps(bv, _mm512_loadu_ps(a.r + p * a.yps + o * a.yob)) : bv;
+    }
+  } else {
+#pragma GCC unroll 12
+    for (int p = 0; p < UR; ++p)
+#pragma GCC unroll 4
+      for (int o = 0; o < NB; ++o) acc[p][o] = _mm512_loadu_ps(a.y + p * a.yps + o * a.yob);
+  }
+  const int64_t wdj = static_cast<int64_t>(L) * NB * B, wdi = a.kw * wdj, wcb = a.kh * wdi;
+  const float* xc = a.x;
+  const float* wc = a.w;
+  if (a.ni == 1 && a.nj == 1) {  // a 1x1 window, or an edge tile that sees one tap
+    for (int64_t cb = 0; cb < a.ncb; ++cb, xc += a.xcb, wc += wcb) fma_block_avx512<UR, NB, L>(xc, a.xps, wc, acc);
+  } else {
+    for (int64_t cb = 0; cb < a.ncb; ++cb, xc += a.xcb, wc += wcb)
+      for (int64_t i = 0; i < a.ni; ++i)
+        for (int64_t j = 0; j < a.nj; ++j)
+          fma_block_avx512<UR, NB, L>(xc + i * a.xdi + j * a.xdj, a.xps, wc + i * wdi + j * wdj, acc);
+  }
+  const __m512 lo = _mm512_set1_ps(a.fin.lo), hi = _mm512_set1_ps(a.fin.hi);
+#pragma GCC unroll 12
+  for (int p = 0; p < UR; ++p)
+#pragma GCC unroll 4
+    for (int o = 0; o < NB; ++o) {
+      __m512 v = a.fin.nan_to_lo ? _mm512_max_ps(acc[p][o], lo) : _mm512_max_ps(lo, acc[p][o]);
+      _mm512_storeu_ps(a.y + p * a.yps + o * a.yob, _mm512_min_ps(hi, v));
+    }
+  if (a.fin.after) act_tile_avx512(a.y, a.yps, a.yob, UR, NB, *a.act);
+}
+
+// acc[p][o] += the L input channels of one block at one tap: x at the
+// tile's first pixel (pixels xps apart), w as [L][NB][B].
+template <int UR, int NB, int L>
+MINIRT_TARGET_AVX2 __attribute__((always_inline)) inline void fma_block_avx2(const float* x, int64_t xps,
+                                                                             const float* w, __m256 (&acc)[UR][NB]) {
+  constexpr int B = 8;
+#pragma GCC unroll 4
+  for (int l = 0; l < L; ++l) {
+    __m256 wv[NB];
+#pragma GCC unroll 4
+    for (int o = 0; o < NB; ++o) wv[o] = _mm256_load_ps(w + (l * NB + o) * B);
+#pragma GCC unroll 12
+    for (int p = 0; p < UR; ++p) {
+      const __m256 xv = _mm256_broadcast_ss(x + p * xps + l);
+#pragma GCC unroll 4
+      for (int o = 0; o < NB; ++o) acc[p][o] = _mm256_fmadd_ps(xv, wv[o], acc[p][o]);
+    }
+  }
+}
+
+template <int UR, int NB, int L>
+MINIRT_TARGET_AVX2 void direct_tile_avx2(const DirectArgs& args) {
+  const DirectArgs a = args;  // a copy the stores cannot alias: fields stay in registers
+  constexpr int B = 8;
+  __m256 acc[UR][NB];
+  if (a.first) {
+#pragma GCC unroll 4
+    for (int o = 0; o < NB; ++o) {
+      const __m256 bv = _mm256_loadu_ps(a.bias + o * B);
+#pragma GCC unroll 12
+      for (int p = 0; p < UR; ++p)
+        acc[p][o] = a.r ? _mm256_add_ps(bv, _mm256_loadu_ps(a.r + p * a.yps + o * a.yob)) : bv;
+    }
+  } else {
+#pragma GCC unroll 12
+    for (int p = 0; p < UR; ++p)
+#pragma GCC unroll 4
+      for (int o = 0; o < NB; ++o) acc[p][o] = _mm256_loadu_ps(a.y + p * a.yps + o * a.yob);
+  }
+  const int64_t wdj = static_cast<int64_t>(L) * NB * B, wdi = a.kw * wdj, wcb = a.kh * wdi;
+  const float* xc = a.x;
+  const float* wc = a.w;
+  if (a.ni == 1 && a.nj == 1) {  // a 1x1 window, or an edge tile that sees one tap
+    for (int64_t cb = 0; cb < a.ncb; ++cb, xc += a.xcb, wc += wcb) fma_block_avx2<UR, NB, L>(xc, a.xps, wc, acc);
+  } else {
+    for (int64_t cb = 0; cb < a.ncb; ++cb, xc += a.xcb, wc += wcb)
+      for (int64_t i = 0; i < a.ni; ++i)
+        for (int64_t j = 0; j < a.nj; ++j)
+          fma_block_avx2<UR, NB, L>(xc + i * a.xdi + j * a.xdj, a.xps, wc + i * wdi + j * wdj, acc);
+  }
+  const __m256 lo = _mm256_set1_ps(a.fin.lo), hi = _mm256_set1_ps(a.fin.hi);
+#pragma GCC unroll 12
+  for (int p = 0; p < UR; ++p)
+#pragma GCC unroll 4
+    for (int o = 0; o < NB; ++o) {
+      __m256 v = a.fin.nan_to_lo ? _mm256_max_ps(acc[p][o], lo) : _mm256_max_ps(lo, acc[p][o]);
+      _mm256_storeu_ps(a.y + p * a.yps + o * a.yob, _mm256_min_ps(hi, v));
+    }
+  if (a.fin.after) act_tile_avx2(a.y, a.yps, a.yob, UR, NB, *a.act);
+}
+
+// Depthwise: per tap one weight vector (B channels) and, per pixel, one
+// input vector and one FMA.
+template <int UR>
+MINIRT_TARGET_AVX512 void dw_tile_avx512(const DwArgs& args) {
+  const DwArgs a = args;  // a copy the stores cannot alias: fields stay in registers
+  constexpr int B = 16;
+  __m512 acc[UR];
+  const __m512 bv = _mm512_loadu_ps(a.bias);
+#pragma GCC unroll 12
+  for (int p = 0; p < UR; ++p) acc[p] = a.r ? _mm512_add_ps(bv, _mm512_loadu_ps(a.r + p * a.yps)) : bv;
+  // A short tile's chains would wait on the FMA latency: the odd taps of
+  // each row go to a second set of sums.
+  constexpr int S = UR < 8 ? 2 : 1;
+  __m512 odd[S == 2 ? UR : 1];
+#pragma GCC unroll 12
+  for (int p = 0; p < (S == 2 ? UR : 1); ++p) odd[p] = _mm512_setzero_ps();
+  for (int64_t i = 0; i < a.ni; ++i) {
+    const float* xi = a.x + i * a.xdi;
+    const float* wi = a.w + i * a.kw * B;
+    int64_t j = 0;
+    if (S == 2) {
+      for (; j + 1 < a.nj; j += 2) {
+        const float* xj = xi + j * a.xdj;
+        const __m512 w0 = _mm512_load_ps(wi + j * B), w1 = _mm512_load_ps(wi + (j + 1) * B);
+#pragma GCC unroll 12
+        for (int p = 0; p < UR; ++p) {
+          acc[p] = _mm512_fmadd_ps(_mm512_loadu_ps(xj + p * a.xps), w0, acc[p]);
+          odd[p] = _mm512_fmadd_ps(_mm512_loadu_ps(xj + a.xdj + p * a.xps), w1, odd[p]);
+        }
+      }
+    }
+    for (; j < a.nj; ++j) {
+      const float* xj = xi + j * a.xdj;
+      const __m512 wv = _mm512_load_ps(wi + j * B);
+#pragma GCC unroll 12
+      for (int p = 0; p < UR; ++p) acc[p] = _mm512_fmadd_ps(_mm512_loadu_ps(xj + p * a.xps), wv, acc[p]);
+    }
+  }
+  if (S == 2)
+#pragma GCC unroll 12
+    for (int p = 0; p < UR; ++p) acc[p] = _mm512_add_ps(acc[p], odd[p % (S == 2 ? UR : 1)]);
+  const __m512 lo = _mm512_set1_ps(a.fin.lo), hi = _mm512_set1_ps(a.fin.hi);
+#pragma GCC unroll 12
+  for (int p = 0; p < UR; ++p) {
+    const __m512 v = a.fin.nan_to_lo ? _mm512_max_ps(acc[p], lo) : _mm512_max_ps(lo, acc[p]);
+    _mm512_storeu_ps(a.y + p * a.yps, _mm512_min_ps(hi, v));
+  }
+  if (a.fin.after) act_tile_avx512(a.y, a.yps, 0, UR, 1, *a.act);
+}
+
+template <int UR>
+MINIRT_TARGET_AVX2 void dw_tile_avx2(const DwArgs& args) {
+  const DwArgs a = args;  // a copy the stores cannot alias: fields stay in registers
+  constexpr int B = 8;
+  __m256 acc[UR];
+  const __m256 bv = _mm256_loadu_ps(a.bias);
+#pragma GCC unroll 12
+  for (int p = 0; p < UR; ++p) acc[p] = a.r ? _mm256_add_ps(bv, _mm256_loadu_ps(a.r + p * a.yps)) : bv;
+  // A short tile's chains would wait on the FMA latency: the odd taps of
+  // each row go to a second set of sums.
+  constexpr int S = UR < 8 ? 2 : 1;
+  __m256 odd[S == 2 ? UR : 1];
+#pragma GCC unroll 12
+  for (int p = 0; p < (S == 2 ? UR : 1); ++p) odd[p] = _mm256_setzero_ps();
+  for (int64_t i = 0; i < a.ni; ++i) {
+    const float* xi = a.x + i * a.xdi;
+    const float* wi = a.w + i * a.kw * B;
+    int64_t j = 0;
+    if (S == 2) {
+      for (; j + 1 < a.nj; j += 2) {
+        const float* xj = xi + j * a.xdj;
+        const __m256 w0 = _mm256_load_ps(wi + j * B), w1 = _mm256_load_ps(wi + (j + 1) * B);
+#pragma GCC unroll 12
+        for (int p = 0; p < UR; ++p) {
+          acc[p] = _mm256_fmadd_ps(_mm256_loadu_ps(xj + p * a.xps), w0, acc[p]);
+          odd[p] = _mm256_fmadd_ps(_mm256_loadu_ps(xj + a.xdj + p * a.xps), w1, odd[p]);
+        }
+      }
+    }
+    for (; j < a.nj; ++j) {
+      const float* xj = xi + j * a.xdj;
+      const __m256 wv = _mm256_load_ps(wi + j * B);
+#pragma GCC unroll 12
+      for (int p = 0; p < UR; ++p) acc[p] = _mm256_fmadd_ps(_mm256_loadu_ps(xj + p * a.xps), wv, acc[p]);
+    }
+  }
+  if (S == 2)
+#pragma GCC unroll 12
+    for (int p = 0; p < UR; ++p) acc[p] = _mm256_add_ps(acc[p], odd[p % (S == 2 ? UR : 1)]);
+  const __m256 lo = _mm256_set1_ps(a.fin.lo), hi = _mm256_set1_ps(a.fin.hi);
+#pragma GCC unroll 12
+  for (int p = 0; p < UR; ++p) {
+    const __m256 v = a.fin.nan_to_lo ? _mm256_max_ps(acc[p], lo) : _mm256_max_ps(lo, acc[p]);
+    _mm256_storeu_ps(a.y + p * a.yps, _mm256_min_ps(hi, v));
+  }
+  if (a.fin.after) act_tile_avx2(a.y, a.yps, 0, UR, 1, *a.act);
+}
+
+// Kernel tables: [NB - 1][UR - 1] (entries past ur_max(NB) are null).
+using DirectRow = std::array<DirectFn, kMaxUr>;
+template <int NB, int L, int... U>
+constexpr DirectRow row512(std::integer_sequence<int, U...>) {
+  return {{&direct_tile_avx512<U + 1, NB, L>...}};
+}
+template <int NB, int L, int... U>
+constexpr DirectRow row256(std::integer_sequence<int, U...>) {
+  return {{&direct_tile_avx2<U + 1, NB, L>...}};
+}
+template <int L>
+constexpr std::array<DirectRow, kMaxNb512> table512() {
+  return {{row512<1, L>(std::make_integer_sequence<int, kUr512[0]>()),
+           row512<2, L>(std::make_integer_sequence<int, kUr512[1]>()),
+           row512<3, L>(std::make_integer_sequence<int, kUr512[2]>()),
+           row512<4, L>(std::make_integer_sequence<int, kUr512[3]>())}};
+}
+template <int L>
+constexpr std::array<DirectRow, kMaxNb512> table256() {
+  return {{row256<1, L>(std::make_integer_sequence<int, kUr256[0]>()),
+           row256<2, L>(std::make_integer_sequence<int, kUr256[1]>()),
+           row256<3, L>(std::make_integer_sequence<int, kUr256[2]>()), DirectRow{}}};
+}
+constexpr auto kDirect512Blocked = table512<16>();
+constexpr auto kDirect512Plain = table512<1>();
+constexpr auto kDirect256Blocked = table256<8>();
+constexpr auto kDirect256Plain = table256<1>();
+
+template <int... U>
+constexpr std::array<DwFn, kDwUr> dw512(std::integer_sequence<int, U...>) {
+  return {{&dw_tile_avx512<U + 1>...}};
+}
+template <int... U>
+constexpr std::array<DwFn, kDwUr> dw256(std::integer_sequence<int, U...>) {
+  return {{&dw_tile_avx2<U + 1>...}};
+}
+constexpr auto kDw512 = dw512(std::make_integer_sequence<int, kDwUr>());
+constexpr auto kDw256 = dw256(std::make_integer_sequence<int, kDwUr>());
+
+const std::array<DirectRow, kMaxNb512>& direct_table(SgemmIsa isa, bool blocked) {
+  if (isa == SgemmIsa::kAvx512) return blocked ? kDirect512Blocked : kDirect512Plain;
+  return blocked ? kDirect256Blocked : kDirect256Plain;
+}
+const std::array<DwFn, kDwUr>& dw_table(SgemmIsa isa) { return isa == SgemmIsa::kAvx512 ? kDw512 : kDw256; }
+
+#pragma GCC diagnostic pop
+
+#endif  // MINIRT_VMATH_X86
+
+std::string common_declined(const NchwcConvSpec& s) {
+  if (!MINIRT_VMATH_X86) return "needs an x86-64 build (AVX2 or AVX-512 kernels)";
+  if (s.isa != SgemmIsa::kAvx2 && s.isa != SgemmIsa::kAvx512) return "needs isa avx2 or avx512";
+  if (s.block != nchwc_block(s.isa)) return "needs block 16 with avx512, 8 with avx2";
+  if (!sgemm_isa_supported(s.isa)) return std::string("needs a CPU with ") + sgemm_isa_name(s.isa);
+  const Geometry& q = s.q;
+  if (q.kh < 1 || q.kw < 1 || q.sh < 1 || q.sw < 1 || q.dh < 1 || q.dw < 1)
+    return "needs a window, strides and dilations of at least 1";
+  if (q.ph < 0 || q.pw < 0) return "needs non-negative padding";
+  if (q.c < 1) return "needs at least one input channel";
+  if (s.y_channels != 0 && s.y_channels < q.m) return "needs y_channels of at least the output channels";
+  return {};
+}
+
+void check(const std::string& why, const char* what) {
+  if (!why.empty()) throw Error(ErrorCode::kInternal, std::string(what) + " cannot run this convolution: " + why);
+}
+
+}  // namespace
+
+std::string nchwc_direct_declined(const NchwcConvSpec& s) {
+  if (s.q.groups != 1) return "needs groups == 1";
+  return common_declined(s);
+}
+
+std::string nchwc_depthwise_declined(const NchwcConvSpec& s) {
+  if (!(s.q.groups == s.q.c && s.q.m == s.q.c)) return "needs groups == channels == filters";
+  if (!s.input_blocked) return "needs a blocked input";
+  return common_declined(s);
+}
+
+// ---------------------------------------------------------------- dense
+
+NchwcDirectConv::NchwcDirectConv(const NchwcConvSpec& s, const float* w, const float* bias, int threads)
+    : s_(s), q_(s.q) {
+  check(nchwc_direct_declined(s), "NchwcDirectConv");
+  const int64_t B = s.block;
+  empty_ = q_.n == 0 || q_.m == 0 || q_.oh == 0 || q_.ow == 0;
+  lanes_ = s.input_blocked ? static_cast<int>(B) : 1;
+  cbs_ = s.input_blocked ? nchwc_blocks(q_.c, s.block) : q_.c;
+  mb_ = nchwc_blocks(q_.m, s.block);
+  // Output blocks into groups of near-equal sizes of at most NB, NB chosen
+  // for the length of the runs of pixels the tiles cut.
+  tg_ = make_tile_geom(&q_, 1);
+  const int64_t run = tg_.flat || tg_.col_hi <= tg_.col_lo ? tg_.ow : tg_.col_hi - tg_.col_lo;
+  const int64_t max_nb = std::min<int64_t>(s.isa == SgemmIsa::kAvx512 ? kMaxNb512 : kMaxNb256, mb_);
+  int64_t nb_pick = 1;
+  double best = 0;
+  for (int64_t nb = 1; nb <= max_nb; ++nb) {
+    const double e = tile_efficiency(static_cast<int>(nb), ur_max(s.isa, static_cast<int>(nb)), run);
+    if (e >= best * 0.99) best = std::max(best, e), nb_pick = nb;
+  }
+  const int64_t ng = std::max<int64_t>(1, ceil_div(mb_, nb_pick));
+  const int64_t base = mb_ / ng, extra = mb_ % ng;
+  const int64_t taps = q_.kh * q_.kw;
+  for (int64_t g = 0, ob = 0; g < ng && ob < mb_; ++g) {
+    Group gr;
+    gr.ob = ob;
+    gr.nb = base + (g < extra ? 1 : 0);
+    gr.w_at = static_cast<size_t>(cbs_ * taps * lanes_ * B * ob);
+    groups_.push_back(gr);
+    ob += gr.nb;
+  }
+  const int nb_main = static_cast<int>(groups_.empty() ? 1 : groups_[0].nb);
+  tg_.ur = ur_max(s.isa, nb_main);
+  if (tg_.flat) tg_.units = std::max<int64_t>(1, ceil_div(tg_.ow, tg_.ur));
+
+  // Passes over the input channels and chunks of groups, so that the weights
+  // one pass of a tile reads stay within kWeightBudget.
+  const int64_t per_cb = taps * lanes_ * nb_main * B * static_cast<int64_t>(sizeof(float));
+  int64_t passes = 1;
+  if (cbs_ * per_cb <= kWeightBudget) {
+    chunk_groups_ = std::clamp<int64_t>(kWeightBudget / std::max<int64_t>(1, cbs_ * per_cb), 1,
+                                        static_cast<int64_t>(groups_.size()));
+  } else {
+    passes = ceil_div(cbs_, std::max<int64_t>(1, kWeightBudget / per_cb));
+    chunk_groups_ = 1;
+  }
+  chunks_ = ceil_div(static_cast<int64_t>(groups_.size()), chunk_groups_);
+  chunk_groups_ = ceil_div(static_cast<int64_t>(groups_.size()), chunks_);  // even chunks
+  for (int64_t p = 0; p <= passes; ++p) pass_cb_.push_back(cbs_ * p / passes);
+  const int64_t units = q_.n * chunks_ * tg_.units;
+  tasks_ = std::clamp<int64_t>(threads, 1, std::max<int64_t>(1, units));
+
+  if (!w) return;
+  // [group][input block][kh][kw][lane of the input block][nb][B], zero past C and M.
+  w_ = AlignedFloats(static_cast<size_t>(cbs_ * taps * lanes_ * mb_ * B));
+  bias_ = AlignedFloats(static_cast<size_t>(mb_ * B));
+  std::fill(w_.data(), w_.data() + w_.size(), 0.0f);
+  std::fill(bias_.data(), bias_.data() + bias_.size(), 0.0f);
+  for (const Group& g : groups_)
+    for (int64_t cb = 0; cb < cbs_; ++cb)
+      for (int64_t t = 0; t < taps; ++t)
+        for (int64_t l = 0; l < lanes_; ++l) {
+          const int64_t c = cb * lanes_ + l;
+          if (c >= q_.c) continue;
+          float* dst = w_.data() + g.w_at + static_cast<size_t>(((cb * taps + t) * lanes_ + l) * g.nb * B);
+          for (int64_t o = 0; o < g.nb * B; ++o) {
+            const int64_t m = g.ob * B + o;
+            if (m < q_.m) dst[o] = w[(m * q_.c + c) * taps + t];
+          }
+        }
+  if (bias) std::copy(bias, bias + q_.m, bias_.data());
+}
+
+std::string NchwcDirectConv::describe() const {
+  std::string s = std::string("nchwc_direct isa=") + sgemm_isa_name(s_.isa) +
+                  " nb=" + std::to_string(groups_.empty() ? 0 : groups_[0].nb) + " ur=" + std::to_string(tg_.ur);
+  if (pass_cb_.size() > 2) s += " passes=" + std::to_string(pass_cb_.size() - 1);
+  if (chunks_ > 1) s += " chunks=" + std::to_string(chunks_);
+  if (tg_.flat) s += " flat";
+  if (!s_.input_blocked) s += " plain-input";
+  return s;
+}
+
+void NchwcDirectConv::segment(const float* x, const float* r, float* y, int64_t yob0, int64_t chunk, int64_t s0,
+                              int64_t s1) const {
+#if MINIRT_VMATH_X86
+  const Geometry& q = q_;
+  const int64_t B = s_.block, L = lanes_, plane = q.oh * q.ow, taps = q.kh * q.kw;
+  const auto& table = direct_table(s_.isa, s_.input_blocked);
+  const size_t g0 = static_cast<size_t>(chunk * chunk_groups_);
+  const size_t g1 = std::min(groups_.size(), g0 + static_cast<size_t>(chunk_groups_));
+  DirectArgs a{};
+  a.xcb = q.h * q.w * L;
+  a.xdi = q.dh * q.w * L;
+  a.xdj = q.dw * L;
+  a.kh = q.kh;
+  a.kw = q.kw;
+  a.yob = plane * B;
+  a.act = &s_.act;
+  const size_t passes = pass_cb_.size() - 1;
+  for (size_t pass = 0; pass < passes; ++pass) {
+    const int64_t cb0 = pass_cb_[pass];
+    a.ncb = pass_cb_[pass + 1] - cb0;
+    a.first = pass == 0;
+    a.fin = finish_of(s_.act, pass + 1 == passes);
+    // Strips of units whose input (for this pass) stays in cache while each
+    // group of the chunk walks them in turn.
+    const int64_t unit_bytes = (tg_.flat ? tg_.ur : q.sh * q.w) * a.ncb * L * static_cast<int64_t>(sizeof(float));
+    const int64_t strips = ceil_div(s1 - s0, std::max<int64_t>(1, kStripBytes / std::max<int64_t>(1, unit_bytes)));
+    for (int64_t st = 0; st < strips; ++st) {
+      const int64_t u0 = s0 + (s1 - s0) * st / strips, u1 = s0 + (s1 - s0) * (st + 1) / strips;
+      for (size_t gi = g0; gi < g1; ++gi) {
+        const Group& g = groups_[gi];
+        const int64_t wtap = L * g.nb * B;
+        const float* wg = w_.data() + g.w_at + cb0 * taps * wtap;
+        const DirectFn* fns = table[g.nb - 1].data();
+        a.bias = bias_.data() + g.ob * B;
+        for_each_tile(tg_, q, u0, u1, [&](const Tile& t) {
+          const int64_t ih = t.oy * q.sh - q.ph + t.i0 * q.dh, iw = t.ox * q.sw - q.pw + t.j0 * q.dw;
+          const int64_t pix = (t.oy * q.ow + t.ox) * B;
+          a.x = x + cb0 * a.xcb + (ih * q.w + iw) * L;
+          a.xps = t.vertical ? q.sh * q.w * L : q.sw * L;
+          a.yps = t.vertical ? q.ow * B : B;
+          a.ni = t.i1 - t.i0;
+          a.nj = t.j1 - t.j0;
+          a.w = wg + (t.i0 * q.kw + t.j0) * wtap;
+          a.r = r ? r + g.ob * a.yob + pix : nullptr;
+          a.y = y + (yob0 + g.ob) * a.yob + pix;
+          fns[t.n - 1](a);
+        });
+      }
+    }
+  }
+#else
+  (void)x, (void)r, (void)y, (void)yob0, (void)chunk, (void)s0, (void)s1;
+#endif
+}
+
+void NchwcDirectConv::run(const float* x, const float* r, float* y, int64_t y_channel_offset, float*,
+                          ThreadPool& pool) const {
+  if (empty_) return;
+  const int64_t B = s_.block, plane = q_.oh * q_.ow;
+  const int64_t x_img = cbs_ * q_.h * q_.w * lanes_;
+  const int64_t y_img = nchwc_blocks(s_.y_channels ? s_.y_channels : q_.m, s_.block) * plane * B;
+  const int64_t r_img = mb_ * plane * B;
+  const int64_t yob0 = y_channel_offset / B;
+  const bool res = s_.residual && r;
+  // A unit costs its chunk's output blocks (the last chunk may have fewer groups).
+  auto cost = [&](int64_t outer) {
+    const size_t g0 = static_cast<size_t>(outer % chunks_ * chunk_groups_);
+    const size_t g1 = std::min(groups_.size(), g0 + static_cast<size_t>(chunk_groups_));
+    return groups_[g1 - 1].ob + groups_[g1 - 1].nb - groups_[g0].ob;
+  };
+  run_units(pool, tasks_, q_.n * chunks_, tg_.units, cost, [&](int64_t outer, int64_t s0, int64_t s1) {
+    const int64_t img = outer / chunks_, chunk = outer % chunks_;
+    segment(x + img * x_img, res ? r + img * r_img : nullptr, y + img * y_img, yob0, chunk, s0, s1);
+  });
+}
+
+// ---------------------------------------------------------------- depthwise
+
+NchwcDepthwiseConv::NchwcDepthwiseConv(const NchwcConvSpec& s, const float* w, const float* bias, int threads)
+    : s_(s), q_(s.q) {
+  check(nchwc_depthwise_declined(s), "NchwcDepthwiseConv");
+  const int64_t B = s.block;
+  empty_ = q_.n == 0 || q_.m == 0 || q_.oh == 0 || q_.ow == 0;
+  cbs_ = nchwc_blocks(q_.c, s.block);
+  tg_ = make_tile_geom(&q_, kDwUr);
+  const int64_t units = q_.n * cbs_ * tg_.units;
+  tasks_ = std::clamp<int64_t>(threads, 1, std::max<int64_t>(1, units));
+  if (!w) return;
+  // [block][kh][kw][B], zero past C.
+  const int64_t taps = q_.kh * q_.kw;
+  w_ = AlignedFloats(static_cast<size_t>(cbs_ * taps * B));
+  bias_ = AlignedFloats(static_cast<size_t>(cbs_ * B));
+  std::fill(w_.data(), w_.data() + w_.size(), 0.0f);
+  std::fill(bias_.data(), bias_.data() + bias_.size(), 0.0f);
+  for (int64_t c = 0; c < q_.c; ++c)
+    for (int64_t t = 0; t < taps; ++t) w_.data()[((c / B) * taps + t) * B + c % B] = w[c * taps + t];
+  if (bias) std::copy(bias, bias + q_.c, bias_.data());
+}
+
+std::string NchwcDepthwiseConv::describe() const {
+  return std::string("nchwc_depthwise isa=") + sgemm_isa_name(s_.isa) + " ur=" + std::to_string(tg_.ur);
+}
+
+void NchwcDepthwiseConv::run(const float* x, const float* r, float* y, int64_t y_channel_offset, float*,
+                             ThreadPool& pool) const {
+  if (empty_) return;
+#if MINIRT_VMATH_X86
+  const Geometry& q = q_;
+  const int64_t B = s_.block, plane = q.oh * q.ow, taps = q.kh * q.kw;
+  const int64_t x_img = cbs_ * q.h * q.w * B;
+  const int64_t y_img = nchwc_blocks(s_.y_channels ? s_.y_channels : q.m, s_.block) * plane * B;
+  const int64_t r_img = cbs_ * plane * B;
+  const int64_t yob0 = y_channel_offset / B;
+  const bool res = s_.residual && r;
+  const auto& table = dw_table(s_.isa);
+  run_units(
+      pool, tasks_, q.n * cbs_, tg_.units, [](int64_t) { return int64_t{1}; },
+      [&](int64_t outer, int64_t s0, int64_t s1) {
+        const int64_t img = outer / cbs_, cb = outer % cbs_;
+        const float* xb = x + img * x_img + cb * q.h * q.w * B;
+        const float* rb = res ? r + img * r_img + cb * plane * B : nullptr;
+        float* yb = y + img * y_img + (yob0 + cb) * plane * B;
+        DwArgs a{};
+        a.bias = bias_.data() + cb * B;
+        a.xdi = q.dh * q.w * B;
+        a.xdj = q.dw * B;
+        a.kw = q.kw;
+        a.fin = finish_of(s_.act, true);
+        a.act = &s_.act;
+        const float* wb = w_.data() + cb * taps * B;
+        for_each_tile(tg_, q, s0, s1, [&](const Tile& t) {
+          const int64_t ih = t.oy * q.sh - q.ph + t.i0 * q.dh, iw = t.ox * q.sw - q.pw + t.j0 * q.dw;
+          const int64_t pix = (t.oy * q.ow + t.ox) * B;
+          a.x = xb + (ih * q.w + iw) * B;
+          a.w = wb + (t.i0 * q.kw + t.j0) * B;
+          a.r = rb ? rb + pix : nullptr;
+          a.y = yb + pix;
+          a.xps = t.vertical ? q.sh * q.w * B : q.sw * B;
+          a.yps = t.vertical ? q.ow * B : B;
+          a.ni = t.i1 - t.i0;
+          a.nj = t.j1 - t.j0;
+          table[t.n - 1](a);
+        });
+      });
+#else
+  (void)x, (void)r, (void)y, (void)y_channel_offset, (void)pool;
+#endif
+}
+
+}  // namespace minirt::cpu

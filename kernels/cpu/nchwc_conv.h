@@ -1,0 +1,149 @@
+// Direct convolution kernels for the channel-blocked layout (nchwc.h):
+// dense (groups == 1) and depthwise (groups == C == M), with the bias, a
+// residual and the activation fused into the epilogue.
+//
+//   NchwcConvSpec s;
+//   s.q = conv_geometry(x_shape, y_shape, attrs, groups);
+//   s.isa = sgemm_default_isa();                 // kAvx512 or kAvx2
+//   s.block = nchwc_block(s.isa);                // 16 or 8
+//   s.act = attrs.act;
+//   if (nchwc_direct_declined(s).empty()) {
+//     NchwcDirectConv conv(s, w, bias, threads);  // plan time: packs the weights
+//     conv.run(xb, nullptr, yb, 0, workspace, pool);  // run time: allocates nothing
+//   }
+//
+// Tiles. The output is cut into tiles of up to UR pixels (of one row, or of
+// one column at the plane's left and right edges) x NB output blocks of B
+// channels, each tile held in UR * NB vector registers while the input
+// channels and taps stream past: per (input channel, tap) one vector of
+// weights per output block and one broadcast input scalar per pixel (AVX-512:
+// NB x UR up to 4 x 6, 3 x 8, 2 x 12; AVX2: 3 x 4, 2 x 6, 1 x 8; NB is chosen
+// for the row length, so short rows still fill the FMA pipes). A tile's
+// pixels all see the same taps of the window (its rows and columns inside
+// the input), so the microkernel skips the taps that fall into the padding
+// with no test in its inner loop: interior rows are cut into horizontal
+// tiles, the edge columns of interior rows into vertical tiles, and the few
+// corner pixels are tiles of one. A 1x1 stride-1 convolution without
+// padding treats the whole plane as one row: a GEMM over the blocked tensor
+// in place. Depthwise tiles are up to 12 pixels of one block, one FMA per
+// tap and pixel.
+//
+// Cache blocking. Output blocks are grouped into chunks whose packed weights
+// (for the input channels of one pass) fit a quarter of a MiB of L2. Each
+// group of a chunk walks a strip of rows (about 64 KiB of input) in turn,
+// so the strip's input comes from memory once and a tile writes only its
+// group's blocks. Where the weights of one group over all input channels
+// are larger than the budget, the input channels run in passes that
+// accumulate into y; the bias and the residual enter with the first pass,
+// the activation with the last. Relu and Clip are applied in registers,
+// other activations over the tile right after its store.
+//
+// Threads. The work is cut into (image, output-block chunk, output row)
+// units (1x1 stride 1: runs of about one tile of pixels instead of rows),
+// dealt to the tasks in contiguous runs of near-equal cost, so that a task
+// keeps its weights; with 2 or 3 threads the ResNet-50 and MobileNetV2
+// layers split within 2%, with 16 within 15% (7x7 planes).
+//
+// Layouts. x: blocked [N][ceil(C/B)][H][W][B] (or plain [N][C][H][W] when
+// !input_blocked); y: blocked with y_channels channels, the convolution's
+// blocks starting at block y_channel_offset / B; r: blocked like the
+// convolution's own output (q.m channels). A block of which only some
+// channels are real is written whole: its padding lanes get act(0 + r's
+// lane), finite. y must not overlap x; it may be r itself (in place), when
+// their layouts are the same.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "kernels/cpu/conv_common.h"
+#include "kernels/cpu/sgemm.h"
+#include "runtime/ops/activation.h"
+#include "runtime/thread_pool.h"
+
+namespace minirt::cpu {
+
+struct NchwcConvSpec {
+  Geometry q;                        // conv_geometry() of the node; 2-D (1-D as height 1)
+  int block = 16;                    // 8 (AVX2) or 16 (AVX-512): the layout of y (and of x when input_blocked)
+  SgemmIsa isa = SgemmIsa::kAvx512;  // kAvx2 or kAvx512, matching block
+  bool input_blocked = true;         // false: x is plain NCHW (a stem reading the image; any C)
+  Activation act;                    // applied in the epilogue
+  bool residual = false;             // y = act(conv(x) + bias + r), r blocked like the conv's output
+  int64_t y_channels = 0;            // channels of the tensor y points to (0: q.m)
+};
+
+// Why each kernel cannot run a spec ("needs groups == 1"), empty when it can.
+std::string nchwc_direct_declined(const NchwcConvSpec& s);
+std::string nchwc_depthwise_declined(const NchwcConvSpec& s);
+
+namespace nchwc_detail {
+// Where a convolution's output tiles lie: interior rows and columns see
+// every tap of the window; the rest see a sub-range of the window's rows
+// (columns). Shared by both kernels.
+struct TileGeom {
+  int64_t oh = 0, ow = 0;                                  // output plane (1 x H*W for a 1x1 stride-1 conv)
+  int64_t row_lo = 0, row_hi = 0, col_lo = 0, col_hi = 0;  // interior rows, columns: [lo, hi)
+  int64_t units = 0;                                       // spatial work units: rows, or pixel chunks (flat)
+  bool flat = false;                                       // the plane as one row of pixels, cut into chunks
+  int ur = 1;                                              // pixels per tile at most
+};
+}  // namespace nchwc_detail
+
+// groups == 1, any window, stride, dilation and padding.
+class NchwcDirectConv {
+ public:
+  // w: [M][C][kh][kw] (ONNX layout), bias: [M] or null; w == nullptr: plan the workspace only.
+  NchwcDirectConv(const NchwcConvSpec& s, const float* w, const float* bias, int threads);
+  size_t workspace_bytes() const { return 0; }
+  // x, r, y for all q.n images; y_channel_offset in channels, a multiple of block.
+  void run(const float* x, const float* r, float* y, int64_t y_channel_offset, float* workspace,
+           ThreadPool& pool) const;
+  // For describe() and benchmarks: output blocks per tile, pixels per tile,
+  // input-channel passes, output-block chunks.
+  std::string describe() const;
+
+ private:
+  struct Group {
+    int64_t ob = 0, nb = 0;  // first output block, blocks
+    size_t w_at = 0;         // its packed weights, in floats
+  };
+  void segment(const float* x, const float* r, float* y, int64_t yob0, int64_t chunk, int64_t s0, int64_t s1) const;
+
+  NchwcConvSpec s_;
+  Geometry q_;  // as the kernel walks it (1 x H*W when flat)
+  nchwc_detail::TileGeom tg_;
+  int lanes_ = 1;    // input channels per input block: B, or 1 for a plain input
+  int64_t cbs_ = 0;  // input blocks (plain: channels)
+  int64_t mb_ = 0;   // output blocks
+  std::vector<Group> groups_;
+  int64_t chunk_groups_ = 1, chunks_ = 1;  // groups per output chunk, chunks
+  std::vector<int64_t> pass_cb_;           // first input block of each pass, and the end
+  AlignedFloats w_, bias_;
+  int64_t tasks_ = 1;
+  bool empty_ = false;
+};
+
+// groups == C == M (depthwise), input blocked; any window, stride, dilation, padding.
+class NchwcDepthwiseConv {
+ public:
+  // w: [C][1][kh][kw] (ONNX layout), bias: [C] or null; w == nullptr: plan the workspace only.
+  NchwcDepthwiseConv(const NchwcConvSpec& s, const float* w, const float* bias, int threads);
+  size_t workspace_bytes() const { return 0; }
+  void run(const float* x, const float* r, float* y, int64_t y_channel_offset, float* workspace,
+           ThreadPool& pool) const;
+  std::string describe() const;
+
+ private:
+  NchwcConvSpec s_;
+  Geometry q_;
+  nchwc_detail::TileGeom tg_;
+  int64_t cbs_ = 0;
+  AlignedFloats w_, bias_;
+  int64_t tasks_ = 1;
+  bool empty_ = false;
+};
+
+}  // namespace minirt::cpu

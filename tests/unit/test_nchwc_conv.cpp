@@ -1,0 +1,422 @@
+// The channel-blocked convolution kernels (kernels/cpu/nchwc_conv.h) against
+// a naive convolution written here, accumulated in double.
+//
+// Both block sizes run where the CPU has them (8 with the AVX2 kernels, 16
+// with the AVX-512 ones), over a grid of odd shapes: channels and filters
+// that are not multiples of the block, 1x1 (the flat GEMM path, and strided
+// or padded 1x1 that is not), 3x3, 5x5, 7x7 windows, strides 1 to 3,
+// dilations, asymmetric padding, planes down to 1x1, a plain input with 1 to
+// 7 channels (the stem path), batch 2, enough input channels to need
+// several passes and enough filters to need several chunks, the residual,
+// every activation the epilogue treats apart (none, Relu, Clip) and some it
+// applies after the store (LeakyRelu, Sigmoid, HardSwish), an output that is
+// a slice of a wider tensor (a Concat's), and 1, 2 and 3 threads.
+//
+// Tolerance: 1e-4 of the sum of the magnitudes of the terms of each output
+// (times the activation's steepest slope, 1.5 for HardSwish), plus 1e-6 for
+// outputs with no terms. Float rounding over K terms, in any order, moves a
+// sum by about sqrt(K) * 6e-8 of that magnitude (3e-6 for the largest K
+// here, 2800; the rigorous K * 6e-8 bound is never approached by random
+// data), while a tap read from the wrong place, dropped or counted twice
+// moves it by one term, on average 1 / K of it (3.6e-4 or more here).
+//
+// The input's and the residual's padding lanes hold large finite values (a
+// producer's padding lanes are finite, not zero): they must not reach a real
+// output. The output starts as a NaN pattern with guard floats after it:
+// every real lane must be written, the padding lanes of the convolution's
+// blocks must come out finite, and every block outside its slice, and the
+// guard, must be left alone.
+#include <gtest/gtest.h>
+#include <minirt/error.h>
+
+#include <cmath>
+#include <cstring>
+#include <memory>
+#include <random>
+#include <sstream>
+#include <vector>
+
+#include "kernels/cpu/nchwc.h"
+#include "kernels/cpu/nchwc_conv.h"
+#include "kernels/cpu/sgemm.h"
+#include "runtime/thread_pool.h"
+
+namespace minirt::cpu {
+namespace {
+
+constexpr size_t kGuard = 64;
+constexpr uint32_t kPoison = 0x7fc0dead;  // a NaN nothing computes
+
+bool is_poison(float f) {
+  uint32_t u;
+  std::memcpy(&u, &f, 4);
+  return u == kPoison;
+}
+
+struct Isa {
+  SgemmIsa isa;
+  int block;
+};
+
+std::vector<Isa> blocked_isas() {
+  std::vector<Isa> out;
+  for (Isa i : {Isa{SgemmIsa::kAvx2, 8}, Isa{SgemmIsa::kAvx512, 16}})
+    if (sgemm_isa_supported(i.isa)) out.push_back(i);
+  return out;
+}
+
+Activation act_of(ActKind k) {
+  Activation a;
+  a.kind = k;
+  if (k == ActKind::kClip) a.alpha = -0.3f, a.beta = 0.4f;
+  if (k == ActKind::kLeakyRelu) a.alpha = 0.1f;
+  return a;
+}
+
+struct Case {
+  int64_t n = 1, c = 1, h = 1, w = 1, m = 1;
+  int64_t kh = 1, kw = 1, sh = 1, sw = 1, dh = 1, dw = 1;
+  int64_t pt = 0, pl = 0, pb = 0, pr = 0;  // pads: top, left, bottom, right
+  bool depthwise = false, plain = false, residual = false, bias = true;
+  Activation act;
+  int64_t y_before = 0, y_after = 0;  // output blocks before the slice, channels after it
+
+  int64_t oh() const { return (h + pt + pb - ((kh - 1) * dh + 1)) / sh + 1; }
+  int64_t ow() const { return (w + pl + pr - ((kw - 1) * dw + 1)) / sw + 1; }
+  std::string str() const {
+    std::ostringstream s;
+    s << (depthwise ? "depthwise" : "direct") << " n" << n << " c" << c << " " << h << "x" << w << " m" << m << " k"
+      << kh << "x" << kw << " s" << sh << "x" << sw << " d" << dh << "x" << dw << " pads " << pt << "," << pl << ","
+      << pb << "," << pr << (plain ? " plain-input" : "") << (residual ? " residual" : "") << (bias ? "" : " no-bias")
+      << (act.none() ? "" : " " + act.name());
+    if (y_before || y_after) s << " slice(+" << y_before << " blocks, +" << y_after << " channels)";
+    return s.str();
+  }
+};
+
+NchwcConvSpec spec_of(const Case& cs, Isa isa) {
+  NchwcConvSpec s;
+  Geometry& q = s.q;
+  q.n = cs.n, q.c = cs.c, q.h = cs.h, q.w = cs.w, q.m = cs.m, q.oh = cs.oh(), q.ow = cs.ow();
+  q.kh = cs.kh, q.kw = cs.kw, q.sh = cs.sh, q.sw = cs.sw, q.dh = cs.dh, q.dw = cs.dw, q.ph = cs.pt, q.pw = cs.pl;
+  q.groups = cs.depthwise ? cs.c : 1;
+  s.block = isa.block;
+  s.isa = isa.isa;
+  s.input_blocked = !cs.plain;
+  s.act = cs.act;
+  s.residual = cs.residual;
+  s.y_channels = cs.y_before * isa.block + cs.m + cs.y_after;
+  return s;
+}
+
+// Blocked copy of plain [n][c][hw] with padding lanes set to `pad`.
+std::vector<float> blocked(const std::vector<float>& plain, int64_t n, int64_t c, int64_t hw, int b, float pad,
+                           ThreadPool& pool) {
+  std::vector<float> out(static_cast<size_t>(n * nchwc_padded(c, b) * hw));
+  nchwc_reorder_to_blocked(plain.data(), out.data(), n, c, hw, b, pool);
+  for (int64_t i = 0; i < n; ++i)
+    for (int64_t ch = c; ch < nchwc_padded(c, b); ++ch)
+      for (int64_t p = 0; p < hw; ++p)
+        out[static_cast<size_t>(((i * nchwc_blocks(c, b) + ch / b) * hw + p) * b + ch % b)] = pad;
+  return out;
+}
+
+// Runs one case with one ISA at 1, 2 and 3 threads; false after the first failure.
+bool run_case(const Case& cs, Isa isa) {
+  const int b = isa.block;
+  const int64_t oh = cs.oh(), ow = cs.ow(), ohw = oh * ow, cg = cs.depthwise ? 1 : cs.c;
+  const int64_t taps = cs.kh * cs.kw;
+  std::mt19937 rng(static_cast<uint32_t>(cs.c * 7919 + cs.m * 104729 + cs.h * 31 + cs.w * 17 + cs.kh * 5 + b));
+  std::uniform_real_distribution<float> u(-1.0f, 1.0f);
+  auto fill = [&](size_t n) {
+    std::vector<float> v(n);
+    for (float& f : v) f = u(rng);
+    return v;
+  };
+  const std::vector<float> x = fill(static_cast<size_t>(cs.n * cs.c * cs.h * cs.w));
+  const std::vector<float> w = fill(static_cast<size_t>(cs.m * cg * taps));
+  const std::vector<float> bias = fill(static_cast<size_t>(cs.m));
+  const std::vector<float> r = fill(static_cast<size_t>(cs.n * cs.m * ohw));
+
+  // The reference, and each output's tolerance.
+  double slope = cs.act.kind == ActKind::kHardSwish ? 1.5 : 1.0;
+  std::vector<float> want(static_cast<size_t>(cs.n * cs.m * ohw));
+  std::vector<double> tol(want.size());
+  for (int64_t i = 0; i < cs.n; ++i)
+    for (int64_t m = 0; m < cs.m; ++m)
+      for (int64_t oy = 0; oy < oh; ++oy)
+        for (int64_t ox = 0; ox < ow; ++ox) {
+          double s = cs.bias ? bias[static_cast<size_t>(m)] : 0.0, mag = std::fabs(s);
+          for (int64_t c = 0; c < cg; ++c) {
+            const int64_t ch = cs.depthwise ? m : c;
+            for (int64_t ki = 0; ki < cs.kh; ++ki)
+              for (int64_t kj = 0; kj < cs.kw; ++kj) {
+                const int64_t iy = oy * cs.sh - cs.pt + ki * cs.dh, ix = ox * cs.sw - cs.pl + kj * cs.dw;
+                if (iy < 0 || iy >= cs.h || ix < 0 || ix >= cs.w) continue;
+                const double t =
+                    static_cast<double>(x[static_cast<size_t>(((i * cs.c + ch) * cs.h + iy) * cs.w + ix)]) *
+                    w[static_cast<size_t>(((m * cg + c) * cs.kh + ki) * cs.kw + kj)];
+                s += t;
+                mag += std::fabs(t);
+              }
+          }
+          const size_t at = static_cast<size_t>((i * cs.m + m) * ohw + oy * ow + ox);
+          if (cs.residual) {
+            s += r[at];
+            mag += std::fabs(r[at]);
+          }
+          want[at] = cs.act.apply(static_cast<float>(s));
+          tol[at] = 1e-4 * mag * slope + 1e-6;
+        }
+
+  ThreadPool one(1);
+  const NchwcConvSpec spec = spec_of(cs, isa);
+  const std::vector<float> xin =
+      cs.plain ? x : blocked(x, cs.n, cs.c, cs.h * cs.w, b, 1000.0f, one);  // padding lanes: finite, not zero
+  const std::vector<float> rb = blocked(r, cs.n, cs.m, ohw, b, -500.0f, one);
+  const int64_t ycb = nchwc_blocks(spec.y_channels, b), mb = nchwc_blocks(cs.m, b);
+  const size_t ysize = static_cast<size_t>(cs.n * ycb * ohw * b);
+
+  for (int threads : {1, 2, 3}) {
+    ThreadPool pool(threads);
+    std::vector<float> y(ysize + kGuard);
+    for (float& f : y) std::memcpy(&f, &kPoison, 4);
+    const float* bp = cs.bias ? bias.data() : nullptr;
+    const float* rp = cs.residual ? rb.data() : nullptr;
+    const int64_t off = cs.y_before * b;
+    if (cs.depthwise) {
+      NchwcDepthwiseConv k(spec, w.data(), bp, threads);
+      EXPECT_EQ(k.workspace_bytes(), 0u);
+      k.run(xin.data(), rp, y.data(), off, nullptr, pool);
+    } else {
+      NchwcDirectConv k(spec, w.data(), bp, threads);
+      EXPECT_EQ(k.workspace_bytes(), 0u);
+      k.run(xin.data(), rp, y.data(), off, nullptr, pool);
+    }
+    int bad = 0;
+    auto fail = [&](const std::string& what) {
+      if (bad++ < 3) ADD_FAILURE() << cs.str() << " block " << b << " threads " << threads << ": " << what;
+    };
+    for (size_t g = 0; g < kGuard; ++g)
+      if (!is_poison(y[ysize + g])) fail("guard after y overwritten");
+    for (int64_t i = 0; i < cs.n; ++i)
+      for (int64_t blk = 0; blk < ycb; ++blk)
+        for (int64_t p = 0; p < ohw; ++p)
+          for (int l = 0; l < b; ++l) {
+            const float got = y[static_cast<size_t>(((i * ycb + blk) * ohw + p) * b + l)];
+            const int64_t ob = blk - cs.y_before, m = ob * b + l;
+            std::ostringstream at;
+            at << "image " << i << " block " << blk << " pixel " << p << " lane " << l;
+            if (ob < 0 || ob >= mb) {
+              if (!is_poison(got)) fail(at.str() + ": outside the slice, written");
+            } else if (m >= cs.m) {
+              if (!std::isfinite(got)) fail(at.str() + ": padding lane not finite");
+            } else {
+              const size_t k = static_cast<size_t>((i * cs.m + m) * ohw + p);
+              if (!(std::fabs(static_cast<double>(got) - want[k]) <= tol[k])) {
+                std::ostringstream e;
+                e << at.str() << " (channel " << m << "): got " << got << ", expected " << want[k];
+                fail(e.str());
+              }
+            }
+          }
+    if (bad) return false;
+  }
+  return true;
+}
+
+void run_grid(const std::vector<Case>& grid) {
+  const auto isas = blocked_isas();
+  if (isas.empty()) GTEST_SKIP() << "the CPU has neither AVX2 nor AVX-512";
+  for (Isa isa : isas)
+    for (const Case& cs : grid) {
+      NchwcConvSpec s = spec_of(cs, isa);
+      const std::string why = cs.depthwise ? nchwc_depthwise_declined(s) : nchwc_direct_declined(s);
+      ASSERT_EQ(why, "") << cs.str();
+      if (!run_case(cs, isa)) return;  // one case's report is enough
+    }
+}
+
+// Rotates activations, residual, bias and an output slice over a list of shapes.
+void vary(std::vector<Case>* grid) {
+  const ActKind acts[] = {ActKind::kNone,    ActKind::kRelu,      ActKind::kClip,
+                          ActKind::kSigmoid, ActKind::kLeakyRelu, ActKind::kHardSwish};
+  for (size_t i = 0; i < grid->size(); ++i) {
+    Case& c = (*grid)[i];
+    c.act = act_of(acts[i % 6]);
+    c.residual = i % 3 == 1;
+    c.bias = i % 5 != 4;
+    if (i % 4 == 3) c.y_before = 1, c.y_after = 9;
+  }
+}
+
+Case conv(int64_t c, int64_t h, int64_t w, int64_t m, int64_t k, int64_t s, int64_t p) {
+  Case cs;
+  cs.c = c, cs.h = h, cs.w = w, cs.m = m, cs.kh = cs.kw = k, cs.sh = cs.sw = s;
+  cs.pt = cs.pl = cs.pb = cs.pr = p;
+  return cs;
+}
+
+TEST(NchwcConv, DirectPointwiseMatchesNaiveConvolution) {
+  std::vector<Case> g;
+  for (int64_t c : {5, 16, 37})
+    for (int64_t m : {3, 16, 24, 70})
+      for (auto hw : {std::pair<int64_t, int64_t>{1, 1}, {2, 3}, {7, 7}, {9, 11}})
+        g.push_back(conv(c, hw.first, hw.second, m, 1, 1, 0));
+  // Not the flat path: strided (a ResNet downsample), padded.
+  g.push_back(conv(24, 9, 9, 40, 1, 2, 0));
+  g.push_back(conv(17, 5, 6, 20, 1, 1, 1));
+  g.push_back(conv(16, 8, 7, 16, 1, 3, 0));
+  vary(&g);
+  g.push_back(conv(33, 6, 5, 29, 1, 1, 0));
+  g.back().n = 2;
+  g.back().residual = true;
+  run_grid(g);
+}
+
+TEST(NchwcConv, DirectWindowsMatchNaiveConvolution) {
+  std::vector<Case> g = {
+      conv(16, 10, 12, 32, 3, 1, 1), conv(13, 9, 8, 21, 3, 2, 1),  conv(8, 11, 11, 40, 5, 1, 2),
+      conv(20, 12, 13, 18, 5, 3, 1), conv(6, 15, 14, 70, 7, 2, 3), conv(9, 7, 7, 9, 3, 1, 1),
+      conv(24, 1, 1, 16, 3, 1, 1),   conv(5, 2, 3, 30, 3, 1, 1),   conv(12, 3, 3, 8, 5, 1, 2),
+      conv(7, 6, 6, 50, 3, 1, 0),    conv(10, 4, 4, 12, 7, 1, 3),  conv(11, 1, 9, 15, 3, 1, 1),
+  };
+  Case d = conv(14, 9, 10, 20, 3, 1, 2);  // dilation 2
+  d.dh = d.dw = 2;
+  g.push_back(d);
+  d = conv(10, 12, 11, 24, 3, 2, 0);  // dilation 3 with stride 2, asymmetric pads
+  d.dh = 3, d.dw = 2, d.pt = 0, d.pl = 2, d.pb = 3, d.pr = 1;
+  g.push_back(d);
+  d = conv(9, 7, 9, 17, 3, 1, 0);  // asymmetric pads, wider than the window on one side
+  d.pt = 2, d.pl = 0, d.pb = 1, d.pr = 3;
+  g.push_back(d);
+  d = conv(8, 6, 10, 16, 1, 1, 0);  // 1x3, stride 1x2, padding on the columns only
+  d.kh = 1, d.kw = 3, d.sw = 2, d.pl = d.pr = 1;
+  g.push_back(d);
+  d = conv(6, 1, 20, 11, 1, 1, 0);  // 1-D: height 1, a 5-wide window
+  d.kw = 5, d.pl = 2, d.pr = 2;
+  g.push_back(d);
+  vary(&g);
+  Case b2 = conv(19, 8, 9, 27, 3, 2, 1);
+  b2.n = 2;
+  b2.residual = true;
+  b2.act = act_of(ActKind::kRelu);
+  g.push_back(b2);
+  run_grid(g);
+}
+
+// Enough input channels for several passes accumulating into y, and enough
+// filters for several chunks of output blocks, on both ISAs' budgets.
+TEST(NchwcConv, DirectBlockedPassesAndChunksMatchNaiveConvolution) {
+  std::vector<Case> g = {conv(200, 5, 6, 40, 3, 1, 1), conv(320, 4, 5, 20, 3, 2, 1), conv(96, 5, 5, 80, 3, 1, 1),
+                         conv(2800, 3, 3, 64, 1, 1, 0), conv(64, 3, 4, 1100, 1, 1, 0)};
+  vary(&g);
+  g[0].residual = true;
+  g[0].act = act_of(ActKind::kSigmoid);
+  g[1].y_before = 2;
+  g[1].y_after = 3;
+  // The grid does reach those paths on each ISA.
+  for (Isa isa : blocked_isas()) {
+    auto plan = [&](const Case& c) { return NchwcDirectConv(spec_of(c, isa), nullptr, nullptr, 1).describe(); };
+    EXPECT_NE(plan(g[1]).find(" passes="), std::string::npos) << plan(g[1]);
+    EXPECT_NE(plan(g[3]).find(" passes="), std::string::npos) << plan(g[3]);
+    EXPECT_NE(plan(g[3]).find(" flat"), std::string::npos) << plan(g[3]);
+    EXPECT_NE(plan(g[2]).find(" chunks="), std::string::npos) << plan(g[2]);
+    EXPECT_NE(plan(g[4]).find(" chunks="), std::string::npos) << plan(g[4]);
+  }
+  run_grid(g);
+}
+
+TEST(NchwcConv, DirectPlainInputMatchesNaiveConvolution) {
+  std::vector<Case> g;
+  for (int64_t c : {1, 3, 4, 7}) {
+    g.push_back(conv(c, 23, 22, 32, 3, 2, 1));
+    g.push_back(conv(c, 20, 21, 64, 7, 2, 3));
+    g.push_back(conv(c, 5, 6, 19, 1, 1, 0));
+  }
+  g.push_back(conv(3, 9, 9, 24, 5, 3, 2));
+  vary(&g);
+  for (Case& c : g) c.plain = true;
+  g[0].n = 2;
+  run_grid(g);
+}
+
+TEST(NchwcConv, DepthwiseMatchesNaiveConvolution) {
+  std::vector<Case> g;
+  for (int64_t c : {8, 16, 19, 40}) {
+    g.push_back(conv(c, 14, 13, c, 3, 1, 1));
+    g.push_back(conv(c, 13, 15, c, 3, 2, 1));
+    g.push_back(conv(c, 11, 12, c, 5, 1, 2));
+    g.push_back(conv(c, 12, 11, c, 5, 2, 2));
+  }
+  g.push_back(conv(24, 9, 9, 24, 7, 1, 3));
+  g.push_back(conv(24, 10, 10, 24, 3, 3, 1));
+  g.push_back(conv(17, 1, 1, 17, 3, 1, 1));
+  g.push_back(conv(17, 2, 3, 17, 3, 1, 1));
+  g.push_back(conv(32, 7, 7, 32, 3, 1, 1));
+  g.push_back(conv(12, 6, 7, 12, 1, 1, 0));
+  g.push_back(conv(12, 6, 7, 12, 3, 1, 0));
+  Case d = conv(20, 12, 11, 20, 3, 1, 2);
+  d.dh = d.dw = 2;
+  g.push_back(d);
+  d = conv(21, 9, 13, 21, 3, 2, 0);
+  d.pt = 0, d.pl = 1, d.pb = 2, d.pr = 0;
+  g.push_back(d);
+  for (Case& c : g) c.depthwise = true;
+  vary(&g);
+  g[2].n = 2;
+  run_grid(g);
+}
+
+TEST(NchwcConv, DeclinesWhatItCannotRun) {
+  const auto isas = blocked_isas();
+  if (isas.empty()) GTEST_SKIP() << "the CPU has neither AVX2 nor AVX-512";
+  const Isa isa = isas.back();
+  NchwcConvSpec s = spec_of(conv(16, 8, 8, 16, 3, 1, 1), isa);
+  EXPECT_EQ(nchwc_direct_declined(s), "");
+  EXPECT_EQ(nchwc_depthwise_declined(s), "needs groups == channels == filters");
+  s.q.groups = 2;
+  EXPECT_EQ(nchwc_direct_declined(s), "needs groups == 1");
+  s.q.groups = 16;
+  EXPECT_EQ(nchwc_depthwise_declined(s), "");
+  s.input_blocked = false;
+  EXPECT_EQ(nchwc_depthwise_declined(s), "needs a blocked input");
+  s = spec_of(conv(16, 8, 8, 16, 3, 1, 1), isa);
+  s.block = isa.block == 16 ? 8 : 16;
+  EXPECT_EQ(nchwc_direct_declined(s), "needs block 16 with avx512, 8 with avx2");
+  s.block = isa.block;
+  s.isa = SgemmIsa::kGeneric;
+  EXPECT_EQ(nchwc_direct_declined(s), "needs isa avx2 or avx512");
+  s = spec_of(conv(16, 8, 8, 16, 3, 1, 1), isa);
+  s.y_channels = 8;
+  EXPECT_EQ(nchwc_direct_declined(s), "needs y_channels of at least the output channels");
+  s.y_channels = 0;
+  s.q.c = 0;
+  EXPECT_EQ(nchwc_direct_declined(s), "needs at least one input channel");
+  s = spec_of(conv(16, 8, 8, 16, 3, 1, 1), isa);
+  s.q.sw = 0;
+  EXPECT_EQ(nchwc_direct_declined(s), "needs a window, strides and dilations of at least 1");
+  if (!sgemm_isa_supported(SgemmIsa::kAvx512)) {
+    s = spec_of(conv(16, 8, 8, 16, 3, 1, 1), Isa{SgemmIsa::kAvx512, 16});
+    EXPECT_EQ(nchwc_direct_declined(s), "needs a CPU with avx512");
+  }
+  // A kernel made for a spec it declines throws, naming why.
+  s = spec_of(conv(16, 8, 8, 16, 3, 1, 1), isa);
+  s.q.groups = 2;
+  EXPECT_THROW(NchwcDirectConv(s, nullptr, nullptr, 1), Error);
+}
+
+// An empty batch computes nothing and touches nothing.
+TEST(NchwcConv, EmptyBatchWritesNothing) {
+  const auto isas = blocked_isas();
+  if (isas.empty()) GTEST_SKIP() << "the CPU has neither AVX2 nor AVX-512";
+  NchwcConvSpec s = spec_of(conv(16, 8, 8, 16, 3, 1, 1), isas.back());
+  s.q.n = 0;
+  std::vector<float> w(16 * 16 * 9, 1.0f);
+  NchwcDirectConv k(s, w.data(), nullptr, 2);
+  ThreadPool pool(2);
+  k.run(nullptr, nullptr, nullptr, 0, nullptr, pool);
+}
+
+}  // namespace
+}  // namespace minirt::cpu
