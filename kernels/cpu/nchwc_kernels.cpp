@@ -4,7 +4,10 @@
 // (the native blocked algorithms, and every plain lowering wrapped in
 // reorders so the tuner can still pick it).
 #include "kernels/cpu/conv_algorithms.h"
+#include "kernels/cpu/conv_common.h"
 #include "kernels/cpu/nchwc.h"
+#include "kernels/cpu/nchwc_conv.h"
+#include "kernels/cpu/nchwc_ops.h"
 #include "kernels/cpu/registry.h"
 #include "kernels/cpu/vmath.h"
 #include "runtime/ops/conv.h"
@@ -13,6 +16,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdlib>
 #include <cstring>
 
 namespace minirt::cpu {
@@ -325,6 +329,60 @@ class WrappedConvKernel final : public Kernel {
   size_t inner_ws_ = 0, x_at_ = 0, r_at_ = 0, y_at_ = 0, ws_ = 0;
 };
 
+// The native blocked lowerings (nchwc_conv.h), as named algorithms.
+constexpr const char* kDirect = "nchwc_direct";
+constexpr const char* kDepthwise = "nchwc_depthwise";
+
+NchwcConvSpec conv_spec(const Graph& g, const Node& n) {
+  const auto& a = n.attrs_as<ConvAttrs>();
+  NchwcConvSpec s;
+  s.q = conv_geometry(in_shape(g, n, 0), out_shape(g, n, 0), a, a.group);
+  s.isa = sgemm_default_isa();
+  s.block = block_of(g, n.outputs[0]);
+  s.input_blocked = block_of(g, n.inputs[0]) > 0;
+  s.act = a.act;
+  s.residual = n.input(3) >= 0;
+  return s;
+}
+
+std::string native_declined(const Graph& g, const Node& n, const std::string& algo) {
+  NchwcConvSpec s = conv_spec(g, n);
+  if (s.block == 0 || nchwc_block(s.isa) != s.block)
+    return "needs its output in the blocked layout of the ISA kernels are made for";
+  if (s.input_blocked && block_of(g, n.inputs[0]) != s.block) return "needs its input in the same block as its output";
+  if (algo == kDirect) return nchwc_direct_declined(s);
+  if (algo == kDepthwise) return nchwc_depthwise_declined(s);
+  return "is not a CPU Conv algorithm";
+}
+
+class NativeConvKernel final : public Kernel {
+ public:
+  NativeConvKernel(const Graph& g, const Node& n, int threads, bool depthwise) : residual_(n.input(3) >= 0) {
+    NchwcConvSpec s = conv_spec(g, n);
+    const float* w = in_const(g, n, 1)->data<float>();
+    const float* b = n.input(2) >= 0 ? in_const(g, n, 2)->data<float>() : nullptr;
+    if (depthwise) dw_ = std::make_unique<NchwcDepthwiseConv>(s, w, b, threads);
+    else direct_ = std::make_unique<NchwcDirectConv>(s, w, b, threads);
+  }
+  void run(const KernelArgs& args) override {
+    const float* x = static_cast<const float*>(args.inputs[0]);
+    const float* r = residual_ ? static_cast<const float*>(args.inputs[3]) : nullptr;
+    float* y = static_cast<float*>(args.outputs[0]);
+    float* ws = static_cast<float*>(args.workspace);
+    if (dw_) dw_->run(x, r, y, 0, ws, *args.pool);
+    else direct_->run(x, r, y, 0, ws, *args.pool);
+  }
+  size_t workspace_bytes() const override { return dw_ ? dw_->workspace_bytes() : direct_->workspace_bytes(); }
+  std::string describe() const override {
+    return std::string("algo=") + (dw_ ? kDepthwise : kDirect) + " " + (dw_ ? dw_->describe() : direct_->describe());
+  }
+
+ private:
+  bool residual_;
+  std::unique_ptr<NchwcDirectConv> direct_;
+  std::unique_ptr<NchwcDepthwiseConv> dw_;
+};
+
 bool conv_blocked_ok(const Graph& g, const Node& n) {
   if (!float4d(g, n.inputs[0]) || !float4d(g, n.outputs[0]) || !in_const(g, n, 1)) return false;
   if (n.input(2) >= 0 && !in_const(g, n, 2)) return false;
@@ -375,6 +433,18 @@ bool nchwc_blocked_inputs(const Graph& g, const Node& n, int b, std::vector<Layo
     }
     return full >= 1;
   }
+  if (op == "MaxPool" || op == "AveragePool" || op == "GlobalAveragePool" || op == "GlobalMaxPool" ||
+      op == "Resize" || op == "Upsample" || op == "Concat") {
+    if (!nchwc_data_supports(g, n, b, nullptr)) return false;
+    if (op == "Concat")
+      for (int v : n.inputs)
+        if (v < 0 || g.values[v].constant) return false;  // the kernel reads every input blocked
+    // Activations blocked; the rest (Resize's roi, scales, sizes) are
+    // constants the kernel reads when it is made.
+    for (size_t k = 0; k < n.inputs.size(); ++k)
+      if (float4d(g, n.inputs[k]) && !g.values[n.inputs[k]].constant) (*needs)[k] = LayoutNeed::kBlocked;
+    return true;
+  }
   if (op == "BatchNormalization") {
     if (!float4d(g, n.inputs[0])) return false;
     for (size_t k = 1; k < n.outputs.size(); ++k)
@@ -388,19 +458,30 @@ bool nchwc_blocked_inputs(const Graph& g, const Node& n, int b, std::vector<Layo
 }
 
 const std::vector<std::string>& nchwc_conv_algorithm_names() {
-  // The plain lowerings, each run through reorders.
-  return conv_algorithm_names();
+  // The native ones, then every plain lowering run through reorders.
+  static const std::vector<std::string> names = [] {
+    std::vector<std::string> v = {kDirect, kDepthwise};
+    for (const std::string& a : conv_algorithm_names()) v.push_back(a);
+    return v;
+  }();
+  return names;
 }
 
 std::string nchwc_conv_declined(const Graph& g, const Node& n, const std::string& algo) {
+  if (algo == kDirect || algo == kDepthwise) return native_declined(g, n, algo);
   return conv_algorithm_declined(g, n, algo);
 }
 
 std::string nchwc_conv_heuristic(const Graph& g, const Node& n, int threads) {
+  // MINIRT_CONV_ALGO forces a lowering where it can run, as on the plain layout.
+  if (const char* f = std::getenv("MINIRT_CONV_ALGO"); f && nchwc_conv_declined(g, n, f).empty()) return f;
+  for (const char* a : {kDepthwise, kDirect})
+    if (native_declined(g, n, a).empty()) return a;
   return conv_heuristic_algorithm(g, n, threads);
 }
 
 size_t nchwc_conv_workspace_bytes(const Graph& g, const Node& n, int threads, const std::string& algo) {
+  if (algo == kDirect || algo == kDepthwise) return 0;  // the native kernels need no scratch
   return WrappedConvKernel(g, n, threads, algo, /*plan_only=*/true).workspace_bytes();
 }
 
@@ -413,8 +494,12 @@ std::unique_ptr<Kernel> make_nchwc_kernel(const Graph& g, const Node& n, int thr
     std::string why = nchwc_conv_declined(g, n, a);
     if (!why.empty())
       node_fail(ErrorCode::kInvalidArgument, g, n, "Conv algorithm " + a + " cannot run this node: " + why);
+    if (a == kDirect || a == kDepthwise) return std::make_unique<NativeConvKernel>(g, n, threads, a == kDepthwise);
     return std::make_unique<WrappedConvKernel>(g, n, threads, a, false);
   }
+  if (op == "MaxPool" || op == "AveragePool" || op == "GlobalAveragePool" || op == "GlobalMaxPool" ||
+      op == "Resize" || op == "Upsample" || op == "Concat")
+    return make_nchwc_data_kernel(g, n, threads, block_of(g, n.outputs[0]));
   if (unary_of(n)) return std::make_unique<BlockedUnaryKernel>(g, n);
   if (binary_of(n)) return std::make_unique<BlockedBinaryKernel>(g, n);
   if (op == "BatchNormalization") return std::make_unique<BlockedBatchNormKernel>(g, n);
