@@ -374,7 +374,7 @@ class NativeConvKernel final : public Kernel {
   }
   size_t workspace_bytes() const override { return dw_ ? dw_->workspace_bytes() : direct_->workspace_bytes(); }
   std::string describe() const override {
-    return std::string("algo=") + (dw_ ? kDepthwise : kDirect) + " " + (dw_ ? dw_->describe() : direct_->describe());
+    return "algo=" + (dw_ ? dw_->describe() : direct_->describe());  // "nchwc_direct isa=avx512 nb=2 ur=12 ..."
   }
 
  private:
