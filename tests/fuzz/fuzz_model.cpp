@@ -88,12 +88,16 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     }
     // Every convolution algorithm gets fuzzed shapes: the input's length
     // picks one (fixed mode falls back to the rules' pick where it
-    // declines), or the rules alone. Fixed mode measures nothing and never
-    // touches the algorithm cache file.
+    // declines), or the rules alone, and the activation layout (blocked,
+    // where the native blocked kernels run, or plain). Fixed mode measures
+    // nothing and never touches the algorithm cache file.
     static const char* const kAlgorithms[] = {"im2col_gemm",   "implicit_gemm", "gemm_1x1",     "depthwise_direct",
-                                              "winograd_f2x2", "winograd_f4x4", nullptr};
-    const char* algo = kAlgorithms[size % (sizeof kAlgorithms / sizeof kAlgorithms[0])];
+                                              "winograd_f2x2", "winograd_f4x4", "nchwc_direct", "nchwc_depthwise",
+                                              nullptr};
+    constexpr size_t kCount = sizeof kAlgorithms / sizeof kAlgorithms[0];
+    const char* algo = kAlgorithms[size % kCount];
     SessionOptions options{.device = Device::kCpu, .threads = 1, .memory_limit = 256u << 20};
+    options.layout = (size / kCount) % 3 == 2 ? CpuLayout::kNchw : CpuLayout::kAuto;
     options.tuning = algo ? TuningMode::kFixed : TuningMode::kHeuristic;
     if (algo) options.tuning_algorithm = algo;
     Session session(model, options);
