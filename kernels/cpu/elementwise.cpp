@@ -240,6 +240,8 @@ PowBy pow_by(float e) {
 
 #if MINIRT_VMATH_X86
 
+MINIRT_AVX512_WARNINGS_OFF
+
 template <BinaryKind K>
 MINIRT_TARGET_AVX512 inline __m512 bin512(__m512 a, __m512 b) {
   if constexpr (K == BinaryKind::kAdd) return _mm512_add_ps(a, b);
@@ -294,7 +296,10 @@ MINIRT_TARGET_AVX512 inline __m512 pow512(__m512 x) {
     __m512d hi = _mm512_cvtps_pd(_mm256_castpd_ps(_mm512_extractf64x4_pd(_mm512_castps_pd(x), 1)));
     lo = _mm512_mul_pd(_mm512_mul_pd(lo, lo), lo);
     hi = _mm512_mul_pd(_mm512_mul_pd(hi, hi), hi);
-    return _mm512_insertf32x8(_mm512_castps256_ps512(_mm512_cvtpd_ps(lo)), _mm512_cvtpd_ps(hi), 1);
+    // (insertf64x4 rather than insertf32x8, which is AVX-512DQ)
+    __m512d both = _mm512_insertf64x4(_mm512_castps_pd(_mm512_castps256_ps512(_mm512_cvtpd_ps(lo))),
+                                      _mm256_castps_pd(_mm512_cvtpd_ps(hi)), 1);
+    return _mm512_castpd_ps(both);
   } else if constexpr (P == PowBy::kHalf) {
     __m512 r = _mm512_add_ps(_mm512_sqrt_ps(x), _mm512_setzero_ps());  // sqrt(-0) + 0 = +0
     __mmask16 ninf = _mm512_cmp_ps_mask(x, _mm512_set1_ps(-vmath_detail::kInf), _CMP_EQ_OQ);
@@ -384,6 +389,8 @@ MINIRT_TARGET_AVX2 void pow_avx2(const float* x, float* y, int64_t n) {
     std::memcpy(y + i, t, bytes);
   }
 }
+
+MINIRT_AVX512_WARNINGS_ON
 
 #endif  // MINIRT_VMATH_X86
 

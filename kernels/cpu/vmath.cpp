@@ -46,6 +46,8 @@ void math_array_scalar(const float* x, float* y, int64_t n) {
 
 #if MINIRT_VMATH_X86
 
+MINIRT_AVX512_WARNINGS_OFF
+
 // ---------------------------------------------------------------- AVX-512
 
 MINIRT_TARGET_AVX512 inline __mmask16 tail_mask512(int64_t n) { return static_cast<__mmask16>((1u << n) - 1); }
@@ -297,6 +299,8 @@ MINIRT_TARGET_AVX2 void mul_pow_avx2(const float* x, const float* base, float p,
   }
 }
 
+MINIRT_AVX512_WARNINGS_ON
+
 #endif  // MINIRT_VMATH_X86
 
 // ---------------------------------------------------------------- tables
@@ -350,6 +354,50 @@ constexpr auto kMath256 = math_table<Math256Fn>(std::make_integer_sequence<int, 
 #endif
 
 }  // namespace
+
+#if MINIRT_VMATH_X86
+MINIRT_AVX512_WARNINGS_OFF
+MINIRT_TARGET_AVX512 __m512 act_costly_avx512(__m512 x, const Activation& a) {
+  switch (a.kind) {
+    case ActKind::kSigmoid: return act_kind_avx512<ActKind::kSigmoid>(x, a);
+    case ActKind::kHardSigmoid: return act_kind_avx512<ActKind::kHardSigmoid>(x, a);
+    case ActKind::kHardSwish: return act_kind_avx512<ActKind::kHardSwish>(x, a);
+    case ActKind::kThresholdedRelu: return act_kind_avx512<ActKind::kThresholdedRelu>(x, a);
+    case ActKind::kTanh: return act_kind_avx512<ActKind::kTanh>(x, a);
+    case ActKind::kElu: return act_kind_avx512<ActKind::kElu>(x, a);
+    case ActKind::kSelu: return act_kind_avx512<ActKind::kSelu>(x, a);
+    case ActKind::kCelu: return act_kind_avx512<ActKind::kCelu>(x, a);
+    case ActKind::kSoftplus: return act_kind_avx512<ActKind::kSoftplus>(x, a);
+    case ActKind::kSoftsign: return act_kind_avx512<ActKind::kSoftsign>(x, a);
+    case ActKind::kMish: return act_kind_avx512<ActKind::kMish>(x, a);
+    case ActKind::kGelu: return act_kind_avx512<ActKind::kGelu>(x, a);
+    case ActKind::kGeluTanh: return act_kind_avx512<ActKind::kGeluTanh>(x, a);
+    case ActKind::kSilu: return act_kind_avx512<ActKind::kSilu>(x, a);
+    default: return act_avx512(x, a);  // the cheap ones, inline there
+  }
+}
+
+MINIRT_TARGET_AVX2 __m256 act_costly_avx2(__m256 x, const Activation& a) {
+  switch (a.kind) {
+    case ActKind::kSigmoid: return act_kind_avx2<ActKind::kSigmoid>(x, a);
+    case ActKind::kHardSigmoid: return act_kind_avx2<ActKind::kHardSigmoid>(x, a);
+    case ActKind::kHardSwish: return act_kind_avx2<ActKind::kHardSwish>(x, a);
+    case ActKind::kThresholdedRelu: return act_kind_avx2<ActKind::kThresholdedRelu>(x, a);
+    case ActKind::kTanh: return act_kind_avx2<ActKind::kTanh>(x, a);
+    case ActKind::kElu: return act_kind_avx2<ActKind::kElu>(x, a);
+    case ActKind::kSelu: return act_kind_avx2<ActKind::kSelu>(x, a);
+    case ActKind::kCelu: return act_kind_avx2<ActKind::kCelu>(x, a);
+    case ActKind::kSoftplus: return act_kind_avx2<ActKind::kSoftplus>(x, a);
+    case ActKind::kSoftsign: return act_kind_avx2<ActKind::kSoftsign>(x, a);
+    case ActKind::kMish: return act_kind_avx2<ActKind::kMish>(x, a);
+    case ActKind::kGelu: return act_kind_avx2<ActKind::kGelu>(x, a);
+    case ActKind::kGeluTanh: return act_kind_avx2<ActKind::kGeluTanh>(x, a);
+    case ActKind::kSilu: return act_kind_avx2<ActKind::kSilu>(x, a);
+    default: return act_avx2(x, a);
+  }
+}
+MINIRT_AVX512_WARNINGS_ON
+#endif
 
 void apply_activation(const Activation& act, const float* x, float* y, int64_t n) {
   if (n <= 0) return;

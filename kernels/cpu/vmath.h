@@ -90,6 +90,21 @@
 #define MINIRT_VMATH_X86 0
 #endif
 
+// Around code that uses AVX-512 intrinsics: GCC 12 reports the
+// self-initialized _mm512_undefined_ps() inside its own intrinsics as
+// (maybe-)uninitialized, depending on how they inline (GCC PR 105593), a
+// false positive that -Werror would make fatal.
+#if defined(__GNUC__) && !defined(__clang__)
+#define MINIRT_AVX512_WARNINGS_OFF                                 \
+  _Pragma("GCC diagnostic push")                                   \
+  _Pragma("GCC diagnostic ignored \"-Wmaybe-uninitialized\"")       \
+  _Pragma("GCC diagnostic ignored \"-Wuninitialized\"")
+#define MINIRT_AVX512_WARNINGS_ON _Pragma("GCC diagnostic pop")
+#else
+#define MINIRT_AVX512_WARNINGS_OFF
+#define MINIRT_AVX512_WARNINGS_ON
+#endif
+
 namespace minirt::cpu {
 
 // ---------------------------------------------------------------- arrays
@@ -301,14 +316,7 @@ inline constexpr int kActKindCount = static_cast<int>(ActKind::kSilu) + 1;
 
 #if MINIRT_VMATH_X86
 
-// GCC 12 reports the self-initialized _mm512_undefined_ps() inside its own
-// intrinsics as (maybe-)uninitialized when they inline into a caller built
-// for AVX-512 (-march=native); a false positive (GCC PR 105593).
-#if defined(__GNUC__) && !defined(__clang__)
-#pragma GCC diagnostic push
-#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
-#pragma GCC diagnostic ignored "-Wuninitialized"
-#endif
+MINIRT_AVX512_WARNINGS_OFF
 
 // ---------------------------------------------------------------- AVX-512
 //
@@ -488,28 +496,22 @@ MINIRT_TARGET_AVX512 inline __m512 act_kind_avx512(__m512 x, const Activation& a
   }
 }
 
-MINIRT_TARGET_AVX512 inline __m512 act_avx512(__m512 x, const Activation& a) {
+// Out of line (vmath.cpp): every activation but None, Relu, LeakyRelu and
+// Clip; a call is small next to an exp or a log, and keeps each tile
+// kernel's epilogue short.
+MINIRT_TARGET_AVX512 __m512 act_costly_avx512(__m512 x, const Activation& a);
+
+// Activation a of the 16 lanes of x. Always inlined (Relu, LeakyRelu and
+// Clip in place, the others a call), so that a GEMM tile kernel's epilogue
+// pays no call for them; its caller's target must include avx512f, avx2, fma.
+MINIRT_TARGET_AVX512 __attribute__((always_inline)) inline __m512 act_avx512(__m512 x, const Activation& a) {
   switch (a.kind) {
     case ActKind::kNone: return x;
     case ActKind::kRelu: return act_kind_avx512<ActKind::kRelu>(x, a);
     case ActKind::kLeakyRelu: return act_kind_avx512<ActKind::kLeakyRelu>(x, a);
     case ActKind::kClip: return act_kind_avx512<ActKind::kClip>(x, a);
-    case ActKind::kSigmoid: return act_kind_avx512<ActKind::kSigmoid>(x, a);
-    case ActKind::kHardSigmoid: return act_kind_avx512<ActKind::kHardSigmoid>(x, a);
-    case ActKind::kHardSwish: return act_kind_avx512<ActKind::kHardSwish>(x, a);
-    case ActKind::kTanh: return act_kind_avx512<ActKind::kTanh>(x, a);
-    case ActKind::kElu: return act_kind_avx512<ActKind::kElu>(x, a);
-    case ActKind::kSelu: return act_kind_avx512<ActKind::kSelu>(x, a);
-    case ActKind::kCelu: return act_kind_avx512<ActKind::kCelu>(x, a);
-    case ActKind::kSoftplus: return act_kind_avx512<ActKind::kSoftplus>(x, a);
-    case ActKind::kSoftsign: return act_kind_avx512<ActKind::kSoftsign>(x, a);
-    case ActKind::kThresholdedRelu: return act_kind_avx512<ActKind::kThresholdedRelu>(x, a);
-    case ActKind::kMish: return act_kind_avx512<ActKind::kMish>(x, a);
-    case ActKind::kGelu: return act_kind_avx512<ActKind::kGelu>(x, a);
-    case ActKind::kGeluTanh: return act_kind_avx512<ActKind::kGeluTanh>(x, a);
-    case ActKind::kSilu: return act_kind_avx512<ActKind::kSilu>(x, a);
+    default: return act_costly_avx512(x, a);
   }
-  return x;
 }
 
 // ---------------------------------------------------------------- AVX2 + FMA
@@ -692,33 +694,21 @@ MINIRT_TARGET_AVX2 inline __m256 act_kind_avx2(__m256 x, const Activation& a) {
   }
 }
 
-MINIRT_TARGET_AVX2 inline __m256 act_avx2(__m256 x, const Activation& a) {
+MINIRT_TARGET_AVX2 __m256 act_costly_avx2(__m256 x, const Activation& a);
+
+// Activation a of the 8 lanes of x; always inlined, as act_avx512; its
+// caller's target must include avx2 and fma.
+MINIRT_TARGET_AVX2 __attribute__((always_inline)) inline __m256 act_avx2(__m256 x, const Activation& a) {
   switch (a.kind) {
     case ActKind::kNone: return x;
     case ActKind::kRelu: return act_kind_avx2<ActKind::kRelu>(x, a);
     case ActKind::kLeakyRelu: return act_kind_avx2<ActKind::kLeakyRelu>(x, a);
     case ActKind::kClip: return act_kind_avx2<ActKind::kClip>(x, a);
-    case ActKind::kSigmoid: return act_kind_avx2<ActKind::kSigmoid>(x, a);
-    case ActKind::kHardSigmoid: return act_kind_avx2<ActKind::kHardSigmoid>(x, a);
-    case ActKind::kHardSwish: return act_kind_avx2<ActKind::kHardSwish>(x, a);
-    case ActKind::kTanh: return act_kind_avx2<ActKind::kTanh>(x, a);
-    case ActKind::kElu: return act_kind_avx2<ActKind::kElu>(x, a);
-    case ActKind::kSelu: return act_kind_avx2<ActKind::kSelu>(x, a);
-    case ActKind::kCelu: return act_kind_avx2<ActKind::kCelu>(x, a);
-    case ActKind::kSoftplus: return act_kind_avx2<ActKind::kSoftplus>(x, a);
-    case ActKind::kSoftsign: return act_kind_avx2<ActKind::kSoftsign>(x, a);
-    case ActKind::kThresholdedRelu: return act_kind_avx2<ActKind::kThresholdedRelu>(x, a);
-    case ActKind::kMish: return act_kind_avx2<ActKind::kMish>(x, a);
-    case ActKind::kGelu: return act_kind_avx2<ActKind::kGelu>(x, a);
-    case ActKind::kGeluTanh: return act_kind_avx2<ActKind::kGeluTanh>(x, a);
-    case ActKind::kSilu: return act_kind_avx2<ActKind::kSilu>(x, a);
+    default: return act_costly_avx2(x, a);
   }
-  return x;
 }
 
-#if defined(__GNUC__) && !defined(__clang__)
-#pragma GCC diagnostic pop
-#endif
+MINIRT_AVX512_WARNINGS_ON
 
 #endif  // MINIRT_VMATH_X86
 
