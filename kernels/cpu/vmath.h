@@ -7,13 +7,14 @@
 //   apply_activation(act, p, n);                 // in place over n floats, any ISA
 //   apply_activation(act, x, y, n);              // y = act(x)
 //   apply_math(MathFn::kExp, x, y, n);           // y = exp(x)
-//   __m512 v = act_avx512(v, act);               // inside an avx512f-targeted function
-//   __m256 v = act_avx2(v, act);                 // inside an avx2,fma-targeted function
+//   __m512 v = act_avx512(v, act);               // in a MINIRT_TARGET_AVX512 function
+//   __m256 v = act_avx2(v, act);                 // in a MINIRT_TARGET_AVX2 function
 //   __m512 e = exp_avx512(v);                    // one function, one register
 //
-// The register forms are inline functions with target attributes: call them
-// only from functions with the same (or a wider) target, and those only
-// after run-time detection (sgemm_isa_supported). The array functions
+// The register forms are inline functions with target attributes
+// (MINIRT_TARGET_AVX512: avx512f, avx2, fma; MINIRT_TARGET_AVX2: avx2, fma):
+// call them only from functions with the same (or a wider) target, and
+// those only after run-time detection (sgemm_isa_supported). The array functions
 // dispatch on sgemm_default_isa() at each call, so MINIRT_SGEMM_ISA and
 // sgemm_force_isa choose the variant here too; kGeneric runs the scalar forms.
 //
