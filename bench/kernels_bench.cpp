@@ -19,6 +19,7 @@
 #include "kernels/cpu/sgemm.h"
 #include "runtime/op_registry.h"
 #include "runtime/ops/conv.h"
+#include "runtime/ops/elementwise.h"
 #include "runtime/ops/linalg.h"
 #include "runtime/ops/resize.h"
 #include "runtime/ops/shape_ops.h"
@@ -27,6 +28,8 @@
 
 #include <algorithm>
 #include <memory>
+#include <cmath>
+#include <cstring>
 #include <random>
 #include <utility>
 
@@ -644,6 +647,90 @@ void BM_FmaPeak(benchmark::State& state) {
 }
 BENCHMARK(BM_FmaPeak)->ArgNames({"threads"})->Arg(1)->Arg(2)->Unit(benchmark::kMicrosecond)->UseRealTime();
 #endif
+
+
+// ---- Elementwise: activations, unary math and broadcast binary ops over
+// 1 << 20 floats (4 MiB, as a YOLO neck's activations).
+//
+//   build/bin/minirt_kernel_bench --benchmark_filter='Unary|ActScalar|Binary'
+//   MINIRT_SGEMM_ISA=avx2 build/bin/minirt_kernel_bench --benchmark_filter='Unary|Binary'
+//
+// BM_Unary times the CPU kernel of one op (its vector math and its threads);
+// BM_ActScalar times Activation::apply, the scalar std:: loop, on one thread,
+// for comparison.
+
+constexpr int64_t kEltCount = int64_t{1} << 20;
+
+struct UnaryCase {
+  const char* op;  // the op the kernel is made for
+  UnaryKind kind;
+  ActKind act;
+};
+// Silu has no ONNX op: a Sigmoid node carrying it, as the fusion pass makes.
+constexpr UnaryCase kUnaryCases[] = {{"Sigmoid", UnaryKind::kActivation, ActKind::kSigmoid},
+                                     {"Sigmoid", UnaryKind::kActivation, ActKind::kSilu},
+                                     {"Tanh", UnaryKind::kActivation, ActKind::kTanh},
+                                     {"Exp", UnaryKind::kExp, ActKind::kNone},
+                                     {"Gelu", UnaryKind::kActivation, ActKind::kGelu},
+                                     {"Log", UnaryKind::kLog, ActKind::kNone}};
+
+std::string unary_case_name(const UnaryCase& c) {
+  return c.kind == UnaryKind::kActivation ? Activation{c.act}.name() : c.op;
+}
+
+// args: case index, threads
+void BM_Unary(benchmark::State& state) {
+  const UnaryCase& c = kUnaryCases[state.range(0)];
+  auto a = std::make_shared<UnaryAttrs>();
+  a->kind = c.kind;
+  a->act.kind = c.act;
+  Tensor x = random_tensor({kEltCount}, 1);
+  if (c.kind == UnaryKind::kLog)
+    for (int64_t i = 0; i < kEltCount; ++i) x.data<float>()[i] = std::fabs(x.data<float>()[i]) + 1e-3f;
+  OneNode node(c.op, a, {std::move(x)}, static_cast<int>(state.range(1)));
+  for (auto _ : state) node.run();
+  state.SetItemsProcessed(state.iterations() * kEltCount);
+  state.SetLabel(unary_case_name(c));
+}
+BENCHMARK(BM_Unary)
+    ->ArgNames({"case", "threads"})
+    ->ArgsProduct({{0, 1, 2, 3, 4, 5}, {1, 2}})
+    ->Unit(benchmark::kMicrosecond)
+    ->UseRealTime();
+
+// args: case index (activations only)
+void BM_ActScalar(benchmark::State& state) {
+  const UnaryCase& c = kUnaryCases[state.range(0)];
+  Tensor x = random_tensor({kEltCount}, 1);
+  Tensor y = Tensor::zeros(DType::kFloat32, {kEltCount});
+  Activation act{c.act};
+  for (auto _ : state) {
+    std::memcpy(y.raw(), x.raw(), static_cast<size_t>(kEltCount) * sizeof(float));
+    act.apply(y.data<float>(), kEltCount);
+    benchmark::DoNotOptimize(y.raw());
+  }
+  state.SetItemsProcessed(state.iterations() * kEltCount);
+  state.SetLabel(unary_case_name(c));
+}
+BENCHMARK(BM_ActScalar)->Arg(0)->Arg(1)->Arg(2)->Arg(4)->Unit(benchmark::kMicrosecond);
+
+// Mul of [1, 64, 128, 128] by: 0 the same shape, 1 a per-channel [1, 64, 1, 1]
+// (a squeeze-excitation scale), 2 a scalar; args: case, threads.
+void BM_Binary(benchmark::State& state) {
+  auto a = std::make_shared<BinaryAttrs>();
+  a->kind = BinaryKind::kMul;
+  Shape y{1, 64, 128, 128};
+  Shape b = state.range(0) == 0 ? y : state.range(0) == 1 ? Shape{1, 64, 1, 1} : Shape{};
+  OneNode node("Mul", a, {random_tensor(y, 1), random_tensor(b, 2)}, static_cast<int>(state.range(1)));
+  for (auto _ : state) node.run();
+  state.SetItemsProcessed(state.iterations() * shape_numel(y));
+  state.SetLabel(state.range(0) == 0 ? "same shape" : state.range(0) == 1 ? "per channel" : "scalar");
+}
+BENCHMARK(BM_Binary)
+    ->ArgNames({"case", "threads"})
+    ->ArgsProduct({{0, 1, 2}, {1, 2}})
+    ->Unit(benchmark::kMicrosecond)
+    ->UseRealTime();
 
 }  // namespace
 }  // namespace minirt

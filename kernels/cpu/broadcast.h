@@ -70,6 +70,10 @@ struct Broadcast {
 
   // Element offsets of every operand at the start of outer position o.
   void offsets(int64_t o, int64_t* off) const {
+    if (outer_shape.size() == 1) {  // the common case once axes are collapsed: no division
+      for (int k = 0; k < N; ++k) off[k] = o * outer_stride[k][0];
+      return;
+    }
     for (int k = 0; k < N; ++k) off[k] = 0;
     for (int64_t d = static_cast<int64_t>(outer_shape.size()) - 1; d >= 0; --d) {
       int64_t i = o % outer_shape[d];

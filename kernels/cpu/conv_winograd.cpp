@@ -18,6 +18,7 @@
 // Networks", 2016): F(2, 3) on the points 0, 1, -1, inf; F(4, 3) on 0, 1,
 // -1, 2, -2, inf. The filter transform runs in double, once.
 #include "kernels/cpu/conv_winograd.h"
+#include "kernels/cpu/vmath.h"
 
 #include <algorithm>
 #include <cstring>
@@ -132,7 +133,7 @@ inline void output_chunk(const float* src, int64_t xstride, float bias, const Ac
   } else if (act.kind == ActKind::kClip) {
     for (int i = 0; i < n; ++i) o[i] = std::min(std::max(o[i], act.alpha), act.beta);
   } else if (!act.none()) {
-    act.apply(o, n);
+    apply_activation(act, o, n);  // vmath.h: vectorized
   }
 }
 

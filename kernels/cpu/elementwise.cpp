@@ -2,8 +2,24 @@
 // NumPy broadcasting (collapsed to an outer loop over an inner run in which
 // each operand either advances or stays put, see broadcast.h), and the
 // variadic Max, Min, Sum and Mean (one broadcast pass per input).
+//
+// Float math is vectorized: the activations and Exp, Log, Erf, Sqrt, Abs,
+// Neg, Reciprocal, Floor, Ceil, Sign through vmath.h; the inner runs of Add,
+// Sub, Mul, Div, Max, Min, PRelu (and Pow by a scalar 0, 1, 2, 3, 0.5 or -1)
+// in AVX-512 or AVX2 registers, whichever the kernel was made for, in each
+// of the four shapes a run takes (both operands advancing, one of them a
+// repeated value, both repeated). Those binary ops give the same bits as the
+// scalar expressions (IEEE operations, and max/min/blend instructions whose
+// NaN and signed-zero rules are those of a > b ? a : b). Integer types keep
+// the scalar loops and their exact semantics.
+//
+// Threads: the work is cut into chunks of at least a grain of elements
+// (smaller for costly math), so inputs of a few thousand elements run
+// inline on the calling thread without waking the pool.
 #include "kernels/cpu/broadcast.h"
 #include "kernels/cpu/registry.h"
+#include "kernels/cpu/sgemm.h"
+#include "kernels/cpu/vmath.h"
 #include "runtime/ops/elementwise.h"
 
 #include <algorithm>
@@ -15,7 +31,24 @@ namespace minirt::cpu {
 
 namespace {
 
-constexpr int64_t kGrain = 16384;  // elements per parallel chunk, at least
+constexpr int64_t kGrain = 32768;      // elements per parallel chunk, at least, for cheap ops
+constexpr int64_t kGrainMath = 8192;   // for the vectorized transcendental math
+constexpr int64_t kGrainLibm = 2048;   // for math left to the scalar std:: functions
+constexpr int64_t kBlock = 64;         // unary chunks start at multiples of this many elements
+
+// Whether an activation costs an exp, log or division per element.
+bool costly(const Activation& a) {
+  switch (a.kind) {
+    case ActKind::kNone:
+    case ActKind::kRelu:
+    case ActKind::kLeakyRelu:
+    case ActKind::kClip:
+    case ActKind::kHardSigmoid:
+    case ActKind::kHardSwish:
+    case ActKind::kThresholdedRelu: return false;
+    default: return true;
+  }
+}
 
 class UnaryKernel final : public Kernel {
  public:
@@ -25,6 +58,23 @@ class UnaryKernel final : public Kernel {
     bytes_ = static_cast<size_t>(count_) * dtype_size(dtype_);
     mask_ = n.outputs.size() > 1 && n.outputs[1] >= 0;  // Dropout's mask
     if (mask_) mask_dtype_ = g.values[n.outputs[1]].dtype;
+    switch (a_.kind) {
+      case UnaryKind::kExp: math_ = MathFn::kExp; break;
+      case UnaryKind::kLog: math_ = MathFn::kLog; break;
+      case UnaryKind::kErf: math_ = MathFn::kErf; break;
+      case UnaryKind::kSqrt: math_ = MathFn::kSqrt; break;
+      case UnaryKind::kNeg: math_ = MathFn::kNeg; break;
+      case UnaryKind::kAbs: math_ = MathFn::kAbs; break;
+      case UnaryKind::kReciprocal: math_ = MathFn::kReciprocal; break;
+      case UnaryKind::kFloor: math_ = MathFn::kFloor; break;
+      case UnaryKind::kCeil: math_ = MathFn::kCeil; break;
+      case UnaryKind::kSign: math_ = MathFn::kSign; break;
+      default: break;
+    }
+    bool math = a_.kind == UnaryKind::kExp || a_.kind == UnaryKind::kLog || a_.kind == UnaryKind::kErf ||
+                (a_.kind == UnaryKind::kActivation && costly(a_.act));
+    bool libm = a_.kind == UnaryKind::kSin || a_.kind == UnaryKind::kCos;
+    grain_ = libm ? kGrainLibm : math ? kGrainMath : kGrain;
   }
   void run(const KernelArgs& args) override {
     const void* xin = args.inputs[0];
@@ -39,31 +89,19 @@ class UnaryKernel final : public Kernel {
     if (dtype_ == DType::kInt32) return integer<int32_t>(static_cast<const int32_t*>(xin), static_cast<int32_t*>(yout));
     const float* x = static_cast<const float*>(xin);
     float* y = static_cast<float*>(yout);
-    auto body = [&](int64_t b, int64_t e) {
+    // Blocks of kBlock elements, so that every chunk but the last starts
+    // and ends on a whole number of vectors.
+    auto body = [&](int64_t b0, int64_t b1) {
+      int64_t b = b0 * kBlock, e = std::min(count_, b1 * kBlock);
       switch (a_.kind) {
-        case UnaryKind::kActivation:
-          if (y != x) std::memcpy(y + b, x + b, static_cast<size_t>(e - b) * sizeof(float));
-          a_.act.apply(y + b, e - b);
-          break;
-        case UnaryKind::kExp: for (int64_t i = b; i < e; ++i) y[i] = std::exp(x[i]); break;
-        case UnaryKind::kLog: for (int64_t i = b; i < e; ++i) y[i] = std::log(x[i]); break;
-        case UnaryKind::kSqrt: for (int64_t i = b; i < e; ++i) y[i] = std::sqrt(x[i]); break;
-        case UnaryKind::kNeg: for (int64_t i = b; i < e; ++i) y[i] = -x[i]; break;
-        case UnaryKind::kAbs: for (int64_t i = b; i < e; ++i) y[i] = std::fabs(x[i]); break;
-        case UnaryKind::kReciprocal: for (int64_t i = b; i < e; ++i) y[i] = 1.0f / x[i]; break;
-        case UnaryKind::kFloor: for (int64_t i = b; i < e; ++i) y[i] = std::floor(x[i]); break;
-        case UnaryKind::kCeil: for (int64_t i = b; i < e; ++i) y[i] = std::ceil(x[i]); break;
-        case UnaryKind::kErf: for (int64_t i = b; i < e; ++i) y[i] = std::erf(x[i]); break;
+        case UnaryKind::kActivation: apply_activation(a_.act, x + b, y + b, e - b); break;
         case UnaryKind::kSin: for (int64_t i = b; i < e; ++i) y[i] = std::sin(x[i]); break;
         case UnaryKind::kCos: for (int64_t i = b; i < e; ++i) y[i] = std::cos(x[i]); break;
-        case UnaryKind::kSign:
-          // -1, 1, or the input itself for zeros and NaN.
-          for (int64_t i = b; i < e; ++i) y[i] = x[i] > 0 ? 1.0f : (x[i] < 0 ? -1.0f : x[i]);
-          break;
         case UnaryKind::kCopy: break;
+        default: apply_math(math_, x + b, y + b, e - b);
       }
     };
-    args.pool->parallel_for(count_, body, kGrain);
+    args.pool->parallel_for((count_ + kBlock - 1) / kBlock, body, std::max<int64_t>(1, grain_ / kBlock));
   }
 
  private:
@@ -91,6 +129,8 @@ class UnaryKernel final : public Kernel {
     }
   }
   UnaryAttrs a_;
+  MathFn math_ = MathFn::kAbs;  // the function of the math kinds
+  int64_t grain_ = kGrain;
   int64_t count_ = 0;
   DType dtype_ = DType::kFloat32;
   size_t bytes_ = 0;
@@ -176,6 +216,253 @@ InnerFn<T> pick_inner(BinaryKind k) {
   return nullptr;
 }
 
+// ---- Vectorized float inner runs
+//
+// The same four shapes as inner_loop: a and b advancing, a advancing against
+// a repeated b, the reverse, both repeated.
+
+// Pow by one repeated exponent that a cheaper operation replaces, or kNone:
+// x^2 and x^-1 are one IEEE rounding, x^3 is computed in double and rounded
+// once to float, x^0.5 is sqrt with pow's +0 for -0 and +inf for -inf. Each
+// is correctly rounded (x^3 but for a double rounding about once in 2^29),
+// and so the same bits as std::pow wherever the result is a normal float
+// (glibc's powf is 1 ULP off on some denormal results, where these are not).
+enum class PowBy : uint8_t { kNone, kZero, kOne, kTwo, kThree, kHalf, kMinusOne };
+PowBy pow_by(float e) {
+  if (e == 0.0f) return PowBy::kZero;
+  if (e == 1.0f) return PowBy::kOne;
+  if (e == 2.0f) return PowBy::kTwo;
+  if (e == 3.0f) return PowBy::kThree;
+  if (e == 0.5f) return PowBy::kHalf;
+  if (e == -1.0f) return PowBy::kMinusOne;
+  return PowBy::kNone;
+}
+
+#if MINIRT_VMATH_X86
+
+MINIRT_AVX512_WARNINGS_OFF
+
+template <BinaryKind K>
+MINIRT_TARGET_AVX512 inline __m512 bin512(__m512 a, __m512 b) {
+  if constexpr (K == BinaryKind::kAdd) return _mm512_add_ps(a, b);
+  else if constexpr (K == BinaryKind::kSub) return _mm512_sub_ps(a, b);
+  else if constexpr (K == BinaryKind::kMul) return _mm512_mul_ps(a, b);
+  else if constexpr (K == BinaryKind::kDiv) return _mm512_div_ps(a, b);
+  else if constexpr (K == BinaryKind::kMax) return _mm512_max_ps(a, b);  // a > b ? a : b
+  else if constexpr (K == BinaryKind::kMin) return _mm512_min_ps(a, b);  // a < b ? a : b
+  else return _mm512_mask_mul_ps(a, _mm512_cmp_ps_mask(a, _mm512_setzero_ps(), _CMP_LT_OQ), a, b);  // PRelu
+}
+
+template <BinaryKind K>
+MINIRT_TARGET_AVX512 void inner_avx512(const float* a, int64_t sa, const float* b, int64_t sb, float* y, int64_t n) {
+  if (!sa && !sb) {
+    std::fill(y, y + n, apply_binary<float>(K, *a, *b));
+    return;
+  }
+  const __m512 av = _mm512_set1_ps(*a), bv = _mm512_set1_ps(*b);
+  int64_t i = 0;
+  // Two vectors a step: the loads of one overlap the arithmetic of the other.
+  if (sa && sb) {
+    for (; i + 32 <= n; i += 32) {
+      _mm512_storeu_ps(y + i, bin512<K>(_mm512_loadu_ps(a + i), _mm512_loadu_ps(b + i)));
+      _mm512_storeu_ps(y + i + 16, bin512<K>(_mm512_loadu_ps(a + i + 16), _mm512_loadu_ps(b + i + 16)));
+    }
+  } else if (sa) {
+    for (; i + 32 <= n; i += 32) {
+      _mm512_storeu_ps(y + i, bin512<K>(_mm512_loadu_ps(a + i), bv));
+      _mm512_storeu_ps(y + i + 16, bin512<K>(_mm512_loadu_ps(a + i + 16), bv));
+    }
+  } else {
+    for (; i + 32 <= n; i += 32) {
+      _mm512_storeu_ps(y + i, bin512<K>(av, _mm512_loadu_ps(b + i)));
+      _mm512_storeu_ps(y + i + 16, bin512<K>(av, _mm512_loadu_ps(b + i + 16)));
+    }
+  }
+  for (; i < n; i += 16) {
+    __mmask16 m = n - i >= 16 ? static_cast<__mmask16>(0xffff) : static_cast<__mmask16>((1u << (n - i)) - 1);
+    // Masked-off lanes read 1s, so that no division by zero is even computed.
+    __m512 x = sa ? _mm512_mask_loadu_ps(_mm512_set1_ps(1.0f), m, a + i) : av;
+    __m512 z = sb ? _mm512_mask_loadu_ps(_mm512_set1_ps(1.0f), m, b + i) : bv;
+    _mm512_mask_storeu_ps(y + i, m, bin512<K>(x, z));
+  }
+}
+
+template <PowBy P>
+MINIRT_TARGET_AVX512 inline __m512 pow512(__m512 x) {
+  if constexpr (P == PowBy::kTwo) {
+    return _mm512_mul_ps(x, x);
+  } else if constexpr (P == PowBy::kThree) {
+    __m512d lo = _mm512_cvtps_pd(_mm512_castps512_ps256(x));
+    __m512d hi = _mm512_cvtps_pd(_mm256_castpd_ps(_mm512_extractf64x4_pd(_mm512_castps_pd(x), 1)));
+    lo = _mm512_mul_pd(_mm512_mul_pd(lo, lo), lo);
+    hi = _mm512_mul_pd(_mm512_mul_pd(hi, hi), hi);
+    // (insertf64x4 rather than insertf32x8, which is AVX-512DQ)
+    __m512d both = _mm512_insertf64x4(_mm512_castps_pd(_mm512_castps256_ps512(_mm512_cvtpd_ps(lo))),
+                                      _mm256_castps_pd(_mm512_cvtpd_ps(hi)), 1);
+    return _mm512_castpd_ps(both);
+  } else if constexpr (P == PowBy::kHalf) {
+    __m512 r = _mm512_add_ps(_mm512_sqrt_ps(x), _mm512_setzero_ps());  // sqrt(-0) + 0 = +0
+    __mmask16 ninf = _mm512_cmp_ps_mask(x, _mm512_set1_ps(-vmath_detail::kInf), _CMP_EQ_OQ);
+    return _mm512_mask_mov_ps(r, ninf, _mm512_set1_ps(vmath_detail::kInf));
+  } else {
+    return _mm512_div_ps(_mm512_set1_ps(1.0f), x);  // kMinusOne
+  }
+}
+
+template <PowBy P>
+MINIRT_TARGET_AVX512 void pow_avx512(const float* x, float* y, int64_t n) {
+  for (int64_t i = 0; i < n; i += 16) {
+    __mmask16 m = n - i >= 16 ? static_cast<__mmask16>(0xffff) : static_cast<__mmask16>((1u << (n - i)) - 1);
+    _mm512_mask_storeu_ps(y + i, m, pow512<P>(_mm512_mask_loadu_ps(_mm512_set1_ps(1.0f), m, x + i)));
+  }
+}
+
+template <BinaryKind K>
+MINIRT_TARGET_AVX2 inline __m256 bin256(__m256 a, __m256 b) {
+  if constexpr (K == BinaryKind::kAdd) return _mm256_add_ps(a, b);
+  else if constexpr (K == BinaryKind::kSub) return _mm256_sub_ps(a, b);
+  else if constexpr (K == BinaryKind::kMul) return _mm256_mul_ps(a, b);
+  else if constexpr (K == BinaryKind::kDiv) return _mm256_div_ps(a, b);
+  else if constexpr (K == BinaryKind::kMax) return _mm256_max_ps(a, b);
+  else if constexpr (K == BinaryKind::kMin) return _mm256_min_ps(a, b);
+  else return _mm256_blendv_ps(a, _mm256_mul_ps(a, b), _mm256_cmp_ps(a, _mm256_setzero_ps(), _CMP_LT_OQ));
+}
+
+template <BinaryKind K>
+MINIRT_TARGET_AVX2 void inner_avx2(const float* a, int64_t sa, const float* b, int64_t sb, float* y, int64_t n) {
+  if (!sa && !sb) {
+    std::fill(y, y + n, apply_binary<float>(K, *a, *b));
+    return;
+  }
+  const __m256 av = _mm256_set1_ps(*a), bv = _mm256_set1_ps(*b);
+  int64_t i = 0;
+  if (sa && sb) {
+    for (; i + 16 <= n; i += 16) {
+      _mm256_storeu_ps(y + i, bin256<K>(_mm256_loadu_ps(a + i), _mm256_loadu_ps(b + i)));
+      _mm256_storeu_ps(y + i + 8, bin256<K>(_mm256_loadu_ps(a + i + 8), _mm256_loadu_ps(b + i + 8)));
+    }
+  } else if (sa) {
+    for (; i + 16 <= n; i += 16) {
+      _mm256_storeu_ps(y + i, bin256<K>(_mm256_loadu_ps(a + i), bv));
+      _mm256_storeu_ps(y + i + 8, bin256<K>(_mm256_loadu_ps(a + i + 8), bv));
+    }
+  } else {
+    for (; i + 16 <= n; i += 16) {
+      _mm256_storeu_ps(y + i, bin256<K>(av, _mm256_loadu_ps(b + i)));
+      _mm256_storeu_ps(y + i + 8, bin256<K>(av, _mm256_loadu_ps(b + i + 8)));
+    }
+  }
+  for (; i + 8 <= n; i += 8)
+    _mm256_storeu_ps(y + i, bin256<K>(sa ? _mm256_loadu_ps(a + i) : av, sb ? _mm256_loadu_ps(b + i) : bv));
+  // The tail in scalar: the same IEEE operations and comparisons.
+  for (; i < n; ++i) y[i] = apply_binary<float>(K, a[sa ? i : 0], b[sb ? i : 0]);
+}
+
+template <PowBy P>
+MINIRT_TARGET_AVX2 inline __m256 pow256(__m256 x) {
+  if constexpr (P == PowBy::kTwo) {
+    return _mm256_mul_ps(x, x);
+  } else if constexpr (P == PowBy::kThree) {
+    __m256d lo = _mm256_cvtps_pd(_mm256_castps256_ps128(x));
+    __m256d hi = _mm256_cvtps_pd(_mm256_extractf128_ps(x, 1));
+    lo = _mm256_mul_pd(_mm256_mul_pd(lo, lo), lo);
+    hi = _mm256_mul_pd(_mm256_mul_pd(hi, hi), hi);
+    return _mm256_insertf128_ps(_mm256_castps128_ps256(_mm256_cvtpd_ps(lo)), _mm256_cvtpd_ps(hi), 1);
+  } else if constexpr (P == PowBy::kHalf) {
+    __m256 r = _mm256_add_ps(_mm256_sqrt_ps(x), _mm256_setzero_ps());
+    __m256 ninf = _mm256_cmp_ps(x, _mm256_set1_ps(-vmath_detail::kInf), _CMP_EQ_OQ);
+    return _mm256_blendv_ps(r, _mm256_set1_ps(vmath_detail::kInf), ninf);
+  } else {
+    return _mm256_div_ps(_mm256_set1_ps(1.0f), x);
+  }
+}
+
+template <PowBy P>
+MINIRT_TARGET_AVX2 void pow_avx2(const float* x, float* y, int64_t n) {
+  int64_t i = 0;
+  for (; i + 8 <= n; i += 8) _mm256_storeu_ps(y + i, pow256<P>(_mm256_loadu_ps(x + i)));
+  if (i < n) {
+    alignas(32) float t[8] = {};
+    size_t bytes = static_cast<size_t>(n - i) * sizeof(float);
+    std::memcpy(t, x + i, bytes);
+    _mm256_store_ps(t, pow256<P>(_mm256_load_ps(t)));
+    std::memcpy(y + i, t, bytes);
+  }
+}
+
+MINIRT_AVX512_WARNINGS_ON
+
+#endif  // MINIRT_VMATH_X86
+
+// The inner-run function for floats: vectorized for the ISA where the op
+// has a vector form, else the scalar inner_loop.
+InnerFn<float> pick_inner_float(BinaryKind k, SgemmIsa isa) {
+#if MINIRT_VMATH_X86
+  if (isa == SgemmIsa::kAvx512) {
+    switch (k) {
+      case BinaryKind::kAdd: return inner_avx512<BinaryKind::kAdd>;
+      case BinaryKind::kSub: return inner_avx512<BinaryKind::kSub>;
+      case BinaryKind::kMul: return inner_avx512<BinaryKind::kMul>;
+      case BinaryKind::kDiv: return inner_avx512<BinaryKind::kDiv>;
+      case BinaryKind::kMax: return inner_avx512<BinaryKind::kMax>;
+      case BinaryKind::kMin: return inner_avx512<BinaryKind::kMin>;
+      case BinaryKind::kPRelu: return inner_avx512<BinaryKind::kPRelu>;
+      default: break;
+    }
+  } else if (isa == SgemmIsa::kAvx2) {
+    switch (k) {
+      case BinaryKind::kAdd: return inner_avx2<BinaryKind::kAdd>;
+      case BinaryKind::kSub: return inner_avx2<BinaryKind::kSub>;
+      case BinaryKind::kMul: return inner_avx2<BinaryKind::kMul>;
+      case BinaryKind::kDiv: return inner_avx2<BinaryKind::kDiv>;
+      case BinaryKind::kMax: return inner_avx2<BinaryKind::kMax>;
+      case BinaryKind::kMin: return inner_avx2<BinaryKind::kMin>;
+      case BinaryKind::kPRelu: return inner_avx2<BinaryKind::kPRelu>;
+      default: break;
+    }
+  }
+#endif
+  return pick_inner<float>(k);
+}
+
+// y[0, n) = x^e for a special exponent e, in the kernel's ISA.
+void pow_special(PowBy p, SgemmIsa isa, const float* x, float* y, int64_t n) {
+  switch (p) {
+    case PowBy::kZero: std::fill(y, y + n, 1.0f); return;  // even of NaN
+    case PowBy::kOne:
+      if (y != x) std::memmove(y, x, static_cast<size_t>(n) * sizeof(float));
+      return;
+    default: break;
+  }
+#if MINIRT_VMATH_X86
+  if (isa == SgemmIsa::kAvx512) {
+    switch (p) {
+      case PowBy::kTwo: return pow_avx512<PowBy::kTwo>(x, y, n);
+      case PowBy::kThree: return pow_avx512<PowBy::kThree>(x, y, n);
+      case PowBy::kHalf: return pow_avx512<PowBy::kHalf>(x, y, n);
+      default: return pow_avx512<PowBy::kMinusOne>(x, y, n);
+    }
+  }
+  if (isa == SgemmIsa::kAvx2) {
+    switch (p) {
+      case PowBy::kTwo: return pow_avx2<PowBy::kTwo>(x, y, n);
+      case PowBy::kThree: return pow_avx2<PowBy::kThree>(x, y, n);
+      case PowBy::kHalf: return pow_avx2<PowBy::kHalf>(x, y, n);
+      default: return pow_avx2<PowBy::kMinusOne>(x, y, n);
+    }
+  }
+#endif
+  for (int64_t i = 0; i < n; ++i) {
+    float v = x[i];
+    switch (p) {
+      case PowBy::kTwo: y[i] = v * v; break;
+      case PowBy::kThree: y[i] = static_cast<float>(static_cast<double>(v) * v * v); break;
+      case PowBy::kHalf: y[i] = v == -vmath_detail::kInf ? vmath_detail::kInf : std::sqrt(v) + 0.0f; break;
+      default: y[i] = 1.0f / v;
+    }
+  }
+}
+
 class BinaryKernel final : public Kernel {
  public:
   BinaryKernel(const Graph& g, const Node& n, int)
@@ -183,7 +470,13 @@ class BinaryKernel final : public Kernel {
         bc_({in_shape(g, n, 0), in_shape(g, n, 1)}, out_shape(g, n, 0)),
         dtype_(in_dtype(g, n, 0)),
         exp_dtype_(in_dtype(g, n, 1)),
-        exp_count_(shape_numel(in_shape(g, n, 1))) {}
+        exp_count_(shape_numel(in_shape(g, n, 1))),
+        count_(shape_numel(out_shape(g, n, 0))),
+        isa_(sgemm_default_isa()),
+        float_fn_(pick_inner_float(kind_, isa_)) {
+    bool libm = kind_ == BinaryKind::kPow || kind_ == BinaryKind::kMod || kind_ == BinaryKind::kFMod;
+    grain_ = libm ? kGrainLibm : kGrain;
+  }
 
   size_t workspace_bytes() const override {
     // Pow with an integer exponent converts it to float first.
@@ -192,10 +485,10 @@ class BinaryKernel final : public Kernel {
 
   void run(const KernelArgs& args) override {
     switch (dtype_) {
-      case DType::kInt64: return typed<int64_t>(args, args.inputs[1]);
-      case DType::kInt32: return typed<int32_t>(args, args.inputs[1]);
-      case DType::kInt8: return typed<int8_t>(args, args.inputs[1]);
-      case DType::kUInt8: return typed<uint8_t>(args, args.inputs[1]);
+      case DType::kInt64: return typed<int64_t>(args, args.inputs[1], pick_inner<int64_t>(kind_), kGrain);
+      case DType::kInt32: return typed<int32_t>(args, args.inputs[1], pick_inner<int32_t>(kind_), kGrain);
+      case DType::kInt8: return typed<int8_t>(args, args.inputs[1], pick_inner<int8_t>(kind_), kGrain);
+      case DType::kUInt8: return typed<uint8_t>(args, args.inputs[1], pick_inner<uint8_t>(kind_), kGrain);
       default: break;
     }
     const void* b = args.inputs[1];
@@ -206,16 +499,26 @@ class BinaryKernel final : public Kernel {
                                            : static_cast<float>(static_cast<const int32_t*>(b)[i]);
       b = f;
     }
-    typed<float>(args, b);
+    if (kind_ == BinaryKind::kPow && exp_count_ == 1) {
+      // One exponent for all (then y has a's elements, in a's order).
+      PowBy p = pow_by(*static_cast<const float*>(b));
+      if (p != PowBy::kNone) {
+        const float* a = static_cast<const float*>(args.inputs[0]);
+        float* y = static_cast<float*>(args.outputs[0]);
+        auto body = [&](int64_t i0, int64_t i1) { pow_special(p, isa_, a + i0, y + i0, i1 - i0); };
+        args.pool->parallel_for(count_, body, kGrain);
+        return;
+      }
+    }
+    typed<float>(args, b, float_fn_, grain_);
   }
 
  private:
   template <typename T>
-  void typed(const KernelArgs& args, const void* bin) const {
+  void typed(const KernelArgs& args, const void* bin, InnerFn<T> f, int64_t grain) const {
     const T* a = static_cast<const T*>(args.inputs[0]);
     const T* b = static_cast<const T*>(bin);
     T* y = static_cast<T*>(args.outputs[0]);
-    InnerFn<T> f = pick_inner<T>(kind_);
     int64_t inner = bc_.inner;
     auto body = [&](int64_t o0, int64_t o1) {
       for (int64_t o = o0; o < o1; ++o) {
@@ -230,9 +533,9 @@ class BinaryKernel final : public Kernel {
         f(a + (bc_.inner_step[0] ? i0 : 0), bc_.inner_step[0], b + (bc_.inner_step[1] ? i0 : 0), bc_.inner_step[1],
           y + i0, i1 - i0);
       };
-      args.pool->parallel_for(inner, flat, kGrain);
+      args.pool->parallel_for(inner, flat, grain);
     } else {
-      args.pool->parallel_for(bc_.outer_count, body, std::max<int64_t>(1, kGrain / std::max<int64_t>(inner, 1)));
+      args.pool->parallel_for(bc_.outer_count, body, std::max<int64_t>(1, grain / std::max<int64_t>(inner, 1)));
     }
   }
 
@@ -240,6 +543,10 @@ class BinaryKernel final : public Kernel {
   Broadcast<2> bc_;
   DType dtype_, exp_dtype_;
   int64_t exp_count_;
+  int64_t count_;
+  SgemmIsa isa_;              // the variant of the float loops, chosen when the kernel is made
+  InnerFn<float> float_fn_;
+  int64_t grain_ = kGrain;
 };
 
 // Max, Min, Sum, Mean of one or more inputs: the first input broadcast into
@@ -249,7 +556,8 @@ class BinaryKernel final : public Kernel {
 // across the pool.
 class VariadicKernel final : public Kernel {
  public:
-  VariadicKernel(const Graph& g, const Node& n, int) : kind_(n.attrs_as<VariadicAttrs>().kind) {
+  VariadicKernel(const Graph& g, const Node& n, int)
+      : kind_(n.attrs_as<VariadicAttrs>().kind), isa_(sgemm_default_isa()) {
     dtype_ = in_dtype(g, n, 0);
     const Shape& y = out_shape(g, n, 0);
     count_ = shape_numel(y);
@@ -298,9 +606,12 @@ class VariadicKernel final : public Kernel {
   void typed(const KernelArgs& args) const {
     T* y = static_cast<T*>(args.outputs[0]);
     if (count_ == 0) return;
-    InnerFn<T> f = pick_inner<T>(kind_ == VariadicKind::kMax   ? BinaryKind::kMax
-                                 : kind_ == VariadicKind::kMin ? BinaryKind::kMin
-                                                               : BinaryKind::kAdd);
+    BinaryKind k = kind_ == VariadicKind::kMax   ? BinaryKind::kMax
+                   : kind_ == VariadicKind::kMin ? BinaryKind::kMin
+                                                 : BinaryKind::kAdd;
+    InnerFn<T> f;
+    if constexpr (std::is_same_v<T, float>) f = pick_inner_float(k, isa_);
+    else f = pick_inner<T>(k);
     for (size_t i = 0; i < passes_.size(); ++i)
       pass<T>(passes_[i], i == 0 ? copy_in<T> : f, static_cast<const T*>(args.inputs[i]), y, *args.pool);
     if constexpr (std::is_floating_point_v<T>) {
@@ -315,6 +626,7 @@ class VariadicKernel final : public Kernel {
   }
 
   VariadicKind kind_;
+  SgemmIsa isa_;
   DType dtype_;
   int64_t count_ = 0;
   std::vector<Broadcast<2>> passes_;  // per input: (output, input) -> output

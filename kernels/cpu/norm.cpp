@@ -5,7 +5,10 @@
 // Every kernel reads its shapes once, when it is made, as an
 // outer x length x inner decomposition of the input; run() only loops.
 // Sums are accumulated in double so long rows keep float accuracy.
+// Softmax, LogSoftmax, LRN's power and LogSumExp's exponentials run in the
+// vectorized math of vmath.h (exp to 1 ULP, log to 1 ULP).
 #include "kernels/cpu/registry.h"
+#include "kernels/cpu/vmath.h"
 #include "runtime/ops/conv.h"
 #include "runtime/ops/linalg.h"
 
@@ -252,21 +255,15 @@ class SoftmaxKernel final : public Kernel {
 
   // One contiguous row of len_ values.
   void row(const float* x, float* y) const {
-    float m = -std::numeric_limits<float>::infinity();
-    for (int64_t i = 0; i < len_; ++i) m = x[i] > m ? x[i] : m;
-    double sum = 0;
+    float m = max_of(x, len_);
     if (log_) {
-      for (int64_t i = 0; i < len_; ++i) sum += std::exp(x[i] - m);
+      double sum = exp_shifted_sum(x, m, nullptr, len_);
       // (x - m) first: adding log(sum) to a large m would round it away.
       float log_sum = static_cast<float>(std::log(sum));
       for (int64_t i = 0; i < len_; ++i) y[i] = (x[i] - m) - log_sum;
       return;
     }
-    for (int64_t i = 0; i < len_; ++i) {
-      float e = std::exp(x[i] - m);
-      y[i] = e;
-      sum += e;
-    }
+    double sum = exp_shifted_sum(x, m, y, len_);
     float inv = static_cast<float>(1.0 / sum);
     for (int64_t i = 0; i < len_; ++i) y[i] *= inv;
   }
@@ -286,14 +283,12 @@ class SoftmaxKernel final : public Kernel {
       const float* xr = x + base + k * inner_;
       for (int64_t j = 0; j < w; ++j) m[j] = xr[j] > m[j] ? xr[j] : m[j];
     }
+    float e[kBlock];
     for (int64_t k = 0; k < len_; ++k) {
       const float* xr = x + base + k * inner_;
-      float* yr = y + base + k * inner_;
-      for (int64_t j = 0; j < w; ++j) {
-        float e = std::exp(xr[j] - m[j]);
-        if (!log_) yr[j] = e;
-        sum[j] += e;
-      }
+      float* yr = log_ ? e : y + base + k * inner_;
+      exp_shifted(xr, m, yr, w);
+      for (int64_t j = 0; j < w; ++j) sum[j] += yr[j];
     }
     // Per column: log of the sum (log) or its reciprocal (softmax).
     for (int64_t j = 0; j < w; ++j) sum[j] = log_ ? std::log(sum[j]) : 1.0 / sum[j];
@@ -480,11 +475,17 @@ class ReduceKernel final : public Kernel {
   }
 
   // The inner run is reduced: all outer-reduced positions of `inner_`
-  // contiguous values from `base`.
+  // contiguous values from `base`. LogSumExp's sum of exp(v - shift) runs
+  // vectorized, in float (the shift is a float: the maximum of the values),
+  // summed in double.
   double reduce_stretches(const float* base, const Acc& acc, double shift) const {
     double v = acc.init();
     for (int64_t r = 0; r < outer_reduced_; ++r) {
       const float* p = base + run_offset(reduced_, r);
+      if (acc.kind == ReduceKind::kLogSumExp) {
+        v += exp_shifted_sum(p, static_cast<float>(shift), nullptr, inner_);
+        continue;
+      }
       for (int64_t i = 0; i < inner_; ++i) v = acc.add(v, p[i], shift);
     }
     return v;
@@ -493,6 +494,15 @@ class ReduceKernel final : public Kernel {
   // Accumulates the columns [0, w) of `base`'s rows into acc (shift per column).
   void accumulate_rows(const float* base, int64_t w, const Acc& a, double* acc, const double* shift) const {
     std::fill(acc, acc + w, a.init());
+    if (a.kind == ReduceKind::kLogSumExp) {
+      float s[kBlock], e[kBlock];
+      for (int64_t j = 0; j < w; ++j) s[j] = static_cast<float>(shift[j]);
+      for (int64_t r = 0; r < outer_reduced_; ++r) {
+        exp_shifted(base + run_offset(reduced_, r), s, e, w);
+        for (int64_t j = 0; j < w; ++j) acc[j] += e[j];
+      }
+      return;
+    }
     for (int64_t r = 0; r < outer_reduced_; ++r) {
       const float* p = base + run_offset(reduced_, r);
       for (int64_t j = 0; j < w; ++j) acc[j] = a.add(acc[j], p[j], shift ? shift[j] : 0.0);
@@ -518,8 +528,12 @@ class ReduceKernel final : public Kernel {
     auto body = [&](int64_t t0, int64_t t1) {
       for (int64_t t = t0; t < t1; ++t) {
         double v = a.init();
-        int64_t end = std::min(in_count_, (t + 1) * piece);
-        for (int64_t i = t * piece; i < end; ++i) v = a.add(v, x[i], shift);
+        int64_t begin = std::min(in_count_, t * piece), end = std::min(in_count_, (t + 1) * piece);
+        if (a.kind == ReduceKind::kLogSumExp) {
+          v += exp_shifted_sum(x + begin, static_cast<float>(shift), nullptr, end - begin);
+        } else {
+          for (int64_t i = begin; i < end; ++i) v = a.add(v, x[i], shift);
+        }
         partial[t] = v;
       }
     };
@@ -566,6 +580,9 @@ class LrnKernel final : public Kernel {
     plane_ = product(x, 2, x.size());
     before_ = (a_.size - 1) / 2;
     after_ = a_.size - 1 - before_;
+    // bias > 0 and alpha >= 0 (as models have them) keep the base positive,
+    // where pow is exp(beta log base); else std::pow's rules for the rest.
+    positive_base_ = a_.bias > 0.0f && a_.alpha >= 0.0f && std::isfinite(a_.bias) && std::isfinite(a_.alpha);
   }
 
   void run(const KernelArgs& args) override {
@@ -585,8 +602,12 @@ class LrnKernel final : public Kernel {
           for (int64_t i = 0; i < plane_; ++i) yp[i] += xk[i] * xk[i];
         }
         const float* xp = x + p * plane_;
-        for (int64_t i = 0; i < plane_; ++i)
-          yp[i] = xp[i] / std::pow(a_.bias + alpha_over_size * yp[i], a_.beta);
+        for (int64_t i = 0; i < plane_; ++i) yp[i] = a_.bias + alpha_over_size * yp[i];
+        if (positive_base_) {
+          mul_pow(xp, yp, -a_.beta, yp, plane_);  // x * base^-beta, vectorized
+        } else {
+          for (int64_t i = 0; i < plane_; ++i) yp[i] = xp[i] / std::pow(yp[i], a_.beta);
+        }
       }
     };
     args.pool->parallel_for(planes_, body, grain_for(plane_ * (before_ + after_ + 2)));
@@ -595,6 +616,7 @@ class LrnKernel final : public Kernel {
  private:
   LrnAttrs a_;
   int64_t channels_ = 1, planes_ = 0, plane_ = 1, before_ = 0, after_ = 0;
+  bool positive_base_ = true;
 };
 
 template <typename K>

@@ -6,6 +6,8 @@
 // portable kernel exists).
 #include "kernels/cpu/sgemm.h"
 
+#include "kernels/cpu/vmath.h"
+
 #include <algorithm>
 #include <array>
 #include <atomic>
@@ -461,11 +463,6 @@ struct TileOut {
   const Activation* act;
 };
 
-bool vector_act(const Activation& a) {
-  return a.kind == ActKind::kNone || a.kind == ActKind::kRelu || a.kind == ActKind::kClip ||
-         a.kind == ActKind::kLeakyRelu;
-}
-
 // The epilogue of one element, in the order the vector kernels use.
 inline void finish(float acc, float* p, const TileOut& o, int r, int j) {
   float x = o.alpha == 1.0f ? acc : o.alpha * acc;
@@ -476,12 +473,6 @@ inline void finish(float acc, float* p, const TileOut& o, int r, int j) {
     x = o.act->apply(x);
   }
   *p = x;
-}
-
-// Activations without a vector form run over the stored tile.
-void scalar_act_rows(const TileOut& o) {
-  if (!o.last || vector_act(*o.act)) return;
-  for (int r = 0; r < o.rows; ++r) o.act->apply(o.c + r * o.ldc, o.cols);
 }
 
 // Portable kernel: MR x NR of plain loops the compiler vectorizes.
@@ -512,19 +503,6 @@ constexpr int narrow_sums(int nc) { return std::min(4, std::max(1, 8 / nc)); }
 
 // ---- AVX-512: 8 x 32 (two zmm columns); rows and vectors as templates.
 
-MINIRT_AVX512 inline __m512 act512(__m512 x, const Activation& a) {
-  switch (a.kind) {
-    case ActKind::kRelu: return _mm512_max_ps(x, _mm512_setzero_ps());
-    // max(lo, x) then min(hi, .) keep a NaN as the scalar Clip does.
-    case ActKind::kClip: return _mm512_min_ps(_mm512_set1_ps(a.beta), _mm512_max_ps(_mm512_set1_ps(a.alpha), x));
-    case ActKind::kLeakyRelu: {
-      __mmask16 ge = _mm512_cmp_ps_mask(x, _mm512_setzero_ps(), _CMP_GE_OQ);
-      return _mm512_mask_blend_ps(ge, _mm512_mul_ps(x, _mm512_set1_ps(a.alpha)), x);
-    }
-    default: return x;
-  }
-}
-
 template <int R, int V, bool IND>
 MINIRT_AVX512 void ukr_avx512(int64_t kc, const float* a, const float* b, const int64_t* koff, const TileOut& o) {
   constexpr int MR = 8, NR = 32;
@@ -553,7 +531,8 @@ MINIRT_AVX512 void ukr_avx512(int64_t kc, const float* a, const float* b, const 
   }
   const bool scale = o.alpha != 1.0f;
   const __m512 alpha = _mm512_set1_ps(o.alpha);
-  const bool vact = o.last && vector_act(*o.act);
+  // The fused activation, every kind in vector form (vmath.h), on the tile in registers.
+  const bool vact = o.last && !o.act->none();
   __m512 cb[V];
 #pragma GCC unroll 2
   for (int v = 0; v < V; ++v)
@@ -569,12 +548,11 @@ MINIRT_AVX512 void ukr_avx512(int64_t kc, const float* a, const float* b, const 
       if (o.last) {
         if (o.row_bias) x = _mm512_add_ps(x, _mm512_set1_ps(o.row_bias[r]));
         if (o.col_bias) x = _mm512_add_ps(x, cb[v]);
-        if (vact) x = act512(x, *o.act);
+        if (vact) x = act_avx512(x, *o.act);
       }
       _mm512_mask_storeu_ps(p + 16 * v, mask[v], x);
     }
   }
-  scalar_act_rows(o);
 }
 
 // Narrow column tails (NC <= 12 columns): vectorized along the 8 rows of the
@@ -617,18 +595,6 @@ MINIRT_AVX512 void narrow_avx512(int64_t kc, const float* a, const float* b, con
 
 // ---- AVX2: 4 x 24 (three ymm columns).
 
-MINIRT_AVX2 inline __m256 act256(__m256 x, const Activation& a) {
-  switch (a.kind) {
-    case ActKind::kRelu: return _mm256_max_ps(x, _mm256_setzero_ps());
-    case ActKind::kClip: return _mm256_min_ps(_mm256_set1_ps(a.beta), _mm256_max_ps(_mm256_set1_ps(a.alpha), x));
-    case ActKind::kLeakyRelu: {
-      __m256 ge = _mm256_cmp_ps(x, _mm256_setzero_ps(), _CMP_GE_OQ);
-      return _mm256_blendv_ps(_mm256_mul_ps(x, _mm256_set1_ps(a.alpha)), x, ge);
-    }
-    default: return x;
-  }
-}
-
 alignas(32) const int32_t kLaneMask[16] = {-1, -1, -1, -1, -1, -1, -1, -1, 0, 0, 0, 0, 0, 0, 0, 0};
 
 template <int R, int V, bool IND>
@@ -660,7 +626,8 @@ MINIRT_AVX2 void ukr_avx2(int64_t kc, const float* a, const float* b, const int6
   }
   const bool scale = o.alpha != 1.0f;
   const __m256 alpha = _mm256_set1_ps(o.alpha);
-  const bool vact = o.last && vector_act(*o.act);
+  // The fused activation, every kind in vector form (vmath.h), on the tile in registers.
+  const bool vact = o.last && !o.act->none();
   __m256 cb[V];
 #pragma GCC unroll 3
   for (int v = 0; v < V; ++v)
@@ -676,12 +643,11 @@ MINIRT_AVX2 void ukr_avx2(int64_t kc, const float* a, const float* b, const int6
       if (o.last) {
         if (o.row_bias) x = _mm256_add_ps(x, _mm256_set1_ps(o.row_bias[r]));
         if (o.col_bias) x = _mm256_add_ps(x, cb[v]);
-        if (vact) x = act256(x, *o.act);
+        if (vact) x = act_avx2(x, *o.act);
       }
       _mm256_maskstore_ps(p + 8 * v, mask[v], x);
     }
   }
-  scalar_act_rows(o);
 }
 
 template <int NC, bool IND>

@@ -37,9 +37,9 @@ __device__ float apply_act(const ActParams& a, float x) {
     case ActKind::kSigmoid:
       return 1.0f / (1.0f + expf(-x));
     case ActKind::kHardSigmoid:
-      return cmax(0.0f, cmin(1.0f, a.alpha * x + a.beta));
+      return cmin(cmax(a.alpha * x + a.beta, 0.0f), 1.0f);
     case ActKind::kHardSwish:
-      return x * cmax(0.0f, cmin(1.0f, x / 6.0f + 0.5f));
+      return x * cmin(cmax(x / 6.0f + 0.5f, 0.0f), 1.0f);
     case ActKind::kTanh:
       return tanhf(x);
     case ActKind::kElu:
@@ -47,7 +47,7 @@ __device__ float apply_act(const ActParams& a, float x) {
     case ActKind::kSelu:
       return x > 0.0f ? a.beta * x : a.beta * a.alpha * expm1f(x);
     case ActKind::kCelu:
-      return cmax(0.0f, x) + cmin(0.0f, a.alpha * expm1f(x / a.alpha));
+      return cmax(x, 0.0f) + cmin(a.alpha * expm1f(x / a.alpha), 0.0f);
     case ActKind::kSoftplus:
       return softplus(x);
     case ActKind::kSoftsign:

@@ -1,5 +1,14 @@
 // An elementwise activation that a Conv or Gemm may carry fused after its
 // output (set by the fusion pass), and that the activation ops use too.
+// apply() is the scalar reference, in std:: math; the CPU kernels run the
+// vectorized forms of kernels/cpu/vmath.h, tested against it.
+//
+//   Activation a{ActKind::kLeakyRelu, 0.1f};
+//   float y = a.apply(x);         // one value
+//   a.apply(p, n);                // in place over n floats
+//
+// NaN in gives NaN out for every kind except Relu and ThresholdedRelu
+// (0, as their comparisons read), so that the SIMD forms can match it.
 #pragma once
 
 #include <algorithm>
@@ -27,7 +36,7 @@ enum class ActKind : uint8_t {
   kMish,
   kGelu,      // exact: x * Phi(x), with erf
   kGeluTanh,  // approximate="tanh"
-  kSilu,      // x * sigmoid(x) (Swish), fused from Mul(x, Sigmoid(x))
+  kSilu,      // x * sigmoid(x) (Swish); set by the fusion pass for Mul(x, Sigmoid(x))
 };
 
 struct Activation {
@@ -44,12 +53,13 @@ struct Activation {
       case ActKind::kLeakyRelu: return x >= 0 ? x : alpha * x;
       case ActKind::kClip: return std::min(std::max(x, alpha), beta);
       case ActKind::kSigmoid: return 1.0f / (1.0f + std::exp(-x));
-      case ActKind::kHardSigmoid: return std::max(0.0f, std::min(1.0f, alpha * x + beta));
-      case ActKind::kHardSwish: return x * std::max(0.0f, std::min(1.0f, x / 6.0f + 0.5f));
+      // The clamps put the value first so that a NaN passes through them.
+      case ActKind::kHardSigmoid: return std::min(std::max(alpha * x + beta, 0.0f), 1.0f);
+      case ActKind::kHardSwish: return x * std::min(std::max(x / 6.0f + 0.5f, 0.0f), 1.0f);
       case ActKind::kTanh: return std::tanh(x);
       case ActKind::kElu: return x >= 0 ? x : alpha * std::expm1(x);
       case ActKind::kSelu: return x > 0 ? beta * x : beta * alpha * std::expm1(x);
-      case ActKind::kCelu: return std::max(0.0f, x) + std::min(0.0f, alpha * std::expm1(x / alpha));
+      case ActKind::kCelu: return std::max(x, 0.0f) + std::min(alpha * std::expm1(x / alpha), 0.0f);
       case ActKind::kSoftplus: return softplus(x);
       case ActKind::kSoftsign: return x / (1.0f + std::fabs(x));
       case ActKind::kThresholdedRelu: return x > alpha ? x : 0.0f;

@@ -1,0 +1,816 @@
+// The vectorized math of kernels/cpu/vmath.h and the elementwise, softmax
+// and LRN kernels built on it, for every variant the CPU can run (AVX-512,
+// AVX2, the portable scalar forms), forced in turn.
+//
+// - exp, expm1, log, log1p, erf, sigmoid, tanh against the std:: functions
+//   in double, over every 257th bit pattern of the 2^32 floats (NaNs,
+//   infinities, zeros and denormals among them), every float near 1, and the
+//   neighbours of each threshold (overflow, underflow, branch points),
+//   asserting the maximum ULP error vmath.h documents;
+// - the special values (NaN, +-inf, +-0, log of 0 and negatives) exactly;
+// - every ActKind, through apply_activation and through the register forms
+//   act_avx512 / act_avx2, against Activation::apply (scalar std::);
+// - the Unary, Binary (every broadcast shape its inner loop has, with NaNs,
+//   infinities and signed zeros in the data) and Variadic kernels against
+//   naive loops: bit-identical for Add, Sub, Mul, Div, Max, Min, PRelu and
+//   the integer ops; Pow by special exponents against std::pow in double;
+// - Softmax, LogSoftmax, LRN and ReduceLogSumExp against loops in double.
+#include "op_runner.h"
+#include "kernels/cpu/sgemm.h"
+#include "kernels/cpu/vmath.h"
+#include "runtime/ops/activation.h"
+#include "runtime/thread_pool.h"
+
+#include <gtest/gtest.h>
+
+#include <bit>
+#include <cmath>
+#include <cstdio>
+#include <cstring>
+#include <functional>
+#include <limits>
+#include <random>
+#include <string>
+#include <vector>
+
+namespace minirt {
+namespace {
+
+using cpu::MathFn;
+using cpu::SgemmIsa;
+using namespace ::minirt::testing;
+
+constexpr float kInf = std::numeric_limits<float>::infinity();
+constexpr float kNaN = std::numeric_limits<float>::quiet_NaN();
+
+std::vector<SgemmIsa> supported_isas() {
+  std::vector<SgemmIsa> out;
+  for (SgemmIsa isa : {SgemmIsa::kAvx512, SgemmIsa::kAvx2, SgemmIsa::kGeneric})
+    if (cpu::sgemm_isa_supported(isa)) out.push_back(isa);
+  return out;
+}
+
+// Forces a variant for the scope (kernels made and array calls made in it).
+struct ForceIsa {
+  explicit ForceIsa(SgemmIsa isa) { cpu::sgemm_force_isa(isa); }
+  ~ForceIsa() { cpu::sgemm_reset_isa(); }
+};
+
+float from_bits(uint32_t u) { return std::bit_cast<float>(u); }
+
+// The same bits, or both NaN (whose payloads depend on operand order).
+bool same_float(float a, float b) {
+  return (std::isnan(a) && std::isnan(b)) || std::bit_cast<uint32_t>(a) == std::bit_cast<uint32_t>(b);
+}
+
+// One unit in the last place of a float near v (the smallest denormal for
+// results below FLT_MIN).
+double ulp_of(double v) {
+  double a = std::fabs(v);
+  if (a < std::numeric_limits<float>::min()) return 0x1p-149;
+  if (a >= 0x1p128) return 0x1p104;
+  return std::ldexp(1.0, std::ilogb(a) - 23);
+}
+
+// |got - want| in ULPs of want; NaN must meet NaN, an infinity the same
+// infinity (or, near FLT_MAX, counts as 2^128).
+double ulp_error(float got, double want) {
+  if (std::isnan(want) || std::isnan(got)) return std::isnan(want) && std::isnan(got) ? 0.0 : INFINITY;
+  float wf = static_cast<float>(want);
+  if (std::isinf(got) || std::isinf(wf)) {
+    if (got == wf) return 0.0;
+    double g = std::isinf(got) ? std::copysign(0x1p128, got) : got;
+    double w = std::isinf(want) ? std::copysign(0x1p128, want) : want;
+    return std::fabs(g - w) / 0x1p104;
+  }
+  return std::fabs(static_cast<double>(got) - want) / ulp_of(want);
+}
+
+// ---------------------------------------------------------------- accuracy sweeps
+
+// The inputs of a sweep: every `step`th bit pattern, all floats in [lo, hi)
+// of each dense range, and 8 neighbours of each point on either side.
+std::vector<float> sweep_inputs(uint32_t step, const std::vector<std::pair<float, float>>& dense,
+                                const std::vector<float>& points) {
+  std::vector<float> x;
+  x.reserve((uint64_t{1} << 32) / step + 4096);
+  for (uint64_t u = 0; u < (uint64_t{1} << 32); u += step) x.push_back(from_bits(static_cast<uint32_t>(u)));
+  for (auto [lo, hi] : dense)
+    for (float v = lo; v < hi; v = std::nextafter(v, kInf)) x.push_back(v);
+  for (float p : points)
+    for (float s : {p, -p}) {
+      float up = s, down = s;
+      x.push_back(s);
+      for (int i = 0; i < 8; ++i) {
+        up = std::nextafter(up, kInf);
+        down = std::nextafter(down, -kInf);
+        x.push_back(up);
+        x.push_back(down);
+      }
+    }
+  for (float v : {0.0f, -0.0f, kInf, -kInf, kNaN, -kNaN, from_bits(0x7f800001u), from_bits(0xffc00001u)})
+    x.push_back(v);
+  return x;
+}
+
+struct Sweep {
+  const char* name;
+  std::function<void(const float*, float*, int64_t)> run;  // the array function under test
+  std::function<double(double)> ref;                      // the exact function, in double
+  double bound[3];                                        // max ULP for AVX-512, AVX2, generic
+};
+
+double bound_for(const Sweep& s, SgemmIsa isa) {
+  return isa == SgemmIsa::kAvx512 ? s.bound[0] : isa == SgemmIsa::kAvx2 ? s.bound[1] : s.bound[2];
+}
+
+// Runs the sweep for every variant; reports the measured maximum and the
+// input where it occurs.
+void run_sweep(const Sweep& s, const std::vector<float>& x) {
+  std::vector<double> want(x.size());
+  for (size_t i = 0; i < x.size(); ++i) want[i] = s.ref(x[i]);
+  std::vector<float> got(x.size());
+  for (SgemmIsa isa : supported_isas()) {
+    ForceIsa force(isa);
+    s.run(x.data(), got.data(), static_cast<int64_t>(x.size()));
+    double worst = 0;
+    size_t at = 0;
+    for (size_t i = 0; i < x.size(); ++i) {
+      double e = ulp_error(got[i], want[i]);
+      if (!(e <= worst)) {
+        worst = e;
+        at = i;
+      }
+    }
+    std::printf("  %-8s %-7s max %.3f ULP at x = %a (got %a, want %a)\n", s.name, cpu::sgemm_isa_name(isa), worst,
+                x[at], got[at], want[at]);
+    EXPECT_LE(worst, bound_for(s, isa)) << s.name << " on " << cpu::sgemm_isa_name(isa) << " at x = " << x[at]
+                                        << " (" << std::hexfloat << x[at] << "): got " << got[at] << ", want "
+                                        << want[at];
+  }
+}
+
+constexpr uint32_t kStep = 257;  // a prime: every mantissa residue, about 16.7 million inputs
+
+// Thresholds and branch points of the algorithms (their negatives too).
+const std::vector<float> kPoints = {
+    1.0f,       0.5f,       2.0f,        0.625f,      0.75f,       2.35f,      3.92f,     3.95f,    9.0f,
+    10.0f,      20.0f,      30.0f,       17.33f,      88.7228f,    88.72284f,  88.75f,    87.3365f, 103.972f,
+    104.0f,     1.4142135f, 0.70710677f, 0.34657359f, 0.69314718f, 1.1754944e-38f, 1.4e-45f, 3.4028235e38f};
+
+void math_array(MathFn f, const float* x, float* y, int64_t n) { cpu::apply_math(f, x, y, n); }
+void act_array(ActKind k, const float* x, float* y, int64_t n) {
+  Activation a;
+  a.kind = k;
+  cpu::apply_activation(a, x, y, n);
+}
+
+TEST(Vmath, ExpLogAndFriendsWithinDocumentedUlps) {
+  std::vector<float> x = sweep_inputs(kStep, {{0.99f, 1.01f}, {88.6f, 88.8f}, {-104.5f, -103.5f}}, kPoints);
+  using namespace std::placeholders;
+  const Sweep sweeps[] = {
+      {"exp", std::bind(math_array, MathFn::kExp, _1, _2, _3), [](double v) { return std::exp(v); }, {1, 1, 1}},
+      {"expm1", std::bind(math_array, MathFn::kExpm1, _1, _2, _3), [](double v) { return std::expm1(v); }, {2, 2, 2}},
+      {"log", std::bind(math_array, MathFn::kLog, _1, _2, _3), [](double v) { return std::log(v); }, {1, 1, 1}},
+      {"log1p", std::bind(math_array, MathFn::kLog1p, _1, _2, _3), [](double v) { return std::log1p(v); }, {2, 2, 2}},
+  };
+  for (const Sweep& s : sweeps) run_sweep(s, x);
+}
+
+TEST(Vmath, SigmoidTanhErfWithinDocumentedUlps) {
+  std::vector<float> x = sweep_inputs(kStep, {{0.62f, 0.63f}, {0.745f, 0.755f}, {-0.755f, -0.745f}}, kPoints);
+  using namespace std::placeholders;
+  const Sweep sweeps[] = {
+      {"sigmoid", std::bind(act_array, ActKind::kSigmoid, _1, _2, _3),
+       [](double v) { return 1.0 / (1.0 + std::exp(-v)); }, {3, 3, 3}},
+      {"tanh", std::bind(act_array, ActKind::kTanh, _1, _2, _3), [](double v) { return std::tanh(v); }, {2, 2, 2}},
+      {"erf", std::bind(math_array, MathFn::kErf, _1, _2, _3), [](double v) { return std::erf(v); }, {2, 2, 2}},
+  };
+  for (const Sweep& s : sweeps) run_sweep(s, x);
+}
+
+// ---------------------------------------------------------------- special values
+
+float one_value(SgemmIsa isa, MathFn f, float v) {
+  ForceIsa force(isa);
+  float y;
+  cpu::apply_math(f, &v, &y, 1);
+  return y;
+}
+float one_act(SgemmIsa isa, ActKind k, float v) {
+  ForceIsa force(isa);
+  float y;
+  act_array(k, &v, &y, 1);
+  return y;
+}
+
+TEST(Vmath, SpecialValuesExactly) {
+  const float denorm = std::numeric_limits<float>::denorm_min();
+  for (SgemmIsa isa : supported_isas()) {
+    SCOPED_TRACE(cpu::sgemm_isa_name(isa));
+    auto e = [&](float v) { return one_value(isa, MathFn::kExp, v); };
+    EXPECT_TRUE(std::isnan(e(kNaN)));
+    EXPECT_EQ(e(kInf), kInf);
+    EXPECT_EQ(e(-kInf), 0.0f);
+    EXPECT_EQ(e(0.0f), 1.0f);
+    EXPECT_EQ(e(-0.0f), 1.0f);
+    EXPECT_EQ(e(denorm), 1.0f);
+    EXPECT_EQ(e(100.0f), kInf);
+    EXPECT_EQ(e(-100.0f), std::exp(-100.0f));  // a denormal, as std::exp gives it
+    EXPECT_GT(e(-100.0f), 0.0f);
+    EXPECT_EQ(e(-104.0f), 0.0f);
+    EXPECT_EQ(e(88.7228f), std::exp(88.7228f));  // the largest finite results
+    EXPECT_EQ(e(88.7229f), kInf);
+
+    auto em1 = [&](float v) { return one_value(isa, MathFn::kExpm1, v); };
+    EXPECT_TRUE(std::isnan(em1(kNaN)));
+    EXPECT_EQ(em1(-kInf), -1.0f);
+    EXPECT_EQ(em1(kInf), kInf);
+    EXPECT_EQ(em1(1e-30f), 1e-30f);
+    EXPECT_EQ(em1(-50.0f), -1.0f);
+
+    auto l = [&](float v) { return one_value(isa, MathFn::kLog, v); };
+    EXPECT_EQ(l(0.0f), -kInf);
+    EXPECT_EQ(l(-0.0f), -kInf);
+    EXPECT_TRUE(std::isnan(l(-1.0f)));
+    EXPECT_TRUE(std::isnan(l(-denorm)));
+    EXPECT_TRUE(std::isnan(l(-kInf)));
+    EXPECT_TRUE(std::isnan(l(kNaN)));
+    EXPECT_EQ(l(kInf), kInf);
+    EXPECT_EQ(l(1.0f), 0.0f);
+    EXPECT_NEAR(l(denorm), -103.27893f, 1e-5f);
+    EXPECT_NEAR(l(std::numeric_limits<float>::max()), 88.72284f, 1e-5f);
+
+    auto l1p = [&](float v) { return one_value(isa, MathFn::kLog1p, v); };
+    EXPECT_EQ(l1p(-1.0f), -kInf);
+    EXPECT_TRUE(std::isnan(l1p(-2.0f)));
+    EXPECT_EQ(l1p(kInf), kInf);
+    EXPECT_EQ(l1p(1e-30f), 1e-30f);
+    EXPECT_EQ(l1p(-0.0f), 0.0f);
+
+    auto s = [&](float v) { return one_act(isa, ActKind::kSigmoid, v); };
+    EXPECT_TRUE(std::isnan(s(kNaN)));
+    EXPECT_EQ(s(kInf), 1.0f);
+    EXPECT_EQ(s(-kInf), 0.0f);
+    EXPECT_EQ(s(0.0f), 0.5f);
+    EXPECT_EQ(s(-0.0f), 0.5f);
+    EXPECT_EQ(s(20.0f), 1.0f);
+    EXPECT_EQ(s(-200.0f), 0.0f);
+    EXPECT_GT(s(-100.0f), 0.0f);  // e^-100, a denormal
+
+    auto t = [&](float v) { return one_act(isa, ActKind::kTanh, v); };
+    EXPECT_TRUE(std::isnan(t(kNaN)));
+    EXPECT_EQ(t(kInf), 1.0f);
+    EXPECT_EQ(t(-kInf), -1.0f);
+    EXPECT_EQ(t(10.0f), 1.0f);
+    EXPECT_EQ(t(-1e30f), -1.0f);
+    EXPECT_TRUE(std::signbit(t(-0.0f)) && t(-0.0f) == 0.0f);
+    EXPECT_EQ(t(denorm), denorm);
+
+    auto er = [&](float v) { return one_value(isa, MathFn::kErf, v); };
+    EXPECT_TRUE(std::isnan(er(kNaN)));
+    EXPECT_EQ(er(kInf), 1.0f);
+    EXPECT_EQ(er(-kInf), -1.0f);
+    EXPECT_EQ(er(4.0f), 1.0f);
+    EXPECT_EQ(er(-5.0f), -1.0f);
+    EXPECT_TRUE(std::signbit(er(-0.0f)) && er(-0.0f) == 0.0f);
+  }
+}
+
+// ---------------------------------------------------------------- activations
+
+struct ActCase {
+  ActKind kind;
+  float alpha, beta;
+  double ulps;   // relative tolerance, in ULPs of the reference
+  double abs_x;  // plus this times max(1, |x|) absolute (cancellation in the reference)
+};
+
+// Tolerances against Activation::apply, itself rounded in float (so a few
+// ULP apart from the exact value where it composes several functions).
+const ActCase kActCases[] = {
+    {ActKind::kNone, 0, 0, 0, 0},
+    {ActKind::kRelu, 0, 0, 0, 0},
+    {ActKind::kLeakyRelu, 0.1f, 0, 0, 0},
+    {ActKind::kClip, -1.5f, 6.0f, 0, 0},
+    {ActKind::kSigmoid, 0, 0, 4, 0},
+    {ActKind::kHardSigmoid, 0.2f, 0.5f, 1, 0},
+    {ActKind::kHardSwish, 0, 0, 2, 1e-7},
+    {ActKind::kTanh, 0, 0, 4, 0},
+    {ActKind::kElu, 0.7f, 0, 4, 0},
+    {ActKind::kSelu, 1.67326319f, 1.05070102f, 4, 0},
+    {ActKind::kCelu, 1.3f, 0, 4, 0},
+    {ActKind::kSoftplus, 0, 0, 4, 0},
+    {ActKind::kSoftsign, 0, 0, 0, 0},
+    {ActKind::kThresholdedRelu, 0.3f, 0, 0, 0},
+    {ActKind::kMish, 0, 0, 8, 0},
+    {ActKind::kGelu, 0, 0, 8, 1e-7},
+    {ActKind::kGeluTanh, 0, 0, 8, 1e-7},
+    {ActKind::kSilu, 0, 0, 6, 0},
+};
+static_assert(std::size(kActCases) == static_cast<size_t>(cpu::kActKindCount), "a case for every ActKind");
+
+// Inputs: every 65521st bit pattern, a fine grid over [-20, 20], specials.
+std::vector<float> act_inputs() {
+  std::vector<float> x = sweep_inputs(65521, {}, {0.625f, 0.75f, 3.0f, 6.0f, 20.0f, 88.7f, 1e-30f});
+  for (int i = -20 * 64; i <= 20 * 64; ++i) x.push_back(static_cast<float>(i) / 64.0f);
+  x.push_back(1.0f);  // an odd count: every tail length shows up below
+  return x;
+}
+
+// Where got and want differ by more than the case allows, a message; else "".
+std::string act_mismatch(const ActCase& c, float x, float got, float want) {
+  bool ok;
+  if (std::isnan(want) || std::isnan(got)) ok = std::isnan(want) && std::isnan(got);
+  else if (std::isinf(want) || std::isinf(got)) ok = got == want;
+  else if (c.ulps == 0) ok = got == want;
+  else {
+    // Plus FLT_MIN |x| absolute: the reference's std::exp overflows (to a 0
+    // sigmoid, a -0 Silu) for x < -88.7, where the vector forms still give
+    // the denormal.
+    double ax = std::isinf(x) ? 1.0 : std::max(1.0, std::fabs(static_cast<double>(x)));
+    double tol = c.ulps * ulp_of(want) + c.abs_x * ax + 0x1p-126 * ax;
+    ok = std::fabs(static_cast<double>(got) - want) <= tol;
+  }
+  if (ok) return "";
+  char buf[200];
+  std::snprintf(buf, sizeof buf, "x = %a: got %a, Activation::apply %a", x, got, want);
+  return buf;
+}
+
+void expect_act_close(const ActCase& c, const std::vector<float>& x, const std::vector<float>& got,
+                      const std::string& what) {
+  Activation a{c.kind, c.alpha, c.beta};
+  int bad = 0;
+  for (size_t i = 0; i < x.size(); ++i) {
+    std::string m = act_mismatch(c, x[i], got[i], a.apply(x[i]));
+    if (!m.empty() && bad++ < 3) ADD_FAILURE() << what << " " << a.name() << ": " << m;
+  }
+  EXPECT_EQ(bad, 0) << what << " " << a.name() << ": elements out of tolerance";
+}
+
+TEST(Vmath, EveryActivationArrayMatchesScalarReference) {
+  std::vector<float> x = act_inputs();
+  std::vector<float> y(x.size());
+  for (SgemmIsa isa : supported_isas()) {
+    ForceIsa force(isa);
+    for (const ActCase& c : kActCases) {
+      Activation a{c.kind, c.alpha, c.beta};
+      cpu::apply_activation(a, x.data(), y.data(), static_cast<int64_t>(x.size()));
+      expect_act_close(c, x, y, std::string("apply_activation ") + cpu::sgemm_isa_name(isa));
+      // In place, from an odd offset, for a length with a tail.
+      std::vector<float> z(x.begin() + 3, x.begin() + 3 + 1000 + 13);
+      cpu::apply_activation(a, z.data(), static_cast<int64_t>(z.size()));
+      for (size_t i = 0; i < z.size(); ++i)
+        ASSERT_TRUE(same_float(z[i], y[i + 3])) << a.name() << " in place, " << i;
+    }
+  }
+}
+
+#if MINIRT_VMATH_X86
+MINIRT_TARGET_AVX512 void act_registers512(const Activation& a, const float* x, float* y, size_t n) {
+  for (size_t i = 0; i + 16 <= n; i += 16) _mm512_storeu_ps(y + i, cpu::act_avx512(_mm512_loadu_ps(x + i), a));
+}
+MINIRT_TARGET_AVX2 void act_registers256(const Activation& a, const float* x, float* y, size_t n) {
+  for (size_t i = 0; i + 8 <= n; i += 8) _mm256_storeu_ps(y + i, cpu::act_avx2(_mm256_loadu_ps(x + i), a));
+}
+
+// The register forms the Conv and Gemm epilogues call: the same results as
+// the array functions (bit for bit), and so within tolerance of apply().
+TEST(Vmath, RegisterFormsMatchArrays) {
+  std::vector<float> x = act_inputs();
+  x.resize(x.size() / 16 * 16);
+  std::vector<float> reg(x.size()), arr(x.size());
+  for (SgemmIsa isa : {SgemmIsa::kAvx512, SgemmIsa::kAvx2}) {
+    if (!cpu::sgemm_isa_supported(isa)) continue;
+    ForceIsa force(isa);
+    for (const ActCase& c : kActCases) {
+      Activation a{c.kind, c.alpha, c.beta};
+      if (isa == SgemmIsa::kAvx512) act_registers512(a, x.data(), reg.data(), x.size());
+      else act_registers256(a, x.data(), reg.data(), x.size());
+      cpu::apply_activation(a, x.data(), arr.data(), static_cast<int64_t>(x.size()));
+      for (size_t i = 0; i < x.size(); ++i)
+        ASSERT_TRUE(same_float(reg[i], arr[i])) << a.name() << " on " << cpu::sgemm_isa_name(isa) << " at " << x[i];
+      expect_act_close(c, x, reg, std::string("register form ") + cpu::sgemm_isa_name(isa));
+    }
+  }
+}
+#endif
+
+// Every activation fused into the SGEMM epilogue (the tile in registers:
+// act_avx512 / act_avx2, masked column tails, the narrow and portable
+// kernels' scalar path) against a naive GEMM in double, then apply().
+void epilogue_case(int64_t m, int64_t n, int64_t k) {
+  std::mt19937 rng(5);
+  std::uniform_real_distribution<float> u(-1.5f, 1.5f);
+  std::vector<float> a(static_cast<size_t>(m * k)), b(static_cast<size_t>(k * n)), bias(static_cast<size_t>(m));
+  for (float& v : a) v = u(rng);
+  for (float& v : b) v = u(rng);
+  for (float& v : bias) v = 4 * u(rng);
+  std::vector<double> acc(static_cast<size_t>(m * n));
+  for (int64_t r = 0; r < m; ++r)
+    for (int64_t c = 0; c < n; ++c) {
+      double sum = bias[static_cast<size_t>(r)];
+      for (int64_t i = 0; i < k; ++i) sum += static_cast<double>(a[static_cast<size_t>(r * k + i)]) * b[static_cast<size_t>(i * n + c)];
+      acc[static_cast<size_t>(r * n + c)] = sum;
+    }
+  ThreadPool pool(2);
+  for (SgemmIsa isa : supported_isas())
+    for (const ActCase& c : kActCases) {
+      Activation act{c.kind, c.alpha, c.beta};
+      cpu::AlignedFloats pa = cpu::sgemm_pack_a(isa, a.data(), k, 1, m, k);
+      std::vector<float> y(static_cast<size_t>(m * n));
+      cpu::SgemmArgs g;
+      g.isa = isa;
+      g.m = m;
+      g.n = n;
+      g.k = k;
+      g.a = pa.data();
+      g.b = cpu::SgemmB::matrix(b.data(), n, 1);
+      g.c = y.data();
+      g.ldc = n;
+      g.ep.row_bias = bias.data();
+      g.ep.act = act;
+      cpu::SgemmSplit split = cpu::sgemm_split(isa, 1, m, n, k, 2);
+      cpu::AlignedFloats ws(cpu::sgemm_workspace_bytes(split, isa, k, n, true) / sizeof(float) + 16);
+      cpu::sgemm_run(pool, g, split, ws.data());
+      int bad = 0;
+      for (size_t i = 0; i < y.size(); ++i) {
+        float pre = static_cast<float>(acc[i]);
+        // The GEMM's own rounding (1e-5 of its magnitude) passed through the
+        // activation, whose slope is at most about 1.2 (Selu: 1.76).
+        double tol = 2e-5 * std::max(1.0, std::fabs(acc[i]));
+        double want = act.apply(pre);
+        if (!(std::fabs(y[i] - want) <= tol) && bad++ < 3)
+          ADD_FAILURE() << act.name() << " on " << cpu::sgemm_isa_name(isa) << " n " << n << " element " << i
+                        << ": " << y[i] << " vs " << want;
+      }
+    }
+}
+
+TEST(Vmath, EveryActivationInTheSgemmEpilogue) {
+  // Partial row panels; column tails masked (45), narrow on AVX-512 (44: 32 + 12)
+  // and on AVX2 (27: 24 + 3).
+  for (int64_t n : {45, 44, 27}) epilogue_case(13, n, 19);
+}
+
+// ---------------------------------------------------------------- the kernels
+
+Tensor float_tensor(const Shape& shape, const std::vector<float>& v) {
+  Tensor t = Tensor::zeros(DType::kFloat32, shape);
+  std::copy(v.begin(), v.end(), t.data<float>());
+  return t;
+}
+
+// Random values in [lo, hi) with NaNs, infinities and signed zeros sprinkled in.
+std::vector<float> random_values(int64_t n, std::mt19937& rng, float lo, float hi, bool specials) {
+  std::uniform_real_distribution<float> u(lo, hi);
+  std::vector<float> v(static_cast<size_t>(n));
+  for (float& f : v) f = u(rng);
+  if (specials) {
+    const float sp[] = {kNaN, kInf, -kInf, 0.0f, -0.0f};
+    for (size_t i = 0; i < v.size(); i += 37) v[i] = sp[(i / 37) % 5];
+  }
+  return v;
+}
+
+
+TEST(VmathKernels, UnaryOpsMatchStdAtEverySizeAndThreadCount) {
+  struct U {
+    const char* op;
+    std::function<double(float)> ref;
+    double ulps;
+    float lo, hi;
+  };
+  const U ops[] = {
+      {"Exp", [](float v) { return std::exp(static_cast<double>(v)); }, 1, -100, 100},
+      {"Log", [](float v) { return std::log(static_cast<double>(v)); }, 1, 0, 1000},
+      {"Erf", [](float v) { return std::erf(static_cast<double>(v)); }, 2, -5, 5},
+      {"Sigmoid", [](float v) { return 1.0 / (1.0 + std::exp(-static_cast<double>(v))); }, 3, -30, 30},
+      {"Tanh", [](float v) { return std::tanh(static_cast<double>(v)); }, 3, -12, 12},
+      {"Sqrt", [](float v) { return std::sqrt(v); }, 0, -1, 1000},
+      {"Abs", [](float v) { return std::fabs(v); }, 0, -10, 10},
+      {"Neg", [](float v) { return -v; }, 0, -10, 10},
+      {"Reciprocal", [](float v) { return 1.0f / v; }, 0, -10, 10},
+      {"Floor", [](float v) { return std::floor(v); }, 0, -1e8f, 1e8f},
+      {"Ceil", [](float v) { return std::ceil(v); }, 0, -1e8f, 1e8f},
+      {"Sign", [](float v) { return v > 0 ? 1.0f : (v < 0 ? -1.0f : v); }, 0, -3, 3},
+      {"Relu", [](float v) { return v > 0 ? v : 0.0f; }, 0, -3, 3},
+      {"Sin", [](float v) { return std::sin(v); }, 0, -10, 10},
+  };
+  std::mt19937 rng(7);
+  for (SgemmIsa isa : supported_isas()) {
+    ForceIsa force(isa);
+    for (const U& u : ops)
+      for (int64_t n : {1, 7, 16, 33, 1000, 8193, 50000, 100003})
+        for (int threads : {1, 3}) {
+          std::vector<float> x = random_values(n, rng, u.lo, u.hi, true);
+          OpCase oc{u.op, 13, {}, {float_tensor({n}, x)}};
+          Shape shape;
+          std::string what = oc.str() + " on " + cpu::sgemm_isa_name(isa) + ", threads " + std::to_string(threads);
+          std::vector<float> y = run_op(oc, threads, &shape, what);
+          int bad = 0;
+          for (int64_t i = 0; i < n; ++i) {
+            double want = u.ref(x[i]);
+            bool ok = u.ulps == 0 ? same_float(y[i], static_cast<float>(want)) : ulp_error(y[i], want) <= u.ulps;
+            if (!ok && bad++ < 3) ADD_FAILURE() << what << ": x = " << x[i] << " gives " << y[i] << ", want " << want;
+          }
+        }
+  }
+}
+
+// Every activation op (as a model has it) through the Unary kernel.
+TEST(VmathKernels, ActivationOpsMatchScalarReference) {
+  struct A {
+    const char* op;
+    int64_t opset;
+    std::map<std::string, Attribute> attrs;
+    ActCase c;
+  };
+  const A ops[] = {
+      {"Sigmoid", 13, {}, kActCases[4]},
+      {"HardSwish", 14, {}, kActCases[6]},
+      {"Elu", 13, {{"alpha", float_attr(0.7f)}}, kActCases[8]},
+      {"Softplus", 13, {}, kActCases[11]},
+      {"Mish", 18, {}, kActCases[14]},
+      {"Gelu", 20, {}, kActCases[15]},
+      {"Gelu", 20, {{"approximate", string_attr("tanh")}}, kActCases[16]},
+      {"LeakyRelu", 13, {{"alpha", float_attr(0.1f)}}, kActCases[2]},
+  };
+  std::mt19937 rng(8);
+  for (SgemmIsa isa : supported_isas()) {
+    ForceIsa force(isa);
+    for (const A& a : ops)
+      for (int64_t n : {5, 4099, 70001})
+        for (int threads : {1, 3}) {
+          std::vector<float> x = random_values(n, rng, -12, 12, true);
+          OpCase oc{a.op, a.opset, a.attrs, {float_tensor({n}, x)}};
+          Shape shape;
+          std::vector<float> y = run_op(oc, threads, &shape);
+          expect_act_close(a.c, x, y, oc.str() + " " + cpu::sgemm_isa_name(isa) + " t" + std::to_string(threads));
+        }
+  }
+}
+
+// Naive NumPy broadcasting: y[i] from a and b at the coordinates of i.
+int64_t bcast_offset(const Shape& y, const Shape& s, int64_t i) {
+  int64_t off = 0, stride = 1;
+  for (size_t d = y.size(); d-- > 0;) {
+    int64_t coord = i % y[d];
+    i /= y[d];
+    size_t k = d + s.size() - y.size();
+    if (d + s.size() >= y.size()) {
+      if (s[k] != 1) off += coord * stride;
+      stride *= s[k];
+    }
+  }
+  return off;
+}
+
+Shape bcast_shape(const Shape& a, const Shape& b) {
+  Shape y(std::max(a.size(), b.size()), 1);
+  for (size_t d = 0; d < y.size(); ++d) {
+    int64_t da = d + a.size() >= y.size() ? a[d + a.size() - y.size()] : 1;
+    int64_t db = d + b.size() >= y.size() ? b[d + b.size() - y.size()] : 1;
+    y[d] = std::max(da, db);
+  }
+  return y;
+}
+
+float binary_ref(const std::string& op, float a, float b) {
+  if (op == "Add") return a + b;
+  if (op == "Sub") return a - b;
+  if (op == "Mul") return a * b;
+  if (op == "Div") return a / b;
+  if (op == "Max") return a > b ? a : b;
+  if (op == "Min") return a < b ? a : b;
+  return a < 0 ? a * b : a;  // PRelu
+}
+
+// The broadcast shapes of the inner loop: same shape, a scalar on either
+// side, per channel (both orders), along the last axis, both operands
+// broadcast, rank 5, and runs of every tail length.
+const std::vector<std::pair<Shape, Shape>> kPairs = {
+    {{2, 3, 4, 5}, {2, 3, 4, 5}}, {{2, 3, 4, 5}, {}},        {{}, {2, 3, 4, 5}},         {{2, 16, 9, 9}, {1, 16, 1, 1}},
+    {{1, 16, 1, 1}, {2, 16, 9, 9}}, {{3, 7, 37}, {37}},       {{3, 1, 5}, {1, 4, 1}},      {{2, 3, 1, 4, 5}, {3, 2, 1, 1}},
+    {{1, 40000}, {1}},            {{3, 1, 9000}, {3, 5, 1}}, {{33}, {33}},                {{8, 64, 17, 17}, {64, 1, 1}}};
+
+TEST(VmathKernels, BinaryOpsBitIdenticalToNaiveLoops) {
+  std::mt19937 rng(9);
+  for (SgemmIsa isa : supported_isas()) {
+    ForceIsa force(isa);
+    for (const char* op : {"Add", "Sub", "Mul", "Div", "Max", "Min"})
+      for (const auto& [sa, sb] : kPairs)
+        for (int threads : {1, 3}) {
+          Shape ys = bcast_shape(sa, sb);
+          std::vector<float> a = random_values(shape_numel(sa), rng, -4, 4, true);
+          std::vector<float> b = random_values(shape_numel(sb), rng, -4, 4, true);
+          OpCase oc{op, std::string(op) == "Max" || std::string(op) == "Min" ? 13 : 14, {},
+                    {float_tensor(sa, a), float_tensor(sb, b)}};
+          Shape shape;
+          std::string what = oc.str() + " " + cpu::sgemm_isa_name(isa) + " t" + std::to_string(threads);
+          std::vector<float> y = run_op(oc, threads, &shape, what);
+          ASSERT_EQ(shape, ys) << what;
+          int bad = 0;
+          for (int64_t i = 0; i < shape_numel(ys); ++i) {
+            float want = binary_ref(op, a[bcast_offset(ys, sa, i)], b[bcast_offset(ys, sb, i)]);
+            if (!same_float(y[i], want) && bad++ < 3) ADD_FAILURE() << what << ": element " << i << " " << y[i] << " vs " << want;
+          }
+        }
+  }
+}
+
+TEST(VmathKernels, PReluAndVariadicBitIdenticalToNaiveLoops) {
+  std::mt19937 rng(10);
+  for (SgemmIsa isa : supported_isas()) {
+    ForceIsa force(isa);
+    for (const auto& [sx, ss] : std::vector<std::pair<Shape, Shape>>{
+             {{2, 16, 9, 9}, {16, 1, 1}}, {{2, 3, 4, 5}, {5}}, {{2, 3, 4, 5}, {}}, {{70000}, {70000}}})
+      for (int threads : {1, 3}) {
+        std::vector<float> x = random_values(shape_numel(sx), rng, -4, 4, true);
+        std::vector<float> s = random_values(shape_numel(ss), rng, -1, 1, false);
+        OpCase oc{"PRelu", 16, {}, {float_tensor(sx, x), float_tensor(ss, s)}};
+        Shape shape;
+        std::vector<float> y = run_op(oc, threads, &shape);
+        for (int64_t i = 0; i < shape_numel(sx); ++i)
+          ASSERT_TRUE(same_float(y[i], binary_ref("PRelu", x[i], s[bcast_offset(sx, ss, i)]))) << oc.str() << " " << i;
+      }
+    for (const char* op : {"Max", "Min", "Sum", "Mean"})
+      for (int threads : {1, 3}) {
+        Shape s0{4, 16, 33}, s1{16, 1}, s2{};
+        std::vector<float> a = random_values(shape_numel(s0), rng, -4, 4, true);
+        std::vector<float> b = random_values(shape_numel(s1), rng, -4, 4, true);
+        std::vector<float> c = random_values(1, rng, -4, 4, false);
+        OpCase oc{op, 13, {}, {float_tensor(s0, a), float_tensor(s1, b), float_tensor(s2, c)}};
+        Shape shape;
+        std::vector<float> y = run_op(oc, threads, &shape);
+        std::string o(op);
+        for (int64_t i = 0; i < shape_numel(s0); ++i) {
+          float u = a[i], v = b[bcast_offset(s0, s1, i)], w = c[0];
+          float want = o == "Max"   ? binary_ref("Max", binary_ref("Max", u, v), w)
+                       : o == "Min" ? binary_ref("Min", binary_ref("Min", u, v), w)
+                                    : (u + v) + w;
+          if (o == "Mean") want /= 3.0f;
+          ASSERT_TRUE(same_float(y[i], want)) << oc.str() << " " << cpu::sgemm_isa_name(isa) << " element " << i;
+        }
+      }
+  }
+}
+
+TEST(VmathKernels, PowBySpecialAndOtherExponents) {
+  std::mt19937 rng(11);
+  for (SgemmIsa isa : supported_isas()) {
+    ForceIsa force(isa);
+    for (float e : {2.0f, 3.0f, 0.5f, -1.0f, 0.0f, 1.0f, 2.5f, -0.5f})
+      for (int64_t n : {5, 20000}) {
+        std::vector<float> x = random_values(n, rng, -50, 50, true);
+        x[1] = -0.0f;
+        x[2] = -kInf;
+        OpCase oc{"Pow", 15, {}, {float_tensor({n}, x), float_tensor({}, {e})}};
+        Shape shape;
+        std::vector<float> y = run_op(oc, 3, &shape);
+        for (int64_t i = 0; i < n; ++i) {
+          double want = std::pow(static_cast<double>(x[i]), static_cast<double>(e));
+          // The special exponents are correctly rounded; the others are std::pow's (0.52 ULP).
+          bool special = e == 2.0f || e == 3.0f || e == 0.5f || e == -1.0f || e == 0.0f || e == 1.0f;
+          ASSERT_LE(ulp_error(y[i], want), special ? 0.5001 : 0.53)
+              << "Pow(" << x[i] << ", " << e << ") " << cpu::sgemm_isa_name(isa);
+          if (want == 0) {
+            ASSERT_EQ(std::signbit(y[i]), std::signbit(want)) << "Pow(" << x[i] << ", " << e << ")";
+          }
+        }
+      }
+  }
+}
+
+// Integer ops keep the scalar loops and their exact rules (division by zero
+// and MIN / -1 give 0 and MIN rather than trapping).
+TEST(VmathKernels, IntegerBinaryOpsExact) {
+  Shape sa{3, 4, 5}, sb{4, 1};
+  Tensor a = Tensor::zeros(DType::kInt64, sa), b = Tensor::zeros(DType::kInt64, sb);
+  std::mt19937 rng(12);
+  for (int64_t i = 0; i < a.numel(); ++i) a.data<int64_t>()[i] = static_cast<int64_t>(rng() % 2001) - 1000;
+  a.data<int64_t>()[0] = std::numeric_limits<int64_t>::min();  // against 0
+  const int64_t bv[] = {0, -1, 7, -3};
+  std::copy(std::begin(bv), std::end(bv), b.data<int64_t>());
+  for (const char* op : {"Add", "Sub", "Mul", "Div"}) {
+    // MIN / -1 (the others would overflow, which the kernel need not define).
+    a.data<int64_t>()[5] = std::string(op) == "Div" ? std::numeric_limits<int64_t>::min() : 5;
+    Graph gg;
+    gg.opset = 14;
+    int va = gg.add_value("a"), vb = gg.add_value("b"), vy = gg.add_value("y");
+    for (auto [v, t] : {std::pair{va, &a}, std::pair{vb, &b}}) {
+      gg.values[v].dtype = DType::kInt64;
+      gg.values[v].shape = t->shape();
+      gg.values[v].shape_known = true;
+    }
+    gg.add_node("n", op, {va, vb}, {vy});
+    Node& n = gg.nodes[0];
+    ParseContext pc(gg, n, gg.opset);
+    n.parsed = find_schema(op)->parse(pc);
+    InferContext ic(gg, n);
+    find_schema(op)->infer(ic);
+    ThreadPool pool(3);
+    std::unique_ptr<Backend> cpu = make_cpu_backend(3);
+    std::unique_ptr<Kernel> k = cpu->make_kernel(gg, n);
+    Tensor y = Tensor::zeros(DType::kInt64, sa);
+    const void* ins[2] = {a.raw(), b.raw()};
+    void* outs[1] = {y.raw()};
+    Tensor ws = Tensor::zeros(DType::kUInt8, {static_cast<int64_t>(k->workspace_bytes()) + 1});
+    k->run(KernelArgs{ins, outs, ws.raw(), &pool});
+    for (int64_t i = 0; i < y.numel(); ++i) {
+      int64_t u = a.data<int64_t>()[i], v = bv[(i / 5) % 4];
+      uint64_t uu = static_cast<uint64_t>(u), uv = static_cast<uint64_t>(v);
+      int64_t want = std::string(op) == "Add"   ? static_cast<int64_t>(uu + uv)
+                     : std::string(op) == "Sub" ? static_cast<int64_t>(uu - uv)
+                     : std::string(op) == "Mul" ? static_cast<int64_t>(uu * uv)
+                     : v == 0                   ? 0
+                     : v == -1                  ? static_cast<int64_t>(0 - uu)
+                                                : u / v;
+      ASSERT_EQ(y.data<int64_t>()[i], want) << op << " " << u << ", " << v;
+    }
+  }
+}
+
+// ---- Softmax, LogSoftmax, LRN, ReduceLogSumExp on every variant
+
+std::vector<double> softmax_ref(const std::vector<float>& x, int64_t outer, int64_t len, int64_t inner, bool log) {
+  std::vector<double> y(x.size());
+  for (int64_t o = 0; o < outer; ++o)
+    for (int64_t j = 0; j < inner; ++j) {
+      auto at = [&](int64_t k) { return static_cast<size_t>((o * len + k) * inner + j); };
+      double m = -INFINITY, sum = 0;
+      for (int64_t k = 0; k < len; ++k) m = std::max(m, static_cast<double>(x[at(k)]));
+      for (int64_t k = 0; k < len; ++k) sum += std::exp(x[at(k)] - m);
+      for (int64_t k = 0; k < len; ++k) y[at(k)] = log ? (x[at(k)] - m) - std::log(sum) : std::exp(x[at(k)] - m) / sum;
+    }
+  return y;
+}
+
+TEST(VmathKernels, SoftmaxLrnLogSumExpOnEveryVariant) {
+  std::mt19937 rng(13);
+  for (SgemmIsa isa : supported_isas()) {
+    ForceIsa force(isa);
+    SCOPED_TRACE(cpu::sgemm_isa_name(isa));
+    for (bool log : {false, true})
+      for (auto [shape, axis] : std::vector<std::pair<Shape, int64_t>>{
+               {{3, 1001}, 1}, {{2, 37, 70}, 1}, {{4, 5, 200}, 2}, {{2, 3, 5}, 0}})
+        for (int threads : {1, 3}) {
+          std::vector<float> x = random_values(shape_numel(shape), rng, -30, 30, false);
+          x[0] = -kInf;
+          OpCase oc{log ? "LogSoftmax" : "Softmax", 13, {{"axis", int_attr(axis)}}, {float_tensor(shape, x)}};
+          Shape ys;
+          std::vector<float> y = run_op(oc, threads, &ys);
+          int64_t outer = 1, inner = 1;
+          for (int64_t d = 0; d < axis; ++d) outer *= shape[static_cast<size_t>(d)];
+          for (size_t d = static_cast<size_t>(axis) + 1; d < shape.size(); ++d) inner *= shape[d];
+          expect_close(y, softmax_ref(x, outer, shape[static_cast<size_t>(axis)], inner, log), oc.str(), 1e-5);
+        }
+    for (int threads : {1, 3}) {
+      Shape xs{2, 7, 9, 11};
+      std::vector<float> x = random_values(shape_numel(xs), rng, -3, 3, false);
+      OpCase oc{"LRN", 13,
+                {{"size", int_attr(3)}, {"alpha", float_attr(0.5f)}, {"beta", float_attr(0.75f)},
+                 {"bias", float_attr(2.0f)}},
+                {float_tensor(xs, x)}};
+      Shape ys;
+      std::vector<float> y = run_op(oc, threads, &ys);
+      std::vector<double> want(x.size());
+      int64_t plane = 9 * 11;
+      for (int64_t i = 0; i < static_cast<int64_t>(x.size()); ++i) {
+        int64_t c = (i / plane) % 7, base = i - c * plane;
+        double sq = 0;
+        for (int64_t k = std::max<int64_t>(0, c - 1); k <= std::min<int64_t>(6, c + 1); ++k) {
+          double v = x[static_cast<size_t>(base + k * plane)];
+          sq += v * v;
+        }
+        want[static_cast<size_t>(i)] = x[static_cast<size_t>(i)] / std::pow(2.0 + 0.5 / 3 * sq, 0.75);
+      }
+      expect_close(y, want, oc.str(), 1e-5);
+    }
+    for (const auto& [shape, axes_list] : std::vector<std::pair<Shape, std::vector<int64_t>>>{
+             {{3, 50000}, {1}}, {{40, 300}, {0}}, {{100000}, {0}}})
+      for (int threads : {1, 3}) {
+        const Shape& xs = shape;  // (structured bindings are not captured by clang 14's lambdas)
+        const std::vector<int64_t>& axes = axes_list;
+        std::vector<float> x = random_values(shape_numel(xs), rng, -20, 60, false);
+        OpCase oc{"ReduceLogSumExp", 13, {{"axes", ints_attr(axes)}, {"keepdims", int_attr(0)}}, {float_tensor(xs, x)}};
+        Shape ys;
+        std::vector<float> y = run_op(oc, threads, &ys);
+        int64_t rows = xs.size() == 1 ? 1 : axes[0] == 1 ? xs[0] : xs[1];
+        int64_t len = xs.size() == 1 ? xs[0] : axes[0] == 1 ? xs[1] : xs[0];
+        std::vector<double> want(static_cast<size_t>(rows));
+        for (int64_t r = 0; r < rows; ++r) {
+          auto at = [&](int64_t k) { return static_cast<size_t>(xs.size() == 1 ? k : axes[0] == 1 ? r * len + k : k * rows + r); };
+          double m = -INFINITY, sum = 0;
+          for (int64_t k = 0; k < len; ++k) m = std::max(m, static_cast<double>(x[at(k)]));
+          for (int64_t k = 0; k < len; ++k) sum += std::exp(x[at(k)] - m);
+          want[static_cast<size_t>(r)] = m + std::log(sum);
+        }
+        expect_close(y, want, oc.str(), 1e-6);
+      }
+  }
+}
+
+}  // namespace
+}  // namespace minirt
