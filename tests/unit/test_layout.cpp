@@ -16,6 +16,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <cstring>
 
 namespace minirt {
 namespace {
@@ -80,6 +81,33 @@ void expect_same(const std::vector<Tensor>& got, const std::vector<Tensor>& want
       float a = got[o].data<float>()[i], b = want[o].data<float>()[i];
       ASSERT_NEAR(a, b, tol * (1.0f + std::fabs(b))) << what << ": output " << o << " element " << i;
     }
+  }
+}
+
+TEST(Layout, ReordersPutEveryElementWhereTheLayoutSays) {
+  for (int b : {8, 16}) {
+    SgemmIsa isa = b == 16 ? SgemmIsa::kAvx512 : SgemmIsa::kAvx2;
+    bool vector = cpu::sgemm_isa_supported(isa);  // else the portable path
+    for (int64_t n : {1, 2})
+      for (int64_t c : {1, 5, 8, 16, 19, 40})
+        for (int64_t hw : {1, 7, 16, 33, 1500}) {
+          Tensor x = noise({n, c, hw}, static_cast<uint32_t>(c * 100 + hw));
+          int64_t cb = cpu::nchwc_blocks(c, b);
+          std::vector<float> blocked(static_cast<size_t>(n * cb * hw * b), -7.0f), back(static_cast<size_t>(n * c * hw));
+          for (int threads : {1, 3}) {
+            ThreadPool pool(threads);
+            cpu::nchwc_reorder_to_blocked(x.data<float>(), blocked.data(), n, c, hw, b, pool);
+            for (int64_t i = 0; i < n; ++i)
+              for (int64_t k = 0; k < cb * b; ++k)
+                for (int64_t p = 0; p < hw; ++p) {
+                  float want = k < c ? x.data<float>()[(i * c + k) * hw + p] : 0.0f;
+                  ASSERT_EQ(blocked[static_cast<size_t>(((i * cb + k / b) * hw + p) * b + k % b)], want)
+                      << "b=" << b << " vector=" << vector << " n=" << n << " c=" << c << " hw=" << hw;
+                }
+            cpu::nchwc_reorder_to_plain(blocked.data(), back.data(), n, c, hw, b, pool);
+            ASSERT_EQ(0, std::memcmp(back.data(), x.data<float>(), back.size() * sizeof(float)));
+          }
+        }
   }
 }
 
