@@ -128,6 +128,74 @@ bool blocked_binary_kind(BinaryKind k) {
          k == BinaryKind::kMin;
 }
 
+// One pixel run of a blocked binary op: out[p] = a[p * sa] op c[p * sc] for
+// p in [0, n), pixels of B lanes; a step of 0 repeats one pixel (a channel
+// operand). Vector forms for B = 16 (AVX-512) and 8 (AVX2); max and min as
+// the plain kernel computes them (a > b ? a : b), which is what the vector
+// max and min instructions do.
+template <BinaryKind K>
+void binary_run_portable(const float* a, int64_t sa, const float* c, int64_t sc, float* out, int64_t n, int b) {
+  for (int64_t p = 0; p < n; ++p)
+    for (int l = 0; l < b; ++l) out[p * b + l] = binary(K, a[p * sa + l], c[p * sc + l]);
+}
+
+#if defined(__x86_64__) || defined(__i386__)
+template <BinaryKind K>
+MINIRT_TARGET_AVX512 inline __m512 binary16(__m512 a, __m512 c) {
+  switch (K) {
+    case BinaryKind::kAdd: return _mm512_add_ps(a, c);
+    case BinaryKind::kSub: return _mm512_sub_ps(a, c);
+    case BinaryKind::kMul: return _mm512_mul_ps(a, c);
+    case BinaryKind::kMax: return _mm512_max_ps(a, c);
+    case BinaryKind::kMin: return _mm512_min_ps(a, c);
+    default: return a;
+  }
+}
+template <BinaryKind K>
+MINIRT_TARGET_AVX2 inline __m256 binary8(__m256 a, __m256 c) {
+  switch (K) {
+    case BinaryKind::kAdd: return _mm256_add_ps(a, c);
+    case BinaryKind::kSub: return _mm256_sub_ps(a, c);
+    case BinaryKind::kMul: return _mm256_mul_ps(a, c);
+    case BinaryKind::kMax: return _mm256_max_ps(a, c);
+    case BinaryKind::kMin: return _mm256_min_ps(a, c);
+    default: return a;
+  }
+}
+template <BinaryKind K>
+MINIRT_TARGET_AVX512 void binary_run16(const float* a, int64_t sa, const float* c, int64_t sc, float* out, int64_t n) {
+  for (int64_t p = 0; p < n; ++p)
+    _mm512_storeu_ps(out + p * 16, binary16<K>(_mm512_loadu_ps(a + p * sa), _mm512_loadu_ps(c + p * sc)));
+}
+template <BinaryKind K>
+MINIRT_TARGET_AVX2 void binary_run8(const float* a, int64_t sa, const float* c, int64_t sc, float* out, int64_t n) {
+  for (int64_t p = 0; p < n; ++p)
+    _mm256_storeu_ps(out + p * 8, binary8<K>(_mm256_loadu_ps(a + p * sa), _mm256_loadu_ps(c + p * sc)));
+}
+#endif
+
+using BinaryRun = void (*)(const float*, int64_t, const float*, int64_t, float*, int64_t);
+
+template <BinaryKind K>
+BinaryRun binary_run_for(int b) {
+#if defined(__x86_64__) || defined(__i386__)
+  if (b == 16 && sgemm_isa_supported(SgemmIsa::kAvx512)) return binary_run16<K>;
+  if (b == 8 && sgemm_isa_supported(SgemmIsa::kAvx2)) return binary_run8<K>;
+#endif
+  return nullptr;
+}
+
+BinaryRun binary_run(BinaryKind k, int b) {
+  switch (k) {
+    case BinaryKind::kAdd: return binary_run_for<BinaryKind::kAdd>(b);
+    case BinaryKind::kSub: return binary_run_for<BinaryKind::kSub>(b);
+    case BinaryKind::kMul: return binary_run_for<BinaryKind::kMul>(b);
+    case BinaryKind::kMax: return binary_run_for<BinaryKind::kMax>(b);
+    case BinaryKind::kMin: return binary_run_for<BinaryKind::kMin>(b);
+    default: return nullptr;
+  }
+}
+
 // A op B with both blocked and the same shape; or one of them per channel
 // ([N or 1, C, 1, 1], blocked) or a per-channel or scalar constant.
 class BlockedBinaryKernel final : public Kernel {
@@ -135,6 +203,7 @@ class BlockedBinaryKernel final : public Kernel {
   BlockedBinaryKernel(const Graph& g, const Node& n) : kind_(binary_of(n)->kind) {
     const Shape& y = out_shape(g, n, 0);
     b_ = block_of(g, n.outputs[0]);
+    run_ = binary_run(kind_, b_);
     n_ = y[0];
     cb_ = nchwc_blocks(y[1], b_);
     hw_ = y[2] * y[3];
@@ -184,21 +253,19 @@ class BlockedBinaryKernel final : public Kernel {
               break;
           }
         }
-        float* out = y + base;
-        for (int64_t p = p0; p < p1; ++p) {
-          const float* a = src[0] + p * step[0];
-          const float* c = src[1] + p * step[1];
-          float* o = out + p * b_;
-          switch (kind_) {
-            case BinaryKind::kAdd:
-              for (int l = 0; l < b_; ++l) o[l] = a[l] + c[l];
-              break;
-            case BinaryKind::kMul:
-              for (int l = 0; l < b_; ++l) o[l] = a[l] * c[l];
-              break;
-            default:
-              for (int l = 0; l < b_; ++l) o[l] = binary(kind_, a[l], c[l]);
-          }
+        float* out = y + base + p0 * b_;
+        const float* a = src[0] + p0 * step[0];
+        const float* c = src[1] + p0 * step[1];
+        if (run_) {
+          run_(a, step[0], c, step[1], out, p1 - p0);
+          continue;
+        }
+        switch (kind_) {
+          case BinaryKind::kAdd: binary_run_portable<BinaryKind::kAdd>(a, step[0], c, step[1], out, p1 - p0, b_); break;
+          case BinaryKind::kSub: binary_run_portable<BinaryKind::kSub>(a, step[0], c, step[1], out, p1 - p0, b_); break;
+          case BinaryKind::kMul: binary_run_portable<BinaryKind::kMul>(a, step[0], c, step[1], out, p1 - p0, b_); break;
+          case BinaryKind::kMax: binary_run_portable<BinaryKind::kMax>(a, step[0], c, step[1], out, p1 - p0, b_); break;
+          default: binary_run_portable<BinaryKind::kMin>(a, step[0], c, step[1], out, p1 - p0, b_); break;
         }
       }
     };
@@ -209,6 +276,7 @@ class BlockedBinaryKernel final : public Kernel {
  private:
   enum class Mode { kFull, kChannel, kConstant };
   BinaryKind kind_;
+  BinaryRun run_ = nullptr;  // the vector form, where the CPU has it
   int b_ = 0;
   int64_t n_ = 0, cb_ = 0, hw_ = 0;
   Mode mode_[2] = {Mode::kFull, Mode::kFull};
