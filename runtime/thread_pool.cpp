@@ -20,6 +20,17 @@ thread_local bool t_in_pool = false;
 constexpr auto kSpin = std::chrono::microseconds(200);
 // Polls between two looks at the clock.
 constexpr int kPollsPerClock = 64;
+// After this many polls a waiting thread also yields its CPU now and then:
+// when the scheduler has put a worker and the thread it waits for on the
+// same CPU (it migrates threads only now and then), pure spinning would
+// keep the other from running for a whole time slice.
+constexpr int kPollsBeforeYield = 256;
+constexpr int kPollsPerYield = 16;
+
+inline void backoff(int polls) {
+  if (polls >= kPollsBeforeYield && polls % kPollsPerYield == 0) std::this_thread::yield();
+  else MINIRT_PAUSE();
+}
 }  // namespace
 
 int ThreadPool::hardware_threads() {
@@ -64,7 +75,7 @@ void ThreadPool::worker_loop() {
     int polls = 0;
     while ((s == seen || !(s & 1)) && !stop_.load(std::memory_order_relaxed)) {
       if (++polls % kPollsPerClock != 0 || std::chrono::steady_clock::now() < spin_until) {
-        MINIRT_PAUSE();
+        backoff(polls);
         s = state_.load();
         continue;
       }
@@ -129,14 +140,11 @@ void ThreadPool::run(int64_t n, int64_t grain, RangeFn fn) {
   int64_t mine = take_chunks();
   t_in_pool = false;
   // Wait for the chunks the workers took; a worker still asleep took none.
-  for (int polls = 0; done_.load(std::memory_order_acquire) + mine < chunks; ++polls) {
-    if (polls < 1 << 16) MINIRT_PAUSE();
-    else std::this_thread::yield();
-  }
+  for (int polls = 0; done_.load(std::memory_order_acquire) + mine < chunks; ++polls) backoff(polls);
   state_.fetch_add(1);  // closed (even)
   // A worker that joined before the close may still be on its way out of
   // take_chunks(); the job's fields stay valid until it has left.
-  while (active_.load(std::memory_order_acquire) != 0) MINIRT_PAUSE();
+  for (int polls = 0; active_.load(std::memory_order_acquire) != 0; ++polls) backoff(polls);
   fn_ = nullptr;
 }
 

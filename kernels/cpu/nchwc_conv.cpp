@@ -260,23 +260,61 @@ using DwFn = void (*)(const DwArgs&);
 #pragma GCC diagnostic push
 #pragma GCC diagnostic ignored "-Wuninitialized"
 
-// The activation over n pixels (stride ps) x nb blocks (stride bs) of B floats, in place.
-MINIRT_TARGET_AVX512 __attribute__((noinline)) void act_tile_avx512(float* y, int64_t ps, int64_t bs, int n, int nb,
-                                                                    const Activation& act) {
+// The activation over n pixels (stride ps) x nb blocks (stride bs) of B
+// floats, in place; the kind chosen once per tile, its math inlined in the
+// loop (the common ones: SiLU, Sigmoid, HardSwish, LeakyRelu, Tanh).
+template <ActKind K>
+MINIRT_TARGET_AVX512 inline void act_tile_kind_avx512(float* y, int64_t ps, int64_t bs, int n, int nb,
+                                                      const Activation& act) {
   for (int p = 0; p < n; ++p)
     for (int o = 0; o < nb; ++o) {
       float* q = y + p * ps + o * bs;
-      _mm512_storeu_ps(q, act_avx512(_mm512_loadu_ps(q), act));
+      _mm512_storeu_ps(q, act_kind_avx512<K>(_mm512_loadu_ps(q), act));
+    }
+}
+
+MINIRT_TARGET_AVX512 __attribute__((noinline)) void act_tile_avx512(float* y, int64_t ps, int64_t bs, int n, int nb,
+                                                                    const Activation& act) {
+  switch (act.kind) {
+    case ActKind::kSilu: return act_tile_kind_avx512<ActKind::kSilu>(y, ps, bs, n, nb, act);
+    case ActKind::kSigmoid: return act_tile_kind_avx512<ActKind::kSigmoid>(y, ps, bs, n, nb, act);
+    case ActKind::kHardSwish: return act_tile_kind_avx512<ActKind::kHardSwish>(y, ps, bs, n, nb, act);
+    case ActKind::kLeakyRelu: return act_tile_kind_avx512<ActKind::kLeakyRelu>(y, ps, bs, n, nb, act);
+    case ActKind::kTanh: return act_tile_kind_avx512<ActKind::kTanh>(y, ps, bs, n, nb, act);
+    default:
+      for (int p = 0; p < n; ++p)
+        for (int o = 0; o < nb; ++o) {
+          float* q = y + p * ps + o * bs;
+          _mm512_storeu_ps(q, act_avx512(_mm512_loadu_ps(q), act));
+        }
+  }
+}
+
+template <ActKind K>
+MINIRT_TARGET_AVX2 inline void act_tile_kind_avx2(float* y, int64_t ps, int64_t bs, int n, int nb,
+                                                  const Activation& act) {
+  for (int p = 0; p < n; ++p)
+    for (int o = 0; o < nb; ++o) {
+      float* q = y + p * ps + o * bs;
+      _mm256_storeu_ps(q, act_kind_avx2<K>(_mm256_loadu_ps(q), act));
     }
 }
 
 MINIRT_TARGET_AVX2 __attribute__((noinline)) void act_tile_avx2(float* y, int64_t ps, int64_t bs, int n, int nb,
                                                                 const Activation& act) {
-  for (int p = 0; p < n; ++p)
-    for (int o = 0; o < nb; ++o) {
-      float* q = y + p * ps + o * bs;
-      _mm256_storeu_ps(q, act_avx2(_mm256_loadu_ps(q), act));
-    }
+  switch (act.kind) {
+    case ActKind::kSilu: return act_tile_kind_avx2<ActKind::kSilu>(y, ps, bs, n, nb, act);
+    case ActKind::kSigmoid: return act_tile_kind_avx2<ActKind::kSigmoid>(y, ps, bs, n, nb, act);
+    case ActKind::kHardSwish: return act_tile_kind_avx2<ActKind::kHardSwish>(y, ps, bs, n, nb, act);
+    case ActKind::kLeakyRelu: return act_tile_kind_avx2<ActKind::kLeakyRelu>(y, ps, bs, n, nb, act);
+    case ActKind::kTanh: return act_tile_kind_avx2<ActKind::kTanh>(y, ps, bs, n, nb, act);
+    default:
+      for (int p = 0; p < n; ++p)
+        for (int o = 0; o < nb; ++o) {
+          float* q = y + p * ps + o * bs;
+          _mm256_storeu_ps(q, act_avx2(_mm256_loadu_ps(q), act));
+        }
+  }
 }
 
 // Packed weights, per (input block, tap): for each of the block's L input
