@@ -117,15 +117,17 @@ inline float binary(BinaryKind k, float a, float b) {
     case BinaryKind::kMul: return a * b;
     case BinaryKind::kMax: return a > b ? a : b;
     case BinaryKind::kMin: return a < b ? a : b;
+    case BinaryKind::kDiv: return a / b;
     default: return a;  // not offered blocked (blocked_binary_ok)
   }
 }
 
-// Ops whose result of finite padding lanes is finite (Div and Pow are not:
-// a padding lane may hold 0), with the same semantics as the plain kernel.
+// Ops whose result of finite padding lanes is finite, with the same
+// semantics as the plain kernel. Div only by a constant (its padding lanes
+// divide by 1): a padding lane of a tensor may hold 0. Pow never.
 bool blocked_binary_kind(BinaryKind k) {
   return k == BinaryKind::kAdd || k == BinaryKind::kSub || k == BinaryKind::kMul || k == BinaryKind::kMax ||
-         k == BinaryKind::kMin;
+         k == BinaryKind::kMin || k == BinaryKind::kDiv;
 }
 
 // One pixel run of a blocked binary op: out[p] = a[p * sa] op c[p * sc] for
@@ -148,6 +150,7 @@ MINIRT_TARGET_AVX512 inline __m512 binary16(__m512 a, __m512 c) {
     case BinaryKind::kMul: return _mm512_mul_ps(a, c);
     case BinaryKind::kMax: return _mm512_max_ps(a, c);
     case BinaryKind::kMin: return _mm512_min_ps(a, c);
+    case BinaryKind::kDiv: return _mm512_div_ps(a, c);
     default: return a;
   }
 }
@@ -159,6 +162,7 @@ MINIRT_TARGET_AVX2 inline __m256 binary8(__m256 a, __m256 c) {
     case BinaryKind::kMul: return _mm256_mul_ps(a, c);
     case BinaryKind::kMax: return _mm256_max_ps(a, c);
     case BinaryKind::kMin: return _mm256_min_ps(a, c);
+    case BinaryKind::kDiv: return _mm256_div_ps(a, c);
     default: return a;
   }
 }
@@ -192,6 +196,7 @@ BinaryRun binary_run(BinaryKind k, int b) {
     case BinaryKind::kMul: return binary_run_for<BinaryKind::kMul>(b);
     case BinaryKind::kMax: return binary_run_for<BinaryKind::kMax>(b);
     case BinaryKind::kMin: return binary_run_for<BinaryKind::kMin>(b);
+    case BinaryKind::kDiv: return binary_run_for<BinaryKind::kDiv>(b);
     default: return nullptr;
   }
 }
@@ -211,9 +216,9 @@ class BlockedBinaryKernel final : public Kernel {
       int v = n.inputs[side];
       const Value& val = g.values[v];
       if (val.constant) {
-        // Padded to whole blocks: padding lanes take 0.
+        // Padded to whole blocks: padding lanes take 0 (1 for a divisor).
         const Tensor& t = *val.constant;
-        consts_[side].assign(static_cast<size_t>(cb_ * b_), 0.0f);
+        consts_[side].assign(static_cast<size_t>(cb_ * b_), kind_ == BinaryKind::kDiv ? 1.0f : 0.0f);
         for (int64_t c = 0; c < y[1]; ++c) consts_[side][c] = t.numel() == 1 ? t.data<float>()[0] : t.data<float>()[c];
         mode_[side] = Mode::kConstant;
       } else if (val.shape == y) {
@@ -265,6 +270,7 @@ class BlockedBinaryKernel final : public Kernel {
           case BinaryKind::kSub: binary_run_portable<BinaryKind::kSub>(a, step[0], c, step[1], out, p1 - p0, b_); break;
           case BinaryKind::kMul: binary_run_portable<BinaryKind::kMul>(a, step[0], c, step[1], out, p1 - p0, b_); break;
           case BinaryKind::kMax: binary_run_portable<BinaryKind::kMax>(a, step[0], c, step[1], out, p1 - p0, b_); break;
+          case BinaryKind::kDiv: binary_run_portable<BinaryKind::kDiv>(a, step[0], c, step[1], out, p1 - p0, b_); break;
           default: binary_run_portable<BinaryKind::kMin>(a, step[0], c, step[1], out, p1 - p0, b_); break;
         }
       }
@@ -490,6 +496,8 @@ bool nchwc_blocked_inputs(const Graph& g, const Node& n, int b, std::vector<Layo
       if (val.constant) {
         if (!constant_channels(*val.constant, y)) return false;
         (*needs)[s] = LayoutNeed::kPlain;
+      } else if (ba->kind == BinaryKind::kDiv && s == 1) {
+        return false;  // a tensor's padding lanes may be 0
       } else if (val.shape == y) {
         ++full;
         (*needs)[s] = LayoutNeed::kBlocked;

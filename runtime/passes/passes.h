@@ -44,9 +44,12 @@ int fuse_activations(Graph& g);
 
 // Mul(x, Sigmoid(x)) becomes the Sigmoid node computing Silu (x * sigmoid(x)),
 // Mul(x, HardSigmoid(x)) with alpha 1/6 and beta 1/2 HardSwish, and
-// Mul(x, Tanh(Softplus(x))) Mish, so that
+// Mul(x, Tanh(Softplus(x))) Mish, and x * Clip(x + 3, 0, 6) / 6 (or times
+// 1/6) HardSwish, so that
 // fuse_activations can carry them into the Conv or Gemm that makes x.
 int fuse_gated_activations(Graph& g);
+// The x * Clip(x + 3, 0, 6) / 6 part of it (called by fuse_gated_activations).
+int fuse_relu6_hardswish(Graph& g);
 
 // Add(Conv(...), r) with r of the same shape becomes the Conv with r as its
 // fourth input (the residual): y = act(conv + bias + r), where a later

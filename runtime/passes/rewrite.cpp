@@ -296,7 +296,7 @@ bool same_float_shape(const Graph& g, int a, int b) {
 }  // namespace
 
 int fuse_gated_activations(Graph& g) {
-  int fused = 0;
+  int fused = fuse_relu6_hardswish(g);
   for (auto& mul : g.nodes) {
     if (!is_binary(mul, BinaryKind::kMul)) continue;
     for (int side = 0; side < 2; ++side) {
@@ -343,6 +343,77 @@ int fuse_gated_activations(Graph& g) {
       mul.dead = true;
       absorb(gn, mul);
       replace_uses(g, out, gn.outputs[0]);
+      ++fused;
+      break;
+    }
+  }
+  if (fused) g.link_producers();
+  return fused;
+}
+
+namespace {
+
+// The value of a one-element float constant, or NaN.
+float scalar_const(const Graph& g, int v) {
+  if (v < 0 || !g.values[v].constant) return std::nanf("");
+  const Tensor& t = *g.values[v].constant;
+  return t.dtype() == DType::kFloat32 && t.numel() == 1 ? t.data<float>()[0] : std::nanf("");
+}
+
+// The node making v when it is `op` and v's only reader is `reader`; null otherwise.
+Node* sole_producer(Graph& g, int v, const char* op, int reader) {
+  if (v < 0 || g.values[v].producer < 0) return nullptr;
+  Node& p = g.nodes[g.values[v].producer];
+  if (p.dead || p.op != op || sole_consumer(g, v) != reader) return nullptr;
+  return &p;
+}
+
+}  // namespace
+
+int fuse_relu6_hardswish(Graph& g) {
+  // x * Clip(x + 3, 0, 6) / 6 (or * 1/6): HardSwish as older exporters
+  // (Paddle, torch before opset 14) write it.
+  int fused = 0;
+  for (size_t di = 0; di < g.nodes.size(); ++di) {
+    Node& d = g.nodes[di];
+    bool div = is_binary(d, BinaryKind::kDiv), mul = is_binary(d, BinaryKind::kMul);
+    if (!div && !mul) continue;
+    int m_side = -1;
+    for (int side = 0; side < 2 && m_side < 0; ++side) {
+      float k = scalar_const(g, d.inputs[1 - side]);
+      if (div && side == 0 && k == 6.0f) m_side = 0;
+      if (mul && std::fabs(k - 1.0f / 6.0f) < 1e-7f) m_side = side;
+    }
+    if (m_side < 0) continue;
+    Node* m = sole_producer(g, d.inputs[m_side], "Mul", static_cast<int>(di));
+    if (!m || !is_binary(*m, BinaryKind::kMul)) continue;
+    int mi = g.values[d.inputs[m_side]].producer;
+    for (int side = 0; side < 2; ++side) {
+      int x = m->inputs[1 - side];
+      Node* clip = sole_producer(g, m->inputs[side], "Clip", mi);
+      if (!clip || x < 0) continue;
+      const Activation* ca = node_activation(*clip);
+      if (!ca || ca->kind != ActKind::kClip || ca->alpha != 0.0f || ca->beta != 6.0f) continue;
+      int ci = g.values[m->inputs[side]].producer;
+      Node* add = sole_producer(g, clip->inputs[0], "Add", ci);
+      if (!add || !is_binary(*add, BinaryKind::kAdd)) continue;
+      int a_side = add->inputs[0] == x ? 0 : add->inputs[1] == x ? 1 : -1;
+      if (a_side < 0 || scalar_const(g, add->inputs[1 - a_side]) != 3.0f) continue;
+      if (!same_float_shape(g, x, d.outputs[0])) continue;
+      auto a = std::make_shared<UnaryAttrs>(clip->attrs_as<UnaryAttrs>());
+      a->act = Activation{};
+      a->act.kind = ActKind::kHardSwish;
+      clip->parsed = a;
+      clip->inputs.resize(1);
+      clip->inputs[0] = x;
+      clip->fused.insert(clip->fused.begin(), add->name);
+      clip->fused_ops.insert(clip->fused_ops.begin(), add->op);
+      add->dead = true;
+      m->dead = true;
+      d.dead = true;
+      absorb(*clip, *m);
+      absorb(*clip, d);
+      replace_uses(g, d.outputs[0], clip->outputs[0]);
       ++fused;
       break;
     }

@@ -140,7 +140,11 @@ std::string small_cnn(int c) {
   m.node("Conv", {"gap", "wse"}, {"se"}, "se");
   m.node("Sigmoid", {"se"}, {"gate"}, "sig");
   m.node("Mul", {"bn", "gate"}, {"g"}, "mul");
-  m.node("Mul", {"g", "k"}, {"gk"}, "scale");
+  m.node("Mul", {"g", "k"}, {"gk0"}, "scale");
+  Tensor kd = noise({c, 1, 1}, 31);
+  for (int64_t i = 0; i < c; ++i) kd.data<float>()[i] += 2.0f;  // away from 0
+  m.initializer("kd", kd);
+  m.node("Div", {"gk0", "kd"}, {"gk"}, "div");
   m.node("Flatten", {"gk"}, {"f"}, "flat");
   m.node("Gemm", {"f", "fc"}, {"y"}, "fc");
   m.output("y");

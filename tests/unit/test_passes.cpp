@@ -341,6 +341,37 @@ TEST(Passes, MishPatternFusesIntoTheConv) {
   for (size_t i = 0; i < fused.size(); ++i) EXPECT_NEAR(fused[i], plain[i], 1e-5f * (1 + std::fabs(plain[i]))) << i;
 }
 
+TEST(Passes, DecomposedHardSwishFusesIntoTheConv) {
+  // x * Clip(x + 3, 0, 6) / 6, as Paddle and older torch exports write it;
+  // once with the division, once as a product with 1/6.
+  for (bool as_mul : {false, true}) {
+    ModelBuilder m(13);
+    m.input("x", DType::kFloat32, {1, 2, 4, 4});
+    m.initializer("w", noise({3, 2, 3, 3}, 32));
+    auto scalar = [](float v) {
+      Tensor t = Tensor::zeros(DType::kFloat32, {});
+      *t.data<float>() = v;
+      return t;
+    };
+    m.initializer("three", scalar(3.0f)).initializer("zero", scalar(0.0f)).initializer("six", scalar(6.0f));
+    m.initializer("sixth", scalar(1.0f / 6.0f));
+    m.node("Conv", {"x", "w"}, {"c"}, "conv").ints("pads", {1, 1, 1, 1});
+    m.node("Add", {"c", "three"}, {"a"}, "add3");
+    m.node("Clip", {"a", "zero", "six"}, {"r6"}, "relu6");
+    m.node("Mul", {"c", "r6"}, {"p"}, "mul");
+    if (as_mul) m.node("Mul", {"p", "sixth"}, {"y"}, "scale");
+    else m.node("Div", {"p", "six"}, {"y"}, "div6");
+    m.output("y");
+    Tensor x = testing::iota({1, 2, 4, 4}, -4.0f, 0.3f);
+    Planned p = plan_of(m.bytes(), {x});
+    ASSERT_EQ(p.ops.size(), 1u) << as_mul;
+    EXPECT_EQ(p.ops[0].rfind("Conv+Clip", 0), 0u) << p.ops[0];
+    auto fused = run(m.bytes(), {{"x", x}}), plain = run(m.bytes(), {{"x", x}}, false);
+    ASSERT_EQ(fused.size(), plain.size());
+    for (size_t i = 0; i < fused.size(); ++i) EXPECT_NEAR(fused[i], plain[i], 1e-5f * (1 + std::fabs(plain[i]))) << i;
+  }
+}
+
 TEST(Passes, GateOfAnotherValueIsNotFused) {
   ModelBuilder m(13);
   m.input("x", DType::kFloat32, {1, 1, 2, 2});
