@@ -235,7 +235,12 @@ class SoftmaxKernel final : public Kernel {
     const float* x = static_cast<const float*>(args.inputs[0]);
     float* y = static_cast<float*>(args.outputs[0]);
     if (len_ == 0 || outer_ * inner_ == 0) return;
-    if (inner_ == 1) {
+    if (inner_ == 1 && len_ <= kShortRow) {
+      // Many short rows (a detector's per-anchor scores): one vector exp
+      // over the whole run of rows instead of a few calls per row.
+      auto body = [&](int64_t r0, int64_t r1) { short_rows(x, y, r0, r1); };
+      args.pool->parallel_for(outer_, body, std::max<int64_t>(1, 4096 / len_));
+    } else if (inner_ == 1) {
       auto body = [&](int64_t r0, int64_t r1) {
         for (int64_t r = r0; r < r1; ++r) row(x + r * len_, y + r * len_);
       };
@@ -252,6 +257,45 @@ class SoftmaxKernel final : public Kernel {
   // Columns handled together when the softmax axis is strided: each step
   // along the axis then reads `kBlock` contiguous floats.
   static constexpr int64_t kBlock = 64;
+
+  static constexpr int64_t kShortRow = 16;
+
+  // As max_of: from -inf, x > m ? x : m (a NaN never wins).
+  float row_max(const float* x) const {
+    float m = -std::numeric_limits<float>::infinity();
+    for (int64_t i = 0; i < len_; ++i) m = x[i] > m ? x[i] : m;
+    return m;
+  }
+
+  // Rows [r0, r1) of at most kShortRow values: each row's maximum written
+  // over its slots of y, e^(x - max) over the whole range at once, then
+  // each row's sum (in double, like row()) and its scaling.
+  void short_rows(const float* x, float* y, int64_t r0, int64_t r1) const {
+    const float* xs = x + r0 * len_;
+    float* ys = y + r0 * len_;
+    const int64_t rows = r1 - r0, n = rows * len_;
+    for (int64_t r = 0; r < rows; ++r) {
+      const float* xr = xs + r * len_;
+      float m = row_max(xr);
+      for (int64_t i = 0; i < len_; ++i) ys[r * len_ + i] = m;
+    }
+    exp_shifted(xs, ys, ys, n);
+    for (int64_t r = 0; r < rows; ++r) {
+      const float* xr = xs + r * len_;
+      float* yr = ys + r * len_;
+      double sum = 0;
+      for (int64_t i = 0; i < len_; ++i) sum += yr[i];
+      if (log_) {
+        // y held e^(x - m); x - m is recovered from x and the maximum.
+        float m = row_max(xr);
+        float log_sum = static_cast<float>(std::log(sum));
+        for (int64_t i = 0; i < len_; ++i) yr[i] = (xr[i] - m) - log_sum;
+      } else {
+        float inv = static_cast<float>(1.0 / sum);
+        for (int64_t i = 0; i < len_; ++i) yr[i] *= inv;
+      }
+    }
+  }
 
   // One contiguous row of len_ values.
   void row(const float* x, float* y) const {

@@ -57,6 +57,16 @@ AxisView axis_view(const Shape& s, int64_t axis, size_t es) {
 constexpr int64_t kParallelBytes = 1024 * 1024;
 constexpr int64_t kCopyPiece = 128 * 1024;
 
+// memcpy for the short runs of a Concat or Split along an inner axis (a
+// detector's [N, 2] and [N, 4] pieces): a call costs more than the copy.
+inline void copy_bytes(char* dst, const char* src, size_t n) {
+  if (n <= 32 && n % 4 == 0) {
+    for (size_t i = 0; i < n; i += 4) std::memcpy(dst + i, src + i, 4);
+    return;
+  }
+  std::memcpy(dst, src, n);
+}
+
 struct RunCopy {
   int64_t outer = 1, wide = 0;    // outer rows; bytes of a row of the concatenated side
   std::vector<int64_t> len, off;  // per part: bytes per row, offset in the concatenated row
@@ -84,8 +94,8 @@ struct RunCopy {
       if (!p || b1 <= b0) return;
       char* w = wide_buf + o * wide + off[i] + b0;
       char* n = p + o * len[i] + b0;
-      if (gather) std::memcpy(w, n, static_cast<size_t>(b1 - b0));
-      else std::memcpy(n, w, static_cast<size_t>(b1 - b0));
+      if (gather) copy_bytes(w, n, static_cast<size_t>(b1 - b0));
+      else copy_bytes(n, w, static_cast<size_t>(b1 - b0));
     };
     if (outer * wide < kParallelBytes) {
       for (int64_t o = 0; o < outer; ++o)
@@ -197,6 +207,11 @@ void copy_run(const char* src, int64_t step, char* dst, int64_t n) {
 }
 
 void strided_run(const char* src, int64_t step, char* dst, int64_t n, size_t es) {
+  if (step == 1 && es == 4 && n <= 8) {
+    // Short runs (a detector's [N, 4] boxes sliced in pairs): a call to
+    // memcpy would cost more than the copy.
+    return copy_run<uint32_t>(src, 1, dst, n);
+  }
   if (step == 1) {
     std::memcpy(dst, src, static_cast<size_t>(n) * es);
     return;
