@@ -223,6 +223,7 @@ void softmax_grid(const char* op) {
   std::vector<Shape> shapes = kShapes;
   shapes.push_back({2, 130, 3});  // a long strided axis
   shapes.push_back({3, 2, 130});  // inner spanning several column blocks
+  shapes.push_back({1, 4420, 2});  // many short rows (a detector's scores), split across threads
   bool log = std::string(op) == "LogSoftmax";
   for (const Shape& xs : shapes) {
     int64_t r = static_cast<int64_t>(xs.size());
