@@ -118,6 +118,7 @@ inline float binary(BinaryKind k, float a, float b) {
     case BinaryKind::kMax: return a > b ? a : b;
     case BinaryKind::kMin: return a < b ? a : b;
     case BinaryKind::kDiv: return a / b;
+    case BinaryKind::kPRelu: return a < 0 ? a * b : a;
     default: return a;  // not offered blocked (blocked_binary_ok)
   }
 }
@@ -127,7 +128,7 @@ inline float binary(BinaryKind k, float a, float b) {
 // divide by 1): a padding lane of a tensor may hold 0. Pow never.
 bool blocked_binary_kind(BinaryKind k) {
   return k == BinaryKind::kAdd || k == BinaryKind::kSub || k == BinaryKind::kMul || k == BinaryKind::kMax ||
-         k == BinaryKind::kMin || k == BinaryKind::kDiv;
+         k == BinaryKind::kMin || k == BinaryKind::kDiv || k == BinaryKind::kPRelu;
 }
 
 // One pixel run of a blocked binary op: out[p] = a[p * sa] op c[p * sc] for
@@ -151,6 +152,8 @@ MINIRT_TARGET_AVX512 inline __m512 binary16(__m512 a, __m512 c) {
     case BinaryKind::kMax: return _mm512_max_ps(a, c);
     case BinaryKind::kMin: return _mm512_min_ps(a, c);
     case BinaryKind::kDiv: return _mm512_div_ps(a, c);
+    case BinaryKind::kPRelu:
+      return _mm512_mask_mul_ps(a, _mm512_cmp_ps_mask(a, _mm512_setzero_ps(), _CMP_LT_OQ), a, c);
     default: return a;
   }
 }
@@ -163,6 +166,8 @@ MINIRT_TARGET_AVX2 inline __m256 binary8(__m256 a, __m256 c) {
     case BinaryKind::kMax: return _mm256_max_ps(a, c);
     case BinaryKind::kMin: return _mm256_min_ps(a, c);
     case BinaryKind::kDiv: return _mm256_div_ps(a, c);
+    case BinaryKind::kPRelu:
+      return _mm256_blendv_ps(a, _mm256_mul_ps(a, c), _mm256_cmp_ps(a, _mm256_setzero_ps(), _CMP_LT_OQ));
     default: return a;
   }
 }
@@ -197,6 +202,7 @@ BinaryRun binary_run(BinaryKind k, int b) {
     case BinaryKind::kMax: return binary_run_for<BinaryKind::kMax>(b);
     case BinaryKind::kMin: return binary_run_for<BinaryKind::kMin>(b);
     case BinaryKind::kDiv: return binary_run_for<BinaryKind::kDiv>(b);
+    case BinaryKind::kPRelu: return binary_run_for<BinaryKind::kPRelu>(b);
     default: return nullptr;
   }
 }
@@ -271,6 +277,7 @@ class BlockedBinaryKernel final : public Kernel {
           case BinaryKind::kMul: binary_run_portable<BinaryKind::kMul>(a, step[0], c, step[1], out, p1 - p0, b_); break;
           case BinaryKind::kMax: binary_run_portable<BinaryKind::kMax>(a, step[0], c, step[1], out, p1 - p0, b_); break;
           case BinaryKind::kDiv: binary_run_portable<BinaryKind::kDiv>(a, step[0], c, step[1], out, p1 - p0, b_); break;
+          case BinaryKind::kPRelu: binary_run_portable<BinaryKind::kPRelu>(a, step[0], c, step[1], out, p1 - p0, b_); break;
           default: binary_run_portable<BinaryKind::kMin>(a, step[0], c, step[1], out, p1 - p0, b_); break;
         }
       }
@@ -496,8 +503,8 @@ bool nchwc_blocked_inputs(const Graph& g, const Node& n, int b, std::vector<Layo
       if (val.constant) {
         if (!constant_channels(*val.constant, y)) return false;
         (*needs)[s] = LayoutNeed::kPlain;
-      } else if (ba->kind == BinaryKind::kDiv && s == 1) {
-        return false;  // a tensor's padding lanes may be 0
+      } else if ((ba->kind == BinaryKind::kDiv || ba->kind == BinaryKind::kPRelu) && s == 1) {
+        return false;  // a divisor's padding lanes may be 0; PRelu's slope: constant only
       } else if (val.shape == y) {
         ++full;
         (*needs)[s] = LayoutNeed::kBlocked;

@@ -230,15 +230,27 @@ int fuse_activations(Graph& g) {
     if (c < 0) continue;
     Node& act = g.nodes[c];
     if (act.inputs[0] != host.outputs[0] || !act.parsed) continue;
-    const auto* ua = dynamic_cast<const UnaryAttrs*>(act.parsed.get());
-    if (!ua || ua->kind != UnaryKind::kActivation) continue;
+    Activation fused_act;
+    if (const auto* ua = dynamic_cast<const UnaryAttrs*>(act.parsed.get()); ua && ua->kind == UnaryKind::kActivation) {
+      fused_act = ua->act;
+    } else if (const auto* ba = dynamic_cast<const BinaryAttrs*>(act.parsed.get());
+               ba && ba->kind == BinaryKind::kPRelu && act.inputs.size() == 2 && is_const(g, act.inputs[1]) &&
+               g.values[act.inputs[1]].constant->numel() == 1 &&
+               g.values[act.inputs[1]].constant->dtype() == DType::kFloat32 &&
+               g.values[act.outputs[0]].shape == g.values[host.outputs[0]].shape) {
+      // PRelu with one slope is LeakyRelu: x < 0 ? s x : x.
+      fused_act.kind = ActKind::kLeakyRelu;
+      fused_act.alpha = g.values[act.inputs[1]].constant->data<float>()[0];
+    } else {
+      continue;
+    }
     if (host.op == "Conv") {
       auto a = std::make_shared<ConvAttrs>(host.attrs_as<ConvAttrs>());
-      a->act = ua->act;
+      a->act = fused_act;
       host.parsed = a;
     } else {
       auto a = std::make_shared<GemmAttrs>(host.attrs_as<GemmAttrs>());
-      a->act = ua->act;
+      a->act = fused_act;
       host.parsed = a;
     }
     int out = act.outputs[0];

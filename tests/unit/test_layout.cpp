@@ -132,7 +132,8 @@ std::string small_cnn(int c) {
   m.node("Conv", {"x", "w0", "b0"}, {"s0"}, "stem").ints("pads", {1, 1, 1, 1}).ints("strides", {2, 2});
   m.node("Relu", {"s0"}, {"a0"}, "relu0");
   m.node("Conv", {"a0", "w1"}, {"s1"}, "conv1").ints("pads", {1, 1, 1, 1});
-  m.node("Relu", {"s1"}, {"a1"}, "relu1");
+  m.initializer("slope", noise({c, 1, 1}, 32));
+  m.node("PRelu", {"s1", "slope"}, {"a1"}, "prelu1");  // per-channel slope: blocked, not fused
   m.node("Conv", {"a1", "w2"}, {"s2"}, "conv2");
   m.node("Add", {"s2", "a0"}, {"r"}, "add");
   m.node("BatchNormalization", {"r", "bn_s", "bn_b", "bn_m", "bn_v"}, {"bn"}, "bn");

@@ -372,6 +372,22 @@ TEST(Passes, DecomposedHardSwishFusesIntoTheConv) {
   }
 }
 
+TEST(Passes, PReluWithOneSlopeFusesAsLeakyRelu) {
+  ModelBuilder m(13);
+  m.input("x", DType::kFloat32, {1, 2, 3, 3});
+  m.initializer("w", noise({2, 2, 1, 1}, 33));
+  Tensor slope = Tensor::zeros(DType::kFloat32, {1});
+  slope.data<float>()[0] = 0.25f;
+  m.initializer("slope", slope);
+  m.node("Conv", {"x", "w"}, {"c"}, "conv");
+  m.node("PRelu", {"c", "slope"}, {"y"}, "prelu");
+  m.output("y");
+  Tensor x = testing::iota({1, 2, 3, 3}, -5.0f, 0.6f);
+  Planned p = plan_of(m.bytes(), {x});
+  EXPECT_EQ(p.ops, (std::vector<std::string>{"Conv+PRelu"}));
+  EXPECT_EQ(run(m.bytes(), {{"x", x}}), run(m.bytes(), {{"x", x}}, false));
+}
+
 TEST(Passes, GateOfAnotherValueIsNotFused) {
   ModelBuilder m(13);
   m.input("x", DType::kFloat32, {1, 1, 2, 2});
