@@ -363,6 +363,7 @@ class WrappedConvKernel final : public Kernel {
     xb_ = block_of(g, n.inputs[0]);
     yb_ = block_of(g, n.outputs[0]);
     residual_ = n.input(3) >= 0;
+    has_bias_ = n.input(2) >= 0;
     if (plan_only) inner_ws_ = conv_workspace_bytes(g, n, threads, algo);
     else {
       inner_ = make_conv_kernel(g, n, threads, algo);
@@ -383,7 +384,9 @@ class WrappedConvKernel final : public Kernel {
   void run(const KernelArgs& args) override {
     char* ws = static_cast<char*>(args.workspace);
     ThreadPool& pool = *args.pool;
-    const void* in[4] = {args.inputs[0], args.inputs[1], args.inputs[2], residual_ ? args.inputs[3] : nullptr};
+    // The node's inputs as it has them (the bias and residual may be absent).
+    const void* in[4] = {args.inputs[0], args.inputs[1], has_bias_ ? args.inputs[2] : nullptr,
+                         residual_ ? args.inputs[3] : nullptr};
     if (xb_) {
       float* xp = reinterpret_cast<float*>(ws + x_at_);
       nchwc_reorder_to_plain(static_cast<const float*>(args.inputs[0]), xp, n_, c_, hw_in_, xb_, pool);
@@ -406,7 +409,7 @@ class WrappedConvKernel final : public Kernel {
   std::unique_ptr<Kernel> inner_;
   int64_t n_ = 0, c_ = 0, hw_in_ = 0, m_ = 0, hw_out_ = 0;
   int xb_ = 0, yb_ = 0;
-  bool residual_ = false;
+  bool residual_ = false, has_bias_ = false;
   size_t inner_ws_ = 0, x_at_ = 0, r_at_ = 0, y_at_ = 0, ws_ = 0;
 };
 
