@@ -455,7 +455,7 @@ MINIRT_TARGET_AVX512 inline __m512 act_kind_avx512(__m512 x, const Activation& a
   } else if constexpr (K == ActKind::kSilu) {
     return _mm512_mul_ps(x, sigmoid_avx512(x));
   } else if constexpr (K == ActKind::kHardSigmoid) {
-    __m512 v = _mm512_add_ps(_mm512_mul_ps(set512(a.alpha), x), set512(a.beta));
+    __m512 v = _mm512_fmadd_ps(set512(a.alpha), x, set512(a.beta));  // as Activation::apply: one rounding
     return _mm512_min_ps(one, _mm512_max_ps(zero, v));
   } else if constexpr (K == ActKind::kHardSwish) {
     __m512 v = _mm512_fmadd_ps(x, set512(1.0f / 6.0f), set512(0.5f));
@@ -654,7 +654,7 @@ MINIRT_TARGET_AVX2 inline __m256 act_kind_avx2(__m256 x, const Activation& a) {
   } else if constexpr (K == ActKind::kSilu) {
     return _mm256_mul_ps(x, sigmoid_avx2(x));
   } else if constexpr (K == ActKind::kHardSigmoid) {
-    __m256 v = _mm256_add_ps(_mm256_mul_ps(set256(a.alpha), x), set256(a.beta));
+    __m256 v = _mm256_fmadd_ps(set256(a.alpha), x, set256(a.beta));  // as Activation::apply: one rounding
     return _mm256_min_ps(one, _mm256_max_ps(zero, v));
   } else if constexpr (K == ActKind::kHardSwish) {
     __m256 v = _mm256_fmadd_ps(x, set256(1.0f / 6.0f), set256(0.5f));

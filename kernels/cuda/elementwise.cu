@@ -37,7 +37,7 @@ __device__ float apply_act(const ActParams& a, float x) {
     case ActKind::kSigmoid:
       return 1.0f / (1.0f + expf(-x));
     case ActKind::kHardSigmoid:
-      return cmin(cmax(a.alpha * x + a.beta, 0.0f), 1.0f);
+      return cmin(cmax(fmaf(a.alpha, x, a.beta), 0.0f), 1.0f);  // one rounding, as the CPU
     case ActKind::kHardSwish:
       return x * cmin(cmax(x / 6.0f + 0.5f, 0.0f), 1.0f);
     case ActKind::kTanh:

@@ -54,7 +54,9 @@ struct Activation {
       case ActKind::kClip: return std::min(std::max(x, alpha), beta);
       case ActKind::kSigmoid: return 1.0f / (1.0f + std::exp(-x));
       // The clamps put the value first so that a NaN passes through them.
-      case ActKind::kHardSigmoid: return std::min(std::max(alpha * x + beta, 0.0f), 1.0f);
+      // One rounding (fma) in every form, scalar and vector, so that a
+      // compiler fusing alpha * x + beta or not changes nothing.
+      case ActKind::kHardSigmoid: return std::min(std::max(std::fma(alpha, x, beta), 0.0f), 1.0f);
       case ActKind::kHardSwish: return x * std::min(std::max(x / 6.0f + 0.5f, 0.0f), 1.0f);
       case ActKind::kTanh: return std::tanh(x);
       case ActKind::kElu: return x >= 0 ? x : alpha * std::expm1(x);
