@@ -236,14 +236,20 @@ MINIRT_TARGET_AVX512 void input_avx512(const InArgs& args) {
     if (!inside)
       for (int e = 0; e < A * A; ++e) I::store(patch + e * B, I::zero());
     for (int64_t cb = 0; cb < a.cbs; ++cb) {
-      const float* src = a.x + cb * plane + (iy * a.w + ix) * B;
-      int64_t rs = a.w * B;
-      if (!inside) {
+      const float* xc = a.x + cb * plane;
+      const float* src = patch;
+      int64_t rs = A * B;
+      if (inside) {
+        src = xc + (iy * a.w + ix) * B;
+        rs = a.w * B;
+      } else {
         for (int64_t r = r0; r < r1; ++r)
-          for (int64_t c = s0; c < s1; ++c) I::store(patch + (r * A + c) * B, I::load(src + r * rs + c * B));
-        src = patch;
-        rs = A * B;
+          for (int64_t c = s0; c < s1; ++c)
+            I::store(patch + (r * A + c) * B, I::load(xc + ((iy + r) * a.w + ix + c) * B));
       }
+      // Opaque to the loop optimizer: else it keeps one pointer per load and
+      // per store across the tiles (72), which spill.
+      asm("" : "+r"(src), "+r"(rs));
       V tr[A][A];
 #pragma GCC unroll 6
       for (int c = 0; c < A; ++c) {
@@ -255,6 +261,7 @@ MINIRT_TARGET_AVX512 void input_avx512(const InArgs& args) {
         for (int r = 0; r < A; ++r) tr[r][c] = o[r];
       }
       float* q = a.v + cb * a.nt * B + p * B;  // point (i, k) at q + (i * A + k) * vxi
+      asm("" : "+r"(q));
 #pragma GCC unroll 6
       for (int i = 0; i < A; ++i) {
         V o[A];
@@ -336,12 +343,14 @@ MINIRT_TARGET_AVX512 void output_avx512(const OutArgs& args) {
     const int64_t t = a.t0 + p, oy = t / a.tw * M, ox = t % a.tw * M;
     const int nu = static_cast<int>(std::min<int64_t>(M, a.oh - oy)), nv = static_cast<int>(std::min<int64_t>(M, a.ow - ox));
     const float* mp = a.m + p * B;
+    int64_t mxi = a.mxi;
+    asm("" : "+r"(mp), "+r"(mxi));  // opaque to the loop optimizer, as in the input transform
     V tr[M][A];
 #pragma GCC unroll 6
     for (int k = 0; k < A; ++k) {
       V d[A], o[M];
 #pragma GCC unroll 6
-      for (int i = 0; i < A; ++i) d[i] = I::load(mp + (i * A + k) * a.mxi);
+      for (int i = 0; i < A; ++i) d[i] = I::load(mp + (i * A + k) * mxi);
       at_avx512<M>(d, o);
 #pragma GCC unroll 4
       for (int u = 0; u < M; ++u) tr[u][k] = o[u];
@@ -420,14 +429,20 @@ MINIRT_TARGET_AVX2 void input_avx2(const InArgs& args) {
     if (!inside)
       for (int e = 0; e < A * A; ++e) I::store(patch + e * B, I::zero());
     for (int64_t cb = 0; cb < a.cbs; ++cb) {
-      const float* src = a.x + cb * plane + (iy * a.w + ix) * B;
-      int64_t rs = a.w * B;
-      if (!inside) {
+      const float* xc = a.x + cb * plane;
+      const float* src = patch;
+      int64_t rs = A * B;
+      if (inside) {
+        src = xc + (iy * a.w + ix) * B;
+        rs = a.w * B;
+      } else {
         for (int64_t r = r0; r < r1; ++r)
-          for (int64_t c = s0; c < s1; ++c) I::store(patch + (r * A + c) * B, I::load(src + r * rs + c * B));
-        src = patch;
-        rs = A * B;
+          for (int64_t c = s0; c < s1; ++c)
+            I::store(patch + (r * A + c) * B, I::load(xc + ((iy + r) * a.w + ix + c) * B));
       }
+      // Opaque to the loop optimizer: else it keeps one pointer per load and
+      // per store across the tiles (72), which spill.
+      asm("" : "+r"(src), "+r"(rs));
       V tr[A][A];
 #pragma GCC unroll 6
       for (int c = 0; c < A; ++c) {
@@ -439,6 +454,7 @@ MINIRT_TARGET_AVX2 void input_avx2(const InArgs& args) {
         for (int r = 0; r < A; ++r) tr[r][c] = o[r];
       }
       float* q = a.v + cb * a.nt * B + p * B;  // point (i, k) at q + (i * A + k) * vxi
+      asm("" : "+r"(q));
 #pragma GCC unroll 6
       for (int i = 0; i < A; ++i) {
         V o[A];
@@ -518,12 +534,14 @@ MINIRT_TARGET_AVX2 void output_avx2(const OutArgs& args) {
     const int64_t t = a.t0 + p, oy = t / a.tw * M, ox = t % a.tw * M;
     const int nu = static_cast<int>(std::min<int64_t>(M, a.oh - oy)), nv = static_cast<int>(std::min<int64_t>(M, a.ow - ox));
     const float* mp = a.m + p * B;
+    int64_t mxi = a.mxi;
+    asm("" : "+r"(mp), "+r"(mxi));  // opaque to the loop optimizer, as in the input transform
     V tr[M][A];
 #pragma GCC unroll 6
     for (int k = 0; k < A; ++k) {
       V d[A], o[M];
 #pragma GCC unroll 6
-      for (int i = 0; i < A; ++i) d[i] = I::load(mp + (i * A + k) * a.mxi);
+      for (int i = 0; i < A; ++i) d[i] = I::load(mp + (i * A + k) * mxi);
       at_avx2<M>(d, o);
 #pragma GCC unroll 4
       for (int u = 0; u < M; ++u) tr[u][k] = o[u];
