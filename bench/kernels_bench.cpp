@@ -780,8 +780,10 @@ void BM_NchwcWinograd(benchmark::State& state) {
     ws = std::make_unique<AlignedFloats>(std::max<size_t>(1, wino->workspace_bytes() / sizeof(float)));
   }
   for (auto _ : state) {
-    if (direct) direct->run(x.data<float>(), nullptr, y.data<float>(), 0, nullptr, pool);
-    else wino->run(x.data<float>(), nullptr, y.data<float>(), 0, ws->data(), pool);
+    if (direct)
+      direct->run(x.data<float>(), nullptr, y.data<float>(), 0, nullptr, pool);
+    else
+      wino->run(x.data<float>(), nullptr, y.data<float>(), 0, ws->data(), pool);
     benchmark::DoNotOptimize(y.raw());
   }
   const double flops = 2.0 * static_cast<double>(c * c * 9 * hw * hw);

@@ -40,8 +40,8 @@ namespace {
 
 // Register tiles of the GEMMs, as the direct kernel's: output blocks per
 // tile at most, and tiles per register tile for NB blocks (UR * NB
-// accumulators and NB vectors of U fit the 32 zmm / 16 ymm registers; the
-// broadcast of V is the FMA's memory operand).
+// accumulators, NB vectors of U and a broadcast of V fit the 32 zmm / 16
+// ymm registers).
 constexpr int kMaxNb512 = 4, kMaxNb256 = 3;
 constexpr int kUr512[kMaxNb512] = {12, 12, 8, 6};
 constexpr int kUr256[kMaxNb256] = {8, 6, 4};
@@ -49,7 +49,7 @@ constexpr int kMaxUr = 12;
 
 int ur_max(SgemmIsa isa, int nb) { return isa == SgemmIsa::kAvx512 ? kUr512[nb - 1] : kUr256[nb - 1]; }
 
-// The cost model's machine (cycles of one core; see plan()).
+// The cost model's machine (cycles of one core; see the constructor).
 constexpr int64_t kL2Budget = 320 * 1024;  // of the smallest L2 we target (Zen 3: 512 KiB), for V and M, or U
 constexpr double kL3BytesPerCycle = 16;    // what one core streams from L3 (or memory) while it computes
 // A task's scratch (V and M) at most, unless groups of four register tiles
@@ -105,10 +105,10 @@ Finish finish_of(const Activation& act) {
 
 // The input transform of tiles [t0, t0 + nt) of one image, every input block.
 struct InArgs {
-  const float* x;             // the image's input (block 0)
-  float* v;                   // V: [point][input block][tile][B]
-  int64_t h, w, ph, pw, tw;   // input plane, padding (top, left), tiles per row
-  int64_t cbs, t0, nt;        // input blocks, first tile, tiles
+  const float* x;            // the image's input (block 0)
+  float* v;                  // V: [point][input block][tile][B]
+  int64_t h, w, ph, pw, tw;  // input plane, padding (top, left), tiles per row
+  int64_t cbs, t0, nt;       // input blocks, first tile, tiles
 };
 using InFn = void (*)(const InArgs&);
 
@@ -274,7 +274,8 @@ MINIRT_TARGET_AVX512 void input_avx512(const InArgs& args) {
 }
 
 template <int UR, int NB>
-MINIRT_TARGET_AVX512 MINIRT_WINO_INLINE void fma_block_avx512(const float* v, const float* u, Avx512::V (&acc)[UR][NB]) {
+MINIRT_TARGET_AVX512 MINIRT_WINO_INLINE void fma_block_avx512(const float* v, const float* u,
+                                                              Avx512::V (&acc)[UR][NB]) {
   using I = Avx512;
   constexpr int B = I::B;
 #pragma GCC unroll 4
@@ -322,11 +323,16 @@ MINIRT_TARGET_AVX512 inline void act_kind_run_avx512(float* y, int n, const Acti
 
 MINIRT_TARGET_AVX512 __attribute__((noinline)) void act_run_avx512(float* y, int n, const Activation& act) {
   switch (act.kind) {
-    case ActKind::kSilu: return act_kind_run_avx512<ActKind::kSilu>(y, n, act);
-    case ActKind::kSigmoid: return act_kind_run_avx512<ActKind::kSigmoid>(y, n, act);
-    case ActKind::kHardSwish: return act_kind_run_avx512<ActKind::kHardSwish>(y, n, act);
-    case ActKind::kLeakyRelu: return act_kind_run_avx512<ActKind::kLeakyRelu>(y, n, act);
-    case ActKind::kTanh: return act_kind_run_avx512<ActKind::kTanh>(y, n, act);
+    case ActKind::kSilu:
+      return act_kind_run_avx512<ActKind::kSilu>(y, n, act);
+    case ActKind::kSigmoid:
+      return act_kind_run_avx512<ActKind::kSigmoid>(y, n, act);
+    case ActKind::kHardSwish:
+      return act_kind_run_avx512<ActKind::kHardSwish>(y, n, act);
+    case ActKind::kLeakyRelu:
+      return act_kind_run_avx512<ActKind::kLeakyRelu>(y, n, act);
+    case ActKind::kTanh:
+      return act_kind_run_avx512<ActKind::kTanh>(y, n, act);
     default:
       for (int p = 0; p < n; ++p) _mm512_storeu_ps(y + p * 16, act_avx512(_mm512_loadu_ps(y + p * 16), act));
   }
@@ -341,7 +347,8 @@ MINIRT_TARGET_AVX512 void output_avx512(const OutArgs& args) {
   const V bias = I::load(a.bias), lo = I::set1(a.fin.lo), hi = I::set1(a.fin.hi);
   for (int64_t p = 0; p < a.nt; ++p) {
     const int64_t t = a.t0 + p, oy = t / a.tw * M, ox = t % a.tw * M;
-    const int nu = static_cast<int>(std::min<int64_t>(M, a.oh - oy)), nv = static_cast<int>(std::min<int64_t>(M, a.ow - ox));
+    const int nu = static_cast<int>(std::min<int64_t>(M, a.oh - oy)),
+              nv = static_cast<int>(std::min<int64_t>(M, a.ow - ox));
     const float* mp = a.m + p * B;
     int64_t mxi = a.mxi;
     asm("" : "+r"(mp), "+r"(mxi));  // opaque to the loop optimizer, as in the input transform
@@ -513,11 +520,16 @@ MINIRT_TARGET_AVX2 inline void act_kind_run_avx2(float* y, int n, const Activati
 
 MINIRT_TARGET_AVX2 __attribute__((noinline)) void act_run_avx2(float* y, int n, const Activation& act) {
   switch (act.kind) {
-    case ActKind::kSilu: return act_kind_run_avx2<ActKind::kSilu>(y, n, act);
-    case ActKind::kSigmoid: return act_kind_run_avx2<ActKind::kSigmoid>(y, n, act);
-    case ActKind::kHardSwish: return act_kind_run_avx2<ActKind::kHardSwish>(y, n, act);
-    case ActKind::kLeakyRelu: return act_kind_run_avx2<ActKind::kLeakyRelu>(y, n, act);
-    case ActKind::kTanh: return act_kind_run_avx2<ActKind::kTanh>(y, n, act);
+    case ActKind::kSilu:
+      return act_kind_run_avx2<ActKind::kSilu>(y, n, act);
+    case ActKind::kSigmoid:
+      return act_kind_run_avx2<ActKind::kSigmoid>(y, n, act);
+    case ActKind::kHardSwish:
+      return act_kind_run_avx2<ActKind::kHardSwish>(y, n, act);
+    case ActKind::kLeakyRelu:
+      return act_kind_run_avx2<ActKind::kLeakyRelu>(y, n, act);
+    case ActKind::kTanh:
+      return act_kind_run_avx2<ActKind::kTanh>(y, n, act);
     default:
       for (int p = 0; p < n; ++p) _mm256_storeu_ps(y + p * 8, act_avx2(_mm256_loadu_ps(y + p * 8), act));
   }
@@ -532,7 +544,8 @@ MINIRT_TARGET_AVX2 void output_avx2(const OutArgs& args) {
   const V bias = I::load(a.bias), lo = I::set1(a.fin.lo), hi = I::set1(a.fin.hi);
   for (int64_t p = 0; p < a.nt; ++p) {
     const int64_t t = a.t0 + p, oy = t / a.tw * M, ox = t % a.tw * M;
-    const int nu = static_cast<int>(std::min<int64_t>(M, a.oh - oy)), nv = static_cast<int>(std::min<int64_t>(M, a.ow - ox));
+    const int nu = static_cast<int>(std::min<int64_t>(M, a.oh - oy)),
+              nv = static_cast<int>(std::min<int64_t>(M, a.ow - ox));
     const float* mp = a.m + p * B;
     int64_t mxi = a.mxi;
     asm("" : "+r"(mp), "+r"(mxi));  // opaque to the loop optimizer, as in the input transform
@@ -619,8 +632,7 @@ std::string nchwc_winograd_declined(const NchwcConvSpec& s, int tile) {
   return nchwc_direct_declined(s);
 }
 
-NchwcWinogradConv::NchwcWinogradConv(const NchwcConvSpec& s, int tile, const float* w, const float* bias,
-                                     int threads)
+NchwcWinogradConv::NchwcWinogradConv(const NchwcConvSpec& s, int tile, const float* w, const float* bias, int threads)
     : s_(s), m_(tile) {
   if (std::string why = nchwc_winograd_declined(s, tile); !why.empty())
     throw Error(ErrorCode::kInternal, "NchwcWinogradConv cannot run this convolution: " + why);
@@ -629,12 +641,12 @@ NchwcWinogradConv::NchwcWinogradConv(const NchwcConvSpec& s, int tile, const flo
   empty_ = q.n == 0 || q.m == 0 || q.oh == 0 || q.ow == 0;
   cbs_ = nchwc_blocks(q.c, s.block);
   mb_ = nchwc_blocks(q.m, s.block);
-  th_ = ceil_div(q.oh, m_);
   tw_ = ceil_div(q.ow, m_);
-  tiles_ = th_ * tw_;
+  tiles_ = ceil_div(q.oh, m_) * tw_;
 
   // Output blocks in groups of near-equal sizes of at most NB.
-  const int64_t max_nb = std::min<int64_t>(s.isa == SgemmIsa::kAvx512 ? kMaxNb512 : kMaxNb256, std::max<int64_t>(mb_, 1));
+  const int64_t max_nb =
+      std::min<int64_t>(s.isa == SgemmIsa::kAvx512 ? kMaxNb512 : kMaxNb256, std::max<int64_t>(mb_, 1));
   const int64_t ng = std::max<int64_t>(1, ceil_div(mb_, max_nb));
   for (int64_t g = 0, ob = 0; g < ng; ++g) {
     const int64_t nb = mb_ / ng + (g < mb_ % ng ? 1 : 0);
@@ -678,7 +690,8 @@ NchwcWinogradConv::NchwcWinogradConv(const NchwcConvSpec& s, int tile, const flo
       if (vm_bytes > kTaskScratchCap && T > 4 * ur_) continue;
       const double vmspill = vm_bytes > kL2Budget ? 2 * vm_bytes / kL3BytesPerCycle : 0;
       const double in = k_in * P * static_cast<double>(cbs_) * Td;
-      const double cost = static_cast<double>(upt) * (gemm + out + ustream + vmspill) + static_cast<double>(distinct) * in;
+      const double cost =
+          static_cast<double>(upt) * (gemm + out + ustream + vmspill) + static_cast<double>(distinct) * in;
       if (cost < best * 0.999) {
         best = cost;
         tile_groups_ = tg;
@@ -687,7 +700,6 @@ NchwcWinogradConv::NchwcWinogradConv(const NchwcConvSpec& s, int tile, const flo
       }
     }
   }
-  chunk_groups_ = ceil_div(ng, chunks_);
   chunk_blocks_ = 0;
   for (int64_t c = 0; c < chunks_; ++c) {
     const int64_t g0 = ng * c / chunks_, g1 = ng * (c + 1) / chunks_;

@@ -95,14 +95,14 @@ class NchwcWinogradConv {
             float* ws) const;
 
   NchwcConvSpec s_;
-  int m_ = 4;              // output tile: m x m
-  int64_t cbs_ = 0;        // input blocks
-  int64_t mb_ = 0;         // output blocks
-  int64_t th_ = 0, tw_ = 0, tiles_ = 0;  // tiles per image: rows, columns, all
-  std::vector<Group> groups_;            // output blocks in register tiles of nb blocks
-  int ur_ = 1;                           // tiles per register tile at most (of the widest group)
+  int m_ = 4;                                  // output tile: m x m
+  int64_t cbs_ = 0;                            // input blocks
+  int64_t mb_ = 0;                             // output blocks
+  int64_t tw_ = 0, tiles_ = 0;                 // tiles per image: per row, all
+  std::vector<Group> groups_;                  // output blocks in register tiles of nb blocks
+  int ur_ = 1;                                 // tiles per register tile at most (of the widest group)
   int64_t tile_groups_ = 1, group_tiles_ = 1;  // tile groups per image, tiles per group at most
-  int64_t chunks_ = 1, chunk_groups_ = 1;      // output chunks, register-tile groups per chunk at most
+  int64_t chunks_ = 1;                         // output chunks (of near-equal numbers of groups)
   int64_t chunk_blocks_ = 1;                   // output blocks per chunk at most
   int64_t tasks_ = 1;
   size_t v_floats_ = 0, task_floats_ = 0;  // a task's V, and its whole scratch (V, M)

@@ -290,8 +290,8 @@ TEST(NchwcWinograd, SmallPlanesMatchNaiveConvolution) {
 }
 
 TEST(NchwcWinograd, PaddingAndLargerPlanesMatchNaiveConvolution) {
-  std::vector<Case> g = {conv(8, 13, 13, 16), conv(19, 13, 13, 21, 0), conv(3, 56, 56, 20), conv(16, 56, 56, 16),
-                         conv(7, 9, 14, 9, 0), conv(12, 6, 5, 40, 2), conv(33, 11, 10, 17), conv(1, 4, 4, 1)};
+  std::vector<Case> g = {conv(8, 13, 13, 16),  conv(19, 13, 13, 21, 0), conv(3, 56, 56, 20),  conv(16, 56, 56, 16),
+                         conv(7, 9, 14, 9, 0), conv(12, 6, 5, 40, 2),   conv(33, 11, 10, 17), conv(1, 4, 4, 1)};
   Case d = conv(9, 7, 9, 17, 0);  // asymmetric pads, wider than the window on one side
   d.pt = 2, d.pl = 0, d.pb = 1, d.pr = 3;
   g.push_back(d);
@@ -447,8 +447,11 @@ TEST(NchwcWinograd, AccuracyOnResNetLayers) {
         }
         const double worst_rel = worst / rms, rms_rel = std::sqrt(sq / static_cast<double>(y.size())) / rms;
         std::printf("[ accuracy ] %-6s block %2d  C=M=%3lld %2lldx%-2lld  error / output RMS: worst %.2e, RMS %.2e\n",
-                    tile == 0 ? "direct" : tile == 2 ? "F2" : "F4", b, static_cast<long long>(l.c),
-                    static_cast<long long>(l.hw), static_cast<long long>(l.hw), worst_rel, rms_rel);
+                    tile == 0   ? "direct"
+                    : tile == 2 ? "F2"
+                                : "F4",
+                    b, static_cast<long long>(l.c), static_cast<long long>(l.hw), static_cast<long long>(l.hw),
+                    worst_rel, rms_rel);
         const double bound = tile == 2 ? 4e-5 : 1.2e-4;
         EXPECT_LT(worst_rel, bound) << (tile ? "F" + std::to_string(tile) : std::string("direct")) << " C=" << l.c
                                     << " block " << b;
