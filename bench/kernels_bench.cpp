@@ -16,6 +16,7 @@
 #include "kernels/cpu/nchwc.h"
 #include "kernels/cpu/nchwc_conv.h"
 #include "kernels/cpu/nchwc_ops.h"
+#include "kernels/cpu/nchwc_winograd.h"
 #include "kernels/cpu/sgemm.h"
 #include "runtime/op_registry.h"
 #include "runtime/ops/conv.h"
@@ -731,6 +732,74 @@ BENCHMARK(BM_Binary)
     ->ArgsProduct({{0, 1, 2}, {1, 2}})
     ->Unit(benchmark::kMicrosecond)
     ->UseRealTime();
+
+}  // namespace
+}  // namespace minirt
+
+// ---------------------------------------------------------------- Winograd on the blocked layout (nchwc_winograd.h)
+//
+//   build/bin/minirt_kernel_bench --benchmark_filter=NchwcWinograd
+//   MINIRT_SGEMM_ISA=avx2 build/bin/minirt_kernel_bench --benchmark_filter=NchwcWinograd
+//
+// NchwcWinograd/<C>/<HW>/<threads>/<algo>: a 3x3 stride-1 convolution, C
+// channels in and out, padding 1, batch 1, bias and ReLU fused, input and
+// output blocked for the ISA the SGEMM would use; algo 0 is NchwcDirectConv,
+// 2 and 4 NchwcWinogradConv F(2x2,3x3) and F(4x4,3x3). GFLOP/s counts the
+// direct convolution's FLOPs (2 C^2 9 HW^2) for all three, so the numbers
+// compare times; the label is the kernel's describe(). Shapes: ResNet-18/50's
+// 3x3 stride-1 layers (64 x 56x56, 128 x 28x28, 256 x 14x14, 512 x 7x7) and a
+// YOLO neck's at 416x416 input (128 x 52x52, 256 x 26x26, 512 x 13x13).
+namespace minirt {
+namespace {
+
+void BM_NchwcWinograd(benchmark::State& state) {
+  using namespace cpu;
+  const int64_t c = state.range(0), hw = state.range(1);
+  const int threads = static_cast<int>(state.range(2)), algo = static_cast<int>(state.range(3));
+  NchwcConvSpec spec;
+  spec.isa = sgemm_default_isa();
+  spec.block = nchwc_block(spec.isa);
+  if (spec.block == 0) return state.SkipWithError("no blocked layout for this CPU");
+  Geometry& q = spec.q;
+  q.n = 1, q.c = c, q.h = q.w = hw, q.m = c, q.kh = q.kw = 3, q.sh = q.sw = 1, q.dh = q.dw = 1;
+  q.ph = q.pw = 1, q.oh = q.ow = hw, q.groups = 1;
+  spec.act.kind = ActKind::kRelu;
+  const std::string why = algo == 0 ? nchwc_direct_declined(spec) : nchwc_winograd_declined(spec, algo);
+  if (!why.empty()) return state.SkipWithError(why.c_str());
+  Tensor x = random_tensor({nchwc_padded(c, spec.block) * hw * hw}, 1);
+  Tensor w = random_tensor({c, c, 3, 3}, 2), b = random_tensor({c}, 3);
+  Tensor y = Tensor::zeros(DType::kFloat32, {nchwc_padded(c, spec.block) * hw * hw});
+  ThreadPool pool(threads);
+  std::unique_ptr<NchwcDirectConv> direct;
+  std::unique_ptr<NchwcWinogradConv> wino;
+  std::unique_ptr<AlignedFloats> ws;
+  if (algo == 0) {
+    direct = std::make_unique<NchwcDirectConv>(spec, w.data<float>(), b.data<float>(), threads);
+  } else {
+    wino = std::make_unique<NchwcWinogradConv>(spec, algo, w.data<float>(), b.data<float>(), threads);
+    ws = std::make_unique<AlignedFloats>(std::max<size_t>(1, wino->workspace_bytes() / sizeof(float)));
+  }
+  for (auto _ : state) {
+    if (direct)
+      direct->run(x.data<float>(), nullptr, y.data<float>(), 0, nullptr, pool);
+    else
+      wino->run(x.data<float>(), nullptr, y.data<float>(), 0, ws->data(), pool);
+    benchmark::DoNotOptimize(y.raw());
+  }
+  const double flops = 2.0 * static_cast<double>(c * c * 9 * hw * hw);
+  state.counters["GFLOP/s"] =
+      benchmark::Counter(flops, benchmark::Counter::kIsIterationInvariantRate, benchmark::Counter::kIs1000);
+  state.SetLabel(direct ? direct->describe() : wino->describe());
+}
+
+void winograd_args(benchmark::internal::Benchmark* b) {
+  const int64_t layers[][2] = {{64, 56}, {128, 28}, {256, 14}, {512, 7}, {128, 52}, {256, 26}, {512, 13}};
+  for (int64_t threads : {1, 2})
+    for (const auto& l : layers)
+      for (int64_t algo : {0, 2, 4}) b->Args({l[0], l[1], threads, algo});
+  b->ArgNames({"C", "HW", "threads", "algo"});
+}
+BENCHMARK(BM_NchwcWinograd)->Apply(winograd_args)->Unit(benchmark::kMicrosecond)->UseRealTime();
 
 }  // namespace
 }  // namespace minirt
