@@ -8,6 +8,7 @@
 #include "kernels/cpu/nchwc.h"
 #include "kernels/cpu/nchwc_conv.h"
 #include "kernels/cpu/nchwc_ops.h"
+#include "kernels/cpu/nchwc_winograd.h"
 #include "kernels/cpu/registry.h"
 #include "kernels/cpu/vmath.h"
 #include "runtime/ops/conv.h"
@@ -24,6 +25,9 @@ namespace minirt::cpu {
 namespace {
 
 constexpr int64_t kGrain = 16384;  // floats per parallel chunk, at least
+// Winograd below this many input or output channels: measured on 64 and
+// up; the transforms' share grows as the channels shrink.
+constexpr int64_t kMinWinogradChannels = 32;
 
 bool float4d(const Graph& g, int v) {
   return v >= 0 && g.values[v].dtype == DType::kFloat32 && g.values[v].shape_known && g.values[v].shape.size() == 4;
@@ -413,9 +417,14 @@ class WrappedConvKernel final : public Kernel {
   size_t inner_ws_ = 0, x_at_ = 0, r_at_ = 0, y_at_ = 0, ws_ = 0;
 };
 
-// The native blocked lowerings (nchwc_conv.h), as named algorithms.
+// The native blocked lowerings (nchwc_conv.h, nchwc_winograd.h), as named algorithms.
 constexpr const char* kDirect = "nchwc_direct";
 constexpr const char* kDepthwise = "nchwc_depthwise";
+constexpr const char* kWinograd2 = "nchwc_winograd_f2";
+constexpr const char* kWinograd4 = "nchwc_winograd_f4";
+
+bool is_native(const std::string& a) { return a == kDirect || a == kDepthwise || a == kWinograd2 || a == kWinograd4; }
+int winograd_tile(const std::string& a) { return a == kWinograd2 ? 2 : a == kWinograd4 ? 4 : 0; }
 
 NchwcConvSpec conv_spec(const Graph& g, const Node& n) {
   const auto& a = n.attrs_as<ConvAttrs>();
@@ -436,16 +445,20 @@ std::string native_declined(const Graph& g, const Node& n, const std::string& al
   if (s.input_blocked && block_of(g, n.inputs[0]) != s.block) return "needs its input in the same block as its output";
   if (algo == kDirect) return nchwc_direct_declined(s);
   if (algo == kDepthwise) return nchwc_depthwise_declined(s);
+  if (int t = winograd_tile(algo)) return nchwc_winograd_declined(s, t);
   return "is not a CPU Conv algorithm";
 }
 
 class NativeConvKernel final : public Kernel {
  public:
-  NativeConvKernel(const Graph& g, const Node& n, int threads, bool depthwise) : residual_(n.input(3) >= 0) {
+  // plan_only: the workspace sized, the weights neither read nor packed.
+  NativeConvKernel(const Graph& g, const Node& n, int threads, const std::string& algo, bool plan_only = false)
+      : residual_(n.input(3) >= 0) {
     NchwcConvSpec s = conv_spec(g, n);
-    const float* w = in_const(g, n, 1)->data<float>();
-    const float* b = n.input(2) >= 0 ? in_const(g, n, 2)->data<float>() : nullptr;
-    if (depthwise) dw_ = std::make_unique<NchwcDepthwiseConv>(s, w, b, threads);
+    const float* w = plan_only ? nullptr : in_const(g, n, 1)->data<float>();
+    const float* b = !plan_only && n.input(2) >= 0 ? in_const(g, n, 2)->data<float>() : nullptr;
+    if (algo == kDepthwise) dw_ = std::make_unique<NchwcDepthwiseConv>(s, w, b, threads);
+    else if (int t = winograd_tile(algo)) wino_ = std::make_unique<NchwcWinogradConv>(s, t, w, b, threads);
     else direct_ = std::make_unique<NchwcDirectConv>(s, w, b, threads);
   }
   void run(const KernelArgs& args) override {
@@ -454,17 +467,22 @@ class NativeConvKernel final : public Kernel {
     float* y = static_cast<float*>(args.outputs[0]);
     float* ws = static_cast<float*>(args.workspace);
     if (dw_) dw_->run(x, r, y, 0, ws, *args.pool);
+    else if (wino_) wino_->run(x, r, y, 0, ws, *args.pool);
     else direct_->run(x, r, y, 0, ws, *args.pool);
   }
-  size_t workspace_bytes() const override { return dw_ ? dw_->workspace_bytes() : direct_->workspace_bytes(); }
+  size_t workspace_bytes() const override {
+    return dw_ ? dw_->workspace_bytes() : wino_ ? wino_->workspace_bytes() : direct_->workspace_bytes();
+  }
   std::string describe() const override {
-    return "algo=" + (dw_ ? dw_->describe() : direct_->describe());  // "nchwc_direct isa=avx512 nb=2 ur=12 ..."
+    // "nchwc_direct isa=avx512 nb=2 ur=12 ...", as the kernel describes itself.
+    return "algo=" + (dw_ ? dw_->describe() : wino_ ? wino_->describe() : direct_->describe());
   }
 
  private:
   bool residual_;
   std::unique_ptr<NchwcDirectConv> direct_;
   std::unique_ptr<NchwcDepthwiseConv> dw_;
+  std::unique_ptr<NchwcWinogradConv> wino_;
 };
 
 bool conv_blocked_ok(const Graph& g, const Node& n) {
@@ -546,7 +564,7 @@ bool nchwc_blocked_inputs(const Graph& g, const Node& n, int b, std::vector<Layo
 const std::vector<std::string>& nchwc_conv_algorithm_names() {
   // The native ones, then every plain lowering run through reorders.
   static const std::vector<std::string> names = [] {
-    std::vector<std::string> v = {kDirect, kDepthwise};
+    std::vector<std::string> v = {kDirect, kDepthwise, kWinograd2, kWinograd4};
     for (const std::string& a : conv_algorithm_names()) v.push_back(a);
     return v;
   }();
@@ -554,20 +572,30 @@ const std::vector<std::string>& nchwc_conv_algorithm_names() {
 }
 
 std::string nchwc_conv_declined(const Graph& g, const Node& n, const std::string& algo) {
-  if (algo == kDirect || algo == kDepthwise) return native_declined(g, n, algo);
+  if (is_native(algo)) return native_declined(g, n, algo);
   return conv_algorithm_declined(g, n, algo);
 }
 
 std::string nchwc_conv_heuristic(const Graph& g, const Node& n, int threads) {
   // MINIRT_CONV_ALGO forces a lowering where it can run, as on the plain layout.
   if (const char* f = std::getenv("MINIRT_CONV_ALGO"); f && nchwc_conv_declined(g, n, f).empty()) return f;
-  for (const char* a : {kDepthwise, kDirect})
-    if (native_declined(g, n, a).empty()) return a;
+  if (native_declined(g, n, kDepthwise).empty()) return kDepthwise;
+  // Winograd where it was measured to win (bench NchwcWinograd, AVX-512 and
+  // AVX2, 1 and 2 threads): every 3x3 stride-1 layer of 64 channels and
+  // more; F(4x4) up to 256 channels on planes of 14 and more, F(2x2) on the
+  // 512-channel 7x7 and 13x13 ones (F(4x4)'s transformed weights, 4x the
+  // direct kernel's, no longer stream fast enough there).
+  const auto& q = conv_spec(g, n).q;
+  if (q.c >= kMinWinogradChannels && q.m >= kMinWinogradChannels && native_declined(g, n, kWinograd4).empty()) {
+    if (q.c <= 256 && std::min(q.oh, q.ow) >= 14) return kWinograd4;
+    return kWinograd2;
+  }
+  if (native_declined(g, n, kDirect).empty()) return kDirect;
   return conv_heuristic_algorithm(g, n, threads);
 }
 
 size_t nchwc_conv_workspace_bytes(const Graph& g, const Node& n, int threads, const std::string& algo) {
-  if (algo == kDirect || algo == kDepthwise) return 0;  // the native kernels need no scratch
+  if (is_native(algo)) return NativeConvKernel(g, n, threads, algo, /*plan_only=*/true).workspace_bytes();
   return WrappedConvKernel(g, n, threads, algo, /*plan_only=*/true).workspace_bytes();
 }
 
@@ -580,7 +608,7 @@ std::unique_ptr<Kernel> make_nchwc_kernel(const Graph& g, const Node& n, int thr
     std::string why = nchwc_conv_declined(g, n, a);
     if (!why.empty())
       node_fail(ErrorCode::kInvalidArgument, g, n, "Conv algorithm " + a + " cannot run this node: " + why);
-    if (a == kDirect || a == kDepthwise) return std::make_unique<NativeConvKernel>(g, n, threads, a == kDepthwise);
+    if (is_native(a)) return std::make_unique<NativeConvKernel>(g, n, threads, a);
     return std::make_unique<WrappedConvKernel>(g, n, threads, a, false);
   }
   if (op == "MaxPool" || op == "AveragePool" || op == "GlobalAveragePool" || op == "GlobalMaxPool" ||

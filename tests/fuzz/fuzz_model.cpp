@@ -93,7 +93,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     // nothing and never touches the algorithm cache file.
     static const char* const kAlgorithms[] = {"im2col_gemm",   "implicit_gemm", "gemm_1x1",     "depthwise_direct",
                                               "winograd_f2x2", "winograd_f4x4", "nchwc_direct", "nchwc_depthwise",
-                                              nullptr};
+                                              "nchwc_winograd_f2", "nchwc_winograd_f4", nullptr};
     constexpr size_t kCount = sizeof kAlgorithms / sizeof kAlgorithms[0];
     const char* algo = kAlgorithms[size % kCount];
     SessionOptions options{.device = Device::kCpu, .threads = 1, .memory_limit = 256u << 20};
