@@ -128,6 +128,18 @@ inline Tensor iota(Shape shape, float start = 0.0f, float step = 1.0f) {
   return t;
 }
 
+// Deterministic values in [-1, 1) of a shape (a linear congruential
+// sequence from `seed`), for inputs and weights of small test graphs.
+inline Tensor noise(Shape shape, uint32_t seed) {
+  Tensor t = Tensor::zeros(DType::kFloat32, std::move(shape));
+  uint32_t x = seed * 2654435761u + 7;
+  for (int64_t i = 0; i < t.numel(); ++i) {
+    x = x * 1664525u + 1013904223u;
+    t.data<float>()[i] = static_cast<float>(x >> 8) / 8388608.0f - 1.0f;
+  }
+  return t;
+}
+
 inline Tensor ints64(std::vector<int64_t> v) {
   Tensor t = Tensor::zeros(DType::kInt64, {static_cast<int64_t>(v.size())});
   for (size_t i = 0; i < v.size(); ++i) t.data<int64_t>()[i] = v[i];

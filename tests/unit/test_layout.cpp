@@ -26,15 +26,7 @@ using ::testing::Not;
 using cpu::SgemmIsa;
 using testing::ModelBuilder;
 
-Tensor noise(Shape shape, uint32_t seed) {
-  Tensor t = Tensor::zeros(DType::kFloat32, shape);
-  uint32_t x = seed * 2654435761u + 7;
-  for (int64_t i = 0; i < t.numel(); ++i) {
-    x = x * 1664525u + 1013904223u;
-    t.data<float>()[i] = static_cast<float>(x >> 8) / 8388608.0f - 1.0f;
-  }
-  return t;
-}
+using testing::noise;
 
 // The ISAs with a blocked layout that this CPU runs.
 std::vector<SgemmIsa> blocked_isas() {

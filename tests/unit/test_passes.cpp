@@ -261,16 +261,7 @@ TEST(Passes, DeadNodesAreRemoved) {
   EXPECT_EQ(p.plan->stats.dead, 1);
 }
 
-// Deterministic values in [-1, 1) of a shape, for the fusion tests' inputs.
-Tensor noise(Shape shape, uint32_t seed) {
-  Tensor t = Tensor::zeros(DType::kFloat32, shape);
-  uint32_t x = seed * 2654435761u + 1;
-  for (int64_t i = 0; i < t.numel(); ++i) {
-    x = x * 1664525u + 1013904223u;
-    t.data<float>()[i] = static_cast<float>(x >> 8) / 8388608.0f - 1.0f;
-  }
-  return t;
-}
+using testing::noise;
 
 std::vector<float> run_fixed(const std::string& bytes, const NamedTensors& in, const std::string& algo) {
   auto model = Model::load_from_memory(bytes.data(), bytes.size(), "t.onnx");
