@@ -68,6 +68,21 @@ MINIRT_AVX512_WARNINGS_OFF
 
 // Max starts from the lowest float and takes max(tap, acc), which is acc when
 // the tap is NaN: the largest non-NaN value, as the separable engine gives.
+
+// Output pixel (., ox) whose window is partly outside the input (window
+// rows from ys, [t0, t1) of them inside): the taps inside, looped.
+MINIRT_TARGET_AVX512 void edge_avx512(const MaxRows& a, int64_t ys, int64_t t0, int64_t t1, int64_t ox, float* yr) {
+  constexpr int64_t L = 16;
+  const PoolWindow& q = *a.q;
+  int64_t j0, j1;
+  taps_inside(ox * q.sw - q.pw, q.kw, q.dw, q.w, &j0, &j1);
+  __m512 acc = _mm512_set1_ps(kLowest);
+  for (int64_t i = t0; i < t1; ++i)
+    for (int64_t j = j0; j < j1; ++j)
+      acc = _mm512_max_ps(_mm512_loadu_ps(a.x + ((ys + i * q.dh) * q.w + ox * q.sw - q.pw + j * q.dw) * L), acc);
+  _mm512_storeu_ps(yr + ox * L, acc);
+}
+
 // Output rows whose window rows all lie inside the input run their interior
 // columns with the window unrolled; the rest of the pixels loop over the taps
 // inside.
@@ -81,19 +96,9 @@ MINIRT_TARGET_AVX512 void max_rows_avx512(const MaxRows& a) {
     int64_t t0, t1;
     taps_inside(ys, q.kh, q.dh, q.h, &t0, &t1);
     float* yr = a.y + oy * q.ow * L;
-    // A pixel whose window is partly outside the input: the taps inside, looped.
-    auto edge = [&](int64_t ox) {
-      int64_t j0, j1;
-      taps_inside(ox * q.sw - q.pw, q.kw, q.dw, q.w, &j0, &j1);
-      __m512 acc = _mm512_set1_ps(kLowest);
-      for (int64_t i = t0; i < t1; ++i)
-        for (int64_t j = j0; j < j1; ++j)
-          acc = _mm512_max_ps(_mm512_loadu_ps(a.x + (ys + i * q.dh) * ldx + (ox * q.sw - q.pw + j * q.dw) * L), acc);
-      _mm512_storeu_ps(yr + ox * L, acc);
-    };
     const bool rows_in = t0 == 0 && t1 == KH;
     const int64_t c0 = rows_in ? a.col_lo : q.ow, c1 = rows_in ? a.col_hi : q.ow;
-    for (int64_t ox = 0; ox < c0; ++ox) edge(ox);
+    for (int64_t ox = 0; ox < c0; ++ox) edge_avx512(a, ys, t0, t1, ox, yr);
     for (int64_t ox = c0; ox < c1; ++ox) {
       const float* xc = a.x + ys * ldx + (ox * q.sw - q.pw) * L;
       __m512 acc = _mm512_set1_ps(kLowest);
@@ -103,11 +108,23 @@ MINIRT_TARGET_AVX512 void max_rows_avx512(const MaxRows& a) {
         for (int j = 0; j < KW; ++j) acc = _mm512_max_ps(_mm512_loadu_ps(xc + i * ti + j * tj), acc);
       _mm512_storeu_ps(yr + ox * L, acc);
     }
-    for (int64_t ox = std::max(c1, c0); ox < q.ow; ++ox) edge(ox);
+    for (int64_t ox = std::max(c1, c0); ox < q.ow; ++ox) edge_avx512(a, ys, t0, t1, ox, yr);
   }
 }
 
-// Pixels of 8 lanes (AVX2, and the 8-lane layout under AVX-512).
+// The same for pixels of 8 lanes (AVX2, and the 8-lane layout under AVX-512).
+MINIRT_TARGET_AVX2 void edge_avx2(const MaxRows& a, int64_t ys, int64_t t0, int64_t t1, int64_t ox, float* yr) {
+  constexpr int64_t L = 8;
+  const PoolWindow& q = *a.q;
+  int64_t j0, j1;
+  taps_inside(ox * q.sw - q.pw, q.kw, q.dw, q.w, &j0, &j1);
+  __m256 acc = _mm256_set1_ps(kLowest);
+  for (int64_t i = t0; i < t1; ++i)
+    for (int64_t j = j0; j < j1; ++j)
+      acc = _mm256_max_ps(_mm256_loadu_ps(a.x + ((ys + i * q.dh) * q.w + ox * q.sw - q.pw + j * q.dw) * L), acc);
+  _mm256_storeu_ps(yr + ox * L, acc);
+}
+
 template <int KH, int KW>
 MINIRT_TARGET_AVX2 void max_rows_avx2(const MaxRows& a) {
   constexpr int64_t L = 8;
@@ -118,19 +135,9 @@ MINIRT_TARGET_AVX2 void max_rows_avx2(const MaxRows& a) {
     int64_t t0, t1;
     taps_inside(ys, q.kh, q.dh, q.h, &t0, &t1);
     float* yr = a.y + oy * q.ow * L;
-    // A pixel whose window is partly outside the input: the taps inside, looped.
-    auto edge = [&](int64_t ox) {
-      int64_t j0, j1;
-      taps_inside(ox * q.sw - q.pw, q.kw, q.dw, q.w, &j0, &j1);
-      __m256 acc = _mm256_set1_ps(kLowest);
-      for (int64_t i = t0; i < t1; ++i)
-        for (int64_t j = j0; j < j1; ++j)
-          acc = _mm256_max_ps(_mm256_loadu_ps(a.x + (ys + i * q.dh) * ldx + (ox * q.sw - q.pw + j * q.dw) * L), acc);
-      _mm256_storeu_ps(yr + ox * L, acc);
-    };
     const bool rows_in = t0 == 0 && t1 == KH;
     const int64_t c0 = rows_in ? a.col_lo : q.ow, c1 = rows_in ? a.col_hi : q.ow;
-    for (int64_t ox = 0; ox < c0; ++ox) edge(ox);
+    for (int64_t ox = 0; ox < c0; ++ox) edge_avx2(a, ys, t0, t1, ox, yr);
     for (int64_t ox = c0; ox < c1; ++ox) {
       const float* xc = a.x + ys * ldx + (ox * q.sw - q.pw) * L;
       __m256 acc = _mm256_set1_ps(kLowest);
@@ -140,7 +147,7 @@ MINIRT_TARGET_AVX2 void max_rows_avx2(const MaxRows& a) {
         for (int j = 0; j < KW; ++j) acc = _mm256_max_ps(_mm256_loadu_ps(xc + i * ti + j * tj), acc);
       _mm256_storeu_ps(yr + ox * L, acc);
     }
-    for (int64_t ox = std::max(c1, c0); ox < q.ow; ++ox) edge(ox);
+    for (int64_t ox = std::max(c1, c0); ox < q.ow; ++ox) edge_avx2(a, ys, t0, t1, ox, yr);
   }
 }
 
