@@ -233,6 +233,7 @@ struct DirectArgs {
   int64_t xcb, xdi, xdj;  // floats between input blocks, window rows, window columns in x
   int64_t kh, kw;         // the window (strides of the packed weights)
   int64_t yob;            // floats between output blocks in y (and r)
+  int64_t tail;           // real lanes of the pass's last input block when fewer than L, else 0
   bool first;             // the first pass: start from bias (+ r), else from y
   Finish fin;             // the last pass: the activation, else none
   const Activation* act;
@@ -321,15 +322,18 @@ MINIRT_TARGET_AVX2 __attribute__((noinline)) void act_tile_avx2(float* y, int64_
 // channels, NB vectors of B output channels (one per output block):
 // acc[p][o] += x[pixel p][channel l] * w[l][o], one broadcast per (l, p), one
 // load per (l, o).
-// acc[p][o] += the L input channels of one block at one tap: x at the
-// tile's first pixel (pixels xps apart), w as [L][NB][B].
-template <int UR, int NB, int L>
-MINIRT_TARGET_AVX512 __attribute__((always_inline)) inline void fma_block_avx512(const float* x, int64_t xps,
-                                                                                 const float* w,
+// acc[p][o] += the L input channels of one block at one tap (the first nl
+// unless FULL): x at the tile's first pixel (pixels XS floats apart, or xps
+// when XS is 0), w as [L][NB][B]. With the pixel stride known the UR inputs
+// are displacements from one register.
+template <int UR, int NB, int L, int XS, bool FULL>
+MINIRT_TARGET_AVX512 __attribute__((always_inline)) inline void fma_block_avx512(const float* x, int64_t xps_rt,
+                                                                                 const float* w, int nl,
                                                                                  __m512 (&acc)[UR][NB]) {
   constexpr int B = 16;
+  const int64_t xps = XS ? XS : xps_rt;
 #pragma GCC unroll 4
-  for (int l = 0; l < L; ++l) {
+  for (int l = 0; l < (FULL ? L : nl); ++l) {
     __m512 wv[NB];
 #pragma GCC unroll 4
     for (int o = 0; o < NB; ++o) wv[o] = _mm512_load_ps(w + (l * NB + o) * B);
@@ -342,7 +346,7 @@ MINIRT_TARGET_AVX512 __attribute__((always_inline)) inline void fma_block_avx512
   }
 }
 
-template <int UR, int NB, int L>
+template <int UR, int NB, int L, int XS>
 MINIRT_TARGET_AVX512 void direct_tile_avx512(const DirectArgs& args) {
   const DirectArgs a = args;  // a copy the stores cannot alias: fields stay in registers
   constexpr int B = 16;
@@ -364,13 +368,23 @@ MINIRT_TARGET_AVX512 void direct_tile_avx512(const DirectArgs& args) {
   const int64_t wdj = static_cast<int64_t>(L) * NB * B, wdi = a.kw * wdj, wcb = a.kh * wdi;
   const float* xc = a.x;
   const float* wc = a.w;
+  // The pass's last block only up to its real lanes (C = 24 in blocks of 16:
+  // a third of the FMAs would multiply zero weights).
+  const int64_t nfull = a.tail ? a.ncb - 1 : a.ncb;
+  const int nl = static_cast<int>(a.tail);
   if (a.ni == 1 && a.nj == 1) {  // a 1x1 window, or an edge tile that sees one tap
-    for (int64_t cb = 0; cb < a.ncb; ++cb, xc += a.xcb, wc += wcb) fma_block_avx512<UR, NB, L>(xc, a.xps, wc, acc);
+    for (int64_t cb = 0; cb < nfull; ++cb, xc += a.xcb, wc += wcb)
+      fma_block_avx512<UR, NB, L, XS, true>(xc, a.xps, wc, L, acc);
+    if (nl) fma_block_avx512<UR, NB, L, XS, false>(xc, a.xps, wc, nl, acc);
   } else {
-    for (int64_t cb = 0; cb < a.ncb; ++cb, xc += a.xcb, wc += wcb)
+    for (int64_t cb = 0; cb < nfull; ++cb, xc += a.xcb, wc += wcb)
       for (int64_t i = 0; i < a.ni; ++i)
         for (int64_t j = 0; j < a.nj; ++j)
-          fma_block_avx512<UR, NB, L>(xc + i * a.xdi + j * a.xdj, a.xps, wc + i * wdi + j * wdj, acc);
+          fma_block_avx512<UR, NB, L, XS, true>(xc + i * a.xdi + j * a.xdj, a.xps, wc + i * wdi + j * wdj, L, acc);
+    if (nl)
+      for (int64_t i = 0; i < a.ni; ++i)
+        for (int64_t j = 0; j < a.nj; ++j)
+          fma_block_avx512<UR, NB, L, XS, false>(xc + i * a.xdi + j * a.xdj, a.xps, wc + i * wdi + j * wdj, nl, acc);
   }
   const __m512 lo = _mm512_set1_ps(a.fin.lo), hi = _mm512_set1_ps(a.fin.hi);
 #pragma GCC unroll 12
@@ -383,14 +397,16 @@ MINIRT_TARGET_AVX512 void direct_tile_avx512(const DirectArgs& args) {
   if (a.fin.after) act_tile_avx512(a.y, a.yps, a.yob, UR, NB, *a.act);
 }
 
-// acc[p][o] += the L input channels of one block at one tap: x at the
-// tile's first pixel (pixels xps apart), w as [L][NB][B].
-template <int UR, int NB, int L>
-MINIRT_TARGET_AVX2 __attribute__((always_inline)) inline void fma_block_avx2(const float* x, int64_t xps,
-                                                                             const float* w, __m256 (&acc)[UR][NB]) {
+// acc[p][o] += the L input channels of one block at one tap (the first nl
+// unless FULL): x at the tile's first pixel (pixels XS floats apart, or xps
+// when XS is 0), w as [L][NB][B].
+template <int UR, int NB, int L, int XS, bool FULL>
+MINIRT_TARGET_AVX2 __attribute__((always_inline)) inline void fma_block_avx2(const float* x, int64_t xps_rt,
+                                                                             const float* w, int nl, __m256 (&acc)[UR][NB]) {
   constexpr int B = 8;
+  const int64_t xps = XS ? XS : xps_rt;
 #pragma GCC unroll 4
-  for (int l = 0; l < L; ++l) {
+  for (int l = 0; l < (FULL ? L : nl); ++l) {
     __m256 wv[NB];
 #pragma GCC unroll 4
     for (int o = 0; o < NB; ++o) wv[o] = _mm256_load_ps(w + (l * NB + o) * B);
@@ -403,7 +419,7 @@ MINIRT_TARGET_AVX2 __attribute__((always_inline)) inline void fma_block_avx2(con
   }
 }
 
-template <int UR, int NB, int L>
+template <int UR, int NB, int L, int XS>
 MINIRT_TARGET_AVX2 void direct_tile_avx2(const DirectArgs& args) {
   const DirectArgs a = args;  // a copy the stores cannot alias: fields stay in registers
   constexpr int B = 8;
@@ -425,13 +441,23 @@ MINIRT_TARGET_AVX2 void direct_tile_avx2(const DirectArgs& args) {
   const int64_t wdj = static_cast<int64_t>(L) * NB * B, wdi = a.kw * wdj, wcb = a.kh * wdi;
   const float* xc = a.x;
   const float* wc = a.w;
+  // The pass's last block only up to its real lanes (C = 24 in blocks of 16:
+  // a third of the FMAs would multiply zero weights).
+  const int64_t nfull = a.tail ? a.ncb - 1 : a.ncb;
+  const int nl = static_cast<int>(a.tail);
   if (a.ni == 1 && a.nj == 1) {  // a 1x1 window, or an edge tile that sees one tap
-    for (int64_t cb = 0; cb < a.ncb; ++cb, xc += a.xcb, wc += wcb) fma_block_avx2<UR, NB, L>(xc, a.xps, wc, acc);
+    for (int64_t cb = 0; cb < nfull; ++cb, xc += a.xcb, wc += wcb)
+      fma_block_avx2<UR, NB, L, XS, true>(xc, a.xps, wc, L, acc);
+    if (nl) fma_block_avx2<UR, NB, L, XS, false>(xc, a.xps, wc, nl, acc);
   } else {
-    for (int64_t cb = 0; cb < a.ncb; ++cb, xc += a.xcb, wc += wcb)
+    for (int64_t cb = 0; cb < nfull; ++cb, xc += a.xcb, wc += wcb)
       for (int64_t i = 0; i < a.ni; ++i)
         for (int64_t j = 0; j < a.nj; ++j)
-          fma_block_avx2<UR, NB, L>(xc + i * a.xdi + j * a.xdj, a.xps, wc + i * wdi + j * wdj, acc);
+          fma_block_avx2<UR, NB, L, XS, true>(xc + i * a.xdi + j * a.xdj, a.xps, wc + i * wdi + j * wdj, L, acc);
+    if (nl)
+      for (int64_t i = 0; i < a.ni; ++i)
+        for (int64_t j = 0; j < a.nj; ++j)
+          fma_block_avx2<UR, NB, L, XS, false>(xc + i * a.xdi + j * a.xdj, a.xps, wc + i * wdi + j * wdj, nl, acc);
   }
   const __m256 lo = _mm256_set1_ps(a.fin.lo), hi = _mm256_set1_ps(a.fin.hi);
 #pragma GCC unroll 12
@@ -542,33 +568,37 @@ MINIRT_TARGET_AVX2 void dw_tile_avx2(const DwArgs& args) {
   if (a.fin.after) act_tile_avx2(a.y, a.yps, 0, UR, 1, *a.act);
 }
 
-// Kernel tables: [NB - 1][UR - 1] (entries past ur_max(NB) are null).
+// Kernel tables: [NB - 1][UR - 1] (entries past ur_max(NB) are null), per
+// ISA, input lanes L and pixel stride XS (0: any, read at run time).
 using DirectRow = std::array<DirectFn, kMaxUr>;
-template <int NB, int L, int... U>
+using DirectTable = std::array<DirectRow, kMaxNb512>;
+template <int NB, int L, int XS, int... U>
 constexpr DirectRow row512(std::integer_sequence<int, U...>) {
-  return {{&direct_tile_avx512<U + 1, NB, L>...}};
+  return {{&direct_tile_avx512<U + 1, NB, L, XS>...}};
 }
-template <int NB, int L, int... U>
+template <int NB, int L, int XS, int... U>
 constexpr DirectRow row256(std::integer_sequence<int, U...>) {
-  return {{&direct_tile_avx2<U + 1, NB, L>...}};
+  return {{&direct_tile_avx2<U + 1, NB, L, XS>...}};
 }
-template <int L>
-constexpr std::array<DirectRow, kMaxNb512> table512() {
-  return {{row512<1, L>(std::make_integer_sequence<int, kUr512[0]>()),
-           row512<2, L>(std::make_integer_sequence<int, kUr512[1]>()),
-           row512<3, L>(std::make_integer_sequence<int, kUr512[2]>()),
-           row512<4, L>(std::make_integer_sequence<int, kUr512[3]>())}};
+template <int L, int XS>
+constexpr DirectTable table512() {
+  return {{row512<1, L, XS>(std::make_integer_sequence<int, kUr512[0]>()),
+           row512<2, L, XS>(std::make_integer_sequence<int, kUr512[1]>()),
+           row512<3, L, XS>(std::make_integer_sequence<int, kUr512[2]>()),
+           row512<4, L, XS>(std::make_integer_sequence<int, kUr512[3]>())}};
 }
-template <int L>
-constexpr std::array<DirectRow, kMaxNb512> table256() {
-  return {{row256<1, L>(std::make_integer_sequence<int, kUr256[0]>()),
-           row256<2, L>(std::make_integer_sequence<int, kUr256[1]>()),
-           row256<3, L>(std::make_integer_sequence<int, kUr256[2]>()), DirectRow{}}};
+template <int L, int XS>
+constexpr DirectTable table256() {
+  return {{row256<1, L, XS>(std::make_integer_sequence<int, kUr256[0]>()),
+           row256<2, L, XS>(std::make_integer_sequence<int, kUr256[1]>()),
+           row256<3, L, XS>(std::make_integer_sequence<int, kUr256[2]>()), DirectRow{}}};
 }
-constexpr auto kDirect512Blocked = table512<16>();
-constexpr auto kDirect512Plain = table512<1>();
-constexpr auto kDirect256Blocked = table256<8>();
-constexpr auto kDirect256Plain = table256<1>();
+// Blocked input: pixels B floats apart (stride-1 rows) or any; plain input
+// (stems): 1 or 2 floats apart (stride 1 or 2) or any.
+constexpr DirectTable kDirect512Blocked[2] = {table512<16, 0>(), table512<16, 16>()};
+constexpr DirectTable kDirect512Plain[3] = {table512<1, 0>(), table512<1, 1>(), table512<1, 2>()};
+constexpr DirectTable kDirect256Blocked[2] = {table256<8, 0>(), table256<8, 8>()};
+constexpr DirectTable kDirect256Plain[3] = {table256<1, 0>(), table256<1, 1>(), table256<1, 2>()};
 
 template <int... U>
 constexpr std::array<DwFn, kDwUr> dw512(std::integer_sequence<int, U...>) {
@@ -581,9 +611,11 @@ constexpr std::array<DwFn, kDwUr> dw256(std::integer_sequence<int, U...>) {
 constexpr auto kDw512 = dw512(std::make_integer_sequence<int, kDwUr>());
 constexpr auto kDw256 = dw256(std::make_integer_sequence<int, kDwUr>());
 
-const std::array<DirectRow, kMaxNb512>& direct_table(SgemmIsa isa, bool blocked) {
-  if (isa == SgemmIsa::kAvx512) return blocked ? kDirect512Blocked : kDirect512Plain;
-  return blocked ? kDirect256Blocked : kDirect256Plain;
+// The kernels for tiles whose pixels are xps floats apart in an input of L lanes.
+const DirectTable& direct_table(SgemmIsa isa, int64_t lanes, int64_t xps) {
+  const bool avx512 = isa == SgemmIsa::kAvx512;
+  if (lanes > 1) return (avx512 ? kDirect512Blocked : kDirect256Blocked)[xps == lanes ? 1 : 0];
+  return (avx512 ? kDirect512Plain : kDirect256Plain)[xps == 1 || xps == 2 ? xps : 0];
 }
 const std::array<DwFn, kDwUr>& dw_table(SgemmIsa isa) { return isa == SgemmIsa::kAvx512 ? kDw512 : kDw256; }
 
@@ -711,7 +743,9 @@ void NchwcDirectConv::segment(const float* x, const float* r, float* y, int64_t 
 #if MINIRT_VMATH_X86
   const Geometry& q = q_;
   const int64_t B = s_.block, L = lanes_, plane = q.oh * q.ow, taps = q.kh * q.kw;
-  const auto& table = direct_table(s_.isa, s_.input_blocked);
+  // Horizontal tiles read pixels sw * L floats apart, vertical ones a row or more.
+  const DirectTable& row_table = direct_table(s_.isa, L, q.sw * L);
+  const DirectTable& any_table = direct_table(s_.isa, L, 0);
   const size_t g0 = static_cast<size_t>(chunk * chunk_groups_);
   const size_t g1 = std::min(groups_.size(), g0 + static_cast<size_t>(chunk_groups_));
   DirectArgs a{};
@@ -728,6 +762,7 @@ void NchwcDirectConv::segment(const float* x, const float* r, float* y, int64_t 
     a.ncb = pass_cb_[pass + 1] - cb0;
     a.first = pass == 0;
     a.fin = finish_of(s_.act, pass + 1 == passes);
+    a.tail = pass + 1 == passes && L > 1 && q.c % L ? q.c % L : 0;
     // Strips of units whose input (for this pass) stays in cache while each
     // group of the chunk walks them in turn.
     const int64_t unit_bytes = (tg_.flat ? tg_.ur : q.sh * q.w) * a.ncb * L * static_cast<int64_t>(sizeof(float));
@@ -738,7 +773,8 @@ void NchwcDirectConv::segment(const float* x, const float* r, float* y, int64_t 
         const Group& g = groups_[gi];
         const int64_t wtap = L * g.nb * B;
         const float* wg = w_.data() + g.w_at + cb0 * taps * wtap;
-        const DirectFn* fns = table[g.nb - 1].data();
+        const DirectFn* row_fns = row_table[g.nb - 1].data();
+        const DirectFn* any_fns = any_table[g.nb - 1].data();
         a.bias = bias_.data() + g.ob * B;
         for_each_tile(tg_, q, u0, u1, [&](const Tile& t) {
           const int64_t ih = t.oy * q.sh - q.ph + t.i0 * q.dh, iw = t.ox * q.sw - q.pw + t.j0 * q.dw;
@@ -751,7 +787,7 @@ void NchwcDirectConv::segment(const float* x, const float* r, float* y, int64_t 
           a.w = wg + (t.i0 * q.kw + t.j0) * wtap;
           a.r = r ? r + g.ob * a.yob + pix : nullptr;
           a.y = y + (yob0 + g.ob) * a.yob + pix;
-          fns[t.n - 1](a);
+          (t.vertical ? any_fns : row_fns)[t.n - 1](a);
         });
       }
     }
