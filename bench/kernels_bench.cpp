@@ -465,6 +465,35 @@ void BM_NchwcSppMaxPool(benchmark::State& state) {
 }
 BENCHMARK(BM_NchwcSppMaxPool)->Apply(spp_args)->Unit(benchmark::kMicrosecond)->UseRealTime();
 
+// args: C, HW, kernel, stride, pad, threads: the strided max pools after a
+// stem (SqueezeNet 1.1: 64 x 111 x 111, 3x3 stride 2, no padding; ResNet:
+// 64 x 112 x 112, padding 1).
+void BM_NchwcMaxPool(benchmark::State& state) {
+  auto a = std::make_shared<PoolAttrs>();
+  a->kind = PoolKind::kMax;
+  const int64_t c = state.range(0), hw = state.range(1), k = state.range(2), s = state.range(3), p = state.range(4);
+  a->kernel_shape = {k, k};
+  a->strides = {s, s};
+  a->dilations = {1, 1};
+  a->pads = {p, p, p, p};
+  BlockedNode node("MaxPool", a, {random_tensor({1, c, hw, hw}, 1)}, static_cast<int>(state.range(5)), false);
+  if (node.b == 0) return state.SkipWithError("no blocked layout for this ISA");
+  for (auto _ : state) node.run();
+  const int64_t o = (hw + 2 * p - k) / s + 1;
+  state.SetBytesProcessed(state.iterations() * c * (hw * hw + o * o) * 4);
+  state.SetLabel("b" + std::to_string(node.b));
+}
+BENCHMARK(BM_NchwcMaxPool)
+    ->ArgNames({"C", "HW", "k", "stride", "pad", "threads"})
+    ->Args({64, 111, 3, 2, 0, 1})
+    ->Args({64, 112, 3, 2, 1, 1})
+    ->Args({64, 111, 3, 2, 0, 2})
+    ->Args({96, 55, 3, 2, 0, 1})
+    ->Args({64, 56, 3, 1, 1, 1})  // stride 1 (detectors, Inception)
+    ->Args({64, 112, 2, 2, 0, 1})
+    ->Unit(benchmark::kMicrosecond)
+    ->UseRealTime();
+
 // args: C, HW, threads
 void BM_NchwcResizeNearest2x(benchmark::State& state) {
   auto a = std::make_shared<ResizeAttrs>();
@@ -525,7 +554,9 @@ BENCHMARK(BM_NchwcConcat4)
 namespace minirt {
 namespace {
 
-void BM_NchwcConv(benchmark::State& state) {
+// args: C, HW, K, R, stride, groups, threads; act: the fused activation;
+// residual: a residual input added before it.
+void nchwc_conv_bench(benchmark::State& state, ActKind act, bool residual) {
   using namespace cpu;
   const int64_t c = state.range(0), hw = state.range(1), k = state.range(2), r = state.range(3), s = state.range(4),
                 groups = state.range(5);
@@ -540,21 +571,25 @@ void BM_NchwcConv(benchmark::State& state) {
   q.oh = q.ow = (hw + 2 * (r / 2) - r) / s + 1;
   q.groups = groups;
   spec.input_blocked = c > 4;  // a stem reads the image as it comes
-  spec.act.kind = ActKind::kRelu;
+  spec.act.kind = act;
+  if (act == ActKind::kClip) spec.act.alpha = 0.0f, spec.act.beta = 6.0f;
+  spec.residual = residual;
   const bool dw = groups > 1;
   const std::string why = dw ? nchwc_depthwise_declined(spec) : nchwc_direct_declined(spec);
   if (!why.empty()) return state.SkipWithError(why.c_str());
   Tensor x = random_tensor({nchwc_padded(c, spec.block) * hw * hw}, 1);
   Tensor w = random_tensor({k, c / groups, r, r}, 2), b = random_tensor({k}, 3);
   Tensor y = Tensor::zeros(DType::kFloat32, {nchwc_padded(k, spec.block) * q.oh * q.ow});
+  Tensor res = random_tensor({residual ? nchwc_padded(k, spec.block) * q.oh * q.ow : 1}, 4);
+  const float* rp = residual ? res.data<float>() : nullptr;
   ThreadPool pool(threads);
   std::unique_ptr<NchwcDirectConv> direct;
   std::unique_ptr<NchwcDepthwiseConv> depthwise;
   if (dw) depthwise = std::make_unique<NchwcDepthwiseConv>(spec, w.data<float>(), b.data<float>(), threads);
   else direct = std::make_unique<NchwcDirectConv>(spec, w.data<float>(), b.data<float>(), threads);
   for (auto _ : state) {
-    if (dw) depthwise->run(x.data<float>(), nullptr, y.data<float>(), 0, nullptr, pool);
-    else direct->run(x.data<float>(), nullptr, y.data<float>(), 0, nullptr, pool);
+    if (dw) depthwise->run(x.data<float>(), rp, y.data<float>(), 0, nullptr, pool);
+    else direct->run(x.data<float>(), rp, y.data<float>(), 0, nullptr, pool);
     benchmark::DoNotOptimize(y.raw());
   }
   const double flops = 2.0 * static_cast<double>(k * q.oh * q.ow) * (c / groups) * r * r;
@@ -562,6 +597,50 @@ void BM_NchwcConv(benchmark::State& state) {
       benchmark::Counter(flops, benchmark::Counter::kIsIterationInvariantRate, benchmark::Counter::kIs1000);
   state.SetLabel(dw ? depthwise->describe() : direct->describe());
 }
+
+void BM_NchwcConv(benchmark::State& state) { nchwc_conv_bench(state, ActKind::kRelu, false); }
+
+// NchwcConvAct/weak: args as above plus act (0 none, 1 Relu, 2 Clip(0, 6),
+// 3 SiLU) and residual (0, 1): the layers of the mobile and detector models
+// that ran furthest below the FMA peak, with the epilogue their models fuse.
+void BM_NchwcConvAct(benchmark::State& state) {
+  const ActKind acts[] = {ActKind::kNone, ActKind::kRelu, ActKind::kClip, ActKind::kSilu};
+  nchwc_conv_bench(state, acts[std::clamp<int64_t>(state.range(7), 0, 3)], state.range(8) != 0);
+}
+void weak_convs(benchmark::internal::Benchmark* b) {
+  const int64_t shapes[][9] = {
+      // stems on the plain image: EfficientNet (SiLU), MobileNetV2 (Clip), SqueezeNet, ResNet
+      {3, 224, 32, 3, 2, 1, 0, 3, 0},
+      {3, 224, 32, 3, 2, 1, 0, 2, 0},
+      {3, 224, 64, 3, 2, 1, 0, 1, 0},
+      {3, 224, 64, 7, 2, 1, 0, 1, 0},
+      // 1x1 with one output block or a short K: SqueezeNet squeeze / expand,
+      // MobileNetV2 / EfficientNet expansions and projections
+      {128, 55, 16, 1, 1, 1, 0, 1, 0},
+      {64, 55, 16, 1, 1, 1, 0, 1, 0},
+      {16, 55, 64, 1, 1, 1, 0, 1, 0},
+      {16, 112, 96, 1, 1, 1, 0, 3, 0},
+      {16, 112, 96, 1, 1, 1, 0, 2, 0},
+      {24, 56, 144, 1, 1, 1, 0, 3, 0},
+      {24, 56, 144, 1, 1, 1, 0, 2, 0},
+      {40, 28, 240, 1, 1, 1, 0, 3, 0},
+      {96, 56, 24, 1, 1, 1, 0, 0, 0},
+      {144, 56, 24, 1, 1, 1, 0, 0, 1},
+      {32, 112, 16, 1, 1, 1, 0, 0, 0},
+      // 3x3 on 7x7 planes (ResNet layer4)
+      {512, 7, 512, 3, 1, 1, 0, 1, 0},
+      // depthwise with SiLU (EfficientNet)
+      {32, 112, 32, 3, 1, 32, 0, 3, 0},
+      {96, 112, 96, 3, 2, 96, 0, 3, 0},
+      {144, 56, 144, 5, 2, 144, 0, 3, 0},
+      {240, 28, 240, 5, 1, 240, 0, 3, 0},
+      {672, 14, 672, 5, 1, 672, 0, 3, 0},
+  };
+  b->ArgNames({"C", "HW", "K", "R", "stride", "groups", "threads", "act", "res"});
+  for (int threads : {1, 2})
+    for (const auto& s : shapes) b->Args({s[0], s[1], s[2], s[3], s[4], s[5], threads, s[7], s[8]});
+}
+BENCHMARK(BM_NchwcConvAct)->Name("NchwcConvAct/weak")->Apply(weak_convs)->Unit(benchmark::kMicrosecond)->UseRealTime();
 
 #define MINIRT_NCHWC_BENCH(model)                                                           \
   BENCHMARK(BM_NchwcConv)                                                                   \

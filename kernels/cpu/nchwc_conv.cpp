@@ -57,11 +57,13 @@ double tile_efficiency(int nb, int ur, int64_t run) {
   return fmas / 2 / cycles;
 }
 
-// A tile: n pixels from output (oy, ox) along its row (or its column), which
-// all see window rows [i0, i1) and columns [j0, j1) inside the input.
+// A run of `count` tiles of n pixels each, back to back from output (oy, ox)
+// along its row (or its column), all of which see window rows [i0, i1) and
+// columns [j0, j1) inside the input.
 struct Tile {
   int64_t oy, ox;
   int n;
+  int64_t count;
   bool vertical;
   int64_t i0, i1, j0, j1;
 };
@@ -110,50 +112,64 @@ TileGeom make_tile_geom(Geometry* q, int ur) {
   t.ow = q->ow;
   interior(q->oh, q->sh, q->ph, q->dh, q->kh, q->h, &t.row_lo, &t.row_hi);
   interior(q->ow, q->sw, q->pw, q->dw, q->kw, q->w, &t.col_lo, &t.col_hi);
+  // The taps of every row and column, so that walking the tiles divides nothing.
+  if (!t.flat) {
+    t.row_taps.resize(static_cast<size_t>(2 * t.oh));
+    t.col_taps.resize(static_cast<size_t>(2 * t.ow));
+    for (int64_t o = 0; o < t.oh; ++o)
+      tap_range(o, q->sh, q->ph, q->dh, q->kh, q->h, &t.row_taps[2 * o], &t.row_taps[2 * o + 1]);
+    for (int64_t o = 0; o < t.ow; ++o)
+      tap_range(o, q->sw, q->pw, q->dw, q->kw, q->w, &t.col_taps[2 * o], &t.col_taps[2 * o + 1]);
+  }
   // Flat: chunks of about one tile; else rows.
   t.units = t.flat ? std::max<int64_t>(1, ceil_div(t.ow, ur)) : t.oh;
   return t;
 }
 
-// Calls f(Tile) for every tile of spatial units [s0, s1): each output pixel
-// of those units in exactly one tile. Runs of pixels are cut into the fewest
-// tiles of at most ur pixels, of near-equal sizes.
+// Calls f(Tile) for runs of tiles covering spatial units [s0, s1): each
+// output pixel of those units in exactly one tile. Runs of pixels are cut
+// into the fewest tiles of at most ur pixels, of near-equal sizes: a run of
+// tiles of s + 1 pixels, then one of tiles of s.
 template <typename F>
 void for_each_tile(const TileGeom& t, const Geometry& q, int64_t s0, int64_t s1, F&& f) {
   auto split = [&](int64_t a, int64_t b, auto&& emit) {
     const int64_t n = b - a;
     if (n <= 0) return;
-    const int64_t nt = ceil_div(n, t.ur);
-    for (int64_t k = 0; k < nt; ++k) {
-      int64_t t0 = a + n * k / nt, t1 = a + n * (k + 1) / nt;
-      emit(t0, static_cast<int>(t1 - t0));
-    }
+    const int64_t nt = ceil_div(n, t.ur), sz = n / nt, big = n - sz * nt;  // big tiles of sz + 1
+    if (big) emit(a, static_cast<int>(sz + 1), big);
+    if (nt > big) emit(a + big * (sz + 1), static_cast<int>(sz), nt - big);
   };
   if (t.flat) {
-    split(t.ow * s0 / t.units, t.ow * s1 / t.units, [&](int64_t x, int n) { f(Tile{0, x, n, false, 0, 1, 0, 1}); });
+    split(t.ow * s0 / t.units, t.ow * s1 / t.units,
+          [&](int64_t x, int n, int64_t c) { f(Tile{0, x, n, c, false, 0, 1, 0, 1}); });
     return;
   }
   auto edge_cols = [&](auto&& g) {
     for (int64_t ox = 0; ox < t.col_lo; ++ox) g(ox);
     for (int64_t ox = std::max(t.col_hi, t.col_lo); ox < t.ow; ++ox) g(ox);
   };
+  // The interior of every row is cut alike.
+  int64_t row_n = 0, row_sz = 0, row_big = 0, row_nt = 0;
+  if (t.col_hi > t.col_lo) {
+    row_n = t.col_hi - t.col_lo, row_nt = ceil_div(row_n, t.ur), row_sz = row_n / row_nt;
+    row_big = row_n - row_sz * row_nt;
+  }
+  const int64_t* rt = t.row_taps.data();
+  const int64_t* ct = t.col_taps.data();
   for (int64_t oy = s0; oy < s1; ++oy) {
-    int64_t i0, i1;
-    tap_range(oy, q.sh, q.ph, q.dh, q.kh, q.h, &i0, &i1);
-    split(t.col_lo, t.col_hi, [&](int64_t x, int n) { f(Tile{oy, x, n, false, i0, i1, 0, q.kw}); });
+    const int64_t i0 = rt[2 * oy], i1 = rt[2 * oy + 1];
+    if (row_big) f(Tile{oy, t.col_lo, static_cast<int>(row_sz + 1), row_big, false, i0, i1, 0, q.kw});
+    if (row_nt > row_big)
+      f(Tile{oy, t.col_lo + row_big * (row_sz + 1), static_cast<int>(row_sz), row_nt - row_big, false, i0, i1, 0,
+             q.kw});
     if (oy >= t.row_lo && oy < t.row_hi) continue;  // its edge columns: in the vertical tiles
-    edge_cols([&](int64_t ox) {
-      int64_t j0, j1;
-      tap_range(ox, q.sw, q.pw, q.dw, q.kw, q.w, &j0, &j1);
-      f(Tile{oy, ox, 1, false, i0, i1, j0, j1});
-    });
+    edge_cols([&](int64_t ox) { f(Tile{oy, ox, 1, 1, false, i0, i1, ct[2 * ox], ct[2 * ox + 1]}); });
   }
   const int64_t ya = std::max(s0, t.row_lo), yb = std::min(s1, t.row_hi);
   if (ya >= yb) return;
   edge_cols([&](int64_t ox) {
-    int64_t j0, j1;
-    tap_range(ox, q.sw, q.pw, q.dw, q.kw, q.w, &j0, &j1);
-    split(ya, yb, [&](int64_t y, int n) { f(Tile{y, ox, n, true, 0, q.kh, j0, j1}); });
+    const int64_t j0 = ct[2 * ox], j1 = ct[2 * ox + 1];
+    split(ya, yb, [&](int64_t y, int n, int64_t c) { f(Tile{y, ox, n, c, true, 0, q.kh, j0, j1}); });
   });
 }
 
@@ -191,29 +207,29 @@ void run_units(ThreadPool& pool, int64_t tasks, int64_t outers, int64_t per, C&&
 
 // ---------------------------------------------------------------- microkernels
 
-// How a tile's epilogue applies the activation: as max(lo, v) (max(v, lo)
-// when a NaN must become lo, as Relu's does) then min(hi, .) on the
-// registers, which is Relu, Clip and none (lo = -inf, hi = +inf) exactly;
-// any other activation after the store, over the tile while it is in L1
-// (act_avx512 inlined into the unrolled stores would take the registers the
-// accumulators need).
+// How a tile's epilogue applies the activation: Relu as max(v, 0) (a NaN
+// becomes 0, as Relu's does), Clip as max(lo, v) then min(hi, .) (a NaN
+// stays), on the registers; any other activation after the store, over the
+// tile while it is in L1 (act_avx512 inlined into the unrolled stores would
+// take the registers the accumulators need).
+enum class FinMode { kStore, kRelu, kClip };
 struct Finish {
+  FinMode mode;
   float lo, hi;
-  bool nan_to_lo, after;
+  bool after;
 };
 
 Finish finish_of(const Activation& act, bool last) {
-  constexpr float inf = std::numeric_limits<float>::infinity();
-  Finish f{-inf, inf, false, false};
+  Finish f{FinMode::kStore, 0.0f, 0.0f, false};
   if (!last) return f;
   switch (act.kind) {
     case ActKind::kNone:
       break;
     case ActKind::kRelu:
-      f.lo = 0.0f, f.nan_to_lo = true;
+      f.mode = FinMode::kRelu;
       break;
     case ActKind::kClip:
-      f.lo = act.alpha, f.hi = act.beta;
+      f.mode = FinMode::kClip, f.lo = act.alpha, f.hi = act.beta;
       break;
     default:
       f.after = true;
@@ -221,32 +237,36 @@ Finish finish_of(const Activation& act, bool last) {
   return f;
 }
 
-// One call of the dense microkernel: a tile of UR pixels x NB output blocks.
+// One call of the dense microkernel: `count` tiles of UR pixels x NB output
+// blocks, each UR pixels on from the one before.
 struct DirectArgs {
-  const float* x;         // input: the tile's first pixel at tap (i0, j0), the pass's first input block
+  const float* x;         // input: the first tile's first pixel at tap (i0, j0), the pass's first input block
   const float* w;         // the group's packed weights at (the pass's first block, i0, j0)
   const float* bias;      // the group's bias (first pass)
-  const float* r;         // the residual at the tile's first pixel and the group's first block, or null
+  const float* r;         // the residual at the first tile's first pixel and the group's first block, or null
   float* y;               // the output there
-  int64_t xps, yps;       // floats between the tile's pixels in x, in y (and r)
+  int64_t count;          // tiles
+  int64_t xps, yps;       // floats between the tiles' pixels in x, in y (and r)
   int64_t ncb, ni, nj;    // input blocks of this pass, window rows, window columns
   int64_t xcb, xdi, xdj;  // floats between input blocks, window rows, window columns in x
   int64_t kh, kw;         // the window (strides of the packed weights)
   int64_t yob;            // floats between output blocks in y (and r)
+  int64_t tail;           // real lanes of the pass's last input block when fewer than L, else 0
   bool first;             // the first pass: start from bias (+ r), else from y
   Finish fin;             // the last pass: the activation, else none
   const Activation* act;
 };
 using DirectFn = void (*)(const DirectArgs&);
 
-// One call of the depthwise microkernel: UR pixels of one block of B channels.
+// One call of the depthwise microkernel: `count` tiles of UR pixels of one
+// block of B channels, each UR pixels on from the one before.
 struct DwArgs {
-  const float* x;  // input: the tile's first pixel at tap (i0, j0)
+  const float* x;  // input: the first tile's first pixel at tap (i0, j0)
   const float* w;  // the block's packed weights at tap (i0, j0)
   const float* bias;
   const float* r;
   float* y;
-  int64_t xps, yps, ni, nj, xdi, xdj, kw;
+  int64_t count, xps, yps, ni, nj, xdi, xdj, kw;
   Finish fin;
   const Activation* act;
 };
@@ -317,19 +337,18 @@ MINIRT_TARGET_AVX2 __attribute__((noinline)) void act_tile_avx2(float* y, int64_
   }
 }
 
-// Packed weights, per (input block, tap): for each of the block's L input
-// channels, NB vectors of B output channels (one per output block):
-// acc[p][o] += x[pixel p][channel l] * w[l][o], one broadcast per (l, p), one
-// load per (l, o).
-// acc[p][o] += the L input channels of one block at one tap: x at the
-// tile's first pixel (pixels xps apart), w as [L][NB][B].
-template <int UR, int NB, int L>
-MINIRT_TARGET_AVX512 __attribute__((always_inline)) inline void fma_block_avx512(const float* x, int64_t xps,
-                                                                                 const float* w,
-                                                                                 __m512 (&acc)[UR][NB]) {
+// acc[p][o] += the L input channels of one block at one tap (the first nl
+// unless FULL): x at the tile's first pixel (pixels XS floats apart, or xps
+// when XS is 0), w as [L][NB][B]. With the pixel stride known the UR inputs
+// are displacements from one register.
+template <int UR, int NB, int L, int XS, bool FULL>
+MINIRT_TARGET_AVX512 __attribute__((always_inline)) inline void fma_block_avx512(const float* x, int64_t xps_rt,
+                                                                            const float* w, int nl,
+                                                                            __m512 (&acc)[UR][NB]) {
   constexpr int B = 16;
+  const int64_t xps = XS ? XS : xps_rt;
 #pragma GCC unroll 4
-  for (int l = 0; l < L; ++l) {
+  for (int l = 0; l < (FULL ? L : nl); ++l) {
     __m512 wv[NB];
 #pragma GCC unroll 4
     for (int o = 0; o < NB; ++o) wv[o] = _mm512_load_ps(w + (l * NB + o) * B);
@@ -342,55 +361,98 @@ MINIRT_TARGET_AVX512 __attribute__((always_inline)) inline void fma_block_avx512
   }
 }
 
-template <int UR, int NB, int L>
-MINIRT_TARGET_AVX512 void direct_tile_avx512(const DirectArgs& args) {
-  const DirectArgs a = args;  // a copy the stores cannot alias: fields stay in registers
-  constexpr int B = 16;
-  __m512 acc[UR][NB];
-  if (a.first) {
-#pragma GCC unroll 4
-    for (int o = 0; o < NB; ++o) {
-      const __m512 bv = _mm512_loadu_ps(a.bias + o * B);
+// UR x NB results to y (pixels ps apart, blocks bs apart) through the
+// epilogue's register part.
+template <int UR, int NB>
+MINIRT_TARGET_AVX512 __attribute__((always_inline)) inline void store_tile_avx512(__m512 (&acc)[UR][NB], float* y,
+                                                                             int64_t ps, int64_t bs,
+                                                                             const Finish& fin) {
+  const __m512 lo = _mm512_set1_ps(fin.mode == FinMode::kRelu ? 0.0f : fin.lo), hi = _mm512_set1_ps(fin.hi);
+  if (fin.mode == FinMode::kRelu) {
+    // max(v, 0): the second operand when v is NaN.
 #pragma GCC unroll 12
-      for (int p = 0; p < UR; ++p)
-        acc[p][o] = a.r ? _mm512_add_ps(bv, _mm512_loadu_ps(a.r + p * a.yps + o * a.yob)) : bv;
-    }
+    for (int p = 0; p < UR; ++p)
+#pragma GCC unroll 4
+      for (int o = 0; o < NB; ++o) _mm512_storeu_ps(y + p * ps + o * bs, _mm512_max_ps(acc[p][o], lo));
+  } else if (fin.mode == FinMode::kClip) {
+#pragma GCC unroll 12
+    for (int p = 0; p < UR; ++p)
+#pragma GCC unroll 4
+      for (int o = 0; o < NB; ++o)
+        _mm512_storeu_ps(y + p * ps + o * bs, _mm512_min_ps(hi, _mm512_max_ps(lo, acc[p][o])));
   } else {
 #pragma GCC unroll 12
     for (int p = 0; p < UR; ++p)
 #pragma GCC unroll 4
-      for (int o = 0; o < NB; ++o) acc[p][o] = _mm512_loadu_ps(a.y + p * a.yps + o * a.yob);
+      for (int o = 0; o < NB; ++o) _mm512_storeu_ps(y + p * ps + o * bs, acc[p][o]);
   }
-  const int64_t wdj = static_cast<int64_t>(L) * NB * B, wdi = a.kw * wdj, wcb = a.kh * wdi;
-  const float* xc = a.x;
-  const float* wc = a.w;
-  if (a.ni == 1 && a.nj == 1) {  // a 1x1 window, or an edge tile that sees one tap
-    for (int64_t cb = 0; cb < a.ncb; ++cb, xc += a.xcb, wc += wcb) fma_block_avx512<UR, NB, L>(xc, a.xps, wc, acc);
-  } else {
-    for (int64_t cb = 0; cb < a.ncb; ++cb, xc += a.xcb, wc += wcb)
-      for (int64_t i = 0; i < a.ni; ++i)
-        for (int64_t j = 0; j < a.nj; ++j)
-          fma_block_avx512<UR, NB, L>(xc + i * a.xdi + j * a.xdj, a.xps, wc + i * wdi + j * wdj, acc);
-  }
-  const __m512 lo = _mm512_set1_ps(a.fin.lo), hi = _mm512_set1_ps(a.fin.hi);
-#pragma GCC unroll 12
-  for (int p = 0; p < UR; ++p)
-#pragma GCC unroll 4
-    for (int o = 0; o < NB; ++o) {
-      __m512 v = a.fin.nan_to_lo ? _mm512_max_ps(acc[p][o], lo) : _mm512_max_ps(lo, acc[p][o]);
-      _mm512_storeu_ps(a.y + p * a.yps + o * a.yob, _mm512_min_ps(hi, v));
-    }
-  if (a.fin.after) act_tile_avx512(a.y, a.yps, a.yob, UR, NB, *a.act);
 }
 
-// acc[p][o] += the L input channels of one block at one tap: x at the
-// tile's first pixel (pixels xps apart), w as [L][NB][B].
-template <int UR, int NB, int L>
-MINIRT_TARGET_AVX2 __attribute__((always_inline)) inline void fma_block_avx2(const float* x, int64_t xps,
-                                                                             const float* w, __m256 (&acc)[UR][NB]) {
-  constexpr int B = 8;
+// Packed weights, per (input block, tap): for each of the block's L input
+// channels, NB vectors of B output channels (one per output block):
+// acc[p][o] += x[pixel p][channel l] * w[l][o], one broadcast per (l, p), one
+// load per (l, o). Tiles along a row (XS known) write pixels B floats apart.
+template <int UR, int NB, int L, int XS>
+MINIRT_TARGET_AVX512 void direct_tile_avx512(const DirectArgs& args) {
+  const DirectArgs a = args;  // a copy the stores cannot alias: fields stay in registers
+  constexpr int B = 16;
+  const int64_t xps = XS ? XS : a.xps, yps = XS ? B : a.yps;
+  const int64_t wdj = static_cast<int64_t>(L) * NB * B, wdi = a.kw * wdj, wcb = a.kh * wdi;
+  // The pass's last block only up to its real lanes (C = 24 in blocks of 16:
+  // a third of the FMAs would multiply zero weights).
+  const int64_t nfull = a.tail ? a.ncb - 1 : a.ncb;
+  const int nl = static_cast<int>(a.tail);
+  for (int64_t t = 0; t < a.count; ++t) {
+    const float* x = a.x + t * UR * xps;
+    float* y = a.y + t * UR * yps;
+    __m512 acc[UR][NB];
+    if (a.first) {
+      const float* r = a.r ? a.r + t * UR * yps : nullptr;
 #pragma GCC unroll 4
-  for (int l = 0; l < L; ++l) {
+      for (int o = 0; o < NB; ++o) {
+        const __m512 bv = _mm512_loadu_ps(a.bias + o * B);
+#pragma GCC unroll 12
+        for (int p = 0; p < UR; ++p) acc[p][o] = r ? _mm512_add_ps(bv, _mm512_loadu_ps(r + p * yps + o * a.yob)) : bv;
+      }
+    } else {
+#pragma GCC unroll 12
+      for (int p = 0; p < UR; ++p)
+#pragma GCC unroll 4
+        for (int o = 0; o < NB; ++o) acc[p][o] = _mm512_loadu_ps(y + p * yps + o * a.yob);
+    }
+    const float* xc = x;
+    const float* wc = a.w;
+    if (a.ni == 1 && a.nj == 1) {  // a 1x1 window, or an edge tile that sees one tap
+      for (int64_t cb = 0; cb < nfull; ++cb, xc += a.xcb, wc += wcb)
+        fma_block_avx512<UR, NB, L, XS, true>(xc, xps, wc, L, acc);
+      if (nl) fma_block_avx512<UR, NB, L, XS, false>(xc, xps, wc, nl, acc);
+    } else {
+      for (int64_t cb = 0; cb < nfull; ++cb, xc += a.xcb, wc += wcb)
+        for (int64_t i = 0; i < a.ni; ++i)
+          for (int64_t j = 0; j < a.nj; ++j)
+            fma_block_avx512<UR, NB, L, XS, true>(xc + i * a.xdi + j * a.xdj, xps, wc + i * wdi + j * wdj, L, acc);
+      if (nl)
+        for (int64_t i = 0; i < a.ni; ++i)
+          for (int64_t j = 0; j < a.nj; ++j)
+            fma_block_avx512<UR, NB, L, XS, false>(xc + i * a.xdi + j * a.xdj, xps, wc + i * wdi + j * wdj, nl, acc);
+    }
+    store_tile_avx512<UR, NB>(acc, y, yps, a.yob, a.fin);
+    if (a.fin.after) act_tile_avx512(y, yps, a.yob, UR, NB, *a.act);
+  }
+}
+
+// acc[p][o] += the L input channels of one block at one tap (the first nl
+// unless FULL): x at the tile's first pixel (pixels XS floats apart, or xps
+// when XS is 0), w as [L][NB][B]. With the pixel stride known the UR inputs
+// are displacements from one register.
+template <int UR, int NB, int L, int XS, bool FULL>
+MINIRT_TARGET_AVX2 __attribute__((always_inline)) inline void fma_block_avx2(const float* x, int64_t xps_rt,
+                                                                            const float* w, int nl,
+                                                                            __m256 (&acc)[UR][NB]) {
+  constexpr int B = 8;
+  const int64_t xps = XS ? XS : xps_rt;
+#pragma GCC unroll 4
+  for (int l = 0; l < (FULL ? L : nl); ++l) {
     __m256 wv[NB];
 #pragma GCC unroll 4
     for (int o = 0; o < NB; ++o) wv[o] = _mm256_load_ps(w + (l * NB + o) * B);
@@ -403,189 +465,250 @@ MINIRT_TARGET_AVX2 __attribute__((always_inline)) inline void fma_block_avx2(con
   }
 }
 
-template <int UR, int NB, int L>
-MINIRT_TARGET_AVX2 void direct_tile_avx2(const DirectArgs& args) {
-  const DirectArgs a = args;  // a copy the stores cannot alias: fields stay in registers
-  constexpr int B = 8;
-  __m256 acc[UR][NB];
-  if (a.first) {
-#pragma GCC unroll 4
-    for (int o = 0; o < NB; ++o) {
-      const __m256 bv = _mm256_loadu_ps(a.bias + o * B);
+// UR x NB results to y (pixels ps apart, blocks bs apart) through the
+// epilogue's register part.
+template <int UR, int NB>
+MINIRT_TARGET_AVX2 __attribute__((always_inline)) inline void store_tile_avx2(__m256 (&acc)[UR][NB], float* y,
+                                                                             int64_t ps, int64_t bs,
+                                                                             const Finish& fin) {
+  const __m256 lo = _mm256_set1_ps(fin.mode == FinMode::kRelu ? 0.0f : fin.lo), hi = _mm256_set1_ps(fin.hi);
+  if (fin.mode == FinMode::kRelu) {
+    // max(v, 0): the second operand when v is NaN.
 #pragma GCC unroll 12
-      for (int p = 0; p < UR; ++p)
-        acc[p][o] = a.r ? _mm256_add_ps(bv, _mm256_loadu_ps(a.r + p * a.yps + o * a.yob)) : bv;
-    }
+    for (int p = 0; p < UR; ++p)
+#pragma GCC unroll 4
+      for (int o = 0; o < NB; ++o) _mm256_storeu_ps(y + p * ps + o * bs, _mm256_max_ps(acc[p][o], lo));
+  } else if (fin.mode == FinMode::kClip) {
+#pragma GCC unroll 12
+    for (int p = 0; p < UR; ++p)
+#pragma GCC unroll 4
+      for (int o = 0; o < NB; ++o)
+        _mm256_storeu_ps(y + p * ps + o * bs, _mm256_min_ps(hi, _mm256_max_ps(lo, acc[p][o])));
   } else {
 #pragma GCC unroll 12
     for (int p = 0; p < UR; ++p)
 #pragma GCC unroll 4
-      for (int o = 0; o < NB; ++o) acc[p][o] = _mm256_loadu_ps(a.y + p * a.yps + o * a.yob);
+      for (int o = 0; o < NB; ++o) _mm256_storeu_ps(y + p * ps + o * bs, acc[p][o]);
   }
+}
+
+// Packed weights, per (input block, tap): for each of the block's L input
+// channels, NB vectors of B output channels (one per output block):
+// acc[p][o] += x[pixel p][channel l] * w[l][o], one broadcast per (l, p), one
+// load per (l, o). Tiles along a row (XS known) write pixels B floats apart.
+template <int UR, int NB, int L, int XS>
+MINIRT_TARGET_AVX2 void direct_tile_avx2(const DirectArgs& args) {
+  const DirectArgs a = args;  // a copy the stores cannot alias: fields stay in registers
+  constexpr int B = 8;
+  const int64_t xps = XS ? XS : a.xps, yps = XS ? B : a.yps;
   const int64_t wdj = static_cast<int64_t>(L) * NB * B, wdi = a.kw * wdj, wcb = a.kh * wdi;
-  const float* xc = a.x;
-  const float* wc = a.w;
-  if (a.ni == 1 && a.nj == 1) {  // a 1x1 window, or an edge tile that sees one tap
-    for (int64_t cb = 0; cb < a.ncb; ++cb, xc += a.xcb, wc += wcb) fma_block_avx2<UR, NB, L>(xc, a.xps, wc, acc);
-  } else {
-    for (int64_t cb = 0; cb < a.ncb; ++cb, xc += a.xcb, wc += wcb)
-      for (int64_t i = 0; i < a.ni; ++i)
-        for (int64_t j = 0; j < a.nj; ++j)
-          fma_block_avx2<UR, NB, L>(xc + i * a.xdi + j * a.xdj, a.xps, wc + i * wdi + j * wdj, acc);
-  }
-  const __m256 lo = _mm256_set1_ps(a.fin.lo), hi = _mm256_set1_ps(a.fin.hi);
-#pragma GCC unroll 12
-  for (int p = 0; p < UR; ++p)
+  // The pass's last block only up to its real lanes (C = 24 in blocks of 16:
+  // a third of the FMAs would multiply zero weights).
+  const int64_t nfull = a.tail ? a.ncb - 1 : a.ncb;
+  const int nl = static_cast<int>(a.tail);
+  for (int64_t t = 0; t < a.count; ++t) {
+    const float* x = a.x + t * UR * xps;
+    float* y = a.y + t * UR * yps;
+    __m256 acc[UR][NB];
+    if (a.first) {
+      const float* r = a.r ? a.r + t * UR * yps : nullptr;
 #pragma GCC unroll 4
-    for (int o = 0; o < NB; ++o) {
-      __m256 v = a.fin.nan_to_lo ? _mm256_max_ps(acc[p][o], lo) : _mm256_max_ps(lo, acc[p][o]);
-      _mm256_storeu_ps(a.y + p * a.yps + o * a.yob, _mm256_min_ps(hi, v));
+      for (int o = 0; o < NB; ++o) {
+        const __m256 bv = _mm256_loadu_ps(a.bias + o * B);
+#pragma GCC unroll 12
+        for (int p = 0; p < UR; ++p) acc[p][o] = r ? _mm256_add_ps(bv, _mm256_loadu_ps(r + p * yps + o * a.yob)) : bv;
+      }
+    } else {
+#pragma GCC unroll 12
+      for (int p = 0; p < UR; ++p)
+#pragma GCC unroll 4
+        for (int o = 0; o < NB; ++o) acc[p][o] = _mm256_loadu_ps(y + p * yps + o * a.yob);
     }
-  if (a.fin.after) act_tile_avx2(a.y, a.yps, a.yob, UR, NB, *a.act);
+    const float* xc = x;
+    const float* wc = a.w;
+    if (a.ni == 1 && a.nj == 1) {  // a 1x1 window, or an edge tile that sees one tap
+      for (int64_t cb = 0; cb < nfull; ++cb, xc += a.xcb, wc += wcb)
+        fma_block_avx2<UR, NB, L, XS, true>(xc, xps, wc, L, acc);
+      if (nl) fma_block_avx2<UR, NB, L, XS, false>(xc, xps, wc, nl, acc);
+    } else {
+      for (int64_t cb = 0; cb < nfull; ++cb, xc += a.xcb, wc += wcb)
+        for (int64_t i = 0; i < a.ni; ++i)
+          for (int64_t j = 0; j < a.nj; ++j)
+            fma_block_avx2<UR, NB, L, XS, true>(xc + i * a.xdi + j * a.xdj, xps, wc + i * wdi + j * wdj, L, acc);
+      if (nl)
+        for (int64_t i = 0; i < a.ni; ++i)
+          for (int64_t j = 0; j < a.nj; ++j)
+            fma_block_avx2<UR, NB, L, XS, false>(xc + i * a.xdi + j * a.xdj, xps, wc + i * wdi + j * wdj, nl, acc);
+    }
+    store_tile_avx2<UR, NB>(acc, y, yps, a.yob, a.fin);
+    if (a.fin.after) act_tile_avx2(y, yps, a.yob, UR, NB, *a.act);
+  }
 }
 
 // Depthwise: per tap one weight vector (B channels) and, per pixel, one
-// input vector and one FMA.
-template <int UR>
+// input vector and one FMA. Pixels XS floats apart in x (0: xps) and, along
+// a row (XS known), B apart in y.
+template <int UR, int XS>
 MINIRT_TARGET_AVX512 void dw_tile_avx512(const DwArgs& args) {
   const DwArgs a = args;  // a copy the stores cannot alias: fields stay in registers
   constexpr int B = 16;
-  __m512 acc[UR];
-  const __m512 bv = _mm512_loadu_ps(a.bias);
-#pragma GCC unroll 12
-  for (int p = 0; p < UR; ++p) acc[p] = a.r ? _mm512_add_ps(bv, _mm512_loadu_ps(a.r + p * a.yps)) : bv;
+  const int64_t xps = XS ? XS : a.xps, yps = XS ? B : a.yps;
   // A short tile's chains would wait on the FMA latency: the odd taps of
   // each row go to a second set of sums.
   constexpr int S = UR < 8 ? 2 : 1;
-  __m512 odd[S == 2 ? UR : 1];
+  const __m512 bv = _mm512_loadu_ps(a.bias);
+  for (int64_t t = 0; t < a.count; ++t) {
+    const float* x = a.x + t * UR * xps;
+    float* y = a.y + t * UR * yps;
+    const float* r = a.r ? a.r + t * UR * yps : nullptr;
+    __m512 acc[UR][1];
 #pragma GCC unroll 12
-  for (int p = 0; p < (S == 2 ? UR : 1); ++p) odd[p] = _mm512_setzero_ps();
-  for (int64_t i = 0; i < a.ni; ++i) {
-    const float* xi = a.x + i * a.xdi;
-    const float* wi = a.w + i * a.kw * B;
-    int64_t j = 0;
-    if (S == 2) {
-      for (; j + 1 < a.nj; j += 2) {
-        const float* xj = xi + j * a.xdj;
-        const __m512 w0 = _mm512_load_ps(wi + j * B), w1 = _mm512_load_ps(wi + (j + 1) * B);
+    for (int p = 0; p < UR; ++p) acc[p][0] = r ? _mm512_add_ps(bv, _mm512_loadu_ps(r + p * yps)) : bv;
+    __m512 odd[S == 2 ? UR : 1];
 #pragma GCC unroll 12
-        for (int p = 0; p < UR; ++p) {
-          acc[p] = _mm512_fmadd_ps(_mm512_loadu_ps(xj + p * a.xps), w0, acc[p]);
-          odd[p] = _mm512_fmadd_ps(_mm512_loadu_ps(xj + a.xdj + p * a.xps), w1, odd[p]);
+    for (int p = 0; p < (S == 2 ? UR : 1); ++p) odd[p] = _mm512_setzero_ps();
+    for (int64_t i = 0; i < a.ni; ++i) {
+      const float* xi = x + i * a.xdi;
+      const float* wi = a.w + i * a.kw * B;
+      int64_t j = 0;
+      if (S == 2) {
+        for (; j + 1 < a.nj; j += 2) {
+          const float* xj = xi + j * a.xdj;
+          const __m512 w0 = _mm512_load_ps(wi + j * B), w1 = _mm512_load_ps(wi + (j + 1) * B);
+#pragma GCC unroll 12
+          for (int p = 0; p < UR; ++p) {
+            acc[p][0] = _mm512_fmadd_ps(_mm512_loadu_ps(xj + p * xps), w0, acc[p][0]);
+            odd[p] = _mm512_fmadd_ps(_mm512_loadu_ps(xj + a.xdj + p * xps), w1, odd[p]);
+          }
         }
       }
+      for (; j < a.nj; ++j) {
+        const float* xj = xi + j * a.xdj;
+        const __m512 wv = _mm512_load_ps(wi + j * B);
+#pragma GCC unroll 12
+        for (int p = 0; p < UR; ++p) acc[p][0] = _mm512_fmadd_ps(_mm512_loadu_ps(xj + p * xps), wv, acc[p][0]);
+      }
     }
-    for (; j < a.nj; ++j) {
-      const float* xj = xi + j * a.xdj;
-      const __m512 wv = _mm512_load_ps(wi + j * B);
+    if (S == 2)
 #pragma GCC unroll 12
-      for (int p = 0; p < UR; ++p) acc[p] = _mm512_fmadd_ps(_mm512_loadu_ps(xj + p * a.xps), wv, acc[p]);
-    }
+      for (int p = 0; p < UR; ++p) acc[p][0] = _mm512_add_ps(acc[p][0], odd[p % (S == 2 ? UR : 1)]);
+    store_tile_avx512<UR, 1>(acc, y, yps, 0, a.fin);
+    if (a.fin.after) act_tile_avx512(y, yps, 0, UR, 1, *a.act);
   }
-  if (S == 2)
-#pragma GCC unroll 12
-    for (int p = 0; p < UR; ++p) acc[p] = _mm512_add_ps(acc[p], odd[p % (S == 2 ? UR : 1)]);
-  const __m512 lo = _mm512_set1_ps(a.fin.lo), hi = _mm512_set1_ps(a.fin.hi);
-#pragma GCC unroll 12
-  for (int p = 0; p < UR; ++p) {
-    const __m512 v = a.fin.nan_to_lo ? _mm512_max_ps(acc[p], lo) : _mm512_max_ps(lo, acc[p]);
-    _mm512_storeu_ps(a.y + p * a.yps, _mm512_min_ps(hi, v));
-  }
-  if (a.fin.after) act_tile_avx512(a.y, a.yps, 0, UR, 1, *a.act);
 }
 
-template <int UR>
+// Depthwise: per tap one weight vector (B channels) and, per pixel, one
+// input vector and one FMA. Pixels XS floats apart in x (0: xps) and, along
+// a row (XS known), B apart in y.
+template <int UR, int XS>
 MINIRT_TARGET_AVX2 void dw_tile_avx2(const DwArgs& args) {
   const DwArgs a = args;  // a copy the stores cannot alias: fields stay in registers
   constexpr int B = 8;
-  __m256 acc[UR];
-  const __m256 bv = _mm256_loadu_ps(a.bias);
-#pragma GCC unroll 12
-  for (int p = 0; p < UR; ++p) acc[p] = a.r ? _mm256_add_ps(bv, _mm256_loadu_ps(a.r + p * a.yps)) : bv;
+  const int64_t xps = XS ? XS : a.xps, yps = XS ? B : a.yps;
   // A short tile's chains would wait on the FMA latency: the odd taps of
   // each row go to a second set of sums.
   constexpr int S = UR < 8 ? 2 : 1;
-  __m256 odd[S == 2 ? UR : 1];
+  const __m256 bv = _mm256_loadu_ps(a.bias);
+  for (int64_t t = 0; t < a.count; ++t) {
+    const float* x = a.x + t * UR * xps;
+    float* y = a.y + t * UR * yps;
+    const float* r = a.r ? a.r + t * UR * yps : nullptr;
+    __m256 acc[UR][1];
 #pragma GCC unroll 12
-  for (int p = 0; p < (S == 2 ? UR : 1); ++p) odd[p] = _mm256_setzero_ps();
-  for (int64_t i = 0; i < a.ni; ++i) {
-    const float* xi = a.x + i * a.xdi;
-    const float* wi = a.w + i * a.kw * B;
-    int64_t j = 0;
-    if (S == 2) {
-      for (; j + 1 < a.nj; j += 2) {
-        const float* xj = xi + j * a.xdj;
-        const __m256 w0 = _mm256_load_ps(wi + j * B), w1 = _mm256_load_ps(wi + (j + 1) * B);
+    for (int p = 0; p < UR; ++p) acc[p][0] = r ? _mm256_add_ps(bv, _mm256_loadu_ps(r + p * yps)) : bv;
+    __m256 odd[S == 2 ? UR : 1];
 #pragma GCC unroll 12
-        for (int p = 0; p < UR; ++p) {
-          acc[p] = _mm256_fmadd_ps(_mm256_loadu_ps(xj + p * a.xps), w0, acc[p]);
-          odd[p] = _mm256_fmadd_ps(_mm256_loadu_ps(xj + a.xdj + p * a.xps), w1, odd[p]);
+    for (int p = 0; p < (S == 2 ? UR : 1); ++p) odd[p] = _mm256_setzero_ps();
+    for (int64_t i = 0; i < a.ni; ++i) {
+      const float* xi = x + i * a.xdi;
+      const float* wi = a.w + i * a.kw * B;
+      int64_t j = 0;
+      if (S == 2) {
+        for (; j + 1 < a.nj; j += 2) {
+          const float* xj = xi + j * a.xdj;
+          const __m256 w0 = _mm256_load_ps(wi + j * B), w1 = _mm256_load_ps(wi + (j + 1) * B);
+#pragma GCC unroll 12
+          for (int p = 0; p < UR; ++p) {
+            acc[p][0] = _mm256_fmadd_ps(_mm256_loadu_ps(xj + p * xps), w0, acc[p][0]);
+            odd[p] = _mm256_fmadd_ps(_mm256_loadu_ps(xj + a.xdj + p * xps), w1, odd[p]);
+          }
         }
       }
+      for (; j < a.nj; ++j) {
+        const float* xj = xi + j * a.xdj;
+        const __m256 wv = _mm256_load_ps(wi + j * B);
+#pragma GCC unroll 12
+        for (int p = 0; p < UR; ++p) acc[p][0] = _mm256_fmadd_ps(_mm256_loadu_ps(xj + p * xps), wv, acc[p][0]);
+      }
     }
-    for (; j < a.nj; ++j) {
-      const float* xj = xi + j * a.xdj;
-      const __m256 wv = _mm256_load_ps(wi + j * B);
+    if (S == 2)
 #pragma GCC unroll 12
-      for (int p = 0; p < UR; ++p) acc[p] = _mm256_fmadd_ps(_mm256_loadu_ps(xj + p * a.xps), wv, acc[p]);
-    }
+      for (int p = 0; p < UR; ++p) acc[p][0] = _mm256_add_ps(acc[p][0], odd[p % (S == 2 ? UR : 1)]);
+    store_tile_avx2<UR, 1>(acc, y, yps, 0, a.fin);
+    if (a.fin.after) act_tile_avx2(y, yps, 0, UR, 1, *a.act);
   }
-  if (S == 2)
-#pragma GCC unroll 12
-    for (int p = 0; p < UR; ++p) acc[p] = _mm256_add_ps(acc[p], odd[p % (S == 2 ? UR : 1)]);
-  const __m256 lo = _mm256_set1_ps(a.fin.lo), hi = _mm256_set1_ps(a.fin.hi);
-#pragma GCC unroll 12
-  for (int p = 0; p < UR; ++p) {
-    const __m256 v = a.fin.nan_to_lo ? _mm256_max_ps(acc[p], lo) : _mm256_max_ps(lo, acc[p]);
-    _mm256_storeu_ps(a.y + p * a.yps, _mm256_min_ps(hi, v));
-  }
-  if (a.fin.after) act_tile_avx2(a.y, a.yps, 0, UR, 1, *a.act);
 }
 
-// Kernel tables: [NB - 1][UR - 1] (entries past ur_max(NB) are null).
+// Kernel tables: [NB - 1][UR - 1] (entries past ur_max(NB) are null), per
+// ISA, input lanes L and pixel stride XS (0: any, read at run time).
 using DirectRow = std::array<DirectFn, kMaxUr>;
-template <int NB, int L, int... U>
+using DirectTable = std::array<DirectRow, kMaxNb512>;
+template <int NB, int L, int XS, int... U>
 constexpr DirectRow row512(std::integer_sequence<int, U...>) {
-  return {{&direct_tile_avx512<U + 1, NB, L>...}};
+  return {{&direct_tile_avx512<U + 1, NB, L, XS>...}};
 }
-template <int NB, int L, int... U>
+template <int NB, int L, int XS, int... U>
 constexpr DirectRow row256(std::integer_sequence<int, U...>) {
-  return {{&direct_tile_avx2<U + 1, NB, L>...}};
+  return {{&direct_tile_avx2<U + 1, NB, L, XS>...}};
 }
-template <int L>
-constexpr std::array<DirectRow, kMaxNb512> table512() {
-  return {{row512<1, L>(std::make_integer_sequence<int, kUr512[0]>()),
-           row512<2, L>(std::make_integer_sequence<int, kUr512[1]>()),
-           row512<3, L>(std::make_integer_sequence<int, kUr512[2]>()),
-           row512<4, L>(std::make_integer_sequence<int, kUr512[3]>())}};
+template <int L, int XS>
+constexpr DirectTable table512() {
+  return {{row512<1, L, XS>(std::make_integer_sequence<int, kUr512[0]>()),
+           row512<2, L, XS>(std::make_integer_sequence<int, kUr512[1]>()),
+           row512<3, L, XS>(std::make_integer_sequence<int, kUr512[2]>()),
+           row512<4, L, XS>(std::make_integer_sequence<int, kUr512[3]>())}};
 }
-template <int L>
-constexpr std::array<DirectRow, kMaxNb512> table256() {
-  return {{row256<1, L>(std::make_integer_sequence<int, kUr256[0]>()),
-           row256<2, L>(std::make_integer_sequence<int, kUr256[1]>()),
-           row256<3, L>(std::make_integer_sequence<int, kUr256[2]>()), DirectRow{}}};
+template <int L, int XS>
+constexpr DirectTable table256() {
+  return {{row256<1, L, XS>(std::make_integer_sequence<int, kUr256[0]>()),
+           row256<2, L, XS>(std::make_integer_sequence<int, kUr256[1]>()),
+           row256<3, L, XS>(std::make_integer_sequence<int, kUr256[2]>()), DirectRow{}}};
 }
-constexpr auto kDirect512Blocked = table512<16>();
-constexpr auto kDirect512Plain = table512<1>();
-constexpr auto kDirect256Blocked = table256<8>();
-constexpr auto kDirect256Plain = table256<1>();
+// Blocked input: pixels B floats apart (stride-1 rows) or any; plain input
+// (stems): 1 or 2 floats apart (stride 1 or 2) or any.
+constexpr DirectTable kDirect512Blocked[2] = {table512<16, 0>(), table512<16, 16>()};
+constexpr DirectTable kDirect512Plain[3] = {table512<1, 0>(), table512<1, 1>(), table512<1, 2>()};
+constexpr DirectTable kDirect256Blocked[2] = {table256<8, 0>(), table256<8, 8>()};
+constexpr DirectTable kDirect256Plain[3] = {table256<1, 0>(), table256<1, 1>(), table256<1, 2>()};
 
-template <int... U>
-constexpr std::array<DwFn, kDwUr> dw512(std::integer_sequence<int, U...>) {
-  return {{&dw_tile_avx512<U + 1>...}};
+// Depthwise tables: [UR - 1], per ISA and pixel stride (any, stride 1, stride 2 along a row).
+using DwRow = std::array<DwFn, kDwUr>;
+template <int XS, int... U>
+constexpr DwRow dw512(std::integer_sequence<int, U...>) {
+  return {{&dw_tile_avx512<U + 1, XS>...}};
 }
-template <int... U>
-constexpr std::array<DwFn, kDwUr> dw256(std::integer_sequence<int, U...>) {
-  return {{&dw_tile_avx2<U + 1>...}};
+template <int XS, int... U>
+constexpr DwRow dw256(std::integer_sequence<int, U...>) {
+  return {{&dw_tile_avx2<U + 1, XS>...}};
 }
-constexpr auto kDw512 = dw512(std::make_integer_sequence<int, kDwUr>());
-constexpr auto kDw256 = dw256(std::make_integer_sequence<int, kDwUr>());
+constexpr DwRow kDw512[3] = {dw512<0>(std::make_integer_sequence<int, kDwUr>()),
+                             dw512<16>(std::make_integer_sequence<int, kDwUr>()),
+                             dw512<32>(std::make_integer_sequence<int, kDwUr>())};
+constexpr DwRow kDw256[3] = {dw256<0>(std::make_integer_sequence<int, kDwUr>()),
+                             dw256<8>(std::make_integer_sequence<int, kDwUr>()),
+                             dw256<16>(std::make_integer_sequence<int, kDwUr>())};
 
-const std::array<DirectRow, kMaxNb512>& direct_table(SgemmIsa isa, bool blocked) {
-  if (isa == SgemmIsa::kAvx512) return blocked ? kDirect512Blocked : kDirect512Plain;
-  return blocked ? kDirect256Blocked : kDirect256Plain;
+// The kernels for tiles whose pixels are xps floats apart in an input of L lanes.
+const DirectTable& direct_table(SgemmIsa isa, int64_t lanes, int64_t xps) {
+  const bool avx512 = isa == SgemmIsa::kAvx512;
+  if (lanes > 1) return (avx512 ? kDirect512Blocked : kDirect256Blocked)[xps == lanes ? 1 : 0];
+  return (avx512 ? kDirect512Plain : kDirect256Plain)[xps == 1 || xps == 2 ? xps : 0];
 }
-const std::array<DwFn, kDwUr>& dw_table(SgemmIsa isa) { return isa == SgemmIsa::kAvx512 ? kDw512 : kDw256; }
+// The depthwise kernels for tiles whose pixels are xps floats apart (B the block).
+const DwRow& dw_table(SgemmIsa isa, int64_t B, int64_t xps) {
+  const int v = xps == B ? 1 : xps == 2 * B ? 2 : 0;
+  return (isa == SgemmIsa::kAvx512 ? kDw512 : kDw256)[v];
+}
 
 #pragma GCC diagnostic pop
 
@@ -711,7 +834,9 @@ void NchwcDirectConv::segment(const float* x, const float* r, float* y, int64_t 
 #if MINIRT_VMATH_X86
   const Geometry& q = q_;
   const int64_t B = s_.block, L = lanes_, plane = q.oh * q.ow, taps = q.kh * q.kw;
-  const auto& table = direct_table(s_.isa, s_.input_blocked);
+  // Horizontal tiles read pixels sw * L floats apart, vertical ones a row or more.
+  const DirectTable& row_table = direct_table(s_.isa, L, q.sw * L);
+  const DirectTable& any_table = direct_table(s_.isa, L, 0);
   const size_t g0 = static_cast<size_t>(chunk * chunk_groups_);
   const size_t g1 = std::min(groups_.size(), g0 + static_cast<size_t>(chunk_groups_));
   DirectArgs a{};
@@ -728,6 +853,7 @@ void NchwcDirectConv::segment(const float* x, const float* r, float* y, int64_t 
     a.ncb = pass_cb_[pass + 1] - cb0;
     a.first = pass == 0;
     a.fin = finish_of(s_.act, pass + 1 == passes);
+    a.tail = pass + 1 == passes && L > 1 && q.c % L ? q.c % L : 0;
     // Strips of units whose input (for this pass) stays in cache while each
     // group of the chunk walks them in turn.
     const int64_t unit_bytes = (tg_.flat ? tg_.ur : q.sh * q.w) * a.ncb * L * static_cast<int64_t>(sizeof(float));
@@ -738,7 +864,8 @@ void NchwcDirectConv::segment(const float* x, const float* r, float* y, int64_t 
         const Group& g = groups_[gi];
         const int64_t wtap = L * g.nb * B;
         const float* wg = w_.data() + g.w_at + cb0 * taps * wtap;
-        const DirectFn* fns = table[g.nb - 1].data();
+        const DirectFn* row_fns = row_table[g.nb - 1].data();
+        const DirectFn* any_fns = any_table[g.nb - 1].data();
         a.bias = bias_.data() + g.ob * B;
         for_each_tile(tg_, q, u0, u1, [&](const Tile& t) {
           const int64_t ih = t.oy * q.sh - q.ph + t.i0 * q.dh, iw = t.ox * q.sw - q.pw + t.j0 * q.dw;
@@ -748,10 +875,11 @@ void NchwcDirectConv::segment(const float* x, const float* r, float* y, int64_t 
           a.yps = t.vertical ? q.ow * B : B;
           a.ni = t.i1 - t.i0;
           a.nj = t.j1 - t.j0;
+          a.count = t.count;
           a.w = wg + (t.i0 * q.kw + t.j0) * wtap;
           a.r = r ? r + g.ob * a.yob + pix : nullptr;
           a.y = y + (yob0 + g.ob) * a.yob + pix;
-          fns[t.n - 1](a);
+          (t.vertical ? any_fns : row_fns)[t.n - 1](a);
         });
       }
     }
@@ -820,7 +948,8 @@ void NchwcDepthwiseConv::run(const float* x, const float* r, float* y, int64_t y
   const int64_t r_img = cbs_ * plane * B;
   const int64_t yob0 = y_channel_offset / B;
   const bool res = s_.residual && r;
-  const auto& table = dw_table(s_.isa);
+  const DwRow& row_table = dw_table(s_.isa, B, q.sw * B);
+  const DwRow& any_table = dw_table(s_.isa, B, 0);
   run_units(
       pool, tasks_, q.n * cbs_, tg_.units, [](int64_t) { return int64_t{1}; },
       [&](int64_t outer, int64_t s0, int64_t s1) {
@@ -847,7 +976,8 @@ void NchwcDepthwiseConv::run(const float* x, const float* r, float* y, int64_t y
           a.yps = t.vertical ? q.ow * B : B;
           a.ni = t.i1 - t.i0;
           a.nj = t.j1 - t.j0;
-          table[t.n - 1](a);
+          a.count = t.count;
+          (t.vertical ? any_table : row_table)[t.n - 1](a);
         });
       });
 #else

@@ -89,6 +89,8 @@ struct TileGeom {
   int64_t units = 0;                                       // spatial work units: rows, or pixel chunks (flat)
   bool flat = false;                                       // the plane as one row of pixels, cut into chunks
   int ur = 1;                                              // pixels per tile at most
+  std::vector<int64_t> row_taps, col_taps;                 // per output row (column): its window rows
+                                                           // (columns) inside the input, [2 o], [2 o + 1)
 };
 }  // namespace nchwc_detail
 

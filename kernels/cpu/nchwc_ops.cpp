@@ -5,14 +5,28 @@
 // image; Concat on the channel axis copies whole blocks where a block of the
 // output is a block of one input (every offset a multiple of b), and
 // gathers lanes otherwise.
+//
+// MaxPool with a 2x2 or 3x3 window (the strided pools after a stem, the
+// stride-1 ones of detectors) runs directly instead: each output pixel is the
+// maximum of its window's taps, one vector of b lanes each, read straight
+// from the input rows (the window unrolled for the interior, the taps inside
+// the input looped over at the edges), so the input streams through once
+// with no scratch rows written and read back. The separable engine makes
+// about 2k + 2 vector accesses per output for a k x k window, the direct one
+// k^2 + 1, but all of them loads from rows in L1: on a 64 x 111 x 111 ->
+// 55 x 55 pool (3 MB, from L3) it is memory-bound at about half the
+// engine's time (bench/kernels_bench.cpp, NchwcMaxPool).
 #include "kernels/cpu/nchwc_ops.h"
 
 #include "kernels/cpu/nchwc.h"
 #include "kernels/cpu/registry.h"
+#include "kernels/cpu/sgemm.h"
+#include "kernels/cpu/vmath.h"
 #include "runtime/ops/shape_ops.h"
 
 #include <algorithm>
 #include <cstring>
+#include <limits>
 
 namespace minirt::cpu {
 
@@ -26,20 +40,179 @@ bool is_blockable(const Graph& g, int v) {
 
 // ---------------------------------------------------------------- kernels
 
+// ---- direct MaxPool
+
+constexpr float kLowest = std::numeric_limits<float>::lowest();
+constexpr int64_t kPoolGrain = 16384;  // floats read and written per task, at least
+
+// The taps [t0, t1) of a k-tap window (step d) starting at `start` that fall
+// in [0, n).
+void taps_inside(int64_t start, int64_t k, int64_t d, int64_t n, int64_t* t0, int64_t* t1) {
+  *t0 = start >= 0 ? 0 : std::min(k, (-start + d - 1) / d);
+  *t1 = start >= n ? 0 : std::min(k, (n - start + d - 1) / d);
+  *t1 = std::max(*t0, *t1);
+}
+
+// What one call of a direct row kernel needs: output rows [r0, r1) of one
+// plane; interior columns [col_lo, col_hi) see every tap of the window.
+struct MaxRows {
+  const PoolWindow* q;
+  const float* x;  // the plane's input
+  float* y;        // the plane's output
+  int64_t r0, r1, col_lo, col_hi;
+};
+using MaxRowsFn = void (*)(const MaxRows&);
+
+#if MINIRT_VMATH_X86
+MINIRT_AVX512_WARNINGS_OFF
+
+// Max starts from the lowest float and takes max(tap, acc), which is acc when
+// the tap is NaN: the largest non-NaN value, as the separable engine gives.
+
+// Output pixel (., ox) whose window is partly outside the input (window
+// rows from ys, [t0, t1) of them inside): the taps inside, looped.
+MINIRT_TARGET_AVX512 void edge_avx512(const MaxRows& a, int64_t ys, int64_t t0, int64_t t1, int64_t ox, float* yr) {
+  constexpr int64_t L = 16;
+  const PoolWindow& q = *a.q;
+  int64_t j0, j1;
+  taps_inside(ox * q.sw - q.pw, q.kw, q.dw, q.w, &j0, &j1);
+  __m512 acc = _mm512_set1_ps(kLowest);
+  for (int64_t i = t0; i < t1; ++i)
+    for (int64_t j = j0; j < j1; ++j)
+      acc = _mm512_max_ps(_mm512_loadu_ps(a.x + ((ys + i * q.dh) * q.w + ox * q.sw - q.pw + j * q.dw) * L), acc);
+  _mm512_storeu_ps(yr + ox * L, acc);
+}
+
+// Output rows whose window rows all lie inside the input run their interior
+// columns with the window unrolled; the rest of the pixels loop over the taps
+// inside.
+template <int KH, int KW>
+MINIRT_TARGET_AVX512 void max_rows_avx512(const MaxRows& a) {
+  constexpr int64_t L = 16;
+  const PoolWindow& q = *a.q;
+  const int64_t ldx = q.w * L, ti = q.dh * ldx, tj = q.dw * L;
+  for (int64_t oy = a.r0; oy < a.r1; ++oy) {
+    const int64_t ys = oy * q.sh - q.ph;
+    int64_t t0, t1;
+    taps_inside(ys, q.kh, q.dh, q.h, &t0, &t1);
+    float* yr = a.y + oy * q.ow * L;
+    const bool rows_in = t0 == 0 && t1 == KH;
+    const int64_t c0 = rows_in ? a.col_lo : q.ow, c1 = rows_in ? a.col_hi : q.ow;
+    for (int64_t ox = 0; ox < c0; ++ox) edge_avx512(a, ys, t0, t1, ox, yr);
+    for (int64_t ox = c0; ox < c1; ++ox) {
+      const float* xc = a.x + ys * ldx + (ox * q.sw - q.pw) * L;
+      __m512 acc = _mm512_set1_ps(kLowest);
+#pragma GCC unroll 3
+      for (int i = 0; i < KH; ++i)
+#pragma GCC unroll 3
+        for (int j = 0; j < KW; ++j) acc = _mm512_max_ps(_mm512_loadu_ps(xc + i * ti + j * tj), acc);
+      _mm512_storeu_ps(yr + ox * L, acc);
+    }
+    for (int64_t ox = std::max(c1, c0); ox < q.ow; ++ox) edge_avx512(a, ys, t0, t1, ox, yr);
+  }
+}
+
+// The same for pixels of 8 lanes (AVX2, and the 8-lane layout under AVX-512).
+MINIRT_TARGET_AVX2 void edge_avx2(const MaxRows& a, int64_t ys, int64_t t0, int64_t t1, int64_t ox, float* yr) {
+  constexpr int64_t L = 8;
+  const PoolWindow& q = *a.q;
+  int64_t j0, j1;
+  taps_inside(ox * q.sw - q.pw, q.kw, q.dw, q.w, &j0, &j1);
+  __m256 acc = _mm256_set1_ps(kLowest);
+  for (int64_t i = t0; i < t1; ++i)
+    for (int64_t j = j0; j < j1; ++j)
+      acc = _mm256_max_ps(_mm256_loadu_ps(a.x + ((ys + i * q.dh) * q.w + ox * q.sw - q.pw + j * q.dw) * L), acc);
+  _mm256_storeu_ps(yr + ox * L, acc);
+}
+
+template <int KH, int KW>
+MINIRT_TARGET_AVX2 void max_rows_avx2(const MaxRows& a) {
+  constexpr int64_t L = 8;
+  const PoolWindow& q = *a.q;
+  const int64_t ldx = q.w * L, ti = q.dh * ldx, tj = q.dw * L;
+  for (int64_t oy = a.r0; oy < a.r1; ++oy) {
+    const int64_t ys = oy * q.sh - q.ph;
+    int64_t t0, t1;
+    taps_inside(ys, q.kh, q.dh, q.h, &t0, &t1);
+    float* yr = a.y + oy * q.ow * L;
+    const bool rows_in = t0 == 0 && t1 == KH;
+    const int64_t c0 = rows_in ? a.col_lo : q.ow, c1 = rows_in ? a.col_hi : q.ow;
+    for (int64_t ox = 0; ox < c0; ++ox) edge_avx2(a, ys, t0, t1, ox, yr);
+    for (int64_t ox = c0; ox < c1; ++ox) {
+      const float* xc = a.x + ys * ldx + (ox * q.sw - q.pw) * L;
+      __m256 acc = _mm256_set1_ps(kLowest);
+#pragma GCC unroll 3
+      for (int i = 0; i < KH; ++i)
+#pragma GCC unroll 3
+        for (int j = 0; j < KW; ++j) acc = _mm256_max_ps(_mm256_loadu_ps(xc + i * ti + j * tj), acc);
+      _mm256_storeu_ps(yr + ox * L, acc);
+    }
+    for (int64_t ox = std::max(c1, c0); ox < q.ow; ++ox) edge_avx2(a, ys, t0, t1, ox, yr);
+  }
+}
+
+MINIRT_AVX512_WARNINGS_ON
+#endif  // MINIRT_VMATH_X86
+
+// The direct row kernel for a window and pixels of b lanes, or null: 2x2 and
+// 3x3 windows (any stride, dilation, padding) with the ISA's vectors.
+MaxRowsFn direct_max_rows(const PoolWindow& q, int64_t b) {
+#if MINIRT_VMATH_X86
+  const SgemmIsa isa = sgemm_default_isa();
+  const bool k2 = q.kh == 2 && q.kw == 2, k3 = q.kh == 3 && q.kw == 3;
+  if (!q.is_max || !(k2 || k3)) return nullptr;
+  if (b == 16 && isa == SgemmIsa::kAvx512) return k2 ? &max_rows_avx512<2, 2> : &max_rows_avx512<3, 3>;
+  if (b == 8 && (isa == SgemmIsa::kAvx512 || isa == SgemmIsa::kAvx2))
+    return k2 ? &max_rows_avx2<2, 2> : &max_rows_avx2<3, 3>;
+#else
+  (void)q, (void)b;
+#endif
+  return nullptr;
+}
+
 class PoolKernel final : public Kernel {
  public:
   PoolKernel(const Graph& g, const Node& n, int threads, int b)
-      : engine_(pool_window(n.attrs_as<PoolAttrs>(), in_shape(g, n, 0), out_shape(g, n, 0)),
-                in_shape(g, n, 0)[0] * nchwc_blocks(in_shape(g, n, 0)[1], b), b, threads) {}
-  size_t workspace_bytes() const override { return engine_.workspace_bytes(); }
-  std::string describe() const override { return "nchwc"; }
+      : q_(pool_window(n.attrs_as<PoolAttrs>(), in_shape(g, n, 0), out_shape(g, n, 0))),
+        planes_(in_shape(g, n, 0)[0] * nchwc_blocks(in_shape(g, n, 0)[1], b)),
+        b_(b),
+        direct_(direct_max_rows(q_, b)),
+        engine_(q_, direct_ ? 0 : planes_, b, threads) {
+    if (!direct_) return;
+    // Interior columns: ox * sw - pw >= 0 and ox * sw - pw + (kw - 1) * dw <= w - 1.
+    col_lo_ = std::min(q_.ow, (q_.pw + q_.sw - 1) / q_.sw);
+    const int64_t last = q_.w - 1 - (q_.kw - 1) * q_.dw + q_.pw;  // the largest ox * sw allowed
+    col_hi_ = last < 0 ? col_lo_ : std::clamp<int64_t>(last / q_.sw + 1, col_lo_, q_.ow);
+    units_ = planes_ * q_.oh;
+    const int64_t moved = planes_ * b * (q_.h * q_.w + q_.oh * q_.ow);
+    tasks_ = std::clamp<int64_t>(moved / kPoolGrain, 1, std::min<int64_t>(threads, std::max<int64_t>(1, units_)));
+  }
+  size_t workspace_bytes() const override { return direct_ ? 0 : engine_.workspace_bytes(); }
+  std::string describe() const override { return direct_ ? "nchwc direct" : "nchwc"; }
   void run(const KernelArgs& args) override {
-    engine_.run(static_cast<const float*>(args.inputs[0]), static_cast<float*>(args.outputs[0]),
-                static_cast<float*>(args.workspace), *args.pool);
+    const float* x = static_cast<const float*>(args.inputs[0]);
+    float* y = static_cast<float*>(args.outputs[0]);
+    if (!direct_) return engine_.run(x, y, static_cast<float*>(args.workspace), *args.pool);
+    if (units_ == 0 || q_.ow == 0) return;
+    const int64_t in_plane = q_.h * q_.w * b_, out_plane = q_.oh * q_.ow * b_;
+    // Task t takes units (plane, output row) [units * t / tasks, units * (t + 1) / tasks).
+    args.pool->parallel_for(tasks_, [&](int64_t t0, int64_t t1) {
+      for (int64_t t = t0; t < t1; ++t)
+        for (int64_t u = units_ * t / tasks_, ue = units_ * (t + 1) / tasks_; u < ue;) {
+          const int64_t p = u / q_.oh, r0 = u % q_.oh, r1 = std::min(q_.oh, r0 + (ue - u));
+          direct_(MaxRows{&q_, x + p * in_plane, y + p * out_plane, r0, r1, col_lo_, col_hi_});
+          u += r1 - r0;
+        }
+    });
   }
 
  private:
+  PoolWindow q_;
+  int64_t planes_;
+  int64_t b_;
+  MaxRowsFn direct_;  // the direct kernel, or null: the separable engine
   PoolEngine engine_;
+  int64_t col_lo_ = 0, col_hi_ = 0, units_ = 0, tasks_ = 1;
 };
 
 class GlobalPoolKernel final : public Kernel {

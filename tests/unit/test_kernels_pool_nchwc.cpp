@@ -256,6 +256,13 @@ std::vector<PoolSpec> pool_specs() {
       {{1, 9, 20, 18}, {17, 16}, {1, 1}, {8, 7, 8, 8}, {1, 1}},  // doubled spans for blocked pixels too
       {{1, 9, 21, 40}, {16, 17}, {2, 2}, {8, 8, 7, 8}, {1, 1}, true},
       {{1, 2, 150, 140}, {3, 3}, {2, 2}, {1, 1, 1, 1}, {1, 1}},  // a plane of many bands
+      // 2x2 and 3x3 max windows run directly on blocked pixels: stride 1,
+      // windows mostly or wholly in the padding, a one-column plane.
+      {{1, 21, 9, 8}, {3, 3}, {1, 1}, {1, 1, 1, 1}, {1, 1}},
+      {{1, 18, 6, 7}, {2, 2}, {1, 1}, {1, 0, 0, 1}, {1, 1}},
+      {{1, 33, 5, 5}, {3, 3}, {3, 3}, {2, 2, 2, 2}, {1, 1}, true},
+      {{2, 16, 9, 1}, {3, 3}, {2, 2}, {1, 1, 1, 1}, {1, 1}},
+      {{1, 40, 57, 23}, {3, 3}, {2, 2}, {0, 0, 0, 0}, {1, 1}, true},
       {{1, 2, 150, 140}, {5, 5}, {1, 1}, {2, 2, 2, 2}, {1, 1}},
   };
 }
@@ -311,6 +318,26 @@ TEST(NchwcPool, MaxPoolMatchesPlainAndReference) {
       std::string what = c.str() + " vs reference, " + isa_str(isa);
       expect_same(run_plain(one, 3, what), reference_pool(p, x, one.out_shape(), true, false), what);
     }
+  }
+}
+
+// The 2x2 and 3x3 max windows take the direct kernel for every block the
+// CPU has; other windows and averages the separable engine.
+TEST(NchwcPool, SmallMaxWindowsRunDirectly) {
+  std::mt19937 rng(24);
+  for (Variant v : variants()) {
+    IsaScope isa(v.isa);
+    for (const PoolSpec& p : pool_specs())
+      for (const std::string op : {"MaxPool", "AveragePool"}) {
+        OpCase c = pool_case(op, p, random_input(p.in, rng, false), op == "MaxPool" ? -1 : 0);
+        OneNode one(c);
+        const bool direct = op == "MaxPool" && p.k[0] == p.k[1] && (p.k[0] == 2 || p.k[0] == 3);
+        std::unique_ptr<Kernel> k = cpu::make_nchwc_data_kernel(one.g, one.node(), 2, v.b);
+        EXPECT_EQ(k->describe(), direct ? "nchwc direct" : "nchwc") << c.str() << ", b " << v.b;
+        if (direct) {
+          EXPECT_EQ(k->workspace_bytes(), 0u) << c.str();
+        }
+      }
   }
 }
 
