@@ -126,6 +126,7 @@ class NchwcDirectConv {
   AlignedFloats w_, bias_;
   int64_t tasks_ = 1;
   bool empty_ = false;
+  bool prefetch_ = false;  // prefetch the weights of the next pass or group (large weights)
 };
 
 // groups == C == M (depthwise), input blocked; any window, stride, dilation, padding.

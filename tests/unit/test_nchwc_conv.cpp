@@ -327,6 +327,20 @@ TEST(NchwcConv, DirectBlockedPassesAndChunksMatchNaiveConvolution) {
   run_grid(g);
 }
 
+// Weights of 2 MB and more: each pass or group prefetches the weights the
+// next one reads (the prefetches change no result; they must stay inside
+// the packed weights).
+TEST(NchwcConv, DirectLargeWeightsMatchNaiveConvolution) {
+  std::vector<Case> g = {conv(512, 5, 4, 130, 3, 1, 1), conv(1030, 3, 4, 520, 1, 1, 0)};
+  vary(&g);
+  for (Isa isa : blocked_isas())
+    for (const Case& c : g) {
+      const std::string d = NchwcDirectConv(spec_of(c, isa), nullptr, nullptr, 1).describe();
+      EXPECT_NE(d.find(" prefetch"), std::string::npos) << d;
+    }
+  run_grid(g);
+}
+
 TEST(NchwcConv, DirectPlainInputMatchesNaiveConvolution) {
   std::vector<Case> g;
   for (int64_t c : {1, 3, 4, 7}) {
