@@ -642,6 +642,64 @@ void weak_convs(benchmark::internal::Benchmark* b) {
 }
 BENCHMARK(BM_NchwcConvAct)->Name("NchwcConvAct/weak")->Apply(weak_convs)->Unit(benchmark::kMicrosecond)->UseRealTime();
 
+// NchwcConvCold/<layer>: as in a model, whose weights do not stay in cache
+// between runs (ResNet-18's 45 MB, ResNet-50's 100 MB): each iteration runs
+// the next of enough copies of the layer (weights and input) that together
+// they exceed 64 MB, so a layer's weights come from memory. args: C, HW, K,
+// R, stride, threads; Relu.
+void BM_NchwcConvCold(benchmark::State& state) {
+  using namespace cpu;
+  const int64_t c = state.range(0), hw = state.range(1), k = state.range(2), r = state.range(3), s = state.range(4);
+  const int threads = static_cast<int>(state.range(5));
+  NchwcConvSpec spec;
+  spec.isa = sgemm_default_isa();
+  spec.block = nchwc_block(spec.isa);
+  if (spec.block == 0) return state.SkipWithError("no blocked layout for this CPU");
+  Geometry& q = spec.q;
+  q.n = 1, q.c = c, q.h = q.w = hw, q.m = k, q.kh = q.kw = r, q.sh = q.sw = s, q.dh = q.dw = 1;
+  q.ph = q.pw = r / 2;
+  q.oh = q.ow = (hw + 2 * (r / 2) - r) / s + 1;
+  q.groups = 1;
+  spec.act.kind = ActKind::kRelu;
+  const std::string why = nchwc_direct_declined(spec);
+  if (!why.empty()) return state.SkipWithError(why.c_str());
+  const int64_t bytes = 4 * (k * c * r * r + nchwc_padded(c, spec.block) * hw * hw);
+  const int64_t copies = std::max<int64_t>(2, (int64_t{64} << 20) / bytes + 1);
+  std::vector<Tensor> xs;
+  std::vector<std::unique_ptr<NchwcDirectConv>> convs;
+  Tensor b = random_tensor({k}, 3);
+  for (int64_t i = 0; i < copies; ++i) {
+    Tensor w = random_tensor({k, c, r, r}, static_cast<uint32_t>(10 + i));
+    convs.push_back(std::make_unique<NchwcDirectConv>(spec, w.data<float>(), b.data<float>(), threads));
+    xs.push_back(random_tensor({nchwc_padded(c, spec.block) * hw * hw}, static_cast<uint32_t>(100 + i)));
+  }
+  Tensor y = Tensor::zeros(DType::kFloat32, {nchwc_padded(k, spec.block) * q.oh * q.ow});
+  ThreadPool pool(threads);
+  size_t i = 0;
+  for (auto _ : state) {
+    convs[i]->run(xs[i].data<float>(), nullptr, y.data<float>(), 0, nullptr, pool);
+    benchmark::DoNotOptimize(y.raw());
+    i = (i + 1) % convs.size();
+  }
+  const double flops = 2.0 * static_cast<double>(k * q.oh * q.ow) * c * r * r;
+  state.counters["GFLOP/s"] =
+      benchmark::Counter(flops, benchmark::Counter::kIsIterationInvariantRate, benchmark::Counter::kIs1000);
+  state.SetLabel(convs[0]->describe());
+}
+BENCHMARK(BM_NchwcConvCold)
+    ->Name("NchwcConvCold/layers")
+    ->ArgNames({"C", "HW", "K", "R", "stride", "threads"})
+    ->Args({512, 7, 512, 3, 1, 1})     // ResNet layer4
+    ->Args({256, 14, 512, 3, 2, 1})    // ResNet layer4, strided
+    ->Args({256, 14, 256, 3, 1, 1})    // ResNet-18 layer3
+    ->Args({512, 7, 2048, 1, 1, 1})    // ResNet-50 layer4 expansion
+    ->Args({2048, 7, 512, 1, 1, 1})    // ResNet-50 layer4 projection
+    ->Args({1152, 7, 320, 1, 1, 1})    // EfficientNet-B0 projection
+    ->Args({512, 13, 1000, 1, 1, 1})   // SqueezeNet classifier
+    ->Args({512, 7, 512, 3, 1, 2})
+    ->Unit(benchmark::kMicrosecond)
+    ->UseRealTime();
+
 #define MINIRT_NCHWC_BENCH(model)                                                           \
   BENCHMARK(BM_NchwcConv)                                                                   \
       ->Name("NchwcConv/" #model)                                                           \

@@ -26,7 +26,12 @@
 // corner pixels are tiles of one. A 1x1 stride-1 convolution without
 // padding treats the whole plane as one row: a GEMM over the blocked tensor
 // in place. Depthwise tiles are up to 12 pixels of one block, one FMA per
-// tap and pixel.
+// tap and pixel. A run of pixels is cut into near-equal tiles, and one call
+// of a microkernel computes the run's tiles of one size back to back; along
+// a row the pixel stride is a compile-time constant (stride 1 on a blocked
+// input, 1 or 2 on a plain one), so a tile's inputs are displacements from
+// one register. The last input block stops at its real channels (C = 24 in
+// blocks of 16). Every row's and column's taps are found at plan time.
 //
 // Cache blocking. Output blocks are grouped into chunks whose packed weights
 // (for the input channels of one pass) fit a quarter of a MiB of L2. Each
@@ -36,7 +41,10 @@
 // are larger than the budget, the input channels run in passes that
 // accumulate into y; the bias and the residual enter with the first pass,
 // the activation with the last. Relu and Clip are applied in registers,
-// other activations over the tile right after its store.
+// other activations over the tile right after its store. With 2 MiB of
+// packed weights or more (in a model they come from memory), the weights
+// that the next pass, group or chunk reads are prefetched into L2 while the
+// current tiles run, spread over their input blocks.
 //
 // Threads. The work is cut into (image, output-block chunk, output row)
 // units (1x1 stride 1: runs of about one tile of pixels instead of rows),
@@ -126,6 +134,7 @@ class NchwcDirectConv {
   AlignedFloats w_, bias_;
   int64_t tasks_ = 1;
   bool empty_ = false;
+  bool prefetch_ = false;  // prefetch the weights of the next pass or group (large weights)
 };
 
 // groups == C == M (depthwise), input blocked; any window, stride, dilation, padding.

@@ -5,8 +5,9 @@
 // with the AVX-512 ones), over a grid of odd shapes: channels and filters
 // that are not multiples of the block, 1x1 (the flat GEMM path, and strided
 // or padded 1x1 that is not), 3x3, 5x5, 7x7 windows, strides 1 to 3,
-// dilations, asymmetric padding, planes down to 1x1, a plain input with 1 to
-// 7 channels (the stem path), batch 2, enough input channels to need
+// dilations, asymmetric padding, planes down to 1x1, rows and columns long
+// enough for runs of several tiles per call, a plain input with 1 to 7
+// channels (the stem path), batch 2, enough input channels to need
 // several passes and enough filters to need several chunks, the residual,
 // every activation the epilogue treats apart (none, Relu, Clip) and some it
 // applies after the store (LeakyRelu, Sigmoid, HardSwish), an output that is
@@ -296,6 +297,11 @@ TEST(NchwcConv, DirectWindowsMatchNaiveConvolution) {
   d = conv(6, 1, 20, 11, 1, 1, 0);  // 1-D: height 1, a 5-wide window
   d.kw = 5, d.pl = 2, d.pr = 2;
   g.push_back(d);
+  // Rows and columns long enough for runs of several tiles of each size in
+  // one call (horizontal, and vertical at the edge columns).
+  g.push_back(conv(8, 4, 45, 24, 3, 1, 1));
+  g.push_back(conv(20, 41, 3, 40, 3, 1, 1));
+  g.push_back(conv(9, 5, 53, 16, 3, 2, 1));
   vary(&g);
   Case b2 = conv(19, 8, 9, 27, 3, 2, 1);
   b2.n = 2;
@@ -324,6 +330,20 @@ TEST(NchwcConv, DirectBlockedPassesAndChunksMatchNaiveConvolution) {
     EXPECT_NE(plan(g[2]).find(" chunks="), std::string::npos) << plan(g[2]);
     EXPECT_NE(plan(g[4]).find(" chunks="), std::string::npos) << plan(g[4]);
   }
+  run_grid(g);
+}
+
+// Weights of 2 MB and more: each pass or group prefetches the weights the
+// next one reads (the prefetches change no result; they must stay inside
+// the packed weights).
+TEST(NchwcConv, DirectLargeWeightsMatchNaiveConvolution) {
+  std::vector<Case> g = {conv(512, 5, 4, 130, 3, 1, 1), conv(1030, 3, 4, 520, 1, 1, 0)};
+  vary(&g);
+  for (Isa isa : blocked_isas())
+    for (const Case& c : g) {
+      const std::string d = NchwcDirectConv(spec_of(c, isa), nullptr, nullptr, 1).describe();
+      EXPECT_NE(d.find(" prefetch"), std::string::npos) << d;
+    }
   run_grid(g);
 }
 
@@ -356,6 +376,9 @@ TEST(NchwcConv, DepthwiseMatchesNaiveConvolution) {
   g.push_back(conv(32, 7, 7, 32, 3, 1, 1));
   g.push_back(conv(12, 6, 7, 12, 1, 1, 0));
   g.push_back(conv(12, 6, 7, 12, 3, 1, 0));
+  g.push_back(conv(16, 5, 40, 16, 3, 1, 1));  // runs of several tiles along a row
+  g.push_back(conv(24, 40, 5, 24, 5, 1, 2));  // ... and down the edge columns
+  g.push_back(conv(16, 6, 61, 16, 3, 2, 1));  // stride 2 along a long row
   Case d = conv(20, 12, 11, 20, 3, 1, 2);
   d.dh = d.dw = 2;
   g.push_back(d);
