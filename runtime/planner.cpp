@@ -146,6 +146,17 @@ class ElidedKernel final : public Kernel {
   std::string describe() const override { return "in place: each input was made in its slice"; }
 };
 
+// True when no device backend would take any node of g: the plan runs on
+// the CPU alone, and its CPU-only passes (residual fusion, blocked layout)
+// apply as if no device had been added.
+bool cpu_alone(const Graph& g, const std::vector<const Backend*>& devices) {
+  std::string why;
+  for (const Backend* d : devices)
+    for (const Node& n : g.nodes)
+      if (d->supports(g, n, &why)) return false;
+  return true;
+}
+
 }  // namespace
 
 std::unique_ptr<Plan> make_plan(const Graph& model, const std::vector<const Tensor*>& inputs, const Backend& cpu,
@@ -165,14 +176,16 @@ std::unique_ptr<Plan> make_plan(const Graph& model, const std::vector<const Tens
     st.bias_adds = fold_bias_add(g);
     st.activations = fuse_gated_activations(g);
     st.activations += fuse_activations(g);
-    // A device's Conv takes no residual input: fused only for the CPU alone.
-    if (options.devices.empty()) {
+    // A device's Conv takes no residual input: fused only for the CPU alone
+    // (no device, or devices that run none of these nodes).
+    if (cpu_alone(g, options.devices)) {
       st.residuals = fuse_residual_add(g);
       if (st.residuals) st.activations += fuse_activations(g);
     }
   }
   st.dead = remove_dead_nodes(g);
-  if (options.optimize && options.blocked_layout && options.devices.empty()) {
+  // The blocked layout is the CPU's own: only where every node stays on it.
+  if (options.optimize && options.blocked_layout && cpu_alone(g, options.devices)) {
     st.reorders = assign_layouts(g, cpu);
     for (const Value& v : g.values) st.blocked += v.block > 0;
     if (st.blocked) st.block = cpu.channel_block();

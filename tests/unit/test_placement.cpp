@@ -55,11 +55,15 @@ struct Outcome {
   std::string report, placement;
 };
 
-Outcome run_with(std::shared_ptr<FakeDevice> dev, int64_t batch = 1) {
-  Session s(cnn(), {.device = Device::kCpu, .threads = 1});
+// A plan that places nodes on a device keeps the CPU's part in NCHW (the
+// blocked layout and the residual fusion are the CPU's own), so the
+// reference for such plans is the CPU alone in NCHW; a device that takes no
+// node leaves the plan exactly the CPU's, blocked layout included.
+Outcome run_with(std::shared_ptr<FakeDevice> dev, CpuLayout layout = CpuLayout::kAuto) {
+  Session s(cnn(), {.device = Device::kCpu, .threads = 1, .layout = layout});
   if (dev) SessionInternals::add_device(s, dev);
   Outcome r;
-  r.out = s.run({{"x", input(batch)}});
+  r.out = s.run({{"x", input(1)}});
   r.report = s.plan_report();
   r.placement = SessionInternals::placement(s);
   return r;
@@ -67,7 +71,7 @@ Outcome run_with(std::shared_ptr<FakeDevice> dev, int64_t batch = 1) {
 
 TEST(Placement, PartialSupportInsertsCopiesAndMatchesTheCpu) {
   auto dev = std::make_shared<FakeDevice>(std::set<std::string>{"Conv", "MaxPool", "Gemm"});
-  Outcome cpu = run_with(nullptr), mixed = run_with(dev);
+  Outcome cpu = run_with(nullptr, CpuLayout::kNchw), mixed = run_with(dev);
   expect_same(cpu.out, mixed.out);
   EXPECT_EQ(dev->errors.load(), 0);
   // Conv (with its fused Relu), MaxPool and Gemm on the device; Flatten and Softmax on the CPU.
@@ -86,7 +90,7 @@ TEST(Placement, PartialSupportInsertsCopiesAndMatchesTheCpu) {
 
 TEST(Placement, EverythingOnTheDeviceNeedsOnlyTheEdgeCopies) {
   auto dev = std::make_shared<FakeDevice>(std::set<std::string>{"Conv", "MaxPool", "Flatten", "Gemm", "Softmax"});
-  Outcome cpu = run_with(nullptr), gpu = run_with(dev);
+  Outcome cpu = run_with(nullptr, CpuLayout::kNchw), gpu = run_with(dev);
   expect_same(cpu.out, gpu.out);
   EXPECT_EQ(gpu.placement, "placed 5 nodes on fakegpu, 0 nodes on cpu");
   EXPECT_EQ(dev->to_device.load(), 1);  // the input
@@ -99,14 +103,19 @@ TEST(Placement, NothingSupportedRunsOnTheCpuWithoutCopies) {
   Outcome cpu = run_with(nullptr), none = run_with(dev);
   expect_same(cpu.out, none.out);
   EXPECT_EQ(dev->to_device.load() + dev->to_host.load() + dev->uploads.load(), 0);
-  EXPECT_THAT(none.placement, HasSubstr("placed 5 nodes on cpu"));
+  EXPECT_THAT(none.placement, HasSubstr("placed 6 nodes on cpu"));  // the five and a reorder to NCHW
   EXPECT_THAT(none.report, ::testing::Not(HasSubstr("Copy(")));
+  // Exactly the CPU's plan: the same layout line (blocked where the CPU alone blocks).
+  std::string layout = cpu.report.substr(cpu.report.find("layout:"));
+  layout = layout.substr(0, layout.find('\n'));
+  EXPECT_THAT(layout, HasSubstr("reorder"));
+  EXPECT_THAT(none.report, HasSubstr(layout));
 }
 
 TEST(Placement, BatchChangeAndConcurrentRunsWithADevice) {
   auto dev = std::make_shared<FakeDevice>(std::set<std::string>{"Conv", "Gemm"});
   auto model = cnn();
-  Session cpu(model, {.device = Device::kCpu, .threads = 1});
+  Session cpu(model, {.device = Device::kCpu, .threads = 1, .layout = CpuLayout::kNchw});
   Session mixed(model, {.device = Device::kCpu, .threads = 2});
   SessionInternals::add_device(mixed, dev);
   std::vector<std::vector<Tensor>> want;

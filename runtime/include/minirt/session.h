@@ -131,7 +131,8 @@ struct SessionOptions {
   // Candidates that need more are not used (and reported as such).
   size_t workspace_limit = 0;
   // The CPU's activation layout; kAuto needs `optimize` and applies to
-  // CPU-only plans (with a GPU, the nodes left on the CPU run plain).
+  // plans whose every node runs on the CPU (when a GPU takes some, the nodes
+  // left on the CPU run plain).
   CpuLayout layout = CpuLayout::kAuto;
 };
 
