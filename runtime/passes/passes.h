@@ -44,12 +44,14 @@ int fuse_activations(Graph& g);
 
 // Mul(x, Sigmoid(x)) becomes the Sigmoid node computing Silu (x * sigmoid(x)),
 // Mul(x, HardSigmoid(x)) with alpha 1/6 and beta 1/2 HardSwish, and
-// Mul(x, Tanh(Softplus(x))) Mish, and x * Clip(x + 3, 0, 6) / 6 (or times
-// 1/6) HardSwish, so that
+// Mul(x, Tanh(Softplus(x))) Mish, x * Clip(x + 3, 0, 6) / 6 (or times
+// 1/6) HardSwish, and x * 0.5 * (1 + Erf(x / sqrt 2)) Gelu, so that
 // fuse_activations can carry them into the Conv or Gemm that makes x.
 int fuse_gated_activations(Graph& g);
 // The x * Clip(x + 3, 0, 6) / 6 part of it (called by fuse_gated_activations).
 int fuse_relu6_hardswish(Graph& g);
+// The GELU part of it: the Erf node becomes the Gelu activation of x.
+int fuse_decomposed_gelu(Graph& g);
 
 // Add(Conv(...), r) with r of the same shape becomes the Conv with r as its
 // fourth input (the residual): y = act(conv + bias + r), where a later

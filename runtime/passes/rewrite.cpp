@@ -308,7 +308,7 @@ bool same_float_shape(const Graph& g, int a, int b) {
 }  // namespace
 
 int fuse_gated_activations(Graph& g) {
-  int fused = fuse_relu6_hardswish(g);
+  int fused = fuse_relu6_hardswish(g) + fuse_decomposed_gelu(g);
   for (auto& mul : g.nodes) {
     if (!is_binary(mul, BinaryKind::kMul)) continue;
     for (int side = 0; side < 2; ++side) {
@@ -429,6 +429,82 @@ int fuse_relu6_hardswish(Graph& g) {
       ++fused;
       break;
     }
+  }
+  if (fused) g.link_producers();
+  return fused;
+}
+
+int fuse_decomposed_gelu(Graph& g) {
+  // GELU as exporters before opset 20 write it (torch.nn.GELU, BERT-style
+  // code): x * 0.5 * (1 + erf(x / sqrt 2)), with the division also written
+  // as a product with 1/sqrt 2 and the half taken last, or first, of x:
+  //   Mul(Mul(x, Add(Erf(Div(x, sqrt 2)), 1)), 0.5)
+  //   Mul(Mul(x, 0.5), Add(Erf(Div(x, sqrt 2)), 1))
+  // The Erf node becomes the whole GELU (an activation the Conv and Gemm
+  // epilogues and every backend compute); the others die.
+  int fused = 0;
+  constexpr float kSqrt2 = 1.41421356f;
+  auto near = [](float v, float want) { return std::fabs(v - want) <= 1e-6f * want; };
+  for (size_t ei = 0; ei < g.nodes.size(); ++ei) {
+    Node& erf = g.nodes[ei];
+    if (erf.dead || erf.op != "Erf" || erf.inputs.size() != 1) continue;
+    // x / sqrt 2, or x * (1 / sqrt 2).
+    int d_out = erf.inputs[0];
+    if (d_out < 0 || g.values[d_out].producer < 0) continue;
+    Node& d = g.nodes[g.values[d_out].producer];
+    if (sole_consumer(g, d_out) != static_cast<int>(ei)) continue;
+    int x = -1;
+    if (is_binary(d, BinaryKind::kDiv) && near(scalar_const(g, d.inputs[1]), kSqrt2)) x = d.inputs[0];
+    for (int side = 0; side < 2 && x < 0; ++side)
+      if (is_binary(d, BinaryKind::kMul) && near(scalar_const(g, d.inputs[1 - side]), 1.0f / kSqrt2))
+        x = d.inputs[side];
+    if (x < 0 || !same_float_shape(g, x, erf.outputs[0])) continue;
+    // 1 + erf(...).
+    int ai = sole_consumer(g, erf.outputs[0]);
+    if (ai < 0 || !is_binary(g.nodes[ai], BinaryKind::kAdd)) continue;
+    Node& add = g.nodes[ai];
+    int e_side = add.inputs[0] == erf.outputs[0] ? 0 : 1;
+    if (scalar_const(g, add.inputs[1 - e_side]) != 1.0f) continue;
+    // Times x and 0.5, in either order.
+    int mi = sole_consumer(g, add.outputs[0]);
+    if (mi < 0 || !is_binary(g.nodes[mi], BinaryKind::kMul)) continue;
+    Node& m = g.nodes[mi];
+    int other = m.inputs[0] == add.outputs[0] ? m.inputs[1] : m.inputs[0];
+    Node* half = nullptr;  // the node multiplying by 0.5
+    Node* last = nullptr;  // the node whose output is the GELU
+    if (other == x) {
+      int hi = sole_consumer(g, m.outputs[0]);
+      if (hi < 0 || !is_binary(g.nodes[hi], BinaryKind::kMul)) continue;
+      Node& h = g.nodes[hi];
+      int m_side = h.inputs[0] == m.outputs[0] ? 0 : 1;
+      if (scalar_const(g, h.inputs[1 - m_side]) != 0.5f) continue;
+      half = &h;
+      last = &h;
+    } else if (other >= 0 && g.values[other].producer >= 0) {
+      Node& h = g.nodes[g.values[other].producer];
+      if (!is_binary(h, BinaryKind::kMul) || sole_consumer(g, other) != mi) continue;
+      int x_side = h.inputs[0] == x ? 0 : h.inputs[1] == x ? 1 : -1;
+      if (x_side < 0 || scalar_const(g, h.inputs[1 - x_side]) != 0.5f) continue;
+      half = &h;
+      last = &m;
+    } else {
+      continue;
+    }
+    if (!same_float_shape(g, x, last->outputs[0])) continue;
+    auto a = std::make_shared<UnaryAttrs>(erf.attrs_as<UnaryAttrs>());
+    a->kind = UnaryKind::kActivation;
+    a->act = Activation{};
+    a->act.kind = ActKind::kGelu;
+    erf.parsed = a;
+    erf.inputs[0] = x;
+    erf.fused.insert(erf.fused.begin(), d.name);
+    erf.fused_ops.insert(erf.fused_ops.begin(), d.op);
+    d.dead = add.dead = m.dead = half->dead = true;
+    absorb(erf, add);
+    absorb(erf, m);
+    absorb(erf, *half);
+    replace_uses(g, last->outputs[0], erf.outputs[0]);
+    ++fused;
   }
   if (fused) g.link_producers();
   return fused;

@@ -201,6 +201,12 @@ def conv_case(n, cin, m, hw, ks, s, d, group, bias, pads=None, auto_pad=None, po
             y = c.node("Add", [y, c.init(c.uniform([1, m] + [1] * len(hw)))])
         elif p == "leaky":
             y = c.node("LeakyRelu", [y], alpha=0.1)
+        elif p == "silu":
+            y = c.node("Mul", [y, c.node("Sigmoid", [y])])
+        elif p == "gelu":  # decomposed, as torch exports it before opset 20
+            e = c.node("Erf", [c.node("Div", [y, c.init(np.float32(np.sqrt(2.0)))])])
+            a = c.node("Add", [e, c.init(np.float32(1.0))])
+            y = c.node("Mul", [c.node("Mul", [y, a]), c.init(np.float32(0.5))])
     c.output(y)
     return c
 
@@ -285,6 +291,9 @@ def conv_cases():
         ((1, 3, 4, (13, 9), (3, 3), (1, 1), (1, 1), 1, False), ("addc",)),
         ((1, 3, 4, (13, 9), (3, 3), (1, 1), (1, 1), 1, True), ("addc", "relu")),
         ((1, 3, 4, (13, 9), (3, 3), (1, 1), (1, 1), 1, True), ("leaky",)),
+        ((1, 3, 4, (13, 9), (3, 3), (1, 1), (1, 1), 1, True), ("silu",)),
+        ((1, 3, 4, (13, 9), (3, 3), (1, 1), (1, 1), 1, True), ("gelu",)),
+        ((1, 6, 8, (7, 9), (1, 1), (1, 1), (1, 1), 1, True), ("bn", "gelu")),
         ((1, 6, 8, (7, 9), (1, 1), (1, 1), (1, 1), 1, True), ("relu",)),
         ((3, 6, 8, (7, 9), (1, 1), (1, 1), (1, 1), 2, False), ("bn", "relu")),
         ((1, 6, 8, (7, 9), (1, 1), (1, 1), (1, 1), 1, True), ("clip6",)),

@@ -363,6 +363,52 @@ TEST(Passes, DecomposedHardSwishFusesIntoTheConv) {
   }
 }
 
+TEST(Passes, DecomposedGeluFusesIntoTheConvOnlyWithItsConstants) {
+  // x * 0.5 * (1 + erf(x / sqrt 2)) as torch.nn.GELU exports before opset
+  // 20: the half taken last or first, the division also as a product with
+  // 1 / sqrt 2; and once with a wrong constant, which must stay unfused.
+  auto scalar = [](float v) {
+    Tensor t = Tensor::zeros(DType::kFloat32, {});
+    *t.data<float>() = v;
+    return t;
+  };
+  for (int variant = 0; variant < 4; ++variant) {
+    ModelBuilder m(13);
+    m.input("x", DType::kFloat32, {1, 2, 5, 5});
+    Tensor w = noise({3, 2, 3, 3}, 40);
+    m.initializer("w", w);
+    m.initializer("sqrt2", scalar(variant == 3 ? 1.5f : 1.41421356f)).initializer("rsqrt2", scalar(0.70710678f));
+    m.initializer("one", scalar(1.0f)).initializer("half", scalar(0.5f));
+    m.node("Conv", {"x", "w"}, {"c"}, "conv").ints("pads", {1, 1, 1, 1});
+    if (variant == 1) m.node("Mul", {"rsqrt2", "c"}, {"d"}, "scale");
+    else m.node("Div", {"c", "sqrt2"}, {"d"}, "div");
+    m.node("Erf", {"d"}, {"e"}, "erf");
+    m.node("Add", {"one", "e"}, {"a"}, "add1");
+    if (variant == 2) {
+      m.node("Mul", {"c", "half"}, {"h"}, "half");
+      m.node("Mul", {"h", "a"}, {"y"}, "mul");
+    } else {
+      m.node("Mul", {"a", "c"}, {"p"}, "mul");
+      m.node("Mul", {"p", "half"}, {"y"}, "half");
+    }
+    m.output("y");
+    Tensor x = noise({1, 2, 5, 5}, 41);
+    Planned p = plan_of(m.bytes(), {x});
+    if (variant == 3) {
+      EXPECT_EQ(p.ops.size(), 6u) << "a divisor other than sqrt 2 is not GELU";
+    } else {
+      ASSERT_EQ(p.ops.size(), 1u) << variant;
+      EXPECT_EQ(p.ops[0].rfind("Conv+Erf", 0), 0u) << p.ops[0];
+    }
+    // Against GELU computed here, in double, on a reference convolution.
+    std::vector<double> want = conv_ref(x, w, nullptr, 1);
+    double k = variant == 3 ? 1.5 : std::sqrt(2.0);
+    for (double& v : want) v = v * 0.5 * (1.0 + std::erf(v / k));
+    expect_near_all(run(m.bytes(), {{"x", x}}), want, 1e-5, "fused");
+    expect_near_all(run(m.bytes(), {{"x", x}}, false), want, 1e-5, "unfused");
+  }
+}
+
 TEST(Passes, PReluWithOneSlopeFusesAsLeakyRelu) {
   ModelBuilder m(13);
   m.input("x", DType::kFloat32, {1, 2, 3, 3});
