@@ -153,7 +153,7 @@ bool cpu_alone(const Graph& g, const std::vector<const Backend*>& devices) {
   std::string why;
   for (const Backend* d : devices)
     for (const Node& n : g.nodes)
-      if (d->supports(g, n, &why)) return false;
+      if (!n.dead && d->supports(g, n, &why)) return false;
   return true;
 }
 
