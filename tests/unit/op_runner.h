@@ -9,6 +9,7 @@
 #pragma once
 
 #include "kernels/cpu/cpu_backend.h"
+#include "poison.h"
 #include "runtime/op_registry.h"
 #include "runtime/thread_pool.h"
 
@@ -77,16 +78,6 @@ struct OpCase {
 };
 
 constexpr int64_t kGuard = 16;            // floats of guard after each buffer
-constexpr uint32_t kPoison = 0x7fc0beef;  // a NaN no kernel produces
-
-inline bool is_poison(float f) {
-  uint32_t u;
-  std::memcpy(&u, &f, 4);
-  return u == kPoison;
-}
-inline void poison(float* p, int64_t n) {
-  for (int64_t i = 0; i < n; ++i) std::memcpy(p + i, &kPoison, 4);
-}
 
 // Parses, infers and runs the case's node on the CPU backend with `threads`
 // threads (twice: a kernel is made once and run many times). Returns the

@@ -21,6 +21,7 @@
 #include "runtime/ops/elementwise.h"
 #include "runtime/ops/conv.h"
 #include "runtime/thread_pool.h"
+#include "poison.h"
 
 #include <gtest/gtest.h>
 
@@ -36,6 +37,10 @@
 
 namespace minirt {
 namespace {
+
+using minirt::testing::is_poison;
+using minirt::testing::kPoison;
+using minirt::testing::poison;
 
 using cpu::SgemmIsa;
 
@@ -171,17 +176,7 @@ std::string algo_of(const std::string& describe) {
   return a.rfind("algo=", 0) == 0 ? a.substr(5) : describe;
 }
 
-constexpr size_t kGuard = 64;             // floats of guard after each buffer
-constexpr uint32_t kPoison = 0x7fc0dead;  // a NaN no conv produces
-
-bool is_poison(float f) {
-  uint32_t u;
-  std::memcpy(&u, &f, 4);
-  return u == kPoison;
-}
-void poison(float* p, size_t n) {
-  for (size_t i = 0; i < n; ++i) std::memcpy(p + i, &kPoison, 4);
-}
+constexpr size_t kGuard = 64;  // floats of guard after each buffer
 
 // Error bound of each algorithm, relative to the magnitude accumulated into
 // each output (|bias| + sum |x*w|), which bounds the float rounding of a dot

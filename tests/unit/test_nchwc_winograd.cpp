@@ -47,38 +47,18 @@
 #include "kernels/cpu/nchwc_winograd.h"
 #include "kernels/cpu/sgemm.h"
 #include "runtime/thread_pool.h"
+#include "nchwc_test_util.h"
 
 namespace minirt::cpu {
 namespace {
 
+using testing::act_of;
+using testing::blocked_isas;
+using testing::is_poison;
+using testing::Isa;
+using testing::kPoison;
+
 constexpr size_t kGuard = 64;
-constexpr uint32_t kPoison = 0x7fc0dead;  // a NaN nothing computes
-
-bool is_poison(float f) {
-  uint32_t u;
-  std::memcpy(&u, &f, 4);
-  return u == kPoison;
-}
-
-struct Isa {
-  SgemmIsa isa;
-  int block;
-};
-
-std::vector<Isa> blocked_isas() {
-  std::vector<Isa> out;
-  for (Isa i : {Isa{SgemmIsa::kAvx2, 8}, Isa{SgemmIsa::kAvx512, 16}})
-    if (sgemm_isa_supported(i.isa)) out.push_back(i);
-  return out;
-}
-
-Activation act_of(ActKind k) {
-  Activation a;
-  a.kind = k;
-  if (k == ActKind::kClip) a.alpha = -0.3f, a.beta = 0.4f;
-  if (k == ActKind::kLeakyRelu) a.alpha = 0.1f;
-  return a;
-}
 
 // A 64-byte aligned float buffer (the workspace's contract).
 struct Aligned {

@@ -16,6 +16,7 @@
 // before it is written shows up here.
 #include "kernels/cpu/sgemm.h"
 #include "runtime/thread_pool.h"
+#include "poison.h"
 
 #include <gtest/gtest.h>
 
@@ -28,17 +29,11 @@
 namespace minirt::cpu {
 namespace {
 
-constexpr size_t kGuard = 64;
-constexpr uint32_t kPoison = 0x7fc0dead;  // a NaN nothing computes
+using minirt::testing::is_poison;
+using minirt::testing::kPoison;
+using minirt::testing::poison;
 
-bool is_poison(float f) {
-  uint32_t u;
-  std::memcpy(&u, &f, 4);
-  return u == kPoison;
-}
-void poison(float* p, size_t n) {
-  for (size_t i = 0; i < n; ++i) std::memcpy(p + i, &kPoison, 4);
-}
+constexpr size_t kGuard = 64;
 
 std::vector<SgemmIsa> supported_isas() {
   std::vector<SgemmIsa> out;
