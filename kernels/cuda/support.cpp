@@ -119,10 +119,15 @@ bool lrn_ok(const Graph& g, const Node& n, std::string* why) {
   if (!all_float(g, n, why)) return false;
   if (g.values[n.inputs[0]].shape.size() != 4) return say(why, "LRN of rank other than 4 (cuDNN's LRN is 4-D)");
   const auto& a = n.attrs_as<LrnAttrs>();
-  if (a.size < 1 || a.size > 16 || a.size % 2 == 0)
-    return say(why, "size " + std::to_string(a.size) + " (cuDNN's LRN takes odd sizes from 1 to 16)");
-  if (a.beta < 0.01f) return say(why, "beta below 0.01 (cuDNN's minimum)");
-  if (a.bias < 1e-5f) return say(why, "bias below 1e-5 (cuDNN's minimum)");
+  // cudnnSetLRNDescriptor's window is [c - floor((n-1)/2), c + n - 1 -
+  // floor((n-1)/2)], ONNX's [c - floor((size-1)/2), c + ceil((size-1)/2)]:
+  // the same for even sizes too. Its limits (CUDNN_LRN_MIN_N, _MAX_N,
+  // _MIN_BETA, _MIN_K in cudnn_ops.h) are doubles, and the attributes reach
+  // it as doubles: 0.01f is 0.0099999998 and 1e-5f 9.9999997e-6, below them.
+  if (a.size < 1 || a.size > 16)
+    return say(why, "size " + std::to_string(a.size) + " (cuDNN's LRN takes sizes from 1 to 16)");
+  if (static_cast<double>(a.beta) < 0.01) return say(why, "beta below 0.01 (cuDNN's minimum)");
+  if (static_cast<double>(a.bias) < 1e-5) return say(why, "bias below 1e-5 (cuDNN's minimum)");
   return true;
 }
 

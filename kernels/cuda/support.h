@@ -16,7 +16,7 @@ namespace minirt::cuda {
 
 // True when the CUDA backend has a kernel for this node as it is; otherwise
 // false and `why` (when given) holds a few words: "float32 only on cuda (got
-// int64)", "LRN size 4 (cuDNN takes odd sizes from 1 to 16)".
+// int64)", "LRN size 20 (cuDNN takes sizes from 1 to 16)".
 bool cuda_supports(const Graph& g, const Node& n, std::string* why);
 
 // The op types the backend has kernels for (some only for some attributes).

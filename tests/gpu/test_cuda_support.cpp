@@ -75,6 +75,12 @@ TEST(CudaSupport, DeclinesPreciselyWithAReason) {
   m.input("z", DType::kFloat32, {0, 3});
   m.node("LRN", {"x"}, {"l4"}, "lrn_even").i("size", 4);
   m.node("LRN", {"x"}, {"l5"}, "lrn_odd").i("size", 5);
+  m.node("LRN", {"x"}, {"l17"}, "lrn_wide").i("size", 17);
+  // The float attributes that equal cuDNN's minimums in decimal fall below
+  // them as doubles (cuDNN would refuse them at plan time); just above passes.
+  m.node("LRN", {"x"}, {"lb"}, "lrn_beta_min").i("size", 3).f("beta", 0.01f);
+  m.node("LRN", {"x"}, {"lk"}, "lrn_bias_min").i("size", 3).f("bias", 1e-5f);
+  m.node("LRN", {"x"}, {"lk2"}, "lrn_bias_above").i("size", 3).f("bias", 1.1e-5f).f("beta", 0.011f);
   m.node("Add", {"i", "i"}, {"ii"}, "add_int");
   m.node("Pow", {"x", "e"}, {"pw"}, "pow_int_exponent");
   m.node("Cast", {"x"}, {"ci"}, "cast").i("to", 7);
@@ -84,7 +90,7 @@ TEST(CudaSupport, DeclinesPreciselyWithAReason) {
   m.node("Dropout", {"x"}, {"d", "mask"}, "dropout_mask");
   m.node("Transpose", {"i"}, {"it"}, "transpose_int");
   m.node("ArgMax", {"x"}, {"am"}, "argmax");
-  for (const char* o : {"l4", "l5", "ii", "pw", "ci", "s5", "s4", "zr", "d", "mask", "it", "am"}) {
+  for (const char* o : {"l4", "l5", "l17", "lb", "lk", "lk2", "ii", "pw", "ci", "s5", "s4", "zr", "d", "mask", "it", "am"}) {
     DType t = std::string(o) == "ii" || std::string(o) == "ci" || std::string(o) == "it" || std::string(o) == "am"
                   ? DType::kInt64
               : std::string(o) == "mask" ? DType::kBool
@@ -95,8 +101,12 @@ TEST(CudaSupport, DeclinesPreciselyWithAReason) {
                    {"i", int_tensor<int64_t>(DType::kInt64, {3}, {1, 2, 3})},
                    {"e", int_tensor<int64_t>(DType::kInt64, {4}, {2, 2, 2, 2})},
                    {"z", Tensor::zeros(DType::kFloat32, {0, 3})}});
-  EXPECT_EQ(a["lrn_even"], "size 4 (cuDNN's LRN takes odd sizes from 1 to 16)");
+  EXPECT_EQ(a["lrn_even"], "yes");  // cuDNN's window for even sizes is ONNX's
   EXPECT_EQ(a["lrn_odd"], "yes");
+  EXPECT_EQ(a["lrn_wide"], "size 17 (cuDNN's LRN takes sizes from 1 to 16)");
+  EXPECT_EQ(a["lrn_beta_min"], "beta below 0.01 (cuDNN's minimum)");
+  EXPECT_EQ(a["lrn_bias_min"], "bias below 1e-5 (cuDNN's minimum)");
+  EXPECT_EQ(a["lrn_bias_above"], "yes");
   EXPECT_EQ(a["add_int"], "float32 only on cuda, got int64");
   EXPECT_EQ(a["pow_int_exponent"], "exponent of dtype int64 (float32 only on cuda)");
   EXPECT_EQ(a["cast"], "not implemented on cuda");
@@ -111,7 +121,7 @@ TEST(CudaSupport, DeclinesPreciselyWithAReason) {
 TEST(CudaSupport, PlacementLineCarriesTheReasons) {
   ModelBuilder m(13);
   m.input("x", DType::kFloat32, {1, 8, 4, 4});
-  m.node("LRN", {"x"}, {"y"}, "lrn").i("size", 2);
+  m.node("LRN", {"x"}, {"y"}, "lrn").i("size", 20);
   m.output("y");
   std::string bytes = m.bytes();
   auto model = Model::load_from_memory(bytes.data(), bytes.size(), "lrn.onnx");
@@ -119,7 +129,7 @@ TEST(CudaSupport, PlacementLineCarriesTheReasons) {
   SessionInternals::add_device(s, std::make_shared<SupportProbe>());
   s.run({{"x", random_tensor({1, 8, 4, 4}, 5)}});
   EXPECT_EQ(SessionInternals::placement(s),
-            "placed 1 node on cpu (LRN: size 2 (cuDNN's LRN takes odd sizes from 1 to 16))");
+            "placed 1 node on cpu (LRN: size 20 (cuDNN's LRN takes sizes from 1 to 16))");
 }
 
 TEST(CudaSupport, OpListHasTheNetworkOps) {
