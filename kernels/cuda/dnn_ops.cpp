@@ -627,8 +627,12 @@ class DnnActivationKernel final : public CudaKernel {
       : CudaKernel(node_context(g, n)) {
     d_.set({1, 1, 1, static_cast<int>(shape_numel(in_shape(g, n, 0)))}, where());
     check_cudnn(cudnnCreateActivationDescriptor(&ad_), where() + "cudnnCreateActivationDescriptor");
-    check_cudnn(cudnnSetActivationDescriptor(ad_, mode, CUDNN_NOT_PROPAGATE_NAN, coef),
-                where() + "cudnnSetActivationDescriptor");
+    // NaN as the CPU treats it: Relu(NaN) is 0 (x > 0 ? x : 0), the others
+    // keep it (Clip's max(lo, x) then min(hi, .), and the math of Sigmoid,
+    // Tanh, Elu).
+    const cudnnNanPropagation_t nan =
+        mode == CUDNN_ACTIVATION_RELU ? CUDNN_NOT_PROPAGATE_NAN : CUDNN_PROPAGATE_NAN;
+    check_cudnn(cudnnSetActivationDescriptor(ad_, mode, nan, coef), where() + "cudnnSetActivationDescriptor");
   }
   ~DnnActivationKernel() override {
     if (ad_) cudnnDestroyActivationDescriptor(ad_);

@@ -301,7 +301,13 @@ TEST(GpuOps, Activations) {
     c.m.initializer("hi", thi);
     c.m.node("Clip", {"x", "lo", "hi"}, {"y"});
     c.m.output("y");
-    c.feed("x", random_tensor({2, 3, 8, 8}, seed++, -10.0f, 10.0f));
+    // With NaN and infinities: Clip keeps a NaN (max(lo, x) then min(hi, .)
+    // on the CPU), so cuDNN's clipped ReLU must propagate it.
+    Tensor x = random_tensor({2, 3, 8, 8}, seed++, -10.0f, 10.0f);
+    x.data<float>()[3] = std::nanf("");
+    x.data<float>()[17] = INFINITY;
+    x.data<float>()[40] = -INFINITY;
+    c.feed("x", x);
     check_case(c, kExact);
   }
 }
