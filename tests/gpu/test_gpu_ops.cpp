@@ -16,6 +16,8 @@
 // Dropout are not here: the planner removes them before placement.
 #include "gpu_test_util.h"
 
+#include <cmath>
+
 namespace minirt::gputest {
 namespace {
 
