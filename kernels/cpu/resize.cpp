@@ -42,34 +42,6 @@ namespace {
 
 constexpr int64_t kGrain = 16384;  // output elements per parallel chunk, at least
 
-// A coordinate this close to a half is a tie for the round_prefer modes:
-// float rounding must not decide an exact tie (a 7 -> 2 resize has the
-// source coordinate 7/2, computed as 3.4999998). onnxruntime uses the same
-// window.
-constexpr float kTieWindow = 1e-6f;
-
-// The nearest input index for source coordinate `c`. Upsample and Resize
-// before opset 11 had no nearest_mode: they truncate, and round up when the
-// axis shrinks (scale < 1), as onnxruntime and the opset-10 reference do.
-int64_t nearest_index(float c, NearestMode mode, bool legacy, bool shrinks) {
-  // The caller clamps the index to the axis; keep the float in a range whose
-  // conversion is defined first.
-  c = c == c ? std::clamp(c, -2.0f, 0x1p40f) : 0.0f;
-  if (legacy) return shrinks ? static_cast<int64_t>(std::ceil(c)) : static_cast<int64_t>(c);
-  float f = std::floor(c);
-  switch (mode) {
-    case NearestMode::kRoundPreferFloor:
-    case NearestMode::kRoundPreferCeil: {
-      float frac = c - f;
-      bool up = std::fabs(frac - 0.5f) <= kTieWindow ? mode == NearestMode::kRoundPreferCeil : frac > 0.5f;
-      return static_cast<int64_t>(f) + (up ? 1 : 0);
-    }
-    case NearestMode::kFloor: return static_cast<int64_t>(f);
-    case NearestMode::kCeil: return static_cast<int64_t>(std::ceil(c));
-  }
-  return static_cast<int64_t>(f);
-}
-
 }  // namespace
 
 ResizeAxis make_resize_axis(const ResizeAttrs& a, bool legacy, float scale, int64_t in, int64_t out) {
@@ -88,7 +60,7 @@ ResizeAxis make_resize_axis(const ResizeAttrs& a, bool legacy, float scale, int6
     float c = resize_source_coord(a.coord, static_cast<float>(o), scale, in, out);
     size_t k = static_cast<size_t>(o);
     if (!linear) {
-      t.i0[k] = std::clamp<int64_t>(nearest_index(c, a.nearest, legacy, scale < 1.0f), 0, in - 1);
+      t.i0[k] = std::clamp<int64_t>(resize_nearest_index(c, a.nearest, legacy, scale < 1.0f), 0, in - 1);
       continue;
     }
     c = std::clamp(c, 0.0f, last);

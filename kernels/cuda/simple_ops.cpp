@@ -382,27 +382,8 @@ class GatherKernel final : public CudaKernel {
 
 // ---- Resize: the per-axis tables, built as the CPU kernel builds them ----
 
-// A coordinate this close to a half is a tie for the round_prefer modes (as
-// in kernels/cpu/resize.cpp and onnxruntime).
-constexpr float kTieWindow = 1e-6f;
-
-int64_t nearest_index(float c, NearestMode mode, bool legacy, bool shrinks) {
-  if (legacy) return shrinks ? static_cast<int64_t>(std::ceil(c)) : static_cast<int64_t>(c);
-  float f = std::floor(c);
-  switch (mode) {
-    case NearestMode::kRoundPreferFloor:
-    case NearestMode::kRoundPreferCeil: {
-      float frac = c - f;
-      bool up = std::fabs(frac - 0.5f) <= kTieWindow ? mode == NearestMode::kRoundPreferCeil : frac > 0.5f;
-      return static_cast<int64_t>(f) + (up ? 1 : 0);
-    }
-    case NearestMode::kFloor:
-      return static_cast<int64_t>(f);
-    case NearestMode::kCeil:
-      return static_cast<int64_t>(std::ceil(c));
-  }
-  return static_cast<int64_t>(f);
-}
+// The nearest index: resize_nearest_index (runtime/ops/resize.h), shared
+// with the CPU kernel, NaN and range clamp included.
 
 class ResizeKernel final : public CudaKernel {
  public:
@@ -442,7 +423,7 @@ class ResizeKernel final : public CudaKernel {
         float c = resize_source_coord(a.coord, static_cast<float>(o), scale, in, out);
         size_t k = static_cast<size_t>(o);
         if (!linear) {
-          o0[k] = std::clamp<int64_t>(nearest_index(c, a.nearest, legacy, scale < 1.0f), 0, in - 1) * st[d];
+          o0[k] = std::clamp<int64_t>(resize_nearest_index(c, a.nearest, legacy, scale < 1.0f), 0, in - 1) * st[d];
           continue;
         }
         c = std::clamp(c, 0.0f, last);

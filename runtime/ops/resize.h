@@ -3,6 +3,9 @@
 
 #include "runtime/graph.h"
 
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
 #include <vector>
 
 namespace minirt {
@@ -30,6 +33,35 @@ inline float resize_source_coord(CoordMode m, float x, float scale, int64_t in_l
     case CoordMode::kTfHalfPixelForNearest: return (x + 0.5f) / scale;
   }
   return x;
+}
+
+// A coordinate this close to a half is a tie for the round_prefer modes:
+// float rounding must not decide an exact tie (a 7 -> 2 resize has the
+// source coordinate 7/2, computed as 3.4999998). onnxruntime uses the same
+// window.
+inline constexpr float kResizeTieWindow = 1e-6f;
+
+// The nearest input index for source coordinate `c`, for the CPU and the
+// GPU alike (the caller clamps it to the axis). Upsample and Resize before
+// opset 11 had no nearest_mode: they truncate, and round up when the axis
+// shrinks (scale < 1), as onnxruntime and the opset-10 reference do.
+inline int64_t resize_nearest_index(float c, NearestMode mode, bool legacy, bool shrinks) {
+  // A NaN or huge coordinate (from extreme scales) first into a range whose
+  // conversion to an integer is defined.
+  c = c == c ? std::clamp(c, -2.0f, 0x1p40f) : 0.0f;
+  if (legacy) return shrinks ? static_cast<int64_t>(std::ceil(c)) : static_cast<int64_t>(c);
+  float f = std::floor(c);
+  switch (mode) {
+    case NearestMode::kRoundPreferFloor:
+    case NearestMode::kRoundPreferCeil: {
+      float frac = c - f;
+      bool up = std::fabs(frac - 0.5f) <= kResizeTieWindow ? mode == NearestMode::kRoundPreferCeil : frac > 0.5f;
+      return static_cast<int64_t>(f) + (up ? 1 : 0);
+    }
+    case NearestMode::kFloor: return static_cast<int64_t>(f);
+    case NearestMode::kCeil: return static_cast<int64_t>(std::ceil(c));
+  }
+  return static_cast<int64_t>(f);
 }
 
 }  // namespace minirt

@@ -22,6 +22,7 @@
 #include "op_runner.h"
 #include "kernels/cpu/cpu_backend.h"
 #include "runtime/op_registry.h"
+#include "runtime/ops/resize.h"
 #include "runtime/thread_pool.h"
 
 #include <gtest/gtest.h>
@@ -388,6 +389,29 @@ TEST(ResizeNearest, NearTiesRoundAsTies) {
     Shape ys;
     EXPECT_EQ(run_op(s.to_case(x), 1, &ys, s.str()), k.want) << s.str();
   }
+}
+
+// The index function the CPU and the CUDA kernels share: each rounding
+// mode, exact ties and near ties, the legacy truncation, and coordinates
+// no scale should produce (NaN, infinities, beyond int64) kept defined.
+TEST(ResizeNearest, IndexFunctionSharedWithTheGpu) {
+  using M = NearestMode;
+  EXPECT_EQ(resize_nearest_index(2.5f, M::kRoundPreferFloor, false, false), 2);
+  EXPECT_EQ(resize_nearest_index(2.5f, M::kRoundPreferCeil, false, false), 3);
+  EXPECT_EQ(resize_nearest_index(3.4999998f, M::kRoundPreferCeil, false, false), 4);  // a tie in float
+  EXPECT_EQ(resize_nearest_index(2.6f, M::kRoundPreferFloor, false, false), 3);
+  EXPECT_EQ(resize_nearest_index(2.7f, M::kFloor, false, false), 2);
+  EXPECT_EQ(resize_nearest_index(2.1f, M::kCeil, false, false), 3);
+  EXPECT_EQ(resize_nearest_index(-0.6f, M::kFloor, false, false), -1);
+  EXPECT_EQ(resize_nearest_index(2.7f, M::kRoundPreferFloor, true, false), 2);  // legacy: truncates
+  EXPECT_EQ(resize_nearest_index(2.2f, M::kRoundPreferFloor, true, true), 3);   // legacy shrinking: rounds up
+  for (M m : {M::kRoundPreferFloor, M::kRoundPreferCeil, M::kFloor, M::kCeil})
+    for (bool legacy : {false, true}) {
+      EXPECT_EQ(resize_nearest_index(std::nanf(""), m, legacy, false), 0);
+      EXPECT_GE(resize_nearest_index(-INFINITY, m, legacy, false), -2);
+      EXPECT_LE(resize_nearest_index(INFINITY, m, legacy, true), int64_t{1} << 41);
+      EXPECT_GE(resize_nearest_index(1e30f, m, legacy, false), int64_t{1} << 39);
+    }
 }
 
 TEST(ResizeLinear, UpsampleDocExample) {
