@@ -103,7 +103,9 @@ bool only_first_output(const Node& n, const char* what, std::string* why) {
 bool conv_ok(const Graph& g, const Node& n, std::string* why) {
   if (!all_float(g, n, why)) return false;
   size_t r = g.values[n.inputs[0]].shape.size();
-  if (r < 3 || r > 5) return say(why, std::to_string(r - 2) + "-D convolution (1-D to 3-D on cuda)");
+  // The loader takes 1-D and 2-D windows only (runtime/ops/conv_ops.cpp),
+  // for every backend: a 3-D one never reaches here, and is not claimed.
+  if (r < 3 || r > 4) return say(why, std::to_string(r - 2) + "-D convolution (1-D and 2-D, as on the CPU)");
   if (n.input(3) >= 0) return say(why, "a fused residual input (the CPU's fusion)");
   return true;
 }
@@ -111,7 +113,7 @@ bool conv_ok(const Graph& g, const Node& n, std::string* why) {
 bool pool_ok(const Graph& g, const Node& n, std::string* why) {
   if (!all_float(g, n, why)) return false;
   size_t r = g.values[n.inputs[0]].shape.size();
-  if (r < 3 || r > 5) return say(why, std::to_string(r - 2) + "-D pooling (1-D to 3-D on cuda)");
+  if (r < 3 || r > 4) return say(why, std::to_string(r - 2) + "-D pooling (1-D and 2-D, as on the CPU)");
   return true;
 }
 
