@@ -77,9 +77,18 @@ constexpr cudnnConvolutionFwdAlgo_t kAllFwdAlgos[] = {
     CUDNN_CONVOLUTION_FWD_ALGO_FFT,           CUDNN_CONVOLUTION_FWD_ALGO_FFT_TILING,
     CUDNN_CONVOLUTION_FWD_ALGO_WINOGRAD,      CUDNN_CONVOLUTION_FWD_ALGO_WINOGRAD_NONFUSED};
 
+// The math types that ask for tensor cores explicitly.
 bool is_tensor_op(cudnnMathType_t m) {
   return m == CUDNN_TENSOR_OP_MATH || m == CUDNN_TENSOR_OP_MATH_ALLOW_CONVERSION;
 }
+// Whether a result cuDNN reports may have run on tensor cores (for fp32
+// data: TF32): every math type but CUDNN_FMA_MATH. cuDNN documents
+// CUDNN_DEFAULT_MATH as permitting TF32 tensor-core operation on Ampere and
+// newer, so under TF32 its heuristics and Find report such kernels as
+// DEFAULT_MATH as well as TENSOR_OP_MATH; both become "+tensor_op"
+// candidates, run under CUDNN_TENSOR_OP_MATH (for fp32 data, the same
+// permission), so that a name from the cache runs what was chosen.
+bool may_use_tensor_cores(cudnnMathType_t m) { return m != CUDNN_FMA_MATH; }
 
 // The math types a candidate may use: exact fp32 (FMA) always; TF32 tensor
 // cores only when the session asked for TF32.
@@ -142,9 +151,10 @@ ConvChoice choose_conv_algorithm(const DeviceContext& ctx, cudnnTensorDescriptor
   for (int i = 0; i < got; ++i) {
     const auto& p = perf[static_cast<size_t>(i)];
     if (p.status != CUDNN_STATUS_SUCCESS) continue;
-    bool tensor_ops = p.mathType == CUDNN_TENSOR_OP_MATH || p.mathType == CUDNN_TENSOR_OP_MATH_ALLOW_CONVERSION;
-    if (!ctx.tf32 && tensor_ops) continue;
-    cudnnMathType_t math = ctx.tf32 ? p.mathType : CUDNN_FMA_MATH;
+    if (!ctx.tf32 && is_tensor_op(p.mathType)) continue;
+    // Under TF32 the math the candidate's name stands for (+tensor_op or
+    // not), so that running the name later (from the cache) runs the same.
+    cudnnMathType_t math = ctx.tf32 && may_use_tensor_cores(p.mathType) ? CUDNN_TENSOR_OP_MATH : CUDNN_FMA_MATH;
     if (cudnnSetConvolutionMathType(conv, math) != CUDNN_STATUS_SUCCESS) continue;
     size_t ws = 0;
     if (cudnnGetConvolutionForwardWorkspaceSize(h, x, w, conv, y, p.algo, &ws) != CUDNN_STATUS_SUCCESS) continue;
@@ -153,7 +163,7 @@ ConvChoice choose_conv_algorithm(const DeviceContext& ctx, cudnnTensorDescriptor
   }
   // Nothing usable in the list: implicit GEMM needs no workspace and takes every shape.
   ConvChoice c;
-  c.math = ctx.tf32 ? CUDNN_DEFAULT_MATH : CUDNN_FMA_MATH;
+  c.math = ctx.tf32 ? CUDNN_TENSOR_OP_MATH : CUDNN_FMA_MATH;
   check_cudnn(cudnnSetConvolutionMathType(conv, c.math), where + "cudnnSetConvolutionMathType");
   check_cudnn(cudnnGetConvolutionForwardWorkspaceSize(h, x, w, conv, y, c.algo, &c.workspace),
               where + "cudnnGetConvolutionForwardWorkspaceSize");
@@ -332,8 +342,10 @@ class ConvKernel final : public CudaKernel {
         for (int i = 0; i < got; ++i) {
           const auto& p = perf[static_cast<size_t>(i)];
           if (p.status != CUDNN_STATUS_SUCCESS || p.memory > ws) continue;
-          // Under FMA math cuDNN reports what it ran; tensor-op results only count under TF32.
-          if (is_tensor_op(p.mathType) != is_tensor_op(math)) continue;
+          // Under FMA math cuDNN reports what it ran (tensor-op results are
+          // not FMA ones); under TENSOR_OP math a result may come back as
+          // DEFAULT_MATH, which also permits TF32: only FMA ones are not it.
+          if (is_tensor_op(math) ? !may_use_tensor_cores(p.mathType) : is_tensor_op(p.mathType)) continue;
           std::string name = candidate_name(p.algo, math);
           for (size_t c = 0; c < cands.size(); ++c)
             if (cands[c].name == name) times[c].push_back(static_cast<double>(p.time));
