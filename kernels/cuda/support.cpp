@@ -212,6 +212,16 @@ bool movement_ok(const Graph& g, const Node& n, std::string* why) {
   if (n.op == "Concat")
     for (int v : n.inputs)
       if (v >= 0 && g.values[v].dtype != g.values[n.inputs[0]].dtype) return say(why, "inputs of mixed dtypes");
+  if (n.op == "Concat" || n.op == "Split") {
+    // One cudaMemcpy2DAsync per part, with the whole tensor's rows as its
+    // pitch: a pitch over cudaDevAttrMaxPitch (2^31-1 bytes) fails.
+    const Value& whole = g.values[n.op == "Concat" ? n.outputs[0] : n.inputs[0]];
+    int64_t axis = n.attrs_as<AxisAttrs>().axis;
+    int64_t row = static_cast<int64_t>(dtype_size(whole.dtype));
+    for (size_t i = static_cast<size_t>(axis); i < whole.shape.size(); ++i) row *= whole.shape[i];
+    if (row > INT_MAX)
+      return say(why, "rows of " + std::to_string(row) + " bytes (cudaMemcpy2D takes pitches up to 2^31-1)");
+  }
   return true;
 }
 
