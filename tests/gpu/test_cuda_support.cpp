@@ -118,6 +118,59 @@ TEST(CudaSupport, DeclinesPreciselyWithAReason) {
   EXPECT_EQ(a["argmax"], "not implemented on cuda");
 }
 
+// Asks about every node, and stops the planning (by throwing) once it has
+// the answer for `last`: for shapes too large to run here.
+class StoppingProbe final : public Backend {
+ public:
+  explicit StoppingProbe(std::string last) : last_(std::move(last)) {}
+  const char* name() const override { return "cuda"; }
+  bool supports(const Graph& g, const Node& n, std::string* why) const override {
+    std::string reason;
+    bool ok = cuda::cuda_supports(g, n, &reason);
+    answers[n.name] = ok ? "yes" : reason;
+    if (n.name == last_) throw std::runtime_error("asked; stopping before anything is allocated");
+    if (why) *why = reason;
+    return false;
+  }
+  std::unique_ptr<Kernel> make_kernel(const Graph&, const Node&) const override { return nullptr; }
+  bool is_device() const override { return true; }
+  std::shared_ptr<RawAllocator> allocator() const override { return std::make_shared<HostAllocator>(); }
+  mutable std::map<std::string, std::string> answers;
+
+ private:
+  std::string last_;
+};
+
+TEST(CudaSupport, ConcatAndSplitRowsBeyondTheMemcpy2DPitchStayOnTheCpu) {
+  // [1, 1] expanded to [1, 600M] (2.4 GB) twice and concatenated on axis 1:
+  // 1.2G elements fit the element limit, but a row of 4.8 GB is beyond
+  // cudaMemcpy2D's pitch; so is the 2.4 GB row of a Split of one of them. A
+  // small Concat is claimed. Nothing of that size is allocated: the probe
+  // stops the planning once it has answered.
+  ModelBuilder m(13);
+  m.input("x", DType::kFloat32, {1, 1});
+  m.input("s", DType::kFloat32, {1, 3});
+  m.initializer("shape", int_tensor<int64_t>(DType::kInt64, {2}, {1, 600000000}));
+  m.node("Concat", {"s", "s"}, {"small"}, "small_concat").i("axis", 1);
+  m.node("Expand", {"x", "shape"}, {"e"}, "expand");
+  m.node("Split", {"e"}, {"h0", "h1"}, "big_split").i("axis", 1);
+  m.node("Concat", {"e", "e"}, {"y"}, "big_concat").i("axis", 1);
+  m.output("small");
+  m.output("h0");
+  m.output("h1");
+  m.output("y");
+  std::string bytes = m.bytes();
+  auto model = Model::load_from_memory(bytes.data(), bytes.size(), "big.onnx");
+  Session s(model, {.device = Device::kCpu, .threads = 1, .optimize = false});
+  auto probe = std::make_shared<StoppingProbe>("big_concat");
+  SessionInternals::add_device(s, probe);
+  EXPECT_ANY_THROW(s.run({{"x", random_tensor({1, 1}, 7)}, {"s", random_tensor({1, 3}, 8)}}));
+  EXPECT_EQ(probe->answers["small_concat"], "yes");
+  EXPECT_EQ(probe->answers["expand"], "yes");
+  EXPECT_EQ(probe->answers["big_split"], "rows of 2400000000 bytes (cudaMemcpy2D takes pitches up to 2^31-1)");
+  EXPECT_EQ(probe->answers["big_concat"], "rows of 4800000000 bytes (cudaMemcpy2D takes pitches up to 2^31-1)");
+}
+
 TEST(CudaSupport, PlacementLineCarriesTheReasons) {
   ModelBuilder m(13);
   m.input("x", DType::kFloat32, {1, 8, 4, 4});
