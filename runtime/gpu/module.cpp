@@ -9,6 +9,7 @@
 #include <system_error>
 
 #include "runtime/gpu/module_api.h"
+#include "runtime/gpu/probe.h"
 
 namespace minirt::gpu {
 
@@ -144,6 +145,12 @@ std::vector<std::string> module_candidates() {
 }
 
 LoadedBackend load_cuda_backend(const ModuleOptions& options) {
+  // The gate first, whatever the caller did: its probe leaves the cuDNN and
+  // cuBLAS files it judged loaded, and the module's libcudnn.so.9 and
+  // libcublas.so.13 bind to those by soname (from a wheel's folder or
+  // MINIRT_CUDA_PATH, which the loader would not search). Probed once per
+  // process.
+  (void)check_gpu_stack();
   LoadedBackend r;
   Module m;
   {

@@ -4,6 +4,8 @@
 // loaded the very cuDNN and cuBLAS files it judged, so the module's
 // libcudnn.so.9 and libcublas.so.13 bind to those by soname, even when they
 // live in a pip wheel's folder the loader would not search.
+// load_cuda_backend runs the gate itself first (once per process), so a
+// caller that loads the module without asking the gate gets the same.
 //
 //   const GateResult& gate = check_gpu_stack();
 //   if (gate.usable) {

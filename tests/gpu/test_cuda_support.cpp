@@ -254,9 +254,12 @@ TEST(ModuleLoader, ForeignLibraryIsASentence) {
 // starts where a GPU is usable, and otherwise says why without crashing.
 TEST(ModuleLoader, ThisBuildsModule) {
   if (!MINIRT_CUDA_MODULE_BUILT) GTEST_SKIP() << "this build has no GPU module";
+  // The gate first, as a Session asks (load_cuda_backend also runs it
+  // itself): the libraries it judged are what the module binds to.
+  const bool usable = gpu::check_gpu_stack().usable;
   gpu::LoadedBackend r = gpu::load_cuda_backend({});
   EXPECT_THAT(r.path, HasSubstr("libminirt_cuda.so"));
-  if (gpu::check_gpu_stack().usable) {
+  if (usable) {
     ASSERT_NE(r.backend, nullptr) << r.error;
     EXPECT_STREQ(r.backend->name(), "cuda");
     EXPECT_THAT(r.description, HasSubstr("(cc "));
