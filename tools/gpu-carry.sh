@@ -113,6 +113,16 @@ esac
 [ "$bad" = 0 ] || die "the carried programs would not start on a machine without this one's libraries"
 
 cudnn_h=$(grep -h -E "^#define CUDNN_(MAJOR|MINOR|PATCHLEVEL) " "$(grep -E '^MINIRT_CUDNN_INCLUDE_DIR:' "$build/CMakeCache.txt" | cut -d= -f2)/cudnn_version.h" | awk '{print $3}' | paste -sd.)
+# A module built against newer cuDNN headers than the pin is refused by the
+# gate (cudnn.minor_older) on a GPU machine whose cuDNN is older, which
+# would waste the machine's time: only with MINIRT_CARRY_CUDNN=system, asked for.
+if [ "$cudnn_pin" != "system" ]; then
+  pin3=$(echo "$cudnn_pin" | cut -d. -f1-3)
+  [ "$cudnn_h" = "$pin3" ] ||
+    die "the module was built against cuDNN $cudnn_h headers, not the pinned $cudnn_pin (a stale $build?); a GPU machine with an older cuDNN would refuse it. Remove $build, or set MINIRT_CARRY_CUDNN=system to accept this machine's cuDNN"
+else
+  say "built against this machine's cuDNN $cudnn_h headers (MINIRT_CARRY_CUDNN=system): a GPU machine with an older cuDNN 9 will refuse the module"
+fi
 {
   echo "built: $(date -u +%Y-%m-%dT%H:%M:%SZ) on $(uname -n) ($(. /etc/os-release 2>/dev/null && echo "$PRETTY_NAME"), $(uname -m))"
   echo "commit: $(git rev-parse --short HEAD 2>/dev/null || echo unknown)$(git diff --quiet 2>/dev/null || echo ' (with uncommitted changes)')"
