@@ -279,8 +279,11 @@ export MINIRT_GPU_TEST_MODELS=$model_path
 : >"$logs/gpu-tests.log"
 passed=0 failedn=0 skipped=0 failed_names=""
 tests_rc=0
+# The op tests first (short, and the most to learn from a first contact),
+# the model parity tests (long) last, so a budget running out costs those.
 names=$("$bin/minirt_gpu_tests" --gtest_list_tests 2>>"$logs/gpu-tests.log" |
-  awk '/^[^ ]/ {suite=$1} /^  [^ ]/ {print suite $1}')
+  awk '/^[^ ]/ {suite=$1} /^  [^ ]/ {print suite $1}' | awk '/^GpuModels\./ {last[++n]=$0; next} {print} END {for (i = 1; i <= n; ++i) print last[i]}')
+: >"$logs/gpu-test-times.txt"
 [ -n "$names" ] || { note "minirt_gpu_tests lists no tests"; tests_rc=1; }
 tests_start=$(date +%s)
 for t in $names; do
@@ -291,8 +294,10 @@ for t in $names; do
   fi
   limit=90
   case "$t" in GpuModels.*) limit=180 ;; esac
+  t0=$(date +%s)
   timeout --kill-after=10 "$limit" "$bin/minirt_gpu_tests" --gtest_filter="$t" --gtest_color=no >"$work/one.log" 2>&1
   rc=$?
+  echo "$(($(date +%s) - t0)) s $t (exit $rc)" >>"$logs/gpu-test-times.txt"
   cat "$work/one.log" >>"$logs/gpu-tests.log"
   if [ $rc -eq 0 ] && grep -q "^\[  SKIPPED \] 1 test" "$work/one.log"; then
     skipped=$((skipped + 1))
@@ -314,6 +319,12 @@ summary="$passed passed, $failedn failed, $skipped skipped (each test in its own
   echo "$summary."
   echo
   if [ -n "$failed_names" ]; then echo "Failed:"; echo; echo '```'; printf '%s' "$failed_names"; echo '```'; echo; fi
+  echo "The slowest (seconds per process, each re-probing the stack; all in logs/gpu-test-times.txt):"
+  echo
+  echo '```'
+  sort -rn "$logs/gpu-test-times.txt" 2>/dev/null | head -5
+  echo '```'
+  echo
   echo "Model parity (GPU against CPU; pass: max |gpu - cpu| <= 1e-3 max |cpu| + 1e-4):"
   echo
   echo '```'
