@@ -20,6 +20,7 @@
 #include <cmath>
 
 #include "kernels/cuda/common.h"
+#include "kernels/cuda/conv_candidates.h"
 #include "kernels/cuda/kernels.h"
 #include "runtime/ops/conv.h"
 #include "runtime/ops/elementwise.h"
@@ -33,89 +34,6 @@ constexpr size_t kMaxConvWorkspace = size_t{512} << 20;  // an algorithm needing
 constexpr size_t kAlign = 256;
 
 size_t align_up(size_t n) { return (n + kAlign - 1) / kAlign * kAlign; }
-
-const char* algo_name(cudnnConvolutionFwdAlgo_t a) {
-  switch (a) {
-    case CUDNN_CONVOLUTION_FWD_ALGO_IMPLICIT_GEMM:
-      return "IMPLICIT_GEMM";
-    case CUDNN_CONVOLUTION_FWD_ALGO_IMPLICIT_PRECOMP_GEMM:
-      return "IMPLICIT_PRECOMP_GEMM";
-    case CUDNN_CONVOLUTION_FWD_ALGO_GEMM:
-      return "GEMM";
-    case CUDNN_CONVOLUTION_FWD_ALGO_DIRECT:
-      return "DIRECT";
-    case CUDNN_CONVOLUTION_FWD_ALGO_FFT:
-      return "FFT";
-    case CUDNN_CONVOLUTION_FWD_ALGO_FFT_TILING:
-      return "FFT_TILING";
-    case CUDNN_CONVOLUTION_FWD_ALGO_WINOGRAD:
-      return "WINOGRAD";
-    case CUDNN_CONVOLUTION_FWD_ALGO_WINOGRAD_NONFUSED:
-      return "WINOGRAD_NONFUSED";
-    default:
-      return "?";
-  }
-}
-
-const char* math_name(cudnnMathType_t m) {
-  switch (m) {
-    case CUDNN_DEFAULT_MATH:
-      return "default math";
-    case CUDNN_TENSOR_OP_MATH:
-      return "tensor cores";
-    case CUDNN_TENSOR_OP_MATH_ALLOW_CONVERSION:
-      return "tensor cores (conversions allowed)";
-    case CUDNN_FMA_MATH:
-      return "fp32 FMA";
-  }
-  return "?";
-}
-
-constexpr cudnnConvolutionFwdAlgo_t kAllFwdAlgos[] = {
-    CUDNN_CONVOLUTION_FWD_ALGO_IMPLICIT_GEMM, CUDNN_CONVOLUTION_FWD_ALGO_IMPLICIT_PRECOMP_GEMM,
-    CUDNN_CONVOLUTION_FWD_ALGO_GEMM,          CUDNN_CONVOLUTION_FWD_ALGO_DIRECT,
-    CUDNN_CONVOLUTION_FWD_ALGO_FFT,           CUDNN_CONVOLUTION_FWD_ALGO_FFT_TILING,
-    CUDNN_CONVOLUTION_FWD_ALGO_WINOGRAD,      CUDNN_CONVOLUTION_FWD_ALGO_WINOGRAD_NONFUSED};
-
-// The math types that ask for tensor cores explicitly.
-bool is_tensor_op(cudnnMathType_t m) {
-  return m == CUDNN_TENSOR_OP_MATH || m == CUDNN_TENSOR_OP_MATH_ALLOW_CONVERSION;
-}
-// Whether a result cuDNN reports may have run on tensor cores (for fp32
-// data: TF32): every math type but CUDNN_FMA_MATH. cuDNN documents
-// CUDNN_DEFAULT_MATH as permitting TF32 tensor-core operation on Ampere and
-// newer, so under TF32 its heuristics and Find report such kernels as
-// DEFAULT_MATH as well as TENSOR_OP_MATH; both become "+tensor_op"
-// candidates, run under CUDNN_TENSOR_OP_MATH (for fp32 data, the same
-// permission), so that a name from the cache runs what was chosen.
-bool may_use_tensor_cores(cudnnMathType_t m) { return m != CUDNN_FMA_MATH; }
-
-// The math types a candidate may use: exact fp32 (FMA) always; TF32 tensor
-// cores only when the session asked for TF32.
-std::vector<cudnnMathType_t> allowed_math(const DeviceContext& ctx) {
-  if (ctx.tf32) return {CUDNN_FMA_MATH, CUDNN_TENSOR_OP_MATH};
-  return {CUDNN_FMA_MATH};
-}
-
-// "cudnn_implicit_precomp_gemm", "+tensor_op" when it runs on tensor cores.
-std::string candidate_name(cudnnConvolutionFwdAlgo_t a, cudnnMathType_t m) {
-  std::string s = "cudnn_";
-  for (const char* p = algo_name(a); *p; ++p) s += static_cast<char>(std::tolower(static_cast<unsigned char>(*p)));
-  if (is_tensor_op(m)) s += "+tensor_op";
-  return s;
-}
-
-bool parse_candidate(const DeviceContext& ctx, const std::string& name, cudnnConvolutionFwdAlgo_t* a,
-                     cudnnMathType_t* m) {
-  for (cudnnMathType_t math : allowed_math(ctx))
-    for (cudnnConvolutionFwdAlgo_t algo : kAllFwdAlgos)
-      if (candidate_name(algo, math) == name) {
-        *a = algo;
-        *m = math;
-        return true;
-      }
-  return false;
-}
 
 // Pads `dims` with trailing 1s to at least `rank` entries (cuDNN wants 4-D or more).
 std::vector<int> at_least(std::vector<int> dims, size_t rank) {
@@ -243,7 +161,7 @@ class ConvKernel final : public CudaKernel {
     if (algorithm.empty()) {
       choice_ = choose_conv_algorithm(ctx, xd_.d, fd_, cd_, yd_.d, w);
     } else {
-      if (!parse_candidate(ctx, algorithm, &choice_.algo, &choice_.math))
+      if (!parse_candidate(ctx.tf32, algorithm, &choice_.algo, &choice_.math))
         throw Error(ErrorCode::kInvalidArgument, w + "'" + algorithm + "' is not a cuDNN candidate in this math mode");
       std::lock_guard<std::mutex> lock(ctx.mu);
       check_cudnn(cudnnSetConvolutionMathType(cd_, choice_.math), w + "cudnnSetConvolutionMathType");
@@ -289,7 +207,7 @@ class ConvKernel final : public CudaKernel {
   std::vector<AlgorithmOption> candidates(const DeviceContext& ctx) const {
     std::vector<AlgorithmOption> out;
     std::lock_guard<std::mutex> lock(ctx.mu);
-    for (cudnnMathType_t math : allowed_math(ctx)) {
+    for (cudnnMathType_t math : allowed_math(ctx.tf32)) {
       for (cudnnConvolutionFwdAlgo_t algo : kAllFwdAlgos) {
         AlgorithmOption o;
         o.name = candidate_name(algo, math);
@@ -330,7 +248,7 @@ class ConvKernel final : public CudaKernel {
     check_cudnn(cudnnGetConvolutionForwardAlgorithmMaxCount(ctx.plan_dnn, &max),
                 where() + "cudnnGetConvolutionForwardAlgorithmMaxCount");
     std::vector<cudnnConvolutionFwdAlgoPerf_t> perf(static_cast<size_t>(std::max(max, 1)));
-    for (cudnnMathType_t math : allowed_math(ctx)) {
+    for (cudnnMathType_t math : allowed_math(ctx.tf32)) {
       std::vector<std::vector<double>> times(cands.size());
       for (int rep = 0; rep < 3; ++rep) {
         check_cudnn(cudnnSetConvolutionMathType(cd_, math), where() + "cudnnSetConvolutionMathType");
