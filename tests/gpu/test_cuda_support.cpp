@@ -10,6 +10,7 @@
 #include <filesystem>
 #include <fstream>
 #include <map>
+#include <stdexcept>
 
 #include "gpu_test_util.h"
 #include "kernels/cuda/support.h"
@@ -26,6 +27,9 @@ class SupportProbe final : public Backend {
     std::string reason;
     bool ok = cuda::cuda_supports(g, n, &reason);
     answers[n.name.empty() ? n.op : n.name] = ok ? "yes" : reason;
+    // For shapes too large to run here: stop the planning (by throwing) once
+    // this node has its answer, before anything is allocated.
+    if (!stop_after.empty() && n.name == stop_after) throw std::runtime_error("asked; stopping the planning");
     if (why) *why = reason;
     return false;
   }
@@ -33,6 +37,7 @@ class SupportProbe final : public Backend {
   bool is_device() const override { return true; }
   std::shared_ptr<RawAllocator> allocator() const override { return std::make_shared<HostAllocator>(); }
   mutable std::map<std::string, std::string> answers;
+  std::string stop_after;
 };
 
 // Plans and runs the model on the CPU with the probe as a device; returns the probe's answers by node name.
@@ -118,29 +123,6 @@ TEST(CudaSupport, DeclinesPreciselyWithAReason) {
   EXPECT_EQ(a["argmax"], "not implemented on cuda");
 }
 
-// Asks about every node, and stops the planning (by throwing) once it has
-// the answer for `last`: for shapes too large to run here.
-class StoppingProbe final : public Backend {
- public:
-  explicit StoppingProbe(std::string last) : last_(std::move(last)) {}
-  const char* name() const override { return "cuda"; }
-  bool supports(const Graph& g, const Node& n, std::string* why) const override {
-    std::string reason;
-    bool ok = cuda::cuda_supports(g, n, &reason);
-    answers[n.name] = ok ? "yes" : reason;
-    if (n.name == last_) throw std::runtime_error("asked; stopping before anything is allocated");
-    if (why) *why = reason;
-    return false;
-  }
-  std::unique_ptr<Kernel> make_kernel(const Graph&, const Node&) const override { return nullptr; }
-  bool is_device() const override { return true; }
-  std::shared_ptr<RawAllocator> allocator() const override { return std::make_shared<HostAllocator>(); }
-  mutable std::map<std::string, std::string> answers;
-
- private:
-  std::string last_;
-};
-
 TEST(CudaSupport, ConcatAndSplitRowsBeyondTheMemcpy2DPitchStayOnTheCpu) {
   // [1, 1] expanded to [1, 600M] (2.4 GB) twice and concatenated on axis 1:
   // 1.2G elements fit the element limit, but a row of 4.8 GB is beyond
@@ -162,7 +144,8 @@ TEST(CudaSupport, ConcatAndSplitRowsBeyondTheMemcpy2DPitchStayOnTheCpu) {
   std::string bytes = m.bytes();
   auto model = Model::load_from_memory(bytes.data(), bytes.size(), "big.onnx");
   Session s(model, {.device = Device::kCpu, .threads = 1, .optimize = false});
-  auto probe = std::make_shared<StoppingProbe>("big_concat");
+  auto probe = std::make_shared<SupportProbe>();
+  probe->stop_after = "big_concat";
   SessionInternals::add_device(s, probe);
   EXPECT_ANY_THROW(s.run({{"x", random_tensor({1, 1}, 7)}, {"s", random_tensor({1, 3}, 8)}}));
   EXPECT_EQ(probe->answers["small_concat"], "yes");
