@@ -87,6 +87,10 @@ struct Graph {
   std::vector<Node> nodes;
   std::vector<int> inputs;   // graph inputs that are not initializers
   std::vector<int> outputs;
+  // The graph outputs' types and shapes as the file declares them (same
+  // order as outputs; a shape is empty where none is declared). Only for
+  // describing the model (Model::outputs()); planning infers its own.
+  std::vector<Value> declared_outputs;
 
   int add_value(std::string name);
   // A new value holding a constant (dtype and shape from the tensor).

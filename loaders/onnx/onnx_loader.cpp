@@ -304,6 +304,10 @@ Graph load_bytes(const void* data, size_t size, const std::string& name) {
     Value& v = g.values[it->second];
     if (v.dtype == DType::kUndefined && vi.type().has_tensor_type())
       v.dtype = static_cast<DType>(vi.type().tensor_type().elem_type());
+    Value declared;
+    declared.name = vi.name();
+    read_value_info(vi, declared);
+    g.declared_outputs.push_back(std::move(declared));
   }
   if (g.outputs.empty()) fail_file(ErrorCode::kInvalidModel, name, "the graph has no outputs");
 

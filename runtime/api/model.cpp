@@ -37,7 +37,19 @@ std::unique_ptr<Model::Impl> build_impl(Graph g) {
   auto impl = std::make_unique<Model::Impl>();
   check_static_shapes(g);
   for (int v : g.inputs) impl->inputs.push_back(describe(g.values[v]));
-  for (int v : g.outputs) impl->outputs.push_back(describe(g.values[v]));
+  for (size_t i = 0; i < g.outputs.size(); ++i) {
+    ValueDesc d = describe(g.values[g.outputs[i]]);
+    if (i < g.declared_outputs.size() && !d.has_shape) {
+      // The file's declaration: a symbolic batch of an output shows here.
+      const Value& decl = g.declared_outputs[i];
+      ValueDesc dd = describe(decl);
+      d.has_shape = dd.has_shape;
+      d.dims = dd.dims;
+      d.dim_params = dd.dim_params;
+      if (d.dtype == DType::kUndefined) d.dtype = decl.dtype;
+    }
+    impl->outputs.push_back(std::move(d));
+  }
   impl->info.path = g.source;
   impl->info.ir_version = g.ir_version;
   impl->info.opset = g.opset;

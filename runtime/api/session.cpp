@@ -117,6 +117,9 @@ Session::Session(std::shared_ptr<const Model> model, SessionOptions options) : i
   if (!model) throw Error(ErrorCode::kInvalidArgument, "Session: the model is null");
   impl_->model = std::move(model);
   impl_->options = options;
+  if (options.device_id < 0)
+    throw Error(ErrorCode::kInvalidArgument,
+                "SessionOptions: device_id must be a CUDA device ordinal (0 or more), got " + std::to_string(options.device_id));
   impl_->choose_device(options);
   PoolOptions po;
   po.limit = options.memory_limit;
@@ -159,7 +162,7 @@ void Session::Impl::choose_device(const SessionOptions& opts) {
     const gpu::Verdict* f = gate.first_fatal();
     why = f ? f->message : gate.summary;
   } else {
-    gpu::LoadedBackend m = gpu::load_cuda_backend({.device = gpu::kSelectedDevice, .tf32 = opts.math == MathMode::kTf32});
+    gpu::LoadedBackend m = gpu::load_cuda_backend({.device = opts.device_id, .tf32 = opts.math == MathMode::kTf32});
     if (m.backend) {
       auto alloc = m.backend->allocator();
       device_memory.push_back(std::make_unique<MemoryPool>(std::move(alloc), PoolOptions{}));

@@ -89,6 +89,12 @@ class ModelBuilder {
     vi->mutable_type()->mutable_tensor_type()->set_elem_type(static_cast<int32_t>(dtype));
     return *this;
   }
+  // An output with a declared shape (dims as for input()).
+  ModelBuilder& output(const std::string& name, DType dtype, std::vector<int64_t> dims,
+                       std::vector<std::string> params = {}) {
+    value_info(m_.mutable_graph()->add_output(), name, dtype, dims, params);
+    return *this;
+  }
   ModelBuilder& initializer(const std::string& name, const Tensor& t) {
     fill_tensor_proto(m_.mutable_graph()->add_initializer(), name, t);
     return *this;

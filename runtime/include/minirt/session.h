@@ -121,6 +121,9 @@ struct SessionOptions {
   double preallocate_fraction = 0;
   // The GPU's math mode (ignored on the CPU).
   MathMode math = MathMode::kFp32;
+  // The CUDA device ordinal for kCuda and kAuto (0: the first GPU, as
+  // CUDA_VISIBLE_DEVICES orders them).
+  int device_id = 0;
   // How convolution algorithms are chosen (see minirt/tuning.h).
   TuningMode tuning = TuningMode::kCached;
   std::string tuning_algorithm;  // with kFixed: the algorithm, e.g. "winograd_f4x4"
