@@ -7,7 +7,15 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 tools/setup.sh --venv
-tools/build.sh -DMINIRT_BUILD_TESTS=ON -DMINIRT_BUILD_BENCH=ON
+# The Triton backend is built and tested against a real server where Triton's
+# C API headers are at hand (../shared/third_party/triton; tests/triton/).
+triton=()
+triton_include=../shared/third_party/triton/include
+if [ -f "$triton_include/triton/core/tritonbackend.h" ]; then
+  tools/setup.sh --triton
+  triton=(-DMINIRT_TRITON_INCLUDE_DIR="$(cd "$triton_include" && pwd)")
+fi
+tools/build.sh -DMINIRT_BUILD_TESTS=ON -DMINIRT_BUILD_BENCH=ON "${triton[@]}"
 (cd build && ctest --output-on-failure -j"$(nproc 2>/dev/null || echo 2)" "$@")
 if [ "${MINIRT_QUICK:-0}" != "1" ]; then
   tools/run-sanitizers.sh

@@ -3,6 +3,8 @@
 # already there. Sourced by run-demo.sh and run-tests.sh.
 #   tools/setup.sh            Debian packages only
 #   tools/setup.sh --venv     also the Python tooling venv (.venv: onnx, onnxruntime, numpy)
+#   tools/setup.sh --triton   also .venv-triton: a real Triton server (nvidia-pytriton), its
+#                             clients and onnxruntime, for tests/triton/ and bench/triton_load.py
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -26,5 +28,14 @@ if [ "${1:-}" = "--venv" ]; then
     echo "setup: creating .venv with onnx, onnxruntime, numpy"
     python3 -m venv .venv
     .venv/bin/pip install -q --disable-pip-version-check -r tools/requirements.txt
+  fi
+fi
+
+if [ "${1:-}" = "--triton" ]; then
+  # Test and benchmark tooling only: the backend never uses Python.
+  if [ ! -x .venv-triton/bin/python ] || ! .venv-triton/bin/python -c "import pytriton, tritonclient.http, tritonclient.grpc, onnxruntime" 2>/dev/null; then
+    echo "setup: creating .venv-triton with nvidia-pytriton (the Triton server), tritonclient, onnxruntime"
+    python3 -m venv .venv-triton
+    .venv-triton/bin/pip install -q --disable-pip-version-check -r tools/requirements-triton.txt
   fi
 fi
