@@ -131,6 +131,10 @@ TEST(TritonConfig, AutocompleteKeepsWhatTheWriterChoseAndFillsTheGaps) {
   EXPECT_EQ(b.find("max_batch_size")->as_int(), 16);
   EXPECT_EQ(b.find("input")->items()[0].find("dims")->dump(), "[5]");
   EXPECT_EQ(b.find("dynamic_batching")->dump(), R"({"max_queue_delay_microseconds":100})");
+  // Batching written by hand without a scheduler: requests run as they come.
+  json::Value c = json::parse(R"({"max_batch_size":16})");
+  EXPECT_TRUE(autocomplete(c, *model, {.default_max_batch_size = 4}));
+  EXPECT_EQ(c.find("dynamic_batching"), nullptr);
 }
 
 TEST(TritonConfig, ExplicitConfigsAreCheckedAgainstTheModelWithSentences) {

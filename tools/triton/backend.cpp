@@ -125,6 +125,8 @@ struct InstanceState {
   std::unique_ptr<minirt::Session> session;
   std::vector<minirt::Tensor> outputs;              // reused from run to run
   std::vector<std::vector<unsigned char>> staging;  // one buffer per input, for gathered batches
+  std::vector<std::vector<unsigned char>> gathered;  // one per output: a batch run in pieces, put together
+  std::vector<minirt::Tensor> gathered_tensors;
 };
 
 // One request's input as Triton hands it over.
@@ -240,7 +242,8 @@ void copy_input(const InputView& v, unsigned char* dst) {
 
 // Writes the outputs one request asked for, taking its rows [row, row+batch)
 // of batched outputs.
-TRITONSERVER_Error* write_outputs(InstanceState& st, Pending& p, int64_t row, int64_t total_batch) {
+TRITONSERVER_Error* write_outputs(InstanceState& st, const std::vector<minirt::Tensor>& outs, Pending& p, int64_t row,
+                                  int64_t total_batch) {
   const ModelConfig& config = st.model->config;
   const bool batched = config.max_batch_size > 0;
   const auto& model_outputs = st.model->model->outputs();
@@ -251,9 +254,9 @@ TRITONSERVER_Error* write_outputs(InstanceState& st, Pending& p, int64_t row, in
     MINIRT_TRITON_RETURN_IF_ERROR(TRITONBACKEND_RequestOutputName(p.request, k, &name));
     size_t j = 0;
     while (j < model_outputs.size() && model_outputs[j].name != name) ++j;
-    if (j == model_outputs.size() || j >= st.outputs.size())
+    if (j == model_outputs.size() || j >= outs.size())
       return make_error(TRITONSERVER_ERROR_INVALID_ARG, std::string("the model has no output '") + name + "'");
-    const minirt::Tensor& t = st.outputs[j];
+    const minirt::Tensor& t = outs[j];
     std::vector<int64_t> shape = t.shape();
     size_t bytes = t.nbytes();
     const unsigned char* src = static_cast<const unsigned char*>(t.raw());
@@ -283,29 +286,34 @@ TRITONSERVER_Error* write_outputs(InstanceState& st, Pending& p, int64_t row, in
   return nullptr;
 }
 
-// Runs requests [first, last) of `group` (all valid, same item shapes) as one
-// minirt run, and writes each one's outputs.
+// Runs `group` (valid requests with the same item shapes) as one combined
+// batch and writes each request's outputs. A batch whose size is not a power
+// of two runs as several runs of 2^k rows (13 = 8 + 4 + 1): a session plans
+// once per input shape and keeps its last 8 plans, so the sizes the dynamic
+// batcher forms would otherwise plan again and again; this way an instance
+// plans at most one batch size per power of two (5 up to max_batch_size 16).
 void run_group(TRITONBACKEND_ModelInstance* instance, InstanceState& st, std::vector<Pending*>& group,
                uint64_t exec_start) {
   const ModelConfig& config = st.model->config;
   const bool batched = config.max_batch_size > 0;
+  const size_t n_in = config.inputs.size();
   int64_t total = 0;
   for (Pending* p : group) total += p->batch;
-  minirt::NamedTensors named;
-  named.reserve(config.inputs.size());
-  if (st.staging.size() < config.inputs.size()) st.staging.resize(config.inputs.size());
-  for (size_t i = 0; i < config.inputs.size(); ++i) {
-    const TensorConfig& tc = config.inputs[i];
-    std::vector<int64_t> shape = group[0]->inputs[i].shape;
-    if (batched) shape[0] = total;
+  std::vector<const unsigned char*> base(n_in);
+  std::vector<std::vector<int64_t>> shapes(n_in);
+  std::vector<size_t> row_bytes(n_in, 0);
+  if (st.staging.size() < n_in) st.staging.resize(n_in);
+  for (size_t i = 0; i < n_in; ++i) {
+    shapes[i] = group[0]->inputs[i].shape;
+    if (batched) shapes[i][0] = total;
     const InputView& first = group[0]->inputs[i];
-    if (group.size() == 1 && first.buffers.size() == 1) {
-      // One request in one piece: no copy.
-      named.emplace_back(tc.name, minirt::Tensor::wrap(tc.dtype, shape, const_cast<void*>(first.buffers[0].first)));
-      continue;
-    }
     size_t bytes = 0;
     for (Pending* p : group) bytes += p->inputs[i].bytes;
+    if (total > 0) row_bytes[i] = bytes / static_cast<size_t>(total);
+    if (group.size() == 1 && first.buffers.size() == 1) {
+      base[i] = static_cast<const unsigned char*>(first.buffers[0].first);  // one piece: no copy
+      continue;
+    }
     std::vector<unsigned char>& buf = st.staging[i];
     if (buf.size() < bytes) buf.resize(bytes);
     unsigned char* dst = buf.data();
@@ -313,12 +321,60 @@ void run_group(TRITONBACKEND_ModelInstance* instance, InstanceState& st, std::ve
       copy_input(p->inputs[i], dst);
       dst += p->inputs[i].bytes;
     }
-    named.emplace_back(tc.name, minirt::Tensor::wrap(tc.dtype, shape, buf.data()));
+    base[i] = buf.data();
   }
+
+  // Rows [row0, row0 + rows) of the combined batch as one minirt run.
+  auto run_rows = [&](int64_t row0, int64_t rows) {
+    minirt::NamedTensors named;
+    named.reserve(n_in);
+    for (size_t i = 0; i < n_in; ++i) {
+      std::vector<int64_t> shape = shapes[i];
+      const unsigned char* p = base[i];
+      if (batched) {
+        shape[0] = rows;
+        p += row_bytes[i] * static_cast<size_t>(row0);
+      }
+      named.emplace_back(config.inputs[i].name,
+                         minirt::Tensor::wrap(config.inputs[i].dtype, shape, const_cast<unsigned char*>(p)));
+    }
+    st.session->run(named, st.outputs);
+  };
+
+  const std::vector<minirt::Tensor>* outputs = &st.outputs;
   uint64_t compute_start = now_ns();
   std::string failure;
   try {
-    st.session->run(named, st.outputs);
+    if (!batched || (total & (total - 1)) == 0) {
+      run_rows(0, total);
+    } else {
+      int64_t chunk = 1;
+      while (chunk * 2 <= total) chunk *= 2;
+      int64_t row0 = 0;
+      for (; chunk > 0; chunk /= 2) {
+        if (total - row0 < chunk) continue;
+        run_rows(row0, chunk);
+        if (st.gathered.size() < st.outputs.size()) st.gathered.resize(st.outputs.size());
+        st.gathered_tensors.resize(st.outputs.size());
+        for (size_t j = 0; j < st.outputs.size(); ++j) {
+          const minirt::Tensor& t = st.outputs[j];
+          if (t.shape().empty() || t.shape()[0] != chunk)
+            throw std::runtime_error("output '" + st.model->model->outputs()[j].name + "' has shape " +
+                                     minirt::shape_str(t.shape()) + ", not a batch of " + std::to_string(chunk));
+          size_t rb = t.nbytes() / static_cast<size_t>(chunk);
+          std::vector<unsigned char>& g = st.gathered[j];
+          if (g.size() < rb * static_cast<size_t>(total)) g.resize(rb * static_cast<size_t>(total));
+          if (rb) std::memcpy(g.data() + rb * static_cast<size_t>(row0), t.raw(), t.nbytes());
+          if (row0 == 0) {
+            std::vector<int64_t> shape = t.shape();
+            shape[0] = total;
+            st.gathered_tensors[j] = minirt::Tensor::wrap(t.dtype(), shape, g.data());
+          }
+        }
+        row0 += chunk;
+      }
+      outputs = &st.gathered_tensors;
+    }
   } catch (const std::exception& e) {
     failure = std::string("minirt: ") + e.what();
   }
@@ -330,7 +386,7 @@ void run_group(TRITONBACKEND_ModelInstance* instance, InstanceState& st, std::ve
     if (!failure.empty())
       p->error = make_error(TRITONSERVER_ERROR_INTERNAL, failure);
     else if (p->response)
-      p->error = write_outputs(st, *p, row, total);
+      p->error = write_outputs(st, *outputs, *p, row, total);
     row += p->batch;
   }
   if (failure.empty()) {
@@ -566,12 +622,16 @@ TRITONBACKEND_ISPEC TRITONSERVER_Error* TRITONBACKEND_ModelInstanceExecute(TRITO
     p.error = read_request(st.model->config, p);
     if (p.error) {
       const char* id = "";
-      TRITONBACKEND_RequestId(p.request, &id);
+      if (TRITONSERVER_Error* e = TRITONBACKEND_RequestId(p.request, &id)) {
+        TRITONSERVER_ErrorDelete(e);
+        id = "";
+      }
       std::string text = "model '" + st.model->name + "'" +
                          (id && *id ? std::string(", request '") + id + "'" : std::string()) + ": " +
                          error_text(p.error);
+      TRITONSERVER_Error_Code code = TRITONSERVER_ErrorCode(p.error);
       TRITONSERVER_ErrorDelete(p.error);
-      p.error = make_error(TRITONSERVER_ERROR_INVALID_ARG, text);
+      p.error = make_error(code, text);
     }
   }
 

@@ -317,6 +317,7 @@ bool autocomplete(json::Value& config, const Model& model, const AutocompleteOpt
   bool changed = false;
   if (!config.is_object()) config = json::Value::object();
   int64_t mbs = 0;
+  bool set_batch = false;  // batching chosen here (then the dynamic batcher too)
   const json::Value* m = member(config, "max_batch_size");
   try {
     mbs = m && !m->is_null() ? m->as_int() : 0;
@@ -331,13 +332,14 @@ bool autocomplete(json::Value& config, const Model& model, const AutocompleteOpt
     if ((!in || in->empty()) && (!out || out->empty())) {
       config["max_batch_size"] = json::Value::integer(options.default_max_batch_size);
       mbs = options.default_max_batch_size;
+      set_batch = true;
       changed = true;
     }
   }
   bool batched = mbs > 0;
   changed |= complete_tensors(config, "input", model.inputs(), batched);
   changed |= complete_tensors(config, "output", model.outputs(), batched);
-  if (batched && !has_scheduler(config)) {
+  if (set_batch && !has_scheduler(config)) {
     config["dynamic_batching"] = json::Value::object();
     changed = true;
   }

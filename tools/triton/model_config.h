@@ -70,8 +70,9 @@ struct AutocompleteOptions {
 
 // Fills what `config` lacks from the model: inputs and outputs (names, data
 // types, dims), and max_batch_size (the default when every input and output
-// has a symbolic first dimension and none was given, else 0), and, when
-// batching is on and no scheduler is chosen, dynamic batching. Returns true
+// has a symbolic first dimension and none was given, else 0), and, when it
+// turned batching on and no scheduler is chosen, dynamic batching (a
+// max_batch_size written by hand keeps the scheduler as written). Returns true
 // when it changed anything. Tensors the configuration already lists are kept
 // as written (read_config checks them).
 bool autocomplete(json::Value& config, const Model& model, const AutocompleteOptions& options = {});
