@@ -162,6 +162,34 @@ TEST_F(BackendHarness, AutocompletesBatchingFromTheBackendsDefault) {
   EXPECT_TRUE(logged);
 }
 
+TEST_F(BackendHarness, AnInstanceWhoseShapesAreKnownPlansAtLoad) {
+  // The configuration fixes what the model leaves open: the warm-up can run.
+  TRITONBACKEND_Model* m = nullptr;
+  ASSERT_EQ(load("m", R"({"name":"m","max_batch_size":2,"input":[{"name":"x","data_type":"TYPE_FP32","dims":[2,3,3]}],)"
+                      R"("output":[{"name":"y","data_type":"TYPE_FP32","dims":[2,3,3]}]})", &m),
+            "");
+  ASSERT_EQ(start(m, TRITONSERVER_INSTANCEGROUPKIND_CPU), "");
+  auto logged = [](const std::string& what) {
+    for (const std::string& l : fake_triton::log_lines())
+      if (l.find(what) != std::string::npos) return true;
+    return false;
+  };
+  EXPECT_TRUE(logged("INFO minirt: model 'm' instance 'm_0': warm-up run (x 1x2x3x3) planned and ran in "));
+  // Sizes only requests know: no warm-up; with warmup false: none either.
+  fake_triton::log_lines().clear();
+  TRITONBACKEND_Model* open = nullptr;
+  ASSERT_EQ(load("m", R"({"name":"m","backend":"minirt"})", &open), "");
+  ASSERT_EQ(start(open, TRITONSERVER_INSTANCEGROUPKIND_CPU), "");
+  EXPECT_FALSE(logged("warm-up"));
+  TRITONBACKEND_Model* off = nullptr;
+  ASSERT_EQ(load("m", R"({"name":"m","max_batch_size":2,"input":[{"name":"x","data_type":"TYPE_FP32","dims":[2,3,3]}],)"
+                      R"("output":[{"name":"y","data_type":"TYPE_FP32","dims":[2,3,3]}],)"
+                      R"("parameters":{"warmup":{"string_value":"false"}}})", &off),
+            "");
+  ASSERT_EQ(start(off, TRITONSERVER_INSTANCEGROUPKIND_CPU), "");
+  EXPECT_FALSE(logged("warm-up"));
+}
+
 TEST_F(BackendHarness, OneExecutionWithMixedRequestsAnswersEachOnItsOwn) {
   TRITONBACKEND_Model* m = nullptr;
   ASSERT_EQ(load("m", R"({"name":"m","backend":"minirt"})", &m), "");

@@ -255,6 +255,8 @@ output [ { name: "logits", data_type: TYPE_FP32, dims: [ 1000 ] } ]
         log = self.server.log_text()
         self.assertIn("minirt: model 'resnet18' instance 'resnet18_0' (KIND_CPU): running on the CPU", log)
         self.assertIn("(configuration auto-completed)", log)
+        # Planned at load: the first request does not pay for it.
+        self.assertIn("minirt: model 'resnet18' instance 'resnet18_0': warm-up run (input 1x3x224x224) planned and ran in", log)
 
     def test_02_generated_models_http_and_grpc(self):
         self.check_model("resnet18", {"input": self.input_like((1, 3, 224, 224))})

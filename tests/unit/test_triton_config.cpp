@@ -233,6 +233,8 @@ TEST(TritonConfig, BadParametersNameTheParameterAndTheValue) {
   EXPECT_THAT(with("tuning", ""), HasSubstr("parameter 'tuning' is empty"));
   EXPECT_THAT(with("thread", "2"), HasSubstr("unknown parameter 'thread' (minirt's parameters: device, threads"));
   EXPECT_EQ(with("tuning", "exhaustive"), "(no error)");
+  EXPECT_EQ(with("warmup", "false"), "(no error)");
+  EXPECT_THAT(with("warmup", "no"), HasSubstr("parameter 'warmup' must be true or false, got 'no'"));
 }
 
 TEST(TritonConfig, ConfigurationAndDataTypeNamesRoundTrip) {

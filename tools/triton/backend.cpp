@@ -14,6 +14,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cstdio>
 #include <cstring>
 #include <filesystem>
 #include <memory>
@@ -399,6 +400,47 @@ void run_group(TRITONBACKEND_ModelInstance* instance, InstanceState& st, std::ve
   }
 }
 
+// One run of zeros at batch 1 when every dimension past the batch is known,
+// so that planning and choosing algorithms happen at load, not in the first
+// request, and the log says what the plan holds. A model that cannot run on
+// zeros is logged and left to its first request.
+void warm_up(const ModelState& ms, InstanceState& st) {
+  const ModelConfig& config = ms.config;
+  std::vector<minirt::Tensor> keep;
+  minirt::NamedTensors named;
+  std::string shapes;
+  for (const TensorConfig& tc : config.inputs) {
+    std::vector<int64_t> shape;
+    if (config.max_batch_size > 0) shape.push_back(1);
+    for (int64_t d : tc.dims) {
+      if (d < 0) return;  // a size only requests know
+      shape.push_back(d);
+    }
+    if (minirt::dtype_size(tc.dtype) == 0) return;
+    keep.push_back(minirt::Tensor::zeros(tc.dtype, shape));
+    named.emplace_back(tc.name, keep.back());
+    shapes += (shapes.empty() ? "" : ", ") + tc.name + " " + minirt::shape_str(shape);
+  }
+  const std::string who = "minirt: model '" + ms.name + "' instance '" + st.name + "'";
+  auto t0 = std::chrono::steady_clock::now();
+  try {
+    st.session->run(named, st.outputs);
+  } catch (const std::exception& e) {
+    log(TRITONSERVER_LOG_WARN, who + ": the warm-up run on zeros failed (" + e.what() +
+                                   "); the first request plans instead (parameter warmup: false skips it)");
+    return;
+  }
+  double ms_taken = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+  minirt::TuningReport t = st.session->tuning_report();
+  char buf[256];
+  std::snprintf(buf, sizeof buf, "%.1f ms, arena %.2f MiB; convolutions: %d, %d measured, %d from cache, %d heuristic, %d fixed",
+                ms_taken, static_cast<double>(st.session->arena_bytes()) / (1 << 20), t.nodes, t.measured, t.from_cache,
+                t.heuristic, t.fixed);
+  log(TRITONSERVER_LOG_INFO, who + ": warm-up run (" + shapes + ") planned and ran in " + buf +
+                                 (t.cache_path.empty() ? std::string() : " (algorithm cache " + t.cache_path + ")"));
+  for (const std::string& note : t.log) log(TRITONSERVER_LOG_WARN, who + ": tuning: " + note);
+}
+
 const char* kind_name(TRITONSERVER_InstanceGroupKind k) {
   switch (k) {
     case TRITONSERVER_INSTANCEGROUPKIND_CPU:
@@ -585,6 +627,7 @@ TRITONBACKEND_ISPEC TRITONSERVER_Error* TRITONBACKEND_ModelInstanceInitialize(TR
       "minirt: model '" + ms->name + "' instance '" + state->name + "' (" + kind_name(kind) +
           (kind == TRITONSERVER_INSTANCEGROUPKIND_GPU ? " device " + std::to_string(device_id) : std::string()) +
           "): " + s.device_reason() + "; " + std::to_string(s.threads()) + " threads");
+  if (config.parameters.warmup) warm_up(*ms, *state);
   MINIRT_TRITON_RETURN_IF_ERROR(TRITONBACKEND_ModelInstanceSetState(instance, state.release()));
   return nullptr;
 }

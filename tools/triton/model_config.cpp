@@ -144,7 +144,7 @@ Parameters read_parameters(const json::Value& config, const std::string& where) 
   if (params && !params->is_null() && !params->is_object())
     throw ConfigError(where + ": 'parameters' is not a map of key to string_value");
   static const char* const kKnown[] = {"device",       "threads",       "tuning", "algo_cache",
-                                       "memory_limit", "memory_policy", "math"};
+                                       "memory_limit", "memory_policy", "math",   "warmup"};
   if (params && params->is_object()) {
     for (const auto& [key, value] : params->members()) {
       bool known = false;
@@ -152,7 +152,7 @@ Parameters read_parameters(const json::Value& config, const std::string& where) 
       if (!known)
         throw ConfigError(
             where + ": unknown parameter '" + key +
-            "' (minirt's parameters: device, threads, tuning, algo_cache, memory_limit, memory_policy, math)");
+            "' (minirt's parameters: device, threads, tuning, algo_cache, memory_limit, memory_policy, math, warmup)");
     }
   }
   bool given = false;
@@ -218,6 +218,12 @@ Parameters read_parameters(const json::Value& config, const std::string& where) 
     } else {
       throw ConfigError(where + ": parameter 'memory_policy' must be grow or preallocate:FRACTION, got " + quoted(v));
     }
+  }
+  v = parameter(config, "warmup", &given);
+  if (given) {
+    if (v == "true") out.warmup = true;
+    else if (v == "false") out.warmup = false;
+    else throw ConfigError(where + ": parameter 'warmup' must be true or false, got " + quoted(v));
   }
   v = parameter(config, "math", &given);
   if (given) {

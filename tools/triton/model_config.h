@@ -52,6 +52,7 @@ struct Parameters {
   MemoryPolicy memory_policy = MemoryPolicy::kGrow;  // "memory_policy": grow | preallocate:FRACTION
   double preallocate_fraction = 0;
   MathMode math = MathMode::kFp32;  // "math": fp32 | tf32
+  bool warmup = true;               // "warmup": true | false: one run of zeros (batch 1) when an instance starts
 };
 
 struct ModelConfig {
