@@ -25,6 +25,28 @@ std::optional<size_t> parse_size(const std::string& v) {
   return static_cast<size_t>(bytes);
 }
 
+std::optional<MemoryPolicyChoice> parse_memory_policy(const std::string& v) {
+  const std::string pre = "preallocate:";
+  if (v == "grow") return MemoryPolicyChoice{MemoryPolicy::kGrow, 0};
+  if (v.rfind(pre, 0) != 0) return std::nullopt;
+  std::string f = v.substr(pre.size());
+  char* end = nullptr;
+  double x = std::strtod(f.c_str(), &end);
+  if (f.empty() || *end || !(x > 0.0 && x <= 1.0)) return std::nullopt;
+  return MemoryPolicyChoice{MemoryPolicy::kPreallocate, x};
+}
+
+std::optional<TuningChoiceText> parse_tuning(const std::string& v) {
+  if (v == "cached") return TuningChoiceText{TuningMode::kCached, ""};
+  if (v == "exhaustive") return TuningChoiceText{TuningMode::kExhaustive, ""};
+  if (v == "heuristic") return TuningChoiceText{TuningMode::kHeuristic, ""};
+  bool name = !v.empty();
+  for (char c : v)
+    name = name && (std::isalnum(static_cast<unsigned char>(c)) || c == '_' || c == '-' || c == '.' || c == '+');
+  if (!name) return std::nullopt;
+  return TuningChoiceText{TuningMode::kFixed, v};
+}
+
 std::string json_str(const std::string& s) {
   std::string o = "\"";
   for (char c : s) {

@@ -4,11 +4,29 @@
 //   out << minirt::tools::json_str("a \"quoted\" name");
 #pragma once
 
+#include <minirt/session.h>
+
 #include <cstddef>
 #include <optional>
 #include <string>
 
 namespace minirt::tools {
+
+// "grow", or "preallocate:FRACTION" with FRACTION in (0, 1]; nullopt for
+// anything else.
+struct MemoryPolicyChoice {
+  MemoryPolicy policy = MemoryPolicy::kGrow;
+  double fraction = 0;
+};
+std::optional<MemoryPolicyChoice> parse_memory_policy(const std::string& text);
+
+// "cached", "exhaustive", "heuristic", or an algorithm name (letters,
+// digits, '_', '-', '.', '+') for TuningMode::kFixed; nullopt for anything else.
+struct TuningChoiceText {
+  TuningMode mode = TuningMode::kCached;
+  std::string algorithm;  // with kFixed
+};
+std::optional<TuningChoiceText> parse_tuning(const std::string& text);
 
 // "4096", "64K", "1.5M", "2G" (powers of 1024; a trailing "B" or "iB" is
 // allowed) as bytes; nullopt for anything else.

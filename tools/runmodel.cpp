@@ -206,29 +206,19 @@ Args parse_args(int argc, char** argv) {
     else if (s == "--memory-limit") a.memory_limit = parse_size(s, next());
     else if (s == "--memory-policy") {
       std::string v = next();
-      const std::string pre = "preallocate:";
-      if (v == "grow") a.memory_policy = MemoryPolicy::kGrow;
-      else if (v.rfind(pre, 0) == 0) {
-        std::string f = v.substr(pre.size());
-        char* end = nullptr;
-        double x = std::strtod(f.c_str(), &end);
-        if (f.empty() || *end || !(x > 0.0 && x <= 1.0))
-          throw UsageError("--memory-policy preallocate:FRACTION expects a fraction in (0, 1], got '" + f + "'");
-        a.memory_policy = MemoryPolicy::kPreallocate;
-        a.preallocate_fraction = x;
-      } else throw UsageError("--memory-policy expects grow or preallocate:FRACTION, got '" + v + "'");
+      auto c = minirt::tools::parse_memory_policy(v);
+      if (!c && v.rfind("preallocate:", 0) == 0)
+        throw UsageError("--memory-policy preallocate:FRACTION expects a fraction in (0, 1], got '" + v.substr(12) + "'");
+      if (!c) throw UsageError("--memory-policy expects grow or preallocate:FRACTION, got '" + v + "'");
+      a.memory_policy = c->policy;
+      a.preallocate_fraction = c->fraction;
     } else if (s == "--memory-stats") a.memory_stats = true;
     else if (s == "--tune") {
       std::string v = next();
-      if (v == "cached") a.tuning = TuningMode::kCached;
-      else if (v == "exhaustive") a.tuning = TuningMode::kExhaustive;
-      else if (v == "heuristic") a.tuning = TuningMode::kHeuristic;
-      else if (!v.empty() && std::all_of(v.begin(), v.end(), [](char c) {
-                 return std::isalnum(static_cast<unsigned char>(c)) || c == '_' || c == '-' || c == '.' || c == '+';
-               })) {
-        a.tuning = TuningMode::kFixed;
-        a.tuning_algorithm = v;
-      } else throw UsageError("--tune expects cached, exhaustive, heuristic or an algorithm name, got '" + v + "'");
+      auto c = minirt::tools::parse_tuning(v);
+      if (!c) throw UsageError("--tune expects cached, exhaustive, heuristic or an algorithm name, got '" + v + "'");
+      a.tuning = c->mode;
+      a.tuning_algorithm = c->algorithm;
     } else if (s == "--algo-cache") {
       a.algo_cache = next();
       if (a.algo_cache.empty()) throw UsageError("--algo-cache expects a file path");

@@ -179,18 +179,12 @@ Parameters read_parameters(const json::Value& config, const std::string& where) 
   }
   v = parameter(config, "tuning", &given);
   if (given) {
-    if (v == "cached")
-      out.tuning = TuningMode::kCached;
-    else if (v == "exhaustive")
-      out.tuning = TuningMode::kExhaustive;
-    else if (v == "heuristic")
-      out.tuning = TuningMode::kHeuristic;
-    else if (v.empty())
-      throw ConfigError(where + ": parameter 'tuning' is empty (cached, exhaustive, heuristic or an algorithm name)");
-    else {
-      out.tuning = TuningMode::kFixed;
-      out.tuning_algorithm = v;
-    }
+    auto c = tools::parse_tuning(v);
+    if (!c)
+      throw ConfigError(where + ": parameter 'tuning' must be cached, exhaustive, heuristic or an algorithm name, got " +
+                        quoted(v));
+    out.tuning = c->mode;
+    out.tuning_algorithm = c->algorithm;
   }
   out.algo_cache = parameter(config, "algo_cache", &given);
   v = parameter(config, "memory_limit", &given);
@@ -204,20 +198,12 @@ Parameters read_parameters(const json::Value& config, const std::string& where) 
   }
   v = parameter(config, "memory_policy", &given);
   if (given) {
-    if (v == "grow") {
-      out.memory_policy = MemoryPolicy::kGrow;
-    } else if (v.rfind("preallocate:", 0) == 0) {
-      std::string f = v.substr(12);
-      char* end = nullptr;
-      double x = std::strtod(f.c_str(), &end);
-      if (f.empty() || *end != '\0' || !(x > 0.0 && x <= 1.0))
-        throw ConfigError(where + ": parameter 'memory_policy' preallocate:FRACTION needs a fraction in (0, 1], got " +
-                          quoted(v));
-      out.memory_policy = MemoryPolicy::kPreallocate;
-      out.preallocate_fraction = x;
-    } else {
-      throw ConfigError(where + ": parameter 'memory_policy' must be grow or preallocate:FRACTION, got " + quoted(v));
-    }
+    auto c = tools::parse_memory_policy(v);
+    if (!c && v.rfind("preallocate:", 0) == 0)
+      throw ConfigError(where + ": parameter 'memory_policy' preallocate:FRACTION needs a fraction in (0, 1], got " + quoted(v));
+    if (!c) throw ConfigError(where + ": parameter 'memory_policy' must be grow or preallocate:FRACTION, got " + quoted(v));
+    out.memory_policy = c->policy;
+    out.preallocate_fraction = c->fraction;
   }
   v = parameter(config, "warmup", &given);
   if (given) {
