@@ -38,14 +38,22 @@ const char* TRITONSERVER_ErrorMessage(TRITONSERVER_Error* error) { return error-
 
 const char* TRITONSERVER_DataTypeString(TRITONSERVER_DataType t) {
   switch (t) {
-    case TRITONSERVER_TYPE_BOOL: return "BOOL";
-    case TRITONSERVER_TYPE_UINT8: return "UINT8";
-    case TRITONSERVER_TYPE_INT32: return "INT32";
-    case TRITONSERVER_TYPE_INT64: return "INT64";
-    case TRITONSERVER_TYPE_FP16: return "FP16";
-    case TRITONSERVER_TYPE_FP32: return "FP32";
-    case TRITONSERVER_TYPE_FP64: return "FP64";
-    default: return "<other>";
+    case TRITONSERVER_TYPE_BOOL:
+      return "BOOL";
+    case TRITONSERVER_TYPE_UINT8:
+      return "UINT8";
+    case TRITONSERVER_TYPE_INT32:
+      return "INT32";
+    case TRITONSERVER_TYPE_INT64:
+      return "INT64";
+    case TRITONSERVER_TYPE_FP16:
+      return "FP16";
+    case TRITONSERVER_TYPE_FP32:
+      return "FP32";
+    case TRITONSERVER_TYPE_FP64:
+      return "FP64";
+    default:
+      return "<other>";
   }
 }
 
@@ -144,7 +152,8 @@ TRITONSERVER_Error* TRITONBACKEND_ModelState(TRITONBACKEND_Model* model, void** 
   return nullptr;
 }
 
-TRITONSERVER_Error* TRITONBACKEND_ModelInstanceModel(TRITONBACKEND_ModelInstance* instance, TRITONBACKEND_Model** model) {
+TRITONSERVER_Error* TRITONBACKEND_ModelInstanceModel(TRITONBACKEND_ModelInstance* instance,
+                                                     TRITONBACKEND_Model** model) {
   *model = instance->model;
   return nullptr;
 }
@@ -186,10 +195,9 @@ TRITONSERVER_Error* TRITONBACKEND_ModelInstanceReportStatistics(TRITONBACKEND_Mo
   return nullptr;
 }
 
-TRITONSERVER_Error* TRITONBACKEND_ModelInstanceReportBatchStatistics(TRITONBACKEND_ModelInstance* instance,
-                                                                     const uint64_t batch_size, const uint64_t exec_start,
-                                                                     const uint64_t compute_start,
-                                                                     const uint64_t compute_end, const uint64_t exec_end) {
+TRITONSERVER_Error* TRITONBACKEND_ModelInstanceReportBatchStatistics(
+    TRITONBACKEND_ModelInstance* instance, const uint64_t batch_size, const uint64_t exec_start,
+    const uint64_t compute_start, const uint64_t compute_end, const uint64_t exec_end) {
   if (!(exec_start <= compute_start && compute_start <= compute_end && compute_end <= exec_end))
     return fail(TRITONSERVER_ERROR_INVALID_ARG, "timestamps out of order");
   instance->batch_stats.push_back({batch_size});

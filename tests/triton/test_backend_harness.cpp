@@ -7,7 +7,6 @@
 // test_triton_server.py.
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
-
 #include <minirt/tensor.h>
 
 #include <algorithm>
@@ -165,8 +164,10 @@ TEST_F(BackendHarness, AutocompletesBatchingFromTheBackendsDefault) {
 TEST_F(BackendHarness, AnInstanceWhoseShapesAreKnownPlansAtLoad) {
   // The configuration fixes what the model leaves open: the warm-up can run.
   TRITONBACKEND_Model* m = nullptr;
-  ASSERT_EQ(load("m", R"({"name":"m","max_batch_size":2,"input":[{"name":"x","data_type":"TYPE_FP32","dims":[2,3,3]}],)"
-                      R"("output":[{"name":"y","data_type":"TYPE_FP32","dims":[2,3,3]}]})", &m),
+  ASSERT_EQ(load("m",
+                 R"({"name":"m","max_batch_size":2,"input":[{"name":"x","data_type":"TYPE_FP32","dims":[2,3,3]}],)"
+                 R"("output":[{"name":"y","data_type":"TYPE_FP32","dims":[2,3,3]}]})",
+                 &m),
             "");
   ASSERT_EQ(start(m, TRITONSERVER_INSTANCEGROUPKIND_CPU), "");
   auto logged = [](const std::string& what) {
@@ -182,9 +183,11 @@ TEST_F(BackendHarness, AnInstanceWhoseShapesAreKnownPlansAtLoad) {
   ASSERT_EQ(start(open, TRITONSERVER_INSTANCEGROUPKIND_CPU), "");
   EXPECT_FALSE(logged("warm-up"));
   TRITONBACKEND_Model* off = nullptr;
-  ASSERT_EQ(load("m", R"({"name":"m","max_batch_size":2,"input":[{"name":"x","data_type":"TYPE_FP32","dims":[2,3,3]}],)"
-                      R"("output":[{"name":"y","data_type":"TYPE_FP32","dims":[2,3,3]}],)"
-                      R"("parameters":{"warmup":{"string_value":"false"}}})", &off),
+  ASSERT_EQ(load("m",
+                 R"({"name":"m","max_batch_size":2,"input":[{"name":"x","data_type":"TYPE_FP32","dims":[2,3,3]}],)"
+                 R"("output":[{"name":"y","data_type":"TYPE_FP32","dims":[2,3,3]}],)"
+                 R"("parameters":{"warmup":{"string_value":"false"}}})",
+                 &off),
             "");
   ASSERT_EQ(start(off, TRITONSERVER_INSTANCEGROUPKIND_CPU), "");
   EXPECT_FALSE(logged("warm-up"));
@@ -202,7 +205,8 @@ TEST_F(BackendHarness, OneExecutionWithMixedRequestsAnswersEachOnItsOwn) {
   {
     auto& bufs = reqs.back()->inputs[0].buffers;
     std::vector<unsigned char> all = bufs[0];
-    bufs = {std::vector<unsigned char>(all.begin(), all.begin() + 101), std::vector<unsigned char>(all.begin() + 101, all.end())};
+    bufs = {std::vector<unsigned char>(all.begin(), all.begin() + 101),
+            std::vector<unsigned char>(all.begin() + 101, all.end())};
   }
   reqs.push_back(request("truncated", {1, 2, 3, 3}));
   reqs.back()->inputs[0].buffers[0].resize(70);
@@ -215,6 +219,11 @@ TEST_F(BackendHarness, OneExecutionWithMixedRequestsAnswersEachOnItsOwn) {
   reqs.push_back(request("missing", {1, 2, 3, 3}));
   reqs.back()->inputs.clear();
   reqs.push_back(request("rank", {2, 3, 3}));
+  reqs.push_back(request("huge", {1, 2, 1, 1}));
+  reqs.back()->inputs[0].shape = {1, 2, int64_t{1} << 40, int64_t{1} << 40};
+  reqs.push_back(request("extra", {1, 2, 3, 3}));
+  reqs.back()->inputs.push_back(reqs.back()->inputs[0]);
+  reqs.back()->inputs.back().name = "z";
   reqs.push_back(request("c", {2, 2, 3, 3}));
   std::vector<TRITONBACKEND_Request*> raw;
   for (auto& r : reqs) raw.push_back(r.get());
@@ -227,14 +236,19 @@ TEST_F(BackendHarness, OneExecutionWithMixedRequestsAnswersEachOnItsOwn) {
   expect_answer("b", {3, 2, 3, 3});
   expect_answer("other_size", {1, 2, 4, 4});
   expect_answer("c", {2, 2, 3, 3});
-  EXPECT_THAT(error_of("truncated"), HasSubstr("model 'm', request 'truncated': input 'x' holds 70 bytes but shape [1,2,3,3] of FP32 needs 72"));
+  EXPECT_THAT(
+      error_of("truncated"),
+      HasSubstr("model 'm', request 'truncated': input 'x' holds 70 bytes but shape [1,2,3,3] of FP32 needs 72"));
   EXPECT_THAT(error_of("int64"), HasSubstr("input 'x' is INT64 but the model takes FP32"));
   EXPECT_THAT(error_of("gpu"), HasSubstr("input 'x' is in GPU memory"));
   EXPECT_EQ(*response_of("gpu")->error_code, TRITONSERVER_ERROR_UNSUPPORTED);
   EXPECT_THAT(error_of("too_big"), HasSubstr("input 'x' has batch 9 but the model's max_batch_size is 8"));
   EXPECT_THAT(error_of("missing"), HasSubstr("input 'x' is missing from the request"));
-  EXPECT_THAT(error_of("rank"), HasSubstr("input 'x' has shape [2,3,3] but the model takes 4 dimensions ([batch]+[2,-1,-1])"));
+  EXPECT_THAT(error_of("rank"),
+              HasSubstr("input 'x' has shape [2,3,3] but the model takes 4 dimensions ([batch]+[2,-1,-1])"));
   EXPECT_EQ(*response_of("int64")->error_code, TRITONSERVER_ERROR_INVALID_ARG);
+  EXPECT_THAT(error_of("huge"), HasSubstr("input 'x' has shape [1,2,1099511627776,1099511627776], too large to hold"));
+  EXPECT_THAT(error_of("extra"), HasSubstr("the request has 2 inputs but the model takes 1"));
 
   // a, b and c ran as one batch of 6 (as runs of 4 and 2), other_size alone.
   std::vector<uint64_t> batches;
@@ -244,7 +258,8 @@ TEST_F(BackendHarness, OneExecutionWithMixedRequestsAnswersEachOnItsOwn) {
   std::map<std::string, bool> ok;
   for (const auto& s : inst->request_stats) ok[s.id] = s.success;
   EXPECT_TRUE(ok["a"] && ok["b"] && ok["c"] && ok["other_size"]);
-  EXPECT_FALSE(ok["truncated"] || ok["int64"] || ok["gpu"] || ok["too_big"] || ok["missing"] || ok["rank"]);
+  EXPECT_FALSE(ok["truncated"] || ok["int64"] || ok["gpu"] || ok["too_big"] || ok["missing"] || ok["rank"] ||
+               ok["huge"] || ok["extra"]);
 
   // The instance goes on: the same batch of odd size again, from the plans it has.
   fake_triton::sent_responses().clear();
@@ -257,9 +272,10 @@ TEST_F(BackendHarness, OneExecutionWithMixedRequestsAnswersEachOnItsOwn) {
 }
 
 TEST_F(BackendHarness, AConfigurationThatContradictsTheModelFailsTheLoad) {
-  EXPECT_EQ(load("m", R"({"name":"m","max_batch_size":4,"input":[{"name":"x","data_type":"TYPE_FP32","dims":[3,-1,-1]}],)"
-                      R"("output":[{"name":"y","data_type":"TYPE_FP32","dims":[2,-1,-1]}]})"),
-            "model 'm', input 'x': 'dims' [3,-1,-1] differ from the model's [2,-1,-1] at dimension 1");
+  EXPECT_EQ(
+      load("m", R"({"name":"m","max_batch_size":4,"input":[{"name":"x","data_type":"TYPE_FP32","dims":[3,-1,-1]}],)"
+                R"("output":[{"name":"y","data_type":"TYPE_FP32","dims":[2,-1,-1]}]})"),
+      "model 'm', input 'x': 'dims' [3,-1,-1] differ from the model's [2,-1,-1] at dimension 1");
   EXPECT_THAT(load("m", R"({"name":"m","parameters":{"threads":{"string_value":"many"}}})"),
               HasSubstr("parameter 'threads' must be a whole number"));
 }
@@ -267,7 +283,8 @@ TEST_F(BackendHarness, AConfigurationThatContradictsTheModelFailsTheLoad) {
 TEST_F(BackendHarness, ADamagedOrMissingFileFailsWithMinirtsSentence) {
   std::string bytes = relu2_model();
   write_model("broken", bytes.substr(0, bytes.size() / 2));
-  EXPECT_THAT(load("broken", R"({"name":"broken"})"), HasSubstr("model 'broken' version 1: minirt could not load it: "));
+  EXPECT_THAT(load("broken", R"({"name":"broken"})"),
+              HasSubstr("model 'broken' version 1: minirt could not load it: "));
   fs::create_directories(dir_ / "empty");
   EXPECT_THAT(load("empty", R"({"name":"empty"})"), HasSubstr("1/model.onnx"));
 }
@@ -279,7 +296,8 @@ TEST_F(BackendHarness, AGpuInstanceWithoutAUsableGpuFailsOrFallsBackSayingWhy) {
   if (err.empty()) {
     // A machine with a usable GPU: the instance runs there.
     bool on_gpu = false;
-    for (const std::string& l : fake_triton::log_lines()) on_gpu = on_gpu || l.find("running on cuda") != std::string::npos;
+    for (const std::string& l : fake_triton::log_lines())
+      on_gpu = on_gpu || l.find("running on cuda") != std::string::npos;
     EXPECT_TRUE(on_gpu);
     return;
   }
@@ -291,7 +309,8 @@ TEST_F(BackendHarness, AGpuInstanceWithoutAUsableGpuFailsOrFallsBackSayingWhy) {
   ASSERT_EQ(start(a, TRITONSERVER_INSTANCEGROUPKIND_GPU), "");
   bool warned = false;
   for (const std::string& l : fake_triton::log_lines())
-    warned = warned || l.rfind("WARN minirt: model 'm' instance 'm_0' (KIND_GPU device 0): running on the CPU: ", 0) == 0;
+    warned =
+        warned || l.rfind("WARN minirt: model 'm' instance 'm_0' (KIND_GPU device 0): running on the CPU: ", 0) == 0;
   EXPECT_TRUE(warned);
 }
 

@@ -124,8 +124,8 @@ struct InstanceState {
   ModelState* model = nullptr;
   std::string name;
   std::unique_ptr<minirt::Session> session;
-  std::vector<minirt::Tensor> outputs;              // reused from run to run
-  std::vector<std::vector<unsigned char>> staging;  // one buffer per input, for gathered batches
+  std::vector<minirt::Tensor> outputs;               // reused from run to run
+  std::vector<std::vector<unsigned char>> staging;   // one buffer per input, for gathered batches
   std::vector<std::vector<unsigned char>> gathered;  // one per output: a batch run in pieces, put together
   std::vector<minirt::Tensor> gathered_tensors;
 };
@@ -151,6 +151,10 @@ TRITONSERVER_Error* read_request(const ModelConfig& config, Pending& p) {
   const bool batched = config.max_batch_size > 0;
   uint32_t count = 0;
   MINIRT_TRITON_RETURN_IF_ERROR(TRITONBACKEND_RequestInputCount(p.request, &count));
+  if (count > config.inputs.size())
+    return make_error(TRITONSERVER_ERROR_INVALID_ARG, "the request has " + std::to_string(count) +
+                                                          " inputs but the model takes " +
+                                                          std::to_string(config.inputs.size()));
   p.inputs.assign(config.inputs.size(), {});
   for (size_t i = 0; i < config.inputs.size(); ++i) {
     const TensorConfig& tc = config.inputs[i];
@@ -198,9 +202,15 @@ TRITONSERVER_Error* read_request(const ModelConfig& config, Pending& p) {
                           "input '" + tc.name + "' has batch " + std::to_string(shape[0]) + " but input '" +
                               config.inputs[0].name + "' has " + std::to_string(p.batch));
     }
-    int64_t numel = 1;
-    for (int64_t d : v.shape) numel *= d;
-    size_t want_bytes = static_cast<size_t>(numel) * minirt::dtype_size(tc.dtype);
+    uint64_t numel = 1;
+    bool overflow = false;
+    for (int64_t d : v.shape) overflow |= __builtin_mul_overflow(numel, static_cast<uint64_t>(d), &numel);
+    uint64_t want = 0;
+    overflow |= __builtin_mul_overflow(numel, static_cast<uint64_t>(minirt::dtype_size(tc.dtype)), &want);
+    if (overflow)
+      return make_error(TRITONSERVER_ERROR_INVALID_ARG,
+                        "input '" + tc.name + "' has shape " + shape_text(shape, rank) + ", too large to hold");
+    size_t want_bytes = static_cast<size_t>(want);
     if (byte_size != want_bytes)
       return make_error(TRITONSERVER_ERROR_INVALID_ARG, "input '" + tc.name + "' holds " + std::to_string(byte_size) +
                                                             " bytes but shape " + shape_text(shape, rank) + " of " +
@@ -433,7 +443,8 @@ void warm_up(const ModelState& ms, InstanceState& st) {
   double ms_taken = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
   minirt::TuningReport t = st.session->tuning_report();
   char buf[256];
-  std::snprintf(buf, sizeof buf, "%.1f ms, arena %.2f MiB; convolutions: %d, %d measured, %d from cache, %d heuristic, %d fixed",
+  std::snprintf(buf, sizeof buf,
+                "%.1f ms, arena %.2f MiB; convolutions: %d, %d measured, %d from cache, %d heuristic, %d fixed",
                 ms_taken, static_cast<double>(st.session->arena_bytes()) / (1 << 20), t.nodes, t.measured, t.from_cache,
                 t.heuristic, t.fixed);
   log(TRITONSERVER_LOG_INFO, who + ": warm-up run (" + shapes + ") planned and ran in " + buf +
@@ -466,7 +477,7 @@ std::string tensor_list(const std::vector<TensorConfig>& ts, bool batched) {
 
 extern "C" {
 
-TRITONBACKEND_ISPEC TRITONSERVER_Error* TRITONBACKEND_Initialize(TRITONBACKEND_Backend* backend) {
+static TRITONSERVER_Error* initialize_backend(TRITONBACKEND_Backend* backend) {
   uint32_t major = 0, minor = 0;
   MINIRT_TRITON_RETURN_IF_ERROR(TRITONBACKEND_ApiVersion(&major, &minor));
   if (major != TRITONBACKEND_API_VERSION_MAJOR || minor < TRITONBACKEND_API_VERSION_MINOR)
@@ -499,6 +510,14 @@ TRITONBACKEND_ISPEC TRITONSERVER_Error* TRITONBACKEND_Initialize(TRITONBACKEND_B
   return nullptr;
 }
 
+TRITONBACKEND_ISPEC TRITONSERVER_Error* TRITONBACKEND_Initialize(TRITONBACKEND_Backend* backend) {
+  try {
+    return initialize_backend(backend);
+  } catch (const std::exception& e) {
+    return make_error(TRITONSERVER_ERROR_INTERNAL, std::string("minirt backend: ") + e.what());
+  }
+}
+
 TRITONBACKEND_ISPEC TRITONSERVER_Error* TRITONBACKEND_Finalize(TRITONBACKEND_Backend* backend) {
   void* vstate = nullptr;
   MINIRT_TRITON_RETURN_IF_ERROR(TRITONBACKEND_BackendState(backend, &vstate));
@@ -506,7 +525,7 @@ TRITONBACKEND_ISPEC TRITONSERVER_Error* TRITONBACKEND_Finalize(TRITONBACKEND_Bac
   return nullptr;
 }
 
-TRITONBACKEND_ISPEC TRITONSERVER_Error* TRITONBACKEND_ModelInitialize(TRITONBACKEND_Model* model) {
+static TRITONSERVER_Error* initialize_model(TRITONBACKEND_Model* model) {
   auto state = std::make_unique<ModelState>();
   const char* name = nullptr;
   MINIRT_TRITON_RETURN_IF_ERROR(TRITONBACKEND_ModelName(model, &name));
@@ -568,6 +587,14 @@ TRITONBACKEND_ISPEC TRITONSERVER_Error* TRITONBACKEND_ModelInitialize(TRITONBACK
   return nullptr;
 }
 
+TRITONBACKEND_ISPEC TRITONSERVER_Error* TRITONBACKEND_ModelInitialize(TRITONBACKEND_Model* model) {
+  try {
+    return initialize_model(model);
+  } catch (const std::exception& e) {
+    return make_error(TRITONSERVER_ERROR_INTERNAL, std::string("minirt backend: ") + e.what());
+  }
+}
+
 TRITONBACKEND_ISPEC TRITONSERVER_Error* TRITONBACKEND_ModelFinalize(TRITONBACKEND_Model* model) {
   void* vstate = nullptr;
   MINIRT_TRITON_RETURN_IF_ERROR(TRITONBACKEND_ModelState(model, &vstate));
@@ -575,7 +602,7 @@ TRITONBACKEND_ISPEC TRITONSERVER_Error* TRITONBACKEND_ModelFinalize(TRITONBACKEN
   return nullptr;
 }
 
-TRITONBACKEND_ISPEC TRITONSERVER_Error* TRITONBACKEND_ModelInstanceInitialize(TRITONBACKEND_ModelInstance* instance) {
+static TRITONSERVER_Error* initialize_instance(TRITONBACKEND_ModelInstance* instance) {
   TRITONBACKEND_Model* model = nullptr;
   MINIRT_TRITON_RETURN_IF_ERROR(TRITONBACKEND_ModelInstanceModel(instance, &model));
   void* vmodel = nullptr;
@@ -630,6 +657,14 @@ TRITONBACKEND_ISPEC TRITONSERVER_Error* TRITONBACKEND_ModelInstanceInitialize(TR
   if (config.parameters.warmup) warm_up(*ms, *state);
   MINIRT_TRITON_RETURN_IF_ERROR(TRITONBACKEND_ModelInstanceSetState(instance, state.release()));
   return nullptr;
+}
+
+TRITONBACKEND_ISPEC TRITONSERVER_Error* TRITONBACKEND_ModelInstanceInitialize(TRITONBACKEND_ModelInstance* instance) {
+  try {
+    return initialize_instance(instance);
+  } catch (const std::exception& e) {
+    return make_error(TRITONSERVER_ERROR_INTERNAL, std::string("minirt backend: ") + e.what());
+  }
 }
 
 TRITONBACKEND_ISPEC TRITONSERVER_Error* TRITONBACKEND_ModelInstanceFinalize(TRITONBACKEND_ModelInstance* instance) {
