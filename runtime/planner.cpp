@@ -191,6 +191,11 @@ std::unique_ptr<Plan> make_plan(const Graph& model, const std::vector<const Tens
     if (st.blocked) st.block = cpu.channel_block();
   }
   plan->output_values = g.outputs;
+  // Folding made new tensors with the bytes another plan of the session may
+  // hold already (one set per batch size otherwise).
+  if (options.constants)
+    for (Value& v : g.values)
+      if (v.constant) v.constant = options.constants->intern(v.constant);
 
   // Memory spaces: 0 is the host (the CPU backend); then one per device backend.
   plan->spaces.push_back({&cpu, 0, 0});

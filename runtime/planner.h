@@ -9,6 +9,7 @@
 #pragma once
 
 #include "runtime/backend.h"
+#include "runtime/constant_cache.h"
 #include "runtime/graph.h"
 #include "runtime/tuner.h"
 
@@ -53,6 +54,9 @@ struct PlanOptions {
   // kernels can (runtime/passes/layout.cpp); with `optimize` and no device
   // backends only.
   bool blocked_layout = true;
+  // Shares the plan's constants with the other plans of the session that
+  // hold equal ones (runtime/constant_cache.h); null: each plan its own.
+  ConstantCache* constants = nullptr;
 };
 
 // A memory space: the host (index 0) or a device backend's memory.

@@ -87,6 +87,7 @@ struct Session::Impl {
   std::unique_ptr<ThreadPool> pool;
   std::unique_ptr<Backend> cpu;
   std::unique_ptr<Tuner> tuner;  // used under mu, while planning
+  ConstantCache constants;       // the plans' constants, one copy of each
   std::vector<size_t> value_inputs;  // model input indices that are shape operands
   // The run contexts' arenas come from here; declared before `idle`, so the
   // contexts give their blocks back before the pool goes.
@@ -264,7 +265,10 @@ std::shared_ptr<const PlanEntry> Session::Impl::plan_for(const std::vector<const
     return hit;
   }
   auto e = std::make_shared<PlanEntry>();
-  PlanOptions po{.optimize = options.optimize, .tuner = tuner.get(), .blocked_layout = options.layout == CpuLayout::kAuto};
+  PlanOptions po{.optimize = options.optimize,
+                 .tuner = tuner.get(),
+                 .blocked_layout = options.layout == CpuLayout::kAuto,
+                 .constants = &constants};
   for (const auto& d : devices) po.devices.push_back(d.get());
   e->plan = make_plan(model->impl().graph, inputs, *cpu, *pool, po);
   for (const Tensor* t : inputs) e->shapes.push_back(t->shape());

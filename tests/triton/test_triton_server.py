@@ -43,10 +43,19 @@ def tritonserver_binary():
     return os.path.join(os.path.dirname(pytriton.__file__), "tritonserver", "bin", "tritonserver")
 
 
-def free_port():
-    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
+def free_ports(n):
+    """n distinct free ports: the sockets stay bound until all are chosen (the
+    kernel may hand the same ephemeral port to two binds in a row)."""
+    socks = []
+    try:
+        for _ in range(n):
+            s = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+            s.bind(("127.0.0.1", 0))
+            socks.append(s)
+        return [s.getsockname()[1] for s in socks]
+    finally:
+        for s in socks:
+            s.close()
 
 
 def reference(model_path, feeds):
@@ -67,7 +76,7 @@ class Server:
     """One tritonserver process with its log in a file."""
 
     def __init__(self, repo, backend_dir, log_path, extra=()):
-        self.http_port, self.grpc_port, self.metrics_port = free_port(), free_port(), free_port()
+        self.http_port, self.grpc_port, self.metrics_port = free_ports(3)
         self.log_path = log_path
         cmd = [tritonserver_binary(), f"--model-repository={repo}", f"--backend-directory={backend_dir}",
                "--http-address=127.0.0.1", "--grpc-address=127.0.0.1", "--metrics-address=127.0.0.1",
