@@ -531,9 +531,11 @@ std::vector<DeviceTimes> SessionInternals::device_times(const Session& session) 
   return session.impl_->last_device_times;
 }
 
-std::string SessionInternals::placement(const Session& session) {
-  std::lock_guard<std::mutex> lock(session.impl_->mu);
-  return session.impl_->last_plan ? session.impl_->last_plan->plan->placement : std::string();
+std::string Session::placement() const {
+  std::lock_guard<std::mutex> lock(impl_->mu);
+  return impl_->last_plan ? impl_->last_plan->plan->placement : std::string();
 }
+
+std::string SessionInternals::placement(const Session& session) { return session.placement(); }
 
 }  // namespace minirt

@@ -62,10 +62,15 @@ struct Outcome {
 Outcome run_with(std::shared_ptr<FakeDevice> dev, CpuLayout layout = CpuLayout::kAuto) {
   Session s(cnn(), {.device = Device::kCpu, .threads = 1, .layout = layout});
   if (dev) SessionInternals::add_device(s, dev);
+  EXPECT_EQ(s.placement(), "");  // nothing planned yet
   Outcome r;
   r.out = s.run({{"x", input(1)}});
   r.report = s.plan_report();
-  r.placement = SessionInternals::placement(s);
+  r.placement = s.placement();
+  EXPECT_EQ(r.placement, SessionInternals::placement(s));
+  if (!dev) {
+    EXPECT_EQ(r.placement, "");  // the CPU alone: nothing to say
+  }
   return r;
 }
 

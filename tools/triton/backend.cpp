@@ -447,8 +447,10 @@ void warm_up(const ModelState& ms, InstanceState& st) {
                 "%.1f ms, arena %.2f MiB; convolutions: %d, %d measured, %d from cache, %d heuristic, %d fixed",
                 ms_taken, static_cast<double>(st.session->arena_bytes()) / (1 << 20), t.nodes, t.measured, t.from_cache,
                 t.heuristic, t.fixed);
+  std::string placement = st.session->placement();
   log(TRITONSERVER_LOG_INFO, who + ": warm-up run (" + shapes + ") planned and ran in " + buf +
-                                 (t.cache_path.empty() ? std::string() : " (algorithm cache " + t.cache_path + ")"));
+                                 (t.cache_path.empty() ? std::string() : " (algorithm cache " + t.cache_path + ")") +
+                                 (placement.empty() ? std::string() : "; " + placement));
   for (const std::string& note : t.log) log(TRITONSERVER_LOG_WARN, who + ": tuning: " + note);
 }
 

@@ -190,6 +190,10 @@ class MINIRT_API Session {
   size_t arena_bytes() const;
   // Number of plans made so far (one per new input signature).
   int plans_made() const;
+  // Where the last plan's nodes run when the session has a GPU: "placed N
+  // nodes on <the GPU backend>, M nodes on cpu (<op>: <why not on the GPU>,
+  // ...)"; empty on the CPU alone, and before the first run.
+  std::string placement() const;
   // Timings of the steps of the last finished run (when options.profile is set).
   std::vector<StepTiming> last_profile() const;
   // What choosing algorithms did in all plans so far: each choice, the
