@@ -3,6 +3,7 @@
 #include "tests/triton/fake_triton.h"
 
 #include <cstring>
+#include <utility>
 
 namespace fake_triton {
 
@@ -27,6 +28,15 @@ namespace {
 
 TRITONSERVER_Error* fail(TRITONSERVER_Error_Code code, const std::string& m) { return new TRITONSERVER_Error{code, m}; }
 
+// Triton's own names of its data types.
+constexpr std::pair<TRITONSERVER_DataType, const char*> kTypeNames[] = {
+    {TRITONSERVER_TYPE_BOOL, "BOOL"},     {TRITONSERVER_TYPE_UINT8, "UINT8"},   {TRITONSERVER_TYPE_UINT16, "UINT16"},
+    {TRITONSERVER_TYPE_UINT32, "UINT32"}, {TRITONSERVER_TYPE_UINT64, "UINT64"}, {TRITONSERVER_TYPE_INT8, "INT8"},
+    {TRITONSERVER_TYPE_INT16, "INT16"},   {TRITONSERVER_TYPE_INT32, "INT32"},   {TRITONSERVER_TYPE_INT64, "INT64"},
+    {TRITONSERVER_TYPE_FP16, "FP16"},     {TRITONSERVER_TYPE_FP32, "FP32"},     {TRITONSERVER_TYPE_FP64, "FP64"},
+    {TRITONSERVER_TYPE_BYTES, "BYTES"},   {TRITONSERVER_TYPE_BF16, "BF16"},
+};
+
 }  // namespace
 
 extern "C" {
@@ -37,24 +47,15 @@ TRITONSERVER_Error_Code TRITONSERVER_ErrorCode(TRITONSERVER_Error* error) { retu
 const char* TRITONSERVER_ErrorMessage(TRITONSERVER_Error* error) { return error->message.c_str(); }
 
 const char* TRITONSERVER_DataTypeString(TRITONSERVER_DataType t) {
-  switch (t) {
-    case TRITONSERVER_TYPE_BOOL:
-      return "BOOL";
-    case TRITONSERVER_TYPE_UINT8:
-      return "UINT8";
-    case TRITONSERVER_TYPE_INT32:
-      return "INT32";
-    case TRITONSERVER_TYPE_INT64:
-      return "INT64";
-    case TRITONSERVER_TYPE_FP16:
-      return "FP16";
-    case TRITONSERVER_TYPE_FP32:
-      return "FP32";
-    case TRITONSERVER_TYPE_FP64:
-      return "FP64";
-    default:
-      return "<other>";
-  }
+  for (const auto& [type, name] : kTypeNames)
+    if (type == t) return name;
+  return "<invalid>";
+}
+
+TRITONSERVER_DataType TRITONSERVER_StringToDataType(const char* dtype) {
+  for (const auto& [type, name] : kTypeNames)
+    if (std::strcmp(name, dtype) == 0) return type;
+  return TRITONSERVER_TYPE_INVALID;
 }
 
 TRITONSERVER_Error* TRITONSERVER_LogMessage(TRITONSERVER_LogLevel level, const char*, const int, const char* msg) {

@@ -60,30 +60,14 @@ uint64_t now_ns() {
           .count());
 }
 
-struct TypePair {
-  DType dtype;
-  TRITONSERVER_DataType triton;
-};
-constexpr TypePair kTypes[] = {
-    {DType::kFloat32, TRITONSERVER_TYPE_FP32},  {DType::kFloat16, TRITONSERVER_TYPE_FP16},
-    {DType::kFloat64, TRITONSERVER_TYPE_FP64},  {DType::kBFloat16, TRITONSERVER_TYPE_BF16},
-    {DType::kInt8, TRITONSERVER_TYPE_INT8},     {DType::kInt16, TRITONSERVER_TYPE_INT16},
-    {DType::kInt32, TRITONSERVER_TYPE_INT32},   {DType::kInt64, TRITONSERVER_TYPE_INT64},
-    {DType::kUInt8, TRITONSERVER_TYPE_UINT8},   {DType::kUInt16, TRITONSERVER_TYPE_UINT16},
-    {DType::kUInt32, TRITONSERVER_TYPE_UINT32}, {DType::kUInt64, TRITONSERVER_TYPE_UINT64},
-    {DType::kBool, TRITONSERVER_TYPE_BOOL},
-};
-
+// Triton's data type names are the configuration's without "TYPE_"; the one
+// table of DTypes and names is model_config.cpp's.
 TRITONSERVER_DataType to_triton(DType t) {
-  for (const TypePair& p : kTypes)
-    if (p.dtype == t) return p.triton;
-  return TRITONSERVER_TYPE_INVALID;
+  return TRITONSERVER_StringToDataType(minirt::triton::config_type_name(t) + 5);
 }
 
 DType from_triton(TRITONSERVER_DataType t) {
-  for (const TypePair& p : kTypes)
-    if (p.triton == t) return p.dtype;
-  return DType::kUndefined;
+  return minirt::triton::dtype_from_config_name(std::string("TYPE_") + TRITONSERVER_DataTypeString(t));
 }
 
 std::string shape_text(const int64_t* shape, uint32_t rank) {
@@ -454,6 +438,17 @@ void warm_up(const ModelState& ms, InstanceState& st) {
   for (const std::string& note : t.log) log(TRITONSERVER_LOG_WARN, who + ": tuning: " + note);
 }
 
+// An entry point's work, with any exception turned into an error for Triton
+// (none may cross the C API).
+template <typename F>
+TRITONSERVER_Error* guarded(F&& work) {
+  try {
+    return work();
+  } catch (const std::exception& e) {
+    return make_error(TRITONSERVER_ERROR_INTERNAL, std::string("minirt backend: ") + e.what());
+  }
+}
+
 const char* kind_name(TRITONSERVER_InstanceGroupKind k) {
   switch (k) {
     case TRITONSERVER_INSTANCEGROUPKIND_CPU:
@@ -513,11 +508,7 @@ static TRITONSERVER_Error* initialize_backend(TRITONBACKEND_Backend* backend) {
 }
 
 TRITONBACKEND_ISPEC TRITONSERVER_Error* TRITONBACKEND_Initialize(TRITONBACKEND_Backend* backend) {
-  try {
-    return initialize_backend(backend);
-  } catch (const std::exception& e) {
-    return make_error(TRITONSERVER_ERROR_INTERNAL, std::string("minirt backend: ") + e.what());
-  }
+  return guarded([&] { return initialize_backend(backend); });
 }
 
 TRITONBACKEND_ISPEC TRITONSERVER_Error* TRITONBACKEND_Finalize(TRITONBACKEND_Backend* backend) {
@@ -590,11 +581,7 @@ static TRITONSERVER_Error* initialize_model(TRITONBACKEND_Model* model) {
 }
 
 TRITONBACKEND_ISPEC TRITONSERVER_Error* TRITONBACKEND_ModelInitialize(TRITONBACKEND_Model* model) {
-  try {
-    return initialize_model(model);
-  } catch (const std::exception& e) {
-    return make_error(TRITONSERVER_ERROR_INTERNAL, std::string("minirt backend: ") + e.what());
-  }
+  return guarded([&] { return initialize_model(model); });
 }
 
 TRITONBACKEND_ISPEC TRITONSERVER_Error* TRITONBACKEND_ModelFinalize(TRITONBACKEND_Model* model) {
@@ -634,11 +621,7 @@ static TRITONSERVER_Error* initialize_instance(TRITONBACKEND_ModelInstance* inst
       return make_error(TRITONSERVER_ERROR_INVALID_ARG, e.what());
     }
   }
-  minirt::triton::InstanceKind ik = kind == TRITONSERVER_INSTANCEGROUPKIND_CPU   ? minirt::triton::InstanceKind::kCpu
-                                    : kind == TRITONSERVER_INSTANCEGROUPKIND_GPU ? minirt::triton::InstanceKind::kGpu
-                                    : kind == TRITONSERVER_INSTANCEGROUPKIND_MODEL
-                                        ? minirt::triton::InstanceKind::kModel
-                                        : minirt::triton::InstanceKind::kAuto;
+  minirt::triton::InstanceKind ik = minirt::triton::instance_kind_from_name(kind_name(kind));
   minirt::SessionOptions options;
   try {
     options = minirt::triton::instance_options(config, ik, device_id, std::thread::hardware_concurrency());
@@ -662,11 +645,7 @@ static TRITONSERVER_Error* initialize_instance(TRITONBACKEND_ModelInstance* inst
 }
 
 TRITONBACKEND_ISPEC TRITONSERVER_Error* TRITONBACKEND_ModelInstanceInitialize(TRITONBACKEND_ModelInstance* instance) {
-  try {
-    return initialize_instance(instance);
-  } catch (const std::exception& e) {
-    return make_error(TRITONSERVER_ERROR_INTERNAL, std::string("minirt backend: ") + e.what());
-  }
+  return guarded([&] { return initialize_instance(instance); });
 }
 
 TRITONBACKEND_ISPEC TRITONSERVER_Error* TRITONBACKEND_ModelInstanceFinalize(TRITONBACKEND_ModelInstance* instance) {
