@@ -1,5 +1,7 @@
 #include "runtime/memory_pool.h"
 
+#include "runtime/host_resources.h"
+
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
@@ -68,18 +70,12 @@ void* HostAllocator::allocate(size_t bytes) {
 
 void HostAllocator::deallocate(void* p, size_t) { std::free(p); }
 
-size_t HostAllocator::free_memory() const {
-  std::ifstream f("/proc/meminfo");
-  std::string key;
-  while (f >> key) {
-    if (key == "MemAvailable:") {
-      unsigned long long kib = 0;
-      if (f >> kib) return static_cast<size_t>(kib) * 1024;
-      return 0;
-    }
-    f.ignore(std::numeric_limits<std::streamsize>::max(), '\n');
-  }
-  return 0;
+size_t HostAllocator::free_memory() const { return memory_room().available(); }
+
+size_t HostAllocator::backed_room(std::string* detail) const {
+  MemoryRoom m = memory_room();
+  if (detail) *detail = m.describe();
+  return m.available();
 }
 
 // ---- CappedAllocator ----
@@ -274,6 +270,17 @@ void* MemoryPool::try_allocate(size_t size) {
     }
     seg = options_.policy == PoolPolicy::kPreallocate ? cap - reserved_ : std::min(seg, cap - reserved_);
   }
+  // A segment the host would grant but not back ends in the OOM killer
+  // later: refuse it now with a sentence.
+  std::string detail;
+  if (size_t room = raw_->backed_room(&detail)) {
+    if (size > room) {
+      shortfall_ = Shortfall::kBacked;
+      shortfall_room_ = detail;
+      return nullptr;
+    }
+    seg = std::min(seg, room);
+  }
   Block* b = add_segment(seg);
   if (!b && seg > size) {
     seg = size;  // the rounded segment was refused; the exact size may still fit
@@ -413,6 +420,12 @@ std::string MemoryPool::oom_sentence(size_t bytes, std::string_view what) const 
          std::string(by_limit ? "raise the memory limit (" + limit_option + ")"
                               : "preallocate a larger fraction (--memory-policy preallocate:FRACTION)") +
          ", or the grow policy (" + grow_option + ")";
+    return m;
+  }
+  if (shortfall_ == Shortfall::kBacked) {
+    m += "; this process can get only " + shortfall_room_ + ", less than this request" +
+         "; use a smaller batch or input shape, fewer concurrent runs, or give the process more memory";
+    if (!options_.limit) m += " (a memory limit, " + limit_option + ", keeps the session within a budget)";
     return m;
   }
   if (shortfall_ == Shortfall::kLimit) {

@@ -56,15 +56,27 @@ class RawAllocator {
   virtual size_t free_memory() const = 0;
   // What the memory is, for messages: "host memory", "cuda:0 memory".
   virtual std::string name() const = 0;
+  // For a source that grants more than it can back (the host under Linux's
+  // overcommit: the allocation succeeds, the process is killed when it
+  // touches the memory): the bytes it can really give now, and in `detail`
+  // where that number comes from. 0: the source refuses what it cannot give.
+  virtual size_t backed_room(std::string* detail) const {
+    (void)detail;
+    return 0;
+  }
 };
 
-// Host memory, 64-byte aligned; free memory is MemAvailable from /proc/meminfo.
+// Host memory, 64-byte aligned. Free memory, and the room segments are
+// checked against before they are reserved, is the least of MemAvailable, the
+// cgroup's memory limit less its usage and ulimit -v less the address space
+// in use (runtime/host_resources.h).
 class HostAllocator final : public RawAllocator {
  public:
   void* allocate(size_t bytes) override;
   void deallocate(void* p, size_t bytes) override;
   size_t free_memory() const override;
   std::string name() const override { return "host memory"; }
+  size_t backed_room(std::string* detail) const override;
 };
 
 // For tests: host memory under a cap, with counters, and failures on demand.
@@ -183,7 +195,7 @@ class MemoryPool {
     bool operator()(const Block* a, size_t s) const { return a->size < s; }
     bool operator()(size_t s, const Block* b) const { return s < b->size; }
   };
-  enum class Shortfall { kNone, kLimit, kRaw };
+  enum class Shortfall { kNone, kLimit, kRaw, kBacked };
 
   void* try_allocate(size_t size);
   Block* add_segment(size_t size);
@@ -206,6 +218,7 @@ class MemoryPool {
   uint64_t allocations_ = 0, frees_ = 0, segment_allocations_ = 0, segment_releases_ = 0, failures_ = 0;
   Shortfall shortfall_ = Shortfall::kNone;  // why the last try_allocate failed
   size_t shortfall_segment_ = 0;            // the segment the raw allocator refused
+  std::string shortfall_room_;              // kBacked: what the raw allocator could back, in words
 };
 
 // "1.50 MiB", "12.0 KiB", "512 B".

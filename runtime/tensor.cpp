@@ -1,6 +1,8 @@
 #include <minirt/error.h>
 #include <minirt/tensor.h>
 
+#include "runtime/host_resources.h"
+
 #include <cstdlib>
 #include <cstring>
 #include <limits>
@@ -17,6 +19,8 @@ const char* error_code_name(ErrorCode code) {
     case ErrorCode::kOutOfMemory: return "out of memory";
     case ErrorCode::kDeviceUnavailable: return "device unavailable";
     case ErrorCode::kInternal: return "internal error";
+    case ErrorCode::kResourceExhausted: return "resource exhausted";
+    case ErrorCode::kDeadlineExceeded: return "deadline exceeded";
   }
   return "error";
 }
@@ -109,6 +113,7 @@ Tensor Tensor::zeros(DType dtype, Shape shape) {
   size_t bytes = checked_bytes(dtype, shape);
   size_t alloc = ((bytes + 63) / 64) * 64;
   if (alloc == 0) alloc = 64;
+  if (alloc >= kHostRoomCheckBytes) check_host_room(alloc, "a tensor of shape " + shape_str(shape));
   void* p = std::aligned_alloc(64, alloc);
   if (!p) throw Error(ErrorCode::kOutOfMemory, "could not allocate " + std::to_string(bytes) + " bytes for a tensor of shape " + shape_str(shape));
   std::memset(p, 0, alloc);

@@ -1,7 +1,11 @@
 #include "runtime/thread_pool.h"
 
+#include <minirt/error.h>
+
 #include <algorithm>
 #include <chrono>
+#include <string>
+#include <system_error>
 
 #if defined(__x86_64__) || defined(__i386__)
 #include <immintrin.h>
@@ -33,24 +37,42 @@ inline void backoff(int polls) {
 }
 }  // namespace
 
-int ThreadPool::hardware_threads() {
-  unsigned n = std::thread::hardware_concurrency();
-  return n == 0 ? 1 : static_cast<int>(n);
-}
-
-ThreadPool::ThreadPool(int threads) {
-  int extra = std::max(threads, 1) - 1;
+ThreadPool::ThreadPool(int threads, int start_limit) {
+  const int extra = std::max(threads, 1) - 1;
   workers_.reserve(extra);
-  for (int i = 0; i < extra; ++i) workers_.emplace_back([this] { worker_loop(); });
+  std::string why;
+  try {
+    for (int i = 0; i < extra; ++i) {
+      if (start_limit >= 0 && i >= start_limit)
+        throw std::system_error(std::make_error_code(std::errc::resource_unavailable_try_again),
+                                "the test's start limit");
+      workers_.emplace_back([this] { worker_loop(); });
+    }
+  } catch (const std::exception& e) {
+    why = e.what();
+  }
+  if (why.empty()) return;
+  // The workers already started are stopped and joined, so that nothing is
+  // left running (a std::thread destroyed while joinable would terminate).
+  const int started = static_cast<int>(workers_.size()) + 1;
+  stop_workers();
+  throw Error(ErrorCode::kResourceExhausted,
+              "could not start the thread pool: asked for " + std::to_string(threads) + " threads (the caller and " +
+                  std::to_string(extra) + " workers), the system let " + std::to_string(started) + " run (" + why +
+                  "); the process or user may be at its limit of processes and threads (ulimit -u, a cgroup's "
+                  "pids.max) or of memory for thread stacks; use fewer threads (--threads, SessionOptions::threads)");
 }
 
-ThreadPool::~ThreadPool() {
+ThreadPool::~ThreadPool() { stop_workers(); }
+
+void ThreadPool::stop_workers() {
   {
     std::lock_guard<std::mutex> lock(mu_);
     stop_ = true;
   }
   wake_.notify_all();
   for (auto& t : workers_) t.join();
+  workers_.clear();
 }
 
 int64_t ThreadPool::take_chunks() {

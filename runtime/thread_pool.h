@@ -42,7 +42,12 @@ class RangeFn {
 
 class ThreadPool {
  public:
-  explicit ThreadPool(int threads);
+  // Starts threads - 1 workers. When the system refuses a thread (the
+  // process limit, memory for stacks), the workers already started are
+  // joined and Error(kResourceExhausted) says how many were asked for, how
+  // many ran and why. `start_limit` >= 0 makes the pool refuse to start more
+  // than that many workers, as the system would (tests).
+  explicit ThreadPool(int threads, int start_limit = -1);
   ~ThreadPool();
   ThreadPool(const ThreadPool&) = delete;
   ThreadPool& operator=(const ThreadPool&) = delete;
@@ -57,11 +62,10 @@ class ThreadPool {
     run(n, grain, r);
   }
 
-  static int hardware_threads();
-
  private:
   void run(int64_t n, int64_t grain, RangeFn fn);
   void worker_loop();
+  void stop_workers();
   // Takes chunks of the current job until none is left; returns how many it ran.
   int64_t take_chunks();
 

@@ -1,5 +1,6 @@
 #include "runtime/tuner.h"
 
+#include "runtime/host_resources.h"
 #include "runtime/memory_pool.h"
 #include "runtime/ops/conv.h"
 
@@ -200,6 +201,7 @@ std::shared_ptr<void> KernelBench::alloc(size_t bytes) {
     void* q = a ? a->allocate(n) : nullptr;
     if (q) p = std::shared_ptr<void>(q, [a, n](void* r) { a->deallocate(r, n); });
   } else {
+    if (n >= kHostRoomCheckBytes) check_host_room(n, node_context(g_, n_) + "measuring algorithms");
     void* q = std::aligned_alloc(64, n);
     if (q) p = std::shared_ptr<void>(q, [](void* r) { std::free(r); });
   }
@@ -340,6 +342,7 @@ std::map<int, std::string> Tuner::tune(const Graph& g, const std::vector<std::pa
                                        ThreadPool& pool) {
   started_ = Clock::now();
   progress_shown_ = false;
+  deadline_noted_ = false;
   struct Todo {
     int node;
     const Backend* backend;
@@ -478,6 +481,18 @@ TuningChoice Tuner::choose(const Graph& g, const Node& n, const Backend& b, cons
     cache();  // read now, so that its warnings come before the choices
   }
 
+  // Past the run's deadline: no measuring; the heuristic's pick, not
+  // remembered, so a later plan without the hurry measures it.
+  if (deadline_ && Clock::now() > *deadline_) {
+    if (!deadline_noted_) {
+      deadline_noted_ = true;
+      log("the run's time limit (SessionOptions::run_timeout_seconds) passed while choosing algorithms; the rest of "
+          "this plan takes the heuristic's picks, unmeasured and not cached");
+    }
+    const AlgorithmOption* h = find(c.heuristic);
+    take(allowed(h) ? h : fallback(), ChoiceSource::kHeuristic);
+    return c;
+  }
   Measured m = measure(g, n, b, opts, pool);
   c.candidates = m.candidates;
   if (!m.ok) {

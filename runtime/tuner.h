@@ -33,6 +33,7 @@
 #include <functional>
 #include <map>
 #include <memory>
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -71,6 +72,11 @@ class Tuner {
   // Every record, the counters and the log so far.
   const TuningReport& report() const { return report_; }
   const TunerOptions& options() const { return options_; }
+  // While set (by the session, for one plan), choices that would need
+  // measuring after this time take the heuristic's pick instead.
+  void set_deadline(const std::chrono::steady_clock::time_point* deadline) {
+    deadline_ = deadline ? std::optional(*deadline) : std::nullopt;
+  }
 
  private:
   struct Measured {
@@ -96,6 +102,8 @@ class Tuner {
   std::map<std::string, bool> retune_noted_;          // other contexts already mentioned
   std::chrono::steady_clock::time_point started_;
   bool progress_shown_ = false;
+  std::optional<std::chrono::steady_clock::time_point> deadline_;
+  bool deadline_noted_ = false;
 };
 
 // The cache key's problem for a node: every parameter the choice depends on,

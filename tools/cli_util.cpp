@@ -61,3 +61,17 @@ std::string json_str(const std::string& s) {
 }
 
 }  // namespace minirt::tools
+
+namespace minirt::tools {
+
+std::string threads_problem(long threads) {
+  const int ceiling = max_threads();
+  if (threads >= 0 && threads <= ceiling) return "";
+  if (threads < 0) return "--threads " + std::to_string(threads) + " is negative; give 1 to " + std::to_string(ceiling) + ", or 0 for all usable cores";
+  return "--threads " + std::to_string(threads) + " is more than the ceiling of " + std::to_string(ceiling) +
+         " threads (4 x the " + std::to_string(usable_cores()) +
+         " cores this process may use, at least 8, at most 1024); give 1 to " + std::to_string(ceiling) +
+         ", or 0 for all usable cores";
+}
+
+}  // namespace minirt::tools

@@ -32,6 +32,10 @@ std::optional<TuningChoiceText> parse_tuning(const std::string& text);
 // allowed) as bytes; nullopt for anything else.
 std::optional<size_t> parse_size(const std::string& text);
 
+// "" when `threads` (from --threads) is within minirt::max_threads(), else
+// the sentence saying why not: the value, the ceiling, the cores seen.
+std::string threads_problem(long threads);
+
 // A JSON string literal, quotes included.
 std::string json_str(const std::string& s);
 

@@ -15,6 +15,7 @@
 #include <minirt/minirt.h>
 
 #include "loaders/onnx/onnx_loader.h"
+#include "tools/cli_util.h"
 
 #include <algorithm>
 #include <cmath>
@@ -189,7 +190,18 @@ int main(int argc, char** argv) {
     } else if (a == "--filter") opt.filter = next();
     else if (a == "--rtol") opt.rtol = std::atof(next().c_str());
     else if (a == "--atol") opt.atol = std::atof(next().c_str());
-    else if (a == "--threads") opt.threads = std::atoi(next().c_str());
+    else if (a == "--threads") {
+      std::string v = next();
+      char* end = nullptr;
+      long t = std::strtol(v.c_str(), &end, 10);
+      std::string why = v.empty() || *end ? "--threads expects a whole number, got '" + v + "'"
+                                          : minirt::tools::threads_problem(t);
+      if (!why.empty()) {
+        std::fprintf(stderr, "minirt-conformance: %s\n", why.c_str());
+        return 2;
+      }
+      opt.threads = static_cast<int>(t);
+    }
     else if (a == "--expect-skips") opt.expect_skips = next();
     else if (a == "--write-skips") opt.write_skips = next();
     else if (a == "--known-differences") opt.known = next();

@@ -47,7 +47,8 @@ Nothing is written to the algorithm cache.
 
 options
   --shape NAME=1x3x224x224  shape for a model input with symbolic dimensions (others: 1)
-  --threads N             intra-op threads (default: all cores)
+  --threads N             intra-op threads (default, or 0: every core this process may use);
+                          at most 4 x those cores (at least 8, never more than 1024)
   --device cpu|cuda|auto  where to measure (default auto: the GPU when usable, else the CPU)
   --math fp32|tf32        the GPU's math (tf32 adds the tensor-core candidates)
   --workspace-limit SIZE  candidates needing more scratch are skipped (bytes, or K, M, G suffix; 0: none)
@@ -148,7 +149,10 @@ Args parse_args(int argc, char** argv) {
       } catch (const Error& e) {
         throw UsageError(std::string("--shape ") + e.what());
       }
-    } else if (s == "--threads") a.threads = to_int(s, next(), 1);
+    } else if (s == "--threads") {
+      a.threads = to_int(s, next(), 0);
+      if (std::string why = tools::threads_problem(a.threads); !why.empty()) throw UsageError(why);
+    }
     else if (s == "--device") {
       std::string v = next();
       if (v == "cpu") a.device = Device::kCpu;

@@ -10,12 +10,14 @@
 
 #include <algorithm>
 #include <cctype>
+#include <cerrno>
 #include <chrono>
 #include <cmath>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
 #include <iostream>
+#include <limits>
 #include <map>
 #include <random>
 #include <sstream>
@@ -34,7 +36,18 @@ enum Exit {
   kRunError = 3,     // bad inputs, or a failure while planning or running
   kDeviceError = 4,  // --device cuda and no usable GPU backend
   kOutputError = 5,  // an output or profile file could not be written
+  kResources = 6,    // the system would not start the threads asked for
+  kDeadline = 7,     // a run took longer than --run-timeout
 };
+
+// The exit code of an error from planning or running.
+int run_exit(const Error& e) {
+  switch (e.code()) {
+    case ErrorCode::kResourceExhausted: return kResources;
+    case ErrorCode::kDeadlineExceeded: return kDeadline;
+    default: return kRunError;
+  }
+}
 
 const char* kHelp = R"(usage: runmodel MODEL.onnx [options]
 
@@ -55,7 +68,11 @@ timing
   --iterations N          timed runs (default 10)
   --duration SECONDS      keep timing until this much time has passed; the later of
                           --iterations and --duration ends the run
-  --threads N             intra-op threads (default: all cores)
+  --threads N             intra-op threads (default, or 0: every core this process may use, from its
+                          CPU affinity and cgroup CPU quota); at most 4 x those cores (at least 8,
+                          never more than 1024): more is refused (exit 1)
+  --run-timeout SECONDS   the most one run may take, planning included; a run past it stops
+                          between two steps (exit 7). 0: no limit (default)
 execution
   --device cpu|cuda|auto  where to run (default auto: the GPU when usable, else the CPU, saying why)
   --math fp32|tf32        the GPU's math for convolutions and matrix products (default fp32;
@@ -97,6 +114,10 @@ exit status
   3  the model could not be run (bad input, or an error while planning or running)
   4  --device cuda was asked for and no usable GPU backend exists
   5  an output or profile file could not be written
+  6  the system would not start the threads asked for (ulimit -u, a cgroup's pids.max)
+  7  a run took longer than --run-timeout
+  A plan whose memory exceeds what the process can get (MemAvailable, the cgroup's memory
+  limit, ulimit -v, --memory-limit) is refused with exit 3 before the memory is touched.
 )";
 
 struct Args {
@@ -110,6 +131,7 @@ struct Args {
   int iterations = 10;
   double duration = 0;
   int threads = 0;
+  double run_timeout = 0;
   Device device = Device::kAuto;
   MathMode math = MathMode::kFp32;
   bool optimize = true;
@@ -134,8 +156,12 @@ struct UsageError : std::runtime_error {
 
 int to_int(const std::string& opt, const std::string& v, int lo) {
   char* end = nullptr;
+  errno = 0;
   long x = std::strtol(v.c_str(), &end, 10);
   if (v.empty() || *end || x < lo) throw UsageError(opt + " expects an integer >= " + std::to_string(lo) + ", got '" + v + "'");
+  if (errno == ERANGE || x > std::numeric_limits<int>::max())
+    throw UsageError(opt + " expects an integer up to " + std::to_string(std::numeric_limits<int>::max()) + ", got '" +
+                     v + "'");
   return static_cast<int>(x);
 }
 
@@ -182,7 +208,14 @@ Args parse_args(int argc, char** argv) {
       char* end = nullptr;
       a.duration = std::strtod(v.c_str(), &end);
       if (v.empty() || *end || a.duration < 0) throw UsageError("--duration expects seconds >= 0, got '" + v + "'");
-    } else if (s == "--threads") a.threads = to_int(s, next(), 1);
+    } else if (s == "--threads") a.threads = to_int(s, next(), 0);
+    else if (s == "--run-timeout") {
+      std::string v = next();
+      char* end = nullptr;
+      a.run_timeout = std::strtod(v.c_str(), &end);
+      if (v.empty() || *end || !(a.run_timeout >= 0) || !std::isfinite(a.run_timeout))
+        throw UsageError("--run-timeout expects seconds >= 0, got '" + v + "'");
+    }
     else if (s == "--device") {
       std::string v = next();
       if (v == "cpu") a.device = Device::kCpu;
@@ -328,6 +361,11 @@ int run(const Args& a) {
   using clock = std::chrono::steady_clock;
   auto ms = [](clock::duration d) { return std::chrono::duration<double, std::milli>(d).count(); };
 
+  // A thread count past the ceiling is a typo: said before anything is loaded.
+  if (std::string why = tools::threads_problem(a.threads); !why.empty()) {
+    std::fprintf(stderr, "runmodel: %s\n(see runmodel --help)\n", why.c_str());
+    return kUsage;
+  }
   auto t0 = clock::now();
   std::shared_ptr<const Model> model;
   try {
@@ -342,6 +380,7 @@ int run(const Args& a) {
   so.device = a.device;
   so.math = a.math;
   so.threads = a.threads;
+  so.run_timeout_seconds = a.run_timeout;
   so.optimize = a.optimize;
   so.layout = a.layout;
   so.profile = !a.profile.empty();
@@ -357,7 +396,9 @@ int run(const Args& a) {
     session = std::make_unique<Session>(model, so);
   } catch (const Error& e) {
     std::fprintf(stderr, "runmodel: %s\n", e.what());
-    return e.code() == ErrorCode::kDeviceUnavailable ? kDeviceError : kRunError;
+    if (e.code() == ErrorCode::kDeviceUnavailable) return kDeviceError;
+    if (e.code() == ErrorCode::kInvalidArgument) return kUsage;  // a setting the library refuses
+    return run_exit(e);
   }
 
   // Inputs: files where given, else seeded random data of the declared shape.
@@ -439,7 +480,7 @@ int run(const Args& a) {
   } catch (const Error& e) {
     print_tuning_log(*session, a.verbose);
     std::fprintf(stderr, "runmodel: %s\n", e.what());
-    return kRunError;
+    return run_exit(e);
   }
   const TuningReport tuning = print_tuning_log(*session, a.verbose);
 

@@ -8,6 +8,11 @@
 
 #include "kernels/cpu/vmath.h"
 
+#include <minirt/error.h>
+
+#include "runtime/host_resources.h"
+#include "runtime/memory_pool.h"
+
 #include <algorithm>
 #include <array>
 #include <atomic>
@@ -143,9 +148,14 @@ SgemmTile sgemm_tile(SgemmIsa isa) {
 
 AlignedFloats::AlignedFloats(size_t n) : n_(n) {
   if (n == 0) return;
+  if (n > (std::numeric_limits<size_t>::max() - 63) / sizeof(float))
+    throw Error(ErrorCode::kOutOfMemory, "cannot allocate " + std::to_string(n) + " floats of packed weights or scratch");
   size_t bytes = (n * sizeof(float) + 63) / 64 * 64;
+  check_host_room(bytes, "packed weights or scratch of a CPU kernel");
   p_.reset(static_cast<float*>(std::aligned_alloc(64, bytes)));
-  if (!p_) throw std::bad_alloc();
+  if (!p_)
+    throw Error(ErrorCode::kOutOfMemory, "cannot allocate " + format_bytes(bytes) +
+                                             " for packed weights or scratch of a CPU kernel: the system refused it");
 }
 void AlignedFloats::Free::operator()(float* p) const { std::free(p); }
 

@@ -6,13 +6,16 @@
 #include "runtime/gpu/gate.h"
 #include "runtime/gpu/module.h"
 #include "runtime/gpu/probe.h"
+#include "runtime/host_resources.h"
 #include "runtime/memory_pool.h"
 #include "runtime/planner.h"
 #include "runtime/tuner.h"
 
 #include <chrono>
+#include <cmath>
 #include <cstring>
 #include <mutex>
+#include <new>
 
 namespace minirt {
 
@@ -77,6 +80,14 @@ struct RunContext {
 
 constexpr size_t kMaxPlans = 8;  // input signatures remembered per session
 
+using Clock = std::chrono::steady_clock;
+
+std::string seconds_text(double s) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.3g s", s);
+  return buf;
+}
+
 }  // namespace
 
 struct Session::Impl {
@@ -106,18 +117,24 @@ struct Session::Impl {
 
   void choose_device(const SessionOptions& options);
 
-  std::shared_ptr<const PlanEntry> plan_for(const std::vector<const Tensor*>& inputs);
+  std::shared_ptr<const PlanEntry> plan_for(const std::vector<const Tensor*>& inputs, const Clock::time_point* deadline);
   bool matches(const PlanEntry& e, const std::vector<const Tensor*>& inputs) const;
   void bind(RunContext& ctx, std::shared_ptr<const PlanEntry> entry);
   void grow(RunContext& ctx, const Plan& plan);
   size_t release_idle_arenas();  // called with mu held
-  void execute(RunContext& ctx, std::vector<Tensor>& outputs);
+  void execute(RunContext& ctx, std::vector<Tensor>& outputs, Clock::time_point started);
+  [[noreturn]] void deadline_exceeded(const Plan& plan, size_t steps_done, Clock::time_point started) const;
 };
 
 Session::Session(std::shared_ptr<const Model> model, SessionOptions options) : impl_(std::make_unique<Impl>()) {
   if (!model) throw Error(ErrorCode::kInvalidArgument, "Session: the model is null");
   impl_->model = std::move(model);
   impl_->options = options;
+  // Settings first, before the GPU is probed or a thread started.
+  const int threads = resolve_threads(options.threads);
+  if (!(options.run_timeout_seconds >= 0) || !std::isfinite(options.run_timeout_seconds))
+    throw Error(ErrorCode::kInvalidArgument, "SessionOptions: run_timeout_seconds must be 0 (no limit) or a positive "
+                                             "number of seconds, got " + std::to_string(options.run_timeout_seconds));
   if (options.device_id < 0)
     throw Error(ErrorCode::kInvalidArgument,
                 "SessionOptions: device_id must be a CUDA device ordinal (0 or more), got " + std::to_string(options.device_id));
@@ -134,7 +151,6 @@ Session::Session(std::shared_ptr<const Model> model, SessionOptions options) : i
                       std::to_string(f));
   }
   impl_->host_memory = std::make_unique<MemoryPool>(std::make_shared<HostAllocator>(), po);
-  int threads = options.threads > 0 ? options.threads : ThreadPool::hardware_threads();
   impl_->pool = std::make_unique<ThreadPool>(threads);
   impl_->cpu = make_cpu_backend(threads);
   if (options.tuning == TuningMode::kFixed && options.tuning_algorithm.empty())
@@ -255,7 +271,8 @@ bool Session::Impl::matches(const PlanEntry& e, const std::vector<const Tensor*>
 }
 
 // Called with mu held.
-std::shared_ptr<const PlanEntry> Session::Impl::plan_for(const std::vector<const Tensor*>& inputs) {
+std::shared_ptr<const PlanEntry> Session::Impl::plan_for(const std::vector<const Tensor*>& inputs,
+                                                         const Clock::time_point* deadline) {
   if (!plans.empty() && matches(*plans.back(), inputs)) return plans.back();
   for (size_t i = 0; i < plans.size(); ++i) {
     if (!matches(*plans[i], inputs)) continue;
@@ -270,6 +287,11 @@ std::shared_ptr<const PlanEntry> Session::Impl::plan_for(const std::vector<const
                  .blocked_layout = options.layout == CpuLayout::kAuto,
                  .constants = &constants};
   for (const auto& d : devices) po.devices.push_back(d.get());
+  tuner->set_deadline(deadline);
+  struct Clear {
+    Tuner* t;
+    ~Clear() { t->set_deadline(nullptr); }
+  } clear{tuner.get()};
   e->plan = make_plan(model->impl().graph, inputs, *cpu, *pool, po);
   for (const Tensor* t : inputs) e->shapes.push_back(t->shape());
   for (size_t k : value_inputs) e->values.push_back(inputs[k]->clone());
@@ -350,7 +372,25 @@ void Session::Impl::bind(RunContext& ctx, std::shared_ptr<const PlanEntry> entry
   ctx.bound = std::move(entry);
 }
 
-void Session::Impl::execute(RunContext& ctx, std::vector<Tensor>& outputs) {
+// The sentence of a run stopped by its deadline: how long it had, how far it got.
+void Session::Impl::deadline_exceeded(const Plan& plan, size_t steps_done, Clock::time_point started) const {
+  double took = std::chrono::duration<double>(Clock::now() - started).count();
+  std::string shapes;
+  for (size_t i = 0; i < plan.input_values.size(); ++i) {
+    const Value& v = plan.graph.values[plan.input_values[i]];
+    shapes += (i ? ", " : "") + v.name + " " + shape_str(v.shape);
+  }
+  std::string where = steps_done == 0 ? std::string("before its first step (planning took the time)")
+                                      : "after " + std::to_string(steps_done) + " of " +
+                                            std::to_string(plan.steps.size()) + " steps";
+  throw Error(ErrorCode::kDeadlineExceeded,
+              model->info().path + ": the run (inputs " + shapes + ") stopped " + where + ", " + seconds_text(took) +
+                  " after it began, past its limit of " + seconds_text(options.run_timeout_seconds) +
+                  " (SessionOptions::run_timeout_seconds, runmodel --run-timeout); the session stays usable: "
+                  "give smaller inputs or a longer limit");
+}
+
+void Session::Impl::execute(RunContext& ctx, std::vector<Tensor>& outputs, Clock::time_point started) {
   const PlanEntry& e = *ctx.bound;
   const Plan& plan = *e.plan;
   const Graph& g = plan.graph;
@@ -376,9 +416,17 @@ void Session::Impl::execute(RunContext& ctx, std::vector<Tensor>& outputs) {
   size_t ns = plan.spaces.size();
   ctx.device_times.resize(ns > 0 ? ns - 1 : 0);
   for (size_t sp = 1; sp < ns; ++sp) plan.spaces[sp].backend->begin_run(ctx.streams[sp]);
+  const bool limited = options.run_timeout_seconds > 0;
+  const Clock::time_point deadline =
+      started + std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(options.run_timeout_seconds));
   auto t0 = std::chrono::steady_clock::now();
   for (size_t s = 0; s < plan.steps.size(); ++s) {
     const Step& st = plan.steps[s];
+    if (limited && Clock::now() > deadline) {
+      // Device work already issued finishes before the arena is reused.
+      for (size_t sp = 1; sp < ns; ++sp) plan.spaces[sp].backend->end_run(ctx.streams[sp]);
+      deadline_exceeded(plan, s, started);
+    }
     for (size_t k = 0; k < st.inputs.size(); ++k) ctx.step_in[s][k] = st.inputs[k] >= 0 ? ctx.ptrs[st.inputs[k]] : nullptr;
     for (size_t k = 0; k < st.outputs.size(); ++k)
       ctx.step_out[s][k] = st.outputs[k] >= 0 ? ctx.ptrs[st.outputs[k]] : nullptr;
@@ -411,6 +459,20 @@ void Session::Impl::execute(RunContext& ctx, std::vector<Tensor>& outputs) {
 }
 
 void Session::run(const NamedTensors& inputs, std::vector<Tensor>& outputs) {
+  try {
+    run_checked(inputs, outputs);
+  } catch (const std::bad_alloc&) {
+    // Allocations outside the pool (plan-time weight transforms, outputs)
+    // that the system refused.
+    throw Error(ErrorCode::kOutOfMemory,
+                impl_->model->info().path + ": the system refused memory while planning or running it (out of "
+                                            "memory: " + memory_room().describe() +
+                                            " left); use a smaller batch or input shape, or give the process more memory");
+  }
+}
+
+void Session::run_checked(const NamedTensors& inputs, std::vector<Tensor>& outputs) {
+  const Clock::time_point started = Clock::now();
   const auto& mi = impl_->model->impl();
   const Graph& g = mi.graph;
   const std::string& file = mi.info.path;
@@ -464,11 +526,13 @@ void Session::run(const NamedTensors& inputs, std::vector<Tensor>& outputs) {
   std::shared_ptr<const PlanEntry> entry;
   {
     std::lock_guard<std::mutex> lock(impl_->mu);
-    entry = impl_->plan_for(ordered);
+    Clock::time_point deadline = started + std::chrono::duration_cast<Clock::duration>(
+                                               std::chrono::duration<double>(impl_->options.run_timeout_seconds));
+    entry = impl_->plan_for(ordered, impl_->options.run_timeout_seconds > 0 ? &deadline : nullptr);
     impl_->last_plan = entry;
   }
   if (ctx->bound != entry) impl_->bind(*ctx, std::move(entry));
-  impl_->execute(*ctx, outputs);
+  impl_->execute(*ctx, outputs, started);
 }
 
 std::vector<Tensor> Session::run(const NamedTensors& inputs) {
@@ -537,5 +601,8 @@ std::string Session::placement() const {
 }
 
 std::string SessionInternals::placement(const Session& session) { return session.placement(); }
+
+int usable_cores() { return count_cores().usable; }
+int max_threads() { return minirt::max_threads(count_cores()); }
 
 }  // namespace minirt

@@ -7,6 +7,7 @@
 // test_triton_server.py.
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
+#include <minirt/session.h>
 #include <minirt/tensor.h>
 
 #include <algorithm>
@@ -278,6 +279,42 @@ TEST_F(BackendHarness, AConfigurationThatContradictsTheModelFailsTheLoad) {
       "model 'm', input 'x': 'dims' [3,-1,-1] differ from the model's [2,-1,-1] at dimension 1");
   EXPECT_THAT(load("m", R"({"name":"m","parameters":{"threads":{"string_value":"many"}}})"),
               HasSubstr("parameter 'threads' must be a whole number"));
+}
+
+TEST_F(BackendHarness, HostileSettingsFailTheLoadOrTheRequestWithASentence) {
+  // A thread count past the ceiling fails the load, naming the ceiling.
+  EXPECT_THAT(load("m", R"({"name":"m","parameters":{"threads":{"string_value":"100000"}}})"),
+              HasSubstr("parameter 'threads' must be a whole number from 0 to " + std::to_string(minirt::max_threads())));
+  // A run past run_timeout_ms answers its request with UNAVAILABLE and the
+  // sentence; the instance stays up.
+  TRITONBACKEND_Model* m = nullptr;
+  ASSERT_EQ(load("m", R"({"name":"m","backend":"minirt","parameters":{"run_timeout_ms":{"string_value":"0.000001"},)"
+                      R"("warmup":{"string_value":"false"}}})",
+                 &m),
+            "");
+  TRITONBACKEND_ModelInstance* inst = nullptr;
+  ASSERT_EQ(start(m, TRITONSERVER_INSTANCEGROUPKIND_CPU, &inst), "");
+  for (int round = 0; round < 2; ++round) {
+    fake_triton::sent_responses().clear();
+    auto r = request("slow", {1, 2, 3, 3});
+    TRITONBACKEND_Request* raw = r.get();
+    ASSERT_EQ(take(TRITONBACKEND_ModelInstanceExecute(inst, &raw, 1)), "");
+    ASSERT_NE(response_of("slow"), nullptr);
+    EXPECT_THAT(error_of("slow"), HasSubstr("past its limit of 1e-09 s"));
+    EXPECT_EQ(*response_of("slow")->error_code, TRITONSERVER_ERROR_UNAVAILABLE);
+    EXPECT_EQ(r->released, 1);
+  }
+  // With a limit it can meet, the same request is answered.
+  TRITONBACKEND_Model* m2 = nullptr;
+  ASSERT_EQ(load("m", R"({"name":"m","backend":"minirt","parameters":{"run_timeout_ms":{"string_value":"60000"}}})", &m2),
+            "");
+  TRITONBACKEND_ModelInstance* inst2 = nullptr;
+  ASSERT_EQ(start(m2, TRITONSERVER_INSTANCEGROUPKIND_CPU, &inst2), "");
+  fake_triton::sent_responses().clear();
+  auto r = request("fine", {1, 2, 3, 3});
+  TRITONBACKEND_Request* raw = r.get();
+  ASSERT_EQ(take(TRITONBACKEND_ModelInstanceExecute(inst2, &raw, 1)), "");
+  expect_answer("fine", {1, 2, 3, 3});
 }
 
 TEST_F(BackendHarness, ADamagedOrMissingFileFailsWithMinirtsSentence) {

@@ -21,6 +21,7 @@ using minirt::triton::autocomplete;
 using minirt::triton::ConfigError;
 using minirt::triton::InstanceKind;
 using minirt::triton::read_config;
+using ::testing::AllOf;
 using ::testing::HasSubstr;
 namespace json = minirt::json;
 
@@ -180,7 +181,8 @@ TEST(TritonConfig, ParametersBecomeSessionOptions) {
                   R"("instance_group":[{"kind":"KIND_CPU","count":2},{"kind":"KIND_GPU","count":1,"gpus":[0]}],)"
                   R"("parameters":{"threads":{"string_value":"3"},"tuning":{"string_value":"winograd_f4x4"},)"
                   R"("algo_cache":{"string_value":"/tmp/a.txt"},"memory_limit":{"string_value":"256M"},)"
-                  R"("memory_policy":{"string_value":"preallocate:0.5"},"math":{"string_value":"tf32"}}})");
+                  R"("memory_policy":{"string_value":"preallocate:0.5"},"math":{"string_value":"tf32"},)"
+                  R"("run_timeout_ms":{"string_value":"250"}}})");
   auto mc = read_config(cfg, *model, "m");
   EXPECT_EQ(mc.cpu_instances, 2);
   minirt::SessionOptions o = minirt::triton::instance_options(mc, InstanceKind::kCpu, 0, 16);
@@ -193,6 +195,7 @@ TEST(TritonConfig, ParametersBecomeSessionOptions) {
   EXPECT_EQ(o.memory_policy, minirt::MemoryPolicy::kPreallocate);
   EXPECT_DOUBLE_EQ(o.preallocate_fraction, 0.5);
   EXPECT_EQ(o.math, minirt::MathMode::kTf32);
+  EXPECT_DOUBLE_EQ(o.run_timeout_seconds, 0.25);
   // KIND_GPU means CUDA on that GPU (an error when there is none), unless device is auto.
   o = minirt::triton::instance_options(mc, InstanceKind::kGpu, 3, 16);
   EXPECT_EQ(o.device, minirt::Device::kCuda);
@@ -225,7 +228,15 @@ TEST(TritonConfig, BadParametersNameTheParameterAndTheValue) {
     return error_of(cfg, *model);
   };
   EXPECT_EQ(with("device", "tpu"), "model 'm': parameter 'device' must be auto, cpu or cuda, got 'tpu'");
-  EXPECT_THAT(with("threads", "-2"), HasSubstr("parameter 'threads' must be a whole number from 0 to 4096"));
+  const std::string ceiling = std::to_string(minirt::max_threads());
+  EXPECT_THAT(with("threads", "-2"), HasSubstr("parameter 'threads' must be a whole number from 0 to " + ceiling));
+  EXPECT_THAT(with("threads", "100000"),
+              AllOf(HasSubstr("from 0 to " + ceiling), HasSubstr(std::to_string(minirt::usable_cores()) + " cores"),
+                    HasSubstr("got '100000'")));
+  EXPECT_EQ(with("threads", ceiling), "(no error)");
+  EXPECT_THAT(with("run_timeout_ms", "-5"), HasSubstr("parameter 'run_timeout_ms' must be milliseconds, 0 or more"));
+  EXPECT_THAT(with("run_timeout_ms", "soon"), HasSubstr("got 'soon'"));
+  EXPECT_EQ(with("run_timeout_ms", "250"), "(no error)");
   EXPECT_THAT(with("threads", "2x"), HasSubstr("got '2x'"));
   EXPECT_THAT(with("memory_limit", "lots"), HasSubstr("parameter 'memory_limit' must be a size"));
   EXPECT_THAT(with("memory_policy", "preallocate:1.5"), HasSubstr("needs a fraction in (0, 1]"));

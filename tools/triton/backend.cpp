@@ -43,6 +43,21 @@ TRITONSERVER_Error* make_error(TRITONSERVER_Error_Code code, const std::string& 
   return TRITONSERVER_ErrorNew(code, message.c_str());
 }
 
+// The Triton error code of a failed run: the client's fault, a feature
+// minirt lacks, or a limit of the server's machine (memory, threads, the
+// run's time limit) that a later or smaller request may not hit.
+TRITONSERVER_Error_Code triton_code(minirt::ErrorCode code) {
+  switch (code) {
+    case minirt::ErrorCode::kInvalidArgument: return TRITONSERVER_ERROR_INVALID_ARG;
+    case minirt::ErrorCode::kUnsupported: return TRITONSERVER_ERROR_UNSUPPORTED;
+    case minirt::ErrorCode::kOutOfMemory:
+    case minirt::ErrorCode::kResourceExhausted:
+    case minirt::ErrorCode::kDeadlineExceeded:
+    case minirt::ErrorCode::kDeviceUnavailable: return TRITONSERVER_ERROR_UNAVAILABLE;
+    default: return TRITONSERVER_ERROR_INTERNAL;
+  }
+}
+
 void log(TRITONSERVER_LogLevel level, const std::string& message) {
   TRITONSERVER_Error* e = TRITONSERVER_LogMessage(level, "minirt", 0, message.c_str());
   if (e) TRITONSERVER_ErrorDelete(e);
@@ -339,6 +354,7 @@ void run_group(TRITONBACKEND_ModelInstance* instance, InstanceState& st, std::ve
   const std::vector<minirt::Tensor>* outputs = &st.outputs;
   uint64_t compute_start = now_ns();
   std::string failure;
+  TRITONSERVER_Error_Code failure_code = TRITONSERVER_ERROR_INTERNAL;
   try {
     if (!batched || (total & (total - 1)) == 0) {
       run_rows(0, total);
@@ -370,6 +386,9 @@ void run_group(TRITONBACKEND_ModelInstance* instance, InstanceState& st, std::ve
       }
       outputs = &st.gathered_tensors;
     }
+  } catch (const minirt::Error& e) {
+    failure = std::string("minirt: ") + e.what();
+    failure_code = triton_code(e.code());
   } catch (const std::exception& e) {
     failure = std::string("minirt: ") + e.what();
   }
@@ -379,7 +398,7 @@ void run_group(TRITONBACKEND_ModelInstance* instance, InstanceState& st, std::ve
     p->compute_start = compute_start;
     p->compute_end = compute_end;
     if (!failure.empty())
-      p->error = make_error(TRITONSERVER_ERROR_INTERNAL, failure);
+      p->error = make_error(failure_code, failure);
     else if (p->response)
       p->error = write_outputs(st, *outputs, *p, row, total);
     row += p->batch;
@@ -624,7 +643,7 @@ static TRITONSERVER_Error* initialize_instance(TRITONBACKEND_ModelInstance* inst
   minirt::triton::InstanceKind ik = minirt::triton::instance_kind_from_name(kind_name(kind));
   minirt::SessionOptions options;
   try {
-    options = minirt::triton::instance_options(config, ik, device_id, std::thread::hardware_concurrency());
+    options = minirt::triton::instance_options(config, ik, device_id, minirt::usable_cores());
     state->session = std::make_unique<minirt::Session>(ms->model, options);
   } catch (const std::exception& e) {
     std::string where =

@@ -1,6 +1,7 @@
 #include "tools/triton/model_config.h"
 
 #include <algorithm>
+#include <cmath>
 #include <cstdlib>
 
 #include "tools/cli_util.h"
@@ -143,8 +144,8 @@ Parameters read_parameters(const json::Value& config, const std::string& where) 
   const json::Value* params = member(config, "parameters");
   if (params && !params->is_null() && !params->is_object())
     throw ConfigError(where + ": 'parameters' is not a map of key to string_value");
-  static const char* const kKnown[] = {"device",       "threads",       "tuning", "algo_cache",
-                                       "memory_limit", "memory_policy", "math",   "warmup"};
+  static const char* const kKnown[] = {"device",        "threads", "tuning", "algo_cache",  "memory_limit",
+                                       "memory_policy", "math",    "warmup", "run_timeout_ms"};
   if (params && params->is_object()) {
     for (const auto& [key, value] : params->members()) {
       bool known = false;
@@ -152,7 +153,8 @@ Parameters read_parameters(const json::Value& config, const std::string& where) 
       if (!known)
         throw ConfigError(
             where + ": unknown parameter '" + key +
-            "' (minirt's parameters: device, threads, tuning, algo_cache, memory_limit, memory_policy, math, warmup)");
+            "' (minirt's parameters: device, threads, tuning, algo_cache, memory_limit, memory_policy, math, warmup, "
+            "run_timeout_ms)");
     }
   }
   bool given = false;
@@ -172,9 +174,11 @@ Parameters read_parameters(const json::Value& config, const std::string& where) 
   if (given) {
     char* end = nullptr;
     long t = std::strtol(v.c_str(), &end, 10);
-    if (v.empty() || *end != '\0' || t < 0 || t > 4096)
-      throw ConfigError(
-          where + ": parameter 'threads' must be a whole number from 0 to 4096 (0: share the cores), got " + quoted(v));
+    const int ceiling = max_threads();
+    if (v.empty() || *end != '\0' || t < 0 || t > ceiling)
+      throw ConfigError(where + ": parameter 'threads' must be a whole number from 0 to " + std::to_string(ceiling) +
+                        " (0: share the cores; the ceiling is 4 x the " + std::to_string(usable_cores()) +
+                        " cores this server may use, at least 8, at most 1024), got " + quoted(v));
     out.threads = static_cast<int>(t);
   }
   v = parameter(config, "tuning", &given);
@@ -204,6 +208,15 @@ Parameters read_parameters(const json::Value& config, const std::string& where) 
     if (!c) throw ConfigError(where + ": parameter 'memory_policy' must be grow or preallocate:FRACTION, got " + quoted(v));
     out.memory_policy = c->policy;
     out.preallocate_fraction = c->fraction;
+  }
+  v = parameter(config, "run_timeout_ms", &given);
+  if (given) {
+    char* end = nullptr;
+    double ms = std::strtod(v.c_str(), &end);
+    if (v.empty() || *end != '\0' || !(ms >= 0) || !std::isfinite(ms))
+      throw ConfigError(where + ": parameter 'run_timeout_ms' must be milliseconds, 0 or more (0: no limit), got " +
+                        quoted(v));
+    out.run_timeout_ms = ms;
   }
   v = parameter(config, "warmup", &given);
   if (given) {
@@ -394,7 +407,7 @@ ModelConfig read_config(const json::Value& config, const Model& model, const std
   return mc;
 }
 
-SessionOptions instance_options(const ModelConfig& config, InstanceKind kind, int gpu_id, unsigned hardware_threads) {
+SessionOptions instance_options(const ModelConfig& config, InstanceKind kind, int gpu_id, int hardware_threads) {
   const Parameters& p = config.parameters;
   SessionOptions o;
   switch (kind) {
@@ -415,7 +428,7 @@ SessionOptions instance_options(const ModelConfig& config, InstanceKind kind, in
       break;
   }
   int share = std::max(1, config.cpu_instances);
-  int hw = static_cast<int>(std::max(1u, hardware_threads));
+  int hw = std::max(1, hardware_threads);
   o.threads = p.threads > 0 ? p.threads : std::max(1, hw / share);
   o.tuning = p.tuning;
   o.tuning_algorithm = p.tuning_algorithm;
@@ -424,6 +437,7 @@ SessionOptions instance_options(const ModelConfig& config, InstanceKind kind, in
   o.memory_policy = p.memory_policy;
   o.preallocate_fraction = p.preallocate_fraction;
   o.math = p.math;
+  o.run_timeout_seconds = p.run_timeout_ms / 1000.0;
   return o;
 }
 

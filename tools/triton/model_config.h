@@ -53,6 +53,7 @@ struct Parameters {
   double preallocate_fraction = 0;
   MathMode math = MathMode::kFp32;  // "math": fp32 | tf32
   bool warmup = true;               // "warmup": true | false: one run of zeros (batch 1) when an instance starts
+  double run_timeout_ms = 0;        // "run_timeout_ms": the most one run may take; 0: no limit
 };
 
 struct ModelConfig {
@@ -88,7 +89,9 @@ ModelConfig read_config(const json::Value& config, const Model& model, const std
 // The session of one model instance: the parameters, with the instance's
 // kind deciding the device (KIND_CPU: the CPU; KIND_GPU: CUDA on `gpu_id`,
 // or kAuto when the parameter device is "auto"; otherwise the parameter).
-SessionOptions instance_options(const ModelConfig& config, InstanceKind kind, int gpu_id, unsigned hardware_threads);
+// Without the parameter threads, `hardware_threads` (the cores the server may
+// use, minirt::usable_cores()) are shared among the model's CPU instances.
+SessionOptions instance_options(const ModelConfig& config, InstanceKind kind, int gpu_id, int hardware_threads);
 
 // "dims [3,224,224]"-style text for messages.
 std::string dims_str(const std::vector<int64_t>& dims);

@@ -23,6 +23,8 @@ enum class ErrorCode {
   kOutOfMemory = 5,      // an allocation that could not be met
   kDeviceUnavailable = 6,
   kInternal = 7,
+  kResourceExhausted = 8,  // the machine refused a resource: threads could not be started
+  kDeadlineExceeded = 9,   // a run took longer than SessionOptions::run_timeout_seconds
 };
 
 MINIRT_API const char* error_code_name(ErrorCode code);

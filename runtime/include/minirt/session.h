@@ -107,7 +107,12 @@ enum class CpuLayout {
 
 struct SessionOptions {
   Device device = Device::kAuto;
-  int threads = 0;        // intra-op threads; 0 means all cores
+  // Intra-op threads; 0 means every core this process may use (its CPU
+  // affinity and cgroup CPU quota, not the machine's count). More than
+  // max_threads() is refused with kInvalidArgument; when the system will not
+  // start the threads (ulimit -u, pids.max) the session is not made and
+  // kResourceExhausted says how many ran.
+  int threads = 0;
   bool profile = false;   // record per-step timings of every run
   bool optimize = true;   // run the graph passes (folding, fusion)
   // Activation memory (arenas of all concurrent runs) the session's pool may
@@ -137,7 +142,20 @@ struct SessionOptions {
   // plans whose every node runs on the CPU (when a GPU takes some, the nodes
   // left on the CPU run plain).
   CpuLayout layout = CpuLayout::kAuto;
+  // The most seconds one run() may take, from its call (planning included)
+  // to its last step; 0 means no limit. Checked before each step: a run past
+  // it stops there with kDeadlineExceeded and the session stays usable (a
+  // step already started, one kernel, finishes first). When choosing
+  // algorithms would overrun it, the rest of that plan takes the heuristic's
+  // picks instead of measuring (and caches nothing for them).
+  double run_timeout_seconds = 0;
 };
+
+// The cores this process may use: its CPU affinity and cgroup CPU quota.
+MINIRT_API int usable_cores();
+// The most intra-op threads a session accepts: 4 x usable_cores(), at least
+// 8, at most 1024.
+MINIRT_API int max_threads();
 
 // The numbers of a session's memory pool, in bytes.
 struct MemoryStats {
@@ -210,6 +228,7 @@ class MINIRT_API Session {
   struct Impl;
 
  private:
+  void run_checked(const NamedTensors& inputs, std::vector<Tensor>& outputs);
   friend struct SessionInternals;  // runtime/api/session_internal.h
   std::unique_ptr<Impl> impl_;
 };
