@@ -4,6 +4,7 @@
 
 #include "runtime/api/session_internal.h"
 #include "tools/cli_util.h"
+#include "tools/compare.h"
 #include "tools/npy.h"
 
 #include <sys/resource.h>
@@ -38,6 +39,7 @@ enum Exit {
   kOutputError = 5,  // an output or profile file could not be written
   kResources = 6,    // the system would not start the threads asked for
   kDeadline = 7,     // a run took longer than --run-timeout
+  kDisagree = 8,     // --compare: outputs differ beyond the tolerance
 };
 
 // The exit code of an error from planning or running.
@@ -100,6 +102,15 @@ memory
                           and never more
   --memory-stats          print the pool's numbers after the runs (and add them to --json):
                           reserved, in use, peak, segments, largest free block, fragmentation
+comparing devices
+  --compare LIST          run the same inputs on each entry of LIST in turn, one process: cpu, cuda,
+                          or all (cpu,cuda), each optionally with :SETTING... (nchw, noopt, tf32, fp32,
+                          heuristic, exhaustive, tune=ALGORITHM), e.g. cpu,cuda or cpu,cpu:nchw; prints
+                          each entry's decision (why a device is not usable), placement, copies at the
+                          seams, session, first-run and latency times, and each output's largest
+                          differences from the first entry that ran, pass or fail (exit 8 on a failure)
+  --rtol X, --atol X      the tolerance of --compare: |a - b| <= atol + rtol x |first| element-wise
+                          (default 1e-4 and 1e-5; 5e-2 and 1e-2 when a run uses tf32)
 reports
   --print-plan            print every step with its shapes and arena offsets, and the arena size
   --profile FILE.json     write per-step timings of the timed runs as Chrome trace JSON
@@ -116,6 +127,7 @@ exit status
   5  an output or profile file could not be written
   6  the system would not start the threads asked for (ulimit -u, a cgroup's pids.max)
   7  a run took longer than --run-timeout
+  8  --compare: an output differs beyond the tolerance
   A plan whose memory exceeds what the process can get (MemAvailable, the cgroup's memory
   limit, ulimit -v, --memory-limit) is refused with exit 3 before the memory is touched.
 )";
@@ -132,6 +144,8 @@ struct Args {
   double duration = 0;
   int threads = 0;
   double run_timeout = 0;
+  std::string compare;
+  double rtol = -1, atol = -1;
   Device device = Device::kAuto;
   MathMode math = MathMode::kFp32;
   bool optimize = true;
@@ -209,7 +223,15 @@ Args parse_args(int argc, char** argv) {
       a.duration = std::strtod(v.c_str(), &end);
       if (v.empty() || *end || a.duration < 0) throw UsageError("--duration expects seconds >= 0, got '" + v + "'");
     } else if (s == "--threads") a.threads = to_int(s, next(), 0);
-    else if (s == "--run-timeout") {
+    else if (s == "--compare") {
+      a.compare = next();
+    } else if (s == "--rtol" || s == "--atol") {
+      std::string v = next();
+      char* end = nullptr;
+      double x = std::strtod(v.c_str(), &end);
+      if (v.empty() || *end || !(x >= 0) || !std::isfinite(x)) throw UsageError(s + " expects a number >= 0, got '" + v + "'");
+      (s == "--rtol" ? a.rtol : a.atol) = x;
+    } else if (s == "--run-timeout") {
       std::string v = next();
       char* end = nullptr;
       a.run_timeout = std::strtod(v.c_str(), &end);
@@ -391,15 +413,6 @@ int run(const Args& a) {
   so.tuning_algorithm = a.tuning_algorithm;
   so.algo_cache_path = a.algo_cache;
   so.workspace_limit = a.workspace_limit;
-  std::unique_ptr<Session> session;
-  try {
-    session = std::make_unique<Session>(model, so);
-  } catch (const Error& e) {
-    std::fprintf(stderr, "runmodel: %s\n", e.what());
-    if (e.code() == ErrorCode::kDeviceUnavailable) return kDeviceError;
-    if (e.code() == ErrorCode::kInvalidArgument) return kUsage;  // a setting the library refuses
-    return run_exit(e);
-  }
 
   // Inputs: files where given, else seeded random data of the declared shape.
   auto declared = [&](const std::string& name) {
@@ -445,6 +458,38 @@ int run(const Args& a) {
     }
     inputs.emplace_back(d.name, random_input(d, shape, rng));
     input_notes.push_back(d.name + " " + dtype_name(d.dtype) + " " + shape_str(shape) + " random (seed " + std::to_string(a.seed) + ")" + note);
+  }
+
+  if (!a.compare.empty()) {
+    std::vector<tools::CompareRun> runs;
+    try {
+      runs = tools::parse_compare(a.compare, so);
+    } catch (const std::invalid_argument& e) {
+      std::fprintf(stderr, "runmodel: %s\n(see runmodel --help)\n", e.what());
+      return kUsage;
+    }
+    tools::CompareSettings cs;
+    cs.warmup = a.warmup;
+    cs.iterations = a.iterations;
+    cs.rtol = a.rtol;
+    cs.atol = a.atol;
+    tools::CompareReport rep = tools::compare_runs(model, inputs, runs, cs);
+    rep.load_ms = load_ms;
+    std::string out = a.json ? tools::compare_json(rep) : tools::compare_text(rep);
+    std::fputs(out.c_str(), stdout);
+    if (rep.reference < 0) return kDeviceError;
+    if (rep.failed) return kRunError;
+    return rep.agree ? kOk : kDisagree;
+  }
+
+  std::unique_ptr<Session> session;
+  try {
+    session = std::make_unique<Session>(model, so);
+  } catch (const Error& e) {
+    std::fprintf(stderr, "runmodel: %s\n", e.what());
+    if (e.code() == ErrorCode::kDeviceUnavailable) return kDeviceError;
+    if (e.code() == ErrorCode::kInvalidArgument) return kUsage;  // a setting the library refuses
+    return run_exit(e);
   }
 
   std::vector<Tensor> outputs;

@@ -595,6 +595,26 @@ std::vector<DeviceTimes> SessionInternals::device_times(const Session& session) 
   return session.impl_->last_device_times;
 }
 
+SeamCopies SessionInternals::seam_copies(const Session& session) {
+  std::lock_guard<std::mutex> lock(session.impl_->mu);
+  SeamCopies c;
+  if (!session.impl_->last_plan) return c;
+  const Plan& plan = *session.impl_->last_plan->plan;
+  for (const Step& st : plan.steps) {
+    if (st.node >= 0 || st.outputs.empty()) continue;
+    int v = st.outputs[0];
+    size_t bytes = value_bytes(plan.graph.values[v]);
+    if (plan.space[v] != 0) {
+      ++c.to_device;
+      c.bytes_to_device += bytes;
+    } else {
+      ++c.to_host;
+      c.bytes_to_host += bytes;
+    }
+  }
+  return c;
+}
+
 std::string Session::placement() const {
   std::lock_guard<std::mutex> lock(impl_->mu);
   return impl_->last_plan ? impl_->last_plan->plan->placement : std::string();

@@ -21,6 +21,13 @@ struct DeviceTimes {
   DeviceRunTimes times;
 };
 
+// The copy steps of a plan between host and device memory, per run: what
+// crossing the seams between devices costs in transfers.
+struct SeamCopies {
+  int to_device = 0, to_host = 0;
+  size_t bytes_to_device = 0, bytes_to_host = 0;
+};
+
 struct SessionInternals {
   // Lets the session place nodes on `device` (after any added before it, and
   // before the CPU). Must be called before the first run.
@@ -30,6 +37,8 @@ struct SessionInternals {
   // The device phases (copies in, kernels, copies out) of the last finished
   // run, one entry per device backend the plan used; empty on the CPU.
   static std::vector<DeviceTimes> device_times(const Session& session);
+  // The copy steps of the last plan (none on the CPU alone).
+  static SeamCopies seam_copies(const Session& session);
   // Replaces the session's tuner options (repeats, an injected timer, not
   // writing the cache), e.g. for convprof and tests. Before the first run.
   static void configure_tuning(Session& session, TunerOptions options);
