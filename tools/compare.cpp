@@ -118,9 +118,10 @@ std::vector<CompareRun> parse_compare(const std::string& text, const SessionOpti
     const std::string& dev = parts[0];
     if (dev == "cpu") r.options.device = Device::kCpu;
     else if (dev == "cuda" || dev == "gpu") r.options.device = Device::kCuda;
+    else if (dev == "auto") r.options.device = Device::kAuto;
     else
       throw std::invalid_argument("--compare: '" + dev + "'" + (parts.size() > 1 ? " in '" + entry + "'" : "") +
-                                  " is not a device (cpu, cuda, or all)");
+                                  " is not a device (cpu, cuda, auto, or all)");
     for (size_t i = 1; i < parts.size(); ++i) {
       const std::string& p = parts[i];
       if (p == "nchw") r.options.layout = CpuLayout::kNchw;

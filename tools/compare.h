@@ -6,7 +6,8 @@
 //   minirt::tools::CompareReport r = minirt::tools::compare_runs(model, inputs, runs, settings);
 //   std::cout << minirt::tools::compare_text(r);   // or compare_json(r)
 //
-// An entry is DEVICE[:SETTING...], DEVICE being cpu or cuda (gpu), "all"
+// An entry is DEVICE[:SETTING...], DEVICE being cpu, cuda (gpu) or auto (the
+// GPU when the gate passes, else the CPU with the gate's sentence), "all"
 // standing for cpu,cuda; settings: nchw (plain layout), noopt (no graph
 // passes), tf32 or fp32 (the GPU's math), heuristic, exhaustive or
 // tune=ALGORITHM (how convolutions are chosen). "cpu,cpu:nchw:tune=im2col_gemm"

@@ -79,8 +79,9 @@ cmake -S . -B "$build" -DCMAKE_BUILD_TYPE=Release -DMINIRT_NATIVE=OFF -DMINIRT_A
   "${cudnn_args[@]}" "${launcher[@]}" >"$deps/configure.log" 2>&1 || { cat "$deps/configure.log"; die "configure failed"; }
 grep -q "GPU module: libminirt_cuda.so" "$deps/configure.log" ||
   die "this configuration builds no GPU module (see $deps/configure.log)"
-say "building runmodel, convprof, minirt-doctor, minirt-make-models, minirt_gpu_tests, libminirt_cuda.so ($jobs jobs)"
-cmake --build "$build" -j"$jobs" --target runmodel convprof minirt-doctor minirt-make-models minirt_gpu_tests minirt_cuda
+say "building runmodel, convprof, minirt-doctor, minirt-make-models, minirt_gpu_tests, libminirt_cuda.so, the fake CUDA libraries ($jobs jobs)"
+cmake --build "$build" -j"$jobs" --target runmodel convprof minirt-doctor minirt-make-models minirt_gpu_tests minirt_cuda \
+  minirt_gpu_fakes
 
 # 3. The carry folder.
 rm -rf "$out"
@@ -91,6 +92,9 @@ for t in runmodel convprof minirt-doctor minirt-make-models minirt_gpu_tests; do
 done
 cp "$build/lib/libminirt_cuda.so" "$out/lib/"
 strip --strip-unneeded "$out/lib/libminirt_cuda.so"
+# The fallback demo's fake CUDA libraries (plain, no CUDA dependency).
+mkdir -p "$out/lib/gpu-fakes"
+cp "$build"/tests/gpu_fakes/lib*.so* "$out/lib/gpu-fakes/"
 if [ -d ../shared/models ]; then
   cp ../shared/models/*.onnx "$out/models/" 2>/dev/null || true
 fi

@@ -385,6 +385,21 @@ else
   note "convprof or resnet50.onnx missing: the GPU tuning stage did not run"
 fi
 
+# ---------------------------------------------------------------- 3b. fallback demo
+# The machine's own stack (the GPU row) and the eight broken ones, replayed.
+fakes=""
+for d in "$build/lib/gpu-fakes" "$build/tests/gpu_fakes"; do [ -f "$d/libcuda.so.1" ] && { fakes=$d; break; }; done
+if [ -n "$fakes" ] && [ -f "$models/resnet18.onnx" ]; then
+  if stage "fallback demo" 90 "$logs/fallback-demo.txt" env MINIRT_BIN="$bin" MINIRT_GPU_FAKES="$fakes" \
+    MINIRT_DEMO_ITERATIONS=10 "$root/tools/fallback-demo.sh" "$models/resnet18.onnx" "$logs/fallback"; then
+    { echo; echo "## Fallback demo (tools/fallback-demo.sh, resnet18)"; echo; tail -n +3 "$logs/fallback/fallback.md"; } >>"$results"
+  else
+    note "the fallback demo failed (see logs/fallback-demo.txt)"
+  fi
+else
+  note "the fallback demo did not run: no fake CUDA libraries (carry lib/gpu-fakes) or no resnet18.onnx"
+fi
+
 # ---------------------------------------------------------------- 4. benchmark
 bench_ok=1
 : >"$logs/bench.log"

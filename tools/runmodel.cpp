@@ -104,7 +104,7 @@ memory
                           reserved, in use, peak, segments, largest free block, fragmentation
 comparing devices
   --compare LIST          run the same inputs on each entry of LIST in turn, one process: cpu, cuda,
-                          or all (cpu,cuda), each optionally with :SETTING... (nchw, noopt, tf32, fp32,
+                          auto, or all (cpu,cuda), each optionally with :SETTING... (nchw, noopt, tf32, fp32,
                           heuristic, exhaustive, tune=ALGORITHM), e.g. cpu,cuda or cpu,cpu:nchw; prints
                           each entry's decision (why a device is not usable), placement, copies at the
                           seams, session, first-run and latency times, and each output's largest

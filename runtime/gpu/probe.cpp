@@ -399,6 +399,14 @@ ProbeOptions ProbeOptions::from_environment() {
   o.conda_prefix = env("CONDA_PREFIX");
   o.ld_library_path = env("LD_LIBRARY_PATH");
   o.cuda_visible_devices = env("CUDA_VISIBLE_DEVICES", &o.cuda_visible_devices_set);
+  // Only the folders named by the variables (tools/fallback-demo.sh replays
+  // a stack in a folder of its own, which the machine's must not shadow).
+  std::string only = env("MINIRT_PROBE_ONLY");
+  if (!only.empty() && only != "0") {
+    o.loader_default_search = false;
+    o.system_dirs.clear();
+    o.proc_driver_version.clear();
+  }
   return o;
 }
 

@@ -49,6 +49,10 @@ struct ProbeOptions {
   int cudnn_major = 9;
   int cublas_major = 13;
 
+  // MINIRT_CUDA_PATH, VIRTUAL_ENV, CONDA_PREFIX, LD_LIBRARY_PATH and
+  // CUDA_VISIBLE_DEVICES; with MINIRT_PROBE_ONLY=1 only the folders those
+  // name are searched (no default loader search, no toolkit folder, no
+  // /proc/driver/nvidia/version).
   static ProbeOptions from_environment();
 };
 

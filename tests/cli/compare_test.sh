@@ -58,7 +58,7 @@ if not cuda["usable"]:
 EOF
 
 # Bad lists are usage errors; nothing usable at all is exit 4.
-expect 1 "--compare: 'tpu' is not a device \(cpu, cuda, or all\)" -- "${rm_[@]}" --compare cpu,tpu
+expect 1 "--compare: 'tpu' is not a device \(cpu, cuda, auto, or all\)" -- "${rm_[@]}" --compare cpu,tpu
 expect 1 "--compare: 'tpu' in 'tpu:nchw' is not a device" -- "${rm_[@]}" --compare tpu:nchw
 expect 1 "unknown setting 'fast' in 'cpu:fast'" -- "${rm_[@]}" --compare cpu:fast
 expect 1 "--compare has an empty entry" -- "${rm_[@]}" --compare cpu,,cuda

@@ -598,6 +598,104 @@ TEST(ProbeReal, SessionEntryPointAgreesAndIsCached) {
   }
 }
 
+// tools/fallback_scenarios.txt: the stacks tools/fallback-demo.sh replays.
+// Each, built here the same way, fails the gate with the rule and the
+// sentence the line names, as the first fatal verdict (what a Session falls
+// back with).
+struct Scenario {
+  std::string id, title, layout, env, rule, says;
+};
+
+std::vector<Scenario> read_scenarios() {
+  std::vector<Scenario> out;
+  std::ifstream f(std::string(MINIRT_SOURCE_DIR) + "/tools/fallback_scenarios.txt");
+  std::string line;
+  auto trim = [](std::string x) {
+    size_t b = x.find_first_not_of(' '), e = x.find_last_not_of(' ');
+    return b == std::string::npos ? std::string() : x.substr(b, e - b + 1);
+  };
+  while (std::getline(f, line)) {
+    if (line.empty() || line[0] == '#') continue;
+    std::vector<std::string> f6;
+    size_t b = 0;
+    for (;;) {
+      size_t e = line.find('|', b);
+      f6.push_back(trim(line.substr(b, e == std::string::npos ? std::string::npos : e - b)));
+      if (e == std::string::npos) break;
+      b = e + 1;
+    }
+    if (f6.size() != 6) {
+      ADD_FAILURE() << "fallback_scenarios.txt: not 6 fields: " << line;
+      continue;
+    }
+    out.push_back({f6[0], f6[1], f6[2], f6[3], f6[4], f6[5]});
+  }
+  return out;
+}
+
+std::vector<std::string> split_on(const std::string& s, char sep) {
+  std::vector<std::string> out;
+  std::string cur;
+  for (char c : s) {
+    if (c == sep) {
+      out.push_back(cur);
+      cur.clear();
+    } else {
+      cur += c;
+    }
+  }
+  out.push_back(cur);
+  return out;
+}
+
+TEST(FallbackScenarios, EachStackFailsTheGateWithItsRuleAndSentence) {
+  std::vector<Scenario> all = read_scenarios();
+  ASSERT_GE(all.size(), 9u);
+  for (const Scenario& sc : all) {
+    if (sc.rule == "-") continue;  // the machine's own stack
+    SCOPED_TRACE(sc.id);
+    Tree t;
+    ProbeSetup s;
+    s.quick = true;  // as a Session probes
+    for (std::string step : split_on(sc.layout, ';')) {
+      while (!step.empty() && step.front() == ' ') step.erase(step.begin());
+      while (!step.empty() && step.back() == ' ') step.pop_back();
+      std::vector<std::string> w = split_on(step, ' ');
+      if (step == "-" || step.empty()) continue;
+      if (w[0] == "healthy") {
+        t.put("libcuda.so.1", "driver/libcuda.so.1");
+        t.cudnn("venv/lib/python3.11/site-packages/nvidia/cudnn/lib");
+        t.put("libcublas.so.13", "venv/lib/python3.11/site-packages/nvidia/cu13/lib/libcublas.so.13");
+        s.env["MINIRT_CUDA_PATH"] = t.path("driver");
+        s.env["VIRTUAL_ENV"] = t.path("venv");
+      } else if (w[0] == "put" && w.size() == 3) {
+        t.put(w[1], w[2]);
+      } else if (w[0] == "rm" && w.size() == 2) {
+        fs::remove_all(t.path(w[1]));
+      } else {
+        ADD_FAILURE() << "unknown layout step '" << step << "'";
+      }
+    }
+    if (sc.env != "-")
+      for (const std::string& kv : split_on(sc.env, ' ')) {
+        size_t eq = kv.find('=');
+        ASSERT_NE(eq, std::string::npos) << kv;
+        std::string v = kv.substr(eq + 1);
+        for (size_t at = v.find('@'); at != std::string::npos; at = v.find('@')) v.replace(at, 1, t.path());
+        s.env[kv.substr(0, eq)] = v;
+      }
+    Outcome o = probe(s);
+    ASSERT_TRUE(o.exited_normally) << o.crash;
+    EXPECT_FALSE(o.usable) << o.summary;
+    const Verdict* first = nullptr;
+    for (const Verdict& v : o.verdicts)
+      if (v.level == Level::kFatal && !first) first = &v;
+    ASSERT_NE(first, nullptr) << o.rules();
+    EXPECT_EQ(first->rule, sc.rule) << o.rules() << "\n" << o.summary;
+    EXPECT_SAYS(first->message, sc.says);
+  }
+}
+
 TEST(ProbeReal, OddEnvironmentIsHarmless) {
   Tree t;
   t.write("not-a-dir", "x");
