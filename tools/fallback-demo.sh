@@ -30,7 +30,8 @@ first_of() {
   return 1
 }
 bin=${MINIRT_BIN:-$(dirname "$(first_of "$here/runmodel" "$here/../build/bin/runmodel" || echo "$here/runmodel")")}
-fakes=${MINIRT_GPU_FAKES:-$(first_of "$here/../lib/minirt/gpu-fakes" "$here/../build/tests/gpu_fakes" || echo "")}
+fakes=${MINIRT_GPU_FAKES:-$(first_of "$here"/../lib/minirt/gpu-fakes "$here"/../lib*/minirt/gpu-fakes \
+  "$here"/../lib/*/minirt/gpu-fakes "$here/../build/tests/gpu_fakes" || echo "")}
 scenarios=$(first_of "$here/../share/minirt/fallback_scenarios.txt" "$here/fallback_scenarios.txt" || echo "")
 iterations=${MINIRT_DEMO_ITERATIONS:-20}
 [ -x "$bin/runmodel" ] || { echo "$(basename "$0"): runmodel not found in $bin (set MINIRT_BIN)" >&2; exit 1; }

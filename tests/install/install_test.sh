@@ -60,4 +60,8 @@ done
 # early could fail the pipeline with ldd's SIGPIPE.
 ldd "$work/example/classify" | grep "libminirt.so" >/dev/null || { echo "FAIL: classify is not linked to libminirt.so"; exit 1; }
 if ldd "$work/example/classify_static" | grep "libminirt.so" >/dev/null; then echo "FAIL: classify_static uses libminirt.so"; exit 1; fi
+# The installed fallback demo finds its runmodel, fake libraries and scenarios.
+"$prefix/bin/minirt-fallback-demo" "$work/mnist_cnn.onnx" "$work/demo" >"$work/demo.txt" 2>&1 ||
+  { echo "FAIL: the installed minirt-fallback-demo:"; cat "$work/demo.txt"; exit 1; }
+grep -q "^cublas12 .* match " "$work/demo.txt" || { echo "FAIL: the installed demo's table:"; cat "$work/demo.txt"; exit 1; }
 echo "install test passed"
