@@ -53,6 +53,7 @@ void expect_same(const std::vector<Tensor>& a, const std::vector<Tensor>& b) {
 struct Outcome {
   std::vector<Tensor> out;
   std::string report, placement;
+  SeamCopies seams;  // what runmodel --compare reports as the copies at the seams
 };
 
 // A plan that places nodes on a device keeps the CPU's part in NCHW (the
@@ -67,6 +68,7 @@ Outcome run_with(std::shared_ptr<FakeDevice> dev, CpuLayout layout = CpuLayout::
   r.out = s.run({{"x", input(1)}});
   r.report = s.plan_report();
   r.placement = s.placement();
+  r.seams = SessionInternals::seam_copies(s);
   EXPECT_EQ(r.placement, SessionInternals::placement(s));
   if (!dev) {
     EXPECT_EQ(r.placement, "");  // the CPU alone: nothing to say
@@ -87,6 +89,12 @@ TEST(Placement, PartialSupportInsertsCopiesAndMatchesTheCpu) {
   EXPECT_EQ(dev->to_host.load(), 2);
   EXPECT_EQ(dev->uploads.load(), 3);  // w1, b1, fc: once, at plan time
   EXPECT_EQ(dev->kernels_run.load(), 3);
+  // The plan's copy steps, per run: x (1x2x8x8) and f (1x64) in, p (1x4x4x4) and g (1x5) out.
+  EXPECT_EQ(mixed.seams.to_device, 2);
+  EXPECT_EQ(mixed.seams.bytes_to_device, (128u + 64u) * 4);
+  EXPECT_EQ(mixed.seams.to_host, 2);
+  EXPECT_EQ(mixed.seams.bytes_to_host, (64u + 5u) * 4);
+  EXPECT_EQ(cpu.seams.to_device + cpu.seams.to_host, 0);
   EXPECT_THAT(mixed.report, HasSubstr("Copy(cpu->fakegpu)"));
   EXPECT_THAT(mixed.report, HasSubstr("Copy(fakegpu->cpu)"));
   EXPECT_THAT(mixed.report, HasSubstr("arena (fakegpu)"));
@@ -100,6 +108,10 @@ TEST(Placement, EverythingOnTheDeviceNeedsOnlyTheEdgeCopies) {
   EXPECT_EQ(gpu.placement, "placed 5 nodes on fakegpu, 0 nodes on cpu");
   EXPECT_EQ(dev->to_device.load(), 1);  // the input
   EXPECT_EQ(dev->to_host.load(), 2);    // the two graph outputs
+  EXPECT_EQ(gpu.seams.to_device, 1);
+  EXPECT_EQ(gpu.seams.bytes_to_device, 128u * 4);
+  EXPECT_EQ(gpu.seams.to_host, 2);
+  EXPECT_EQ(gpu.seams.bytes_to_host, (64u + 5u) * 4);
   EXPECT_EQ(dev->errors.load(), 0);
 }
 
