@@ -95,6 +95,16 @@ struct OpSchema {
   bool foldable = true;
   // Which opset's semantics are implemented when they changed over time.
   std::string semantics;
+  // Facts the planner and the passes use, so that generic code never names an op:
+  // it reads only its input's shape, never the data (Shape, Size): foldable
+  // whatever the input.
+  bool reads_shape_only = false;
+  // Its output is its first input's bytes under another shape (Reshape-like):
+  // the two may share one block of the arena.
+  bool view = false;
+  // Its output is its inputs side by side along AxisAttrs::axis (Concat): the
+  // inputs may be made in their slices of the output.
+  bool joins_inputs = false;
 };
 
 const OpSchema* find_schema(const std::string& op);

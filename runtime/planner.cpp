@@ -1,6 +1,8 @@
 #include "runtime/planner.h"
 
+#include "runtime/memory_plan.h"
 #include "runtime/op_registry.h"
+#include "runtime/placement.h"
 #include "runtime/ops/shape_ops.h"
 #include "runtime/passes/passes.h"
 
@@ -27,40 +29,6 @@ std::vector<size_t> value_inputs(const Graph& model) {
     if (needed) out.push_back(i);
   }
   return out;
-}
-
-size_t assign_offsets(std::vector<Block>& blocks, size_t alignment) {
-  std::vector<size_t> order(blocks.size());
-  for (size_t i = 0; i < order.size(); ++i) order[i] = i;
-  std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) { return blocks[a].size > blocks[b].size; });
-  std::vector<size_t> placed;
-  size_t total = 0;
-  for (size_t bi : order) {
-    Block& b = blocks[bi];
-    size_t need = (b.size + alignment - 1) / alignment * alignment;
-    // Blocks alive at the same time, by offset.
-    std::vector<const Block*> live;
-    for (size_t pi : placed) {
-      const Block& p = blocks[pi];
-      if (p.first <= b.last && b.first <= p.last) live.push_back(&p);
-    }
-    std::sort(live.begin(), live.end(), [](const Block* x, const Block* y) { return x->offset < y->offset; });
-    size_t best = SIZE_MAX, best_gap = SIZE_MAX, end = 0;
-    for (const Block* p : live) {
-      if (p->offset > end) {
-        size_t gap = p->offset - end;
-        if (gap >= need && gap < best_gap) {
-          best = end;
-          best_gap = gap;
-        }
-      }
-      end = std::max(end, p->offset + (p->size + alignment - 1) / alignment * alignment);
-    }
-    b.offset = best != SIZE_MAX ? best : end;
-    total = std::max(total, b.offset + need);
-    placed.push_back(bi);
-  }
-  return total;
 }
 
 namespace {
@@ -116,10 +84,6 @@ std::string human_bytes(size_t b) {
   return buf;
 }
 
-}  // namespace
-
-namespace {
-
 // Moves a tensor between the host and a device backend's memory; the copy
 // steps at the seams of a placed graph.
 class CopyKernel final : public Kernel {
@@ -138,37 +102,10 @@ class CopyKernel final : public Kernel {
   size_t bytes_;
 };
 
-
-// A Concat whose inputs were made in place, in their slices of its output.
-class ElidedKernel final : public Kernel {
- public:
-  void run(const KernelArgs&) override {}
-  std::string describe() const override { return "in place: each input was made in its slice"; }
-};
-
-// True when no device backend would take any node of g: the plan runs on
-// the CPU alone, and its CPU-only passes (residual fusion, blocked layout)
-// apply as if no device had been added.
-bool cpu_alone(const Graph& g, const std::vector<const Backend*>& devices) {
-  std::string why;
-  for (const Backend* d : devices)
-    for (const Node& n : g.nodes)
-      if (!n.dead && d->supports(g, n, &why)) return false;
-  return true;
-}
-
-}  // namespace
-
-std::unique_ptr<Plan> make_plan(const Graph& model, const std::vector<const Tensor*>& inputs, const Backend& cpu,
-                                ThreadPool& pool, const PlanOptions& options) {
-  auto plan = std::make_unique<Plan>();
-  Graph& g = plan->graph;
-  g = model;
-  bind_inputs(g, inputs, value_inputs(model));
-  plan->input_values = g.inputs;
-  plan->output_values = g.outputs;
-
-  PlanStats& st = plan->stats;
+// The passes stage: shape inference and folding always; with `optimize`,
+// identity removal, BatchNormalization and bias folding, activation and
+// (CPU alone) residual fusion, and the CPU's blocked layout.
+void run_passes(Graph& g, const Backend& cpu, ThreadPool& pool, const PlanOptions& options, PlanStats& st) {
   st.folded = infer_and_fold(g, cpu, pool, true);
   st.identities = remove_identities(g);
   if (options.optimize) {
@@ -190,77 +127,26 @@ std::unique_ptr<Plan> make_plan(const Graph& model, const std::vector<const Tens
     for (const Value& v : g.values) st.blocked += v.block > 0;
     if (st.blocked) st.block = cpu.channel_block();
   }
-  plan->output_values = g.outputs;
-  // Folding made new tensors with the bytes another plan of the session may
-  // hold already (one set per batch size otherwise).
-  if (options.constants)
-    for (Value& v : g.values)
-      if (v.constant) v.constant = options.constants->intern(v.constant);
+}
 
-  // Memory spaces: 0 is the host (the CPU backend); then one per device backend.
-  plan->spaces.push_back({&cpu, 0, 0});
-  for (const Backend* d : options.devices) plan->spaces.push_back({d, 0, 0});
-  size_t ns = plan->spaces.size();
-
-  // Placement: each node on the first device backend that supports it, else the CPU.
-  std::vector<int> order = g.topo_order();
-  std::vector<int> node_space(g.nodes.size(), 0);
-  std::map<std::string, int> fallback_reasons;  // "op: why" -> nodes
-  std::vector<int> placed(ns, 0);
-  for (int idx : order) {
-    const Node& n = g.nodes[idx];
-    std::string first_why;
-    for (size_t sp = 1; sp < ns && !node_space[idx]; ++sp) {
-      std::string why;
-      if (plan->spaces[sp].backend->supports(g, n, &why)) node_space[idx] = static_cast<int>(sp);
-      else if (first_why.empty()) first_why = why.empty() ? "not supported" : why;
-    }
-    if (!node_space[idx]) {
-      std::string why;
-      if (!cpu.supports(g, n, &why)) node_fail(ErrorCode::kUnsupported, g, n, why);
-      if (ns > 1) fallback_reasons[n.op + ": " + first_why]++;
-    }
-    placed[node_space[idx]]++;
-  }
-  if (ns > 1) {
-    std::string line = "placed";
-    for (size_t sp = ns; sp-- > 0;) {
-      if (!placed[sp] && sp != 0) continue;
-      line += (line == "placed" ? " " : ", ") + std::to_string(placed[sp]) + " node" + (placed[sp] == 1 ? "" : "s") +
-              " on " + plan->spaces[sp].backend->name();
-    }
-    if (!fallback_reasons.empty()) {
-      line += " (";
-      bool first = true;
-      for (const auto& [why, count] : fallback_reasons) {
-        line += (first ? "" : "; ") + why + (count > 1 ? " x" + std::to_string(count) : "");
-        first = false;
-      }
-      line += ")";
-    }
-    plan->placement = line;
-  }
-
+// The steps stage: a kernel per node in `order`, on its space's backend with
+// the algorithm chosen for it, and a copy step before the first reader of a
+// value made in another space (constants: uploaded once, at plan time);
+// graph outputs made on a device come back to the host at the end. Sets
+// plan.space, each value's memory space.
+void make_steps(Plan& plan, const std::vector<int>& order, const std::vector<int>& node_space,
+                const std::map<int, std::string>& algorithm) {
+  Graph& g = plan.graph;
   // Where each value lives: graph inputs and constants on the host, every
   // other value where its producer runs.
   std::vector<int> home(g.values.size(), 0);
   for (int idx : order)
     for (int o : g.nodes[idx].outputs)
       if (o >= 0) home[o] = node_space[idx];
-  // A value needed in another space gets a copy there, made by a copy step
-  // just before its first reader (constants: uploaded once, at plan time).
   std::map<std::pair<int, int>, int> copies;  // (value, space) -> copy value
-  // Algorithms, chosen before any step is made: tuning measures on the
-  // real shapes, here at plan time, never inside a run.
-  std::map<int, std::string> algorithm;
-  if (options.tuner) {
-    std::vector<std::pair<int, const Backend*>> nodes;
-    for (int idx : order) nodes.emplace_back(idx, plan->spaces[node_space[idx]].backend);
-    algorithm = options.tuner->tune(g, nodes, pool);
-  }
   auto make_step_for = [&](int idx) {
     const Node& n = g.nodes[idx];
-    const Backend* b = plan->spaces[node_space[idx]].backend;
+    const Backend* b = plan.spaces[node_space[idx]].backend;
     Step s;
     s.node = idx;
     s.space = node_space[idx];
@@ -286,8 +172,8 @@ std::unique_ptr<Plan> make_plan(const Graph& model, const std::vector<const Tens
     if (auto it = copies.find(key); it != copies.end()) return it->second;
     int from_space = home[v];
     if (from_space != 0 && to_space != 0) return copy_of(copy_of(v, 0), to_space);  // device to device: via the host
-    const Backend* device = plan->spaces[to_space ? to_space : from_space].backend;
-    std::string name = g.values[v].name + "@" + plan->spaces[to_space].backend->name();
+    const Backend* device = plan.spaces[to_space ? to_space : from_space].backend;
+    std::string name = g.values[v].name + "@" + plan.spaces[to_space].backend->name();
     int c = g.add_value(name);
     g.values[c].dtype = g.values[v].dtype;
     g.values[c].shape = g.values[v].shape;
@@ -298,7 +184,7 @@ std::unique_ptr<Plan> make_plan(const Graph& model, const std::vector<const Tens
       // Kernels may still read the host copy when they are made (shapes,
       // repacking); at run time they get the device copy.
       g.values[c].constant = g.values[v].constant;
-      plan->uploads.push_back({c, device->upload(*g.values[v].constant)});
+      plan.uploads.push_back({c, device->upload(*g.values[v].constant)});
       return c;
     }
     Step s;
@@ -308,145 +194,60 @@ std::unique_ptr<Plan> make_plan(const Graph& model, const std::vector<const Tens
     s.inputs = {v};
     s.outputs = {c};
     s.label = g.values[v].name;
-    s.op = std::string("Copy(") + plan->spaces[from_space].backend->name() + "->" +
-           plan->spaces[to_space].backend->name() + ")";
+    s.op = std::string("Copy(") + plan.spaces[from_space].backend->name() + "->" +
+           plan.spaces[to_space].backend->name() + ")";
     s.shapes = shape_str(g.values[v].shape);
-    plan->steps.push_back(std::move(s));
+    plan.steps.push_back(std::move(s));
     return c;
   };
   for (int idx : order) {
     Node& n = g.nodes[idx];
     for (int& in : n.inputs)
       if (in >= 0 && home[in] != node_space[idx]) in = copy_of(in, node_space[idx]);
-    plan->steps.push_back(make_step_for(idx));
+    plan.steps.push_back(make_step_for(idx));
   }
-  // Graph outputs computed on a device come back to the host at the end.
-  for (int& v : plan->output_values)
+  for (int& v : plan.output_values)
     if (home[v] != 0) v = copy_of(v, 0);
+  plan.space = std::move(home);
+}
 
-  // Storage of every value.
-  size_t nv = g.values.size();
-  plan->storage.assign(nv, Storage::kNone);
-  plan->offset.assign(nv, 0);
-  plan->space = home;
-  std::set<int> outs(plan->output_values.begin(), plan->output_values.end());
-  for (size_t v = 0; v < nv; ++v)
-    if (g.values[v].constant) plan->storage[v] = Storage::kConstant;
-  for (const auto& u : plan->uploads) plan->storage[u.value] = Storage::kConstant;
-  for (int v : g.inputs)
-    if (plan->storage[v] == Storage::kNone) plan->storage[v] = Storage::kInput;
-  std::vector<int> first(nv, -1), last(nv, -1);
-  for (size_t i = 0; i < plan->steps.size(); ++i) {
-    const Step& s = plan->steps[i];
-    for (int v : s.outputs) {
-      if (v < 0) continue;
-      plan->storage[v] = outs.count(v) ? Storage::kOutput : Storage::kArena;
-      first[v] = static_cast<int>(i);
-      last[v] = std::max(last[v], static_cast<int>(i));
-    }
-    for (int v : s.inputs)
-      if (v >= 0) last[v] = std::max(last[v], static_cast<int>(i));
+}  // namespace
+
+// The pipeline: bind shapes -> passes -> placement -> algorithm choice ->
+// steps -> memory plan.
+std::unique_ptr<Plan> make_plan(const Graph& model, const std::vector<const Tensor*>& inputs, const Backend& cpu,
+                                ThreadPool& pool, const PlanOptions& options) {
+  auto plan = std::make_unique<Plan>();
+  Graph& g = plan->graph;
+  g = model;
+  bind_inputs(g, inputs, value_inputs(model));
+  plan->input_values = g.inputs;
+
+  run_passes(g, cpu, pool, options, plan->stats);
+  plan->output_values = g.outputs;
+  // Folding made new tensors with the bytes another plan of the session may
+  // hold already (one set per batch size otherwise).
+  if (options.constants)
+    for (Value& v : g.values)
+      if (v.constant) v.constant = options.constants->intern(v.constant);
+
+  // Memory spaces: 0 is the host (the CPU backend); then one per device backend.
+  plan->spaces.push_back({&cpu, 0, 0});
+  for (const Backend* d : options.devices) plan->spaces.push_back({d, 0, 0});
+  const std::vector<int> order = g.topo_order();
+  Placement placed = place_nodes(g, order, cpu, options.devices);
+  plan->placement = placed.summary;
+
+  // Algorithms, chosen before any step is made: tuning measures on the
+  // real shapes, here at plan time, never inside a run.
+  std::map<int, std::string> algorithm;
+  if (options.tuner) {
+    std::vector<std::pair<int, const Backend*>> nodes;
+    for (int idx : order) nodes.emplace_back(idx, plan->spaces[placed.node_space[idx]].backend);
+    algorithm = options.tuner->tune(g, nodes, pool);
   }
-  // Reshape-like steps only relabel bytes: their output shares the input's
-  // block (the kernel then sees the same pointer and copies nothing). A value
-  // lives at its root's offset plus delta bytes.
-  std::vector<int> root(nv);
-  std::vector<size_t> delta(nv, 0);
-  for (size_t v = 0; v < nv; ++v) root[v] = static_cast<int>(v);
-  auto find = [&](int v) {
-    size_t d = 0;
-    while (root[v] != v) {
-      d += delta[v];
-      v = root[v];
-    }
-    return std::make_pair(v, d);
-  };
-  for (const Step& s : plan->steps) {
-    if (s.node < 0) continue;
-    const std::string& op = g.nodes[s.node].op;
-    bool view = op == "Reshape" || op == "Flatten" || op == "Squeeze" || op == "Unsqueeze";
-    int in = s.inputs[0], out = s.outputs[0];
-    if (view && plan->storage[in] == Storage::kArena && plan->storage[out] == Storage::kArena &&
-        home[in] == home[out] && g.values[in].block == 0 && g.values[out].block == 0)
-      root[out] = in;
-  }
-  // A Concat whose inputs are contiguous slices of its output (batch 1 along
-  // channels; whole channel blocks in the blocked layout) costs nothing: each
-  // input is made in its slice, and the step is left with nothing to do.
-  if (options.optimize) {
-    for (Step& s : plan->steps) {
-      if (s.node < 0 || g.nodes[s.node].op != "Concat" || !g.nodes[s.node].parsed) continue;
-      int out = s.outputs[0];
-      const Value& ov = g.values[out];
-      if (plan->storage[out] != Storage::kArena) continue;
-      int64_t axis = g.nodes[s.node].attrs_as<AxisAttrs>().axis;
-      int64_t outer = 1;
-      for (int64_t d = 0; d < axis; ++d) outer *= ov.shape[d];
-      bool ok = outer == 1 && s.inputs.size() > 1;
-      if (ov.block) ok = ok && axis == 1;
-      std::set<int> seen;
-      for (size_t k = 0; k < s.inputs.size() && ok; ++k) {
-        int v = s.inputs[k];
-        const Value& iv = g.values[v];
-        ok = v >= 0 && v != out && plan->storage[v] == Storage::kArena && home[v] == home[out] &&
-             find(v).first == v && seen.insert(v).second && iv.block == ov.block &&
-             (!ov.block || k + 1 == s.inputs.size() || iv.shape[1] % ov.block == 0);
-      }
-      if (!ok) continue;
-      size_t at = 0;
-      for (int v : s.inputs) {
-        root[v] = out;
-        delta[v] = at;
-        at += value_bytes(g.values[v]);
-      }
-      s.kernel = std::make_unique<ElidedKernel>();
-      st.concats_elided++;
-    }
-  }
-  for (size_t v = 0; v < nv; ++v) {
-    if (plan->storage[v] != Storage::kArena) continue;
-    int r = find(static_cast<int>(v)).first;
-    if (r == static_cast<int>(v)) continue;
-    first[r] = std::min(first[r], first[v]);
-    last[r] = std::max(last[r], last[v]);
-  }
-  // One arena per memory space, each planned by liveness.
-  for (size_t sp = 0; sp < ns; ++sp) {
-    std::vector<Block> blocks;
-    std::vector<int> owner;  // value id, or -(step+1) for a workspace
-    for (size_t v = 0; v < nv; ++v) {
-      if (plan->storage[v] != Storage::kArena || home[v] != static_cast<int>(sp) ||
-          find(static_cast<int>(v)).first != static_cast<int>(v))
-        continue;
-      Block b;
-      b.size = value_bytes(g.values[v]);
-      b.first = first[v];
-      b.last = last[v];
-      blocks.push_back(b);
-      owner.push_back(static_cast<int>(v));
-    }
-    for (size_t i = 0; i < plan->steps.size(); ++i) {
-      if (!plan->steps[i].workspace_bytes || plan->steps[i].space != static_cast<int>(sp)) continue;
-      Block b;
-      b.size = plan->steps[i].workspace_bytes;
-      b.first = b.last = static_cast<int>(i);
-      blocks.push_back(b);
-      owner.push_back(-static_cast<int>(i) - 1);
-    }
-    for (const Block& b : blocks) plan->spaces[sp].naive_bytes += (b.size + 63) / 64 * 64;
-    plan->spaces[sp].arena_bytes = assign_offsets(blocks);
-    for (size_t k = 0; k < blocks.size(); ++k) {
-      if (owner[k] >= 0) plan->offset[owner[k]] = blocks[k].offset;
-      else plan->steps[-owner[k] - 1].workspace_offset = blocks[k].offset;
-    }
-  }
-  for (size_t v = 0; v < nv; ++v)
-    if (plan->storage[v] == Storage::kArena) {
-      auto [r, d] = find(static_cast<int>(v));
-      plan->offset[v] = plan->offset[r] + d;
-    }
-  plan->arena_bytes = plan->spaces[0].arena_bytes;
-  plan->naive_bytes = plan->spaces[0].naive_bytes;
+  make_steps(*plan, order, placed.node_space, algorithm);
+  plan_memory(*plan, options.optimize);
   return plan;
 }
 

@@ -1,10 +1,15 @@
-// The planner: specializes the model graph to concrete input shapes, runs the
-// passes, places each node on a backend (device backends first, the CPU for
-// the rest, with copy steps at the seams), makes a kernel per step and
-// assigns every intermediate value a place in its memory space's arena by
-// liveness.
+// The planner: specializes the model graph to concrete input shapes and makes
+// a plan in stages, each a function of its own:
 //
-//   std::unique_ptr<Plan> plan = make_plan(model_graph, inputs, backends, pool, options);
+//   bind shapes    the inputs' shapes (and shape-operand values) into the graph
+//   passes         inference and folding, fusion, the CPU's blocked layout (runtime/passes/)
+//   placement      each node on a device backend or the CPU (runtime/placement.h)
+//   algorithms     the tuner's choice per convolution (runtime/tuner.h)
+//   steps          a kernel per node, copy steps at the seams between memory spaces
+//   memory plan    storage and arena offsets by liveness, views, joins made in place
+//                  (runtime/memory_plan.h)
+//
+//   std::unique_ptr<Plan> plan = make_plan(model_graph, inputs, cpu, pool, options);
 //   std::cout << plan->report();
 #pragma once
 
@@ -108,14 +113,5 @@ std::unique_ptr<Plan> make_plan(const Graph& model, const std::vector<const Tens
 // Indices (into model.inputs) of graph inputs read as shape operands.
 std::vector<size_t> value_inputs(const Graph& model);
 
-// Assigns offsets to blocks given sizes and [first, last] step intervals so
-// that blocks alive at the same time do not overlap; returns the total size.
-// Greedy by size, best fit. Exposed for tests.
-struct Block {
-  size_t size = 0;
-  int first = 0, last = 0;
-  size_t offset = 0;
-};
-size_t assign_offsets(std::vector<Block>& blocks, size_t alignment = 64);
 
 }  // namespace minirt

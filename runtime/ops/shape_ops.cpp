@@ -592,21 +592,23 @@ void infer_space_to_depth(InferContext& ctx) {
 }  // namespace
 
 void add_shape_schemas(std::vector<OpSchema>& out) {
-  out.push_back({.op = "Flatten", .parse = parse_flatten, .infer = infer_flatten});
+  out.push_back({.op = "Flatten", .parse = parse_flatten, .infer = infer_flatten, .view = true});
   out.push_back({.op = "Reshape", .min_inputs = 2, .max_inputs = 2, .parse = parse_reshape, .infer = infer_reshape,
-                 .shape_inputs = {1}, .semantics = "opset 14 (allowzero) and earlier"});
+                 .shape_inputs = {1}, .semantics = "opset 14 (allowzero) and earlier", .view = true});
   out.push_back({.op = "Squeeze", .max_inputs = 2, .parse = parse_axes, .infer = infer_squeeze, .shape_inputs = {1},
-                 .semantics = "axes attribute before opset 13, input from 13"});
+                 .semantics = "axes attribute before opset 13, input from 13", .view = true});
   out.push_back({.op = "Unsqueeze", .max_inputs = 2, .parse = parse_axes, .infer = infer_unsqueeze,
-                 .shape_inputs = {1}, .semantics = "axes attribute before opset 13, input from 13"});
-  out.push_back({.op = "Concat", .min_inputs = 1, .max_inputs = 1 << 20, .parse = parse_concat, .infer = infer_concat});
+                 .shape_inputs = {1}, .semantics = "axes attribute before opset 13, input from 13", .view = true});
+  out.push_back({.op = "Concat", .min_inputs = 1, .max_inputs = 1 << 20, .parse = parse_concat, .infer = infer_concat,
+                 .joins_inputs = true});
   out.push_back({.op = "Split", .max_inputs = 2, .max_outputs = 1 << 20, .parse = parse_split, .infer = infer_split,
                  .shape_inputs = {1}, .semantics = "split attribute before opset 13, input from 13; num_outputs from 18"});
   out.push_back({.op = "Slice", .max_inputs = 5, .parse = parse_slice, .infer = infer_slice,
                  .shape_inputs = {1, 2, 3, 4}, .semantics = "attributes before opset 10, inputs from 10"});
   out.push_back({.op = "Gather", .min_inputs = 2, .max_inputs = 2, .parse = parse_gather, .infer = infer_gather});
-  out.push_back({.op = "Shape", .parse = parse_shape, .infer = infer_shape, .semantics = "start/end from opset 15"});
-  out.push_back({.op = "Size", .infer = infer_size});
+  out.push_back({.op = "Shape", .parse = parse_shape, .infer = infer_shape, .semantics = "start/end from opset 15",
+                 .reads_shape_only = true});
+  out.push_back({.op = "Size", .infer = infer_size, .reads_shape_only = true});
   out.push_back({.op = "Cast", .parse = parse_cast, .infer = infer_cast});
   out.push_back({.op = "CastLike", .min_inputs = 2, .max_inputs = 2, .infer = infer_cast_like});
   out.push_back({.op = "Range", .min_inputs = 3, .max_inputs = 3, .infer = infer_range, .shape_inputs = {0, 1, 2}});

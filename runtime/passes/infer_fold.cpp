@@ -39,7 +39,7 @@ int infer_and_fold(Graph& g, const Backend& folder, ThreadPool& pool, bool fold)
     if (!fold || !s->foldable) continue;
     bool all_const = true;
     for (int in : n.inputs) all_const = all_const && (in < 0 || g.values[in].constant);
-    if (n.op == "Shape" || n.op == "Size") all_const = true;  // only the input's shape is read
+    if (s->reads_shape_only) all_const = true;  // only the input's shape is read
     if (!all_const) continue;
     // Large results are better computed at run time than held as constants.
     int64_t out_elems = 0;

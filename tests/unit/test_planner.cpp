@@ -1,6 +1,6 @@
 // The arena planner: blocks alive at the same time never overlap, and
 // blocks with disjoint lifetimes share memory.
-#include "runtime/planner.h"
+#include "runtime/memory_plan.h"
 
 #include <gtest/gtest.h>
 
