@@ -636,13 +636,26 @@ int run(const Args& a) {
       o << ",\"device_time_ms\":{\"h2d\":" << dev_mean(dev_sum.h2d_ms) << ",\"compute\":" << dev_mean(dev_sum.compute_ms)
         << ",\"d2h\":" << dev_mean(dev_sum.d2h_ms) << ",\"runs\":" << dev_runs << ",\"h2d_copies\":" << dev_sum.h2d_copies
         << ",\"kernels\":" << dev_sum.kernels << ",\"d2h_copies\":" << dev_sum.d2h_copies << "}";
-    if (a.memory_stats)
-      o << ",\"memory_pool\":{\"policy\":" << json_str(policy) << ",\"limit_bytes\":" << mem.limit_bytes
-        << ",\"reserved_bytes\":" << mem.reserved_bytes << ",\"in_use_bytes\":" << mem.in_use_bytes
-        << ",\"peak_in_use_bytes\":" << mem.peak_in_use_bytes << ",\"segments\":" << mem.segments
-        << ",\"largest_free_block_bytes\":" << mem.largest_free_block_bytes
-        << ",\"fragmentation\":" << mem.fragmentation << ",\"allocations\":" << mem.allocations
-        << ",\"frees\":" << mem.frees << "}";
+    if (a.memory_stats) {
+      auto pool_json = [&](const MemoryStats& m) {
+        o << "{\"policy\":" << json_str(policy) << ",\"limit_bytes\":" << m.limit_bytes
+          << ",\"reserved_bytes\":" << m.reserved_bytes << ",\"in_use_bytes\":" << m.in_use_bytes
+          << ",\"peak_in_use_bytes\":" << m.peak_in_use_bytes << ",\"segments\":" << m.segments
+          << ",\"largest_free_block_bytes\":" << m.largest_free_block_bytes
+          << ",\"fragmentation\":" << m.fragmentation << ",\"allocations\":" << m.allocations
+          << ",\"frees\":" << m.frees << "}";
+      };
+      o << ",\"memory_pool\":";
+      pool_json(mem);
+      o << ",\"device_memory_pools\":{";
+      bool first = true;
+      for (const DeviceMemoryStats& d : session->device_memory_stats()) {
+        o << (first ? "" : ",") << json_str(d.device) << ":";
+        pool_json(d.stats);
+        first = false;
+      }
+      o << "}";
+    }
     o << "}\n";
     std::fputs(o.str().c_str(), stdout);
     if (a.print_plan) std::fputs(session->plan_report().c_str(), stderr);
@@ -679,15 +692,20 @@ int run(const Args& a) {
     }
   }
   if (a.memory_stats) {
-    std::printf("memory pool: policy %s, limit %s\n", policy.c_str(),
-                mem.limit_bytes ? human_bytes(mem.limit_bytes).c_str() : "none");
-    std::printf("  reserved %s in %zu segment%s, in use %s, peak in use %s\n", human_bytes(mem.reserved_bytes).c_str(),
-                mem.segments, mem.segments == 1 ? "" : "s", human_bytes(mem.in_use_bytes).c_str(),
-                human_bytes(mem.peak_in_use_bytes).c_str());
-    std::printf("  largest free block %s, fragmentation %.1f%%, %llu allocation%s, %llu free%s\n",
-                human_bytes(mem.largest_free_block_bytes).c_str(), 100.0 * mem.fragmentation,
-                static_cast<unsigned long long>(mem.allocations), mem.allocations == 1 ? "" : "s",
-                static_cast<unsigned long long>(mem.frees), mem.frees == 1 ? "" : "s");
+    auto print_pool = [&](const char* name, const MemoryStats& m) {
+      std::printf("%s: policy %s, limit %s\n", name, policy.c_str(),
+                  m.limit_bytes ? human_bytes(m.limit_bytes).c_str() : "none");
+      std::printf("  reserved %s in %zu segment%s, in use %s, peak in use %s\n", human_bytes(m.reserved_bytes).c_str(),
+                  m.segments, m.segments == 1 ? "" : "s", human_bytes(m.in_use_bytes).c_str(),
+                  human_bytes(m.peak_in_use_bytes).c_str());
+      std::printf("  largest free block %s, fragmentation %.1f%%, %llu allocation%s, %llu free%s\n",
+                  human_bytes(m.largest_free_block_bytes).c_str(), 100.0 * m.fragmentation,
+                  static_cast<unsigned long long>(m.allocations), m.allocations == 1 ? "" : "s",
+                  static_cast<unsigned long long>(m.frees), m.frees == 1 ? "" : "s");
+    };
+    print_pool("memory pool", mem);
+    for (const DeviceMemoryStats& d : session->device_memory_stats())
+      print_pool((d.device + " memory pool").c_str(), d.stats);
   }
   if (!op_totals.empty()) {
     double sum = 0;

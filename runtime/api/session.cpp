@@ -106,6 +106,7 @@ struct Session::Impl {
   // Device backends nodes may be placed on, and their memory pools.
   std::vector<std::shared_ptr<Backend>> devices;
   std::vector<std::unique_ptr<MemoryPool>> device_memory;
+  PoolOptions pool_options;  // of every pool: SessionOptions' limit and policy
 
   std::mutex mu;  // guards everything below
   std::vector<std::shared_ptr<const PlanEntry>> plans;  // most recently used last
@@ -138,8 +139,9 @@ Session::Session(std::shared_ptr<const Model> model, SessionOptions options) : i
   if (options.device_id < 0)
     throw Error(ErrorCode::kInvalidArgument,
                 "SessionOptions: device_id must be a CUDA device ordinal (0 or more), got " + std::to_string(options.device_id));
-  impl_->choose_device(options);
-  PoolOptions po;
+  // One pool design for every memory: the limit and policy apply to the
+  // host's pool and to each device's (a limit per pool).
+  PoolOptions& po = impl_->pool_options;
   po.limit = options.memory_limit;
   if (options.memory_policy == MemoryPolicy::kPreallocate) {
     po.policy = PoolPolicy::kPreallocate;
@@ -150,6 +152,7 @@ Session::Session(std::shared_ptr<const Model> model, SessionOptions options) : i
                   "SessionOptions: MemoryPolicy::kPreallocate needs preallocate_fraction in (0, 1], got " +
                       std::to_string(f));
   }
+  impl_->choose_device(options);
   impl_->host_memory = std::make_unique<MemoryPool>(std::make_shared<HostAllocator>(), po);
   impl_->pool = std::make_unique<ThreadPool>(threads);
   impl_->cpu = make_cpu_backend(threads);
@@ -182,7 +185,7 @@ void Session::Impl::choose_device(const SessionOptions& opts) {
     gpu::LoadedBackend m = gpu::load_cuda_backend({.device = opts.device_id, .tf32 = opts.math == MathMode::kTf32});
     if (m.backend) {
       auto alloc = m.backend->allocator();
-      device_memory.push_back(std::make_unique<MemoryPool>(std::move(alloc), PoolOptions{}));
+      device_memory.push_back(std::make_unique<MemoryPool>(std::move(alloc), pool_options));
       devices.push_back(std::move(m.backend));
       device = Device::kCuda;
       reason = "running on cuda: " + m.description;
@@ -225,8 +228,9 @@ TuningReport Session::tuning_report() const {
   return impl_->tuner->report();
 }
 
-MemoryStats Session::memory_stats() const {
-  PoolStats p = impl_->host_memory->stats();
+namespace {
+MemoryStats memory_stats_of(const MemoryPool& pool) {
+  PoolStats p = pool.stats();
   MemoryStats s;
   s.reserved_bytes = p.reserved_bytes;
   s.in_use_bytes = p.in_use_bytes;
@@ -238,6 +242,16 @@ MemoryStats Session::memory_stats() const {
   s.frees = p.frees;
   s.limit_bytes = p.limit_bytes;
   return s;
+}
+}  // namespace
+
+MemoryStats Session::memory_stats() const { return memory_stats_of(*impl_->host_memory); }
+
+std::vector<DeviceMemoryStats> Session::device_memory_stats() const {
+  std::vector<DeviceMemoryStats> out;
+  for (size_t i = 0; i < impl_->devices.size() && i < impl_->device_memory.size(); ++i)
+    out.push_back({impl_->devices[i]->name(), memory_stats_of(*impl_->device_memory[i])});
+  return out;
 }
 
 size_t Session::trim() {
@@ -547,7 +561,7 @@ void SessionInternals::add_device(Session& session, std::shared_ptr<Backend> dev
   if (impl.plans_made) throw Error(ErrorCode::kInternal, "add_device: the session has already planned");
   auto alloc = device->allocator();
   if (!alloc) throw Error(ErrorCode::kInternal, std::string("add_device: backend ") + device->name() + " has no allocator");
-  impl.device_memory.push_back(std::make_unique<MemoryPool>(std::move(alloc), PoolOptions{}));
+  impl.device_memory.push_back(std::make_unique<MemoryPool>(std::move(alloc), impl.pool_options));
   impl.devices.push_back(std::move(device));
 }
 

@@ -134,6 +134,43 @@ TEST(Placement, NothingSupportedRunsOnTheCpuWithoutCopies) {
   }
 }
 
+TEST(Placement, TheMemoryLimitCapsTheDevicePoolToo) {
+  auto all = std::set<std::string>{"Conv", "MaxPool", "Flatten", "Gemm", "Softmax"};
+  // Unlimited: how much each pool needs at batch 4.
+  Session free_(cnn(), {.device = Device::kCpu, .threads = 1});
+  SessionInternals::add_device(free_, std::make_shared<FakeDevice>(all));
+  auto want = free_.run({{"x", input(4)}});
+  std::vector<DeviceMemoryStats> d = free_.device_memory_stats();
+  ASSERT_EQ(d.size(), 1u);
+  EXPECT_EQ(d[0].device, "fakegpu");
+  const size_t device_need = d[0].stats.peak_in_use_bytes, host_need = free_.memory_stats().peak_in_use_bytes;
+  ASSERT_GT(device_need, host_need) << "the device holds the intermediates";
+  EXPECT_EQ(d[0].stats.limit_bytes, 0u);
+  // A limit just below the device's need: the host pool fits, the device pool does not.
+  const size_t limit = device_need - 64;
+  ASSERT_LT(host_need, limit);
+  Session s(cnn(), {.device = Device::kCpu, .threads = 1, .memory_limit = limit});
+  SessionInternals::add_device(s, std::make_shared<FakeDevice>(all));
+  try {
+    s.run({{"x", input(4)}});
+    FAIL() << "the device pool was not capped";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.code(), ErrorCode::kOutOfMemory);
+    EXPECT_THAT(e.what(), HasSubstr("fake device memory pool: cannot allocate"));
+    EXPECT_THAT(e.what(), HasSubstr("the fakegpu activation arena of cnn.onnx"));
+    EXPECT_THAT(e.what(), HasSubstr("--memory-limit"));
+  }
+  d = s.device_memory_stats();
+  ASSERT_EQ(d.size(), 1u);
+  EXPECT_EQ(d[0].stats.limit_bytes, limit);
+  EXPECT_LE(d[0].stats.reserved_bytes, limit);
+  // The session stays usable: batch 1 fits under the same cap, and is right.
+  auto one = s.run({{"x", input(1)}});
+  Session ref(cnn(), {.device = Device::kCpu, .threads = 1, .layout = CpuLayout::kNchw});
+  expect_same(ref.run({{"x", input(1)}}), one);
+  EXPECT_TRUE(Session(cnn(), {.device = Device::kCpu}).device_memory_stats().empty());
+}
+
 TEST(Placement, BatchChangeAndConcurrentRunsWithADevice) {
   auto dev = std::make_shared<FakeDevice>(std::set<std::string>{"Conv", "Gemm"});
   auto model = cnn();

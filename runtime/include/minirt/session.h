@@ -115,8 +115,9 @@ struct SessionOptions {
   int threads = 0;
   bool profile = false;   // record per-step timings of every run
   bool optimize = true;   // run the graph passes (folding, fusion)
-  // Activation memory (arenas of all concurrent runs) the session's pool may
-  // reserve, in bytes; 0 means no limit. A run that would need more fails
+  // Activation memory (arenas of all concurrent runs) each of the session's
+  // pools may reserve, in bytes: the host's, and each device's on its own;
+  // 0 means no limit. A run that would need more fails
   // with kOutOfMemory, saying what it asked for, what the pool holds and what
   // to change, and the session stays usable for smaller inputs.
   size_t memory_limit = 0;
@@ -172,6 +173,12 @@ struct MemoryStats {
   size_t limit_bytes = 0;    // the cap in effect (the preallocation with kPreallocate); 0: none
 };
 
+// The memory pool of one device the session may place nodes on.
+struct DeviceMemoryStats {
+  std::string device;  // the backend's name, as in the placement line ("cuda")
+  MemoryStats stats;
+};
+
 // Timing of one step of the last run, for --profile.
 struct StepTiming {
   std::string name;    // node name (or the fused nodes' names)
@@ -218,8 +225,11 @@ class MINIRT_API Session {
   // counts measured / from cache / heuristic, the seconds, warnings.
   TuningReport tuning_report() const;
 
-  // The memory pool's numbers now.
+  // The host memory pool's numbers now.
   MemoryStats memory_stats() const;
+  // Each device's pool (empty on the CPU alone). SessionOptions'
+  // memory_limit and memory_policy apply to every pool, each on its own.
+  std::vector<DeviceMemoryStats> device_memory_stats() const;
   // Gives cached memory back to the system: the arenas of runs not in
   // progress (they are made again when next needed) and the pool's free
   // segments. Runs in progress are untouched. Returns the bytes given back.
