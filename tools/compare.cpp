@@ -1,6 +1,5 @@
 #include "tools/compare.h"
 
-#include "runtime/api/session_internal.h"
 #include "tools/cli_util.h"
 
 #include <algorithm>
@@ -179,11 +178,11 @@ CompareReport compare_runs(const std::shared_ptr<const Model>& model, const Name
         auto a = Clock::now();
         session->run(inputs, r.outputs);
         lat.push_back(ms_since(a));
-        for (const DeviceTimes& d : SessionInternals::device_times(*session)) {
-          if (!d.times.valid) continue;
-          r.h2d_ms += d.times.h2d_ms;
-          r.compute_ms += d.times.compute_ms;
-          r.d2h_ms += d.times.d2h_ms;
+        for (const DeviceTimes& d : session->device_times()) {
+          if (!d.valid) continue;
+          r.h2d_ms += d.h2d_ms;
+          r.compute_ms += d.compute_ms;
+          r.d2h_ms += d.d2h_ms;
           ++timed;
         }
       }
@@ -202,7 +201,7 @@ CompareReport compare_runs(const std::shared_ptr<const Model>& model, const Name
       rep.failed = true;
     }
     r.placement = session->placement();
-    SeamCopies c = SessionInternals::seam_copies(*session);
+    SeamCopies c = session->seam_copies();
     r.copies_to_device = c.to_device;
     r.copies_to_host = c.to_host;
     r.bytes_to_device = c.bytes_to_device;

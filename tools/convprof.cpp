@@ -6,7 +6,6 @@
 #include <minirt/minirt.h>
 
 #include "loaders/onnx/onnx_subset.pb.h"
-#include "runtime/api/session_internal.h"
 #include "tools/cli_util.h"
 #include "tools/npy.h"
 
@@ -524,18 +523,11 @@ int run(const Args& a) {
   so.threads = a.threads;
   so.tuning = TuningMode::kExhaustive;
   so.workspace_limit = a.workspace_limit;
+  so.algo_cache_write = false;  // a profiler looks; it does not change what later runs choose
+  so.tuning_repeats = a.repeats;
   std::unique_ptr<Session> session;
   try {
     session = std::make_unique<Session>(model, so);
-    TunerOptions to;
-    to.mode = TuningMode::kExhaustive;
-    to.write_cache = false;  // a profiler looks; it does not change what later runs choose
-    to.workspace_limit = a.workspace_limit;
-    if (a.repeats) {
-      to.min_repeats = to.max_repeats = a.repeats;
-      to.target_ms = 0;
-    }
-    SessionInternals::configure_tuning(*session, std::move(to));
   } catch (const Error& e) {
     std::fprintf(stderr, "convprof: %s\n", e.what());
     return e.code() == ErrorCode::kDeviceUnavailable ? kDeviceError : kRunError;

@@ -2,7 +2,6 @@
 // See --help (and README.md) for options and exit codes.
 #include <minirt/minirt.h>
 
-#include "runtime/api/session_internal.h"
 #include "tools/cli_util.h"
 #include "tools/compare.h"
 #include "tools/npy.h"
@@ -497,7 +496,7 @@ int run(const Args& a) {
   std::vector<double> lat;
   std::vector<std::vector<StepTiming>> traces;
   // The device's own timing of each timed run (CUDA events), per phase.
-  DeviceRunTimes dev_sum;
+  DeviceTimes dev_sum;
   int dev_runs = 0;
   try {
     auto f0 = clock::now();
@@ -511,14 +510,14 @@ int run(const Args& a) {
       session->run(inputs, outputs);
       lat.push_back(ms(clock::now() - r0));
       if (so.profile && traces.size() < 1000) traces.push_back(session->last_profile());
-      for (const DeviceTimes& d : SessionInternals::device_times(*session)) {
-        if (!d.times.valid) continue;
-        dev_sum.h2d_ms += d.times.h2d_ms;
-        dev_sum.compute_ms += d.times.compute_ms;
-        dev_sum.d2h_ms += d.times.d2h_ms;
-        dev_sum.h2d_copies = d.times.h2d_copies;
-        dev_sum.kernels = d.times.kernels;
-        dev_sum.d2h_copies = d.times.d2h_copies;
+      for (const DeviceTimes& d : session->device_times()) {
+        if (!d.valid) continue;
+        dev_sum.h2d_ms += d.h2d_ms;
+        dev_sum.compute_ms += d.compute_ms;
+        dev_sum.d2h_ms += d.d2h_ms;
+        dev_sum.h2d_copies = d.h2d_copies;
+        dev_sum.kernels = d.kernels;
+        dev_sum.d2h_copies = d.d2h_copies;
         ++dev_runs;
       }
     }
@@ -584,7 +583,7 @@ int run(const Args& a) {
   for (size_t i = 0; i < outputs.size(); ++i) tops.push_back(top_k(model->outputs()[i].name, outputs[i], a.top_k));
   const ModelInfo& info = model->info();
   const MemoryStats mem = session->memory_stats();
-  const std::string placement = SessionInternals::placement(*session);
+  const std::string placement = session->placement();
   auto dev_mean = [&](double total) { return dev_runs ? total / dev_runs : 0.0; };
   char policy_buf[48];
   std::snprintf(policy_buf, sizeof policy_buf, "preallocate:%g", a.preallocate_fraction);

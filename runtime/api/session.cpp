@@ -21,6 +21,12 @@ namespace minirt {
 
 namespace {
 
+// One device backend's share of a run: the backend and its timed phases.
+struct BackendTimes {
+  const Backend* backend = nullptr;
+  DeviceRunTimes times;
+};
+
 // A plan for one input signature (shapes, and the values of inputs that are
 // shape operands), immutable once made, shared by the runs that use it.
 struct PlanEntry {
@@ -75,10 +81,11 @@ struct RunContext {
   std::vector<std::vector<void*>> step_out;
   std::vector<const Tensor*> ordered;
   std::vector<StepTiming> profile;
-  std::vector<DeviceTimes> device_times;  // per device space of the last run
+  std::vector<BackendTimes> device_times;  // per device space of the last run
 };
 
 constexpr size_t kMaxPlans = 8;  // input signatures remembered per session
+
 
 using Clock = std::chrono::steady_clock;
 
@@ -113,7 +120,7 @@ struct Session::Impl {
   std::vector<std::unique_ptr<RunContext>> idle;
   std::shared_ptr<const PlanEntry> last_plan;
   std::vector<StepTiming> last_profile;
-  std::vector<DeviceTimes> last_device_times;
+  std::vector<BackendTimes> last_device_times;
   int plans_made = 0;
 
   void choose_device(const SessionOptions& options);
@@ -163,6 +170,14 @@ Session::Session(std::shared_ptr<const Model> model, SessionOptions options) : i
   to.algorithm = options.tuning_algorithm;
   to.cache_path = options.algo_cache_path;
   to.workspace_limit = options.workspace_limit;
+  to.write_cache = options.algo_cache_write;
+  if (options.tuning_repeats < 0)
+    throw Error(ErrorCode::kInvalidArgument,
+                "SessionOptions: tuning_repeats must be 0 (adaptive) or more, got " + std::to_string(options.tuning_repeats));
+  if (options.tuning_repeats > 0) {
+    to.min_repeats = to.max_repeats = options.tuning_repeats;
+    to.target_ms = 0;
+  }
   impl_->tuner = std::make_unique<Tuner>(std::move(to));
   impl_->value_inputs = value_inputs(impl_->model->impl().graph);
 }
@@ -604,16 +619,29 @@ const char* choice_source_name(ChoiceSource s) {
 
 std::string to_string(const TuningChoice& c) { return choice_line(c); }
 
-std::vector<DeviceTimes> SessionInternals::device_times(const Session& session) {
-  std::lock_guard<std::mutex> lock(session.impl_->mu);
-  return session.impl_->last_device_times;
+std::vector<DeviceTimes> Session::device_times() const {
+  std::lock_guard<std::mutex> lock(impl_->mu);
+  std::vector<DeviceTimes> out;
+  for (const BackendTimes& b : impl_->last_device_times) {
+    DeviceTimes d;
+    d.device = b.backend ? b.backend->name() : "";
+    d.valid = b.times.valid;
+    d.h2d_ms = b.times.h2d_ms;
+    d.compute_ms = b.times.compute_ms;
+    d.d2h_ms = b.times.d2h_ms;
+    d.h2d_copies = b.times.h2d_copies;
+    d.kernels = b.times.kernels;
+    d.d2h_copies = b.times.d2h_copies;
+    out.push_back(std::move(d));
+  }
+  return out;
 }
 
-SeamCopies SessionInternals::seam_copies(const Session& session) {
-  std::lock_guard<std::mutex> lock(session.impl_->mu);
+SeamCopies Session::seam_copies() const {
+  std::lock_guard<std::mutex> lock(impl_->mu);
   SeamCopies c;
-  if (!session.impl_->last_plan) return c;
-  const Plan& plan = *session.impl_->last_plan->plan;
+  if (!impl_->last_plan) return c;
+  const Plan& plan = *impl_->last_plan->plan;
   for (const Step& st : plan.steps) {
     if (st.node >= 0 || st.outputs.empty()) continue;
     int v = st.outputs[0];
@@ -634,7 +662,6 @@ std::string Session::placement() const {
   return impl_->last_plan ? impl_->last_plan->plan->placement : std::string();
 }
 
-std::string SessionInternals::placement(const Session& session) { return session.placement(); }
 
 int usable_cores() { return count_cores().usable; }
 int max_threads() { return minirt::max_threads(count_cores()); }

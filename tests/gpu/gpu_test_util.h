@@ -136,7 +136,7 @@ inline void check_case(OpCase& c, Tol tol) {
   } catch (const std::exception& e) {
     FAIL() << "GPU run failed: " << e.what() << "\n" << gpu.plan_report();
   }
-  std::string placement = SessionInternals::placement(gpu);
+  std::string placement = gpu.placement();
   std::string expect = "placed " + std::to_string(c.gpu_nodes) + " node" + (c.gpu_nodes == 1 ? "" : "s") + " on cuda,";
   EXPECT_EQ(placement.rfind(expect, 0), 0u) << placement << "\n" << gpu.plan_report();
   ASSERT_EQ(got.size(), want.size());

@@ -164,7 +164,7 @@ TEST(CudaSupport, PlacementLineCarriesTheReasons) {
   Session s(model, {.device = Device::kCpu, .threads = 1});
   SessionInternals::add_device(s, std::make_shared<SupportProbe>());
   s.run({{"x", random_tensor({1, 8, 4, 4}, 5)}});
-  EXPECT_EQ(SessionInternals::placement(s),
+  EXPECT_EQ(s.placement(),
             "placed 1 node on cpu (LRN: size 20 (cuDNN's LRN takes sizes from 1 to 16))");
 }
 

@@ -142,7 +142,7 @@ TEST(GpuModels, EveryModelMatchesTheCpu) {
         Session gpu(model, {.device = Device::kCuda});
         got = gpu.run(in);
         got = gpu.run(in);  // the steady state: arena reused
-        placement = SessionInternals::placement(gpu);
+        placement = gpu.placement();
       } catch (const std::exception& e) {
         ADD_FAILURE() << "GPU run failed: " << e.what();
         std::printf("parity %s batch %lld: FAILED to run on the GPU: %s\n", f.filename().c_str(),

@@ -635,14 +635,18 @@ TEST(GpuOps, ChainStaysOnTheDeviceAndIsTimed) {
   EXPECT_EQ(s.device(), Device::kCuda);
   EXPECT_EQ(s.device_reason().rfind("running on cuda: ", 0), 0u) << s.device_reason();
   s.run(c.inputs);
-  auto times = SessionInternals::device_times(s);
+  auto times = s.device_times();
   ASSERT_EQ(times.size(), 1u);
-  EXPECT_TRUE(times[0].times.valid);
-  EXPECT_GT(times[0].times.compute_ms, 0.0);
-  EXPECT_EQ(times[0].times.h2d_copies, 1);  // x
-  EXPECT_EQ(times[0].times.d2h_copies, 1);  // y
-  std::printf("device time: H2D %.4f ms, compute %.4f ms, D2H %.4f ms\n", times[0].times.h2d_ms,
-              times[0].times.compute_ms, times[0].times.d2h_ms);
+  EXPECT_EQ(times[0].device, "cuda");
+  EXPECT_TRUE(times[0].valid);
+  EXPECT_GT(times[0].compute_ms, 0.0);
+  EXPECT_EQ(times[0].h2d_copies, 1);  // x
+  EXPECT_EQ(times[0].d2h_copies, 1);  // y
+  SeamCopies seams = s.seam_copies();
+  EXPECT_EQ(seams.to_device, 1);
+  EXPECT_EQ(seams.to_host, 1);
+  std::printf("device time: H2D %.4f ms, compute %.4f ms, D2H %.4f ms\n", times[0].h2d_ms, times[0].compute_ms,
+              times[0].d2h_ms);
 }
 
 TEST(GpuOps, Tf32MathStaysClose) {

@@ -68,8 +68,7 @@ Outcome run_with(std::shared_ptr<FakeDevice> dev, CpuLayout layout = CpuLayout::
   r.out = s.run({{"x", input(1)}});
   r.report = s.plan_report();
   r.placement = s.placement();
-  r.seams = SessionInternals::seam_copies(s);
-  EXPECT_EQ(r.placement, SessionInternals::placement(s));
+  r.seams = s.seam_copies();
   if (!dev) {
     EXPECT_EQ(r.placement, "");  // the CPU alone: nothing to say
   }

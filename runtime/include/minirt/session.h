@@ -136,6 +136,12 @@ struct SessionOptions {
   // The algorithm cache file; empty: $MINIRT_ALGO_CACHE, else
   // $XDG_CACHE_HOME/minirt/algo_cache.txt, else ~/.cache/minirt/algo_cache.txt.
   std::string algo_cache_path;
+  // With kCached and kExhaustive: write what was measured to the cache file
+  // (false: measure, use, and leave the file alone, as a profiler does).
+  bool algo_cache_write = true;
+  // Timed runs per candidate when measuring, after one warm-up; 0 (the
+  // default): at least 3, then more until about 20 ms per candidate.
+  int tuning_repeats = 0;
   // Scratch memory one algorithm may need, in bytes; 0 means no limit.
   // Candidates that need more are not used (and reported as such).
   size_t workspace_limit = 0;
@@ -175,8 +181,24 @@ struct MemoryStats {
 
 // The memory pool of one device the session may place nodes on.
 struct DeviceMemoryStats {
-  std::string device;  // the backend's name, as in the placement line ("cuda")
+  std::string device;  // the backend's name, as in the placement line
   MemoryStats stats;
+};
+
+// One device's share of the last finished run, timed by the device itself
+// (CUDA events): copies in, kernels, copies out.
+struct DeviceTimes {
+  std::string device;  // the backend's name, as in the placement line
+  bool valid = false;  // false when the device does not time itself
+  double h2d_ms = 0, compute_ms = 0, d2h_ms = 0;
+  int h2d_copies = 0, kernels = 0, d2h_copies = 0;  // operations counted in each phase
+};
+
+// The copy steps of the last plan between host and device memory, per run:
+// what crossing the seams between devices costs in transfers.
+struct SeamCopies {
+  int to_device = 0, to_host = 0;
+  size_t bytes_to_device = 0, bytes_to_host = 0;
 };
 
 // Timing of one step of the last run, for --profile.
@@ -219,6 +241,10 @@ class MINIRT_API Session {
   // nodes on <the GPU backend>, M nodes on cpu (<op>: <why not on the GPU>,
   // ...)"; empty on the CPU alone, and before the first run.
   std::string placement() const;
+  // Each device's own timing of the last finished run (empty on the CPU alone).
+  std::vector<DeviceTimes> device_times() const;
+  // The copy steps between host and devices in the last plan (none on the CPU alone).
+  SeamCopies seam_copies() const;
   // Timings of the steps of the last finished run (when options.profile is set).
   std::vector<StepTiming> last_profile() const;
   // What choosing algorithms did in all plans so far: each choice, the
