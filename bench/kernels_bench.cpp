@@ -556,7 +556,7 @@ namespace {
 
 // args: C, HW, K, R, stride, groups, threads; act: the fused activation;
 // residual: a residual input added before it.
-void nchwc_conv_bench(benchmark::State& state, ActKind act, bool residual) {
+void nchwc_conv_bench(benchmark::State& state, ActKind act, bool residual, cpu::DwBorder border = cpu::DwBorder::kAuto) {
   using namespace cpu;
   const int64_t c = state.range(0), hw = state.range(1), k = state.range(2), r = state.range(3), s = state.range(4),
                 groups = state.range(5);
@@ -585,10 +585,12 @@ void nchwc_conv_bench(benchmark::State& state, ActKind act, bool residual) {
   ThreadPool pool(threads);
   std::unique_ptr<NchwcDirectConv> direct;
   std::unique_ptr<NchwcDepthwiseConv> depthwise;
-  if (dw) depthwise = std::make_unique<NchwcDepthwiseConv>(spec, w.data<float>(), b.data<float>(), threads);
+  if (dw) depthwise = std::make_unique<NchwcDepthwiseConv>(spec, w.data<float>(), b.data<float>(), threads, border);
   else direct = std::make_unique<NchwcDirectConv>(spec, w.data<float>(), b.data<float>(), threads);
+  Tensor ws = Tensor::zeros(DType::kFloat32,
+                            {static_cast<int64_t>((dw ? depthwise->workspace_bytes() : 0) / sizeof(float)) + 1});
   for (auto _ : state) {
-    if (dw) depthwise->run(x.data<float>(), rp, y.data<float>(), 0, nullptr, pool);
+    if (dw) depthwise->run(x.data<float>(), rp, y.data<float>(), 0, ws.data<float>(), pool);
     else direct->run(x.data<float>(), rp, y.data<float>(), 0, nullptr, pool);
     benchmark::DoNotOptimize(y.raw());
   }
@@ -641,6 +643,26 @@ void weak_convs(benchmark::internal::Benchmark* b) {
     for (const auto& s : shapes) b->Args({s[0], s[1], s[2], s[3], s[4], s[5], threads, s[7], s[8]});
 }
 BENCHMARK(BM_NchwcConvAct)->Name("NchwcConvAct/weak")->Apply(weak_convs)->Unit(benchmark::kMicrosecond)->UseRealTime();
+
+// NchwcDepthwiseBorder: EfficientNet-B0's depthwise layers (SiLU) with the
+// border walked in a padded frame (border 1) or in place (2), one after the
+// other for each layer: args as NchwcConv's, then border.
+void BM_NchwcDepthwiseBorder(benchmark::State& state) {
+  const cpu::DwBorder borders[] = {cpu::DwBorder::kAuto, cpu::DwBorder::kPadded, cpu::DwBorder::kDirect};
+  nchwc_conv_bench(state, ActKind::kSilu, false, borders[std::clamp<int64_t>(state.range(7), 0, 2)]);
+}
+void depthwise_border_args(benchmark::internal::Benchmark* b) {
+  const int64_t layers[][3] = {{1152, 7, 5}, {1152, 7, 3}, {672, 14, 5}, {480, 14, 3},
+                               {240, 28, 5}, {144, 56, 3}, {32, 112, 3}};
+  b->ArgNames({"C", "HW", "K", "R", "stride", "groups", "threads", "border"});
+  for (int threads : {1, 2})
+    for (const auto& l : layers)
+      for (int border : {1, 2}) b->Args({l[0], l[1], l[0], l[2], 1, l[0], threads, border});
+}
+BENCHMARK(BM_NchwcDepthwiseBorder)
+    ->Apply(depthwise_border_args)
+    ->Unit(benchmark::kMicrosecond)
+    ->UseRealTime();
 
 // NchwcConvCold/<layer>: as in a model, whose weights do not stay in cache
 // between runs (ResNet-18's 45 MB, ResNet-50's 100 MB): each iteration runs

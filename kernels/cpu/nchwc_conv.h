@@ -137,12 +137,27 @@ class NchwcDirectConv {
   bool prefetch_ = false;  // prefetch the weights of the next pass or group (large weights)
 };
 
+// How the depthwise kernel treats the border, where the window reaches past
+// the input: kAuto chooses; kPadded copies each block's input into a zeroed
+// frame in the workspace so that every output row is one run of full-window
+// tiles; kDirect walks the border in tiles of partial windows, in place.
+enum class DwBorder { kAuto, kPadded, kDirect };
+
 // groups == C == M (depthwise), input blocked; any window, stride, dilation, padding.
+//
+// Small planes (EfficientNet's 5x5 on 7x7 and 14x14) are mostly border: on
+// 7x7 with a 5x5 window, 40 of 49 outputs see a partial window, and walking
+// them in place takes 27 kernel calls per block for 49 pixels. With kAuto the
+// kernel copies such a block (when the border is more than half the plane and
+// the padded frame fits in L2) into a zeroed frame and runs each row as
+// full-window tiles: 7 calls for the same pixels.
 class NchwcDepthwiseConv {
  public:
   // w: [C][1][kh][kw] (ONNX layout), bias: [C] or null; w == nullptr: plan the workspace only.
-  NchwcDepthwiseConv(const NchwcConvSpec& s, const float* w, const float* bias, int threads);
-  size_t workspace_bytes() const { return 0; }
+  NchwcDepthwiseConv(const NchwcConvSpec& s, const float* w, const float* bias, int threads,
+                     DwBorder border = DwBorder::kAuto);
+  // The padded frames, one per task; 0 when the border is walked in place.
+  size_t workspace_bytes() const { return padded_ ? static_cast<size_t>(tasks_ * frame_floats_) * sizeof(float) : 0; }
   void run(const float* x, const float* r, float* y, int64_t y_channel_offset, float* workspace,
            ThreadPool& pool) const;
   std::string describe() const;
@@ -155,6 +170,10 @@ class NchwcDepthwiseConv {
   AlignedFloats w_, bias_;
   int64_t tasks_ = 1;
   bool empty_ = false;
+  bool padded_ = false;
+  // The padded frame: rows and columns the windows of all outputs read
+  // (input row r at frame row r + ph), and its size in floats (one block).
+  int64_t frame_h_ = 0, frame_w_ = 0, frame_floats_ = 0;
 };
 
 }  // namespace minirt::cpu

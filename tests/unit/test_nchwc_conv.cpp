@@ -61,6 +61,7 @@ struct Case {
   bool depthwise = false, plain = false, residual = false, bias = true;
   Activation act;
   int64_t y_before = 0, y_after = 0;  // output blocks before the slice, channels after it
+  DwBorder border = DwBorder::kAuto;  // depthwise: how the border is walked
 
   int64_t oh() const { return (h + pt + pb - ((kh - 1) * dh + 1)) / sh + 1; }
   int64_t ow() const { return (w + pl + pr - ((kw - 1) * dw + 1)) / sw + 1; }
@@ -71,6 +72,7 @@ struct Case {
       << pb << "," << pr << (plain ? " plain-input" : "") << (residual ? " residual" : "") << (bias ? "" : " no-bias")
       << (act.none() ? "" : " " + act.name());
     if (y_before || y_after) s << " slice(+" << y_before << " blocks, +" << y_after << " channels)";
+    if (border != DwBorder::kAuto) s << (border == DwBorder::kPadded ? " border=padded" : " border=direct");
     return s.str();
   }
 };
@@ -166,9 +168,17 @@ bool run_case(const Case& cs, Isa isa) {
     const float* rp = cs.residual ? rb.data() : nullptr;
     const int64_t off = cs.y_before * b;
     if (cs.depthwise) {
-      NchwcDepthwiseConv k(spec, w.data(), bp, threads);
-      EXPECT_EQ(k.workspace_bytes(), 0u);
-      k.run(xin.data(), rp, y.data(), off, nullptr, pool);
+      NchwcDepthwiseConv k(spec, w.data(), bp, threads, cs.border);
+      if (cs.border == DwBorder::kDirect) {
+        EXPECT_EQ(k.workspace_bytes(), 0u);
+      }
+      if (cs.border == DwBorder::kPadded && cs.kh * cs.kw > 1) {
+        EXPECT_GT(k.workspace_bytes(), 0u) << cs.str();
+      }
+      // The workspace poisoned: the padded frames must be written before they are read.
+      std::vector<float> ws(k.workspace_bytes() / sizeof(float) + 1);
+      for (float& f : ws) std::memcpy(&f, &kPoison, 4);
+      k.run(xin.data(), rp, y.data(), off, ws.data(), pool);
     } else {
       NchwcDirectConv k(spec, w.data(), bp, threads);
       EXPECT_EQ(k.workspace_bytes(), 0u);
@@ -368,6 +378,14 @@ TEST(NchwcConv, DepthwiseMatchesNaiveConvolution) {
   for (Case& c : g) c.depthwise = true;
   vary(&g);
   g[2].n = 2;
+  // Every case with the border walked in place and in a padded frame, and as
+  // the kernel chooses.
+  const size_t n = g.size();
+  for (size_t i = 0; i < n; ++i)
+    for (DwBorder b : {DwBorder::kPadded, DwBorder::kDirect}) {
+      g.push_back(g[i]);
+      g.back().border = b;
+    }
   run_grid(g);
 }
 
