@@ -11,6 +11,7 @@
 #include "runtime/planner.h"
 #include "runtime/tuner.h"
 
+#include <algorithm>
 #include <chrono>
 #include <cmath>
 #include <cstring>
@@ -86,13 +87,18 @@ struct RunContext {
 
 constexpr size_t kMaxPlans = 8;  // input signatures remembered per session
 
-
 using Clock = std::chrono::steady_clock;
 
 std::string seconds_text(double s) {
   char buf[32];
   std::snprintf(buf, sizeof buf, "%.3g s", s);
   return buf;
+}
+
+// When a run that began at `started` must end, for a limit in seconds (> 0);
+// limits beyond a few decades are as good as none and stay representable.
+Clock::time_point deadline_of(Clock::time_point started, double seconds) {
+  return started + std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(std::min(seconds, 1e9)));
 }
 
 }  // namespace
@@ -446,8 +452,7 @@ void Session::Impl::execute(RunContext& ctx, std::vector<Tensor>& outputs, Clock
   ctx.device_times.resize(ns > 0 ? ns - 1 : 0);
   for (size_t sp = 1; sp < ns; ++sp) plan.spaces[sp].backend->begin_run(ctx.streams[sp]);
   const bool limited = options.run_timeout_seconds > 0;
-  const Clock::time_point deadline =
-      started + std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(options.run_timeout_seconds));
+  const Clock::time_point deadline = deadline_of(started, options.run_timeout_seconds);
   auto t0 = std::chrono::steady_clock::now();
   for (size_t s = 0; s < plan.steps.size(); ++s) {
     const Step& st = plan.steps[s];
@@ -555,8 +560,7 @@ void Session::run_checked(const NamedTensors& inputs, std::vector<Tensor>& outpu
   std::shared_ptr<const PlanEntry> entry;
   {
     std::lock_guard<std::mutex> lock(impl_->mu);
-    Clock::time_point deadline = started + std::chrono::duration_cast<Clock::duration>(
-                                               std::chrono::duration<double>(impl_->options.run_timeout_seconds));
+    Clock::time_point deadline = deadline_of(started, impl_->options.run_timeout_seconds);
     entry = impl_->plan_for(ordered, impl_->options.run_timeout_seconds > 0 ? &deadline : nullptr);
     impl_->last_plan = entry;
   }
