@@ -4,6 +4,8 @@
 #include "runtime/op_registry.h"
 
 #include <algorithm>
+#include <cctype>
+#include <cstdlib>
 #include <cerrno>
 #include <cstring>
 #include <filesystem>
@@ -15,6 +17,7 @@
 
 namespace minirt::onnx {
 
+namespace fs = std::filesystem;
 
 namespace {
 
@@ -22,13 +25,125 @@ namespace {
   throw Error(code, file + ": " + msg);
 }
 
+// Where tensors stored outside the model file (data_location EXTERNAL) are
+// looked for while one model is loaded: the model's folder. Null when the
+// model came from memory.
+struct ExternalData {
+  std::string model;  // the model file, for messages
+  fs::path dir;       // its folder
+};
+thread_local const ExternalData* t_external = nullptr;
+
+// What a file that is not an ONNX model is, by its first bytes, and what to
+// do about it; empty when it may be one.
+std::string not_onnx(const void* data, size_t size) {
+  const auto* b = static_cast<const unsigned char*>(data);
+  auto starts = [&](const char* sig, size_t n) { return size >= n && std::memcmp(b, sig, n) == 0; };
+  if (starts("\x1f\x8b", 2))
+    return "is a gzip archive, not an ONNX model: unpack it first (gunzip, or tar -xzf for a .tar.gz) and give "
+           "the .onnx file inside";
+  if (starts("PK\x03\x04", 4) || starts("PK\x05\x06", 4))
+    return "is a zip archive, not an ONNX model: unzip it first and give the .onnx file inside";
+  if (starts("\xfd" "7zXZ", 5)) return "is an xz archive, not an ONNX model: unpack it first (unxz, or tar -xJf)";
+  if (starts("BZh", 3)) return "is a bzip2 archive, not an ONNX model: unpack it first (bunzip2, or tar -xjf)";
+  if (starts("\x28\xb5\x2f\xfd", 4)) return "is a zstd archive, not an ONNX model: unpack it first (unzstd)";
+  if (size > 262 && std::memcmp(b + 257, "ustar", 5) == 0)
+    return "is a tar archive, not an ONNX model: unpack it first (tar -xf) and give the .onnx file inside";
+  // Text: skip a byte-order mark and leading blanks.
+  size_t i = size >= 3 && std::memcmp(b, "\xef\xbb\xbf", 3) == 0 ? 3 : 0;
+  while (i < size && (b[i] == ' ' || b[i] == '\t' || b[i] == '\r' || b[i] == '\n')) ++i;
+  std::string head(reinterpret_cast<const char*>(b + i), std::min<size_t>(size - i, 200));
+  const std::string lfs = "version https://git-lfs.github.com/spec/v1";
+  if (head.compare(0, lfs.size(), lfs) == 0) {
+    std::string text(reinterpret_cast<const char*>(b + i), std::min<size_t>(size - i, 1024));
+    std::string real;
+    if (size_t at = text.find("\nsize "); at != std::string::npos) {
+      size_t end = text.find('\n', at + 6);
+      real = " of " + text.substr(at + 6, end == std::string::npos ? std::string::npos : end - at - 6) + " bytes";
+    }
+    return "is a Git LFS pointer, not the model: the real file" + real +
+           " was never downloaded; run `git lfs install` and `git lfs pull` in its repository, or download the "
+           "file itself";
+  }
+  std::string lower = head;
+  for (char& c : lower) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  if (lower.rfind("<!doctype html", 0) == 0 || lower.rfind("<html", 0) == 0 || lower.rfind("<head", 0) == 0)
+    return "is an HTML page (a saved download or sign-in page), not an ONNX model: download the raw file (on "
+           "GitHub the \"Download raw file\" button or raw.githubusercontent.com, on Hugging Face the /resolve/ "
+           "URL rather than /blob/)";
+  if (lower.rfind("<?xml", 0) == 0) return "is an XML document, not an ONNX model";
+  if (lower.rfind("{", 0) == 0 && lower.find('"') != std::string::npos)
+    return "is a JSON document, not an ONNX model (an API answer or an error message saved in its place?)";
+  return "";
+}
+
+// Reads a tensor stored outside the model (data_location EXTERNAL) into `t`
+// (already shaped), from the file its external_data names, relative to the
+// model's folder and never outside it.
+void read_external(const TensorProto& tp, const std::string& where, Tensor& t) {
+  std::string location;
+  int64_t offset = 0, length = -1;
+  for (const auto& kv : tp.external_data()) {
+    auto number = [&](const char* what) {
+      char* end = nullptr;
+      long long v = std::strtoll(kv.value().c_str(), &end, 10);
+      if (kv.value().empty() || *end || v < 0)
+        throw Error(ErrorCode::kInvalidModel, where + ": external data " + what + " '" + kv.value() + "' is not a byte count");
+      return static_cast<int64_t>(v);
+    };
+    if (kv.key() == "location") location = kv.value();
+    else if (kv.key() == "offset") offset = number("offset");
+    else if (kv.key() == "length") length = number("length");
+  }
+  if (location.empty())
+    throw Error(ErrorCode::kInvalidModel, where + ": data_location is EXTERNAL but external_data names no location");
+  if (!t_external)
+    throw Error(ErrorCode::kUnsupported, where + ": its data is in the external file '" + location +
+                                             "', which a model loaded from memory cannot reach; load the model "
+                                             "from its file (Model::load), with '" + location + "' beside it");
+  const ExternalData& ext = *t_external;
+  fs::path rel(location);
+  std::error_code ec;
+  const fs::path dir = fs::weakly_canonical(ext.dir.empty() ? fs::path(".") : ext.dir, ec);
+  const fs::path full = fs::weakly_canonical(dir / rel, ec);
+  auto inside = [&] {
+    if (rel.is_absolute()) return false;
+    auto d = dir.begin(), f = full.begin();
+    for (; d != dir.end(); ++d, ++f)
+      if (f == full.end() || *d != *f) return false;
+    return f != full.end();
+  };
+  if (!inside())
+    throw Error(ErrorCode::kInvalidModel, where + ": its external data location '" + location +
+                                              "' points outside the model's folder " + dir.string() +
+                                              "; minirt reads external data only from beside the model");
+  const size_t need = t.nbytes();
+  if (length >= 0 && static_cast<size_t>(length) != need)
+    throw Error(ErrorCode::kInvalidModel, where + ": external data length " + std::to_string(length) + " bytes, but shape " +
+                                              shape_str(t.shape()) + " of " + dtype_name(t.dtype()) + " needs " +
+                                              std::to_string(need));
+  std::ifstream f(full, std::ios::binary);
+  if (!f)
+    throw Error(ErrorCode::kNotFound,
+                where + ": its data is in the external file '" + location + "', which is missing (looked for " +
+                    full.string() + "); download it with the model and put it beside " + ext.model);
+  f.seekg(0, std::ios::end);
+  const auto end = static_cast<int64_t>(f.tellg());
+  if (offset > end || static_cast<size_t>(end - offset) < need)
+    throw Error(ErrorCode::kInvalidModel, where + ": the external file '" + location + "' holds " + std::to_string(end) +
+                                              " bytes, too few for " + std::to_string(need) + " at offset " +
+                                              std::to_string(offset) + " (truncated download?)");
+  f.seekg(offset);
+  if (need && !f.read(static_cast<char*>(t.raw()), static_cast<std::streamsize>(need)))
+    throw Error(ErrorCode::kNotFound, where + ": could not read the external file '" + location + "'");
+}
+
 bool loadable_dtype(DType d) { return dtype_supported(d); }
 
 // Converts a TensorProto, checking declared sizes against the data present
 // before allocating anything.
 Tensor tensor_from_proto(const TensorProto& tp, const std::string& where) {
-  if (tp.has_data_location() && tp.data_location() == TensorProto::EXTERNAL)
-    throw Error(ErrorCode::kUnsupported, where + ": tensor data stored in an external file is not supported");
+  const bool external = tp.has_data_location() && tp.data_location() == TensorProto::EXTERNAL;
   if (tp.has_segment()) throw Error(ErrorCode::kUnsupported, where + ": segmented tensors are not supported");
   DType dt = static_cast<DType>(tp.data_type());
   if (!loadable_dtype(dt))
@@ -48,6 +163,11 @@ Tensor tensor_from_proto(const TensorProto& tp, const std::string& where) {
     throw Error(ErrorCode::kInvalidModel, where + ": shape " + shape_str(shape) + " needs " + std::to_string(n) +
                                               " elements but " + field + " holds " + std::to_string(have));
   };
+  if (external) {
+    Tensor t = Tensor::zeros(dt, shape);
+    read_external(tp, where, t);
+    return t;
+  }
   // Every size is checked against the data actually present in the file
   // before anything is allocated.
   if (tp.has_raw_data()) {
@@ -165,15 +285,28 @@ std::string read_file_bytes(const std::string& path) {
 
 Graph load_file(const std::string& path) {
   std::string bytes = read_file_bytes(path);
+  ExternalData ext{path, fs::path(path).parent_path()};
+  struct Scope {
+    const ExternalData* saved = t_external;
+    explicit Scope(const ExternalData* e) { t_external = e; }
+    ~Scope() { t_external = saved; }
+  } scope(&ext);
   return load_bytes(bytes.data(), bytes.size(), path);
 }
 
 Graph load_bytes(const void* data, size_t size, const std::string& name) {
   if (size == 0) fail_file(ErrorCode::kInvalidModel, name, "the file is empty; it is not an ONNX model");
   if (size > static_cast<size_t>(INT32_MAX))
-    fail_file(ErrorCode::kUnsupported, name, "models larger than 2 GiB (external data) are not supported");
+    fail_file(ErrorCode::kUnsupported, name,
+              "a single file larger than 2 GiB cannot be an ONNX model (protobuf's limit); large models keep their "
+              "weights in external data files beside the .onnx (onnx.save_model(..., save_as_external_data=True))");
   ModelProto mp;
-  if (!mp.ParseFromArray(data, static_cast<int>(size)))
+  // A file that is not a model says what it is instead (checked only when
+  // it does not parse as one, so that no model is ever taken for something else).
+  const bool parsed = mp.ParseFromArray(data, static_cast<int>(size));
+  if (!parsed || !mp.has_graph() || !mp.has_ir_version())
+    if (std::string what = not_onnx(data, size); !what.empty()) fail_file(ErrorCode::kInvalidModel, name, what);
+  if (!parsed)
     fail_file(ErrorCode::kInvalidModel, name,
               "not a valid ONNX model: the protobuf could not be parsed (the file is truncated, damaged or not "
               "an ONNX file)");

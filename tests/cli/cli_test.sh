@@ -28,6 +28,34 @@ expect 2 "random.onnx" -- "$bin/runmodel" "$work/random.onnx"
 : >"$work/empty.onnx"
 expect 2 "empty.onnx: the file is empty" -- "$bin/runmodel" "$work/empty.onnx"
 expect 2 "is a directory, not a model file" -- "$bin/runmodel" "$work"
+# Bad downloads say what they are and what to do.
+printf '<!DOCTYPE html>\n<html><head><title>model.onnx</title></head><body>Sign in</body></html>\n' >"$work/page.onnx"
+expect 2 "page.onnx: is an HTML page .*download the raw file" -- "$bin/runmodel" "$work/page.onnx"
+printf 'version https://git-lfs.github.com/spec/v1\noid sha256:%064d\nsize 4096\n' 0 >"$work/lfs.onnx"
+expect 2 "lfs.onnx: is a Git LFS pointer, not the model: the real file of 4096 bytes was never downloaded; run .git lfs install. and .git lfs pull." -- \
+  "$bin/runmodel" "$work/lfs.onnx"
+gzip -c "$model" >"$work/gzipped.onnx"
+expect 2 "gzipped.onnx: is a gzip archive, not an ONNX model: unpack it first" -- "$bin/runmodel" "$work/gzipped.onnx"
+"$py" -c "import zipfile, sys; z = zipfile.ZipFile(sys.argv[1], 'w'); z.write(sys.argv[2], 'mnist_cnn.onnx'); z.close()" \
+  "$work/zipped.onnx" "$model"
+expect 2 "zipped.onnx: is a zip archive" -- "$bin/runmodel" "$work/zipped.onnx"
+# Weights in an external data file (as onnx.save_model writes large models):
+# the same outputs as the model with its weights inside; missing, a sentence.
+mkdir -p "$work/ext"
+"$py" -c "import onnx, sys; onnx.save_model(onnx.load(sys.argv[1]), sys.argv[2], save_as_external_data=True,
+  all_tensors_to_one_file=True, location='mnist.data', size_threshold=0)" "$model" "$work/ext/mnist.onnx"
+"$bin/runmodel" "$model" --iterations 1 --output-dir "$work/out_inside" >/dev/null 2>&1
+expect 0 "latency" -- "$bin/runmodel" "$work/ext/mnist.onnx" --iterations 1 --output-dir "$work/out_external"
+if "$py" -c "import numpy as np, sys; a = np.load(sys.argv[1]); b = np.load(sys.argv[2]); assert a.shape == b.shape and (a == b).all()" \
+  "$work/out_inside/logits.npy" "$work/out_external/logits.npy"; then
+  echo "ok: external data gives the same outputs"
+else
+  echo "FAIL: the external-data model's outputs differ"
+  failures=$((failures + 1))
+fi
+mv "$work/ext/mnist.data" "$work/ext/moved.data"
+expect 2 "mnist.onnx: initializer '.*': its data is in the external file 'mnist.data', which is missing .*put it beside" -- \
+  "$bin/runmodel" "$work/ext/mnist.onnx"
 
 # A well-formed model with an op minirt lacks, and inputs of the wrong kind.
 "$py" - "$work" <<'PY'

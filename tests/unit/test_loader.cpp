@@ -11,9 +11,12 @@
 #include <limits>
 
 #include <cstdio>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <random>
+
+#include <unistd.h>
 
 namespace minirt {
 namespace {
@@ -316,7 +319,12 @@ TEST(Loader, RawDataSizeMismatch) {
   EXPECT_THAT(e.what(), AllOf(HasSubstr("'w'"), HasSubstr("3 elements")));
 }
 
-TEST(Loader, ExternalDataIsUnsupported) {
+// ---- Weights in external data files ----
+
+namespace fs = std::filesystem;
+
+// x + w, with w's three floats in an external file.
+std::string external_model(const std::string& location, int64_t offset = -1, int64_t length = -1) {
   ModelBuilder m;
   m.input("x", DType::kFloat32, {3});
   auto* init = m.proto().mutable_graph()->add_initializer();
@@ -324,11 +332,112 @@ TEST(Loader, ExternalDataIsUnsupported) {
   init->set_data_type(1);
   init->add_dims(3);
   init->set_data_location(onnx::TensorProto::EXTERNAL);
+  auto add = [&](const char* k, const std::string& v) {
+    auto* e = init->add_external_data();
+    e->set_key(k);
+    e->set_value(v);
+  };
+  if (!location.empty()) add("location", location);
+  if (offset >= 0) add("offset", std::to_string(offset));
+  if (length >= 0) add("length", std::to_string(length));
   m.node("Add", {"x", "w"}, {"y"});
   m.output("y");
-  Error e = load_error(m.bytes());
+  return m.bytes();
+}
+
+struct ExternalDir {
+  fs::path dir = fs::temp_directory_path() / ("minirt_external_" + std::to_string(::getpid()));
+  ExternalDir() {
+    fs::remove_all(dir);
+    fs::create_directories(dir / "sub");
+  }
+  ~ExternalDir() { fs::remove_all(dir); }
+  std::string write(const std::string& name, const std::string& bytes) const {
+    std::ofstream(dir / name, std::ios::binary) << bytes;
+    return (dir / name).string();
+  }
+};
+
+std::string floats_bytes(std::initializer_list<float> v) {
+  std::string b(v.size() * 4, '\0');
+  std::memcpy(b.data(), std::data(v), b.size());
+  return b;
+}
+
+Error load_file_error(const std::string& path) {
+  try {
+    Model::load(path);
+  } catch (const Error& e) {
+    return e;
+  }
+  ADD_FAILURE() << "loading " << path << " succeeded";
+  return Error(ErrorCode::kInternal, "");
+}
+
+TEST(Loader, ExternalDataBesideTheModelLoads) {
+  ExternalDir d;
+  // 8 bytes of something else, then w: offset and length as exporters write them.
+  d.write("weights.bin", std::string(8, 'x') + floats_bytes({1.5f, -2.0f, 4.0f}));
+  std::string path = d.write("m.onnx", external_model("weights.bin", 8, 12));
+  auto model = Model::load(path);
+  Session s(model, {.device = Device::kCpu, .threads = 1});
+  Tensor x = testing::iota({3}, 1.0f, 1.0f);
+  auto y = s.run({{"x", x}});
+  EXPECT_EQ(std::vector<float>(y[0].data<float>(), y[0].data<float>() + 3), (std::vector<float>{2.5f, 0.0f, 7.0f}));
+  // A location in a sub-folder of the model's, without offset and length.
+  d.write("sub/w.bin", floats_bytes({0.0f, 0.0f, 1.0f}));
+  EXPECT_NO_THROW(Model::load(d.write("m2.onnx", external_model("sub/w.bin"))));
+}
+
+TEST(Loader, ExternalDataProblemsAreNamed) {
+  ExternalDir d;
+  d.write("w.bin", floats_bytes({1.0f, 2.0f, 3.0f}));
+  Error e = load_file_error(d.write("missing.onnx", external_model("missing.data")));
+  EXPECT_EQ(e.code(), ErrorCode::kNotFound);
+  EXPECT_THAT(e.what(), AllOf(HasSubstr("missing.onnx: initializer 'w'"), HasSubstr("external file 'missing.data'"),
+                              HasSubstr("which is missing"), HasSubstr("put it beside")));
+  for (const std::string& outside : {std::string("../w.bin"), std::string("sub/../../w.bin"), (d.dir / "w.bin").string()}) {
+    e = load_file_error(d.write("escape.onnx", external_model(outside)));
+    EXPECT_EQ(e.code(), ErrorCode::kInvalidModel) << outside;
+    EXPECT_THAT(e.what(), HasSubstr("points outside the model's folder")) << outside;
+  }
+  e = load_file_error(d.write("short.onnx", external_model("w.bin", 4)));
+  EXPECT_THAT(e.what(), AllOf(HasSubstr("holds 12 bytes, too few for 12 at offset 4"), HasSubstr("truncated")));
+  e = load_file_error(d.write("length.onnx", external_model("w.bin", 0, 8)));
+  EXPECT_THAT(e.what(), HasSubstr("external data length 8 bytes, but shape 3 of float32 needs 12"));
+  e = load_file_error(d.write("noloc.onnx", external_model("")));
+  EXPECT_THAT(e.what(), HasSubstr("external_data names no location"));
+  // From memory there is no folder to look in.
+  std::string bytes = external_model("w.bin");
+  e = load_error(bytes);
   EXPECT_EQ(e.code(), ErrorCode::kUnsupported);
-  EXPECT_THAT(e.what(), HasSubstr("external"));
+  EXPECT_THAT(e.what(), AllOf(HasSubstr("external file 'w.bin'"), HasSubstr("Model::load")));
+}
+
+// ---- Files that are not models say what they are ----
+
+TEST(Loader, DownloadsThatAreNotModelsSayWhatTheyAre) {
+  const std::string model = relu_model_bytes();
+  std::string tar(1024, '\0');
+  std::memcpy(tar.data(), "relu.onnx", 9);
+  std::memcpy(tar.data() + 257, "ustar", 5);
+  const std::vector<std::pair<std::string, std::string>> cases = {
+      {"\n<!DOCTYPE html>\n<html><body>Sign in</body></html>", "is an HTML page"},
+      {"<html><head><title>resnet.onnx</title></head></html>", "Download raw file"},
+      {"version https://git-lfs.github.com/spec/v1\noid sha256:0123456789abcdef\nsize 102400\n",
+       "is a Git LFS pointer, not the model: the real file of 102400 bytes was never downloaded; run `git lfs install` and `git lfs pull`"},
+      {std::string("\x1f\x8b\x08\x00", 4) + model, "is a gzip archive"},
+      {std::string("PK\x03\x04", 4) + model, "is a zip archive, not an ONNX model: unzip it first"},
+      {tar, "is a tar archive"},
+      {"{\"error\": \"not found\"}", "is a JSON document"},
+  };
+  for (const auto& [bytes, says] : cases) {
+    Error e = load_error(bytes, "download.onnx");
+    EXPECT_EQ(e.code(), ErrorCode::kInvalidModel) << says;
+    EXPECT_THAT(e.what(), AllOf(HasSubstr("download.onnx: "), HasSubstr(says)));
+  }
+  // A real model is never taken for one of those.
+  EXPECT_NO_THROW(Model::load_from_memory(model.data(), model.size(), "relu.onnx"));
 }
 
 // ---- What real exporters write ----
