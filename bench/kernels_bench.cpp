@@ -4,7 +4,6 @@
 //
 //   build/bin/minirt_kernel_bench --benchmark_filter=Conv/
 //   build/bin/minirt_kernel_bench --benchmark_filter=ConvAlgo/resnet18   # every candidate per layer
-//   MINIRT_CONV_ALGO=im2col_gemm build/bin/minirt_kernel_bench --benchmark_filter=Conv/resnet18
 //   MINIRT_SGEMM_ISA=avx2 build/bin/minirt_kernel_bench --benchmark_filter=Sgemm
 //
 // Each case builds a one-node graph, plans it like a Session would (shape

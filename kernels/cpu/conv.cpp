@@ -482,15 +482,9 @@ Algo heuristic(const ConvShape& s, SgemmIsa isa) {
   return Algo::kIm2col;
 }
 
-// The rules' pick, unless MINIRT_CONV_ALGO names a lowering that can run the
-// node (for benchmarks and whole-model runs with one lowering forced; a name
-// that cannot run the node is ignored, so one setting serves a whole model).
-Algo default_algo(const ConvShape& s) {
-  Algo forced;
-  if (const char* f = std::getenv("MINIRT_CONV_ALGO"); f && algo_named(f, &forced) && declined(s, forced).empty())
-    return forced;
-  return heuristic(s, sgemm_default_isa());
-}
+// The rules' pick. (One lowering for a whole model is TuningMode::kFixed,
+// runmodel --tune ALGO: it goes through the tuner and its report.)
+Algo default_algo(const ConvShape& s) { return heuristic(s, sgemm_default_isa()); }
 
 class ConvKernel final : public Kernel {
  public:

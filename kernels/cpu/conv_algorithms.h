@@ -20,8 +20,7 @@ const std::vector<std::string>& conv_algorithm_names();
 // Why the named lowering cannot run this Conv node, as a short sentence
 // ("needs one group"); empty when it can. An unknown name is declined too.
 std::string conv_algorithm_declined(const Graph& g, const Node& n, const std::string& algo);
-// What the fixed rules pick, or what MINIRT_CONV_ALGO names when that can
-// run the node. make_kernel uses the same. (The rules read the shape and
+// What the fixed rules pick; make_kernel uses the same. (The rules read the shape and
 // the SGEMM variant, not `threads`: the winners measured the same at 1 and 2.)
 std::string conv_heuristic_algorithm(const Graph& g, const Node& n, int threads);
 // The kernel for the named lowering; an unknown or declined name throws

@@ -577,8 +577,6 @@ std::string nchwc_conv_declined(const Graph& g, const Node& n, const std::string
 }
 
 std::string nchwc_conv_heuristic(const Graph& g, const Node& n, int threads) {
-  // MINIRT_CONV_ALGO forces a lowering where it can run, as on the plain layout.
-  if (const char* f = std::getenv("MINIRT_CONV_ALGO"); f && nchwc_conv_declined(g, n, f).empty()) return f;
   if (native_declined(g, n, kDepthwise).empty()) return kDepthwise;
   // Winograd where it was measured to win (bench NchwcWinograd, AVX-512 and
   // AVX2, 1 and 2 threads): every 3x3 stride-1 layer of 64 channels and

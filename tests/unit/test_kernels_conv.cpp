@@ -6,7 +6,7 @@
 // with the expected sentence; algorithms() must report the workspace its
 // kernel asks for. Grids built for one lowering also check that the rules
 // (make_kernel) pick it, and the GEMM lowerings are forced onto every grid
-// they can run (MINIRT_CONV_ALGO) with each SGEMM microkernel variant the CPU
+// they can run (make_kernel_with) with each SGEMM microkernel variant the CPU
 // has. Every case runs with 1 and with 3 threads (the kernel cuts its work
 // into tiles by thread count), on odd sizes, with padding, groups,
 // dilations, batch > 1, with a fused activation, and with weights that are
@@ -288,18 +288,13 @@ bool window_fits(const ConvCase& cc) {
   return true;
 }
 
-// Forces a GEMM lowering (MINIRT_CONV_ALGO) or an SGEMM variant for the
-// kernels made while it lives.
+// Forces an SGEMM variant for the kernels made while it lives.
 class Forced {
  public:
-  explicit Forced(const std::string& algo, const SgemmIsa* isa = nullptr) {
-    if (!algo.empty()) setenv("MINIRT_CONV_ALGO", algo.c_str(), 1);
+  explicit Forced(const SgemmIsa* isa) {
     if (isa) cpu::sgemm_force_isa(*isa);
   }
-  ~Forced() {
-    unsetenv("MINIRT_CONV_ALGO");
-    cpu::sgemm_reset_isa();
-  }
+  ~Forced() { cpu::sgemm_reset_isa(); }
   Forced(const Forced&) = delete;
   Forced& operator=(const Forced&) = delete;
 };
@@ -313,9 +308,10 @@ std::vector<SgemmIsa> isas() {
 }
 
 // Runs every case of a grid with 1 and 3 threads, expecting the algorithm
-// `algo(case)` names each time.
+// `algo(case)` names each time; `forced`: that algorithm (make_kernel_with),
+// else the heuristic's (make_kernel).
 template <typename AlgoOf>
-void run_grid_with(const std::vector<ConvCase>& grid, AlgoOf algo) {
+void run_grid_with(const std::vector<ConvCase>& grid, AlgoOf algo, const std::string& forced = "") {
   ASSERT_FALSE(grid.empty());
   int ran = 0;
   for (const ConvCase& cc : grid) {
@@ -323,23 +319,23 @@ void run_grid_with(const std::vector<ConvCase>& grid, AlgoOf algo) {
     ++ran;
     for (int threads : {1, 3}) {
       SCOPED_TRACE(cc.str() + ", threads " + std::to_string(threads));
-      std::string got = run_case(cc, threads);
+      std::string got = run_case(cc, threads, forced);
       EXPECT_EQ(algo_of(got), algo(cc)) << cc.str();
     }
   }
   EXPECT_GE(ran * 10, static_cast<int>(grid.size()) * 9) << "most of the grid should be runnable";
 }
 
-void run_grid(const std::vector<ConvCase>& grid, const std::string& algo) {
-  run_grid_with(grid, [&](const ConvCase&) { return algo; });
+void run_grid(const std::vector<ConvCase>& grid, const std::string& algo, const std::string& forced = "") {
+  run_grid_with(grid, [&](const ConvCase&) { return algo; }, forced);
 }
 
 // A grid with a GEMM lowering forced, for each SGEMM variant.
 void run_grid_forced(const std::vector<ConvCase>& grid, const std::string& algo) {
   for (SgemmIsa isa : isas()) {
     SCOPED_TRACE(std::string("forced ") + algo + " isa " + cpu::sgemm_isa_name(isa));
-    Forced f(algo, &isa);
-    run_grid(grid, algo);
+    Forced f(&isa);
+    run_grid(grid, algo, algo);
   }
 }
 
@@ -384,7 +380,7 @@ TEST(ConvKernel, DepthwiseMatchesDirectConvolution) {
   // Every SGEMM variant the CPU has (AVX-512 has its own depthwise path).
   for (SgemmIsa isa : isas()) {
     SCOPED_TRACE(std::string("isa ") + cpu::sgemm_isa_name(isa));
-    Forced f("", &isa);
+    Forced f(&isa);
     run_grid(grid, "depthwise_direct");
   }
 }
@@ -553,7 +549,7 @@ TEST(ConvKernel, WinogradMatchesDirectConvolution) {
   for (const char* algo : {"winograd_f2x2", "winograd_f4x4"})
     for (SgemmIsa isa : isas()) {
       SCOPED_TRACE(std::string(algo) + " isa " + cpu::sgemm_isa_name(isa));
-      Forced f("", &isa);
+      Forced f(&isa);
       for (const ConvCase& cc : grid) {
         if (!window_fits(cc)) continue;  // (1 x 5 without padding)
         for (int threads : {1, 3}) {
@@ -777,8 +773,8 @@ TEST(ConvAlgorithms, MakeKernelWithAnUnknownOrDeclinedNameSaysWhy) {
   }
 }
 
-// The rules' pick is what make_kernel runs, and MINIRT_CONV_ALGO overrides
-// both where the named lowering accepts the node.
+// The rules' pick is what make_kernel runs; nothing in the environment
+// changes it (one algorithm everywhere is TuningMode::kFixed).
 TEST(ConvAlgorithms, HeuristicIsWhatMakeKernelRuns) {
   std::mt19937 rng(5);
   std::vector<std::pair<ConvCase, std::string>> cases = {
@@ -800,11 +796,6 @@ TEST(ConvAlgorithms, HeuristicIsWhatMakeKernelRuns) {
       EXPECT_EQ(cpu->heuristic_algorithm(cg.g, n), want) << cc.str() << ", threads " << threads;
       EXPECT_EQ(algo_of(cpu->make_kernel(cg.g, n)->describe()), want) << cc.str();
     }
-    Forced f("winograd_f2x2");
-    ConvGraph s1(cases[2].first, rng), pw(cases[1].first, rng);
-    EXPECT_EQ(cpu->heuristic_algorithm(s1.g, s1.g.nodes[0]), "winograd_f2x2");
-    EXPECT_EQ(algo_of(cpu->make_kernel(s1.g, s1.g.nodes[0])->describe()), "winograd_f2x2");
-    EXPECT_EQ(cpu->heuristic_algorithm(pw.g, pw.g.nodes[0]), "gemm_1x1");  // declined there: ignored
   }
 }
 
