@@ -1,4 +1,5 @@
-// The CPU backend: every op minirt knows, on Eigen and plain C++. It is the
+// The CPU backend: every op minirt knows, in C++ with AVX2 and AVX-512
+// kernels chosen at run time (Eigen only for ConvTranspose's product). It is the
 // reference every other backend is compared against, and it must support
 // every node a schema accepts.
 //

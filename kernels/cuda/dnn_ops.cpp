@@ -50,7 +50,8 @@ struct ConvChoice {
 // The one place a convolution's algorithm is chosen: cuDNN's heuristics, in
 // their order, skipping what fails, needs more than kMaxConvWorkspace, or
 // (in fp32 mode) would use tensor cores. Leaves the choice's math type set on
-// `conv`. The autotuner (measuring, the algorithm cache) will replace this.
+// `conv`. With the tuner (measuring, the algorithm cache) the session picks
+// the algorithm instead (make_kernel_with); this is the heuristic's pick.
 ConvChoice choose_conv_algorithm(const DeviceContext& ctx, cudnnTensorDescriptor_t x, cudnnFilterDescriptor_t w,
                                  cudnnConvolutionDescriptor_t conv, cudnnTensorDescriptor_t y,
                                  const std::string& where) {
