@@ -733,15 +733,9 @@ TRITONBACKEND_ISPEC TRITONSERVER_Error* TRITONBACKEND_ModelInstanceExecute(TRITO
 
   const uint64_t exec_end = now_ns();
   for (Pending& p : pending) {
+    // The request's statistics first: a client that has its answer and asks
+    // for the statistics then finds this request counted.
     bool success = p.error == nullptr;
-    if (p.response) {
-      TRITONSERVER_Error* e = TRITONBACKEND_ResponseSend(p.response, TRITONSERVER_RESPONSE_COMPLETE_FINAL, p.error);
-      if (e) {
-        log(TRITONSERVER_LOG_ERROR, "minirt: could not send a response: " + error_text(e));
-        TRITONSERVER_ErrorDelete(e);
-      }
-    }
-    if (p.error) TRITONSERVER_ErrorDelete(p.error);
     uint64_t cs = p.compute_start ? p.compute_start : exec_end;
     uint64_t ce = p.compute_end ? p.compute_end : exec_end;
     TRITONSERVER_Error* e =
@@ -750,6 +744,14 @@ TRITONBACKEND_ISPEC TRITONSERVER_Error* TRITONBACKEND_ModelInstanceExecute(TRITO
       log(TRITONSERVER_LOG_WARN, "minirt: could not report statistics: " + error_text(e));
       TRITONSERVER_ErrorDelete(e);
     }
+    if (p.response) {
+      e = TRITONBACKEND_ResponseSend(p.response, TRITONSERVER_RESPONSE_COMPLETE_FINAL, p.error);
+      if (e) {
+        log(TRITONSERVER_LOG_ERROR, "minirt: could not send a response: " + error_text(e));
+        TRITONSERVER_ErrorDelete(e);
+      }
+    }
+    if (p.error) TRITONSERVER_ErrorDelete(p.error);
     e = TRITONBACKEND_RequestRelease(p.request, TRITONSERVER_REQUEST_RELEASE_ALL);
     if (e) {
       log(TRITONSERVER_LOG_ERROR, "minirt: could not release a request: " + error_text(e));
