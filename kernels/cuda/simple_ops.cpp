@@ -72,34 +72,41 @@ class CopyKernel final : public CudaKernel {
   size_t bytes_;
 };
 
-UnaryOp unary_op(UnaryKind k) {
+// The device kernel's op for a runtime UnaryKind; false for a kind it has
+// none for (the support table declines those nodes, and a kernel made for
+// one anyway fails when it is made, never computing another op).
+bool unary_op(UnaryKind k, UnaryOp* out) {
+  auto set = [&](UnaryOp op) {
+    *out = op;
+    return true;
+  };
   switch (k) {
     case UnaryKind::kExp:
-      return UnaryOp::kExp;
+      return set(UnaryOp::kExp);
     case UnaryKind::kLog:
-      return UnaryOp::kLog;
+      return set(UnaryOp::kLog);
     case UnaryKind::kSqrt:
-      return UnaryOp::kSqrt;
+      return set(UnaryOp::kSqrt);
     case UnaryKind::kNeg:
-      return UnaryOp::kNeg;
+      return set(UnaryOp::kNeg);
     case UnaryKind::kAbs:
-      return UnaryOp::kAbs;
+      return set(UnaryOp::kAbs);
     case UnaryKind::kReciprocal:
-      return UnaryOp::kReciprocal;
+      return set(UnaryOp::kReciprocal);
     case UnaryKind::kFloor:
-      return UnaryOp::kFloor;
+      return set(UnaryOp::kFloor);
     case UnaryKind::kCeil:
-      return UnaryOp::kCeil;
+      return set(UnaryOp::kCeil);
     case UnaryKind::kErf:
-      return UnaryOp::kErf;
+      return set(UnaryOp::kErf);
     case UnaryKind::kSin:
-      return UnaryOp::kSin;
+      return set(UnaryOp::kSin);
     case UnaryKind::kCos:
-      return UnaryOp::kCos;
+      return set(UnaryOp::kCos);
     case UnaryKind::kSign:
-      return UnaryOp::kSign;
+      return set(UnaryOp::kSign);
     default:
-      return UnaryOp::kExp;  // kActivation and kCopy never get here
+      return false;
   }
 }
 
@@ -107,6 +114,8 @@ class UnaryKernel final : public CudaKernel {
  public:
   UnaryKernel(const Graph& g, const Node& n) : CudaKernel(node_context(g, n)), a_(n.attrs_as<UnaryAttrs>()) {
     count_ = shape_numel(in_shape(g, n, 0));
+    if (a_.kind != UnaryKind::kActivation && !unary_op(a_.kind, &op_))
+      node_fail(ErrorCode::kInternal, g, n, "no cuda kernel for this elementwise function");
   }
   std::string describe() const override {
     return a_.kind == UnaryKind::kActivation ? "minirt activation kernel" : "minirt elementwise kernel";
@@ -116,12 +125,13 @@ class UnaryKernel final : public CudaKernel {
       launch_activation(in<float>(args, 0), out<float>(args, 0), count_,
                         ActParams{a_.act.kind, a_.act.alpha, a_.act.beta}, s.stream);
     else
-      launch_unary(unary_op(a_.kind), in<float>(args, 0), out<float>(args, 0), count_, s.stream);
+      launch_unary(op_, in<float>(args, 0), out<float>(args, 0), count_, s.stream);
     check_launch("an elementwise kernel");
   }
 
  private:
   UnaryAttrs a_;
+  UnaryOp op_ = UnaryOp::kNeg;
   int64_t count_ = 0;
 };
 
