@@ -110,9 +110,11 @@ struct OpSchema {
 const OpSchema* find_schema(const std::string& op);
 std::vector<const OpSchema*> all_schemas();
 
-// The newest default-domain opset minirt accepts, and the oldest.
+// The newest default-domain opset minirt accepts (the newest the onnx
+// package defines: every supported op's versions up to it are in
+// runtime/ops/op_versions.h), and the oldest.
 constexpr int64_t kMinOpset = 7;
-constexpr int64_t kMaxOpset = 22;
+constexpr int64_t kMaxOpset = 28;
 
 // Shared helpers for schemas.
 // a * b for dimension arithmetic; fails (naming `what`) instead of overflowing.

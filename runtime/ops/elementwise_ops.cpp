@@ -179,8 +179,11 @@ void infer_binary(InferContext& ctx) {
     ctx.expect_dtype(1, {DType::kFloat32});
   } else {
     ctx.expect_dtype(0, {DType::kFloat32, DType::kInt64, DType::kInt32, DType::kInt8, DType::kUInt8});
-    if (a.kind == BinaryKind::kMod && ctx.dtype(0) == DType::kFloat32)
-      ctx.fail("Mod of float inputs needs fmod=1 (the ONNX spec allows fmod=0 for integers only)");
+    if (a.kind == BinaryKind::kMod && ctx.dtype(0) == DType::kFloat32) {
+      if (ctx.opset() < 28) ctx.fail("Mod of float inputs needs fmod=1 (before opset 28, fmod=0 is for integers only)");
+      ctx.unsupported("Mod version 28 with fmod=0 on float inputs (A - floor(A / B) * B, the sign of B) is not "
+                      "implemented; fmod=1 (the sign of A) is");
+    }
     if (ctx.dtype(1) != ctx.dtype(0))
       ctx.fail(std::string("inputs have different types: ") + dtype_name(ctx.dtype(0)) + " and " + dtype_name(ctx.dtype(1)));
   }
@@ -248,7 +251,8 @@ void add_elementwise_schemas(std::vector<OpSchema>& out) {
     out.push_back({.op = op, .min_inputs = 2, .max_inputs = 2, .parse = binary(kind), .infer = infer_binary,
                    .semantics = "multidirectional broadcasting (opset 7 and later)"});
   out.push_back({.op = "Mod", .min_inputs = 2, .max_inputs = 2, .parse = parse_mod, .infer = infer_binary,
-                 .semantics = "fmod=0: sign of the divisor (integers); fmod=1: sign of the dividend"});
+                 .semantics = "fmod=0: sign of the divisor (integers; floats from opset 28 not implemented); "
+                               "fmod=1: sign of the dividend"});
   const std::pair<const char*, VariadicKind> vars[] = {
       {"Max", VariadicKind::kMax}, {"Min", VariadicKind::kMin}, {"Sum", VariadicKind::kSum}, {"Mean", VariadicKind::kMean}};
   for (const auto& [op, kind] : vars)

@@ -565,6 +565,11 @@ std::shared_ptr<const OpAttrs> parse_block(const ParseContext& ctx) {
     std::string mode = ctx.get_string("mode", "DCR");
     if (mode == "CRD") a->crd = true;
     else if (mode != "DCR") ctx.invalid("mode must be DCR or CRD, not '" + mode + "'");
+  } else if (ctx.opset() >= 28 && ctx.has("mode")) {
+    // SpaceToDepth has a mode from version 28; DCR is what every earlier version did.
+    std::string mode = ctx.get_string("mode", "DCR");
+    if (mode == "CRD") ctx.unsupported("SpaceToDepth version 28's mode CRD (column-row-depth order) is not implemented; DCR is");
+    if (mode != "DCR") ctx.invalid("mode must be DCR or CRD, not '" + mode + "'");
   }
   return a;
 }
@@ -622,7 +627,8 @@ void add_shape_schemas(std::vector<OpSchema>& out) {
   out.push_back({.op = "Tile", .min_inputs = 2, .max_inputs = 2, .infer = infer_tile, .shape_inputs = {1}});
   out.push_back({.op = "DepthToSpace", .parse = parse_block, .infer = infer_depth_to_space,
                  .semantics = "mode DCR, or CRD from opset 11"});
-  out.push_back({.op = "SpaceToDepth", .parse = parse_block, .infer = infer_space_to_depth});
+  out.push_back({.op = "SpaceToDepth", .parse = parse_block, .infer = infer_space_to_depth,
+                 .semantics = "DCR order (the only one before opset 28; CRD from 28 not implemented)"});
 }
 
 }  // namespace minirt

@@ -3,11 +3,14 @@
 #include <minirt/minirt.h>
 
 #include "loaders/onnx/onnx_loader.h"
+#include "runtime/op_registry.h"
+#include "runtime/ops/op_versions.h"
 #include "model_builder.h"
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <limits>
 
 #include <cstdio>
@@ -158,13 +161,86 @@ TEST(Loader, UnsupportedInitializerDtypeNamesIt) {
 }
 
 TEST(Loader, OpsetNewerThanSupported) {
-  ModelBuilder m(23);
+  ModelBuilder m(kMaxOpset + 1);
   m.input("x", DType::kFloat32, {2});
   m.node("Relu", {"x"}, {"y"});
   m.output("y");
   Error e = load_error(m.bytes());
   EXPECT_EQ(e.code(), ErrorCode::kUnsupported);
-  EXPECT_THAT(e.what(), AllOf(HasSubstr("opset 23"), HasSubstr("22")));
+  EXPECT_THAT(e.what(), AllOf(HasSubstr("opset " + std::to_string(kMaxOpset + 1)), HasSubstr(std::to_string(kMaxOpset))));
+}
+
+// Opsets 23 to 28 added only element types to the ops minirt runs (float4,
+// float8e8m0, int2, float6), or behaviour each op checks: the same models
+// load and run, and what is new says so.
+TEST(Loader, NewestOpsetsRunWhatTheyShareWithOlderOnesAndNameWhatIsNew) {
+  for (int64_t opset : {23, 24, 25, 28}) {
+    ModelBuilder m(opset, 10);
+    m.input("x", DType::kFloat32, {1, 4, 2, 2});
+    Tensor shape = Tensor::zeros(DType::kInt64, {2});
+    shape.data<int64_t>()[0] = 1;
+    shape.data<int64_t>()[1] = 16;
+    m.initializer("shape", shape);
+    m.node("Relu", {"x"}, {"r"});
+    m.node("Transpose", {"r"}, {"t"}).ints("perm", {0, 1, 3, 2});
+    m.node("Reshape", {"t", "shape"}, {"y"});
+    m.output("y");
+    std::string bytes = m.bytes();
+    auto model = Model::load_from_memory(bytes.data(), bytes.size(), "new.onnx");
+    EXPECT_EQ(model->info().opset, opset);
+    Session s(model, {.device = Device::kCpu, .threads = 1});
+    Tensor x = testing::iota({1, 4, 2, 2}, -8.0f, 1.0f);
+    auto y = s.run({{"x", x}});
+    ASSERT_EQ(y[0].shape(), (Shape{1, 16}));
+    // relu, then each 2x2 plane transposed: element (c, i, j) of y is x (c, j, i).
+    for (int c = 0; c < 4; ++c)
+      for (int i = 0; i < 2; ++i)
+        for (int j = 0; j < 2; ++j)
+          EXPECT_EQ(y[0].data<float>()[c * 4 + i * 2 + j], std::max(0.0f, x.data<float>()[c * 4 + j * 2 + i]));
+  }
+  // SpaceToDepth's mode (version 28): DCR as before, CRD named.
+  for (const char* mode : {"DCR", "CRD"}) {
+    ModelBuilder m(28, 10);
+    m.input("x", DType::kFloat32, {1, 1, 4, 4});
+    m.node("SpaceToDepth", {"x"}, {"y"}, "s2d").i("blocksize", 2).s("mode", mode);
+    m.output("y");
+    std::string bytes = m.bytes();
+    if (std::string(mode) == "DCR") {
+      EXPECT_NO_THROW(Model::load_from_memory(bytes.data(), bytes.size(), "s2d.onnx"));
+    } else {
+      Error e = load_error(bytes);
+      EXPECT_EQ(e.code(), ErrorCode::kUnsupported);
+      EXPECT_THAT(e.what(), AllOf(HasSubstr("node 's2d' (SpaceToDepth)"), HasSubstr("version 28's mode CRD")));
+    }
+  }
+  // Mod of floats with fmod=0: invalid before 28, defined (and not implemented) from 28.
+  for (int64_t opset : {13, 28}) {
+    ModelBuilder m(opset, 10);
+    m.input("a", DType::kFloat32, {2});
+    m.input("b", DType::kFloat32, {2});
+    m.node("Mod", {"a", "b"}, {"y"}, "mod");
+    m.output("y");
+    std::string bytes = m.bytes();
+    Error e = load_error(bytes);
+    EXPECT_EQ(e.code(), opset < 28 ? ErrorCode::kInvalidModel : ErrorCode::kUnsupported) << opset;
+    EXPECT_THAT(e.what(), HasSubstr(opset < 28 ? "before opset 28" : "Mod version 28 with fmod=0")) << opset;
+  }
+}
+
+// The version table: every op with a schema has its versions, in order, and
+// a model's opset resolves to the newest version at or below it.
+TEST(Loader, EveryOpKnowsItsVersions) {
+  for (const OpSchema* s : all_schemas()) {
+    const std::vector<int>* v = op_versions(s->op);
+    ASSERT_NE(v, nullptr) << s->op << " has no line in runtime/ops/op_versions.cpp";
+    EXPECT_TRUE(std::is_sorted(v->begin(), v->end())) << s->op;
+    EXPECT_LE(v->back(), kMaxOpset) << s->op;
+  }
+  EXPECT_EQ(op_version_table_ops().size(), all_schemas().size()) << "a table line without a schema";
+  EXPECT_EQ(op_version_at("Conv", 21), 11);
+  EXPECT_EQ(op_version_at("Conv", 22), 22);
+  EXPECT_EQ(op_version_at("Reshape", 28), 25);
+  EXPECT_EQ(op_version_at("Gelu", 19), 0);
 }
 
 TEST(Loader, OldIrVersionRefused) {

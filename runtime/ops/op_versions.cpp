@@ -1,0 +1,140 @@
+#include "runtime/ops/op_versions.h"
+
+#include <map>
+
+namespace minirt {
+
+namespace {
+
+// clang-format off
+const std::map<std::string, std::vector<int>>& table() {
+  static const std::map<std::string, std::vector<int>> t = {
+    {"Abs", {1, 6, 13}},
+    {"Add", {1, 6, 7, 13, 14}},
+    {"And", {1, 7}},
+    {"ArgMax", {1, 11, 12, 13}},
+    {"ArgMin", {1, 11, 12, 13}},
+    {"AveragePool", {1, 7, 10, 11, 19, 22}},
+    {"BatchNormalization", {1, 6, 7, 9, 14, 15}},
+    {"Cast", {1, 6, 9, 13, 19, 21, 23, 24, 25, 28}},
+    {"CastLike", {15, 19, 21, 23, 24, 25}},
+    {"Ceil", {1, 6, 13}},
+    {"Celu", {12, 28}},
+    {"Clip", {1, 6, 11, 12, 13}},
+    {"Concat", {1, 4, 11, 13}},
+    {"Constant", {1, 9, 11, 12, 13, 19, 21, 23, 24, 25}},
+    {"ConstantOfShape", {9, 20, 21, 23, 24, 25}},
+    {"Conv", {1, 11, 22}},
+    {"ConvTranspose", {1, 11, 22}},
+    {"Cos", {7, 22}},
+    {"DepthToSpace", {1, 11, 13, 28}},
+    {"Div", {1, 6, 7, 13, 14}},
+    {"Dropout", {1, 6, 7, 10, 12, 13, 22}},
+    {"Elu", {1, 6, 22}},
+    {"Equal", {1, 7, 11, 13, 19}},
+    {"Erf", {9, 13}},
+    {"Exp", {1, 6, 13}},
+    {"Expand", {8, 13}},
+    {"Flatten", {1, 9, 11, 13, 21, 23, 24, 25}},
+    {"Floor", {1, 6, 13}},
+    {"Gather", {1, 11, 13}},
+    {"GatherElements", {11, 13}},
+    {"Gelu", {20}},
+    {"Gemm", {1, 6, 7, 9, 11, 13}},
+    {"GlobalAveragePool", {1, 22}},
+    {"GlobalMaxPool", {1, 22}},
+    {"Greater", {1, 7, 9, 13}},
+    {"GreaterOrEqual", {12, 16}},
+    {"HardSigmoid", {1, 6, 22}},
+    {"HardSwish", {14, 22}},
+    {"Identity", {1, 13, 14, 16, 19, 21, 23, 24, 25}},
+    {"InstanceNormalization", {1, 6, 22}},
+    {"LRN", {1, 13}},
+    {"LayerNormalization", {17}},
+    {"LeakyRelu", {1, 6, 16}},
+    {"Less", {1, 7, 9, 13}},
+    {"LessOrEqual", {12, 16}},
+    {"Log", {1, 6, 13}},
+    {"LogSoftmax", {1, 11, 13}},
+    {"MatMul", {1, 9, 13}},
+    {"Max", {1, 6, 8, 12, 13}},
+    {"MaxPool", {1, 8, 10, 11, 12, 22}},
+    {"Mean", {1, 6, 8, 13}},
+    {"Min", {1, 6, 8, 12, 13}},
+    {"Mish", {18, 22}},
+    {"Mod", {10, 13, 28}},
+    {"Mul", {1, 6, 7, 13, 14}},
+    {"Neg", {1, 6, 13}},
+    {"Not", {1}},
+    {"Or", {1, 7}},
+    {"PRelu", {1, 6, 7, 9, 16}},
+    {"Pad", {1, 2, 11, 13, 18, 19, 21, 23, 24, 25}},
+    {"Pow", {1, 7, 12, 13, 15}},
+    {"Range", {11, 27}},
+    {"Reciprocal", {1, 6, 13}},
+    {"ReduceL1", {1, 11, 13, 18}},
+    {"ReduceL2", {1, 11, 13, 18}},
+    {"ReduceLogSum", {1, 11, 13, 18, 28}},
+    {"ReduceLogSumExp", {1, 11, 13, 18, 28}},
+    {"ReduceMax", {1, 11, 12, 13, 18, 20}},
+    {"ReduceMean", {1, 11, 13, 18}},
+    {"ReduceMin", {1, 11, 12, 13, 18, 20}},
+    {"ReduceProd", {1, 11, 13, 18}},
+    {"ReduceSum", {1, 11, 13}},
+    {"ReduceSumSquare", {1, 11, 13, 18}},
+    {"Relu", {1, 6, 13, 14}},
+    {"Reshape", {1, 5, 13, 14, 19, 21, 23, 24, 25}},
+    {"Resize", {10, 11, 13, 18, 19}},
+    {"Selu", {1, 6, 22}},
+    {"Shape", {1, 13, 15, 19, 21, 23, 24, 25}},
+    {"Sigmoid", {1, 6, 13}},
+    {"Sign", {9, 13}},
+    {"Sin", {7, 22}},
+    {"Size", {1, 13, 19, 21, 23, 24, 25}},
+    {"Slice", {1, 10, 11, 13}},
+    {"Softmax", {1, 11, 13}},
+    {"Softplus", {1, 22}},
+    {"Softsign", {1, 22}},
+    {"SpaceToDepth", {1, 13, 28}},
+    {"Split", {1, 2, 11, 13, 18}},
+    {"Sqrt", {1, 6, 13}},
+    {"Squeeze", {1, 11, 13, 21, 23, 24, 25}},
+    {"Sub", {1, 6, 7, 13, 14}},
+    {"Sum", {1, 6, 8, 13}},
+    {"Tanh", {1, 6, 13}},
+    {"ThresholdedRelu", {10, 22}},
+    {"Tile", {1, 6, 13}},
+    {"TopK", {1, 10, 11, 24}},
+    {"Transpose", {1, 13, 21, 23, 24, 25}},
+    {"Unsqueeze", {1, 11, 13, 21, 23, 24, 25}},
+    {"Upsample", {1, 7, 9, 10}},
+    {"Where", {9, 16}},
+    {"Xor", {1, 7}},
+  };
+  return t;
+}
+// clang-format on
+
+}  // namespace
+
+const std::vector<int>* op_versions(const std::string& op) {
+  auto it = table().find(op);
+  return it == table().end() ? nullptr : &it->second;
+}
+
+int op_version_at(const std::string& op, int64_t opset) {
+  const std::vector<int>* v = op_versions(op);
+  int at = 0;
+  if (v)
+    for (int x : *v)
+      if (x <= opset) at = x;
+  return at;
+}
+
+std::vector<std::string> op_version_table_ops() {
+  std::vector<std::string> out;
+  for (const auto& [op, v] : table()) out.push_back(op);
+  return out;
+}
+
+}  // namespace minirt
