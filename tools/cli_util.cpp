@@ -1,5 +1,6 @@
 #include "tools/cli_util.h"
 
+#include <algorithm>
 #include <cctype>
 #include <cmath>
 #include <cstdio>
@@ -72,6 +73,29 @@ std::string threads_problem(long threads) {
          " threads (4 x the " + std::to_string(usable_cores()) +
          " cores this process may use, at least 8, at most 1024); give 1 to " + std::to_string(ceiling) +
          ", or 0 for all usable cores";
+}
+
+}  // namespace minirt::tools
+
+namespace minirt::tools {
+
+double percentile(std::vector<double> v, double p) {
+  if (v.empty()) return 0;
+  std::sort(v.begin(), v.end());
+  double pos = p / 100.0 * static_cast<double>(v.size() - 1);
+  size_t lo = static_cast<size_t>(std::floor(pos));
+  size_t hi = std::min(v.size() - 1, lo + 1);
+  return v[lo] + (v[hi] - v[lo]) * (pos - static_cast<double>(lo));
+}
+
+std::string human_bytes(size_t b) {
+  char buf[32];
+  double x = static_cast<double>(b);
+  if (b >= (size_t{1} << 30)) std::snprintf(buf, sizeof buf, "%.2f GiB", x / 1073741824.0);
+  else if (b >= (size_t{1} << 20)) std::snprintf(buf, sizeof buf, "%.2f MiB", x / 1048576.0);
+  else if (b >= 1024) std::snprintf(buf, sizeof buf, "%.1f KiB", x / 1024.0);
+  else std::snprintf(buf, sizeof buf, "%zu B", b);
+  return buf;
 }
 
 }  // namespace minirt::tools

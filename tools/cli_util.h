@@ -9,6 +9,7 @@
 #include <cstddef>
 #include <optional>
 #include <string>
+#include <vector>
 
 namespace minirt::tools {
 
@@ -35,6 +36,12 @@ std::optional<size_t> parse_size(const std::string& text);
 // "" when `threads` (from --threads) is within minirt::max_threads(), else
 // the sentence saying why not: the value, the ceiling, the cores seen.
 std::string threads_problem(long threads);
+
+// The p-th percentile (0 to 100) of v, interpolated between neighbours; 0 for none.
+double percentile(std::vector<double> v, double p);
+
+// "512 B", "12.0 KiB", "1.50 MiB", "2.00 GiB".
+std::string human_bytes(size_t bytes);
 
 // A JSON string literal, quotes included.
 std::string json_str(const std::string& s);

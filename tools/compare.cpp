@@ -27,15 +27,6 @@ std::vector<std::string> split(const std::string& s, char sep) {
   }
 }
 
-double percentile(std::vector<double> v, double p) {
-  if (v.empty()) return 0;
-  std::sort(v.begin(), v.end());
-  double pos = p / 100.0 * static_cast<double>(v.size() - 1);
-  size_t lo = static_cast<size_t>(pos);
-  size_t hi = std::min(v.size() - 1, lo + 1);
-  return v[lo] + (v[hi] - v[lo]) * (pos - static_cast<double>(lo));
-}
-
 double element(const Tensor& t, int64_t i) {
   switch (t.dtype()) {
     case DType::kFloat32: return t.data<float>()[i];
@@ -95,12 +86,6 @@ std::string num(double v) {
   std::ostringstream o;
   o << v;
   return o.str();
-}
-
-std::string bytes_text(size_t b) {
-  if (b >= (size_t{1} << 20)) return fmt("%.2f MiB", static_cast<double>(b) / 1048576.0);
-  if (b >= 1024) return fmt("%.1f KiB", static_cast<double>(b) / 1024.0);
-  return std::to_string(b) + " B";
 }
 
 }  // namespace
@@ -243,8 +228,8 @@ std::string compare_text(const CompareReport& rep) {
     o << r.decision << " (" << r.threads << (r.threads == 1 ? " thread)\n" : " threads)\n");
     o << "    placement: " << (r.placement.empty() ? "every node on the CPU" : r.placement) << "\n";
     if (r.copies_to_device || r.copies_to_host)
-      o << "    copies at the seams per run: " << r.copies_to_device << " to the device (" << bytes_text(r.bytes_to_device)
-        << "), " << r.copies_to_host << " to the host (" << bytes_text(r.bytes_to_host) << ")\n";
+      o << "    copies at the seams per run: " << r.copies_to_device << " to the device (" << human_bytes(r.bytes_to_device)
+        << "), " << r.copies_to_host << " to the host (" << human_bytes(r.bytes_to_host) << ")\n";
     if (!r.ran) {
       o << "    failed: " << r.error << "\n";
       continue;

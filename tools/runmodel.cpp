@@ -286,15 +286,6 @@ Args parse_args(int argc, char** argv) {
   return a;
 }
 
-double percentile(std::vector<double> v, double p) {
-  std::sort(v.begin(), v.end());
-  if (v.empty()) return 0;
-  double pos = p / 100.0 * static_cast<double>(v.size() - 1);
-  size_t lo = static_cast<size_t>(std::floor(pos));
-  size_t hi = std::min(v.size() - 1, lo + 1);
-  return v[lo] + (v[hi] - v[lo]) * (pos - static_cast<double>(lo));
-}
-
 Tensor random_input(const ValueDesc& d, const Shape& shape, std::mt19937_64& rng) {
   Tensor t = Tensor::zeros(d.dtype, shape);
   if (d.dtype == DType::kFloat32) {
@@ -326,17 +317,6 @@ TopK top_k(const std::string& name, const Tensor& t, int k) {
   all.resize(kk);
   r.best = std::move(all);
   return r;
-}
-
-// "512 B", "12.0 KiB", "1.50 MiB", "2.00 GiB".
-std::string human_bytes(size_t b) {
-  char buf[32];
-  double x = static_cast<double>(b);
-  if (b >= (size_t{1} << 30)) std::snprintf(buf, sizeof buf, "%.2f GiB", x / 1073741824.0);
-  else if (b >= (size_t{1} << 20)) std::snprintf(buf, sizeof buf, "%.2f MiB", x / 1048576.0);
-  else if (b >= 1024) std::snprintf(buf, sizeof buf, "%.1f KiB", x / 1024.0);
-  else std::snprintf(buf, sizeof buf, "%zu B", b);
-  return buf;
 }
 
 // Tuning's warnings always, and each choice with --verbose, on stderr.
@@ -596,8 +576,8 @@ int run(const Args& a) {
       << ",\"device_reason\":" << json_str(session->device_reason()) << ",\"threads\":" << session->threads()
       << ",\"load_ms\":" << load_ms << ",\"first_run_ms\":" << first_ms << ",\"iterations\":" << lat.size()
       << ",\"warmup\":" << a.warmup << ",\"latency_ms\":{\"min\":" << *std::min_element(lat.begin(), lat.end())
-      << ",\"mean\":" << mean << ",\"median\":" << percentile(lat, 50) << ",\"p90\":" << percentile(lat, 90)
-      << ",\"p99\":" << percentile(lat, 99) << ",\"max\":" << *std::max_element(lat.begin(), lat.end())
+      << ",\"mean\":" << mean << ",\"median\":" << tools::percentile(lat, 50) << ",\"p90\":" << tools::percentile(lat, 90)
+      << ",\"p99\":" << tools::percentile(lat, 99) << ",\"max\":" << *std::max_element(lat.begin(), lat.end())
       << "},\"throughput_per_s\":" << 1000.0 / mean << ",\"arena_bytes\":" << session->arena_bytes()
       << ",\"peak_rss_kib\":" << peak_rss_kib() << ",\"outputs\":[";
     for (size_t i = 0; i < tops.size(); ++i) {
@@ -673,8 +653,8 @@ int run(const Args& a) {
   std::printf("first run: %.2f ms (includes planning and tuning)\n", first_ms);
   std::printf("tuning: %s\n", tuning_summary(tuning).c_str());
   std::printf("latency over %zu runs (after %d warm-up): min %.3f  mean %.3f  median %.3f  p90 %.3f  p99 %.3f  max %.3f ms\n",
-              lat.size(), a.warmup, *std::min_element(lat.begin(), lat.end()), mean, percentile(lat, 50),
-              percentile(lat, 90), percentile(lat, 99), *std::max_element(lat.begin(), lat.end()));
+              lat.size(), a.warmup, *std::min_element(lat.begin(), lat.end()), mean, tools::percentile(lat, 50),
+              tools::percentile(lat, 90), tools::percentile(lat, 99), *std::max_element(lat.begin(), lat.end()));
   std::printf("throughput: %.2f inferences/s\n", 1000.0 / mean);
   if (dev_runs)
     std::printf("device time per run (CUDA events, mean of %d): H2D %.3f ms (%d copies), compute %.3f ms (%d steps), "
@@ -693,12 +673,12 @@ int run(const Args& a) {
   if (a.memory_stats) {
     auto print_pool = [&](const char* name, const MemoryStats& m) {
       std::printf("%s: policy %s, limit %s\n", name, policy.c_str(),
-                  m.limit_bytes ? human_bytes(m.limit_bytes).c_str() : "none");
-      std::printf("  reserved %s in %zu segment%s, in use %s, peak in use %s\n", human_bytes(m.reserved_bytes).c_str(),
-                  m.segments, m.segments == 1 ? "" : "s", human_bytes(m.in_use_bytes).c_str(),
-                  human_bytes(m.peak_in_use_bytes).c_str());
+                  m.limit_bytes ? tools::human_bytes(m.limit_bytes).c_str() : "none");
+      std::printf("  reserved %s in %zu segment%s, in use %s, peak in use %s\n", tools::human_bytes(m.reserved_bytes).c_str(),
+                  m.segments, m.segments == 1 ? "" : "s", tools::human_bytes(m.in_use_bytes).c_str(),
+                  tools::human_bytes(m.peak_in_use_bytes).c_str());
       std::printf("  largest free block %s, fragmentation %.1f%%, %llu allocation%s, %llu free%s\n",
-                  human_bytes(m.largest_free_block_bytes).c_str(), 100.0 * m.fragmentation,
+                  tools::human_bytes(m.largest_free_block_bytes).c_str(), 100.0 * m.fragmentation,
                   static_cast<unsigned long long>(m.allocations), m.allocations == 1 ? "" : "s",
                   static_cast<unsigned long long>(m.frees), m.frees == 1 ? "" : "s");
     };
