@@ -377,6 +377,7 @@ bool nchwc_data_supports(const Graph& g, const Node& n, int b, std::string* why)
   if (resize) {
     const auto& a = n.attrs_as<ResizeAttrs>();
     if (a.scales.size() != 4) return no("its scales are not resolved for 4 axes");
+    if (a.mode == ResizeMode::kCubic) return no("cubic runs on the plain layout");
     if (a.scales[0] != 1.0f || a.scales[1] != 1.0f || y[0] != x[0] || y[1] != x[1])
       return no("it resizes the batch or channel axis");
     return true;

@@ -1,4 +1,4 @@
-// Resize and Upsample on the CPU, modes nearest and linear, any rank; and
+// Resize and Upsample on the CPU, modes nearest, linear and cubic, any rank; and
 // GridSample (2-D; nearest, linear, cubic).
 //
 //   ResizeAxis ah = make_resize_axis(attrs, legacy, scale_h, h, oh);   // plan time, per axis
@@ -532,6 +532,122 @@ class ResizeKernel final : public Kernel {
   std::vector<size_t> blended_;  // outer axes interpolated linearly
 };
 
+// ---- Resize, cubic ----
+
+// Cubic convolution (Keys), one axis at a time: each resized axis has a
+// table of 4 taps per output index (the source indices, clamped to the
+// axis, or with exclude_outside the outside taps weighted 0 and the rest
+// renormalized) with the weights of the coefficient A = cubic_coeff_a, as
+// the ONNX reference and onnxruntime compute them. The passes run from the
+// last resized axis to the first, through two buffers of the workspace; the
+// last pass writes the output. Each pass is parallel over (outer, output
+// index) and blends whole rows of the inner axes.
+class CubicResizeKernel final : public Kernel {
+ public:
+  CubicResizeKernel(const Graph& g, const Node& n, int) {
+    const auto& a = n.attrs_as<ResizeAttrs>();
+    Shape cur = in_shape(g, n, 0);
+    const Shape& y = out_shape(g, n, 0);
+    for (int64_t d = static_cast<int64_t>(cur.size()) - 1; d >= 0; --d) {
+      size_t k = static_cast<size_t>(d);
+      if (a.scales[k] == 1.0f && cur[k] == y[k]) continue;
+      Pass p;
+      p.outer = product(cur, 0, k);
+      p.in = cur[k];
+      p.out = y[k];
+      p.inner = product(cur, k + 1, cur.size());
+      p.idx.resize(static_cast<size_t>(p.out) * 4);
+      p.w.resize(static_cast<size_t>(p.out) * 4);
+      for (int64_t o = 0; o < p.out; ++o) {
+        float c = resize_source_coord(a.coord, static_cast<float>(o), a.scales[k], p.in, p.out);
+        c = c == c ? std::clamp(c, -0x1p30f, 0x1p30f) : 0.0f;
+        float f = std::floor(c);
+        float t = c - f;
+        float w[4];
+        cubic_coefficients(t, a.cubic_a, w);
+        int64_t base = static_cast<int64_t>(f) - 1;
+        float sum = 0.0f;
+        for (int j = 0; j < 4; ++j) {
+          int64_t i = base + j;
+          bool inside = i >= 0 && i < p.in;
+          if (a.exclude_outside && !inside) w[j] = 0.0f;
+          sum += w[j];
+          p.idx[static_cast<size_t>(o * 4 + j)] = std::clamp<int64_t>(i, 0, p.in - 1);
+        }
+        for (int j = 0; j < 4; ++j)
+          p.w[static_cast<size_t>(o * 4 + j)] = a.exclude_outside && sum != 0.0f ? w[j] / sum : w[j];
+      }
+      cur[k] = y[k];
+      p.elements = shape_numel(cur);
+      passes_.push_back(std::move(p));
+    }
+    for (size_t i = 0; i + 1 < passes_.size(); ++i) buffer_ = std::max(buffer_, passes_[i].elements);
+    count_ = shape_numel(y);
+  }
+
+  std::string describe() const override { return "cubic, " + std::to_string(passes_.size()) + " axes"; }
+  size_t workspace_bytes() const override {
+    return passes_.size() > 1 ? 2 * static_cast<size_t>(buffer_) * sizeof(float) + 64 : 0;
+  }
+
+  void run(const KernelArgs& args) override {
+    const float* src = static_cast<const float*>(args.inputs[0]);
+    float* y = static_cast<float*>(args.outputs[0]);
+    if (passes_.empty()) {
+      if (count_) std::memcpy(y, src, static_cast<size_t>(count_) * sizeof(float));
+      return;
+    }
+    float* bufs[2] = {static_cast<float*>(args.workspace), static_cast<float*>(args.workspace) + buffer_ + 16};
+    for (size_t i = 0; i < passes_.size(); ++i) {
+      float* dst = i + 1 == passes_.size() ? y : bufs[i % 2];
+      run_pass(passes_[i], src, dst, args.pool);
+      src = dst;
+    }
+  }
+
+ private:
+  struct Pass {
+    int64_t outer = 1, in = 1, out = 1, inner = 1, elements = 0;
+    std::vector<int64_t> idx;  // out x 4
+    std::vector<float> w;      // out x 4
+  };
+
+  static void cubic_coefficients(float t, float A, float w[4]) {
+    float x0 = t + 1.0f, x1 = t, x2 = 1.0f - t, x3 = 2.0f - t;
+    w[0] = ((A * x0 - 5.0f * A) * x0 + 8.0f * A) * x0 - 4.0f * A;
+    w[1] = ((A + 2.0f) * x1 - (A + 3.0f)) * x1 * x1 + 1.0f;
+    w[2] = ((A + 2.0f) * x2 - (A + 3.0f)) * x2 * x2 + 1.0f;
+    w[3] = ((A * x3 - 5.0f * A) * x3 + 8.0f * A) * x3 - 4.0f * A;
+  }
+
+  static int64_t product(const Shape& s, size_t b, size_t e) {
+    int64_t p = 1;
+    for (size_t i = b; i < e; ++i) p *= s[i];
+    return p;
+  }
+
+  static void run_pass(const Pass& p, const float* x, float* y, ThreadPool* pool) {
+    auto body = [&](int64_t r0, int64_t r1) {  // (outer, output index) pairs
+      for (int64_t r = r0; r < r1; ++r) {
+        int64_t o = r / p.out, j = r % p.out;
+        const int64_t* ix = &p.idx[static_cast<size_t>(j * 4)];
+        const float* w = &p.w[static_cast<size_t>(j * 4)];
+        const float* xo = x + o * p.in * p.inner;
+        const float* a = xo + ix[0] * p.inner;
+        const float* b = xo + ix[1] * p.inner;
+        const float* c = xo + ix[2] * p.inner;
+        const float* d = xo + ix[3] * p.inner;
+        float* yr = y + r * p.inner;
+        for (int64_t e = 0; e < p.inner; ++e) yr[e] = w[0] * a[e] + w[1] * b[e] + w[2] * c[e] + w[3] * d[e];
+      }
+    };
+    pool->parallel_for(p.outer * p.out, body, std::max<int64_t>(1, kGrain / std::max<int64_t>(1, p.inner * 4)));
+  }
+
+  std::vector<Pass> passes_;
+  int64_t buffer_ = 0, count_ = 0;
+};
+
 // ---- GridSample ----
 
 // Y[n, c, i, j] = X[n, c] sampled at the grid's position (x, y) = grid[n, i,
@@ -697,6 +813,7 @@ class GridSampleKernel final : public Kernel {
 };
 
 std::unique_ptr<Kernel> make_resize(const Graph& g, const Node& n, int t) {
+  if (n.attrs_as<ResizeAttrs>().mode == ResizeMode::kCubic) return std::make_unique<CubicResizeKernel>(g, n, t);
   return std::make_unique<ResizeKernel>(g, n, t);
 }
 

@@ -11,8 +11,15 @@
 
 namespace minirt {
 
-enum class ResizeMode { kNearest, kLinear };
-enum class CoordMode { kHalfPixel, kPytorchHalfPixel, kAlignCorners, kAsymmetric, kTfHalfPixelForNearest };
+enum class ResizeMode { kNearest, kLinear, kCubic };
+enum class CoordMode {
+  kHalfPixel,
+  kPytorchHalfPixel,
+  kAlignCorners,
+  kAsymmetric,
+  kTfHalfPixelForNearest,
+  kHalfPixelSymmetric,  // opset 19
+};
 enum class NearestMode { kRoundPreferFloor, kRoundPreferCeil, kFloor, kCeil };
 
 struct ResizeAttrs : OpAttrs {
@@ -21,6 +28,10 @@ struct ResizeAttrs : OpAttrs {
   NearestMode nearest = NearestMode::kRoundPreferFloor;
   std::vector<float> scales;  // resolved: one per input axis, used in the coordinate transform
   std::vector<float> attr_scales;  // Upsample-7's attribute
+  float cubic_a = -0.75f;          // cubic_coeff_a
+  bool exclude_outside = false;    // cubic: taps outside the input get weight 0, the rest renormalized
+  std::vector<int64_t> axes;       // opset 18: the axes scales/sizes name (resolved to [0, rank) by infer)
+  int keep_aspect = 0;             // opset 18 with sizes: 0 stretch, 1 not_larger, 2 not_smaller
 };
 
 enum class GridMode { kNearest, kLinear, kCubic };
@@ -41,6 +52,13 @@ inline float resize_source_coord(CoordMode m, float x, float scale, int64_t in_l
       return out_len == 1 ? 0.0f : x * static_cast<float>(in_len - 1) / static_cast<float>(out_len - 1);
     case CoordMode::kAsymmetric: return x / scale;
     case CoordMode::kTfHalfPixelForNearest: return (x + 0.5f) / scale;
+    case CoordMode::kHalfPixelSymmetric: {
+      // Centred: the output's whole pixels against the scaled extent.
+      float extent = scale * static_cast<float>(in_len);
+      float adjustment = extent > 0.0f ? static_cast<float>(out_len) / extent : 1.0f;
+      float offset = static_cast<float>(in_len) / 2.0f * (1.0f - adjustment);
+      return offset + (x + 0.5f) / scale - 0.5f;
+    }
   }
   return x;
 }

@@ -3,7 +3,9 @@
 #include "runtime/ops/families.h"
 #include "runtime/ops/resize.h"
 
+#include <algorithm>
 #include <cmath>
+#include <limits>
 
 namespace minirt {
 
@@ -14,7 +16,9 @@ std::shared_ptr<const OpAttrs> parse_resize(const ParseContext& ctx) {
   std::string mode = ctx.get_string("mode", "nearest");
   if (mode == "nearest") a->mode = ResizeMode::kNearest;
   else if (mode == "linear" || mode == "bilinear") a->mode = ResizeMode::kLinear;
-  else ctx.unsupported("mode '" + mode + "' is not supported (nearest and linear are)");
+  else if (mode == "cubic" && ctx.node().op == "Resize" && ctx.opset() >= 11) a->mode = ResizeMode::kCubic;
+  else if (mode == "cubic") ctx.unsupported("mode 'cubic' exists for Resize from opset 11");
+  else ctx.invalid("mode '" + mode + "' is not one of nearest, linear, cubic");
   bool upsample = ctx.node().op == "Upsample";
   if (upsample || ctx.opset() < 11) {
     // Upsample and Resize-10 map coordinates asymmetrically and floor for nearest.
@@ -30,6 +34,7 @@ std::shared_ptr<const OpAttrs> parse_resize(const ParseContext& ctx) {
   else if (coord == "asymmetric") a->coord = CoordMode::kAsymmetric;
   // The ONNX spelling is tf_half_pixel_for_nn.
   else if (coord == "tf_half_pixel_for_nn") a->coord = CoordMode::kTfHalfPixelForNearest;
+  else if (coord == "half_pixel_symmetric" && ctx.opset() >= 19) a->coord = CoordMode::kHalfPixelSymmetric;
   else ctx.unsupported("coordinate_transformation_mode '" + coord + "' is not supported");
   std::string nearest = ctx.get_string("nearest_mode", "round_prefer_floor");
   if (nearest == "round_prefer_floor") a->nearest = NearestMode::kRoundPreferFloor;
@@ -37,10 +42,15 @@ std::shared_ptr<const OpAttrs> parse_resize(const ParseContext& ctx) {
   else if (nearest == "floor") a->nearest = NearestMode::kFloor;
   else if (nearest == "ceil") a->nearest = NearestMode::kCeil;
   else ctx.invalid("nearest_mode '" + nearest + "' is not one of round_prefer_floor, round_prefer_ceil, floor, ceil");
+  a->cubic_a = ctx.get_float("cubic_coeff_a", -0.75f);
+  a->exclude_outside = ctx.get_int("exclude_outside", 0) != 0;
   if (ctx.get_int("antialias", 0) != 0) ctx.unsupported("antialias=1 is not supported");
-  if (ctx.has("axes")) ctx.unsupported("the axes attribute (opset 18) is not supported");
+  a->axes = ctx.get_ints("axes");
   std::string policy = ctx.get_string("keep_aspect_ratio_policy", "stretch");
-  if (policy != "stretch") ctx.unsupported("keep_aspect_ratio_policy '" + policy + "' is not supported");
+  if (policy == "stretch") a->keep_aspect = 0;
+  else if (policy == "not_larger") a->keep_aspect = 1;
+  else if (policy == "not_smaller") a->keep_aspect = 2;
+  else ctx.invalid("keep_aspect_ratio_policy '" + policy + "' is not one of stretch, not_larger, not_smaller");
   return a;
 }
 
@@ -66,8 +76,54 @@ void infer_resize(InferContext& ctx) {
     if (!scales.empty() && !sizes.empty()) ctx.fail("only one of scales and sizes may be given");
     if (scales.empty() && sizes.empty()) ctx.fail("one of scales and sizes is required");
   }
+  // axes (opset 18): scales or sizes name only these axes, the others keep theirs.
+  if (!a->axes.empty()) {
+    std::vector<int64_t> axes;
+    for (int64_t ax : a->axes) {
+      int64_t d = normalize_axis(ax, static_cast<int64_t>(r), ctx);
+      if (std::find(axes.begin(), axes.end(), d) != axes.end()) ctx.fail("axes names axis " + std::to_string(d) + " twice");
+      axes.push_back(d);
+    }
+    size_t given = sizes.empty() ? scales.size() : sizes.size();
+    if (given != axes.size())
+      ctx.fail(std::string(sizes.empty() ? "scales" : "sizes") + " has " + std::to_string(given) + " entries for " +
+               std::to_string(axes.size()) + " axes");
+    std::vector<float> full_scales(r, 1.0f);
+    std::vector<int64_t> full_sizes(x.begin(), x.end());
+    for (size_t i = 0; i < axes.size(); ++i) {
+      if (sizes.empty()) full_scales[static_cast<size_t>(axes[i])] = scales[i];
+      else full_sizes[static_cast<size_t>(axes[i])] = sizes[i];
+    }
+    if (sizes.empty()) scales = full_scales;
+    else sizes = full_sizes;
+    a->axes = axes;
+  }
   Shape y(r);
   a->scales.assign(r, 1.0f);
+  if (!sizes.empty() && a->keep_aspect != 0) {
+    // One scale for the named axes (all of them without axes): the largest
+    // that fits in sizes (not_larger) or the smallest that covers it
+    // (not_smaller); their sizes follow from it, rounded.
+    if (sizes.size() != r) ctx.fail("sizes has " + std::to_string(sizes.size()) + " entries for rank " + std::to_string(r));
+    std::vector<size_t> named;
+    for (size_t i = 0; i < r; ++i)
+      if (a->axes.empty() || std::find(a->axes.begin(), a->axes.end(), static_cast<int64_t>(i)) != a->axes.end())
+        named.push_back(i);
+    float s = a->keep_aspect == 1 ? std::numeric_limits<float>::infinity() : 0.0f;
+    for (size_t i : named) {
+      if (x[i] == 0 || sizes[i] <= 0) ctx.fail("keep_aspect_ratio_policy needs positive sizes of non-empty axes");
+      float si = static_cast<float>(sizes[i]) / static_cast<float>(x[i]);
+      s = a->keep_aspect == 1 ? std::min(s, si) : std::max(s, si);
+    }
+    for (size_t i : named) {
+      sizes[i] = static_cast<int64_t>(std::round(s * static_cast<float>(x[i])));
+      a->scales[i] = s;
+    }
+    for (size_t i = 0; i < r; ++i) y[i] = sizes[i];
+    ctx.set_attrs(a);
+    ctx.set_output(0, DType::kFloat32, y);
+    return;
+  }
   if (!sizes.empty()) {
     if (sizes.size() != r) ctx.fail("sizes has " + std::to_string(sizes.size()) + " entries for rank " + std::to_string(r));
     for (size_t i = 0; i < r; ++i) {
@@ -133,8 +189,9 @@ void infer_grid_sample(InferContext& ctx) {
 void add_resize_schemas(std::vector<OpSchema>& out) {
   out.push_back({.op = "Resize", .max_inputs = 4, .parse = parse_resize, .infer = infer_resize,
                  .shape_inputs = {1, 2, 3},
-                 .semantics = "opset 10 (asymmetric, floor) and 11-19 (coordinate modes); cubic, "
-                              "tf_crop_and_resize, antialias not supported"});
+                 .semantics = "opset 10 (asymmetric, floor) and 11-19 (coordinate modes, cubic with "
+                              "cubic_coeff_a and exclude_outside; axes and keep_aspect_ratio_policy from 18, "
+                              "half_pixel_symmetric from 19); tf_crop_and_resize and antialias refused"});
   out.push_back({.op = "Upsample", .max_inputs = 2, .parse = parse_resize, .infer = infer_resize,
                  .shape_inputs = {1}, .semantics = "opset 7 (scales attribute) and 9 (scales input)"});
   out.push_back({.op = "GridSample", .min_inputs = 2, .max_inputs = 2, .parse = parse_grid_sample,

@@ -518,6 +518,41 @@ def resize_cases():
         x = c.input(c.uniform(list(shape)))
         c.output(c.node("Resize", [x, "", c.init(np.array(scales, np.float32))], **attrs))
         out.append(c)
+    # Cubic (cubic_coeff_a, exclude_outside), by scales and by sizes.
+    for coord, a, excl, scales, shape in (
+            ("half_pixel", -0.75, 0, (1, 1, 2, 2), (1, 2, 6, 7)),
+            ("half_pixel", -0.5, 1, (1, 1, 0.6, 0.8), (1, 3, 10, 9)),
+            ("align_corners", -0.75, 0, (1, 1, 1.5, 2.5), (2, 2, 5, 4)),
+            ("asymmetric", -0.75, 0, (1, 1, 3, 0.5), (1, 2, 4, 12)),
+            ("pytorch_half_pixel", -0.75, 1, (1, 1, 2, 3), (1, 1, 5, 3))):
+        name = "resize_cubic_%s_a%s_ex%d_s%s_%s" % (coord, ("%g" % -a).replace(".", "p"), excl, tag(scales), shp(shape))
+        c = Case(name, opset=13)
+        x = c.input(c.uniform(list(shape)))
+        c.output(c.node("Resize", [x, "", c.init(np.array(scales, np.float32))], mode="cubic",
+                        coordinate_transformation_mode=coord, cubic_coeff_a=a, exclude_outside=excl))
+        out.append(c)
+    c = Case("resize_cubic_sizes_1x2x7x9_to_4x13", opset=13)
+    x = c.input(c.uniform([1, 2, 7, 9]))
+    c.output(c.node("Resize", [x, "", "", c.init(np.array([1, 2, 4, 13], np.int64))], mode="cubic"))
+    out.append(c)
+    # Opset 18: axes, keep_aspect_ratio_policy; 19: half_pixel_symmetric.
+    for mode in ("linear", "cubic", "nearest"):
+        c = Case("resize_opset18_axes23_scales_%s_1x2x6x8" % mode, opset=18)
+        x = c.input(c.uniform([1, 2, 6, 8]))
+        c.output(c.node("Resize", [x, "", c.init(np.array([1.5, 0.75], np.float32))], mode=mode, axes=[2, 3]))
+        out.append(c)
+    for policy in ("not_larger", "not_smaller"):
+        c = Case("resize_opset18_keep_aspect_%s_1x2x6x8" % policy, opset=18)
+        x = c.input(c.uniform([1, 2, 6, 8]))
+        c.output(c.node("Resize", [x, "", "", c.init(np.array([9, 10], np.int64))], mode="linear", axes=[2, 3],
+                        keep_aspect_ratio_policy=policy))
+        out.append(c)
+    for mode, scales in (("linear", (1, 1, 0.7, 1.3)), ("cubic", (1, 1, 1.7, 0.6))):
+        c = Case("resize_opset19_half_pixel_symmetric_%s_1x2x7x9" % mode, opset=19)
+        x = c.input(c.uniform([1, 2, 7, 9]))
+        c.output(c.node("Resize", [x, "", c.init(np.array(scales, np.float32))], mode=mode,
+                        coordinate_transformation_mode="half_pixel_symmetric"))
+        out.append(c)
     for mode in ("nearest", "linear"):
         c = Case("upsample9_%s_s1x1x2x3_1x3x5x6" % mode, opset=9)
         x = c.input(c.uniform([1, 3, 5, 6]))
