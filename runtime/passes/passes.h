@@ -33,7 +33,8 @@ bool lower_half_precision(Graph& g);
 // Returns the number of nodes folded.
 int infer_and_fold(Graph& g, const Backend& folder, ThreadPool& pool, bool fold = true);
 
-// Identity and Dropout (inference) are bypassed. Returns the number removed.
+// Identity, Dropout (inference) and Cast to its input's own type are
+// bypassed. Returns the number removed.
 int remove_identities(Graph& g);
 
 // Conv followed by BatchNormalization with constant parameters becomes one
