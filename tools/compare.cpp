@@ -1,5 +1,7 @@
 #include "tools/compare.h"
 
+#include <minirt/half.h>
+
 #include "tools/cli_util.h"
 
 #include <algorithm>
@@ -36,11 +38,13 @@ double element(const Tensor& t, int64_t i) {
     case DType::kUInt8:
     case DType::kBool: return static_cast<const uint8_t*>(t.raw())[i];
     case DType::kInt8: return static_cast<const int8_t*>(t.raw())[i];
+    case DType::kFloat16: return half_to_float(t.data<uint16_t>()[i]);
+    case DType::kBFloat16: return bfloat16_to_float(t.data<uint16_t>()[i]);
     default: return std::nan("");
   }
 }
 
-bool floating(DType d) { return d == DType::kFloat32 || d == DType::kFloat64; }
+bool floating(DType d) { return d == DType::kFloat32 || d == DType::kFloat64 || is_half_dtype(d); }
 
 OutputDiff diff(const std::string& name, const Tensor& ref, const Tensor& got, double rtol, double atol) {
   OutputDiff d;
