@@ -111,7 +111,8 @@ comparing devices
                           seams, session, first-run and latency times, and each output's largest
                           differences from the first entry that ran, pass or fail (exit 8 on a failure)
   --rtol X, --atol X      the tolerance of --compare: |a - b| <= atol + rtol x |first| element-wise
-                          (default 1e-4 and 1e-5; 5e-2 and 1e-2 when a run uses tf32)
+                          (default 1e-4 and 1e-5; 5e-2 and 1e-2 when a run uses tf32; rtol at least
+                          2e-3 for a float16 output, 1.6e-2 for a bfloat16 one: two steps of the type)
 reports
   --print-plan            print every step with its shapes and arena offsets, and the arena size
   --profile FILE.json     write per-step timings of the timed runs as Chrome trace JSON
