@@ -118,6 +118,8 @@ reports
   --profile FILE.json     write per-step timings of the timed runs as Chrome trace JSON
                           (open in Perfetto or chrome://tracing) and print a per-op summary
   --json                  print the summary as JSON instead of text
+  --list-ops              print every op minirt runs, its opset versions and notes, as a Markdown
+                          table (no model needed), and exit
   --help                  this text
 
 exit status
@@ -193,6 +195,17 @@ size_t parse_size(const std::string& opt, const std::string& v) {
   throw UsageError(opt + " expects a size in bytes, with an optional K, M or G suffix, got '" + v + "'");
 }
 
+// The ops minirt runs as a Markdown table (README.md holds the same table,
+// checked by the cli.list_ops test).
+void print_ops() {
+  std::printf("| op | opset versions | notes |\n| --- | --- | --- |\n");
+  for (const minirt::OpSupport& o : minirt::supported_ops()) {
+    std::string v;
+    for (int x : o.versions) v += (v.empty() ? "" : ", ") + std::to_string(x);
+    std::printf("| %s | %s | %s |\n", o.op.c_str(), v.c_str(), o.notes.c_str());
+  }
+}
+
 Args parse_args(int argc, char** argv) {
   Args a;
   for (int i = 1; i < argc; ++i) {
@@ -203,6 +216,9 @@ Args parse_args(int argc, char** argv) {
     };
     if (s == "--help" || s == "-h") {
       std::fputs(kHelp, stdout);
+      std::exit(kOk);
+    } else if (s == "--list-ops") {
+      print_ops();
       std::exit(kOk);
     } else if (s == "--input") {
       auto [k, v] = split_eq(s, next());

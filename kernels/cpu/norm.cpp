@@ -208,6 +208,54 @@ class LayerNormKernel final : public Kernel {
 
 // ---- Softmax, LogSoftmax ----
 
+// x / ||x||_p along one axis (p = 1 or 2), the input seen as [outer, len,
+// inner]; a zero norm gives zeros, as onnxruntime's kernel does. Each
+// (outer, inner-block) pair accumulates the norms of kBlock columns at once,
+// so every step along the axis reads contiguous values.
+class LpNormKernel final : public Kernel {
+ public:
+  LpNormKernel(const Graph& g, const Node& n, int) {
+    const auto& a = n.attrs_as<LpNormAttrs>();
+    const Shape& x = in_shape(g, n, 0);
+    size_t axis = static_cast<size_t>(a.axis);
+    p_ = a.p;
+    outer_ = product(x, 0, axis);
+    len_ = x[axis];
+    inner_ = product(x, axis + 1, x.size());
+  }
+
+  void run(const KernelArgs& args) override {
+    const float* x = static_cast<const float*>(args.inputs[0]);
+    float* y = static_cast<float*>(args.outputs[0]);
+    constexpr int64_t kCols = 64;
+    const int64_t blocks = (inner_ + kCols - 1) / kCols;
+    auto body = [&](int64_t t0, int64_t t1) {
+      float norm[kCols];
+      for (int64_t t = t0; t < t1; ++t) {
+        int64_t o = t / blocks, j0 = (t % blocks) * kCols, nj = std::min(kCols, inner_ - j0);
+        const float* xo = x + o * len_ * inner_ + j0;
+        float* yo = y + o * len_ * inner_ + j0;
+        std::fill(norm, norm + nj, 0.0f);
+        for (int64_t i = 0; i < len_; ++i)
+          for (int64_t j = 0; j < nj; ++j) {
+            float v = xo[i * inner_ + j];
+            norm[j] += p_ == 1 ? std::fabs(v) : v * v;
+          }
+        if (p_ == 2)
+          for (int64_t j = 0; j < nj; ++j) norm[j] = std::sqrt(norm[j]);
+        for (int64_t i = 0; i < len_; ++i)
+          for (int64_t j = 0; j < nj; ++j)
+            yo[i * inner_ + j] = norm[j] == 0.0f ? 0.0f : xo[i * inner_ + j] / norm[j];
+      }
+    };
+    args.pool->parallel_for(outer_ * blocks, body, grain_for(len_ * std::min(kCols, inner_)));
+  }
+
+ private:
+  int p_ = 2;
+  int64_t outer_ = 1, len_ = 1, inner_ = 1;
+};
+
 // The input as [outer, len, inner]: softmax runs over `len` for each
 // (outer, inner) pair. Opset 13 takes one axis; before 13 the axes
 // [axis, rank) are flattened into `len` and inner is 1.
@@ -674,6 +722,7 @@ void add_norm_kernels(std::vector<KernelEntry>& out) {
   out.push_back({"BatchNormalization", make<BatchNormKernel>});
   out.push_back({"InstanceNormalization", make<InstanceNormKernel>});
   out.push_back({"LayerNormalization", make<LayerNormKernel>});
+  out.push_back({"LpNormalization", make<LpNormKernel>});
   out.push_back({"Softmax", make<SoftmaxKernel>});
   out.push_back({"LogSoftmax", make<SoftmaxKernel>});
   for (const char* op : {"ReduceMean", "ReduceSum", "ReduceMax", "ReduceMin", "ReduceL1", "ReduceL2", "ReduceLogSum",

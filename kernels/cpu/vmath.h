@@ -37,6 +37,13 @@
 //          the reciprocal is rcp14 and one Newton step on AVX-512, rcp (12
 //          bits) and two on AVX2 (so that 1/1 and 1/2 come out exact), a
 //          division in the scalar form.
+//   silu   x sigmoid(x) with sigmoid's reduction written out (silu_avx512,
+//          silu_avx2): n rounded by a magic-number addition, one
+//          reciprocal for both signs, one Newton step on AVX2, 2^n from the
+//          rounded value's bits on AVX2 with -|x| clamped to ln(FLT_MIN) (so
+//          x sigmoid(x) below FLT_MIN |x| comes out as -0): 24 vector
+//          instructions instead of 36 on AVX2, 22 instead of 24 on AVX-512,
+//          3.65 ULP from the exact value on both (as x * sigmoid).
 //   tanh   |x| < 0.625: x + x^3 P(x^2), P of degree 4; above:
 //          sign(x) (1 - 2 / (exp(2|x|) + 1)), |x| clamped to 10 (tanh is 1
 //          in float from 9.01).
@@ -168,6 +175,8 @@ inline constexpr float kErfClamp = 3.95f;
 inline constexpr float kErfcG[8] = {-1.5026133060455322f,    -0.37027865648269653f,  0.061296574771404266f,
                                     -0.012242226861417294f,  0.0025527020916342735f, -0.00045325671089813113f,
                                     0.0001062741648638621f, -1.7573285731486976e-05f};
+inline constexpr float kRoundMagic = 12583039.0f;  // 1.5 * 2^23 + 127: t = v + this rounds v, bits(t) << 23 = 2^round(v)
+inline constexpr float kLnFltMin = -87.33654475f;   // ln(FLT_MIN): e^x below it is a denormal
 inline constexpr float kMishClamp = 20.0f;  // tanh(softplus(x)) is 1 in float from x = 9.1
 inline constexpr float kInvSqrt2 = 0.70710678118654752f;
 inline constexpr float kGeluTanhK = 0.79788456080286536f;  // sqrt(2 / pi)
@@ -412,6 +421,27 @@ MINIRT_TARGET_AVX512 inline __m512 sigmoid_avx512(__m512 x) {
   return _mm512_mask_mul_ps(r, neg, e, r);
 }
 
+// x sigmoid(x) in fewer instructions than x times sigmoid_avx512(x): -|x| by
+// setting the sign bit, n = round(x / ln2) by the magic-number addition in
+// the multiply-add that scales x (no roundscale, no upper clamp: the
+// argument is never positive), one reciprocal for both signs (e / (1 + e)
+// for x < 0 as a masked product). The same exp polynomial and scalef, so the
+// tail below ln(FLT_MIN) keeps its denormal and the accuracy is sigmoid's.
+MINIRT_TARGET_AVX512 inline __m512 silu_avx512(__m512 x) {
+  using namespace vmath_detail;
+  __m512 a = _mm512_castsi512_ps(_mm512_or_si512(_mm512_castps_si512(x), _mm512_set1_epi32(INT32_MIN)));
+  a = _mm512_max_ps(set512(kExpLo), a);  // -|x| in [-104, 0]; a NaN stays
+  __m512 t = _mm512_fmadd_ps(a, set512(kLog2e), set512(kRoundMagic));
+  __m512 k = _mm512_sub_ps(t, set512(kRoundMagic));
+  __m512 r = _mm512_fnmadd_ps(k, set512(kLn2Hi), a);
+  r = _mm512_fnmadd_ps(k, set512(kLn2Lo), r);
+  __m512 p = _mm512_fmadd_ps(_mm512_mul_ps(r, r), poly512(r, kExpQ), r);
+  __m512 e = _mm512_scalef_ps(_mm512_add_ps(p, set512(1.0f)), k);  // e^-|x|, (0, 1]
+  __m512 s = recip512(_mm512_add_ps(set512(1.0f), e));
+  s = _mm512_mask_mul_ps(s, _mm512_cmp_ps_mask(x, _mm512_setzero_ps(), _CMP_LT_OQ), e, s);
+  return _mm512_mul_ps(x, s);
+}
+
 MINIRT_TARGET_AVX512 inline __m512 tanh_avx512(__m512 x) {
   using namespace vmath_detail;
   __m512 ax = abs512(x);
@@ -453,7 +483,7 @@ MINIRT_TARGET_AVX512 inline __m512 act_kind_avx512(__m512 x, const Activation& a
   } else if constexpr (K == ActKind::kSigmoid) {
     return sigmoid_avx512(x);
   } else if constexpr (K == ActKind::kSilu) {
-    return _mm512_mul_ps(x, sigmoid_avx512(x));
+    return silu_avx512(x);
   } else if constexpr (K == ActKind::kHardSigmoid) {
     __m512 v = _mm512_fmadd_ps(set512(a.alpha), x, set512(a.beta));  // as Activation::apply: one rounding
     return _mm512_min_ps(one, _mm512_max_ps(zero, v));
@@ -613,6 +643,34 @@ MINIRT_TARGET_AVX2 inline __m256 sigmoid_avx2(__m256 x) {
   return _mm256_blendv_ps(r, _mm256_mul_ps(e, r), neg);
 }
 
+// x sigmoid(x) in about two thirds of the instructions of x times
+// sigmoid_avx2(x): -|x| by setting the sign bit, clamped to ln(FLT_MIN) so
+// that e = e^-|x| is normal; n = round(x / ln2) by the magic-number addition,
+// whose bits shifted left by 23 are 2^n (one product instead of exp_avx2's
+// two scale factors); rcp and one Newton step; e / (1 + e) for x < 0 with the
+// numerator picked by x's sign bit. Below ln(FLT_MIN) the numerator is 0:
+// x sigmoid(x) is then under FLT_MIN |x|, given as -0 (and NaN for -inf,
+// as -inf times Sigmoid's 0 is).
+MINIRT_TARGET_AVX2 inline __m256 silu_avx2(__m256 x) {
+  using namespace vmath_detail;
+  const __m256 one = set256(1.0f);
+  __m256 a = _mm256_or_ps(x, set256(-0.0f));       // -|x|
+  __m256 in = _mm256_cmp_ps(a, set256(kLnFltMin), _CMP_GE_OQ);  // false below, and for NaN
+  __m256 c = _mm256_max_ps(set256(kLnFltMin), a);  // a NaN stays
+  __m256 t = _mm256_fmadd_ps(c, set256(kLog2e), set256(kRoundMagic));
+  __m256 k = _mm256_sub_ps(t, set256(kRoundMagic));
+  __m256 r = _mm256_fnmadd_ps(k, set256(kLn2Hi), c);
+  r = _mm256_fnmadd_ps(k, set256(kLn2Lo), r);
+  __m256 p = _mm256_fmadd_ps(_mm256_mul_ps(r, r), poly256(r, kExpQ), r);
+  __m256 pow2 = _mm256_castsi256_ps(_mm256_slli_epi32(_mm256_castps_si256(t), 23));  // 2^n, n in [-126, 0]
+  __m256 e = _mm256_mul_ps(_mm256_add_ps(p, one), pow2);
+  __m256 d = _mm256_add_ps(one, e);
+  __m256 s = _mm256_rcp_ps(d);
+  s = _mm256_fmadd_ps(_mm256_fnmadd_ps(d, s, one), s, s);
+  __m256 num = _mm256_blendv_ps(one, _mm256_and_ps(e, in), x);  // sign bit of x: e (0 in the tail), else 1
+  return _mm256_mul_ps(x, _mm256_mul_ps(num, s));
+}
+
 MINIRT_TARGET_AVX2 inline __m256 tanh_avx2(__m256 x) {
   using namespace vmath_detail;
   __m256 ax = abs256(x);
@@ -652,7 +710,7 @@ MINIRT_TARGET_AVX2 inline __m256 act_kind_avx2(__m256 x, const Activation& a) {
   } else if constexpr (K == ActKind::kSigmoid) {
     return sigmoid_avx2(x);
   } else if constexpr (K == ActKind::kSilu) {
-    return _mm256_mul_ps(x, sigmoid_avx2(x));
+    return silu_avx2(x);
   } else if constexpr (K == ActKind::kHardSigmoid) {
     __m256 v = _mm256_fmadd_ps(set256(a.alpha), x, set256(a.beta));  // as Activation::apply: one rounding
     return _mm256_min_ps(one, _mm256_max_ps(zero, v));

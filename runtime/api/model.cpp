@@ -4,6 +4,10 @@
 #include "loaders/onnx/onnx_loader.h"
 #include "runtime/passes/passes.h"
 #include "runtime/planner.h"
+#include "runtime/op_registry.h"
+#include "runtime/ops/op_versions.h"
+
+#include <algorithm>
 
 namespace minirt {
 
@@ -87,6 +91,19 @@ const char* device_name(Device d) {
     case Device::kCuda: return "cuda";
   }
   return "?";
+}
+
+std::vector<OpSupport> supported_ops() {
+  std::vector<OpSupport> out;
+  for (const OpSchema* s : all_schemas()) {
+    OpSupport o;
+    o.op = s->op;
+    if (const std::vector<int>* v = op_versions(s->op)) o.versions = *v;
+    o.notes = s->semantics;
+    out.push_back(std::move(o));
+  }
+  std::sort(out.begin(), out.end(), [](const OpSupport& a, const OpSupport& b) { return a.op < b.op; });
+  return out;
 }
 
 }  // namespace minirt

@@ -22,18 +22,19 @@ void add_elementwise_schemas(std::vector<OpSchema>& out);
 // linalg_ops.cpp: Gemm, MatMul.
 void add_gemm_schemas(std::vector<OpSchema>& out);
 // linalg_ops.cpp: BatchNormalization, InstanceNormalization,
-// LayerNormalization, Softmax, LogSoftmax, the Reduce ops.
+// LayerNormalization, LpNormalization, Softmax, LogSoftmax, the Reduce ops.
 void add_norm_schemas(std::vector<OpSchema>& out);
 // shape_ops.cpp: Reshape, Flatten, Squeeze, Unsqueeze, Concat, Split, Slice,
 // Gather, Shape, Size, Cast, CastLike, Constant, ConstantOfShape, Range,
 // Transpose, Pad, Expand, Tile, DepthToSpace, SpaceToDepth.
 void add_shape_schemas(std::vector<OpSchema>& out);
-// resize_ops.cpp: Resize, Upsample.
+// resize_ops.cpp: Resize, Upsample, GridSample.
 void add_resize_schemas(std::vector<OpSchema>& out);
 // logic_ops.cpp: Equal, Greater, Less, GreaterOrEqual, LessOrEqual, Not, And,
 // Or, Xor, Where.
 void add_logic_schemas(std::vector<OpSchema>& out);
-// index_ops.cpp: ArgMax, ArgMin, TopK, GatherElements.
+// index_ops.cpp: ArgMax, ArgMin, TopK, GatherElements, ScatterElements,
+// Scatter, ScatterND, OneHot, Trilu, Hardmax.
 void add_index_schemas(std::vector<OpSchema>& out);
 
 inline constexpr SchemaFamily kSchemaFamilies[] = {

@@ -1,5 +1,6 @@
 // Typed attributes of the ops that pick elements by value or by index:
-// ArgMax, ArgMin, TopK, GatherElements.
+// ArgMax, ArgMin, TopK, GatherElements, ScatterElements (and the older
+// Scatter), ScatterND, OneHot, Trilu, Hardmax.
 #pragma once
 
 #include "runtime/graph.h"
@@ -22,6 +23,32 @@ struct TopKAttrs : OpAttrs {
 
 struct GatherElementsAttrs : OpAttrs {
   int64_t axis = 0;  // resolved to [0, rank) by infer
+};
+
+// How a scatter combines an update with the value already there (opset 16
+// adds add and mul, 18 max and min).
+enum class ScatterReduction : uint8_t { kNone, kAdd, kMul, kMax, kMin };
+const char* scatter_reduction_name(ScatterReduction r);
+
+struct ScatterAttrs : OpAttrs {  // ScatterElements, Scatter, ScatterND
+  int64_t axis = 0;              // resolved to [0, rank) by infer; ScatterND has none
+  ScatterReduction reduction = ScatterReduction::kNone;
+};
+
+struct OneHotAttrs : OpAttrs {
+  int64_t axis = -1;     // where the new axis goes, resolved to [0, rank] by infer
+  int64_t depth = 0;     // from the depth input (a plan-time value), by infer
+  bool negative = true;  // opset 11: -depth..-1 count from the end; before, they give all off
+};
+
+struct TriluAttrs : OpAttrs {
+  bool upper = true;
+  int64_t k = 0;  // the diagonal offset, from the optional k input (a plan-time value)
+};
+
+struct HardmaxAttrs : OpAttrs {
+  int64_t axis = -1;       // resolved to [0, rank) by infer
+  bool coerce_2d = false;  // before opset 13: the input is seen as [outer, inner] split at axis
 };
 
 }  // namespace minirt

@@ -1,7 +1,10 @@
-// Schemas of ArgMax, ArgMin, TopK and GatherElements.
+// Schemas of ArgMax, ArgMin, TopK, GatherElements, ScatterElements (and
+// Scatter), ScatterND, OneHot, Trilu and Hardmax.
 #include "runtime/op_registry.h"
 #include "runtime/ops/families.h"
 #include "runtime/ops/index.h"
+
+#include <algorithm>
 
 namespace minirt {
 
@@ -101,7 +104,176 @@ void infer_gather_elements(InferContext& ctx) {
   ctx.set_output(0, ctx.dtype(0), idx);
 }
 
+
+const std::initializer_list<DType> kDataTypes = {DType::kFloat32, DType::kInt64, DType::kInt32,
+                                                 DType::kInt8,    DType::kUInt8, DType::kBool};
+
+std::shared_ptr<const OpAttrs> parse_scatter(const ParseContext& ctx) {
+  auto a = std::make_shared<ScatterAttrs>();
+  a->axis = ctx.get_int("axis", 0);
+  std::string r = ctx.get_string("reduction", "none");
+  if (r == "none") a->reduction = ScatterReduction::kNone;
+  else if (r == "add") a->reduction = ScatterReduction::kAdd;
+  else if (r == "mul") a->reduction = ScatterReduction::kMul;
+  else if (r == "max") a->reduction = ScatterReduction::kMax;
+  else if (r == "min") a->reduction = ScatterReduction::kMin;
+  else ctx.invalid("reduction '" + r + "' is not one of none, add, mul, max, min");
+  int64_t since = a->reduction == ScatterReduction::kNone ? 0
+                  : a->reduction == ScatterReduction::kAdd || a->reduction == ScatterReduction::kMul ? 16 : 18;
+  if (ctx.opset() < since)
+    ctx.invalid("reduction '" + r + "' exists from opset " + std::to_string(since) + "; this model imports opset " +
+                std::to_string(ctx.opset()));
+  return a;
+}
+
+// Checks the dtypes shared by the scatters: updates of data's type, integer
+// indices, and a reduction that has a meaning for the type.
+void expect_scatter_types(InferContext& ctx, const ScatterAttrs& a) {
+  ctx.expect_dtype(0, kDataTypes);
+  ctx.expect_dtype(1, {DType::kInt64, DType::kInt32});
+  if (ctx.dtype(2) != ctx.dtype(0))
+    ctx.fail(std::string("updates are ") + dtype_name(ctx.dtype(2)) + " but data is " + dtype_name(ctx.dtype(0)));
+  if (a.reduction != ScatterReduction::kNone && ctx.dtype(0) == DType::kBool)
+    ctx.unsupported(std::string("reduction '") + scatter_reduction_name(a.reduction) + "' on bool data");
+}
+
+// Out-of-range constant indices are refused at plan time; run-time ones by the kernel.
+void check_const_indices(InferContext& ctx, size_t input, int64_t len, const char* what) {
+  if (!ctx.constant(input)) return;
+  for (int64_t i : ctx.const_ints(input, "indices"))
+    if (i < -len || i >= len)
+      ctx.fail("index " + std::to_string(i) + " is out of range for " + what + " of length " + std::to_string(len));
+}
+
+void infer_scatter_elements(InferContext& ctx) {
+  auto a = std::make_shared<ScatterAttrs>(ctx.attrs<ScatterAttrs>());
+  expect_scatter_types(ctx, *a);
+  const Shape& x = ctx.shape(0);
+  const Shape& idx = ctx.shape(1);
+  int64_t r = static_cast<int64_t>(x.size());
+  if (r == 0) ctx.fail("data must have rank 1 or more");
+  if (idx.size() != x.size())
+    ctx.fail("indices " + shape_str(idx) + " and data " + shape_str(x) + " must have the same rank");
+  if (ctx.shape(2) != idx)
+    ctx.fail("updates " + shape_str(ctx.shape(2)) + " must have the shape of indices " + shape_str(idx));
+  a->axis = normalize_axis(a->axis, r, ctx);
+  for (int64_t d = 0; d < r; ++d)
+    if (d != a->axis && idx[d] > x[d])
+      ctx.fail("indices " + shape_str(idx) + " are longer than data " + shape_str(x) + " along axis " +
+               std::to_string(d));
+  check_const_indices(ctx, 1, x[a->axis], "the scatter axis");
+  ctx.set_attrs(a);
+  ctx.set_output(0, ctx.dtype(0), x);
+}
+
+void infer_scatter_nd(InferContext& ctx) {
+  const auto& a = ctx.attrs<ScatterAttrs>();
+  expect_scatter_types(ctx, a);
+  const Shape& x = ctx.shape(0);
+  const Shape& idx = ctx.shape(1);
+  const Shape& upd = ctx.shape(2);
+  if (x.empty()) ctx.fail("data must have rank 1 or more");
+  if (idx.empty()) ctx.fail("indices must have rank 1 or more");
+  int64_t k = idx.back();
+  if (k < 1 || k > static_cast<int64_t>(x.size()))
+    ctx.fail("the last dimension of indices " + shape_str(idx) + " must be in [1, " + std::to_string(x.size()) +
+             "], the rank of data " + shape_str(x));
+  Shape want(idx.begin(), idx.end() - 1);
+  want.insert(want.end(), x.begin() + k, x.end());
+  if (upd != want)
+    ctx.fail("updates " + shape_str(upd) + " must have the shape " + shape_str(want) + " (indices " + shape_str(idx) +
+             " without the last axis, then data " + shape_str(x) + " after the first " + std::to_string(k) + " axes)");
+  if (const Tensor* c = ctx.constant(1)) {
+    std::vector<int64_t> v = ctx.const_ints(1, "indices");
+    (void)c;
+    for (size_t i = 0; i < v.size(); ++i) {
+      int64_t len = x[i % static_cast<size_t>(k)];
+      if (v[i] < -len || v[i] >= len)
+        ctx.fail("index " + std::to_string(v[i]) + " is out of range for axis " + std::to_string(i % k) +
+                 " of data " + shape_str(x));
+    }
+  }
+  ctx.set_output(0, ctx.dtype(0), x);
+}
+
+std::shared_ptr<const OpAttrs> parse_onehot(const ParseContext& ctx) {
+  auto a = std::make_shared<OneHotAttrs>();
+  a->axis = ctx.get_int("axis", -1);
+  a->negative = ctx.opset() >= 11;
+  return a;
+}
+
+void infer_onehot(InferContext& ctx) {
+  ctx.expect_dtype(0, {DType::kInt64, DType::kInt32, DType::kFloat32, DType::kInt8, DType::kUInt8});
+  ctx.expect_dtype(1, {DType::kInt64, DType::kInt32, DType::kFloat32, DType::kInt8, DType::kUInt8});
+  ctx.expect_dtype(2, {DType::kFloat32, DType::kInt64, DType::kInt32, DType::kInt8, DType::kUInt8, DType::kBool});
+  auto a = std::make_shared<OneHotAttrs>(ctx.attrs<OneHotAttrs>());
+  if (shape_numel(ctx.shape(1)) != 1 || ctx.rank(1) > 1)
+    ctx.fail("depth must be a scalar or a one-element vector, got " + shape_str(ctx.shape(1)));
+  if (ctx.shape(2) != Shape{2}) ctx.fail("values must be [off, on], of shape [2], got " + shape_str(ctx.shape(2)));
+  double depth = ctx.dtype(1) == DType::kFloat32 ? static_cast<double>(ctx.const_floats(1, "depth")[0])
+                                                  : static_cast<double>(ctx.const_ints(1, "depth")[0]);
+  if (!(depth >= 1) || depth > static_cast<double>(INT32_MAX))
+    ctx.fail("depth " + std::to_string(depth) + " must be at least 1 (and below 2^31)");
+  a->depth = static_cast<int64_t>(depth);
+  const Shape& idx = ctx.shape(0);
+  a->axis = normalize_axis(a->axis, ctx.rank(0) + 1, ctx);
+  Shape y = idx;
+  y.insert(y.begin() + a->axis, a->depth);
+  checked_mul(shape_numel(idx), a->depth, ctx, "output elements");
+  ctx.set_attrs(a);
+  ctx.set_output(0, ctx.dtype(2), y);
+}
+
+std::shared_ptr<const OpAttrs> parse_trilu(const ParseContext& ctx) {
+  auto a = std::make_shared<TriluAttrs>();
+  a->upper = ctx.get_int("upper", 1) != 0;
+  return a;
+}
+
+void infer_trilu(InferContext& ctx) {
+  ctx.expect_dtype(0, kDataTypes);
+  auto a = std::make_shared<TriluAttrs>(ctx.attrs<TriluAttrs>());
+  if (ctx.rank(0) < 2) ctx.fail("input must have rank 2 or more, got " + shape_str(ctx.shape(0)));
+  if (ctx.has_input(1)) {
+    ctx.expect_dtype(1, {DType::kInt64});
+    if (shape_numel(ctx.shape(1)) != 1 || ctx.rank(1) > 1)
+      ctx.fail("k must be a scalar, got " + shape_str(ctx.shape(1)));
+    a->k = ctx.const_ints(1, "k")[0];
+  }
+  ctx.set_attrs(a);
+  ctx.set_output(0, ctx.dtype(0), ctx.shape(0));
+}
+
+std::shared_ptr<const OpAttrs> parse_hardmax(const ParseContext& ctx) {
+  auto a = std::make_shared<HardmaxAttrs>();
+  a->coerce_2d = ctx.opset() < 13;
+  a->axis = ctx.get_int("axis", a->coerce_2d ? 1 : -1);
+  return a;
+}
+
+void infer_hardmax(InferContext& ctx) {
+  ctx.expect_dtype(0, {DType::kFloat32});
+  auto a = std::make_shared<HardmaxAttrs>(ctx.attrs<HardmaxAttrs>());
+  int64_t r = ctx.rank(0);
+  if (r == 0) ctx.fail("input must have rank 1 or more");
+  a->axis = normalize_axis(a->axis, r, ctx);
+  ctx.set_attrs(a);
+  ctx.set_output(0, ctx.dtype(0), ctx.shape(0));
+}
+
 }  // namespace
+
+const char* scatter_reduction_name(ScatterReduction r) {
+  switch (r) {
+    case ScatterReduction::kNone: return "none";
+    case ScatterReduction::kAdd: return "add";
+    case ScatterReduction::kMul: return "mul";
+    case ScatterReduction::kMax: return "max";
+    case ScatterReduction::kMin: return "min";
+  }
+  return "?";
+}
 
 void add_index_schemas(std::vector<OpSchema>& out) {
   for (const char* op : {"ArgMax", "ArgMin"})
@@ -113,6 +285,19 @@ void add_index_schemas(std::vector<OpSchema>& out) {
                               "always sorted, ties by lower index"});
   out.push_back({.op = "GatherElements", .min_inputs = 2, .max_inputs = 2, .parse = parse_gather_elements,
                  .infer = infer_gather_elements});
+  out.push_back({.op = "ScatterElements", .min_inputs = 3, .max_inputs = 3, .parse = parse_scatter,
+                 .infer = infer_scatter_elements,
+                 .semantics = "reduction add/mul from opset 16, max/min from 18; duplicate indices applied in order"});
+  out.push_back({.op = "Scatter", .min_inputs = 3, .max_inputs = 3, .parse = parse_scatter,
+                 .infer = infer_scatter_elements, .semantics = "opset 9 to 10 (ScatterElements from 11)"});
+  out.push_back({.op = "ScatterND", .min_inputs = 3, .max_inputs = 3, .parse = parse_scatter,
+                 .infer = infer_scatter_nd,
+                 .semantics = "reduction add/mul from opset 16, max/min from 18; duplicate indices applied in order"});
+  out.push_back({.op = "OneHot", .min_inputs = 3, .max_inputs = 3, .parse = parse_onehot, .infer = infer_onehot,
+                 .shape_inputs = {1}, .semantics = "negative indices count from the end from opset 11"});
+  out.push_back({.op = "Trilu", .max_inputs = 2, .parse = parse_trilu, .infer = infer_trilu, .shape_inputs = {1}});
+  out.push_back({.op = "Hardmax", .parse = parse_hardmax, .infer = infer_hardmax,
+                 .semantics = "2-D coercion at axis before opset 13, along axis from 13"});
 }
 
 }  // namespace minirt

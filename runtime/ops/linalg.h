@@ -29,6 +29,11 @@ struct SoftmaxAttrs : OpAttrs {
   bool log = false;        // LogSoftmax
 };
 
+struct LpNormAttrs : OpAttrs {  // LpNormalization
+  int64_t axis = -1;  // resolved to [0, rank) by infer
+  int p = 2;          // 1 or 2
+};
+
 enum class ReduceKind { kMean, kSum, kMax, kMin, kL1, kL2, kLogSum, kLogSumExp, kProd, kSumSquare };
 
 struct ReduceAttrs : OpAttrs {

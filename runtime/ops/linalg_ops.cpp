@@ -163,6 +163,24 @@ void infer_softmax(InferContext& ctx) {
   ctx.set_output(0, DType::kFloat32, ctx.shape(0));
 }
 
+std::shared_ptr<const OpAttrs> parse_lpnorm(const ParseContext& ctx) {
+  auto a = std::make_shared<LpNormAttrs>();
+  a->axis = ctx.get_int("axis", -1);
+  int64_t p = ctx.get_int("p", 2);
+  if (p != 1 && p != 2) ctx.invalid("p = " + std::to_string(p) + "; LpNormalization takes p = 1 or 2");
+  a->p = static_cast<int>(p);
+  return a;
+}
+
+void infer_lpnorm(InferContext& ctx) {
+  ctx.expect_dtype(0, {DType::kFloat32});
+  auto a = std::make_shared<LpNormAttrs>(ctx.attrs<LpNormAttrs>());
+  if (ctx.rank(0) == 0) ctx.fail("input must have rank 1 or more");
+  a->axis = normalize_axis(a->axis, ctx.rank(0), ctx);
+  ctx.set_attrs(a);
+  ctx.set_output(0, DType::kFloat32, ctx.shape(0));
+}
+
 const std::pair<const char*, ReduceKind> kReduceOps[] = {
     {"ReduceMean", ReduceKind::kMean},       {"ReduceSum", ReduceKind::kSum},
     {"ReduceMax", ReduceKind::kMax},         {"ReduceMin", ReduceKind::kMin},
@@ -237,6 +255,8 @@ void add_norm_schemas(std::vector<OpSchema>& out) {
                  .semantics = "inference; spatial=1 (opset 7-8), is_test ignored"});
   out.push_back({.op = "InstanceNormalization", .min_inputs = 3, .max_inputs = 3, .parse = parse_instancenorm,
                  .infer = infer_instancenorm});
+  out.push_back({.op = "LpNormalization", .parse = parse_lpnorm, .infer = infer_lpnorm,
+                 .semantics = "p = 1 or 2; a zero norm gives zeros (as onnxruntime), not NaN"});
   out.push_back({.op = "LayerNormalization", .min_inputs = 2, .max_inputs = 3, .max_outputs = 3,
                  .parse = parse_layernorm, .infer = infer_layernorm,
                  .semantics = "opset 17; Mean and InvStdDev outputs in float32 (stash_type 1)"});

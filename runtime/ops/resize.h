@@ -1,4 +1,5 @@
-// Typed attributes of Resize (opset 10, 11, 13, 18, 19) and Upsample (7, 9).
+// Typed attributes of Resize (opset 10, 11, 13, 18, 19), Upsample (7, 9)
+// and GridSample (16, 20, 22).
 #pragma once
 
 #include "runtime/graph.h"
@@ -20,6 +21,15 @@ struct ResizeAttrs : OpAttrs {
   NearestMode nearest = NearestMode::kRoundPreferFloor;
   std::vector<float> scales;  // resolved: one per input axis, used in the coordinate transform
   std::vector<float> attr_scales;  // Upsample-7's attribute
+};
+
+enum class GridMode { kNearest, kLinear, kCubic };
+enum class GridPadding { kZeros, kBorder, kReflection };
+
+struct GridSampleAttrs : OpAttrs {
+  GridMode mode = GridMode::kLinear;
+  GridPadding padding = GridPadding::kZeros;
+  bool align_corners = false;
 };
 
 // Maps an output coordinate to the input coordinate along one axis.

@@ -1,4 +1,4 @@
-// Schemas of Resize and Upsample.
+// Schemas of Resize, Upsample and GridSample.
 #include "runtime/op_registry.h"
 #include "runtime/ops/families.h"
 #include "runtime/ops/resize.h"
@@ -96,6 +96,38 @@ void infer_resize(InferContext& ctx) {
   ctx.set_output(0, DType::kFloat32, y);
 }
 
+std::shared_ptr<const OpAttrs> parse_grid_sample(const ParseContext& ctx) {
+  auto a = std::make_shared<GridSampleAttrs>();
+  // Opset 20 renamed bilinear/bicubic to linear/cubic (and made linear the
+  // default); both spellings are taken at every opset.
+  std::string mode = ctx.get_string("mode", ctx.opset() >= 20 ? "linear" : "bilinear");
+  if (mode == "nearest") a->mode = GridMode::kNearest;
+  else if (mode == "linear" || mode == "bilinear") a->mode = GridMode::kLinear;
+  else if (mode == "cubic" || mode == "bicubic") a->mode = GridMode::kCubic;
+  else ctx.invalid("mode '" + mode + "' is not one of nearest, linear (bilinear), cubic (bicubic)");
+  std::string pad = ctx.get_string("padding_mode", "zeros");
+  if (pad == "zeros") a->padding = GridPadding::kZeros;
+  else if (pad == "border") a->padding = GridPadding::kBorder;
+  else if (pad == "reflection") a->padding = GridPadding::kReflection;
+  else ctx.invalid("padding_mode '" + pad + "' is not one of zeros, border, reflection");
+  a->align_corners = ctx.get_int("align_corners", 0) != 0;
+  return a;
+}
+
+void infer_grid_sample(InferContext& ctx) {
+  ctx.expect_dtype(0, {DType::kFloat32});
+  ctx.expect_dtype(1, {DType::kFloat32});
+  const Shape& x = ctx.shape(0);
+  const Shape& grid = ctx.shape(1);
+  if (x.size() != 4)
+    ctx.unsupported("input " + shape_str(x) + ": only 2-D sampling (a 4-D input N, C, H, W) is supported");
+  if (grid.size() != 4 || grid[0] != x[0] || grid[3] != 2)
+    ctx.fail("grid " + shape_str(grid) + " must be [N, H_out, W_out, 2] with N = " + std::to_string(x[0]) +
+             ", the input's batch");
+  if (x[2] == 0 || x[3] == 0) ctx.fail("input " + shape_str(x) + " has an empty image (H or W is 0) to sample");
+  ctx.set_output(0, DType::kFloat32, {x[0], x[1], grid[1], grid[2]});
+}
+
 }  // namespace
 
 void add_resize_schemas(std::vector<OpSchema>& out) {
@@ -105,6 +137,9 @@ void add_resize_schemas(std::vector<OpSchema>& out) {
                               "tf_crop_and_resize, antialias not supported"});
   out.push_back({.op = "Upsample", .max_inputs = 2, .parse = parse_resize, .infer = infer_resize,
                  .shape_inputs = {1}, .semantics = "opset 7 (scales attribute) and 9 (scales input)"});
+  out.push_back({.op = "GridSample", .min_inputs = 2, .max_inputs = 2, .parse = parse_grid_sample,
+                 .infer = infer_grid_sample,
+                 .semantics = "2-D (4-D input) at every opset; the N-D sampling of opset 20 is refused"});
 }
 
 }  // namespace minirt

@@ -82,12 +82,37 @@ def main():
         "misc", [helper.make_tensor_value_info("x", TensorProto.FLOAT, [2, 3, 4])], [y], [w("k", (6, 2), 5)])
     save(helper.make_model(g4, opset_imports=[helper.make_opsetid("", 11)]), "misc_opset11.onnx")
 
+    # The detector ops: GridSample, the scatters (run-time indices), OneHot,
+    # Trilu, Hardmax, LpNormalization.
+    grid = numpy_helper.from_array(np.random.default_rng(3).uniform(-1.2, 1.2, (1, 3, 3, 2)).astype(np.float32), "grid")
+    g5 = helper.make_graph(
+        [helper.make_node("GridSample", ["x", "grid"], ["gs"], mode="bilinear", padding_mode="reflection"),
+         helper.make_node("Reshape", ["gs", "shape"], ["m"]),
+         helper.make_node("ScatterElements", ["m", "ie", "ue"], ["se"], axis=1, reduction="add"),
+         helper.make_node("ScatterND", ["se", "ind", "und"], ["sn"]),
+         helper.make_node("Trilu", ["sn", "k"], ["tr"], upper=0),
+         helper.make_node("Hardmax", ["tr"], ["hm"], axis=1),
+         helper.make_node("LpNormalization", ["tr"], ["ln"], axis=0, p=1),
+         helper.make_node("Add", ["hm", "ln"], ["s"]),
+         helper.make_node("OneHot", ["ie", "depth", "vals"], ["oh"], axis=-1),
+         helper.make_node("ReduceSum", ["oh"], ["ohs"], keepdims=0),
+         helper.make_node("Mul", ["s", "ohs"], ["y"])],
+        "detector",
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 2, 4, 4]),
+         helper.make_tensor_value_info("ie", TensorProto.INT64, [2, 3]),
+         helper.make_tensor_value_info("ind", TensorProto.INT64, [2, 1])],
+        [y],
+        [grid, numpy_helper.from_array(np.array([2, 9], np.int64), "shape"), w("ue", (2, 3), 6), w("und", (2, 9), 7),
+         numpy_helper.from_array(np.array(1, np.int64), "k"), numpy_helper.from_array(np.array(9, np.int64), "depth"),
+         numpy_helper.from_array(np.array([0.0, 1.0], np.float32), "vals")])
+    save(helper.make_model(g5, opset_imports=[helper.make_opsetid("", 18)]), "detector_opset18.onnx")
+
     # float16: a half input and output, a half weight in raw_data, a half
     # Constant in int32_data (16-bit patterns), a Cast to float16 and back.
     h = helper.make_tensor_value_info("x", TensorProto.FLOAT16, [1, 2, 4, 4])
     hw = numpy_helper.from_array(np.random.default_rng(6).standard_normal((2, 2, 3, 3)).astype(np.float16), "w")
     hc = helper.make_tensor("c", TensorProto.FLOAT16, [1], np.array([0.5], np.float16).view(np.uint16).tolist())
-    g5 = helper.make_graph(
+    g6 = helper.make_graph(
         [helper.make_node("Conv", ["x", "w"], ["c1"], pads=[1, 1, 1, 1], name="conv"),
          helper.make_node("Constant", [], ["k"], value=hc, name="half_const"),
          helper.make_node("Mul", ["c1", "k"], ["m"], name="mul"),
@@ -95,7 +120,7 @@ def main():
          helper.make_node("Sigmoid", ["m32"], ["s"], name="sigmoid"),
          helper.make_node("Cast", ["s"], ["y"], to=TensorProto.FLOAT16, name="to16")],
         "half", [h], [helper.make_tensor_value_info("y", TensorProto.FLOAT16, None)], [hw])
-    save(helper.make_model(g5, opset_imports=[helper.make_opsetid("", 13)]), "float16.onnx")
+    save(helper.make_model(g6, opset_imports=[helper.make_opsetid("", 13)]), "float16.onnx")
 
     os.makedirs(os.path.join(HERE, "seeds_inputs"), exist_ok=True)
     rng = np.random.default_rng(0)

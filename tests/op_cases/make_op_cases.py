@@ -1016,8 +1016,116 @@ def newer_op_cases():
     return out
 
 
+def detector_op_cases():
+    """The ops detectors, segmenters and OCR models export: the scatters,
+    OneHot, Trilu, Hardmax, LpNormalization, GridSample."""
+    out = []
+    rng = np.random.default_rng(11)
+    f = lambda *s: rng.uniform(-2, 2, size=s).astype(np.float32)  # noqa: E731
+    i64 = lambda *s: rng.integers(-5, 6, size=s).astype(np.int64)  # noqa: E731
+
+    def perm_rows(n_rows, length, count, negative=False):
+        # count distinct indices in [0, length) per column of n_rows rows.
+        cols = [rng.permutation(length)[:count] for _ in range(n_rows)]
+        a = np.stack(cols, axis=1).astype(np.int64)
+        if negative:
+            a = np.where(rng.random(a.shape) < 0.5, a - length, a)
+        return a
+
+    # ScatterElements: axis 0 / 1 / -1, distinct indices for reduction none.
+    idx = perm_rows(5, 4, 3)  # [3, 5] into axis 0 of [4, 5]
+    out.append(op_case("scatterelements_axis0_4x5", "ScatterElements", [f(4, 5), idx, f(3, 5)], axis=0))
+    idx = perm_rows(4, 5, 2, negative=True).T.copy()  # [4, 2] into axis 1 of [4, 5]
+    out.append(op_case("scatterelements_axis1_neg_idx_4x5", "ScatterElements", [f(4, 5), idx, f(4, 2)], axis=1))
+    idx = perm_rows(12, 6, 4).T.reshape(2, 3, 2, 4).copy()  # distinct along the last axis
+    out.append(op_case("scatterelements_axism1_int32_2x3x4x6", "ScatterElements",
+                       [f(2, 3, 4, 6), idx.astype(np.int32), f(2, 3, 2, 4)], axis=-1))
+    out.append(op_case("scatterelements_int64_data_axis0_4x3", "ScatterElements",
+                       [i64(4, 3), perm_rows(3, 4, 2), i64(2, 3)], axis=0))
+    c = Case("scatterelements_const_idx_axis0_3x4")  # indices an initializer, checked at plan time
+    y = c.node("ScatterElements", [c.input(f(3, 4)), c.init(perm_rows(4, 3, 2)), c.input(f(2, 4))], axis=0)
+    c.output(y)
+    out.append(c)
+    dup = rng.integers(0, 3, size=(4, 5)).astype(np.int64)  # duplicates: the reductions combine them
+    for red, opset in (("add", 16), ("mul", 16), ("max", 18), ("min", 18)):
+        out.append(op_case("scatterelements_%s_dup_3x5" % red, "ScatterElements", [f(3, 5), dup, f(4, 5)],
+                           opset=opset, axis=0, reduction=red))
+    out.append(op_case("scatter_opset10_axis1_3x4", "Scatter", [f(3, 4), perm_rows(3, 4, 2).T.copy(), f(3, 2)],
+                       opset=10, axis=1))
+
+    # ScatterND: element, row and plane updates; reductions with duplicates.
+    pairs = np.array([[0, 1], [3, 4], [2, 0], [1, 5], [-1, 2]], np.int64)
+    out.append(op_case("scatternd_elements_4x6", "ScatterND", [f(4, 6), pairs, f(5)]))
+    out.append(op_case("scatternd_rows_4x5x6", "ScatterND",
+                       [f(4, 5, 6), np.array([[2], [0], [-1]], np.int64), f(3, 5, 6)]))
+    out.append(op_case("scatternd_int32_data_slices_3x4x2", "ScatterND",
+                       [i64(3, 4, 2).astype(np.int32), np.array([[[0, 1]], [[2, 3]]], np.int64),
+                        i64(2, 1, 2).astype(np.int32)]))
+    dup = np.array([[1], [3], [1], [0], [3]], np.int64)
+    for red, opset in (("add", 16), ("mul", 16), ("max", 18), ("min", 18)):
+        out.append(op_case("scatternd_%s_dup_4x3" % red, "ScatterND", [f(4, 3), dup, f(5, 3)], opset=opset,
+                           reduction=red))
+
+    # OneHot: axes, negative indices (opset 11), float indices and depth, int64 values.
+    ids = rng.integers(-4, 4, size=(2, 3)).astype(np.int64)
+    for axis in (-1, 0, 1):
+        out.append(op_case("onehot_axis%s_depth4_2x3" % str(axis).replace("-", "m"), "OneHot", [ids],
+                           opset=11, consts=[np.int64(4), np.array([0.0, 1.0], np.float32)], axis=axis))
+    out.append(op_case("onehot_float_idx_depth_values_5", "OneHot",
+                       [np.array([0.0, 2.7, 5.0, -1.0, 6.0], np.float32)], opset=11,
+                       consts=[np.array([6.0], np.float32), np.array([-3, 7], np.float32)]))
+    out.append(op_case("onehot_int64_values_2x2", "OneHot", [np.array([[1, 0], [2, -1]], np.int64)], opset=11,
+                       consts=[np.int64(3), np.array([-3, 7], np.int64)]))
+    out.append(op_case("onehot_opset9_3x2", "OneHot", [rng.integers(0, 5, (3, 2)).astype(np.int64)],
+                       opset=9, consts=[np.int64(5), np.array([0.5, 2.0], np.float32)], axis=1))
+
+    # Trilu: upper and lower, k from -2 to 3, batched, integer data, no k.
+    for upper in (0, 1):
+        for k in (-2, 0, 1, 3):
+            out.append(op_case("trilu_%s_k%s_3x5" % ("upper" if upper else "lower", str(k).replace("-", "m")),
+                               "Trilu", [f(3, 5)], opset=14, consts=[np.int64(k)], upper=upper))
+        out.append(op_case("trilu_%s_nok_2x4x3" % ("upper" if upper else "lower"), "Trilu", [f(2, 4, 3)],
+                           opset=14, upper=upper))
+    out.append(op_case("trilu_int64_lower_k1_4x4", "Trilu", [i64(4, 4)], opset=14, consts=[np.int64(1)], upper=0))
+
+    # Hardmax: ties go to the first index; opset 11's 2-D coercion and 13's single axis.
+    ties = rng.integers(0, 3, size=(2, 3, 4)).astype(np.float32)
+    out.append(op_case("hardmax_opset13_axism1_ties_2x3x4", "Hardmax", [ties]))
+    out.append(op_case("hardmax_opset13_axis0_2x3x4", "Hardmax", [f(2, 3, 4)], axis=0))
+    out.append(op_case("hardmax_opset13_axis1_ties_2x3x4", "Hardmax", [ties], axis=1))
+    out.append(op_case("hardmax_opset11_axis1_coerced_2x3x4", "Hardmax", [f(2, 3, 4)], opset=11, axis=1))
+    out.append(op_case("hardmax_opset11_default_ties_2x3x4", "Hardmax", [ties], opset=11))
+
+    # LpNormalization: p 1 and 2 along each axis, a zero column.
+    z = f(2, 3, 4)
+    z[1, :, 2] = 0.0
+    z[0, 1, :] = 0.0
+    for p in (1, 2):
+        for axis in (-1, 0, 1):
+            out.append(op_case("lpnormalization_p%d_axis%s_2x3x4" % (p, str(axis).replace("-", "m")),
+                               "LpNormalization", [z], axis=axis, p=p))
+
+    # GridSample: every mode, padding and align_corners, positions inside and
+    # outside the image, opset 16 and 20 spellings.
+    for mode16, mode20 in (("bilinear", "linear"), ("nearest", "nearest"), ("bicubic", "cubic")):
+        for pad in ("zeros", "border", "reflection"):
+            for align in (0, 1):
+                x = f(2, 3, 5, 6)
+                grid = rng.uniform(-1.4, 1.4, size=(2, 4, 7, 2)).astype(np.float32)
+                out.append(op_case("gridsample_%s_%s_align%d_2x3x5x6" % (mode16, pad, align), "GridSample",
+                                   [x, grid], opset=16, mode=mode16, padding_mode=pad, align_corners=align))
+        out.append(op_case("gridsample_opset20_%s_border_1x2x4x4" % mode20, "GridSample",
+                           [f(1, 2, 4, 4), rng.uniform(-1.2, 1.2, size=(1, 3, 5, 2)).astype(np.float32)],
+                           opset=20, mode=mode20, padding_mode="border"))
+    # Half-pixel ties for nearest (rounded half to even).
+    ties_grid = np.array([[[[-0.6, -0.2], [0.2, 0.6], [-1.0, 1.0], [0.0, 0.0]]]], np.float32)
+    out.append(op_case("gridsample_nearest_ties_1x1x5x5", "GridSample", [f(1, 1, 5, 5), ties_grid], opset=16,
+                       mode="nearest"))
+    return out
+
+
 FAMILIES = [conv_cases, convt_cases, pool_cases, resize_cases, linalg_cases, elementwise_cases, shape_cases,
-            newer_op_cases]
+            newer_op_cases, detector_op_cases]
 
 
 def all_cases():

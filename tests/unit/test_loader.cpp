@@ -670,3 +670,59 @@ TEST(Loader, RealExporterFilesLoadWhenPresent) {
 
 }  // namespace
 }  // namespace minirt
+
+namespace minirt {
+namespace {
+
+// Scatter indices that arrive at run time and point outside the data stop
+// the run with the node, the index and the valid range; nothing is written
+// out of bounds (the sanitizer builds would see it), and the session runs
+// the next, valid request.
+TEST(Loader, ScatterIndicesOutOfRangeAtRunTimeNameTheNode) {
+  for (const char* op : {"ScatterElements", "ScatterND"}) {
+    bool nd = std::string(op) == "ScatterND";
+    ModelBuilder m(18);
+    m.input("data", DType::kFloat32, {4, 3});
+    m.input("idx", DType::kInt64, nd ? Shape{2, 1} : Shape{2, 3});
+    m.input("upd", DType::kFloat32, {2, 3});
+    m.node(op, {"data", "idx", "upd"}, {"y"}, "boxes_scatter");
+    m.output("y");
+    std::string bytes = m.bytes();
+    auto model = Model::load_from_memory(bytes.data(), bytes.size(), "scatter.onnx");
+    Session s(model, {.device = Device::kCpu, .threads = 2});
+    Tensor data = testing::iota({4, 3}, 0.0f, 1.0f);
+    Tensor upd = testing::iota({2, 3}, 100.0f, 1.0f);
+    Tensor idx = Tensor::zeros(DType::kInt64, nd ? Shape{2, 1} : Shape{2, 3});
+    int64_t n = idx.numel();
+    for (int64_t i = 0; i < n; ++i) idx.data<int64_t>()[i] = i % 2 == 0 ? 1 : -1;  // rows 1 and 3
+    idx.data<int64_t>()[n - 1] = 4;                                                // one past the end
+    try {
+      s.run({{"data", data}, {"idx", idx}, {"upd", upd}});
+      ADD_FAILURE() << op << ": an index of 4 into 4 rows ran";
+    } catch (const Error& e) {
+      EXPECT_EQ(e.code(), ErrorCode::kInvalidArgument) << e.what();
+      EXPECT_THAT(e.what(), ::testing::HasSubstr("boxes_scatter"));
+      EXPECT_THAT(e.what(), ::testing::HasSubstr(op));
+      EXPECT_THAT(e.what(), ::testing::HasSubstr("index 4 is out of range"));
+      EXPECT_THAT(e.what(), ::testing::HasSubstr("-4 to 3"));
+    }
+    idx.data<int64_t>()[n - 1] = -4;  // valid again: row 0
+    auto y = s.run({{"data", data}, {"idx", idx}, {"upd", upd}});
+    const float* v = y[0].data<float>();
+    if (nd) {  // rows 1 and 0 replaced by the update rows
+      EXPECT_EQ(v[3], 100.0f);
+      EXPECT_EQ(v[0], 103.0f);
+      EXPECT_EQ(v[9], 9.0f);
+    } else {  // (r, c) = (idx[r][c], c): 1, -1, 1 / -1, 1, -4
+      EXPECT_EQ(v[1 * 3 + 0], 100.0f);
+      EXPECT_EQ(v[3 * 3 + 1], 101.0f);
+      EXPECT_EQ(v[1 * 3 + 2], 102.0f);
+      EXPECT_EQ(v[3 * 3 + 0], 103.0f);
+      EXPECT_EQ(v[1 * 3 + 1], 104.0f);
+      EXPECT_EQ(v[0 * 3 + 2], 105.0f);
+    }
+  }
+}
+
+}  // namespace
+}  // namespace minirt

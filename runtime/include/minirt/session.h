@@ -169,6 +169,18 @@ MINIRT_API int usable_cores();
 // 8, at most 1024.
 MINIRT_API int max_threads();
 
+// One op minirt runs: the default-domain opset versions at which ONNX
+// defined or changed it (a model uses the newest at or below the opset it
+// imports) and, where the op's meaning changed over those versions or minirt
+// runs only part of it, what minirt implements.
+struct OpSupport {
+  std::string op;
+  std::vector<int> versions;
+  std::string notes;
+};
+// Every op Model::load accepts, by name.
+MINIRT_API std::vector<OpSupport> supported_ops();
+
 // The numbers of a session's memory pool, in bytes.
 struct MemoryStats {
   size_t reserved_bytes = 0;            // taken from the system, in all segments
