@@ -5,8 +5,11 @@
 // rounding kept).
 #include <minirt/minirt.h>
 
+#include "kernels/cpu/cpu_backend.h"
 #include "model_builder.h"
-#include "runtime/api/model_impl.h"
+#include "runtime/ops/shape_ops.h"
+#include "runtime/passes/passes.h"
+#include "runtime/thread_pool.h"
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
@@ -179,7 +182,7 @@ TEST(Half, TensorConversions) {
   EXPECT_THROW(from_float32(h, DType::kFloat16), Error);
 }
 
-// ---- the loader ----
+// ---- helpers: half tensors from float values, and back ----
 
 // A float16 tensor of `values` (exact in float16) as raw_data.
 Tensor half_tensor(Shape shape, std::vector<float> values, DType t = DType::kFloat16) {
@@ -192,6 +195,59 @@ std::vector<float> floats_of(const Tensor& t) {
   Tensor f = to_float32(t);
   return std::vector<float>(f.data<float>(), f.data<float>() + f.numel());
 }
+
+// ---- the Cast kernel's paths through float32 ----
+
+// One Cast node of a constant input, evaluated by the CPU backend (with its
+// workspace, as a plan would).
+Tensor cast(const Tensor& x, DType to, DType round = DType::kUndefined) {
+  Graph g;
+  int in = g.add_constant("x", x);
+  int out = g.add_value("y");
+  g.values[out].dtype = to;
+  g.values[out].shape = x.shape();
+  g.values[out].shape_known = true;
+  int n = g.add_node("cast", "Cast", {in}, {out});
+  auto a = std::make_shared<CastAttrs>();
+  a->to = to;
+  a->round = round;
+  g.nodes[n].parsed = a;
+  ThreadPool pool(1);
+  auto cpu = make_cpu_backend(1);
+  return evaluate_node(g, g.nodes[n], *cpu, pool)[0];
+}
+
+TEST(HalfCast, EveryPathThroughFloat32) {
+  Tensor h = half_tensor({4}, {1.5f, -2.75f, 0.0f, 3.0f});
+  Tensor i32 = cast(h, DType::kInt32);  // float16 -> int32: widened in the workspace
+  ASSERT_EQ(i32.dtype(), DType::kInt32);
+  EXPECT_EQ(std::vector<int32_t>(i32.data<int32_t>(), i32.data<int32_t>() + 4), (std::vector<int32_t>{1, -2, 0, 3}));
+  Tensor b = cast(h, DType::kBool);
+  EXPECT_EQ(std::vector<uint8_t>(b.data<uint8_t>(), b.data<uint8_t>() + 4), (std::vector<uint8_t>{1, 1, 0, 1}));
+  Tensor same = cast(h, DType::kFloat16);
+  EXPECT_EQ(std::memcmp(same.raw(), h.raw(), 8), 0);
+
+  Tensor ints = Tensor::zeros(DType::kInt32, {3});
+  ints.data<int32_t>()[0] = 1;
+  ints.data<int32_t>()[1] = -3;
+  ints.data<int32_t>()[2] = 70000;  // beyond float16: infinity
+  Tensor h2 = cast(ints, DType::kFloat16);  // int32 -> float16: narrowed from the workspace
+  ASSERT_EQ(h2.dtype(), DType::kFloat16);
+  EXPECT_EQ(h2.data<uint16_t>()[0], 0x3c00);
+  EXPECT_EQ(h2.data<uint16_t>()[1], 0xc200);
+  EXPECT_EQ(h2.data<uint16_t>()[2], 0x7c00);
+
+  Tensor tenth = half_tensor({1}, {0.1f});
+  Tensor bf = cast(tenth, DType::kBFloat16);  // float16 -> bfloat16: both ways through the workspace
+  EXPECT_EQ(bf.data<uint16_t>()[0], float_to_bfloat16(half_to_float(tenth.data<uint16_t>()[0])));
+
+  // bfloat16 -> float32 rounded to float16 precision (the lowering's kind of Cast).
+  Tensor third = half_tensor({1}, {1.0f / 3}, DType::kBFloat16);
+  Tensor r = cast(third, DType::kFloat32, DType::kFloat16);
+  EXPECT_EQ(r.data<float>()[0], half_to_float(float_to_half(bfloat16_to_float(third.data<uint16_t>()[0]))));
+}
+
+// ---- the loader ----
 
 Error load_error(const std::string& bytes, const std::string& name) {
   try {
