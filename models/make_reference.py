@@ -123,7 +123,7 @@ def make_case(model_path, out_dir, batch, seed, shapes, threads):
                 if not SANE_MAX_ABS[0] <= m <= SANE_MAX_ABS[1]:
                     problems.append(f"output '{name}' has max |y| = {m:g}, outside [{SANE_MAX_ABS[0]:g}, {SANE_MAX_ABS[1]:g}]")
     shapes_text = ", ".join(f"{n} {'x'.join(map(str, v.shape))}" for n, v in feeds.items())
-    stats = ", ".join(f"{n}: std {float(np.std(y)):.3g}, max|y| {float(np.max(np.abs(y))):.3g}"
+    stats = ", ".join(f"{n}: std {float(np.std(y.astype(np.float64))):.3g}, max|y| {float(np.max(np.abs(y))):.3g}"
                       for n, y in zip(names, outputs) if np.issubdtype(y.dtype, np.floating) and y.size)
     print(f"{case}: {shapes_text} -> {stats}")
     for p in problems:

@@ -78,6 +78,22 @@ struct Node {
   }
 };
 
+// What the half lowering (lower_half_precision, runtime/passes/passes.h)
+// did to a float16 / bfloat16 model; empty for other models.
+struct HalfLowering {
+  int initializers = 0;  // float16/bfloat16 initializers converted to float32
+  int constants = 0;     // Constant / ConstantOfShape values converted
+  int casts = 0;         // Cast / CastLike to a half type, made float32 casts that round
+  bool float16 = false, bfloat16 = false;  // which half types the model has
+  std::vector<std::string> inputs;   // "x float16->float32"
+  std::vector<std::string> outputs;  // "y float32->float16"
+  bool any() const {
+    return initializers || constants || casts || !inputs.empty() || !outputs.empty();
+  }
+  // One line: "float16 model: 53 initializers converted to float32 at load; ...".
+  std::string summary() const;
+};
+
 struct Graph {
   std::string source;  // the file, for messages
   int64_t opset = 0;   // default-domain opset
@@ -91,6 +107,7 @@ struct Graph {
   // order as outputs; a shape is empty where none is declared). Only for
   // describing the model (Model::outputs()); planning infers its own.
   std::vector<Value> declared_outputs;
+  HalfLowering half;  // what the half lowering did (Model::load runs it)
 
   int add_value(std::string name);
   // A new value holding a constant (dtype and shape from the tensor).

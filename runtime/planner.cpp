@@ -6,6 +6,8 @@
 #include "runtime/ops/shape_ops.h"
 #include "runtime/passes/passes.h"
 
+#include <minirt/half.h>
+
 #include <algorithm>
 #include <functional>
 #include <cstdio>
@@ -19,12 +21,17 @@ std::vector<size_t> value_inputs(const Graph& model) {
   std::vector<size_t> out;
   for (size_t i = 0; i < model.inputs.size(); ++i) {
     int v = model.inputs[i];
+    // A half input is read through the Cast to float32 the half lowering put after it.
+    std::vector<int> reads{v};
+    for (const auto& n : model.nodes)
+      if (n.op == "Cast" && n.input(0) == v && is_half_dtype(model.values[v].dtype)) reads.push_back(n.outputs[0]);
     bool needed = false;
     for (const auto& n : model.nodes) {
       const OpSchema* s = find_schema(n.op);
       if (!s) continue;
       for (int slot : s->shape_inputs)
-        if (n.input(slot) == v) needed = true;
+        for (int r : reads)
+          if (n.input(slot) == r) needed = true;
     }
     if (needed) out.push_back(i);
   }
@@ -262,6 +269,7 @@ std::string Plan::report() const {
      << " activations fused, " << stats.residuals << " residual Add fused, " << stats.dead << " dead removed";
   if (stats.concats_elided) os << ", " << stats.concats_elided << " Concat made in place";
   os << "\n";
+  if (graph.half.any()) os << graph.half.summary() << "\n";
   if (stats.block)
     os << "layout: nchw" << stats.block << "c for " << stats.blocked << " values (shapes marked /" << stats.block
        << "c), " << stats.reorders << " reorder" << (stats.reorders == 1 ? "" : "s") << "\n";

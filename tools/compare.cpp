@@ -1,5 +1,7 @@
 #include "tools/compare.h"
 
+#include <minirt/half.h>
+
 #include "tools/cli_util.h"
 
 #include <algorithm>
@@ -36,11 +38,13 @@ double element(const Tensor& t, int64_t i) {
     case DType::kUInt8:
     case DType::kBool: return static_cast<const uint8_t*>(t.raw())[i];
     case DType::kInt8: return static_cast<const int8_t*>(t.raw())[i];
+    case DType::kFloat16: return half_to_float(t.data<uint16_t>()[i]);
+    case DType::kBFloat16: return bfloat16_to_float(t.data<uint16_t>()[i]);
     default: return std::nan("");
   }
 }
 
-bool floating(DType d) { return d == DType::kFloat32 || d == DType::kFloat64; }
+bool floating(DType d) { return d == DType::kFloat32 || d == DType::kFloat64 || is_half_dtype(d); }
 
 OutputDiff diff(const std::string& name, const Tensor& ref, const Tensor& got, double rtol, double atol) {
   OutputDiff d;
@@ -206,8 +210,14 @@ CompareReport compare_runs(const std::shared_ptr<const Model>& model, const Name
     double rtol = settings.rtol >= 0 ? settings.rtol : (tf32 ? 5e-2 : 1e-4);
     double atol = settings.atol >= 0 ? settings.atol : (tf32 ? 1e-2 : 1e-5);
     for (size_t k = 0; k < ref.outputs.size() && k < r.outputs.size(); ++k) {
+      // A float16 (bfloat16) output: two float32 runs that differ in the
+      // last float32 bits can round to neighbouring halves, one step
+      // (2^-10 relative; 2^-7 for bfloat16) apart. The default allows two.
+      double out_rtol = rtol;
+      if (settings.rtol < 0 && ref.outputs[k].dtype() == DType::kFloat16) out_rtol = std::max(rtol, 2e-3);
+      if (settings.rtol < 0 && ref.outputs[k].dtype() == DType::kBFloat16) out_rtol = std::max(rtol, 1.6e-2);
       r.diffs.push_back(diff(k < outs.size() ? outs[k].name : "output " + std::to_string(k), ref.outputs[k],
-                             r.outputs[k], rtol, atol));
+                             r.outputs[k], out_rtol, atol));
       rep.agree = rep.agree && r.diffs.back().pass;
     }
   }

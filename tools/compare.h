@@ -35,7 +35,9 @@ struct CompareSettings {
   int warmup = 3;
   int iterations = 10;
   // Element-wise |a - b| <= atol + rtol x |reference|. Negative: the defaults,
-  // fp32 1e-4 / 1e-5, and 5e-2 / 1e-2 when either run uses TF32 math.
+  // fp32 1e-4 / 1e-5, and 5e-2 / 1e-2 when either run uses TF32 math; rtol
+  // at least 2e-3 for a float16 output and 1.6e-2 for a bfloat16 one (two
+  // steps of the type).
   double rtol = -1, atol = -1;
 };
 

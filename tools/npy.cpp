@@ -21,7 +21,8 @@ DType dtype_of_descr(const std::string& d, const std::string& path) {
   if (d == "|b1") return DType::kBool;
   if (d == "|u1") return DType::kUInt8;
   if (d == "|i1") return DType::kInt8;
-  bad(path, "unsupported .npy dtype '" + d + "' (float32, int64, int32, bool, uint8, int8 are supported)");
+  if (d == "<f2") return DType::kFloat16;
+  bad(path, "unsupported .npy dtype '" + d + "' (float32, float16, int64, int32, bool, uint8, int8 are supported)");
 }
 
 const char* descr_of(DType t) {
@@ -32,6 +33,7 @@ const char* descr_of(DType t) {
     case DType::kBool: return "|b1";
     case DType::kUInt8: return "|u1";
     case DType::kInt8: return "|i1";
+    case DType::kFloat16: return "<f2";
     default: return nullptr;
   }
 }

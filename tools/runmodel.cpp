@@ -61,9 +61,11 @@ inputs
                           shape for an input with symbolic dimensions (repeatable);
                           symbolic dimensions not given default to 1
   --seed N                seed for random inputs (default 42); floats are uniform in [0, 1)
+                          (float16 / bfloat16 inputs: those numbers rounded to the type)
 outputs
   --top-k K               print the K largest values of each output (default 5; 0: none)
-  --output-dir DIR        write each output as DIR/NAME.npy
+  --output-dir DIR        write each output as DIR/NAME.npy (in the model's dtype: a float16
+                          output as <f2; a bfloat16 one, which NumPy lacks, as float32)
 timing
   --warmup N              untimed runs before timing (default 3)
   --iterations N          timed runs (default 10)
@@ -109,7 +111,8 @@ comparing devices
                           seams, session, first-run and latency times, and each output's largest
                           differences from the first entry that ran, pass or fail (exit 8 on a failure)
   --rtol X, --atol X      the tolerance of --compare: |a - b| <= atol + rtol x |first| element-wise
-                          (default 1e-4 and 1e-5; 5e-2 and 1e-2 when a run uses tf32)
+                          (default 1e-4 and 1e-5; 5e-2 and 1e-2 when a run uses tf32; rtol at least
+                          2e-3 for a float16 output, 1.6e-2 for a bfloat16 one: two steps of the type)
 reports
   --print-plan            print every step with its shapes and arena offsets, and the arena size
   --profile FILE.json     write per-step timings of the timed runs as Chrome trace JSON
@@ -303,13 +306,15 @@ Args parse_args(int argc, char** argv) {
 }
 
 Tensor random_input(const ValueDesc& d, const Shape& shape, std::mt19937_64& rng) {
-  Tensor t = Tensor::zeros(d.dtype, shape);
-  if (d.dtype == DType::kFloat32) {
+  // float16 and bfloat16 inputs: the same float32 numbers, rounded to the type.
+  const bool half = is_half_dtype(d.dtype);
+  Tensor t = Tensor::zeros(half ? DType::kFloat32 : d.dtype, shape);
+  if (t.dtype() == DType::kFloat32) {
     std::uniform_real_distribution<float> u(0.0f, 1.0f);
     float* p = t.data<float>();
     for (int64_t i = 0; i < t.numel(); ++i) p[i] = u(rng);
   }
-  return t;  // integer and bool inputs stay zero: random indices are rarely valid
+  return half ? from_float32(t, d.dtype) : t;  // integer and bool inputs stay zero: random indices are rarely valid
 }
 
 struct TopK {
@@ -319,8 +324,9 @@ struct TopK {
   std::vector<std::pair<int64_t, float>> best;
 };
 
-TopK top_k(const std::string& name, const Tensor& t, int k) {
-  TopK r{name, t.dtype(), t.shape(), {}};
+TopK top_k(const std::string& name, const Tensor& out, int k) {
+  TopK r{name, out.dtype(), out.shape(), {}};
+  const Tensor t = to_float32(out);  // float16 / bfloat16 outputs: their exact float32 values
   if (t.dtype() != DType::kFloat32 || k <= 0) return r;
   std::vector<std::pair<int64_t, float>> all;
   // For a batch, the first item's scores.
@@ -430,13 +436,22 @@ int run(const Args& a) {
   for (const auto& d : model->inputs()) {
     auto f = a.input_files.find(d.name);
     if (f != a.input_files.end()) {
+      std::string converted;
       try {
-        inputs.emplace_back(d.name, tools::read_npy(f->second));
+        Tensor t = tools::read_npy(f->second);
+        // A float32 file for a float16 / bfloat16 input (NumPy has no
+        // bfloat16): rounded to the input's type, and said so.
+        if (t.dtype() == DType::kFloat32 && is_half_dtype(d.dtype)) {
+          t = from_float32(t, d.dtype);
+          converted = std::string(" (float32 rounded to ") + dtype_name(d.dtype) + ")";
+        }
+        inputs.emplace_back(d.name, std::move(t));
       } catch (const Error& e) {
         std::fprintf(stderr, "runmodel: --input %s: %s\n", d.name.c_str(), e.what());
         return kRunError;
       }
-      input_notes.push_back(d.name + " " + dtype_name(d.dtype) + " " + shape_str(inputs.back().second.shape()) + " from " + f->second);
+      input_notes.push_back(d.name + " " + dtype_name(d.dtype) + " " + shape_str(inputs.back().second.shape()) + " from " +
+                            f->second + converted);
       continue;
     }
     Shape shape = d.dims;
@@ -530,7 +545,9 @@ int run(const Args& a) {
       for (size_t i = 0; i < outputs.size(); ++i) {
         std::string name = model->outputs()[i].name;
         std::replace_if(name.begin(), name.end(), [](char c) { return c == '/' || c == '\\' || c == ':'; }, '_');
-        tools::write_npy((fs::path(a.output_dir) / (name + ".npy")).string(), outputs[i]);
+        // bfloat16 has no .npy type: written as its exact float32 values.
+        const Tensor& y = outputs[i].dtype() == DType::kBFloat16 ? to_float32(outputs[i]) : outputs[i];
+        tools::write_npy((fs::path(a.output_dir) / (name + ".npy")).string(), y);
       }
     } catch (const std::exception& e) {
       std::fprintf(stderr, "runmodel: --output-dir: %s\n", e.what());
@@ -588,7 +605,8 @@ int run(const Args& a) {
   if (a.json) {
     std::ostringstream o;
     o << "{\"model\":" << json_str(a.model) << ",\"ir_version\":" << info.ir_version << ",\"opset\":" << info.opset
-      << ",\"producer\":" << json_str(info.producer) << ",\"device\":" << json_str(device_name(session->device()))
+      << ",\"producer\":" << json_str(info.producer) << ",\"half_precision\":" << json_str(info.half_precision)
+      << ",\"device\":" << json_str(device_name(session->device()))
       << ",\"device_reason\":" << json_str(session->device_reason()) << ",\"threads\":" << session->threads()
       << ",\"load_ms\":" << load_ms << ",\"first_run_ms\":" << first_ms << ",\"iterations\":" << lat.size()
       << ",\"warmup\":" << a.warmup << ",\"latency_ms\":{\"min\":" << *std::min_element(lat.begin(), lat.end())
@@ -660,6 +678,7 @@ int run(const Args& a) {
   std::printf("model: %s (IR %lld, opset %lld, %s, %zu nodes)\n", a.model.c_str(), static_cast<long long>(info.ir_version),
               static_cast<long long>(info.opset), info.producer.empty() ? "unknown producer" : info.producer.c_str(),
               info.node_count);
+  if (!info.half_precision.empty()) std::printf("precision: %s\n", info.half_precision.c_str());
   std::printf("device: %s: %s\n", device_name(session->device()), session->device_reason().c_str());
   std::printf("threads: %d\n", session->threads());
   if (!placement.empty()) std::printf("placement: %s\n", placement.c_str());

@@ -2,7 +2,8 @@
 # Installs what building and testing minirt needs on Debian, skipping what is
 # already there. Sourced by run-demo.sh and run-tests.sh.
 #   tools/setup.sh            Debian packages only
-#   tools/setup.sh --venv     also the Python tooling venv (.venv: onnx, onnxruntime, numpy)
+#   tools/setup.sh --venv     also the Python tooling venv (.venv: onnx, onnxruntime, numpy,
+#                             onnxconverter-common)
 #   tools/setup.sh --triton   also .venv-triton: a real Triton server (nvidia-pytriton), its
 #                             clients and onnxruntime, for tests/triton/ and bench/triton_load.py
 set -euo pipefail
@@ -24,9 +25,11 @@ fi
 
 if [ "${1:-}" = "--venv" ]; then
   # Test and benchmark tooling only; the library and the CLI never use Python.
-  if [ ! -x .venv/bin/python ] || ! .venv/bin/python -c "import onnx, onnxruntime, numpy" 2>/dev/null; then
-    echo "setup: creating .venv with onnx, onnxruntime, numpy"
-    python3 -m venv .venv
+  if [ ! -x .venv/bin/python ] ||
+     ! .venv/bin/python -c "import onnx, onnxruntime, numpy, onnxconverter_common" 2>/dev/null; then
+    # (An existing .venv that lacks a package gets it added.)
+    echo "setup: creating .venv with onnx, onnxruntime, numpy, onnxconverter-common"
+    [ -x .venv/bin/python ] || python3 -m venv .venv
     .venv/bin/pip install -q --disable-pip-version-check -r tools/requirements.txt
   fi
 fi

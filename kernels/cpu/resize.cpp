@@ -771,6 +771,13 @@ class GridSampleKernel final : public Kernel {
     if (a_.mode != GridMode::kCubic) {  // cubic pads each tap only, as PyTorch and onnxruntime do
       px = pad_position(px, w_);
       py = pad_position(py, h_);
+      // A grid value so large that its position overflowed to infinity has
+      // no reflection (inf - inf): a NaN out too, not an integer conversion of NaN.
+      if (std::isnan(px) || std::isnan(py)) {
+        off[0] = 0;
+        wt[0] = std::numeric_limits<float>::quiet_NaN();
+        return 1;
+      }
     }
     auto at = [&](int64_t i, int64_t j) {
       int64_t ti = tap_index(i, h_), tj = tap_index(j, w_);

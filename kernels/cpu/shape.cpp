@@ -6,6 +6,8 @@
 #include "kernels/cpu/sgemm.h"
 #include "runtime/ops/shape_ops.h"
 
+#include <minirt/half.h>
+
 #include <algorithm>
 #include <cstring>
 #include <limits>
@@ -666,23 +668,72 @@ void convert_from(DType from, const void* x, To* y, int64_t n) {
   }
 }
 
+// Cast and CastLike. float16 and bfloat16 go through float32: the input is
+// widened first (into the workspace when the target is not float32), and a
+// half target is narrowed from float32 with round to nearest even. A Cast
+// the half lowering made (CastAttrs::round) writes float32 values rounded
+// to the half type's precision.
 class CastKernel final : public Kernel {
  public:
   CastKernel(const Graph& g, const Node& n, int)
-      : from_(in_dtype(g, n, 0)), to_(n.attrs_as<CastAttrs>().to), count_(shape_numel(in_shape(g, n, 0))) {}
+      : from_(in_dtype(g, n, 0)),
+        to_(n.attrs_as<CastAttrs>().to),
+        round_(n.attrs_as<CastAttrs>().round),
+        count_(shape_numel(in_shape(g, n, 0))) {
+    // A staging float32 buffer: half input to a non-float32 target, or a
+    // non-float32 input to a half target (other than the same half type).
+    const bool widen = is_half_dtype(from_) && to_ != DType::kFloat32;
+    const bool narrow = is_half_dtype(to_) && from_ != DType::kFloat32 && from_ != to_;
+    staged_ = widen || narrow;
+  }
+  size_t workspace_bytes() const override { return staged_ ? static_cast<size_t>(count_) * sizeof(float) : 0; }
+  std::string describe() const override {
+    if (round_ != DType::kUndefined)
+      return std::string(dtype_name(from_)) + " -> float32 rounded to " + dtype_name(round_) + " precision";
+    if (is_half_dtype(from_) || is_half_dtype(to_)) return std::string(dtype_name(from_)) + " -> " + dtype_name(to_);
+    return {};
+  }
   void run(const KernelArgs& args) override {
     const void* x = args.inputs[0];
     void* y = args.outputs[0];
+    const size_t n = static_cast<size_t>(count_);
+    DType from = from_;
+    if (is_half_dtype(from_)) {
+      if (from_ == to_) {
+        if (n) std::memcpy(y, x, n * 2);
+        return;
+      }
+      // Widen to float32: into the output when that is the target, else the workspace.
+      float* f = to_ == DType::kFloat32 ? static_cast<float*>(y) : static_cast<float*>(args.workspace);
+      if (from_ == DType::kFloat16) half_to_float(static_cast<const uint16_t*>(x), f, n);
+      else bfloat16_to_float(static_cast<const uint16_t*>(x), f, n);
+      if (to_ == DType::kFloat32) return round(f, n);
+      x = f;
+      from = DType::kFloat32;
+    }
+    if (is_half_dtype(to_)) {
+      const float* f = static_cast<const float*>(x);
+      if (from != DType::kFloat32) {
+        float* w = static_cast<float*>(args.workspace);
+        convert_from(from, x, w, count_);
+        f = w;
+      }
+      if (to_ == DType::kFloat16) float_to_half(f, static_cast<uint16_t*>(y), n);
+      else float_to_bfloat16(f, static_cast<uint16_t*>(y), n);
+      return;
+    }
     switch (to_) {
-      case DType::kFloat32: return convert_from(from_, x, static_cast<float*>(y), count_);
-      case DType::kInt64: return convert_from(from_, x, static_cast<int64_t*>(y), count_);
-      case DType::kInt32: return convert_from(from_, x, static_cast<int32_t*>(y), count_);
-      case DType::kInt8: return convert_from(from_, x, static_cast<int8_t*>(y), count_);
-      case DType::kUInt8: return convert_from(from_, x, static_cast<uint8_t*>(y), count_);
+      case DType::kFloat32:
+        convert_from(from, x, static_cast<float*>(y), count_);
+        return round(static_cast<float*>(y), n);
+      case DType::kInt64: return convert_from(from, x, static_cast<int64_t*>(y), count_);
+      case DType::kInt32: return convert_from(from, x, static_cast<int32_t*>(y), count_);
+      case DType::kInt8: return convert_from(from, x, static_cast<int8_t*>(y), count_);
+      case DType::kUInt8: return convert_from(from, x, static_cast<uint8_t*>(y), count_);
       case DType::kBool: {
         // Any non-zero value is true.
         uint8_t* b = static_cast<uint8_t*>(y);
-        switch (from_) {
+        switch (from) {
           case DType::kFloat32: return to_bool(static_cast<const float*>(x), b, count_);
           case DType::kInt64: return to_bool(static_cast<const int64_t*>(x), b, count_);
           case DType::kInt32: return to_bool(static_cast<const int32_t*>(x), b, count_);
@@ -697,8 +748,13 @@ class CastKernel final : public Kernel {
   }
 
  private:
-  DType from_, to_;
+  void round(float* f, size_t n) const {
+    if (round_ == DType::kFloat16) round_to_half(f, n);
+    else if (round_ == DType::kBFloat16) round_to_bfloat16(f, n);
+  }
+  DType from_, to_, round_;
   int64_t count_;
+  bool staged_ = false;
 };
 
 // Constant and ConstantOfShape: fill the output from the attribute value.

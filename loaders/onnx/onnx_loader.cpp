@@ -3,6 +3,8 @@
 #include "loaders/onnx/onnx_subset.pb.h"
 #include "runtime/op_registry.h"
 
+#include <minirt/half.h>
+
 #include <algorithm>
 #include <cctype>
 #include <cstdlib>
@@ -138,7 +140,9 @@ void read_external(const TensorProto& tp, const std::string& where, Tensor& t) {
     throw Error(ErrorCode::kNotFound, where + ": could not read the external file '" + location + "'");
 }
 
-bool loadable_dtype(DType d) { return dtype_supported(d); }
+// float16 and bfloat16 load as they are stored; the half lowering
+// (runtime/passes/half.cpp) turns them into float32 at load.
+bool loadable_dtype(DType d) { return dtype_supported(d) || is_half_dtype(d); }
 
 // Converts a TensorProto, checking declared sizes against the data present
 // before allocating anything.
@@ -171,6 +175,11 @@ Tensor tensor_from_proto(const TensorProto& tp, const std::string& where) {
   // Every size is checked against the data actually present in the file
   // before anything is allocated.
   if (tp.has_raw_data()) {
+    if (tp.raw_data().size() % es != 0)
+      throw Error(ErrorCode::kInvalidModel, where + ": raw_data holds " + std::to_string(tp.raw_data().size()) +
+                                                " bytes, not a whole number of " + std::to_string(es) + "-byte " +
+                                                dtype_name(dt) + " elements (shape " + shape_str(shape) + " needs " +
+                                                std::to_string(n * es) + " bytes)");
     if (tp.raw_data().size() != n * es) mismatch(tp.raw_data().size() / es, "raw_data");
     Tensor t = Tensor::zeros(dt, shape);
     if (n) std::memcpy(t.raw(), tp.raw_data().data(), n * es);
@@ -185,7 +194,10 @@ Tensor tensor_from_proto(const TensorProto& tp, const std::string& where) {
     case DType::kBool:
     case DType::kUInt8:
     case DType::kInt8:
-      // Narrow types are stored one per int32_data entry.
+    case DType::kFloat16:
+    case DType::kBFloat16:
+      // Narrow types are stored one per int32_data entry (float16 and
+      // bfloat16 as their 16-bit patterns, in the low bits).
       present = static_cast<size_t>(tp.int32_data_size());
       field = "int32_data";
       break;
@@ -197,6 +209,17 @@ Tensor tensor_from_proto(const TensorProto& tp, const std::string& where) {
     case DType::kFloat32: std::copy(tp.float_data().begin(), tp.float_data().end(), t.data<float>()); break;
     case DType::kInt64: std::copy(tp.int64_data().begin(), tp.int64_data().end(), t.data<int64_t>()); break;
     case DType::kInt32: std::copy(tp.int32_data().begin(), tp.int32_data().end(), t.data<int32_t>()); break;
+    case DType::kFloat16:
+    case DType::kBFloat16:
+      for (size_t i = 0; i < n; ++i) {
+        const int32_t bits = tp.int32_data(static_cast<int>(i));
+        if (bits < 0 || bits > 0xffff)
+          throw Error(ErrorCode::kInvalidModel, where + ": int32_data[" + std::to_string(i) + "] is " +
+                                                    std::to_string(bits) + ", not a 16-bit " + dtype_name(dt) +
+                                                    " bit pattern (0 to 65535)");
+        t.data<uint16_t>()[i] = static_cast<uint16_t>(bits);
+      }
+      break;
     default:
       for (size_t i = 0; i < n; ++i) t.data<uint8_t>()[i] = static_cast<uint8_t>(tp.int32_data(static_cast<int>(i)));
       break;
@@ -372,7 +395,7 @@ Graph load_bytes(const void* data, size_t size, const std::string& name) {
                 "graph input '" + vi.name() + "' is a sequence, map, optional or sparse tensor; minirt takes dense tensors only");
     if (v.dtype == DType::kUndefined)
       fail_file(ErrorCode::kInvalidModel, name, "graph input '" + vi.name() + "' has no tensor type");
-    if (!dtype_supported(v.dtype))
+    if (!loadable_dtype(v.dtype))
       fail_file(ErrorCode::kUnsupported, name,
                 "graph input '" + vi.name() + "' has dtype " + dtype_name(v.dtype) + ", which minirt does not support");
     if (!vi.type().tensor_type().has_shape())

@@ -39,6 +39,8 @@ void check_static_shapes(const Graph& model) {
 
 std::unique_ptr<Model::Impl> build_impl(Graph g) {
   auto impl = std::make_unique<Model::Impl>();
+  // float16 / bfloat16 weights become float32 here, once.
+  lower_half_precision(g);
   check_static_shapes(g);
   for (int v : g.inputs) impl->inputs.push_back(describe(g.values[v]));
   for (size_t i = 0; i < g.outputs.size(); ++i) {
@@ -59,6 +61,7 @@ std::unique_ptr<Model::Impl> build_impl(Graph g) {
   impl->info.opset = g.opset;
   impl->info.producer = g.producer;
   impl->info.node_count = g.nodes.size();
+  impl->info.half_precision = g.half.summary();
   impl->graph = std::move(g);
   return impl;
 }

@@ -6,6 +6,8 @@
 #include "runtime/ops/families.h"
 #include "runtime/ops/shape_ops.h"
 
+#include <minirt/half.h>
+
 #include <algorithm>
 #include <cmath>
 #include <cstring>
@@ -18,6 +20,15 @@ namespace {
 bool movable(DType d) {
   return d == DType::kFloat32 || d == DType::kInt64 || d == DType::kInt32 || d == DType::kBool ||
          d == DType::kUInt8 || d == DType::kInt8;
+}
+
+// Cast reads and writes float16 and bfloat16 too (through float32).
+bool castable(DType d) { return movable(d) || is_half_dtype(d); }
+
+void expect_castable(const InferContext& ctx, size_t i) {
+  if (!castable(ctx.dtype(i)))
+    ctx.unsupported(std::string("input ") + std::to_string(i) + " has dtype " + dtype_name(ctx.dtype(i)) +
+                    ", which minirt does not support");
 }
 
 void expect_movable(const InferContext& ctx, size_t i) {
@@ -315,19 +326,19 @@ std::shared_ptr<const OpAttrs> parse_cast(const ParseContext& ctx) {
   auto a = std::make_shared<CastAttrs>();
   if (!ctx.has("to")) ctx.invalid("attribute 'to' is required");
   a->to = static_cast<DType>(ctx.get_int("to", 0));
-  if (!movable(a->to))
+  if (!castable(a->to))
     ctx.unsupported(std::string("casting to ") + dtype_name(a->to) + " is not supported");
   return a;
 }
 void infer_cast(InferContext& ctx) {
-  expect_movable(ctx, 0);
+  expect_castable(ctx, 0);
   ctx.set_output(0, ctx.attrs<CastAttrs>().to, ctx.shape(0));
 }
 
 // CastLike: Cast to the type of the second input (only its type is read).
 void infer_cast_like(InferContext& ctx) {
-  expect_movable(ctx, 0);
-  expect_movable(ctx, 1);
+  expect_castable(ctx, 0);
+  expect_castable(ctx, 1);
   auto a = std::make_shared<CastAttrs>();
   a->to = ctx.dtype(1);
   ctx.set_attrs(a);
@@ -401,7 +412,7 @@ std::shared_ptr<const OpAttrs> parse_constant(const ParseContext& ctx) {
   if (ctx.has("sparse_value") || ctx.has("value_string") || ctx.has("value_strings"))
     ctx.unsupported("sparse and string constants are not supported");
   if (given != 1) ctx.invalid("exactly one value attribute is required");
-  if (!movable(a->value.dtype()))
+  if (!castable(a->value.dtype()))
     ctx.unsupported(std::string("constants of dtype ") + dtype_name(a->value.dtype()) + " are not supported");
   return a;
 }
@@ -414,7 +425,7 @@ std::shared_ptr<const OpAttrs> parse_constant_of_shape(const ParseContext& ctx) 
   auto a = std::make_shared<ConstantAttrs>();
   if (const Tensor* t = ctx.get_tensor("value")) {
     if (t->numel() != 1) ctx.invalid("value must hold one element");
-    if (!movable(t->dtype())) ctx.unsupported(std::string("value of dtype ") + dtype_name(t->dtype()) + " is not supported");
+    if (!castable(t->dtype())) ctx.unsupported(std::string("value of dtype ") + dtype_name(t->dtype()) + " is not supported");
     a->value = t->reshaped({});
   } else {
     a->value = Tensor::zeros(DType::kFloat32, {});
@@ -614,8 +625,10 @@ void add_shape_schemas(std::vector<OpSchema>& out) {
   out.push_back({.op = "Shape", .parse = parse_shape, .infer = infer_shape, .semantics = "start/end from opset 15",
                  .reads_shape_only = true});
   out.push_back({.op = "Size", .infer = infer_size, .reads_shape_only = true});
-  out.push_back({.op = "Cast", .parse = parse_cast, .infer = infer_cast});
-  out.push_back({.op = "CastLike", .min_inputs = 2, .max_inputs = 2, .infer = infer_cast_like});
+  out.push_back({.op = "Cast", .parse = parse_cast, .infer = infer_cast,
+                 .semantics = "float16 and bfloat16 to and from through float32, rounding to nearest even"});
+  out.push_back({.op = "CastLike", .min_inputs = 2, .max_inputs = 2, .infer = infer_cast_like,
+                 .semantics = "float16 and bfloat16 as for Cast"});
   out.push_back({.op = "Range", .min_inputs = 3, .max_inputs = 3, .infer = infer_range, .shape_inputs = {0, 1, 2}});
   out.push_back({.op = "Constant", .min_inputs = 0, .max_inputs = 0, .parse = parse_constant, .infer = infer_constant});
   out.push_back({.op = "ConstantOfShape", .parse = parse_constant_of_shape, .infer = infer_constant_of_shape,

@@ -39,6 +39,10 @@ struct ShapeAttrs : OpAttrs {
 
 struct CastAttrs : OpAttrs {
   DType to = DType::kUndefined;
+  // Set by the half lowering (runtime/passes/half.cpp) on a Cast to float16
+  // or bfloat16 inside the graph: `to` is then float32 and each value is
+  // rounded to this type's precision, so the cast's effect on the numbers stays.
+  DType round = DType::kUndefined;
 };
 
 struct ConstantAttrs : OpAttrs {  // Constant, ConstantOfShape

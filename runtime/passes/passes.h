@@ -17,6 +17,15 @@
 
 namespace minirt {
 
+// float16 and bfloat16 models computed in float32 (runs once, at load, before
+// any plan): every half initializer and Constant value becomes float32;
+// Cast (and CastLike with a like-input of known half type) to a half type
+// becomes a float32 Cast that rounds each value to that type's precision;
+// a half graph input keeps its type at the API and a Cast to float32 reads
+// it; a half graph output is made by a Cast from float32 at the end. What it
+// did is in g.half. Returns true when the graph had anything of half type.
+bool lower_half_precision(Graph& g);
+
 // Runs every live node's shape inference in topological order. A node whose
 // inputs are all known at plan time (initializers, Constant nodes, Shape of
 // a known shape, and what follows from them) is evaluated with `folder`'s
@@ -24,7 +33,8 @@ namespace minirt {
 // Returns the number of nodes folded.
 int infer_and_fold(Graph& g, const Backend& folder, ThreadPool& pool, bool fold = true);
 
-// Identity and Dropout (inference) are bypassed. Returns the number removed.
+// Identity, Dropout (inference) and Cast to its input's own type are
+// bypassed. Returns the number removed.
 int remove_identities(Graph& g);
 
 // Conv followed by BatchNormalization with constant parameters becomes one

@@ -59,7 +59,13 @@ int remove_identities(Graph& g) {
   int removed = 0;
   std::vector<int> uses = g.use_counts();
   for (auto& n : g.nodes) {
-    if (n.dead || (n.op != "Identity" && n.op != "Dropout")) continue;
+    // A Cast to the type its input already has (float16 models lowered to
+    // float32 have many: Cast(to=float16) before a float32 op, back after)
+    // is an identity too, unless it rounds (CastAttrs::round).
+    const bool same_type_cast = n.op == "Cast" && !n.dead && n.input(0) >= 0 &&
+                                n.attrs_as<CastAttrs>().round == DType::kUndefined &&
+                                n.attrs_as<CastAttrs>().to == g.values[n.inputs[0]].dtype;
+    if (n.dead || (n.op != "Identity" && n.op != "Dropout" && !same_type_cast)) continue;
     // A Dropout whose mask is read stays, to write the mask.
     if (n.outputs.size() > 1 && n.outputs[1] >= 0 && uses[n.outputs[1]] > 0) continue;
     int in = n.inputs[0], out = n.outputs[0];

@@ -136,6 +136,39 @@ TEST(NoAlloc, NewerOpsAllocateNothingEither) {
   }
 }
 
+// A float16 model: the input and output conversions and the inner Casts to
+// float16 (from float32 and from int32, both lowered to rounding float32
+// Casts) allocate nothing either.
+TEST(NoAlloc, Float16ModelAllocatesNothingEither) {
+  ModelBuilder m(13);
+  m.input("x", DType::kFloat16, {-1, 4, 8, 8}, {"N"});
+  m.initializer("w", from_float32(testing::iota({4, 4, 3, 3}, -0.2f, 0.003f), DType::kFloat16));
+  m.node("Conv", {"x", "w"}, {"c"}, "conv").ints("pads", {1, 1, 1, 1});
+  m.node("Cast", {"c"}, {"c16"}, "round16").i("to", static_cast<int64_t>(DType::kFloat16));
+  m.node("Cast", {"c16"}, {"ci"}, "to_int").i("to", static_cast<int64_t>(DType::kInt32));
+  m.node("Cast", {"ci"}, {"ch"}, "int_to_half").i("to", static_cast<int64_t>(DType::kFloat16));
+  m.node("Relu", {"c16"}, {"y"}, "relu");
+  m.output("y", DType::kFloat16).output("ch", DType::kFloat16);
+  std::string bytes = m.bytes();
+  auto model = Model::load_from_memory(bytes.data(), bytes.size(), "alloc_fp16.onnx");
+  for (int threads : {1, 3}) {
+    Session s(model, {.device = Device::kCpu, .threads = threads});
+    Tensor x = from_float32(testing::iota({2, 4, 8, 8}, -1.0f, 0.004f), DType::kFloat16);
+    NamedTensors in = {{"x", x}};
+    std::vector<Tensor> out;
+    s.run(in, out);
+    s.run(in, out);
+    g_allocations = 0;
+    g_counting = true;
+    for (int i = 0; i < 20; ++i) s.run(in, out);
+    g_counting = false;
+    EXPECT_EQ(g_allocations.load(), 0) << threads << " threads";
+    ASSERT_EQ(out.size(), 2u);
+    EXPECT_EQ(out[0].dtype(), DType::kFloat16);
+    EXPECT_EQ(out[1].dtype(), DType::kFloat16);
+  }
+}
+
 TEST(NoAlloc, CountingWorks) {
   // The counter itself must see allocations, or the test above proves nothing.
   g_allocations = 0;

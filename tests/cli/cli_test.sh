@@ -124,6 +124,56 @@ assert top == int(np.argmax(ref[0])), (top, ref)
 print("ok: --json, --profile, --output-dir agree with onnxruntime")
 PY
 
+# ---- float16 models: .npy <f2 in and out, the precision line, a damaged float16 weight ----
+"$py" - "$work" <<'PY' || failures=$((failures + 1))
+import sys, warnings, numpy as np, onnx
+from onnxconverter_common import float16
+w = sys.argv[1]
+with warnings.catch_warnings():
+    warnings.simplefilter("ignore", UserWarning)
+    m16 = float16.convert_float_to_float16(onnx.load(f"{w}/mnist_cnn.onnx"), keep_io_types=False)
+onnx.save(m16, f"{w}/mnist_fp16.onnx")
+np.save(f"{w}/good16.npy", np.load(f"{w}/good.npy").astype(np.float16))
+np.save(f"{w}/good16_as32.npy", np.load(f"{w}/good.npy").astype(np.float16).astype(np.float32))
+# One float16 weight with a byte too few.
+bad = onnx.load(f"{w}/mnist_fp16.onnx")
+t = next(i for i in bad.graph.initializer if i.name == "conv1.weight")
+t.raw_data = t.raw_data[:-1]
+onnx.save(bad, f"{w}/mnist_fp16_short.onnx")
+PY
+fp16=$work/mnist_fp16.onnx
+expect 0 "precision: float16 model: 8 initializers converted to float32 at load; inputs input float16->float32; outputs logits float32->float16; computed in float32" -- \
+  "$bin/runmodel" "$fp16" --iterations 1
+expect 0 "input: input float16 1x1x28x28 random \(seed 42\)" -- "$bin/runmodel" "$fp16" --iterations 1
+expect 0 "output 'logits': float16 1x10.*top-5" -- bash -c "\"$bin/runmodel\" \"$fp16\" --iterations 1 | tr '\n' ' '"
+expect 0 "float16 model: .*Cast +input:to_float32 .*float16 -> float32.*Cast +logits:to_float16 .*float32 -> float16" -- \
+  bash -c "\"$bin/runmodel\" \"$fp16\" --iterations 1 --print-plan | tr '\n' ' '"
+expect 0 "input: input float16 1x1x28x28 from .*good16_as32.npy \(float32 rounded to float16\)" -- \
+  "$bin/runmodel" "$fp16" --iterations 1 --input "input=$work/good16_as32.npy"
+expect 3 "input 'input' must be float16, got int64" -- "$bin/runmodel" "$fp16" --input "input=$work/wrong_dtype.npy"
+expect 2 "mnist_fp16_short.onnx: initializer 'conv1.weight': raw_data holds 799 bytes, not a whole number of 2-byte float16 elements \(shape 16x1x5x5 needs 800 bytes\)" -- \
+  "$bin/runmodel" "$work/mnist_fp16_short.onnx"
+"$bin/runmodel" "$fp16" --iterations 1 --json --input "input=$work/good16.npy" --output-dir "$work/out16" \
+  >"$work/summary16.json" 2>/dev/null
+"$bin/runmodel" "$fp16" --iterations 1 --input "input=$work/good16_as32.npy" --output-dir "$work/out16b" >/dev/null 2>&1
+"$py" - "$work" <<'PY' || failures=$((failures + 1))
+import json, sys, numpy as np, onnxruntime as ort
+w = sys.argv[1]
+s = json.load(open(f"{w}/summary16.json"))
+assert s["half_precision"].startswith("float16 model: 8 initializers"), s["half_precision"]
+assert s["outputs"][0]["dtype"] == "float16", s["outputs"]
+y = np.load(f"{w}/out16/logits.npy")
+assert y.dtype == np.float16 and y.shape == (1, 10), (y.dtype, y.shape)
+assert (np.load(f"{w}/out16b/logits.npy") == y).all(), "a float32 .npy rounded to float16 gave other outputs"
+so = ort.SessionOptions(); so.log_severity_level = 3
+ref = ort.InferenceSession(f"{w}/mnist_fp16.onnx", so, providers=["CPUExecutionProvider"]).run(
+    None, {"input": np.load(f"{w}/good16.npy")})[0]
+assert ref.dtype == np.float16
+assert np.allclose(y.astype(np.float32), ref.astype(np.float32), rtol=5e-3, atol=5e-3), (y, ref)
+assert s["outputs"][0]["top_k"][0]["index"] == int(np.argmax(ref[0].astype(np.float32))), (s["outputs"], ref)
+print("ok: a float16 model's .npy input and output (<f2) agree with onnxruntime")
+PY
+
 # ---- The memory pool: runmodel --memory-stats, --memory-limit, --memory-policy ----
 expect 0 "--memory-limit SIZE.*--memory-policy grow\|preallocate:FRACTION.*--memory-stats" -- \
   bash -c "\"$bin/runmodel\" --help | tr '\n' ' '"

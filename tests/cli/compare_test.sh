@@ -32,6 +32,21 @@ expect 0 "\[2\] cpu:nchw:tune=im2col_gemm against \[1\] cpu .*logits: max abs di
 expect 8 "logits: max abs diff [0-9.e+-]+, .* -> FAIL \(\|a - b\| <= 0 \+ 0 x \|reference\|\).*outputs DISAGREE" -- \
   bash -c "$(printf '%q ' "${rm_[@]}") --compare cpu,cpu:nchw:noopt:tune=im2col_gemm --rtol 0 --atol 0 | tr '\n' ' '; exit \${PIPESTATUS[0]}"
 
+# A float16 model (weights, input and output float16, made here with onnx's
+# helpers): the default tolerance of a float16 output is two float16 steps.
+"$py" - "$work" <<'PY' || failures=$((failures + 1))
+import sys, numpy as np, onnx
+from onnx import helper, numpy_helper, TensorProto
+m = onnx.load(f"{sys.argv[1]}/mnist_cnn.onnx")
+for t in m.graph.initializer:
+    t.CopyFrom(numpy_helper.from_array(numpy_helper.to_array(t).astype(np.float16), t.name))
+for v in list(m.graph.input) + list(m.graph.output):
+    v.type.tensor_type.elem_type = TensorProto.FLOAT16
+onnx.save(m, f"{sys.argv[1]}/mnist_fp16.onnx")
+PY
+expect 0 "\[2\] cpu:nchw:noopt against \[1\] cpu .*logits: max abs diff [0-9.e+-]+, max rel diff [0-9.e+-]+ -> pass \(\|a - b\| <= 1e-05 \+ 0.002 x \|reference\|\).*agree within tolerance" -- \
+  bash -c "\"$bin/runmodel\" \"$work/mnist_fp16.onnx\" --warmup 1 --iterations 3 --compare cpu,cpu:nchw:noopt | tr '\n' ' '"
+
 # --json: one object with every run, parsed and checked.
 "${rm_[@]}" --compare cpu,cuda,cpu:heuristic --json >"$work/compare.json"
 status=$?

@@ -4,7 +4,7 @@
 
 seeds_model/: tiny ONNX models covering the loader's paths (raw and typed
 data, Constant nodes, symbolic dims, initializers listed as inputs, old and
-new opsets, shape chains). seeds_inputs/: byte strings for fuzz_inputs
+new opsets, shape chains, float16). seeds_inputs/: byte strings for fuzz_inputs
 (3 dimension bytes, then float32 values).
 """
 import os
@@ -106,6 +106,21 @@ def main():
          numpy_helper.from_array(np.array(1, np.int64), "k"), numpy_helper.from_array(np.array(9, np.int64), "depth"),
          numpy_helper.from_array(np.array([0.0, 1.0], np.float32), "vals")])
     save(helper.make_model(g5, opset_imports=[helper.make_opsetid("", 18)]), "detector_opset18.onnx")
+
+    # float16: a half input and output, a half weight in raw_data, a half
+    # Constant in int32_data (16-bit patterns), a Cast to float16 and back.
+    h = helper.make_tensor_value_info("x", TensorProto.FLOAT16, [1, 2, 4, 4])
+    hw = numpy_helper.from_array(np.random.default_rng(6).standard_normal((2, 2, 3, 3)).astype(np.float16), "w")
+    hc = helper.make_tensor("c", TensorProto.FLOAT16, [1], np.array([0.5], np.float16).view(np.uint16).tolist())
+    g6 = helper.make_graph(
+        [helper.make_node("Conv", ["x", "w"], ["c1"], pads=[1, 1, 1, 1], name="conv"),
+         helper.make_node("Constant", [], ["k"], value=hc, name="half_const"),
+         helper.make_node("Mul", ["c1", "k"], ["m"], name="mul"),
+         helper.make_node("Cast", ["m"], ["m32"], to=TensorProto.FLOAT, name="to32"),
+         helper.make_node("Sigmoid", ["m32"], ["s"], name="sigmoid"),
+         helper.make_node("Cast", ["s"], ["y"], to=TensorProto.FLOAT16, name="to16")],
+        "half", [h], [helper.make_tensor_value_info("y", TensorProto.FLOAT16, None)], [hw])
+    save(helper.make_model(g6, opset_imports=[helper.make_opsetid("", 13)]), "float16.onnx")
 
     os.makedirs(os.path.join(HERE, "seeds_inputs"), exist_ok=True)
     rng = np.random.default_rng(0)

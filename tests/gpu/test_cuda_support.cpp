@@ -31,12 +31,19 @@ class SupportProbe final : public Backend {
     // this node has its answer, before anything is allocated.
     if (!stop_after.empty() && n.name == stop_after) throw std::runtime_error("asked; stopping the planning");
     if (why) *why = reason;
+    // A claimed node that touches a float16 / bfloat16 value (the lowering
+    // of half models should leave none).
+    if (ok)
+      for (const auto* ids : {&n.inputs, &n.outputs})
+        for (int v : *ids)
+          if (v >= 0 && is_half_dtype(g.values[v].dtype)) half_claimed.push_back(n.name);
     return false;
   }
   std::unique_ptr<Kernel> make_kernel(const Graph&, const Node&) const override { return nullptr; }
   bool is_device() const override { return true; }
   std::shared_ptr<RawAllocator> allocator() const override { return std::make_shared<HostAllocator>(); }
   mutable std::map<std::string, std::string> answers;
+  mutable std::vector<std::string> half_claimed;
   std::string stop_after;
 };
 
@@ -70,6 +77,34 @@ TEST(CudaSupport, TheNetworkOpsAreClaimed) {
   m.output("y");
   auto a = ask(m, {{"x", random_tensor({1, 3, 16, 16}, 3)}});
   for (const char* n : {"conv", "relu", "pool", "add", "gap", "flatten", "fc", "softmax"}) EXPECT_EQ(a[n], "yes") << n;
+}
+
+// A float16 model reaches placement lowered to float32: the compute nodes
+// are claimed as in a float32 model, no claimed node touches a half value,
+// and the Casts the lowering leaves (input, output, an inner rounding one)
+// are declined with a reason (they run on the CPU).
+TEST(CudaSupport, AFloat16ModelReachesTheGpuAsFloat32) {
+  ModelBuilder m(13);
+  m.input("x", DType::kFloat16, {1, 3, 8, 8});
+  m.initializer("w", from_float32(random_tensor({4, 3, 3, 3}, 1), DType::kFloat16));
+  m.node("Conv", {"x", "w"}, {"c"}, "conv").ints("pads", {1, 1, 1, 1});
+  m.node("Relu", {"c"}, {"r"}, "relu");
+  m.node("Cast", {"r"}, {"r16"}, "round16").i("to", static_cast<int64_t>(DType::kFloat16));
+  m.node("Add", {"r16", "c"}, {"y"}, "add");
+  m.output("y", DType::kFloat16);
+  std::string bytes = m.bytes();
+  auto model = Model::load_from_memory(bytes.data(), bytes.size(), "support_fp16.onnx");
+  Session s(model, {.device = Device::kCpu, .threads = 1, .optimize = false});
+  auto probe = std::make_shared<SupportProbe>();
+  SessionInternals::add_device(s, probe);
+  auto out = s.run({{"x", from_float32(random_tensor({1, 3, 8, 8}, 2), DType::kFloat16)}});
+  EXPECT_EQ(out[0].dtype(), DType::kFloat16);
+  for (const char* n : {"conv", "relu", "add"}) EXPECT_EQ(probe->answers[n], "yes") << n;
+  for (const char* n : {"x:to_float32", "round16", "y:to_float16"}) {
+    ASSERT_TRUE(probe->answers.count(n)) << n;
+    EXPECT_NE(probe->answers[n], "yes") << n;
+  }
+  EXPECT_TRUE(probe->half_claimed.empty()) << probe->half_claimed.front();
 }
 
 TEST(CudaSupport, DeclinesPreciselyWithAReason) {

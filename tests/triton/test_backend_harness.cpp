@@ -7,6 +7,7 @@
 // test_triton_server.py.
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
+#include <minirt/half.h>
 #include <minirt/session.h>
 #include <minirt/tensor.h>
 
@@ -192,6 +193,54 @@ TEST_F(BackendHarness, AnInstanceWhoseShapesAreKnownPlansAtLoad) {
             "");
   ASSERT_EQ(start(off, TRITONSERVER_INSTANCEGROUPKIND_CPU), "");
   EXPECT_FALSE(logged("warm-up"));
+}
+
+// A float16 model: TYPE_FP16 in the completed configuration, float16 bytes
+// in and out (computed in float32 inside: y = x * w rounded once to float16).
+TEST_F(BackendHarness, AFloat16ModelTakesAndAnswersFp16) {
+  minirt::testing::ModelBuilder mb;
+  mb.input("x", minirt::DType::kFloat16, {-1, 4}, {"N", ""});
+  minirt::Tensor w32 = minirt::Tensor::zeros(minirt::DType::kFloat32, {4});
+  const float wv[] = {0.5f, -1.0f, 3.0f, 0.1f};
+  std::copy(wv, wv + 4, w32.data<float>());
+  const minirt::Tensor w16 = minirt::from_float32(w32, minirt::DType::kFloat16);
+  mb.initializer("w", w16);
+  mb.node("Mul", {"x", "w"}, {"y"}, "mul");
+  mb.output("y", minirt::DType::kFloat16, {-1, 4}, {"N", ""});
+  write_model("h", mb.bytes());
+  TRITONBACKEND_Model* m = nullptr;
+  ASSERT_EQ(load("h", R"({"name":"h","backend":"minirt"})", &m), "");
+  ASSERT_TRUE(m->set_config.has_value());
+  EXPECT_THAT(*m->set_config, HasSubstr(R"("data_type":"TYPE_FP16")"));
+  TRITONBACKEND_ModelInstance* inst = nullptr;
+  ASSERT_EQ(start(m, TRITONSERVER_INSTANCEGROUPKIND_CPU, &inst), "");
+
+  auto r = std::make_unique<TRITONBACKEND_Request>();
+  r->id = "h1";
+  r->outputs = {"y"};
+  TRITONBACKEND_Input in;
+  in.name = "x";
+  in.datatype = TRITONSERVER_TYPE_FP16;
+  in.shape = {2, 4};
+  std::vector<uint16_t> x(8);
+  for (size_t k = 0; k < x.size(); ++k) x[k] = minirt::float_to_half(0.3f * static_cast<float>(k) - 1.0f);
+  in.buffers.emplace_back(reinterpret_cast<unsigned char*>(x.data()), reinterpret_cast<unsigned char*>(x.data() + x.size()));
+  r->inputs.push_back(std::move(in));
+  TRITONBACKEND_Request* raw = r.get();
+  ASSERT_EQ(take(TRITONBACKEND_ModelInstanceExecute(inst, &raw, 1)), "");
+  const TRITONBACKEND_Response* resp = response_of("h1");
+  ASSERT_NE(resp, nullptr);
+  ASSERT_FALSE(resp->error_code) << resp->error;
+  ASSERT_EQ(resp->outputs.size(), 1u);
+  const TRITONBACKEND_Output& o = resp->outputs[0];
+  EXPECT_EQ(o.datatype, TRITONSERVER_TYPE_FP16);
+  EXPECT_EQ(o.shape, (std::vector<int64_t>{2, 4}));
+  ASSERT_EQ(o.data.size(), 16u);
+  const uint16_t* y = reinterpret_cast<const uint16_t*>(o.data.data());
+  for (size_t k = 0; k < 8; ++k) {
+    const float want = minirt::half_to_float(x[k]) * minirt::half_to_float(w16.data<uint16_t>()[k % 4]);
+    EXPECT_EQ(y[k], minirt::float_to_half(want)) << k;
+  }
 }
 
 TEST_F(BackendHarness, OneExecutionWithMixedRequestsAnswersEachOnItsOwn) {

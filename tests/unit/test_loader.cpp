@@ -149,15 +149,15 @@ TEST(Loader, UnsupportedInitializerDtypeNamesIt) {
   ModelBuilder m;
   m.input("x", DType::kFloat32, {2});
   auto* init = m.proto().mutable_graph()->add_initializer();
-  init->set_name("half_w");
-  init->set_data_type(static_cast<int>(DType::kFloat16));
+  init->set_name("double_w");
+  init->set_data_type(static_cast<int>(DType::kFloat64));
   init->add_dims(2);
-  init->set_raw_data(std::string(4, '\0'));
-  m.node("Add", {"x", "half_w"}, {"y"}, "add");
+  init->set_raw_data(std::string(16, '\0'));
+  m.node("Add", {"x", "double_w"}, {"y"}, "add");
   m.output("y");
   Error e = load_error(m.bytes());
   EXPECT_EQ(e.code(), ErrorCode::kUnsupported);
-  EXPECT_THAT(e.what(), AllOf(HasSubstr("half_w"), HasSubstr("float16")));
+  EXPECT_THAT(e.what(), AllOf(HasSubstr("double_w"), HasSubstr("float64")));
 }
 
 TEST(Loader, OpsetNewerThanSupported) {

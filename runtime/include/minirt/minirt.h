@@ -8,6 +8,7 @@
 
 #include <minirt/error.h>
 #include <minirt/export.h>
+#include <minirt/half.h>
 #include <minirt/session.h>
 #include <minirt/tensor.h>
 

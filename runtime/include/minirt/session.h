@@ -60,6 +60,11 @@ struct ModelInfo {
   int64_t opset = 0;
   std::string producer;
   size_t node_count = 0;
+  // For a model with float16 or bfloat16 inputs, outputs, weights or casts:
+  // one line saying what was converted, e.g. "float16 model: 53 initializers
+  // converted to float32 at load; inputs x float16->float32; outputs y
+  // float32->float16; computed in float32". Empty for other models.
+  std::string half_precision;
 };
 
 class MINIRT_API Model {
