@@ -205,7 +205,7 @@ std::shared_ptr<const OpAttrs> parse_onehot(const ParseContext& ctx) {
 
 void infer_onehot(InferContext& ctx) {
   ctx.expect_dtype(0, {DType::kInt64, DType::kInt32, DType::kFloat32, DType::kInt8, DType::kUInt8});
-  ctx.expect_dtype(1, {DType::kInt64, DType::kInt32, DType::kFloat32, DType::kInt8, DType::kUInt8});
+  ctx.expect_dtype(1, {DType::kInt64, DType::kInt32, DType::kFloat32});
   ctx.expect_dtype(2, {DType::kFloat32, DType::kInt64, DType::kInt32, DType::kInt8, DType::kUInt8, DType::kBool});
   auto a = std::make_shared<OneHotAttrs>(ctx.attrs<OneHotAttrs>());
   if (shape_numel(ctx.shape(1)) != 1 || ctx.rank(1) > 1)
