@@ -272,11 +272,23 @@ inline int64_t index_at(const void* p, bool i64, int64_t i) {
                                                std::to_string(-len) + " to " + std::to_string(len - 1) + ")");
 }
 
+// The scatters' first step: the output starts as a copy of data (input 0),
+// split over the pool in 64 KiB chunks.
+void copy_data(const KernelArgs& args, int64_t bytes) {
+  const char* x = static_cast<const char*>(args.inputs[0]);
+  char* y = static_cast<char*>(args.outputs[0]);
+  if (x == y || bytes == 0) return;
+  constexpr int64_t kChunk = 1 << 16;
+  args.pool->parallel_for((bytes + kChunk - 1) / kChunk, [&](int64_t c0, int64_t c1) {
+    int64_t b0 = c0 * kChunk, b1 = std::min(bytes, c1 * kChunk);
+    std::memcpy(y + b0, x + b0, static_cast<size_t>(b1 - b0));
+  });
+}
+
 // out = data, then out[i0, .., indices[i0, .., i(r-1)], .., i(r-1)] (op)=
 // updates[i0, .., i(r-1)]: the index replaces the coordinate on `axis`. The
 // updates go in the order of their elements (so duplicate indices give the
-// last one's value, or combine in that order), on the calling thread; the
-// copy of data is split over the pool. An index outside [-len, len) stops
+// last one's value, or combine in that order), on the calling thread. An index outside [-len, len) stops
 // the run with an error naming the node; nothing is written out of bounds.
 class ScatterElementsKernel final : public Kernel {
  public:
@@ -292,7 +304,7 @@ class ScatterElementsKernel final : public Kernel {
   }
 
   void run(const KernelArgs& args) override {
-    copy_parallel(args, bytes_);
+    copy_data(args, bytes_);
     with_data_type(dtype_, [&](auto* tag) { typed<std::remove_pointer_t<decltype(tag)>>(args); });
   }
 
@@ -317,17 +329,6 @@ class ScatterElementsKernel final : public Kernel {
         coord[static_cast<size_t>(d)] = 0;
       }
     }
-  }
-
-  void copy_parallel(const KernelArgs& args, int64_t bytes) const {
-    const char* x = static_cast<const char*>(args.inputs[0]);
-    char* y = static_cast<char*>(args.outputs[0]);
-    if (x == y || bytes == 0) return;
-    constexpr int64_t kChunk = 1 << 16;
-    args.pool->parallel_for((bytes + kChunk - 1) / kChunk, [&](int64_t c0, int64_t c1) {
-      int64_t b0 = c0 * kChunk, b1 = std::min(bytes, c1 * kChunk);
-      std::memcpy(y + b0, x + b0, static_cast<size_t>(b1 - b0));
-    });
   }
 
   ScatterAttrs a_;
@@ -358,9 +359,7 @@ class ScatterNDKernel final : public Kernel {
   }
 
   void run(const KernelArgs& args) override {
-    const char* x = static_cast<const char*>(args.inputs[0]);
-    char* y = static_cast<char*>(args.outputs[0]);
-    if (x != y && bytes_) std::memcpy(y, x, static_cast<size_t>(bytes_));
+    copy_data(args, bytes_);
     with_data_type(dtype_, [&](auto* tag) { typed<std::remove_pointer_t<decltype(tag)>>(args); });
   }
 

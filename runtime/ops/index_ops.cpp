@@ -79,29 +79,37 @@ std::shared_ptr<const OpAttrs> parse_gather_elements(const ParseContext& ctx) {
   return a;
 }
 
-void infer_gather_elements(InferContext& ctx) {
-  ctx.expect_dtype(0, {DType::kFloat32, DType::kInt64, DType::kInt32, DType::kInt8, DType::kUInt8, DType::kBool});
-  ctx.expect_dtype(1, {DType::kInt64, DType::kInt32});
-  auto a = std::make_shared<GatherElementsAttrs>(ctx.attrs<GatherElementsAttrs>());
+// GatherElements and ScatterElements: data (input 0) and indices (input 1)
+// of one rank, indices no longer than data off the axis, and constant
+// indices inside the axis (run-time ones are the kernels' to check).
+// Returns the axis resolved to [0, rank).
+int64_t check_element_indices(InferContext& ctx, int64_t axis) {
   const Shape& x = ctx.shape(0);
   const Shape& idx = ctx.shape(1);
   int64_t r = static_cast<int64_t>(x.size());
   if (r == 0) ctx.fail("data must have rank 1 or more");
   if (idx.size() != x.size())
     ctx.fail("indices " + shape_str(idx) + " and data " + shape_str(x) + " must have the same rank");
-  a->axis = normalize_axis(a->axis, r, ctx);
+  axis = normalize_axis(axis, r, ctx);
   for (int64_t d = 0; d < r; ++d)
-    if (d != a->axis && idx[d] > x[d])
+    if (d != axis && idx[d] > x[d])
       ctx.fail("indices " + shape_str(idx) + " are longer than data " + shape_str(x) + " along axis " +
                std::to_string(d));
-  int64_t len = x[a->axis];
-  if (ctx.constant(1)) {
+  int64_t len = x[axis];
+  if (ctx.constant(1))
     for (int64_t i : ctx.const_ints(1, "indices"))
       if (i < -len || i >= len)
         ctx.fail("index " + std::to_string(i) + " is out of range for axis of length " + std::to_string(len));
-  }
+  return axis;
+}
+
+void infer_gather_elements(InferContext& ctx) {
+  ctx.expect_dtype(0, {DType::kFloat32, DType::kInt64, DType::kInt32, DType::kInt8, DType::kUInt8, DType::kBool});
+  ctx.expect_dtype(1, {DType::kInt64, DType::kInt32});
+  auto a = std::make_shared<GatherElementsAttrs>(ctx.attrs<GatherElementsAttrs>());
+  a->axis = check_element_indices(ctx, a->axis);
   ctx.set_attrs(a);
-  ctx.set_output(0, ctx.dtype(0), idx);
+  ctx.set_output(0, ctx.dtype(0), ctx.shape(1));
 }
 
 
@@ -137,33 +145,15 @@ void expect_scatter_types(InferContext& ctx, const ScatterAttrs& a) {
     ctx.unsupported(std::string("reduction '") + scatter_reduction_name(a.reduction) + "' on bool data");
 }
 
-// Out-of-range constant indices are refused at plan time; run-time ones by the kernel.
-void check_const_indices(InferContext& ctx, size_t input, int64_t len, const char* what) {
-  if (!ctx.constant(input)) return;
-  for (int64_t i : ctx.const_ints(input, "indices"))
-    if (i < -len || i >= len)
-      ctx.fail("index " + std::to_string(i) + " is out of range for " + what + " of length " + std::to_string(len));
-}
-
 void infer_scatter_elements(InferContext& ctx) {
   auto a = std::make_shared<ScatterAttrs>(ctx.attrs<ScatterAttrs>());
   expect_scatter_types(ctx, *a);
-  const Shape& x = ctx.shape(0);
   const Shape& idx = ctx.shape(1);
-  int64_t r = static_cast<int64_t>(x.size());
-  if (r == 0) ctx.fail("data must have rank 1 or more");
-  if (idx.size() != x.size())
-    ctx.fail("indices " + shape_str(idx) + " and data " + shape_str(x) + " must have the same rank");
   if (ctx.shape(2) != idx)
     ctx.fail("updates " + shape_str(ctx.shape(2)) + " must have the shape of indices " + shape_str(idx));
-  a->axis = normalize_axis(a->axis, r, ctx);
-  for (int64_t d = 0; d < r; ++d)
-    if (d != a->axis && idx[d] > x[d])
-      ctx.fail("indices " + shape_str(idx) + " are longer than data " + shape_str(x) + " along axis " +
-               std::to_string(d));
-  check_const_indices(ctx, 1, x[a->axis], "the scatter axis");
+  a->axis = check_element_indices(ctx, a->axis);
   ctx.set_attrs(a);
-  ctx.set_output(0, ctx.dtype(0), x);
+  ctx.set_output(0, ctx.dtype(0), ctx.shape(0));
 }
 
 void infer_scatter_nd(InferContext& ctx) {
@@ -183,9 +173,8 @@ void infer_scatter_nd(InferContext& ctx) {
   if (upd != want)
     ctx.fail("updates " + shape_str(upd) + " must have the shape " + shape_str(want) + " (indices " + shape_str(idx) +
              " without the last axis, then data " + shape_str(x) + " after the first " + std::to_string(k) + " axes)");
-  if (const Tensor* c = ctx.constant(1)) {
+  if (ctx.constant(1)) {
     std::vector<int64_t> v = ctx.const_ints(1, "indices");
-    (void)c;
     for (size_t i = 0; i < v.size(); ++i) {
       int64_t len = x[i % static_cast<size_t>(k)];
       if (v[i] < -len || v[i] >= len)
