@@ -37,6 +37,15 @@ with other symbolic dimensions need --shape NAME=DxDx... (the shared
 OpenVINO comes from bench/requirements.txt, installed into this interpreter's
 environment (the project's .venv) when missing; the tests' tools/requirements.txt
 stays without it. --peers onnxruntime runs without it.
+
+--isa avx2 stands in for an AVX2-only host on one with AVX-512: every process
+it starts (runmodel, both peers, minirt-fma-peak) runs with
+build/lib/libminirt-cpuid-mask.so preloaded, which hides AVX-512, AMX and
+AVX-VNNI from CPUID (bench/cpuid_mask.cpp; needs a CPU and kernel with CPUID
+faulting, `cpuid_fault` in /proc/cpuinfo), so all three choose their AVX2
+kernels and the FMA peak is the 256-bit one. The script checks that the mask
+took and stops if not. The core is still this host's, not a Zen 3's: the
+ratios hold for the ISA, not for the microarchitecture.
 """
 import argparse
 import datetime
@@ -121,6 +130,27 @@ def cpu_name():
     return platform.processor() or "unknown CPU"
 
 
+ISA_MASKED = None  # what --isa avx2 hid, for the report
+
+
+def mask_isa(args):
+    """Makes every process this script starts see an AVX2-only CPU (LD_PRELOAD of the cpuid-mask library), and
+    checks that it took: minirt-fma-peak, which picks its ISA from CPUID, must then report avx2."""
+    global ISA_MASKED
+    if not os.path.isfile(args.cpuid_mask):
+        sys.exit(f"--isa avx2: {args.cpuid_mask} not found (build the minirt-cpuid-mask target, "
+                 "MINIRT_BUILD_BENCH=ON)")
+    os.environ["LD_PRELOAD"] = " ".join(filter(None, [args.cpuid_mask, os.environ.get("LD_PRELOAD")]))
+    os.environ["MINIRT_CPUID_MASK_QUIET"] = "1"
+    if os.path.isfile(args.fma_peak):
+        r = subprocess.run([args.fma_peak, "--threads", "1", "--seconds", "0.05"], capture_output=True, text=True)
+        isa = json.loads(r.stdout).get("isa") if r.returncode == 0 else None
+        if isa != "avx2":
+            sys.exit(f"--isa avx2: with {os.path.basename(args.cpuid_mask)} preloaded, minirt-fma-peak still chose "
+                     f"{isa} ({r.stderr.strip()}); this CPU or kernel cannot make CPUID fault")
+    ISA_MASKED = "AVX-512, AMX and AVX-VNNI hidden from every engine by CPUID faulting (`--isa avx2`)"
+
+
 def cpu_isa():
     """The vector ISA from /proc/cpuinfo's flags: what minirt's kernels choose from at run time."""
     flags = set()
@@ -132,6 +162,8 @@ def cpu_isa():
                     break
     except OSError:
         pass
+    if ISA_MASKED and "avx2" in flags:
+        return "AVX2 + FMA: " + ISA_MASKED
     if "avx512f" in flags:
         extra = [f for f in ("avx512bw", "avx512vl", "avx512_vnni", "avx512_bf16") if f in flags]
         return "AVX-512 (avx512f" + "".join(", " + f for f in extra) + ")"
@@ -518,6 +550,11 @@ def main():
     ap.add_argument("--rounds", type=int, default=5)
     ap.add_argument("--warmup", type=int, default=3)
     ap.add_argument("--iterations", type=int, default=20)
+    ap.add_argument("--isa", choices=["native", "avx2"], default="native",
+                    help="avx2: run every engine (and the FMA peak) with AVX-512, AMX and AVX-VNNI hidden from CPUID "
+                         "by the --cpuid-mask library, to stand in for an AVX2-only host")
+    ap.add_argument("--cpuid-mask", default=os.path.join(ROOT, "build", "lib", "libminirt-cpuid-mask.so"),
+                    help="the LD_PRELOAD library --isa avx2 uses (default build/lib/libminirt-cpuid-mask.so)")
     ap.add_argument("--no-profile", action="store_true", help="skip the per-op profiles where minirt trails")
     ap.add_argument("--out", help="write the report (markdown) here as well")
     args = ap.parse_args()
@@ -526,6 +563,8 @@ def main():
     if not os.path.isfile(args.runmodel):
         ap.error(f"{args.runmodel} not found (build minirt, or give --runmodel)")
     ensure_requirements(args.peers)
+    if args.isa == "avx2":
+        mask_isa(args)
     import onnx
 
     shapes = dict(args.shape)
