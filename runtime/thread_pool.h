@@ -15,7 +15,9 @@
 // 0.2 ms, longer than the gap between two kernels of one run) before they
 // sleep, so the back-to-back steps of a run reach a worker that is awake;
 // the first step after a pause pays at most the caller's own work and one
-// wake-up call. A job too small for its grain runs inline.
+// wake-up call. A job too small for its grain runs inline. A caller waiting
+// for the chunks workers took spins about 0.2 ms, then blocks until the last
+// is done. No wait ever yields the CPU (see thread_pool.cpp).
 #pragma once
 
 #include <atomic>
@@ -27,18 +29,25 @@
 
 namespace minirt {
 
-// A non-owning reference to a callable taking (begin, end).
-class RangeFn {
+// A non-owning reference to a callable of signature R(Args...).
+template <typename R, typename... Args>
+class FnRef {
  public:
   template <typename F>
-  RangeFn(F& f)  // NOLINT: implicit by design
-      : obj_(&f), call_([](void* o, int64_t b, int64_t e) { (*static_cast<F*>(o))(b, e); }) {}
-  void operator()(int64_t b, int64_t e) const { call_(obj_, b, e); }
+  FnRef(F& f)  // NOLINT: implicit by design
+      : obj_(&f), call_([](void* o, Args... a) -> R { return (*static_cast<F*>(o))(a...); }) {}
+  R operator()(Args... a) const { return call_(obj_, a...); }
 
  private:
   void* obj_;
-  void (*call_)(void*, int64_t, int64_t);
+  R (*call_)(void*, Args...);
 };
+// fn(begin, end)
+using RangeFn = FnRef<void, int64_t, int64_t>;
+// fn(task, begin, end)
+using TaskRangeFn = FnRef<void, int64_t, int64_t, int64_t>;
+// bound(task): where task's units start
+using BoundFn = FnRef<int64_t, int64_t>;
 
 class ThreadPool {
  public:
@@ -62,8 +71,36 @@ class ThreadPool {
     run(n, grain, r);
   }
 
+  // For work that is cut into `tasks` contiguous ranges so that each keeps
+  // its data in one core's cache (a convolution's rows that share weights):
+  // task t owns units [bound(t), bound(t + 1)), and fn(t, u0, u1) runs
+  // pieces of them. The thread that takes a task works through its range
+  // front to back in about `pieces` steps; a thread done with its own range
+  // takes steps from the back of the range with the most left. So a thread
+  // that runs slow -- its core shared with another process, or its worker
+  // late to wake -- does not hold up the whole step, as it would with one
+  // fixed range per thread, while every thread still walks mostly its own
+  // range. In fn, t is the task of the thread running the piece (the owner
+  // or a thief), for per-task scratch: no two threads run pieces with one t
+  // at the same time. bound(0) is the first unit, bound(tasks) the end; each
+  // is read once, before any piece runs. Without workers (or inline, as
+  // parallel_for) each task runs as one piece, in order.
+  template <typename B, typename F>
+  void parallel_ranges(int64_t tasks, B&& bound, int64_t pieces, F&& fn) {
+    BoundFn b(bound);
+    TaskRangeFn f(fn);
+    run_ranges(tasks, b, pieces, f);
+  }
+
  private:
   void run(int64_t n, int64_t grain, RangeFn fn);
+  // Opens a job of `chunks` chunks of `chunk` items over [0, n) on the pool,
+  // takes part, and returns when every chunk is done; run_mu_ is held.
+  void run_locked(int64_t n, int64_t chunk, int64_t chunks, RangeFn fn);
+  void run_ranges(int64_t tasks, BoundFn bound, int64_t pieces, TaskRangeFn fn);
+  // parallel_ranges' part of a thread that took task t: its own range, then
+  // steps of the others'.
+  void work_ranges(int64_t t);
   void worker_loop();
   void stop_workers();
   // Takes chunks of the current job until none is left; returns how many it ran.
@@ -78,6 +115,8 @@ class ThreadPool {
   std::atomic<uint64_t> state_{0};
   std::atomic<int> sleepers_{0};
   std::atomic<int> active_{0};  // workers inside take_chunks() of the open job
+  std::atomic<bool> caller_waiting_{false};  // the caller blocks on done_cv_ for the last chunks
+  std::condition_variable done_cv_;
   std::atomic<bool> stop_{false};
   // The open job; written only while no worker is active and no job is open.
   const RangeFn* fn_ = nullptr;
@@ -87,6 +126,16 @@ class ThreadPool {
   std::atomic<int64_t> next_{0};  // next chunk to take
   std::atomic<int64_t> done_{0};  // chunks finished
   std::mutex run_mu_;             // held by the thread whose job the workers run
+  // parallel_ranges' open job: per task, what is left of its range (the
+  // front in the low 32 bits, the end in the high ones, taken by
+  // compare-and-swap from either side) and the owner's step.
+  struct alignas(64) RangeSlot {
+    std::atomic<uint64_t> left{0};
+    int64_t step = 1;
+  };
+  std::vector<RangeSlot> slots_;
+  int64_t range_tasks_ = 0;
+  const TaskRangeFn* range_fn_ = nullptr;
 };
 
 }  // namespace minirt

@@ -186,9 +186,15 @@ void for_each_tile(const TileGeom& t, const Geometry& q, int64_t s0, int64_t s1,
 // Deals the units of `outers` outer indices, `per` units each (unit u is
 // outer u / per), to `tasks` tasks in contiguous runs of near-equal cost (a
 // unit of outer o costs cost(o)), and calls seg(outer, s0, s1) for each
-// maximal run of one outer index in a task.
+// maximal run of one outer index in a piece of a task. A task's thread walks
+// its run in up to kPiecesPerTask pieces of at least `min_piece` units, and
+// threads done early take pieces from the back of the others' runs
+// (ThreadPool::parallel_ranges), so a thread slowed by another process on its
+// core does not hold up the layer.
+constexpr int64_t kPiecesPerTask = 8;
+
 template <typename C, typename F>
-void run_units(ThreadPool& pool, int64_t tasks, int64_t outers, int64_t per, C&& cost, F&& seg) {
+void run_units(ThreadPool& pool, int64_t tasks, int64_t outers, int64_t per, int64_t min_piece, C&& cost, F&& seg) {
   int64_t total = 0;
   for (int64_t o = 0; o < outers; ++o) total += cost(o) * per;
   // The unit where the cumulative cost reaches `target` (to the nearest unit).
@@ -201,21 +207,31 @@ void run_units(ThreadPool& pool, int64_t tasks, int64_t outers, int64_t per, C&&
     }
     return outers * per;
   };
-  auto body = [&](int64_t t0, int64_t t1) {
-    for (int64_t t = t0; t < t1; ++t) {
-      int64_t u = unit_at(total * t / tasks);
-      const int64_t u1 = unit_at(total * (t + 1) / tasks);
-      while (u < u1) {
-        const int64_t outer = u / per, s0 = u % per, s1 = std::min(per, s0 + (u1 - u));
-        if constexpr (std::is_invocable_v<F&, int64_t, int64_t, int64_t, int64_t>)
-          seg(outer, s0, s1, t);  // with the task's index (its own scratch)
-        else
-          seg(outer, s0, s1);
-        u += s1 - s0;
-      }
+  auto bound = [&](int64_t t) { return unit_at(total * t / tasks); };
+  auto body = [&](int64_t t, int64_t u, int64_t u1) {
+    while (u < u1) {
+      const int64_t outer = u / per, s0 = u % per, s1 = std::min(per, s0 + (u1 - u));
+      if constexpr (std::is_invocable_v<F&, int64_t, int64_t, int64_t, int64_t>)
+        seg(outer, s0, s1, t);  // with the task's index (its own scratch)
+      else
+        seg(outer, s0, s1);
+      u += s1 - s0;
     }
   };
-  pool.parallel_for(tasks, body);
+  const int64_t units = outers * per;
+  const int64_t pieces =
+      std::clamp<int64_t>(units / std::max<int64_t>(1, tasks * std::max<int64_t>(min_piece, 1)), 1, kPiecesPerTask);
+  pool.parallel_ranges(tasks, bound, pieces, body);
+}
+
+// Units of at least this many output pixels per piece: a piece re-reads the
+// weights of its pass (at most kWeightBudget) for its pixels, which stays
+// far below the FMAs it does from 64 pixels on.
+constexpr int64_t kPiecePixels = 64;
+
+int64_t min_piece_units(const TileGeom& t) {
+  const int64_t pixels_per_unit = t.flat ? std::max<int64_t>(1, t.ow / std::max<int64_t>(1, t.units)) : t.ow;
+  return ceil_div(kPiecePixels, std::max<int64_t>(1, pixels_per_unit));
 }
 
 // ---------------------------------------------------------------- microkernels
@@ -975,7 +991,7 @@ void NchwcDirectConv::run(const float* x, const float* r, float* y, int64_t y_ch
     const size_t g1 = std::min(groups_.size(), g0 + static_cast<size_t>(chunk_groups_));
     return groups_[g1 - 1].ob + groups_[g1 - 1].nb - groups_[g0].ob;
   };
-  run_units(pool, tasks_, q_.n * chunks_, tg_.units, cost, [&](int64_t outer, int64_t s0, int64_t s1) {
+  run_units(pool, tasks_, q_.n * chunks_, tg_.units, min_piece_units(tg_), cost, [&](int64_t outer, int64_t s0, int64_t s1) {
     const int64_t img = outer / chunks_, chunk = outer % chunks_;
     segment(x + img * x_img, res ? r + img * r_img : nullptr, y + img * y_img, yob0, chunk, s0, s1);
   });
@@ -1042,7 +1058,7 @@ void NchwcDepthwiseConv::run(const float* x, const float* r, float* y, int64_t y
     const int64_t c0 = std::min(q.pw, frame_w_), c1 = std::clamp(q.pw + q.w, c0, frame_w_);
     const int64_t nt = ceil_div(q.ow, tg_.ur), sz = q.ow / nt, big = q.ow - sz * nt;  // big tiles of sz + 1
     run_units(
-        pool, tasks_, q.n * cbs_, tg_.units, [](int64_t) { return int64_t{1}; },
+        pool, tasks_, q.n * cbs_, tg_.units, min_piece_units(tg_), [](int64_t) { return int64_t{1}; },
         [&](int64_t outer, int64_t s0, int64_t s1, int64_t task) {
           const int64_t img = outer / cbs_, cb = outer % cbs_;
           const float* xb = x + img * x_img + cb * q.h * q.w * B;
@@ -1092,7 +1108,7 @@ void NchwcDepthwiseConv::run(const float* x, const float* r, float* y, int64_t y
     return;
   }
   run_units(
-      pool, tasks_, q.n * cbs_, tg_.units, [](int64_t) { return int64_t{1}; },
+      pool, tasks_, q.n * cbs_, tg_.units, min_piece_units(tg_), [](int64_t) { return int64_t{1}; },
       [&](int64_t outer, int64_t s0, int64_t s1) {
         const int64_t img = outer / cbs_, cb = outer % cbs_;
         const float* xb = x + img * x_img + cb * q.h * q.w * B;

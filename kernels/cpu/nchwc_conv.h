@@ -50,7 +50,11 @@
 // units (1x1 stride 1: runs of about one tile of pixels instead of rows),
 // dealt to the tasks in contiguous runs of near-equal cost, so that a task
 // keeps its weights; with 2 or 3 threads the ResNet-50 and MobileNetV2
-// layers split within 2%, with 16 within 15% (7x7 planes).
+// layers split within 2%, with 16 within 15% (7x7 planes). A task's thread
+// walks its run in a few pieces (of 64 output pixels or more), and a thread
+// done early takes pieces from the back of another's run
+// (ThreadPool::parallel_ranges): a thread whose core is shared with another
+// process no longer holds up the layer.
 //
 // Layouts. x: blocked [N][ceil(C/B)][H][W][B] (or plain [N][C][H][W] when
 // !input_blocked); y: blocked with y_channels channels, the convolution's
