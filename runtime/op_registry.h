@@ -121,7 +121,7 @@ std::vector<const OpSchema*> all_schemas();
 // The newest default-domain opset minirt accepts (the newest the onnx
 // package defines: every supported op's versions up to it are in
 // runtime/ops/op_versions.h), and the oldest.
-constexpr int64_t kMinOpset = 7;
+constexpr int64_t kMinOpset = 1;
 constexpr int64_t kMaxOpset = 28;
 
 // The binary ops' broadcasting before opset 7: see runtime/ops/legacy_broadcast.h.
