@@ -222,8 +222,7 @@ LegacyBroadcast parse_legacy_broadcast(const ParseContext& ctx) {
   lb.active = true;
   lb.broadcast = ctx.get_int("broadcast", 0) != 0;
   lb.has_axis = ctx.has("axis");
-  lb.axis = ctx.get_int("axis", 0);
-  if (lb.has_axis && !lb.broadcast) ctx.invalid("axis is given but broadcast is 0");
+  lb.axis = ctx.get_int("axis", 0);  // read only with broadcast=1
   return lb;
 }
 

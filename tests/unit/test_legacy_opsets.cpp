@@ -129,6 +129,18 @@ TEST(LegacyOpsets, BinaryBroadcastSuffixScalarAndAxisZero) {
   }
 }
 
+// broadcast=0 with A and B of one shape: elementwise (an axis, if given, is unused).
+TEST(LegacyOpsets, BinaryWithoutBroadcastOnOneShape) {
+  ModelBuilder m(6, 3);
+  m.input("a", DType::kFloat32, {2, 3});
+  m.input("b", DType::kFloat32, {2, 3});
+  m.node("Sub", {"a", "b"}, {"y"}).i("axis", 1);
+  m.output("y");
+  auto y = run(m.bytes(), {{"a", testing::iota({2, 3}, 5.0f)}, {"b", testing::iota({2, 3}, 0.0f, 2.0f)}});
+  ASSERT_EQ(y[0].shape(), (Shape{2, 3}));
+  for (int i = 0; i < 6; ++i) EXPECT_EQ(y[0].data<float>()[i], 5.0f - static_cast<float>(i));
+}
+
 TEST(LegacyOpsets, BinaryBroadcastRefusalsNameNodeOpAndRule) {
   {
     // broadcast=0 (the default) needs one shape.
