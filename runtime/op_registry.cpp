@@ -230,7 +230,8 @@ std::vector<int> align_legacy_broadcast(Graph& g, int node, const LegacyBroadcas
   if (!lb.active) return {};
   const Node& n = g.nodes[node];
   const int a_id = n.input(0), b_id = n.input(1);
-  if (a_id < 0 || b_id < 0) return {};
+  // Unknown shapes are infer()'s to report.
+  if (a_id < 0 || b_id < 0 || !g.values[a_id].shape_known || !g.values[b_id].shape_known) return {};
   const Shape a = g.values[a_id].shape, b = g.values[b_id].shape;
   const std::string version =
       n.op + " version " + std::to_string(op_version_at(n.op, g.opset)) + " (opset " + std::to_string(g.opset) + ")";

@@ -191,6 +191,7 @@ std::function<std::shared_ptr<const OpAttrs>(const ParseContext&)> binary(Binary
 std::vector<int> prepare_prelu(Graph& g, int node) {
   if (g.opset >= 7) return {};
   const Node& n = g.nodes[node];
+  if (!g.values[n.input(0)].shape_known || !g.values[n.input(1)].shape_known) return {};
   const Shape& x = g.values[n.input(0)].shape;
   const Shape& slope = g.values[n.input(1)].shape;
   if (x.size() <= 2 || slope.size() != 1 || slope[0] != x[1] || slope[0] == 1) return {};
