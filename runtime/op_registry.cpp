@@ -257,11 +257,13 @@ std::vector<int> align_legacy_broadcast(Graph& g, int node, const LegacyBroadcas
       node_fail(ErrorCode::kInvalidModel, g, n,
                 "axis " + std::to_string(lb.axis) + " does not place B " + shape_str(b) + " inside A " + shape_str(a));
   }
+  // A 1 in B expands too (as onnx.version_converter writes it: a bias of
+  // C x 1 x 1 with broadcast=1 and no axis for an N x C x H x W input).
   for (int64_t i = 0; i < rb; ++i)
-    if (b[i] != a[axis + i])
+    if (b[i] != a[axis + i] && b[i] != 1)
       node_fail(ErrorCode::kInvalidModel, g, n,
                 "B " + shape_str(b) + " does not match A " + shape_str(a) + " from axis " + std::to_string(axis) +
-                    ": " + version + " broadcasts B only where its shape is A's dimensions from axis" +
+                    ": " + version + " broadcasts B only where its dimensions are A's (or 1) from axis" +
                     (lb.has_axis ? "" : " (no axis given: A's trailing dimensions)"));
   const int64_t trailing = ra - axis - rb;
   if (trailing == 0) return {};

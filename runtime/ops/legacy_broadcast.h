@@ -8,7 +8,7 @@ namespace minirt {
 
 // The binary ops before opset 7 (Add, Sub, Mul, Div, Pow, And, Or, Xor,
 // Equal, Greater, Less): no NumPy broadcasting, but `broadcast` (0: A and B
-// of one shape) and `axis` (with broadcast=1, B's shape is A's dimensions
+// of one shape) and `axis` (with broadcast=1, B's dimensions are A's, or 1,
 // from `axis` on, or A's trailing ones without it; or B holds one element).
 // The output has A's shape.
 struct LegacyBroadcast {

@@ -129,6 +129,23 @@ TEST(LegacyOpsets, BinaryBroadcastSuffixScalarAndAxisZero) {
   }
 }
 
+// A 1 in B expands too: a C x 1 x 1 bias with broadcast=1 and no axis (as
+// onnx.version_converter writes Add for opset 6), and C x 1 from axis 1.
+TEST(LegacyOpsets, BinaryBroadcastOnesInBExpand) {
+  for (bool axis : {false, true}) {
+    ModelBuilder m(6, 3);
+    m.input("x", DType::kFloat32, {1, 2, 3, 4});
+    m.initializer("bias", testing::iota(axis ? Shape{2, 1} : Shape{2, 1, 1}, 100.0f, 100.0f));
+    auto add = m.node("Add", {"x", "bias"}, {"y"}).i("broadcast", 1);
+    if (axis) add.i("axis", 1);
+    m.output("y");
+    Tensor x = testing::iota({1, 2, 3, 4});
+    auto y = run(m.bytes(), {{"x", x}});
+    ASSERT_EQ(y[0].shape(), (Shape{1, 2, 3, 4}));
+    for (int i = 0; i < 24; ++i) EXPECT_EQ(y[0].data<float>()[i], static_cast<float>(i + 100 * (1 + i / 12))) << axis;
+  }
+}
+
 // broadcast=0 with A and B of one shape: elementwise (an axis, if given, is unused).
 TEST(LegacyOpsets, BinaryWithoutBroadcastOnOneShape) {
   ModelBuilder m(6, 3);
