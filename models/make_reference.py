@@ -9,7 +9,11 @@ For each MODEL.onnx this writes
     DIR/<stem>/test_data_set_0/input_K.pb      deterministic random input (uniform [0, 1), seeded)
     DIR/<stem>/test_data_set_0/output_K.pb     onnxruntime's outputs (CPUExecutionProvider)
 
-which `minirt-conformance DIR` then runs. With --batch N (N > 1) the folder is
+which `minirt-conformance DIR` then runs. With --convert-opset N the folder is
+DIR/<stem>_opsetN and its model.onnx is the model converted to default-domain
+opset N by onnx.version_converter (ONNX's own tool), while the outputs stay
+onnxruntime's on the original: minirt's reading of the older versions is
+checked against the model as exported. With --batch N (N > 1) the folder is
 DIR/<stem>_batchN and the first dimension of every input, which must be
 symbolic, is N. Other symbolic dimensions are 1 unless --shape gives the
 input's whole shape. Reference outputs come from onnxruntime only, never
@@ -84,15 +88,22 @@ def write_tensor(path, array, name):
         f.write(numpy_helper.from_array(array, name).SerializeToString())
 
 
-def make_case(model_path, out_dir, batch, seed, shapes, threads):
+def make_case(model_path, out_dir, batch, seed, shapes, threads, convert_opset=None):
     model = onnx.load(model_path)
     stem = os.path.splitext(os.path.basename(model_path))[0]
+    if convert_opset is not None:
+        stem += f"_opset{convert_opset}"
     case = os.path.join(out_dir, stem if batch == 1 else f"{stem}_batch{batch}")
     data = os.path.join(case, "test_data_set_0")
     if os.path.isdir(case):
         shutil.rmtree(case)
     os.makedirs(data)
-    shutil.copyfile(model_path, os.path.join(case, "model.onnx"))
+    if convert_opset is None:
+        shutil.copyfile(model_path, os.path.join(case, "model.onnx"))
+    else:
+        from onnx import shape_inference, version_converter
+        converted = version_converter.convert_version(shape_inference.infer_shapes(model), convert_opset)
+        onnx.save(converted, os.path.join(case, "model.onnx"))
 
     rng = np.random.default_rng(seed)
     feeds = {}
@@ -139,6 +150,8 @@ def main():
     ap.add_argument("--shape", type=parse_shape, action="append", default=[],
                     help="NAME=DxDx...: the whole shape of input NAME (repeatable)")
     ap.add_argument("--threads", type=int, default=2, help="onnxruntime intra-op threads (default 2)")
+    ap.add_argument("--convert-opset", type=int, default=None, metavar="N",
+                    help="write the model converted to opset N (onnx.version_converter); outputs of the original")
     ap.add_argument("models", nargs="+", metavar="MODEL.onnx")
     args = ap.parse_args()
     if args.batch < 1:
@@ -148,7 +161,7 @@ def main():
     for m in args.models:
         if not os.path.isfile(m):
             sys.exit(f"make_reference.py: {m}: no such file")
-        ok = make_case(m, args.out, args.batch, args.seed, shapes, args.threads) and ok
+        ok = make_case(m, args.out, args.batch, args.seed, shapes, args.threads, args.convert_opset) and ok
     return 0 if ok else 1
 
 

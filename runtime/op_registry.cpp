@@ -1,6 +1,7 @@
 #include "runtime/op_registry.h"
 
 #include "runtime/ops/families.h"
+#include "runtime/ops/op_versions.h"
 
 #include <algorithm>
 #include <mutex>
@@ -213,6 +214,71 @@ Shape broadcast_shapes(const Shape& a, const Shape& b, const InferContext& ctx) 
     out[i] = da == 1 ? db : da;
   }
   return out;
+}
+
+LegacyBroadcast parse_legacy_broadcast(const ParseContext& ctx) {
+  LegacyBroadcast lb;
+  if (ctx.opset() >= 7) return lb;
+  lb.active = true;
+  lb.broadcast = ctx.get_int("broadcast", 0) != 0;
+  lb.has_axis = ctx.has("axis");
+  lb.axis = ctx.get_int("axis", 0);  // read only with broadcast=1
+  return lb;
+}
+
+std::vector<int> align_legacy_broadcast(Graph& g, int node, const LegacyBroadcast& lb) {
+  if (!lb.active) return {};
+  const Node& n = g.nodes[node];
+  const int a_id = n.input(0), b_id = n.input(1);
+  // Unknown shapes are infer()'s to report.
+  if (a_id < 0 || b_id < 0 || !g.values[a_id].shape_known || !g.values[b_id].shape_known) return {};
+  const Shape a = g.values[a_id].shape, b = g.values[b_id].shape;
+  const std::string version =
+      n.op + " version " + std::to_string(op_version_at(n.op, g.opset)) + " (opset " + std::to_string(g.opset) + ")";
+  if (!lb.broadcast) {
+    if (a != b)
+      node_fail(ErrorCode::kInvalidModel, g, n,
+                "inputs of shapes " + shape_str(a) + " and " + shape_str(b) + ": " + version +
+                    " has broadcast=0 (the default before opset 7), which needs both of one shape; broadcast=1 "
+                    "lets B broadcast to A");
+    return {};
+  }
+  const int64_t ra = static_cast<int64_t>(a.size()), rb = static_cast<int64_t>(b.size());
+  if (rb > ra)
+    node_fail(ErrorCode::kInvalidModel, g, n,
+              "B " + shape_str(b) + " has a higher rank than A " + shape_str(a) + ": " + version +
+                  " broadcasts B to A's shape only");
+  // One element: the same under NumPy's rules, whatever the axis.
+  if (shape_numel(b) == 1) return {};
+  int64_t axis = ra - rb;
+  if (lb.has_axis) {
+    axis = lb.axis < 0 ? lb.axis + ra : lb.axis;
+    if (axis < 0 || axis + rb > ra)
+      node_fail(ErrorCode::kInvalidModel, g, n,
+                "axis " + std::to_string(lb.axis) + " does not place B " + shape_str(b) + " inside A " + shape_str(a));
+  }
+  // A 1 in B expands too (as onnx.version_converter writes it: a bias of
+  // C x 1 x 1 with broadcast=1 and no axis for an N x C x H x W input).
+  for (int64_t i = 0; i < rb; ++i)
+    if (b[i] != a[axis + i] && b[i] != 1)
+      node_fail(ErrorCode::kInvalidModel, g, n,
+                "B " + shape_str(b) + " does not match A " + shape_str(a) + " from axis " + std::to_string(axis) +
+                    ": " + version + " broadcasts B only where its dimensions are A's (or 1) from axis" +
+                    (lb.has_axis ? "" : " (no axis given: A's trailing dimensions)"));
+  const int64_t trailing = ra - axis - rb;
+  if (trailing == 0) return {};
+  // B sits before A's trailing dimensions: append them to B as 1s.
+  Attribute axes;
+  axes.kind = Attribute::Kind::kInts;
+  for (int64_t i = 0; i < trailing; ++i) axes.ints.push_back(rb + i);
+  const std::string name = n.name + "/broadcast_" + g.values[b_id].name;
+  const int out = g.add_value(name);
+  const int u = g.add_node(name, "Unsqueeze", {b_id}, {out});
+  g.nodes[u].attrs["axes"] = axes;
+  ParseContext pc(g, g.nodes[u], g.opset);
+  g.nodes[u].parsed = find_schema("Unsqueeze")->parse(pc);
+  g.nodes[node].inputs[1] = out;
+  return {u};
 }
 
 }  // namespace minirt

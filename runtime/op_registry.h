@@ -8,6 +8,7 @@
 #pragma once
 
 #include "runtime/graph.h"
+#include "runtime/ops/legacy_broadcast.h"
 
 #include <functional>
 #include <memory>
@@ -91,6 +92,13 @@ struct OpSchema {
   std::function<void(InferContext&)> infer;
   // Inputs whose values must be known when the plan is made (shape operands).
   std::vector<int> shape_inputs;
+  // Called by shape inference before infer(), with the inputs' shapes known:
+  // checks and rewrites what older opsets express differently, adding nodes
+  // in front of this one (the binary ops before opset 7 broadcast B from an
+  // axis of A: B gets an Unsqueeze to trailing 1-dims so that NumPy
+  // broadcasting computes the same). Returns the indices of the nodes added,
+  // which shape inference visits first; may be empty.
+  std::function<std::vector<int>(Graph& g, int node)> prepare;
   // Constant folding may evaluate this op when all its inputs are known.
   bool foldable = true;
   // Which opset's semantics are implemented when they changed over time.
@@ -113,8 +121,31 @@ std::vector<const OpSchema*> all_schemas();
 // The newest default-domain opset minirt accepts (the newest the onnx
 // package defines: every supported op's versions up to it are in
 // runtime/ops/op_versions.h), and the oldest.
-constexpr int64_t kMinOpset = 7;
+constexpr int64_t kMinOpset = 1;
 constexpr int64_t kMaxOpset = 28;
+
+// The binary ops' broadcasting before opset 7: see runtime/ops/legacy_broadcast.h.
+// Reads the attributes where the opset is older than 7; inactive otherwise.
+LegacyBroadcast parse_legacy_broadcast(const ParseContext& ctx);
+// The prepare step for those ops: checks input 1 against input 0 under the
+// rules above (failing with the node and op named) and, where B sits at an
+// axis before A's trailing dimensions, adds an Unsqueeze that appends B's
+// missing trailing 1-dims and makes it the node's input 1. Returns the nodes
+// added (none or one).
+std::vector<int> align_legacy_broadcast(Graph& g, int node, const LegacyBroadcast& lb);
+// The prepare step of an op whose parsed attributes (Attrs) hold a
+// LegacyBroadcast `legacy`: aligns once, then marks it done.
+template <typename Attrs>
+std::vector<int> prepare_legacy_broadcast(Graph& g, int node) {
+  const auto& a = g.nodes[node].attrs_as<Attrs>();
+  if (!a.legacy.active) return {};
+  auto done = std::make_shared<Attrs>(a);
+  done->legacy.active = false;
+  const LegacyBroadcast lb = a.legacy;
+  std::vector<int> added = align_legacy_broadcast(g, node, lb);
+  g.nodes[node].parsed = std::move(done);
+  return added;
+}
 
 // Shared helpers for schemas.
 // a * b for dimension arithmetic; fails (naming `what`) instead of overflowing.

@@ -9,7 +9,8 @@
 #    BUILD/model_tests with onnxruntime's outputs (batch 1, and batch 2 for
 #    the models with a symbolic batch; EfficientNet-B0 and the YOLO-like
 #    detector have a fixed batch of 1), plus the real models in
-#    SRC/../shared/models when that folder exists.
+#    SRC/../shared/models when that folder exists (and mnist-8 converted
+#    down to opsets 6, 4 and 1, with the original's outputs).
 # 3. minirt-conformance compares minirt with them at rtol 1e-4, atol 1e-5.
 #    Any failure fails the test, and so does a skipped generated model
 #    (minirt must run all of them); a shared model that needs an op minirt
@@ -92,6 +93,12 @@ if [ -d "$shared" ]; then
     "${ref[@]}" "${extra[@]}" "$f"
     shared_names+=("$stem")
   done
+  # mnist-8 (CNTK, opset 8) converted down by onnx.version_converter to
+  # opsets 6, 4 and 1 (Add with broadcast, Reshape's shape attribute, ...),
+  # against onnxruntime on the original. These must run, not be skipped.
+  if [ -e "$shared/mnist-8.onnx" ]; then
+    for opset in 6 4 1; do "${ref[@]}" --convert-opset "$opset" "$shared/mnist-8.onnx"; done
+  fi
 else
   echo "skipping shared models: $shared not found"
 fi

@@ -358,9 +358,9 @@ Graph load_bytes(const void* data, size_t size, const std::string& name) {
                   " to " + std::to_string(kMaxOpset) + "); re-export the model with opset " +
                   std::to_string(kMaxOpset) + " or older");
   if (have_default && g.opset < kMinOpset)
-    fail_file(ErrorCode::kUnsupported, name,
-              "opset " + std::to_string(g.opset) + " is older than minirt supports (" + std::to_string(kMinOpset) +
-                  " to " + std::to_string(kMaxOpset) + "); convert the model with onnx.version_converter");
+    fail_file(ErrorCode::kInvalidModel, name,
+              "opset " + std::to_string(g.opset) + " is not an ONNX opset (they are numbered from " +
+                  std::to_string(kMinOpset) + ")");
 
   const GraphProto& gp = mp.graph();
   std::unordered_map<std::string, int> ids;

@@ -3,6 +3,7 @@
 
 #include "runtime/graph.h"
 #include "runtime/ops/activation.h"
+#include "runtime/ops/legacy_broadcast.h"
 
 namespace minirt {
 
@@ -35,6 +36,7 @@ enum class BinaryKind { kAdd, kSub, kMul, kDiv, kPow, kPRelu, kMax, kMin, kMod, 
 
 struct BinaryAttrs : OpAttrs {
   BinaryKind kind = BinaryKind::kAdd;
+  LegacyBroadcast legacy;  // before opset 7 (see op_registry.h)
 };
 
 // Max, Min, Sum, Mean over one or more inputs, all broadcast together.

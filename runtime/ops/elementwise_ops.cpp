@@ -59,8 +59,9 @@ std::shared_ptr<const OpAttrs> parse_activation(const ParseContext& ctx) {
     a->act.alpha = ctx.get_float("alpha", 1.0f);
   } else if (op == "Selu") {
     a->act.kind = ActKind::kSelu;
-    a->act.alpha = ctx.get_float("alpha", 1.67326319217681884765625f);
-    a->act.beta = ctx.get_float("gamma", 1.05070102214813232421875f);
+    // Version 1 (before opset 6) defaults to the rounded 1.6732 and 1.0507.
+    a->act.alpha = ctx.get_float("alpha", ctx.opset() < 6 ? 1.6732f : 1.67326319217681884765625f);
+    a->act.beta = ctx.get_float("gamma", ctx.opset() < 6 ? 1.0507f : 1.05070102214813232421875f);
   } else if (op == "Celu") {
     a->act.kind = ActKind::kCelu;
     a->act.alpha = ctx.get_float("alpha", 1.0f);
@@ -149,6 +150,25 @@ void infer_dropout(InferContext& ctx) {
   ctx.set_output(1, ctx.opset() >= 10 ? DType::kBool : ctx.dtype(0), ctx.shape(0));
 }
 
+std::shared_ptr<const OpAttrs> parse_dropout(const ParseContext& ctx) {
+  // Before opset 7, is_test (default 0) chooses between test mode (the
+  // identity) and training mode (random dropping), which minirt does not do
+  // unless the ratio is 0.
+  if (ctx.opset() < 7 && ctx.get_int("is_test", 0) == 0) {
+    float ratio = ctx.get_float("ratio", 0.5f);
+    if (ratio != 0.0f) {
+      std::ostringstream r;
+      r << ratio;
+      ctx.unsupported("Dropout version " + std::to_string(ctx.opset() < 6 ? 1 : 6) + " with is_test=0" +
+                      (ctx.has("is_test") ? "" : " (the default)") + " drops at random (training mode, ratio " +
+                      r.str() + "), which minirt does not do; is_test=1 (inference, the identity) is supported");
+    }
+  }
+  auto a = std::make_shared<UnaryAttrs>();
+  a->kind = UnaryKind::kCopy;
+  return a;
+}
+
 // Neg, Abs, Sign.
 void infer_neg_abs(InferContext& ctx) {
   ctx.expect_dtype(0, {DType::kFloat32, DType::kInt64, DType::kInt32});
@@ -156,11 +176,29 @@ void infer_neg_abs(InferContext& ctx) {
 }
 
 std::function<std::shared_ptr<const OpAttrs>(const ParseContext&)> binary(BinaryKind kind) {
-  return [kind](const ParseContext&) {
+  return [kind](const ParseContext& ctx) {
     auto a = std::make_shared<BinaryAttrs>();
     a->kind = kind;
+    // PRelu never had broadcast and axis; its slope's older rule is in prepare_prelu.
+    if (kind != BinaryKind::kPRelu) a->legacy = parse_legacy_broadcast(ctx);
     return a;
   };
+}
+
+// PRelu before opset 7: a slope of one value per channel (rank 1, length
+// X[1]) applies along axis 1, as Caffe2 defined it, not along the last
+// axis as NumPy broadcasting from version 7 would have it.
+std::vector<int> prepare_prelu(Graph& g, int node) {
+  if (g.opset >= 7) return {};
+  const Node& n = g.nodes[node];
+  if (!g.values[n.input(0)].shape_known || !g.values[n.input(1)].shape_known) return {};
+  const Shape& x = g.values[n.input(0)].shape;
+  const Shape& slope = g.values[n.input(1)].shape;
+  if (x.size() <= 2 || slope.size() != 1 || slope[0] != x[1] || slope[0] == 1) return {};
+  LegacyBroadcast lb;
+  lb.active = lb.broadcast = lb.has_axis = true;
+  lb.axis = 1;
+  return align_legacy_broadcast(g, node, lb);
 }
 
 std::shared_ptr<const OpAttrs> parse_mod(const ParseContext& ctx) {
@@ -212,6 +250,9 @@ void infer_variadic(InferContext& ctx) {
     if (ctx.dtype(i) != ctx.dtype(0))
       ctx.fail("inputs have different types: " + std::string(dtype_name(ctx.dtype(0))) + " and " +
                dtype_name(ctx.dtype(i)));
+    if (ctx.opset() < 8 && ctx.shape(i) != ctx.shape(0))
+      ctx.fail("inputs of shapes " + shape_str(ctx.shape(0)) + " and " + shape_str(ctx.shape(i)) + ": " +
+               ctx.node().op + " before opset 8 takes inputs of one shape (no broadcasting)");
     y = broadcast_shapes(y, ctx.shape(i), ctx);
   }
   ctx.set_output(0, ctx.dtype(0), y);
@@ -240,16 +281,23 @@ void add_elementwise_schemas(std::vector<OpSchema>& out) {
   out.push_back({.op = "Neg", .parse = unary(UnaryKind::kNeg), .infer = infer_neg_abs});
   out.push_back({.op = "Abs", .parse = unary(UnaryKind::kAbs), .infer = infer_neg_abs});
   out.push_back({.op = "Identity", .parse = unary(UnaryKind::kCopy), .infer = infer_copy});
-  out.push_back({.op = "Dropout", .max_inputs = 3, .max_outputs = 2, .parse = unary(UnaryKind::kCopy),
+  out.push_back({.op = "Dropout", .max_inputs = 3, .max_outputs = 2, .parse = parse_dropout,
                  .infer = infer_dropout, .shape_inputs = {1, 2},
-                 .semantics = "inference: output = input, mask all true; training mode only with ratio 0"});
+                 .semantics = "inference: output = input, mask all true; training mode (is_test=0 before opset 7) only "
+                              "with ratio 0"});
   const std::pair<const char*, BinaryKind> bins[] = {
       {"Add", BinaryKind::kAdd}, {"Sub", BinaryKind::kSub},     {"Mul", BinaryKind::kMul},
       {"Div", BinaryKind::kDiv}, {"Pow", BinaryKind::kPow},     {"PRelu", BinaryKind::kPRelu},
   };
-  for (const auto& [op, kind] : bins)
+  for (const auto& [op, kind] : bins) {
+    const bool prelu = kind == BinaryKind::kPRelu;
     out.push_back({.op = op, .min_inputs = 2, .max_inputs = 2, .parse = binary(kind), .infer = infer_binary,
-                   .semantics = "multidirectional broadcasting (opset 7 and later)"});
+                   .prepare = prelu ? prepare_prelu : prepare_legacy_broadcast<BinaryAttrs>,
+                   .semantics = prelu ? "unidirectional broadcasting of the slope (opset 7 and later); before 7 "
+                                        "a rank-1 slope of X[1] values is per channel"
+                                      : "multidirectional broadcasting (opset 7 and later); before 7 broadcast "
+                                        "and axis (B aligned at axis of A)"});
+  }
   out.push_back({.op = "Mod", .min_inputs = 2, .max_inputs = 2, .parse = parse_mod, .infer = infer_binary,
                  .semantics = "fmod=0: sign of the divisor (integers; floats from opset 28 not implemented); "
                                "fmod=1: sign of the dividend"});
@@ -257,7 +305,8 @@ void add_elementwise_schemas(std::vector<OpSchema>& out) {
       {"Max", VariadicKind::kMax}, {"Min", VariadicKind::kMin}, {"Sum", VariadicKind::kSum}, {"Mean", VariadicKind::kMean}};
   for (const auto& [op, kind] : vars)
     out.push_back({.op = op, .min_inputs = 1, .max_inputs = 1 << 20, .parse = variadic(kind),
-                   .infer = infer_variadic, .semantics = "multidirectional broadcasting (opset 8 and later)"});
+                   .infer = infer_variadic,
+                   .semantics = "multidirectional broadcasting (opset 8 and later); inputs of one shape before 8"});
 }
 
 }  // namespace minirt

@@ -11,6 +11,8 @@ namespace minirt {
 struct GemmAttrs : OpAttrs {
   float alpha = 1.0f, beta = 1.0f;
   bool trans_a = false, trans_b = false;
+  // Before opset 7 with broadcast=0 (the default): C must be M x N.
+  bool c_full_shape = false;
   Activation act;  // fused
 };
 

@@ -16,6 +16,8 @@ std::shared_ptr<const OpAttrs> parse_gemm(const ParseContext& ctx) {
   a->beta = ctx.get_float("beta", 1.0f);
   a->trans_a = ctx.get_int("transA", 0) != 0;
   a->trans_b = ctx.get_int("transB", 0) != 0;
+  // Before opset 7, C broadcasts only with broadcast=1 (default 0).
+  a->c_full_shape = ctx.opset() < 7 && ctx.get_int("broadcast", 0) == 0;
   return a;
 }
 
@@ -34,6 +36,11 @@ void infer_gemm(InferContext& ctx) {
                         std::to_string(a.trans_a) + ", transB=" + std::to_string(a.trans_b) + ")");
   if (ctx.has_input(2)) {
     ctx.expect_dtype(2, {DType::kFloat32});
+    if (a.c_full_shape && ctx.shape(2) != Shape{m, n})
+      ctx.fail("C " + shape_str(ctx.shape(2)) + " is not " + shape_str({m, n}) + ": Gemm version " +
+               std::to_string(ctx.opset() < 6 ? 1 : 6) +
+               " has broadcast=0 (the default before opset 7), which needs C of shape M x N; broadcast=1 lets "
+               "it broadcast");
     Shape y = broadcast_shapes(ctx.shape(2), {m, n}, ctx);
     if (y != Shape{m, n}) ctx.fail("C " + shape_str(ctx.shape(2)) + " does not broadcast to " + shape_str({m, n}));
   }
@@ -61,7 +68,14 @@ std::shared_ptr<const OpAttrs> parse_batchnorm(const ParseContext& ctx) {
   auto a = std::make_shared<BatchNormAttrs>();
   a->epsilon = ctx.get_float("epsilon", 1e-5f);
   if (ctx.opset() < 9 && ctx.get_int("spatial", 1) != 1)
-    ctx.unsupported("spatial=0 (per-activation statistics, opset 7-8) is not supported");
+    ctx.unsupported("spatial=0 (per-activation statistics, opset 1-8) is not supported");
+  // Before opset 7, is_test (default 0) chooses the mode: training mode
+  // normalizes with the batch's own mean and variance, not the given ones.
+  if (ctx.opset() < 7 && ctx.get_int("is_test", 0) == 0)
+    ctx.unsupported(std::string("BatchNormalization version ") + (ctx.opset() < 6 ? "1" : "6") + " with is_test=0" +
+                    (ctx.has("is_test") ? "" : " (the default)") +
+                    " is training mode, which normalizes with the batch's own mean and variance; minirt "
+                    "implements is_test=1 (inference with the given mean and var)");
   if (ctx.get_int("training_mode", 0) != 0) ctx.unsupported("training_mode=1 is not supported");
   for (size_t i = 1; i < ctx.node().outputs.size(); ++i)
     if (ctx.node().outputs[i] >= 0) ctx.unsupported("the training outputs (running mean/var) are not supported");
@@ -245,14 +259,14 @@ void infer_reduce(InferContext& ctx) {
 
 void add_gemm_schemas(std::vector<OpSchema>& out) {
   out.push_back({.op = "Gemm", .min_inputs = 2, .max_inputs = 3, .parse = parse_gemm, .infer = infer_gemm,
-                 .semantics = "opset 11 (C optional) and later"});
+                 .semantics = "opset 11 (C optional) and later; before 7 C broadcasts only with broadcast=1"});
   out.push_back({.op = "MatMul", .min_inputs = 2, .max_inputs = 2, .infer = infer_matmul});
 }
 
 void add_norm_schemas(std::vector<OpSchema>& out) {
   out.push_back({.op = "BatchNormalization", .min_inputs = 5, .max_inputs = 5, .max_outputs = 5,
                  .parse = parse_batchnorm, .infer = infer_batchnorm,
-                 .semantics = "inference; spatial=1 (opset 7-8), is_test ignored"});
+                 .semantics = "inference; spatial=1 (before opset 9); is_test=1 (before opset 7)"});
   out.push_back({.op = "InstanceNormalization", .min_inputs = 3, .max_inputs = 3, .parse = parse_instancenorm,
                  .infer = infer_instancenorm});
   out.push_back({.op = "LpNormalization", .parse = parse_lpnorm, .infer = infer_lpnorm,

@@ -2,6 +2,7 @@
 #pragma once
 
 #include "runtime/graph.h"
+#include "runtime/ops/legacy_broadcast.h"
 
 namespace minirt {
 
@@ -20,6 +21,7 @@ enum class LogicKind {
 
 struct LogicAttrs : OpAttrs {
   LogicKind kind = LogicKind::kEqual;
+  LegacyBroadcast legacy;  // And, Or, Xor, Equal, Greater, Less before opset 7
 };
 
 }  // namespace minirt

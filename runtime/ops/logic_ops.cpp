@@ -10,9 +10,11 @@ namespace minirt {
 namespace {
 
 std::function<std::shared_ptr<const OpAttrs>(const ParseContext&)> logic(LogicKind kind) {
-  return [kind](const ParseContext&) {
+  return [kind](const ParseContext& ctx) {
     auto a = std::make_shared<LogicAttrs>();
     a->kind = kind;
+    // Before opset 7, broadcast and axis (GreaterOrEqual and LessOrEqual came at 12, Where at 9).
+    if (kind != LogicKind::kNot && kind != LogicKind::kWhere) a->legacy = parse_legacy_broadcast(ctx);
     return a;
   };
 }
@@ -61,14 +63,20 @@ void add_logic_schemas(std::vector<OpSchema>& out) {
       {"GreaterOrEqual", LogicKind::kGreaterOrEqual},
       {"LessOrEqual", LogicKind::kLessOrEqual},
   };
-  for (const auto& [op, kind] : compares)
+  for (const auto& [op, kind] : compares) {
+    const bool since12 = kind == LogicKind::kGreaterOrEqual || kind == LogicKind::kLessOrEqual;
     out.push_back({.op = op, .min_inputs = 2, .max_inputs = 2, .parse = logic(kind), .infer = infer_compare,
-                   .semantics = "multidirectional broadcasting (opset 7 and later)"});
+                   .prepare = prepare_legacy_broadcast<LogicAttrs>,
+                   .semantics = since12 ? "multidirectional broadcasting (opset 7 and later)"
+                                        : "multidirectional broadcasting (opset 7 and later); before 7 broadcast and "
+                                          "axis"});
+  }
   const std::pair<const char*, LogicKind> bools[] = {
       {"And", LogicKind::kAnd}, {"Or", LogicKind::kOr}, {"Xor", LogicKind::kXor}};
   for (const auto& [op, kind] : bools)
     out.push_back({.op = op, .min_inputs = 2, .max_inputs = 2, .parse = logic(kind), .infer = infer_bool_binary,
-                   .semantics = "multidirectional broadcasting (opset 7 and later)"});
+                   .prepare = prepare_legacy_broadcast<LogicAttrs>,
+                   .semantics = "multidirectional broadcasting (opset 7 and later); before 7 broadcast and axis"});
   out.push_back({.op = "Not", .parse = logic(LogicKind::kNot), .infer = infer_not});
   out.push_back({.op = "Where", .min_inputs = 3, .max_inputs = 3, .parse = logic(LogicKind::kWhere),
                  .infer = infer_where});

@@ -24,7 +24,14 @@ std::shared_ptr<const OpAttrs> parse_resize(const ParseContext& ctx) {
     // Upsample and Resize-10 map coordinates asymmetrically and floor for nearest.
     a->coord = CoordMode::kAsymmetric;
     a->nearest = NearestMode::kFloor;
-    if (upsample && ctx.opset() < 9) a->attr_scales = ctx.get_floats("scales");
+    if (upsample && ctx.opset() < 7) {
+      // Upsample-1: a 4-D input (N, C, H, W) scaled by height_scale and width_scale.
+      if (!ctx.has("height_scale") || !ctx.has("width_scale"))
+        ctx.invalid("Upsample version 1 (before opset 7) needs the height_scale and width_scale attributes");
+      a->attr_scales = {1.0f, 1.0f, ctx.get_float("height_scale", 1.0f), ctx.get_float("width_scale", 1.0f)};
+    } else if (upsample && ctx.opset() < 9) {
+      a->attr_scales = ctx.get_floats("scales");
+    }
     return a;
   }
   std::string coord = ctx.get_string("coordinate_transformation_mode", "half_pixel");
@@ -193,7 +200,9 @@ void add_resize_schemas(std::vector<OpSchema>& out) {
                               "cubic_coeff_a and exclude_outside; axes and keep_aspect_ratio_policy from 18, "
                               "half_pixel_symmetric from 19); tf_crop_and_resize and antialias refused"});
   out.push_back({.op = "Upsample", .max_inputs = 2, .parse = parse_resize, .infer = infer_resize,
-                 .shape_inputs = {1}, .semantics = "opset 7 (scales attribute) and 9 (scales input)"});
+                 .shape_inputs = {1},
+                 .semantics = "opset 7 (scales attribute) and 9 (scales input); height_scale and width_scale "
+                              "attributes before 7"});
   out.push_back({.op = "GridSample", .min_inputs = 2, .max_inputs = 2, .parse = parse_grid_sample,
                  .infer = infer_grid_sample,
                  .semantics = "2-D (4-D input) at every opset; the N-D sampling of opset 20 is refused"});

@@ -59,13 +59,21 @@ void infer_flatten(InferContext& ctx) {
 std::shared_ptr<const OpAttrs> parse_reshape(const ParseContext& ctx) {
   auto a = std::make_shared<ReshapeAttrs>();
   a->allowzero = ctx.get_int("allowzero", 0) != 0;
+  if (ctx.opset() < 5) {
+    // Reshape-1: the shape is an attribute (absent: a scalar), not an input.
+    if (ctx.node().input(1) >= 0)
+      ctx.invalid("Reshape version 1 (before opset 5) takes the shape as an attribute, not an input");
+    a->shape_attr = ctx.get_ints("shape");
+  } else if (ctx.node().input(1) < 0) {
+    ctx.invalid("its shape input is required (from opset 5; before, it was the shape attribute)");
+  }
   return a;
 }
 void infer_reshape(InferContext& ctx) {
   expect_movable(ctx, 0);
   const Shape& x = ctx.shape(0);
-  std::vector<int64_t> spec = ctx.const_ints(1, "shape");
   auto a = std::make_shared<ReshapeAttrs>(ctx.attrs<ReshapeAttrs>());
+  std::vector<int64_t> spec = ctx.opset() < 5 ? a->shape_attr : ctx.const_ints(1, "shape");
   Shape y(spec.size());
   int64_t infer_at = -1, known = 1;
   for (size_t i = 0; i < spec.size(); ++i) {
@@ -148,8 +156,9 @@ void infer_unsqueeze(InferContext& ctx) {
 // ---- Concat ----
 std::shared_ptr<const OpAttrs> parse_concat(const ParseContext& ctx) {
   auto a = std::make_shared<AxisAttrs>();
-  if (!ctx.has("axis")) ctx.invalid("axis is required");
-  a->axis = ctx.get_int("axis", 0);
+  // Concat-1 (before opset 4): axis is optional, default 1.
+  if (!ctx.has("axis") && ctx.opset() >= 4) ctx.invalid("axis is required");
+  a->axis = ctx.get_int("axis", 1);
   return a;
 }
 void infer_concat(InferContext& ctx) {
@@ -179,6 +188,13 @@ std::shared_ptr<const OpAttrs> parse_split(const ParseContext& ctx) {
   a->axis = ctx.get_int("axis", 0);
   a->split = ctx.get_ints("split");
   a->num_outputs = ctx.get_int("num_outputs", 0);
+  // The split input: from opset 13; Split-1 (before opset 2) had it too, as
+  // an alternative to the attribute; versions 2 to 11 take the attribute only.
+  if (ctx.node().input(1) >= 0) {
+    if (ctx.opset() >= 2 && ctx.opset() < 13)
+      ctx.invalid("split is an attribute, not an input, in Split versions 2 and 11 (opset 2 to 12)");
+    if (ctx.opset() < 2 && ctx.has("split")) ctx.invalid("split is given both as an attribute and as an input");
+  }
   return a;
 }
 void infer_split(InferContext& ctx) {
@@ -186,7 +202,7 @@ void infer_split(InferContext& ctx) {
   const Shape& x = ctx.shape(0);
   auto a = std::make_shared<AxisAttrs>(ctx.attrs<AxisAttrs>());
   a->axis = normalize_axis(a->axis, static_cast<int64_t>(x.size()), ctx);
-  if (ctx.opset() >= 13 && ctx.has_input(1)) a->split = ctx.const_ints(1, "split");
+  if ((ctx.opset() >= 13 || ctx.opset() < 2) && ctx.has_input(1)) a->split = ctx.const_ints(1, "split");
   int64_t n = static_cast<int64_t>(ctx.num_outputs());
   int64_t len = x[a->axis];
   if (a->split.empty()) {
@@ -325,7 +341,24 @@ void infer_size(InferContext& ctx) {
 std::shared_ptr<const OpAttrs> parse_cast(const ParseContext& ctx) {
   auto a = std::make_shared<CastAttrs>();
   if (!ctx.has("to")) ctx.invalid("attribute 'to' is required");
-  a->to = static_cast<DType>(ctx.get_int("to", 0));
+  if (ctx.opset() < 6) {
+    // Cast-1: `to` names the type as a string, TensorProto's spelling.
+    static const std::pair<const char*, DType> names[] = {
+        {"FLOAT", DType::kFloat32},   {"UINT8", DType::kUInt8},      {"INT8", DType::kInt8},
+        {"UINT16", DType::kUInt16},   {"INT16", DType::kInt16},      {"INT32", DType::kInt32},
+        {"INT64", DType::kInt64},     {"STRING", DType::kString},    {"BOOL", DType::kBool},
+        {"FLOAT16", DType::kFloat16}, {"DOUBLE", DType::kFloat64},   {"UINT32", DType::kUInt32},
+        {"UINT64", DType::kUInt64},   {"BFLOAT16", DType::kBFloat16}};
+    const std::string to = ctx.get_string("to", "");
+    a->to = DType::kUndefined;
+    for (const auto& [name, dt] : names)
+      if (to == name) a->to = dt;
+    if (a->to == DType::kUndefined)
+      ctx.invalid("Cast version 1 (before opset 6) names the type as a string: 'to' is '" + to +
+                  "', not one of FLOAT, UINT8, INT8, UINT16, INT16, INT32, INT64, BOOL, FLOAT16, DOUBLE, ...");
+  } else {
+    a->to = static_cast<DType>(ctx.get_int("to", 0));
+  }
   if (!castable(a->to))
     ctx.unsupported(std::string("casting to ") + dtype_name(a->to) + " is not supported");
   return a;
@@ -477,7 +510,16 @@ std::shared_ptr<const OpAttrs> parse_pad(const ParseContext& ctx) {
   else ctx.unsupported("pad mode '" + mode + "' is not supported (constant, reflect, edge are)");
   if (ctx.opset() < 11) {
     // Before opset 11, pads and value are attributes.
-    a->pads = ctx.get_ints(ctx.has("paddings") ? "paddings" : "pads");
+    // Pad-1 (before opset 2) calls them paddings, counts of elements to
+    // add (removing, with negative pads, came with version 2).
+    const bool v1 = ctx.opset() < 2;
+    if (!ctx.has(v1 ? "paddings" : "pads"))
+      ctx.invalid(std::string("attribute '") + (v1 ? "paddings" : "pads") + "' is required in Pad version " +
+                  (v1 ? "1" : "2"));
+    a->pads = ctx.get_ints(v1 ? "paddings" : "pads");
+    if (v1)
+      for (int64_t p : a->pads)
+        if (p < 0) ctx.invalid("paddings " + shape_str(a->pads) + " has a negative entry; Pad version 1 only adds");
     a->value = ctx.get_float("value", 0.0f);
   }
   return a;
@@ -552,7 +594,17 @@ void infer_tile(InferContext& ctx) {
   expect_movable(ctx, 0);
   const Shape& x = ctx.shape(0);
   auto a = std::make_shared<TileAttrs>();
-  a->repeats = ctx.const_ints(1, "repeats");
+  if (ctx.opset() < 6) {
+    // Tile-1: copies of the whole input along one axis (two scalar inputs).
+    if (!ctx.has_input(2)) ctx.fail("Tile version 1 (before opset 6) takes tiles and axis inputs; axis is missing");
+    std::vector<int64_t> tiles = ctx.const_ints(1, "tiles"), axis = ctx.const_ints(2, "axis");
+    if (tiles.size() != 1 || axis.size() != 1) ctx.fail("tiles and axis must be one value each (Tile version 1)");
+    a->repeats.assign(x.size(), 1);
+    a->repeats[normalize_axis(axis[0], static_cast<int64_t>(x.size()), ctx)] = tiles[0];
+  } else {
+    if (ctx.has_input(2)) ctx.fail("Tile takes two inputs from opset 6 (the third, axis, was Tile version 1's)");
+    a->repeats = ctx.const_ints(1, "repeats");
+  }
   if (a->repeats.size() != x.size())
     ctx.fail("repeats has " + std::to_string(a->repeats.size()) + " entries for an input of rank " +
              std::to_string(x.size()));
@@ -609,16 +661,19 @@ void infer_space_to_depth(InferContext& ctx) {
 
 void add_shape_schemas(std::vector<OpSchema>& out) {
   out.push_back({.op = "Flatten", .parse = parse_flatten, .infer = infer_flatten, .view = true});
-  out.push_back({.op = "Reshape", .min_inputs = 2, .max_inputs = 2, .parse = parse_reshape, .infer = infer_reshape,
-                 .shape_inputs = {1}, .semantics = "opset 14 (allowzero) and earlier", .view = true});
+  out.push_back({.op = "Reshape", .min_inputs = 1, .max_inputs = 2, .parse = parse_reshape, .infer = infer_reshape,
+                 .shape_inputs = {1}, .semantics = "opset 14 (allowzero) and earlier; shape attribute before 5",
+                 .view = true});
   out.push_back({.op = "Squeeze", .max_inputs = 2, .parse = parse_axes, .infer = infer_squeeze, .shape_inputs = {1},
                  .semantics = "axes attribute before opset 13, input from 13", .view = true});
   out.push_back({.op = "Unsqueeze", .max_inputs = 2, .parse = parse_axes, .infer = infer_unsqueeze,
                  .shape_inputs = {1}, .semantics = "axes attribute before opset 13, input from 13", .view = true});
   out.push_back({.op = "Concat", .min_inputs = 1, .max_inputs = 1 << 20, .parse = parse_concat, .infer = infer_concat,
-                 .joins_inputs = true});
+                 .semantics = "axis required from opset 4, default 1 before", .joins_inputs = true});
   out.push_back({.op = "Split", .max_inputs = 2, .max_outputs = 1 << 20, .parse = parse_split, .infer = infer_split,
-                 .shape_inputs = {1}, .semantics = "split attribute before opset 13, input from 13; num_outputs from 18"});
+                 .shape_inputs = {1},
+                 .semantics = "split attribute before opset 13 (or input before 2), input from 13; num_outputs "
+                              "from 18"});
   out.push_back({.op = "Slice", .max_inputs = 5, .parse = parse_slice, .infer = infer_slice,
                  .shape_inputs = {1, 2, 3, 4}, .semantics = "attributes before opset 10, inputs from 10"});
   out.push_back({.op = "Gather", .min_inputs = 2, .max_inputs = 2, .parse = parse_gather, .infer = infer_gather});
@@ -626,7 +681,8 @@ void add_shape_schemas(std::vector<OpSchema>& out) {
                  .reads_shape_only = true});
   out.push_back({.op = "Size", .infer = infer_size, .reads_shape_only = true});
   out.push_back({.op = "Cast", .parse = parse_cast, .infer = infer_cast,
-                 .semantics = "float16 and bfloat16 to and from through float32, rounding to nearest even"});
+                 .semantics = "float16 and bfloat16 to and from through float32, rounding to nearest even; 'to' a "
+                              "type name string before opset 6"});
   out.push_back({.op = "CastLike", .min_inputs = 2, .max_inputs = 2, .infer = infer_cast_like,
                  .semantics = "float16 and bfloat16 as for Cast"});
   out.push_back({.op = "Range", .min_inputs = 3, .max_inputs = 3, .infer = infer_range, .shape_inputs = {0, 1, 2}});
@@ -635,9 +691,11 @@ void add_shape_schemas(std::vector<OpSchema>& out) {
                  .shape_inputs = {0}});
   out.push_back({.op = "Transpose", .parse = parse_transpose, .infer = infer_transpose});
   out.push_back({.op = "Pad", .max_inputs = 4, .parse = parse_pad, .infer = infer_pad, .shape_inputs = {1, 2, 3},
-                 .semantics = "pads/value attributes before opset 11, inputs from 11; axes from 18"});
+                 .semantics = "pads/value attributes before opset 11 (paddings before 2), inputs from 11; axes "
+                              "from 18"});
   out.push_back({.op = "Expand", .min_inputs = 2, .max_inputs = 2, .infer = infer_expand, .shape_inputs = {1}});
-  out.push_back({.op = "Tile", .min_inputs = 2, .max_inputs = 2, .infer = infer_tile, .shape_inputs = {1}});
+  out.push_back({.op = "Tile", .min_inputs = 2, .max_inputs = 3, .infer = infer_tile, .shape_inputs = {1, 2},
+                 .semantics = "repeats input (opset 6 and later); tiles and axis inputs before 6"});
   out.push_back({.op = "DepthToSpace", .parse = parse_block, .infer = infer_depth_to_space,
                  .semantics = "mode DCR, or CRD from opset 11"});
   out.push_back({.op = "SpaceToDepth", .parse = parse_block, .infer = infer_space_to_depth,

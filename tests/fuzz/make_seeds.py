@@ -4,7 +4,7 @@
 
 seeds_model/: tiny ONNX models covering the loader's paths (raw and typed
 data, Constant nodes, symbolic dims, initializers listed as inputs, old and
-new opsets, shape chains, float16). seeds_inputs/: byte strings for fuzz_inputs
+new opsets (down to 1), shape chains, float16). seeds_inputs/: byte strings for fuzz_inputs
 (3 dimension bytes, then float32 values).
 """
 import os
@@ -70,6 +70,28 @@ def main():
         "old", [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 1, 5, 5]),
                 helper.make_tensor_value_info("w", TensorProto.FLOAT, [2, 1, 3, 3])], [y], [wt])
     save(helper.make_model(g3, opset_imports=[helper.make_opsetid("", 7)], ir_version=3), "ir3_opset7.onnx")
+
+    # Opsets 1 and 6: broadcast/axis (B a graph input, so an Unsqueeze goes
+    # in front of it when planning), a C x 1 x 1 bias, Gemm's broadcast,
+    # BatchNormalization is_test, Reshape-1, Cast-1, Pad-1, Concat-1.
+    g6 = helper.make_graph(
+        [helper.make_node("Add", ["x", "b"], ["a"], broadcast=1, axis=1),
+         helper.make_node("Mul", ["a", "c"], ["m"], broadcast=1),
+         helper.make_node("BatchNormalization", ["m", "s", "s", "z", "s"], ["n"], is_test=1),
+         helper.make_node("Flatten", ["n"], ["f"]),
+         helper.make_node("Gemm", ["f", "fc", "fb"], ["y"], broadcast=1, transB=1)],
+        "legacy6", [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 2, 3, 3]),
+                    helper.make_tensor_value_info("b", TensorProto.FLOAT, [2, 3])], [y],
+        [w("c", [2, 1, 1]), w("s", [2], 1), numpy_helper.from_array(np.zeros(2, np.float32), "z"),
+         w("fc", [4, 18], 2), w("fb", [4], 3)])
+    save(helper.make_model(g6, opset_imports=[helper.make_opsetid("", 6)], ir_version=3), "legacy_opset6.onnx")
+    g1 = helper.make_graph(
+        [helper.make_node("Reshape", ["x"], ["r"], shape=[2, -1]),
+         helper.make_node("Pad", ["r"], ["p"], paddings=[0, 1, 0, 2], value=0.5),
+         helper.make_node("Concat", ["p", "p"], ["c"]),
+         helper.make_node("Cast", ["c"], ["y"], to="INT32")],
+        "legacy1", [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 2, 3])], [y])
+    save(helper.make_model(g1, opset_imports=[helper.make_opsetid("", 1)], ir_version=3), "legacy_opset1.onnx")
 
     # Elementwise broadcasting, Transpose, Split, Concat, ReduceMean, MatMul.
     g4 = helper.make_graph(

@@ -11,7 +11,11 @@ Each model is built with onnx.helper at an explicit opset; weights and shape
 operands are initializers, the data inputs are deterministic random tensors
 (seeded from the case name), and the reference outputs are computed by
 onnxruntime's CPUExecutionProvider with graph optimizations off, so the
-reference is the plain op and never a fused rewrite of it.
+reference is the plain op and never a fused rewrite of it. Cases of opsets
+1 to 6 (legacy_opset_cases) whose op version onnxruntime no longer
+implements use ONNX's reference evaluator (onnx.reference), or, where that
+lacks the version too, a NumPy expression of the operator changelog's
+definition written in the case.
 
 Test tooling only: neither the library nor its tools depend on Python.
 """
@@ -49,6 +53,10 @@ class Case:
         self.inits = []  # (name, array)
         self.outputs = []  # names
         self._count = 0
+        # Who computes the expected outputs: "ort" (onnxruntime), "evaluator"
+        # (onnx.reference.ReferenceEvaluator), or a function of the feeds
+        # (a dict of name -> array, initializers included) returning the outputs.
+        self.ref = "ort"
 
     def fresh(self, prefix):
         self._count += 1
@@ -97,7 +105,16 @@ class Case:
 
 
 def reference(case):
-    """Runs the case on onnxruntime and returns the outputs."""
+    """Runs the case on its reference (onnxruntime unless case.ref says
+    otherwise) and returns the outputs."""
+    if callable(case.ref):
+        feeds = dict(case.inits)
+        feeds.update(case.inputs)
+        return [np.asarray(a) for a in case.ref(feeds)]
+    if case.ref == "evaluator":
+        from onnx.reference import ReferenceEvaluator
+        feeds = {n: a for n, a in case.inputs}
+        return ReferenceEvaluator(case.model()).run(case.outputs, feeds)
     # Without output types onnxruntime cannot load the model, so infer them
     # with ONNX's shape inference first.
     m = case.model()
@@ -1159,8 +1176,151 @@ def detector_op_cases():
     return out
 
 
+# ================================================================ opsets 1 to 6
+# The versions before opset 7: broadcast/axis of the binary ops, Gemm-6's
+# broadcast, PRelu-6 per channel, is_test=1, Reshape-1, Cast-1, Pad-1/2,
+# Concat-1, Split-1/2, Tile-1, Upsample-1, and the unary ops at version 6.
+# onnxruntime runs some of these; the reference evaluator most of the rest;
+# NumPy (the changelog's definition, spelled out here) the others.
+
+def legacy_opset_cases():
+    out = []
+    rng = np.random.default_rng(11)
+    f = lambda *s: rng.uniform(-2, 2, size=s).astype(np.float32)  # noqa: E731
+
+    def case(name, op, inputs, opset, ref, n_out=1, consts=(), **attrs):
+        c = op_case("legacy_" + name, op, inputs, opset=opset, n_out=n_out, consts=consts, **attrs)
+        c.ref = ref
+        return c
+
+    # Unary ops at version 6 (and 1 where that is the only version before 7): onnxruntime.
+    for op, attrs, pos in (("Relu", {}, False), ("Sigmoid", {}, False), ("Tanh", {}, False), ("Exp", {}, False),
+                           ("Log", {}, True), ("Sqrt", {}, True), ("Abs", {}, False), ("Neg", {}, False),
+                           ("Floor", {}, False), ("Ceil", {}, False), ("Reciprocal", {}, True),
+                           ("Elu", {"alpha": 0.7}, False), ("HardSigmoid", {"alpha": 0.3, "beta": 0.4}, False),
+                           ("LeakyRelu", {"alpha": 0.2}, False), ("Selu", {}, False),
+                           ("Clip", {"min": -0.5, "max": 0.8}, False)):
+        x = np.abs(f(3, 4, 5)) + 0.1 if pos else f(3, 4, 5)
+        out.append(case("%s_opset6_3x4x5" % op.lower(), op, [x], 6, "ort", **attrs))
+    for op in ("Softplus", "Softsign"):
+        out.append(case("%s_opset1_3x4x5" % op.lower(), op, [f(3, 4, 5)], 1, "ort"))
+    # Variadic ops before 8: inputs of one shape.
+    for op in ("Sum", "Max", "Min", "Mean"):
+        out.append(case("%s_opset6_3_inputs_2x3x4" % op.lower(), op, [f(2, 3, 4), f(2, 3, 4), f(2, 3, 4)], 6, "ort"))
+
+    # Binary ops with broadcast=1 and no axis: B is A's trailing dimensions
+    # (NumPy's rule gives the same): the reference evaluator.
+    for op in ("Add", "Sub", "Mul", "Div"):
+        out.append(case("%s_opset6_bcast_suffix_2x3x4x5_by_4x5" % op.lower(), op, [f(2, 3, 4, 5)], 6, "evaluator",
+                        consts=[f(4, 5) + (3 if op == "Div" else 0)], broadcast=1))
+    out.append(case("pow_opset1_bcast_scalar_3x4", "Pow", [np.abs(f(3, 4)) + 0.5], 1,
+                    lambda d: [np.power(d["x1"], d["w2"])], consts=[np.array([1.5], np.float32)], broadcast=1))
+    out.append(case("add_opset6_same_shape_3x4", "Add", [f(3, 4), f(3, 4)], 6, "evaluator"))
+
+    # With axis: B lines up with A's dimensions from axis on. NumPy, B
+    # reshaped to (B's dims followed by 1s for A's remaining dimensions).
+    def aligned(op_fn, axis, rank_a):
+        def ref(feeds):
+            names = sorted(feeds)
+            a, b = feeds[names[0]], feeds[names[1]]
+            b = b.reshape(b.shape + (1,) * (rank_a - axis - b.ndim))
+            return [op_fn(a, b)]
+        return ref
+
+    for name, op, fn, sa, sb, axis in (
+            ("add_axis1_2x3x4x5_by_3x4", "Add", np.add, (2, 3, 4, 5), (3, 4), 1),
+            ("mul_axis0_2x3x4_by_2", "Mul", np.multiply, (2, 3, 4), (2,), 0),
+            ("sub_axis2_2x3x4x5_by_4x5", "Sub", np.subtract, (2, 3, 4, 5), (4, 5), 2),
+            ("div_axis1_2x3x4x5_by_3", "Div", np.divide, (2, 3, 4, 5), (3,), 1),
+            ("pow_axis1_2x3x4_by_3", "Pow", np.power, (2, 3, 4), (3,), 1)):
+        a = np.abs(f(*sa)) + 0.5 if op == "Pow" else f(*sa)
+        b = f(*sb) + (3 if op == "Div" else 0)
+        c = Case("legacy_%s_opset6" % name if op != "Pow" else "legacy_%s_opset1" % name, opset=6 if op != "Pow" else 1)
+        # Inputs named so that sorted() in the reference gives A then B.
+        ya = c.input(a, "a")
+        yb = c.input(b, "b") if op in ("Add", "Div") else c.init(b, "b")
+        c.output(c.node(op, [ya, yb], broadcast=1, axis=axis))
+        c.ref = aligned(lambda x, y, fn=fn: fn(x, y).astype(x.dtype), axis, len(sa))
+        out.append(c)
+    for name, op, fn, a, b, axis in (
+            ("equal_int64_axis1_2x3x4_by_3", "Equal", np.equal, rng.integers(0, 3, (2, 3, 4)).astype(np.int64),
+             rng.integers(0, 3, (3,)).astype(np.int64), 1),
+            ("less_axis0_3x4_by_3", "Less", np.less, f(3, 4), f(3), 0),
+            ("greater_axis1_2x3x4_by_3x4", "Greater", np.greater, f(2, 3, 4), f(3, 4), 1),
+            ("and_axis0_2x3_by_2", "And", np.logical_and, rng.random((2, 3)) < 0.5, rng.random(2) < 0.5, 0),
+            ("xor_axis1_2x3x2_by_3", "Xor", np.logical_xor, rng.random((2, 3, 2)) < 0.5, rng.random(3) < 0.5, 1)):
+        c = Case("legacy_%s_opset6" % name, opset=6)
+        c.output(c.node(op, [c.input(a, "a"), c.input(b, "b")], broadcast=1, axis=axis))
+        c.ref = aligned(fn, axis, a.ndim)
+        out.append(c)
+
+    # Gemm-6 with broadcast=1 (C broadcasts); PRelu-6 per channel;
+    # BatchNormalization-6 in test mode: the reference evaluator.
+    out.append(case("gemm_opset6_bcast_c_n_3x5_5x4", "Gemm", [f(3, 5)], 6, "evaluator",
+                    consts=[f(5, 4), f(4)], broadcast=1, alpha=0.5, beta=2.0))
+    out.append(case("gemm_opset6_c_full_transb_3x5_4x5", "Gemm", [f(3, 5)], 6, "evaluator",
+                    consts=[f(4, 5), f(3, 4)], transB=1))
+    out.append(case("prelu_opset6_slope_per_channel_2x3x4x5", "PRelu", [f(2, 3, 4, 5)], 6, "evaluator",
+                    consts=[f(3)]))
+    out.append(case("batchnorm_opset6_is_test_2x3x4x4", "BatchNormalization", [f(2, 3, 4, 4)], 6, "evaluator",
+                    consts=[f(3), f(3), f(3), np.abs(f(3)) + 0.5], is_test=1, epsilon=1e-3))
+
+    # Reshape-1 (shape attribute; 0 copies the input's dimension): NumPy.
+    out.append(case("reshape_opset4_attr_2x3x4_to_0x4xm1", "Reshape", [f(2, 3, 4)], 4,
+                    lambda d: [d["x1"].reshape(2, 4, -1)], shape=[0, 4, -1]))
+    # Pad-2 attributes: onnxruntime; Pad-1's paddings: the reference evaluator.
+    out.append(case("pad_opset2_constant_2x3x4", "Pad", [f(2, 3, 4)], 2, "ort", pads=[0, 1, 2, 1, 0, 3], value=1.5))
+    out.append(case("pad_opset2_reflect_2x5x6", "Pad", [f(2, 5, 6)], 2, "ort", pads=[0, 2, 1, 0, 1, 3],
+                    mode="reflect"))
+    out.append(case("pad_opset2_edge_2x3x4", "Pad", [f(2, 3, 4)], 2, "ort", pads=[1, 0, 2, 0, 2, 1], mode="edge"))
+    out.append(case("pad_opset1_paddings_3x4", "Pad", [f(3, 4)], 1, "evaluator", paddings=[1, 0, 2, 3], value=-1.0))
+    # Split-2 (attribute): onnxruntime.
+    out.append(case("split_opset2_attr_axis1_2x7", "Split", [f(2, 7)], 2, "ort", n_out=2, axis=1, split=[3, 4]))
+
+    # Cast-1 (`to` a string), Concat-1 (axis default 1), Split-1 (split as
+    # an input), Tile-1 (tiles and axis inputs), Upsample-1 (height_scale,
+    # width_scale): NumPy, from the changelog's definitions.
+    x = f(3, 4) * 10
+    c = case("cast_opset5_string_to_int32_3x4", "Cast", [x], 5, lambda d: [d["x1"].astype(np.int32)], to="INT32")
+    out.append(c)
+    c = Case("legacy_concat_opset3_default_axis_2x2_2x3", opset=3)
+    c.output(c.node("Concat", [c.input(f(2, 2), "a"), c.input(f(2, 3), "b")]))
+    c.ref = lambda d: [np.concatenate([d["a"], d["b"]], axis=1)]
+    out.append(c)
+    c = Case("legacy_split_opset1_input_axis0_6x3", opset=1)
+    y = c.node("Split", [c.input(f(6, 3), "x"), c.init(np.array([1, 5], np.int64), "split")], n_out=2, axis=0)
+    c.output(*y)
+    c.ref = lambda d: [d["x"][:1], d["x"][1:]]
+    out.append(c)
+    c = Case("legacy_tile_opset5_tiles3_axis1_2x3x2", opset=5)
+    c.output(c.node("Tile", [c.input(f(2, 3, 2), "x"), c.init(np.array(3, np.int64), "tiles"),
+                             c.init(np.array(1, np.int64), "axis")]))
+    c.ref = lambda d: [np.tile(d["x"], (1, 3, 1))]
+    out.append(c)
+    c = Case("legacy_upsample_opset6_nearest_h2_w3_1x2x3x4", opset=6)
+    c.output(c.node("Upsample", [c.input(f(1, 2, 3, 4), "x")], height_scale=2.0, width_scale=3.0))
+    c.ref = lambda d: [np.repeat(np.repeat(d["x"], 2, axis=2), 3, axis=3)]
+    out.append(c)
+
+    # Other ops at their version 1, which opset 7 kept: onnxruntime or the evaluator.
+    out.append(case("instancenorm_opset6_2x3x4x5", "InstanceNormalization", [f(2, 3, 4, 5)], 6, "ort",
+                    consts=[f(3), f(3)], epsilon=1e-3))
+    out.append(case("softmax_opset1_axis1_coerced_2x3x4", "Softmax", [f(2, 3, 4)], 1, "ort"))
+    out.append(case("conv_opset1_k3_p1_1x2x6x6", "Conv", [f(1, 2, 6, 6)], 1, "ort",
+                    consts=[f(4, 2, 3, 3), f(4)], pads=[1, 1, 1, 1]))
+    out.append(case("maxpool_opset1_k2_s2_1x2x6x6", "MaxPool", [f(1, 2, 6, 6)], 1, "ort", kernel_shape=[2, 2],
+                    strides=[2, 2]))
+    out.append(case("globalaveragepool_opset1_2x3x4x5", "GlobalAveragePool", [f(2, 3, 4, 5)], 1, "ort"))
+    out.append(case("transpose_opset1_2x3x4", "Transpose", [f(2, 3, 4)], 1, "ort", perm=[2, 0, 1]))
+    out.append(case("slice_opset1_attrs_4x5", "Slice", [f(4, 5)], 1, "ort", starts=[1, 0], ends=[3, -1]))
+    out.append(case("flatten_opset1_axis2_2x3x4", "Flatten", [f(2, 3, 4)], 1, "ort", axis=2))
+    out.append(case("unsqueeze_opset1_axes02_3x4", "Unsqueeze", [f(3, 4)], 1, "ort", axes=[0, 2]))
+    out.append(case("reducemean_opset1_axes1_2x3x4", "ReduceMean", [f(2, 3, 4)], 1, "ort", axes=[1]))
+    return out
+
+
 FAMILIES = [conv_cases, convt_cases, pool_cases, resize_cases, linalg_cases, elementwise_cases, shape_cases,
-            newer_op_cases, detector_op_cases]
+            newer_op_cases, detector_op_cases, legacy_opset_cases]
 
 
 def all_cases():
