@@ -151,17 +151,19 @@ void infer_dropout(InferContext& ctx) {
 }
 
 std::shared_ptr<const OpAttrs> parse_dropout(const ParseContext& ctx) {
-  // Before opset 7, is_test (default 0) chooses between test mode (the
-  // identity) and training mode (random dropping), which minirt does not do
-  // unless the ratio is 0.
-  if (ctx.opset() < 7 && ctx.get_int("is_test", 0) == 0) {
+  // Before opset 7, is_test chooses between test mode (the identity) and
+  // training mode (random dropping), which minirt does not do unless the
+  // ratio is 0. The schema's default is 0, but a model given to an
+  // inference runtime without the attribute is read as inference, as
+  // onnx.version_converter reads it; an explicit is_test=0 is refused.
+  if (ctx.opset() < 7 && ctx.has("is_test") && ctx.get_int("is_test", 0) == 0) {
     float ratio = ctx.get_float("ratio", 0.5f);
     if (ratio != 0.0f) {
       std::ostringstream r;
       r << ratio;
-      ctx.unsupported("Dropout version " + std::to_string(ctx.opset() < 6 ? 1 : 6) + " with is_test=0" +
-                      (ctx.has("is_test") ? "" : " (the default)") + " drops at random (training mode, ratio " +
-                      r.str() + "), which minirt does not do; is_test=1 (inference, the identity) is supported");
+      ctx.unsupported("Dropout version " + std::to_string(ctx.opset() < 6 ? 1 : 6) +
+                      " with is_test=0 drops at random (training mode, ratio " + r.str() +
+                      "), which minirt does not do; is_test=1 (inference, the identity) is supported");
     }
   }
   auto a = std::make_shared<UnaryAttrs>();
@@ -283,7 +285,7 @@ void add_elementwise_schemas(std::vector<OpSchema>& out) {
   out.push_back({.op = "Identity", .parse = unary(UnaryKind::kCopy), .infer = infer_copy});
   out.push_back({.op = "Dropout", .max_inputs = 3, .max_outputs = 2, .parse = parse_dropout,
                  .infer = infer_dropout, .shape_inputs = {1, 2},
-                 .semantics = "inference: output = input, mask all true; training mode (is_test=0 before opset 7) only "
+                 .semantics = "inference: output = input, mask all true; training mode (an explicit is_test=0 before opset 7) only "
                               "with ratio 0"});
   const std::pair<const char*, BinaryKind> bins[] = {
       {"Add", BinaryKind::kAdd}, {"Sub", BinaryKind::kSub},     {"Mul", BinaryKind::kMul},

@@ -69,13 +69,15 @@ std::shared_ptr<const OpAttrs> parse_batchnorm(const ParseContext& ctx) {
   a->epsilon = ctx.get_float("epsilon", 1e-5f);
   if (ctx.opset() < 9 && ctx.get_int("spatial", 1) != 1)
     ctx.unsupported("spatial=0 (per-activation statistics, opset 1-8) is not supported");
-  // Before opset 7, is_test (default 0) chooses the mode: training mode
-  // normalizes with the batch's own mean and variance, not the given ones.
-  if (ctx.opset() < 7 && ctx.get_int("is_test", 0) == 0)
-    ctx.unsupported(std::string("BatchNormalization version ") + (ctx.opset() < 6 ? "1" : "6") + " with is_test=0" +
-                    (ctx.has("is_test") ? "" : " (the default)") +
-                    " is training mode, which normalizes with the batch's own mean and variance; minirt "
-                    "implements is_test=1 (inference with the given mean and var)");
+  // Before opset 7, is_test chooses the mode: training mode normalizes with
+  // the batch's own mean and variance, not the given ones. Without the
+  // attribute (the schema's default is 0) the model is read as inference,
+  // as onnx.version_converter reads it; an explicit is_test=0 is refused.
+  if (ctx.opset() < 7 && ctx.has("is_test") && ctx.get_int("is_test", 0) == 0)
+    ctx.unsupported(std::string("BatchNormalization version ") + (ctx.opset() < 6 ? "1" : "6") +
+                    " with is_test=0 is training mode, which normalizes with the batch's own mean and variance; "
+                    "minirt implements is_test=1 (inference with the given mean and var), also taken when "
+                    "is_test is absent");
   if (ctx.get_int("training_mode", 0) != 0) ctx.unsupported("training_mode=1 is not supported");
   for (size_t i = 1; i < ctx.node().outputs.size(); ++i)
     if (ctx.node().outputs[i] >= 0) ctx.unsupported("the training outputs (running mean/var) are not supported");
@@ -266,7 +268,7 @@ void add_gemm_schemas(std::vector<OpSchema>& out) {
 void add_norm_schemas(std::vector<OpSchema>& out) {
   out.push_back({.op = "BatchNormalization", .min_inputs = 5, .max_inputs = 5, .max_outputs = 5,
                  .parse = parse_batchnorm, .infer = infer_batchnorm,
-                 .semantics = "inference; spatial=1 (before opset 9); is_test=1 (before opset 7)"});
+                 .semantics = "inference; spatial=1 (before opset 9); is_test=1 or absent (before opset 7)"});
   out.push_back({.op = "InstanceNormalization", .min_inputs = 3, .max_inputs = 3, .parse = parse_instancenorm,
                  .infer = infer_instancenorm});
   out.push_back({.op = "LpNormalization", .parse = parse_lpnorm, .infer = infer_lpnorm,
