@@ -1,5 +1,6 @@
-// Internal hooks into a Session, for the GPU module's loader and for tests;
-// not part of the public API.
+// Internal hooks into a Session, for tests (a pretend device, an injected
+// timer); not part of the public API, and no tool uses them: the session
+// loads the GPU module itself (choose_device in session.cpp).
 //
 //   SessionInternals::add_device(session, std::make_shared<FakeDevice>());  // before the first run
 #pragma once
@@ -20,7 +21,7 @@ struct SessionInternals {
   // before the CPU). Must be called before the first run.
   static void add_device(Session& session, std::shared_ptr<Backend> device);
   // Replaces the session's tuner options (repeats, an injected timer, not
-  // writing the cache), e.g. for convprof and tests. Before the first run.
+  // writing the cache), for tests. Before the first run.
   static void configure_tuning(Session& session, TunerOptions options);
 };
 

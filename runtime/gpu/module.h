@@ -10,9 +10,10 @@
 //   const GateResult& gate = check_gpu_stack();
 //   if (gate.usable) {
 //     LoadedBackend m = load_cuda_backend({.device = 0, .tf32 = false});
-//     if (m.backend) SessionInternals::add_device(session, m.backend);  // m.description: "NVIDIA H200 (cc 9.0), ..."
-//     else std::cerr << m.error << "\n";                               // a sentence; never a crash
+//     if (m.backend) devices.push_back(m.backend);  // m.description: "NVIDIA H200 (cc 9.0), ..."
+//     else std::cerr << m.error << "\n";            // a sentence; never a crash
 //   }
+// (Session's choose_device does this for --device auto|cuda.)
 //
 // Where the module is looked for, in order (the first file that exists is
 // the one opened):
