@@ -39,17 +39,20 @@ constexpr int kDwUr = 12;
 // border the windows reach) worth copying to run every row at full window:
 // L2-resident next to the weights and output.
 constexpr int64_t kDwFrameBytes = 64 * 1024;
-// Packed weights one pass of a tile walks: a quarter of the L2 of the
-// smallest core we target (Zen 3: 512 KiB), the rest for the input rows and
-// the output being accumulated.
+// Packed weights of the groups of one chunk, which the tiles of a strip walk
+// in turn: a quarter of the L2 of the smallest core we target (Zen 3:
+// 512 KiB), the rest for the input rows and the output being accumulated.
 constexpr int64_t kWeightBudget = 256 * 1024;
-// A flat 1x1 convolution (a GEMM over the plane's pixels) whose weights are
-// deeper than this per group runs in passes over the input channels of at
-// most this many weight bytes, which stay in L1 (Zen 3: 32 KiB) while every
-// tile of a strip reuses them; the output tile is re-read once per pass.
-// ResNet-50's 1x1 layers of 512-2048 input channels on 14x14 and 7x7
-// planes: 2 threads, AVX2 kernels, 42.2-42.5 ms a run with the 256 KiB
-// budget, 40.1-40.2 ms with this (AVX-512: 28.5 -> 28.1-28.5 ms).
+// Weights of one group that one pass over the input channels reads: a group
+// deeper than this runs in passes (the output tile re-read once per pass),
+// so that its weights stay in L1 (Zen 3: 32 KiB) while every tile of a
+// strip reuses them, instead of streaming from L2 once per tile. 24 KiB for
+// windows, 12 KiB for a flat 1x1 convolution (a GEMM over the plane). Before
+// (one pass up to 256 KiB), 2 threads, AVX2 kernels: ResNet-50 42.2-42.5 ms
+// a run, now 38.5-39.0 (its 1x1 layers of 512-2048 input channels and its
+// stride-2 3x3 layers), ResNet-18 14.0 -> 13.4-13.6, the YOLO-like 36.5 ->
+// 35.8; AVX-512: ResNet-50 29.2 -> 28.5-28.8, ResNet-18 9.8 -> 9.2-9.6.
+constexpr int64_t kPassBudget = 24 * 1024;
 constexpr int64_t kFlatPassBudget = 12 * 1024;
 // Input one strip of output rows (or pixels) reads per pass: each group of a
 // chunk walks the strip in turn, so the input is fetched from memory once
@@ -843,20 +846,18 @@ NchwcDirectConv::NchwcDirectConv(const NchwcConvSpec& s, const float* w, const f
   tg_.ur = ur_max(s.isa, nb_main);
   if (tg_.flat) tg_.units = std::max<int64_t>(1, ceil_div(tg_.ow, tg_.ur));
 
-  // Passes over the input channels and chunks of groups, so that the weights
-  // one pass of a tile reads stay within kWeightBudget; for a flat 1x1
-  // convolution, within kFlatPassBudget (in L1).
+  // Passes over the input channels, so that the weights one pass of a tile
+  // reads stay in L1 (kPassBudget, kFlatPassBudget); where a group's weights
+  // fit in one pass, chunks of groups whose weights stay in L2 together.
   const int64_t per_cb = taps * lanes_ * nb_main * B * static_cast<int64_t>(sizeof(float));
+  const int64_t pass_budget = tg_.flat ? kFlatPassBudget : kPassBudget;
   int64_t passes = 1;
-  if (tg_.flat && cbs_ * per_cb > kFlatPassBudget) {
-    passes = ceil_div(cbs_, std::max<int64_t>(1, kFlatPassBudget / per_cb));
+  if (cbs_ * per_cb > pass_budget) {
+    passes = ceil_div(cbs_, std::max<int64_t>(1, pass_budget / per_cb));
     chunk_groups_ = 1;
-  } else if (cbs_ * per_cb <= kWeightBudget) {
+  } else {
     chunk_groups_ = std::clamp<int64_t>(kWeightBudget / std::max<int64_t>(1, cbs_ * per_cb), 1,
                                         static_cast<int64_t>(groups_.size()));
-  } else {
-    passes = ceil_div(cbs_, std::max<int64_t>(1, kWeightBudget / per_cb));
-    chunk_groups_ = 1;
   }
   chunks_ = ceil_div(static_cast<int64_t>(groups_.size()), chunk_groups_);
   chunk_groups_ = ceil_div(static_cast<int64_t>(groups_.size()), chunks_);  // even chunks
