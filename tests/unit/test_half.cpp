@@ -6,6 +6,7 @@
 #include <minirt/minirt.h>
 
 #include "kernels/cpu/cpu_backend.h"
+#include "load_error.h"
 #include "model_builder.h"
 #include "runtime/ops/shape_ops.h"
 #include "runtime/passes/passes.h"
@@ -23,6 +24,7 @@ namespace {
 
 using ::testing::AllOf;
 using ::testing::HasSubstr;
+using testing::load_error;
 using testing::ModelBuilder;
 
 uint32_t bits(float f) {
@@ -249,15 +251,6 @@ TEST(HalfCast, EveryPathThroughFloat32) {
 
 // ---- the loader ----
 
-Error load_error(const std::string& bytes, const std::string& name) {
-  try {
-    Model::load_from_memory(bytes.data(), bytes.size(), name);
-  } catch (const Error& e) {
-    return e;
-  }
-  ADD_FAILURE() << "loading " << name << " succeeded";
-  return Error(ErrorCode::kInternal, "");
-}
 
 // x (float32) + w (float16 initializer): a mixed model, as keep_io_types writes.
 TEST(HalfLoader, RawAndInt32DataInitializers) {

@@ -5,6 +5,7 @@
 #include <minirt/minirt.h>
 
 #include "runtime/op_registry.h"
+#include "load_error.h"
 #include "model_builder.h"
 
 #include <gmock/gmock.h>
@@ -19,17 +20,9 @@ namespace {
 
 using ::testing::AllOf;
 using ::testing::HasSubstr;
+using testing::load_error;
 using testing::ModelBuilder;
 
-Error load_error(const std::string& bytes, const std::string& name = "legacy.onnx") {
-  try {
-    Model::load_from_memory(bytes.data(), bytes.size(), name);
-  } catch (const Error& e) {
-    return e;
-  }
-  ADD_FAILURE() << "loading " << name << " succeeded";
-  return Error(ErrorCode::kInternal, "");
-}
 
 std::vector<Tensor> run(const std::string& bytes, const std::vector<std::pair<std::string, Tensor>>& feeds) {
   auto model = Model::load_from_memory(bytes.data(), bytes.size(), "legacy.onnx");
@@ -61,7 +54,7 @@ TEST(LegacyOpsets, EveryOpsetFromOneLoads) {
   m.input("x", DType::kFloat32, {2});
   m.node("Relu", {"x"}, {"y"});
   m.output("y");
-  Error e = load_error(m.bytes());
+  Error e = load_error(m.bytes(), "legacy.onnx");
   EXPECT_EQ(e.code(), ErrorCode::kInvalidModel);
   EXPECT_THAT(e.what(), HasSubstr("opset 0 is not an ONNX opset"));
 }
@@ -166,7 +159,7 @@ TEST(LegacyOpsets, BinaryBroadcastRefusalsNameNodeOpAndRule) {
     m.input("b", DType::kFloat32, {3});
     m.node("Add", {"a", "b"}, {"y"}, "add_nobc");
     m.output("y");
-    Error e = load_error(m.bytes());
+    Error e = load_error(m.bytes(), "legacy.onnx");
     EXPECT_EQ(e.code(), ErrorCode::kInvalidModel);
     EXPECT_THAT(e.what(), AllOf(HasSubstr("node 'add_nobc' (Add)"), HasSubstr("Add version 6 (opset 6)"),
                                 HasSubstr("broadcast=0"), HasSubstr("2x3"), HasSubstr("broadcast=1")));
@@ -179,7 +172,7 @@ TEST(LegacyOpsets, BinaryBroadcastRefusalsNameNodeOpAndRule) {
     m.input("b", DType::kFloat32, {4});
     m.node("Mul", {"a", "b"}, {"y"}, "mul_axis").i("broadcast", 1).i("axis", 1);
     m.output("y");
-    Error e = load_error(m.bytes());
+    Error e = load_error(m.bytes(), "legacy.onnx");
     EXPECT_EQ(e.code(), ErrorCode::kInvalidModel);
     EXPECT_THAT(e.what(),
                 AllOf(HasSubstr("node 'mul_axis' (Mul)"), HasSubstr("Mul version 1"), HasSubstr("from axis 1")));
@@ -191,7 +184,7 @@ TEST(LegacyOpsets, BinaryBroadcastRefusalsNameNodeOpAndRule) {
     m.input("b", DType::kFloat32, {2, 3});
     m.node("Sub", {"a", "b"}, {"y"}, "sub_rank").i("broadcast", 1);
     m.output("y");
-    Error e = load_error(m.bytes());
+    Error e = load_error(m.bytes(), "legacy.onnx");
     EXPECT_THAT(e.what(), AllOf(HasSubstr("node 'sub_rank' (Sub)"), HasSubstr("higher rank")));
   }
   {
@@ -201,7 +194,7 @@ TEST(LegacyOpsets, BinaryBroadcastRefusalsNameNodeOpAndRule) {
     m.input("b", DType::kFloat32, {3});
     m.node("Sum", {"a", "b"}, {"y"}, "sum6");
     m.output("y");
-    Error e = load_error(m.bytes());
+    Error e = load_error(m.bytes(), "legacy.onnx");
     EXPECT_THAT(e.what(), AllOf(HasSubstr("node 'sum6' (Sum)"), HasSubstr("before opset 8")));
   }
 }
@@ -215,7 +208,7 @@ TEST(LegacyOpsets, GemmBroadcastAttribute) {
     m.node("Gemm", {"a", "b", "c"}, {"y"}, "gemm").i("broadcast", broadcast);
     m.output("y");
     if (broadcast == 0) {
-      Error e = load_error(m.bytes());
+      Error e = load_error(m.bytes(), "legacy.onnx");
       EXPECT_EQ(e.code(), ErrorCode::kInvalidModel);
       EXPECT_THAT(e.what(),
                   AllOf(HasSubstr("node 'gemm' (Gemm)"), HasSubstr("Gemm version 6"), HasSubstr("broadcast=0")));
@@ -402,7 +395,7 @@ TEST(LegacyOpsets, IsTestChoosesTheMode) {
     }
     m.output("y");
     if (is_test == 0) {
-      Error e = load_error(m.bytes());
+      Error e = load_error(m.bytes(), "legacy.onnx");
       EXPECT_EQ(e.code(), ErrorCode::kUnsupported);
       EXPECT_THAT(e.what(),
                   AllOf(HasSubstr("BatchNormalization version 6 with is_test=0"), HasSubstr("training mode")));
@@ -416,7 +409,7 @@ TEST(LegacyOpsets, IsTestChoosesTheMode) {
   m.input("x", DType::kFloat32, {2});
   m.node("Dropout", {"x"}, {"y"}, "drop").f("ratio", 0.25f).i("is_test", 0);
   m.output("y");
-  Error e = load_error(m.bytes());
+  Error e = load_error(m.bytes(), "legacy.onnx");
   EXPECT_EQ(e.code(), ErrorCode::kUnsupported);
   EXPECT_THAT(e.what(), AllOf(HasSubstr("node 'drop' (Dropout)"), HasSubstr("Dropout version 6 with is_test=0"),
                               HasSubstr("ratio 0.25")));

@@ -5,6 +5,7 @@
 #include "loaders/onnx/onnx_loader.h"
 #include "runtime/op_registry.h"
 #include "runtime/ops/op_versions.h"
+#include "load_error.h"
 #include "model_builder.h"
 
 #include <gmock/gmock.h>
@@ -26,19 +27,9 @@ namespace {
 
 using ::testing::AllOf;
 using ::testing::HasSubstr;
+using testing::load_error;
 using testing::ModelBuilder;
 
-// Loads bytes as "<name>" and returns the error (code and text); fails the
-// test if loading succeeds.
-Error load_error(const std::string& bytes, const std::string& name = "bad.onnx") {
-  try {
-    Model::load_from_memory(bytes.data(), bytes.size(), name);
-  } catch (const Error& e) {
-    return e;
-  }
-  ADD_FAILURE() << "loading " << name << " succeeded";
-  return Error(ErrorCode::kInternal, "");
-}
 
 std::string relu_model_bytes() {
   ModelBuilder m;
