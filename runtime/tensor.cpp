@@ -62,7 +62,25 @@ const char* dtype_name(DType t) {
     case DType::kUInt64: return "uint64";
     case DType::kBFloat16: return "bfloat16";
   }
-  return "unknown";
+  // ONNX element types minirt has no DType for (TensorProto.DataType's
+  // numbers), named so that a refusal says which one.
+  switch (static_cast<int>(t)) {
+    case 14: return "complex64";
+    case 15: return "complex128";
+    case 17: return "float8e4m3fn";
+    case 18: return "float8e4m3fnuz";
+    case 19: return "float8e5m2";
+    case 20: return "float8e5m2fnuz";
+    case 21: return "uint4";
+    case 22: return "int4";
+    case 23: return "float4e2m1";
+    case 24: return "float8e8m0";
+    case 25: return "uint2";
+    case 26: return "int2";
+    case 27: return "float6e2m3";
+    case 28: return "float6e3m2";
+    default: return "unknown";
+  }
 }
 
 bool dtype_supported(DType t) {

@@ -32,6 +32,33 @@ if [ "${1:-}" = "--venv" ]; then
     [ -x .venv/bin/python ] || python3 -m venv .venv
     .venv/bin/pip install -q --disable-pip-version-check -r tools/requirements.txt
   fi
+  # ONNX's node tests up to opset 25 (1,765 folders): onnx 1.22.0 is the last
+  # wheel that ships them. Only its test data is kept, in .venv/onnx-1.22.0-node/node
+  # (ctest conformance.onnx122_node); the venv's own onnx stays as pinned.
+  if [ ! -d .venv/onnx-1.22.0-node/node ]; then
+    echo "setup: fetching ONNX 1.22.0's node tests into .venv/onnx-1.22.0-node"
+    tmp=$(mktemp -d)
+    .venv/bin/pip download -q --disable-pip-version-check --no-deps --only-binary=:all: onnx==1.22.0 -d "$tmp"
+    .venv/bin/python - "$tmp" .venv/onnx-1.22.0-node <<'PY'
+import glob, os, shutil, sys, zipfile
+tmp, dest = sys.argv[1], sys.argv[2]
+prefix = "onnx/backend/test/data/node/"
+(wheel,) = glob.glob(os.path.join(tmp, "onnx-1.22.0-*.whl"))
+part = dest + ".part"
+shutil.rmtree(part, ignore_errors=True)
+with zipfile.ZipFile(wheel) as z:
+    for name in z.namelist():
+        if name.startswith(prefix) and not name.endswith("/"):
+            out = os.path.join(part, "node", name[len(prefix):])
+            os.makedirs(os.path.dirname(out), exist_ok=True)
+            with z.open(name) as src, open(out, "wb") as dst:
+                shutil.copyfileobj(src, dst)
+shutil.rmtree(dest, ignore_errors=True)
+os.rename(part, dest)
+print(f"setup: {len(os.listdir(os.path.join(dest, 'node')))} node tests in {dest}/node")
+PY
+    rm -rf "$tmp"
+  fi
 fi
 
 if [ "${1:-}" = "--triton" ]; then

@@ -39,6 +39,26 @@ std::string relu_model_bytes() {
   return m.bytes();
 }
 
+// An element type minirt has no DType for is named as ONNX names it, in a
+// graph input and in a Cast.
+TEST(Loader, UnsupportedElementTypesAreNamed) {
+  {
+    ModelBuilder m(19, 9);
+    m.input("x", static_cast<DType>(17), {2});
+    m.node("Identity", {"x"}, {"y"}, "id");
+    m.output("y");
+    EXPECT_THAT(load_error(m.bytes()).what(), HasSubstr("graph input 'x' has dtype float8e4m3fn"));
+  }
+  {
+    ModelBuilder m(21, 10);
+    m.input("x", DType::kFloat32, {2});
+    m.node("Cast", {"x"}, {"y"}, "to_int4").i("to", 22);
+    m.output("y");
+    EXPECT_THAT(load_error(m.bytes()).what(),
+                AllOf(HasSubstr("node 'to_int4' (Cast)"), HasSubstr("casting to int4 is not supported")));
+  }
+}
+
 TEST(Loader, MissingFileNamesThePath) {
   try {
     Model::load("/nonexistent/dir/model.onnx");
