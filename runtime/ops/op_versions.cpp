@@ -59,6 +59,7 @@ const std::map<std::string, std::vector<int>>& table() {
     {"Log", {1, 6, 13}},
     {"LogSoftmax", {1, 11, 13}},
     {"LpNormalization", {1, 22}},
+    {"LpPool", {1, 2, 11, 18, 22}},
     {"MatMul", {1, 9, 13}},
     {"Max", {1, 6, 8, 12, 13}},
     {"MaxPool", {1, 8, 10, 11, 12, 22}},

@@ -500,6 +500,7 @@ def pool_cases():
     for cip in (0, 1):
         out.append(pool_case("AveragePool", 1, 3, (15, 16), (7, 5), (2, 1), pads=(3, 2, 1, 2), ceil=1, cip=cip))
         out.append(pool_case("AveragePool", 1, 3, (13, 13), (9, 9), (1, 1), pads=(4, 4, 4, 4), cip=cip))
+    out += lppool_cases()
     out = [c for c in out if c is not None]
     # Global pools, 1-D to 3-D.
     for op in ("GlobalAveragePool", "GlobalMaxPool"):
@@ -507,6 +508,49 @@ def pool_cases():
             c = Case("%s_%s" % (op.lower(), "x".join(map(str, shape))))
             c.output(c.node(op, [c.input(c.uniform(shape))]))
             out.append(c)
+    return out
+
+
+def lppool_case(n, ch, hw, ks, s, p=2, pads=None, ceil=0, d=None, auto_pad=None, opset=18):
+    parts = ["lppool_opset%d" % opset, "p%d" % p, "k" + "x".join(map(str, ks)), "s" + "x".join(map(str, s))]
+    attrs = dict(kernel_shape=list(ks), strides=list(s), p=p)
+    if d is not None:
+        attrs["dilations"] = list(d)
+        parts.append("d" + "x".join(map(str, d)))
+    if auto_pad:
+        attrs["auto_pad"] = auto_pad
+        parts.append(auto_pad.lower().replace("_", ""))
+    else:
+        attrs["pads"] = list(pads)
+        parts.append(pads_tag(pads))
+    if opset >= 18:
+        attrs["ceil_mode"] = ceil
+        parts.append("ceil%d" % ceil)
+    parts += ["n%d" % n, "x".join(map(str, hw))]
+    c = Case("_".join(parts), opset=opset)
+    x = c.input(c.uniform([n, ch] + list(hw)))
+    c.output(c.node("LpPool", [x], **attrs))
+    return c
+
+
+def lppool_cases():
+    out = []
+    for p in (1, 2, 3):
+        for ks, s, pads in (((2, 2), (2, 2), (0, 0, 0, 0)), ((3, 3), (1, 1), (1, 1, 1, 1)),
+                            ((3, 2), (2, 1), (0, 1, 1, 0))):
+            out.append(lppool_case(1 + (p == 2), 3, (9, 8), ks, s, p=p, pads=pads))
+    # ceil_mode and dilations (opset 18), auto_pad, the older versions.
+    out.append(lppool_case(1, 3, (13, 9), (3, 3), (2, 2), pads=(1, 0, 0, 1), ceil=1))
+    out.append(lppool_case(1, 3, (13, 9), (2, 3), (3, 2), p=3, pads=(0, 1, 1, 0), ceil=1))
+    out.append(lppool_case(1, 3, (13, 9), (3, 2), (2, 1), pads=(1, 0, 0, 1), d=(2, 2)))
+    out.append(lppool_case(2, 3, (13, 9), (2, 2), (2, 2), p=1, pads=(0, 1, 1, 0), ceil=1, d=(1, 3)))
+    for ap in ("SAME_UPPER", "SAME_LOWER", "VALID"):
+        out.append(lppool_case(1, 3, (13, 9), (3, 3), (2, 2), auto_pad=ap))
+    out.append(lppool_case(1, 4, (7, 7), (3, 3), (2, 2), pads=(1, 1, 1, 1), opset=11))
+    out.append(lppool_case(1, 4, (7, 7), (2, 3), (1, 2), p=3, pads=(0, 0, 0, 0), opset=2))
+    out.append(lppool_case(1, 4, (6, 6), (2, 2), (2, 2), p=2, pads=(0, 0, 0, 0), opset=22))
+    # Big enough to split across threads.
+    out.append(lppool_case(2, 32, (20, 20), (3, 3), (1, 1), pads=(1, 1, 1, 1)))
     return out
 
 
