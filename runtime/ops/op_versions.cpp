@@ -20,6 +20,7 @@ const std::map<std::string, std::vector<int>>& table() {
     {"CastLike", {15, 19, 21, 23, 24, 25}},
     {"Ceil", {1, 6, 13}},
     {"Celu", {12, 28}},
+    {"CenterCropPad", {18}},
     {"Clip", {1, 6, 11, 12, 13}},
     {"Concat", {1, 4, 11, 13}},
     {"Constant", {1, 9, 11, 12, 13, 19, 21, 23, 24, 25}},

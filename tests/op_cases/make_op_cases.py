@@ -901,6 +901,24 @@ def shape_cases():
     single("pad_constant_large_1x16x64x64", "Pad", f((1, 16, 64, 64)),
            consts=[np.array([0, 0, 1, 1, 0, 0, 1, 1], np.int64)])
 
+    # CenterCropPad (opset 18; onnxruntime inlines its function): crop and pad
+    # by even and odd amounts (the odd element at the end), a subset of axes
+    # (negative too), and other dtypes.
+    for sx, target in (((2, 3, 7, 8), (2, 3, 4, 5)), ((2, 3, 4, 5), (2, 3, 7, 8)), ((2, 3, 6, 5), (2, 3, 3, 9)),
+                       ((5, 6), (5, 6)), ((9,), (2,))):
+        single("centercroppad_%s_to_%s" % (shp(sx), shp(target)), "CenterCropPad", f(sx),
+               consts=[np.array(target, np.int64)], opset=18)
+    single("centercroppad_axes_m1_1_2x5x7_to_4x2", "CenterCropPad", f((2, 5, 7)),
+           consts=[np.array([4, 2], np.int64)], opset=18, axes=[-1, 1])
+    single("centercroppad_axes_2_1x3x9x4", "CenterCropPad", f((1, 3, 9, 4)), consts=[np.array([6], np.int64)],
+           opset=18, axes=[2])
+    single("centercroppad_int64_5x4_to_2x7", "CenterCropPad", i64((5, 4)), consts=[np.array([2, 7], np.int64)],
+           opset=18)
+    single("centercroppad_uint8_6x3_to_3x6", "CenterCropPad", lambda c: c.ints((6, 3), 0, 256, np.uint8),
+           consts=[np.array([3, 6], np.int64)], opset=18)
+    single("centercroppad_bool_4x4_to_7x1", "CenterCropPad", lambda c: c.rng.random((4, 4)) < 0.5,
+           consts=[np.array([7, 1], np.int64)], opset=18)
+
     # Expand.
     for sx, target in (((3, 1), (2, 3, 4)), ((1,), (4, 5)), ((2, 1, 4), (2, 3, 4)), ((3, 1, 5), (2, 1, 1, 1)),
                        ((4,), (1,)), ((1, 5), (3, 1))):
