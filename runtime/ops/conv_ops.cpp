@@ -230,8 +230,14 @@ std::shared_ptr<const OpAttrs> parse_lppool(const ParseContext& ctx) {
   parse_window(ctx, *a);
   if (a->kernel_shape.empty()) ctx.invalid("kernel_shape is required");
   // Version 1 has a float p; from version 2 it is an int.
-  a->p = ctx.opset() < 2 ? ctx.get_float("p", 2.0f) : static_cast<float>(ctx.get_int("p", 2));
-  if (!(a->p > 0.0f) || !std::isfinite(a->p)) ctx.invalid("p must be positive, got " + std::to_string(a->p));
+  if (ctx.opset() < 2) {
+    a->p = ctx.get_float("p", 2.0f);
+    if (!(a->p > 0.0f) || !std::isfinite(a->p)) ctx.invalid("p must be a positive number");
+  } else {
+    int64_t p = ctx.get_int("p", 2);
+    if (p <= 0) ctx.invalid("p must be positive, got " + std::to_string(p));
+    a->p = static_cast<float>(p);
+  }
   a->ceil_mode = ctx.get_int("ceil_mode", 0) != 0;
   if (ctx.opset() < 18) {
     if (a->ceil_mode) ctx.invalid("LpPool has no ceil_mode before opset 18");

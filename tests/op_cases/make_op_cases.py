@@ -551,6 +551,25 @@ def lppool_cases():
     out.append(lppool_case(1, 4, (6, 6), (2, 2), (2, 2), p=2, pads=(0, 0, 0, 0), opset=22))
     # Big enough to split across threads.
     out.append(lppool_case(2, 32, (20, 20), (3, 3), (1, 1), pads=(1, 1, 1, 1)))
+    # Between blocked-layout ops (Conv, Relu): LpPool reads and writes plain NCHW.
+    c = Case("lppool_opset18_p2_k3x3_s2x2_between_conv_relu_1x16x12x12", opset=18)
+    y = add_conv(c, c.input(c.uniform([1, 16, 12, 12])), 16, 32, (3, 3), 1, True, pads=[1, 1, 1, 1])
+    y = c.node("LpPool", [y], kernel_shape=[3, 3], strides=[2, 2], pads=[1, 1, 1, 1])
+    c.output(c.node("Relu", [add_conv(c, y, 32, 16, (1, 1), 1, True)]))
+    out.append(c)
+    # Version 1's float p (onnxruntime starts at version 2): NumPy.
+    c = Case("lppool_opset1_p1p5_k2x3_s1x2_1x3x6x7", opset=1)
+    c.output(c.node("LpPool", [c.input(c.uniform([1, 3, 6, 7]), "x")], kernel_shape=[2, 3], strides=[1, 2], p=1.5))
+
+    def lp_v1(feeds):
+        a = np.abs(feeds["x"].astype(np.float64)) ** 1.5
+        y = np.zeros((1, 3, 5, 3))
+        for i in range(5):
+            for j in range(3):
+                y[:, :, i, j] = a[:, :, i:i + 2, 2 * j:2 * j + 3].sum(axis=(2, 3)) ** (1 / 1.5)
+        return [y.astype(np.float32)]
+    c.ref = lp_v1
+    out.append(c)
     return out
 
 
