@@ -1,5 +1,6 @@
 // MaxPool, AveragePool and the global pools on the CPU, for 1-D and 2-D
-// windows (1-D runs as 2-D with height 1), and the pooling engines the
+// windows (1-D runs as 2-D with height 1), LpPool (2-D, plain layout, each
+// window read tap by tap), and the pooling engines the
 // channel-blocked kernels share (nchwc_ops.h: pixels of `lanes` floats; the
 // plain layout is lanes = 1).
 //
@@ -24,6 +25,7 @@
 #include "runtime/ops/conv.h"
 
 #include <algorithm>
+#include <cmath>
 #include <cstring>
 #include <limits>
 
@@ -901,7 +903,85 @@ class GlobalPoolKernel final : public Kernel {
   GlobalPoolEngine engine_;
 };
 
+// LpPool on N, C, H, W: (sum of |x|^p over the window's taps inside the
+// input)^(1/p); taps in the padding add zero. p = 1 and 2 avoid pow.
+class LpPoolKernel final : public Kernel {
+ public:
+  LpPoolKernel(const Graph& g, const Node& n, int) {
+    const auto& a = n.attrs_as<LpPoolAttrs>();
+    const Shape& x = in_shape(g, n, 0);
+    const Shape& y = out_shape(g, n, 0);
+    planes_ = x[0] * x[1];
+    h_ = x[2];
+    w_ = x[3];
+    oh_ = y[2];
+    ow_ = y[3];
+    kh_ = a.kernel_shape[0];
+    kw_ = a.kernel_shape[1];
+    sh_ = a.strides[0];
+    sw_ = a.strides[1];
+    dh_ = a.dilations[0];
+    dw_ = a.dilations[1];
+    ph_ = a.pad_begin(0);
+    pw_ = a.pad_begin(1);
+    p_ = a.p;
+  }
+
+  void run(const KernelArgs& args) override {
+    const float* x = static_cast<const float*>(args.inputs[0]);
+    float* y = static_cast<float*>(args.outputs[0]);
+    if (planes_ <= 0 || oh_ <= 0 || ow_ <= 0) return;
+    const int64_t in_plane = h_ * w_, out_plane = oh_ * ow_;
+    const int64_t taps = std::max<int64_t>(1, kh_ * kw_);
+    const int64_t grain = std::max<int64_t>(1, kGrainFloats / std::max<int64_t>(1, out_plane * taps));
+    auto body = [&](int64_t p0, int64_t p1) {
+      for (int64_t c = p0; c < p1; ++c) {
+        if (p_ == 1.0f) plane<1>(x + c * in_plane, y + c * out_plane);
+        else if (p_ == 2.0f) plane<2>(x + c * in_plane, y + c * out_plane);
+        else plane<0>(x + c * in_plane, y + c * out_plane);
+      }
+    };
+    args.pool->parallel_for(planes_, body, grain);
+  }
+
+ private:
+  // P is 1 or 2, or 0 for any other p.
+  template <int P>
+  void plane(const float* x, float* y) const {
+    for (int64_t oh = 0; oh < oh_; ++oh) {
+      int64_t r0 = oh * sh_ - ph_, t0, t1;
+      taps_inside(r0, kh_, dh_, h_, t0, t1);
+      for (int64_t ow = 0; ow < ow_; ++ow) {
+        int64_t c0 = ow * sw_ - pw_, u0, u1;
+        taps_inside(c0, kw_, dw_, w_, u0, u1);
+        float acc = 0.0f;
+        for (int64_t t = t0; t < t1; ++t) {
+          const float* row = x + (r0 + t * dh_) * w_ + c0;
+          for (int64_t u = u0; u < u1; ++u) {
+            float v = row[u * dw_];
+            if constexpr (P == 1) acc += std::fabs(v);
+            else if constexpr (P == 2) acc += v * v;
+            else acc += std::pow(std::fabs(v), p_);
+          }
+        }
+        float out;
+        if constexpr (P == 1) out = acc;
+        else if constexpr (P == 2) out = std::sqrt(acc);
+        else out = std::pow(acc, 1.0f / p_);
+        y[oh * ow_ + ow] = out;
+      }
+    }
+  }
+
+  int64_t planes_ = 0, h_ = 0, w_ = 0, oh_ = 0, ow_ = 0;
+  int64_t kh_ = 1, kw_ = 1, sh_ = 1, sw_ = 1, dh_ = 1, dw_ = 1, ph_ = 0, pw_ = 0;
+  float p_ = 2.0f;
+};
+
 std::unique_ptr<Kernel> make_pool(const Graph& g, const Node& n, int t) { return std::make_unique<PoolKernel>(g, n, t); }
+std::unique_ptr<Kernel> make_lppool(const Graph& g, const Node& n, int t) {
+  return std::make_unique<LpPoolKernel>(g, n, t);
+}
 std::unique_ptr<Kernel> make_global(const Graph& g, const Node& n, int t) {
   return std::make_unique<GlobalPoolKernel>(g, n, t);
 }
@@ -911,6 +991,7 @@ std::unique_ptr<Kernel> make_global(const Graph& g, const Node& n, int t) {
 void add_pool_kernels(std::vector<KernelEntry>& out) {
   out.push_back({"MaxPool", make_pool});
   out.push_back({"AveragePool", make_pool});
+  out.push_back({"LpPool", make_lppool});
   out.push_back({"GlobalMaxPool", make_global});
   out.push_back({"GlobalAveragePool", make_global});
 }

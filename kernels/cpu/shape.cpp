@@ -1,7 +1,7 @@
 // Data-movement and shape ops on the CPU: Reshape and friends (a copy),
 // Concat, Split, Slice, Gather, Shape, Size, Cast, CastLike, Constant,
-// ConstantOfShape, Range, Transpose, Pad, Expand, Tile, DepthToSpace,
-// SpaceToDepth. They move bytes, so most work on any element size.
+// ConstantOfShape, Range, Transpose, Pad (and CenterCropPad, as a Pad),
+// Expand, Tile, DepthToSpace, SpaceToDepth. They move bytes, so most work on any element size.
 #include "kernels/cpu/registry.h"
 #include "kernels/cpu/sgemm.h"
 #include "runtime/ops/shape_ops.h"
@@ -940,6 +940,7 @@ void add_shape_kernels(std::vector<KernelEntry>& out) {
   out.push_back({"Constant", make<FillKernel>});
   out.push_back({"ConstantOfShape", make<FillKernel>});
   out.push_back({"Pad", make<PadKernel>});
+  out.push_back({"CenterCropPad", make<PadKernel>});  // its pads resolved by shape inference
 }
 
 }  // namespace minirt::cpu

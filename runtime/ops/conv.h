@@ -41,6 +41,12 @@ struct PoolAttrs : WindowAttrs {
   bool count_include_pad = false;
 };
 
+// LpPool: y = (sum over the window of |x|^p)^(1/p), padding adding zeros.
+struct LpPoolAttrs : WindowAttrs {
+  float p = 2.0f;  // an int from version 2, a float in version 1
+  bool ceil_mode = false;
+};
+
 struct LrnAttrs : OpAttrs {
   float alpha = 1e-4f, beta = 0.75f, bias = 1.0f;
   int64_t size = 1;

@@ -1,5 +1,5 @@
 // Schemas of the windowed ops: Conv, ConvTranspose, MaxPool, AveragePool,
-// GlobalAveragePool, GlobalMaxPool and LRN.
+// LpPool, GlobalAveragePool, GlobalMaxPool and LRN.
 #include "runtime/op_registry.h"
 #include "runtime/ops/conv.h"
 #include "runtime/ops/families.h"
@@ -197,6 +197,22 @@ std::shared_ptr<const OpAttrs> parse_pool(const ParseContext& ctx) {
   return a;
 }
 
+// Resolves a pool's window against its input `x` (N, C, spatial...) and
+// returns the output shape.
+Shape pool_output(const InferContext& ctx, WindowAttrs& a, const Shape& x, bool ceil_mode) {
+  int64_t sp = static_cast<int64_t>(x.size()) - 2;
+  resolve_window(ctx, a, x, sp);
+  Shape y = {x[0], x[1]};
+  for (int64_t i = 0; i < sp; ++i) {
+    if (a.pads[i] >= a.kernel_shape[i] * a.dilations[i] || a.pads[i + sp] >= a.kernel_shape[i] * a.dilations[i])
+      ctx.fail("pads must be smaller than the pooling window");
+    y.push_back(window_out_size(x[2 + i], a.kernel_shape[i], a.strides[i], a.dilations[i], a.pads[i], a.pads[i + sp],
+                                ceil_mode));
+    check_window_fits(ctx, a, x, i);
+  }
+  return y;
+}
+
 void infer_pool(InferContext& ctx) {
   ctx.expect_dtype(0, {DType::kFloat32});
   const Shape& x = ctx.shape(0);
@@ -204,15 +220,40 @@ void infer_pool(InferContext& ctx) {
   int64_t sp = static_cast<int64_t>(x.size()) - 2;
   if (sp > 2) ctx.unsupported("only 1-D and 2-D pooling is supported, this one has " + std::to_string(sp) + " spatial axes");
   auto a = std::make_shared<PoolAttrs>(ctx.attrs<PoolAttrs>());
-  resolve_window(ctx, *a, x, sp);
-  Shape y = {x[0], x[1]};
-  for (int64_t i = 0; i < sp; ++i) {
-    if (a->pads[i] >= a->kernel_shape[i] * a->dilations[i] || a->pads[i + sp] >= a->kernel_shape[i] * a->dilations[i])
-      ctx.fail("pads must be smaller than the pooling window");
-    y.push_back(window_out_size(x[2 + i], a->kernel_shape[i], a->strides[i], a->dilations[i], a->pads[i],
-                                a->pads[i + sp], a->ceil_mode));
-    check_window_fits(ctx, *a, x, i);
+  Shape y = pool_output(ctx, *a, x, a->ceil_mode);
+  ctx.set_attrs(a);
+  ctx.set_output(0, DType::kFloat32, y);
+}
+
+std::shared_ptr<const OpAttrs> parse_lppool(const ParseContext& ctx) {
+  auto a = std::make_shared<LpPoolAttrs>();
+  parse_window(ctx, *a);
+  if (a->kernel_shape.empty()) ctx.invalid("kernel_shape is required");
+  // Version 1 has a float p; from version 2 it is an int.
+  if (ctx.opset() < 2) {
+    a->p = ctx.get_float("p", 2.0f);
+    if (!(a->p > 0.0f) || !std::isfinite(a->p)) ctx.invalid("p must be a positive number");
+  } else {
+    int64_t p = ctx.get_int("p", 2);
+    if (p <= 0) ctx.invalid("p must be positive, got " + std::to_string(p));
+    a->p = static_cast<float>(p);
   }
+  a->ceil_mode = ctx.get_int("ceil_mode", 0) != 0;
+  if (ctx.opset() < 18) {
+    if (a->ceil_mode) ctx.invalid("LpPool has no ceil_mode before opset 18");
+    for (int64_t d : a->dilations)
+      if (d != 1) ctx.invalid("LpPool has no dilations before opset 18");
+  }
+  return a;
+}
+
+void infer_lppool(InferContext& ctx) {
+  ctx.expect_dtype(0, {DType::kFloat32});
+  const Shape& x = ctx.shape(0);
+  if (x.size() != 4)
+    ctx.unsupported("only 2-D LpPool (an N, C, H, W input) is supported, the input is " + shape_str(x));
+  auto a = std::make_shared<LpPoolAttrs>(ctx.attrs<LpPoolAttrs>());
+  Shape y = pool_output(ctx, *a, x, a->ceil_mode);
   ctx.set_attrs(a);
   ctx.set_output(0, DType::kFloat32, y);
 }
@@ -255,6 +296,8 @@ void add_pool_schemas(std::vector<OpSchema>& out) {
                  .semantics = "opset 12 (dilations and ceil_mode from opset 10)"});
   out.push_back({.op = "AveragePool", .parse = parse_pool, .infer = infer_pool,
                  .semantics = "opset 19 (dilations from 19, ceil_mode from 10)"});
+  out.push_back({.op = "LpPool", .parse = parse_lppool, .infer = infer_lppool,
+                 .semantics = "opset 18 (dilations and ceil_mode from 18, p a float in version 1); 2-D only"});
   out.push_back({.op = "GlobalAveragePool", .infer = infer_global_pool});
   out.push_back({.op = "GlobalMaxPool", .infer = infer_global_pool});
   out.push_back({.op = "LRN", .parse = parse_lrn, .infer = infer_same_float});

@@ -1,7 +1,7 @@
 // Schemas of the data-movement and shape ops: Flatten, Reshape, Squeeze,
 // Unsqueeze, Concat, Split, Slice, Gather, Shape, Size, Cast, CastLike,
-// Constant, ConstantOfShape, Range, Transpose, Pad, Expand, Tile,
-// DepthToSpace, SpaceToDepth.
+// Constant, ConstantOfShape, Range, Transpose, Pad, CenterCropPad, Expand,
+// Tile, DepthToSpace, SpaceToDepth.
 #include "runtime/op_registry.h"
 #include "runtime/ops/families.h"
 #include "runtime/ops/shape_ops.h"
@@ -579,6 +579,47 @@ void infer_pad(InferContext& ctx) {
   ctx.set_output(0, ctx.dtype(0), y);
 }
 
+// ---- CenterCropPad ----
+std::shared_ptr<const OpAttrs> parse_center_crop_pad(const ParseContext& ctx) {
+  auto a = std::make_shared<CenterCropPadAttrs>();
+  a->has_axes = ctx.has("axes");
+  a->axes = ctx.get_ints("axes");
+  return a;
+}
+void infer_center_crop_pad(InferContext& ctx) {
+  expect_movable(ctx, 0);
+  ctx.expect_dtype(1, {DType::kInt64, DType::kInt32});
+  const Shape& x = ctx.shape(0);
+  int64_t r = static_cast<int64_t>(x.size());
+  auto a = std::make_shared<CenterCropPadAttrs>(ctx.attrs<CenterCropPadAttrs>());
+  std::vector<int64_t> target = ctx.const_ints(1, "shape");
+  std::vector<int64_t> axes = a->axes;
+  if (!a->has_axes)
+    for (int64_t i = 0; i < r; ++i) axes.push_back(i);
+  if (target.size() != axes.size())
+    ctx.fail("shape has " + std::to_string(target.size()) + " entries but there are " + std::to_string(axes.size()) +
+             " axes to crop or pad (input " + shape_str(x) + ")");
+  a->mode = PadMode::kConstant;
+  a->value = 0.0f;
+  a->pads.assign(2 * r, 0);
+  std::vector<bool> seen(r, false);
+  Shape y = x;
+  for (size_t i = 0; i < axes.size(); ++i) {
+    int64_t ax = normalize_axis(axes[i], r, ctx);
+    if (seen[ax]) ctx.fail("axes names axis " + std::to_string(ax) + " twice");
+    seen[ax] = true;
+    if (target[i] < 0) ctx.fail("shape " + shape_str(target) + " has a negative entry");
+    // The odd element, cropped or padded, goes at the end (the begin pad
+    // is half the difference rounded toward zero).
+    int64_t diff = target[i] - x[ax];
+    a->pads[ax] = diff / 2;
+    a->pads[ax + r] = diff - diff / 2;
+    y[ax] = target[i];
+  }
+  ctx.set_attrs(a);
+  ctx.set_output(0, ctx.dtype(0), y);
+}
+
 // ---- Expand ----
 void infer_expand(InferContext& ctx) {
   expect_movable(ctx, 0);
@@ -693,6 +734,9 @@ void add_shape_schemas(std::vector<OpSchema>& out) {
   out.push_back({.op = "Pad", .max_inputs = 4, .parse = parse_pad, .infer = infer_pad, .shape_inputs = {1, 2, 3},
                  .semantics = "pads/value attributes before opset 11 (paddings before 2), inputs from 11; axes "
                               "from 18"});
+  out.push_back({.op = "CenterCropPad", .min_inputs = 2, .max_inputs = 2, .parse = parse_center_crop_pad,
+                 .infer = infer_center_crop_pad, .shape_inputs = {1},
+                 .semantics = "opset 18; crops or zero-pads each axis, the odd element at the end"});
   out.push_back({.op = "Expand", .min_inputs = 2, .max_inputs = 2, .infer = infer_expand, .shape_inputs = {1}});
   out.push_back({.op = "Tile", .min_inputs = 2, .max_inputs = 3, .infer = infer_tile, .shape_inputs = {1, 2},
                  .semantics = "repeats input (opset 6 and later); tiles and axis inputs before 6"});

@@ -62,6 +62,13 @@ struct PadAttrs : OpAttrs {
   float value = 0.0f;
 };
 
+// CenterCropPad runs as a constant Pad with zeros: infer() turns the target
+// lengths into pads (negative where an axis is cropped).
+struct CenterCropPadAttrs : PadAttrs {
+  bool has_axes = false;
+  std::vector<int64_t> axes;  // as the file gives them (all axes when absent)
+};
+
 struct ExpandAttrs : OpAttrs {
   Shape target;  // resolved output shape
 };

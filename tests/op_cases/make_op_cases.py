@@ -500,6 +500,7 @@ def pool_cases():
     for cip in (0, 1):
         out.append(pool_case("AveragePool", 1, 3, (15, 16), (7, 5), (2, 1), pads=(3, 2, 1, 2), ceil=1, cip=cip))
         out.append(pool_case("AveragePool", 1, 3, (13, 13), (9, 9), (1, 1), pads=(4, 4, 4, 4), cip=cip))
+    out += lppool_cases()
     out = [c for c in out if c is not None]
     # Global pools, 1-D to 3-D.
     for op in ("GlobalAveragePool", "GlobalMaxPool"):
@@ -507,6 +508,68 @@ def pool_cases():
             c = Case("%s_%s" % (op.lower(), "x".join(map(str, shape))))
             c.output(c.node(op, [c.input(c.uniform(shape))]))
             out.append(c)
+    return out
+
+
+def lppool_case(n, ch, hw, ks, s, p=2, pads=None, ceil=0, d=None, auto_pad=None, opset=18):
+    parts = ["lppool_opset%d" % opset, "p%d" % p, "k" + "x".join(map(str, ks)), "s" + "x".join(map(str, s))]
+    attrs = dict(kernel_shape=list(ks), strides=list(s), p=p)
+    if d is not None:
+        attrs["dilations"] = list(d)
+        parts.append("d" + "x".join(map(str, d)))
+    if auto_pad:
+        attrs["auto_pad"] = auto_pad
+        parts.append(auto_pad.lower().replace("_", ""))
+    else:
+        attrs["pads"] = list(pads)
+        parts.append(pads_tag(pads))
+    if opset >= 18:
+        attrs["ceil_mode"] = ceil
+        parts.append("ceil%d" % ceil)
+    parts += ["n%d" % n, "x".join(map(str, hw))]
+    c = Case("_".join(parts), opset=opset)
+    x = c.input(c.uniform([n, ch] + list(hw)))
+    c.output(c.node("LpPool", [x], **attrs))
+    return c
+
+
+def lppool_cases():
+    out = []
+    for p in (1, 2, 3):
+        for ks, s, pads in (((2, 2), (2, 2), (0, 0, 0, 0)), ((3, 3), (1, 1), (1, 1, 1, 1)),
+                            ((3, 2), (2, 1), (0, 1, 1, 0))):
+            out.append(lppool_case(1 + (p == 2), 3, (9, 8), ks, s, p=p, pads=pads))
+    # ceil_mode and dilations (opset 18), auto_pad, the older versions.
+    out.append(lppool_case(1, 3, (13, 9), (3, 3), (2, 2), pads=(1, 0, 0, 1), ceil=1))
+    out.append(lppool_case(1, 3, (13, 9), (2, 3), (3, 2), p=3, pads=(0, 1, 1, 0), ceil=1))
+    out.append(lppool_case(1, 3, (13, 9), (3, 2), (2, 1), pads=(1, 0, 0, 1), d=(2, 2)))
+    out.append(lppool_case(2, 3, (13, 9), (2, 2), (2, 2), p=1, pads=(0, 1, 1, 0), ceil=1, d=(1, 3)))
+    for ap in ("SAME_UPPER", "SAME_LOWER", "VALID"):
+        out.append(lppool_case(1, 3, (13, 9), (3, 3), (2, 2), auto_pad=ap))
+    out.append(lppool_case(1, 4, (7, 7), (3, 3), (2, 2), pads=(1, 1, 1, 1), opset=11))
+    out.append(lppool_case(1, 4, (7, 7), (2, 3), (1, 2), p=3, pads=(0, 0, 0, 0), opset=2))
+    out.append(lppool_case(1, 4, (6, 6), (2, 2), (2, 2), p=2, pads=(0, 0, 0, 0), opset=22))
+    # Big enough to split across threads.
+    out.append(lppool_case(2, 32, (20, 20), (3, 3), (1, 1), pads=(1, 1, 1, 1)))
+    # Between blocked-layout ops (Conv, Relu): LpPool reads and writes plain NCHW.
+    c = Case("lppool_opset18_p2_k3x3_s2x2_between_conv_relu_1x16x12x12", opset=18)
+    y = add_conv(c, c.input(c.uniform([1, 16, 12, 12])), 16, 32, (3, 3), 1, True, pads=[1, 1, 1, 1])
+    y = c.node("LpPool", [y], kernel_shape=[3, 3], strides=[2, 2], pads=[1, 1, 1, 1])
+    c.output(c.node("Relu", [add_conv(c, y, 32, 16, (1, 1), 1, True)]))
+    out.append(c)
+    # Version 1's float p (onnxruntime starts at version 2): NumPy.
+    c = Case("lppool_opset1_p1p5_k2x3_s1x2_1x3x6x7", opset=1)
+    c.output(c.node("LpPool", [c.input(c.uniform([1, 3, 6, 7]), "x")], kernel_shape=[2, 3], strides=[1, 2], p=1.5))
+
+    def lp_v1(feeds):
+        a = np.abs(feeds["x"].astype(np.float64)) ** 1.5
+        y = np.zeros((1, 3, 5, 3))
+        for i in range(5):
+            for j in range(3):
+                y[:, :, i, j] = a[:, :, i:i + 2, 2 * j:2 * j + 3].sum(axis=(2, 3)) ** (1 / 1.5)
+        return [y.astype(np.float32)]
+    c.ref = lp_v1
+    out.append(c)
     return out
 
 
@@ -856,6 +919,24 @@ def shape_cases():
            consts=[np.array([2, -1, 1, 3], np.int64), None, np.array([2, 3], np.int64)], opset=18, mode="reflect")
     single("pad_constant_large_1x16x64x64", "Pad", f((1, 16, 64, 64)),
            consts=[np.array([0, 0, 1, 1, 0, 0, 1, 1], np.int64)])
+
+    # CenterCropPad (opset 18; onnxruntime inlines its function): crop and pad
+    # by even and odd amounts (the odd element at the end), a subset of axes
+    # (negative too), and other dtypes.
+    for sx, target in (((2, 3, 7, 8), (2, 3, 4, 5)), ((2, 3, 4, 5), (2, 3, 7, 8)), ((2, 3, 6, 5), (2, 3, 3, 9)),
+                       ((5, 6), (5, 6)), ((9,), (2,))):
+        single("centercroppad_%s_to_%s" % (shp(sx), shp(target)), "CenterCropPad", f(sx),
+               consts=[np.array(target, np.int64)], opset=18)
+    single("centercroppad_axes_m1_1_2x5x7_to_4x2", "CenterCropPad", f((2, 5, 7)),
+           consts=[np.array([4, 2], np.int64)], opset=18, axes=[-1, 1])
+    single("centercroppad_axes_2_1x3x9x4", "CenterCropPad", f((1, 3, 9, 4)), consts=[np.array([6], np.int64)],
+           opset=18, axes=[2])
+    single("centercroppad_int64_5x4_to_2x7", "CenterCropPad", i64((5, 4)), consts=[np.array([2, 7], np.int64)],
+           opset=18)
+    single("centercroppad_uint8_6x3_to_3x6", "CenterCropPad", lambda c: c.ints((6, 3), 0, 256, np.uint8),
+           consts=[np.array([3, 6], np.int64)], opset=18)
+    single("centercroppad_bool_4x4_to_7x1", "CenterCropPad", lambda c: c.rng.random((4, 4)) < 0.5,
+           consts=[np.array([7, 1], np.int64)], opset=18)
 
     # Expand.
     for sx, target in (((3, 1), (2, 3, 4)), ((1,), (4, 5)), ((2, 1, 4), (2, 3, 4)), ((3, 1, 5), (2, 1, 1, 1)),
