@@ -956,9 +956,9 @@ class LpPoolKernel final : public Kernel {
         taps_inside(c0, kw_, dw_, w_, u0, u1);
         float acc = 0.0f;
         for (int64_t t = t0; t < t1; ++t) {
-          const float* row = x + (r0 + t * dh_) * w_ + c0;
+          const int64_t row = (r0 + t * dh_) * w_ + c0;  // c0 may be negative: index, not a pointer
           for (int64_t u = u0; u < u1; ++u) {
-            float v = row[u * dw_];
+            float v = x[row + u * dw_];
             if constexpr (P == 1) acc += std::fabs(v);
             else if constexpr (P == 2) acc += v * v;
             else acc += std::pow(std::fabs(v), p_);
