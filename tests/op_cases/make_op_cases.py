@@ -406,9 +406,9 @@ def convt_cases():
 
 # ---------------------------------------------------------------- pools
 
-def pool_case(op, n, ch, hw, ks, s, pads=None, ceil=0, cip=None, d=None, auto_pad=None, opset=None):
-    sp = len(hw)
-    parts = [op.lower() + "%dd" % sp, "k" + "x".join(map(str, ks)), "s" + "x".join(map(str, s))]
+def window_attrs(prefix, ks, s, pads, d, auto_pad):
+    """A pooling window's attributes and the case-name parts that spell them (after `prefix`)."""
+    parts = list(prefix) + ["k" + "x".join(map(str, ks)), "s" + "x".join(map(str, s))]
     attrs = dict(kernel_shape=list(ks), strides=list(s))
     if d is not None:
         attrs["dilations"] = list(d)
@@ -419,6 +419,12 @@ def pool_case(op, n, ch, hw, ks, s, pads=None, ceil=0, cip=None, d=None, auto_pa
     else:
         attrs["pads"] = list(pads)
         parts.append(pads_tag(pads))
+    return attrs, parts
+
+
+def pool_case(op, n, ch, hw, ks, s, pads=None, ceil=0, cip=None, d=None, auto_pad=None, opset=None):
+    sp = len(hw)
+    attrs, parts = window_attrs([op.lower() + "%dd" % sp], ks, s, pads, d, auto_pad)
     attrs["ceil_mode"] = ceil
     parts.append("ceil%d" % ceil)
     if cip is not None:
@@ -512,17 +518,8 @@ def pool_cases():
 
 
 def lppool_case(n, ch, hw, ks, s, p=2, pads=None, ceil=0, d=None, auto_pad=None, opset=18):
-    parts = ["lppool_opset%d" % opset, "p%d" % p, "k" + "x".join(map(str, ks)), "s" + "x".join(map(str, s))]
-    attrs = dict(kernel_shape=list(ks), strides=list(s), p=p)
-    if d is not None:
-        attrs["dilations"] = list(d)
-        parts.append("d" + "x".join(map(str, d)))
-    if auto_pad:
-        attrs["auto_pad"] = auto_pad
-        parts.append(auto_pad.lower().replace("_", ""))
-    else:
-        attrs["pads"] = list(pads)
-        parts.append(pads_tag(pads))
+    attrs, parts = window_attrs(["lppool_opset%d" % opset, "p%d" % p], ks, s, pads, d, auto_pad)
+    attrs["p"] = p
     if opset >= 18:
         attrs["ceil_mode"] = ceil
         parts.append("ceil%d" % ceil)
