@@ -52,7 +52,7 @@ Tensor random_tensor(Shape shape, uint32_t seed) {
 // shapes inferred, a kernel made, buffers allocated.
 struct OneNode {
   Graph g;
-  std::unique_ptr<Backend> backend;
+  std::unique_ptr<KernelProvider> backend;
   std::unique_ptr<ThreadPool> pool;
   std::unique_ptr<Kernel> kernel;
   std::vector<Tensor> inputs, outputs;

@@ -1,12 +1,15 @@
-// The backend interface: what a backend is, which nodes it can run, and how
-// it makes a kernel for a node. A kernel is prepared once for the shapes it
-// will see (plan time) and then run many times.
+// The backend interface, in two halves: a ComputeDevice (a memory space, its
+// allocator, streams, copies and timing) and a KernelProvider (which nodes it
+// runs, the kernels and algorithm candidates it makes, on its device). A
+// kernel is prepared once for the shapes it will see (plan time) and then run
+// many times. Backends are found through runtime/backend_registry.h.
 //
-//   if (backend.supports(graph, node, &why)) {
-//     std::unique_ptr<Kernel> k = backend.make_kernel(graph, node);
+//   if (kernels.supports(graph, node, &why)) {
+//     std::unique_ptr<Kernel> k = kernels.make_kernel(graph, node);
 //     size_t ws = k->workspace_bytes();
 //     k->run(args);                                    // many times
 //   }
+//   if (kernels.device().is_device()) kernels.device().copy_to_device(dst, src, n, stream);
 #pragma once
 
 #include "runtime/graph.h"
@@ -64,10 +67,54 @@ enum class LayoutNeed : uint8_t {
   kEither,   // either: the kernel reads both (a stem convolution's few input channels)
 };
 
-class Backend {
+// A memory space and what moves data in and out of it: the allocator its
+// pool reserves segments from, streams (a run's ordered queue of work),
+// host<->device copies, constant uploads, and the device's own timing of a
+// run. The host is a device too (host_device()); its memory is the CPU's and
+// none of the device-only operations is ever asked of it.
+class ComputeDevice {
  public:
-  virtual ~Backend() = default;
+  virtual ~ComputeDevice() = default;
+  // True when tensors in this memory cannot be read by the CPU (a GPU); the
+  // planner then inserts copies at the seams and plans the device's own arena.
+  virtual bool is_device() const = 0;
+  // Segments of device memory, for the device arena's pool.
+  virtual std::shared_ptr<RawAllocator> allocator() const = 0;
+  // Copies enqueued on `stream`. copy_to_device may return before the data
+  // arrives but never before `src` may be reused; copy_to_host returns when
+  // the data is on the host.
+  virtual void copy_to_device(void* dst, const void* src, size_t bytes, void* stream) const = 0;
+  virtual void copy_to_host(void* dst, const void* src, size_t bytes, void* stream) const = 0;
+  virtual void* create_stream() const = 0;
+  virtual void destroy_stream(void* stream) const = 0;
+  virtual void synchronize(void* stream) const = 0;
+  // A device copy of a constant (weights), kept for the plan's lifetime.
+  virtual std::shared_ptr<void> upload(const Tensor& t) const = 0;
+  // A run on `stream` begins (before its first step) and ends (after its
+  // last). end_run() waits until the device has finished the run's work on
+  // the stream; run_times() then gives that run's phases. The session calls
+  // these for each device stream a run uses; a run that failed midway just
+  // begins again next time. A device that does not time itself returns an
+  // invalid DeviceRunTimes.
+  virtual void begin_run(void* stream) const = 0;
+  virtual void end_run(void* stream) const = 0;
+  virtual DeviceRunTimes run_times(void* stream) const = 0;
+};
+
+// The host's memory: is_device() is false, so the planner never asks it for
+// copies, streams or uploads (each throws if it is, naming the call).
+const ComputeDevice& host_device();
+
+// Which nodes a backend runs and the kernels it runs them with: support with
+// its reason, kernel factories, the algorithm candidates of the tuner and the
+// backend's channel-blocked layout. Its tensors live in device().
+class KernelProvider {
+ public:
+  virtual ~KernelProvider() = default;
+  // The backend's name, as the placement line and the plan report say it: "cpu", "cuda".
   virtual const char* name() const = 0;
+  // The memory space its kernels read and write.
+  virtual const ComputeDevice& device() const = 0;
   // Whether this backend can run the node with its (concrete) input and
   // output types and shapes; when not, `why` says why in a few words.
   virtual bool supports(const Graph& g, const Node& n, std::string* why) const = 0;
@@ -75,31 +122,7 @@ class Backend {
   // (weights) may be read and repacked here.
   virtual std::unique_ptr<Kernel> make_kernel(const Graph& g, const Node& n) const = 0;
 
-  // ---- Device backends only (a host backend keeps these defaults) ----
-  // True when the backend's tensors live in memory the CPU cannot read.
-  virtual bool is_device() const { return false; }
-  // Segments of device memory, for the device arena's pool.
-  virtual std::shared_ptr<RawAllocator> allocator() const { return nullptr; }
-  // Copies enqueued on `stream`. copy_to_device may return before the data
-  // arrives but never before `src` may be reused; copy_to_host returns when
-  // the data is on the host.
-  virtual void copy_to_device(void* dst, const void* src, size_t bytes, void* stream) const {}
-  virtual void copy_to_host(void* dst, const void* src, size_t bytes, void* stream) const {}
-  virtual void* create_stream() const { return nullptr; }
-  virtual void destroy_stream(void* stream) const {}
-  virtual void synchronize(void* stream) const {}
-  // A device copy of a constant (weights), kept for the plan's lifetime.
-  virtual std::shared_ptr<void> upload(const Tensor& t) const { return nullptr; }
-  // A run on `stream` begins (before its first step) and ends (after its
-  // last). end_run() waits until the device has finished the run's work on
-  // the stream; run_times() then gives that run's phases. The session calls
-  // these for each device stream a run uses; a run that failed midway just
-  // begins again next time.
-  virtual void begin_run(void* stream) const {}
-  virtual void end_run(void* stream) const {}
-  virtual DeviceRunTimes run_times(void* stream) const { return {}; }
-
-  // ---- Channel-blocked activations (a host backend may have them) ----
+  // ---- Channel-blocked activations (a backend may have them) ----
   // The channel block B of this backend's blocked layout [N][C/B][H][W][B]
   // (Value::block), 0 when it has none.
   virtual int channel_block() const { return 0; }

@@ -79,36 +79,6 @@ class HostAllocator final : public RawAllocator {
   size_t backed_room(std::string* detail) const override;
 };
 
-// For tests: host memory under a cap, with counters, and failures on demand.
-class CappedAllocator final : public RawAllocator {
- public:
-  explicit CappedAllocator(size_t cap) : cap_(cap) {}
-  ~CappedAllocator() override;
-  void* allocate(size_t bytes) override;
-  void deallocate(void* p, size_t bytes) override;
-  size_t free_memory() const override;
-  std::string name() const override { return "capped test memory"; }
-
-  void set_cap(size_t cap);
-  // The next `n` allocate() calls fail whatever the cap.
-  void fail_next(int n = 1);
-
-  size_t cap() const;
-  size_t outstanding() const;      // bytes allocated and not yet given back
-  int64_t allocate_calls() const;  // every call, failed or not
-  int64_t failed_calls() const;
-  int64_t deallocate_calls() const;
-  int64_t mismatched_deallocations() const;  // unknown pointer or wrong size
-
- private:
-  mutable std::mutex mu_;
-  size_t cap_;
-  size_t outstanding_ = 0;
-  int fail_next_ = 0;
-  int64_t allocate_calls_ = 0, failed_calls_ = 0, deallocate_calls_ = 0, mismatched_ = 0;
-  std::unordered_map<void*, size_t> live_;
-};
-
 enum class PoolPolicy { kGrow, kPreallocate };
 
 struct PoolOptions {

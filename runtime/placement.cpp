@@ -4,16 +4,16 @@
 
 namespace minirt {
 
-bool cpu_alone(const Graph& g, const std::vector<const Backend*>& devices) {
+bool cpu_alone(const Graph& g, const std::vector<const KernelProvider*>& devices) {
   std::string why;
-  for (const Backend* d : devices)
+  for (const KernelProvider* d : devices)
     for (const Node& n : g.nodes)
       if (!n.dead && d->supports(g, n, &why)) return false;
   return true;
 }
 
-Placement place_nodes(const Graph& g, const std::vector<int>& order, const Backend& cpu,
-                      const std::vector<const Backend*>& devices) {
+Placement place_nodes(const Graph& g, const std::vector<int>& order, const KernelProvider& cpu,
+                      const std::vector<const KernelProvider*>& devices) {
   const size_t ns = devices.size() + 1;
   Placement p;
   p.node_space.assign(g.nodes.size(), 0);
@@ -38,7 +38,7 @@ Placement place_nodes(const Graph& g, const std::vector<int>& order, const Backe
   std::string line = "placed";
   for (size_t sp = ns; sp-- > 0;) {
     if (!p.placed[sp] && sp != 0) continue;
-    const Backend* b = sp == 0 ? &cpu : devices[sp - 1];
+    const KernelProvider* b = sp == 0 ? &cpu : devices[sp - 1];
     line += (line == "placed" ? " " : ", ") + std::to_string(p.placed[sp]) + " node" + (p.placed[sp] == 1 ? "" : "s") +
             " on " + b->name();
   }

@@ -24,12 +24,12 @@ struct Placement {
 };
 
 // `order`: the live nodes in topological order.
-Placement place_nodes(const Graph& g, const std::vector<int>& order, const Backend& cpu,
-                      const std::vector<const Backend*>& devices);
+Placement place_nodes(const Graph& g, const std::vector<int>& order, const KernelProvider& cpu,
+                      const std::vector<const KernelProvider*>& devices);
 
 // True when no device would take any live node of g: the plan runs on the
 // CPU alone, and the CPU-only passes (residual fusion, blocked layout) apply
 // as if no device had been added.
-bool cpu_alone(const Graph& g, const std::vector<const Backend*>& devices);
+bool cpu_alone(const Graph& g, const std::vector<const KernelProvider*>& devices);
 
 }  // namespace minirt

@@ -23,8 +23,10 @@ std::vector<size_t> value_inputs(const Graph& model) {
     int v = model.inputs[i];
     // A half input is read through the Cast to float32 the half lowering put after it.
     std::vector<int> reads{v};
-    for (const auto& n : model.nodes)
-      if (n.op == "Cast" && n.input(0) == v && is_half_dtype(model.values[v].dtype)) reads.push_back(n.outputs[0]);
+    for (const auto& n : model.nodes) {
+      const OpSchema* s = find_schema(n.op);
+      if (s && s->converts_values && n.input(0) == v && is_half_dtype(model.values[v].dtype)) reads.push_back(n.outputs[0]);
+    }
     bool needed = false;
     for (const auto& n : model.nodes) {
       const OpSchema* s = find_schema(n.op);
@@ -95,16 +97,16 @@ std::string human_bytes(size_t b) {
 // steps at the seams of a placed graph.
 class CopyKernel final : public Kernel {
  public:
-  CopyKernel(const Backend* device, bool to_device, size_t bytes) : device_(device), to_device_(to_device), bytes_(bytes) {}
+  CopyKernel(const KernelProvider* device, bool to_device, size_t bytes) : device_(device), to_device_(to_device), bytes_(bytes) {}
   void run(const KernelArgs& args) override {
     if (!bytes_) return;
-    if (to_device_) device_->copy_to_device(args.outputs[0], args.inputs[0], bytes_, args.stream);
-    else device_->copy_to_host(args.outputs[0], args.inputs[0], bytes_, args.stream);
+    if (to_device_) device_->device().copy_to_device(args.outputs[0], args.inputs[0], bytes_, args.stream);
+    else device_->device().copy_to_host(args.outputs[0], args.inputs[0], bytes_, args.stream);
   }
   std::string describe() const override { return to_device_ ? "host to device" : "device to host"; }
 
  private:
-  const Backend* device_;
+  const KernelProvider* device_;
   bool to_device_;
   size_t bytes_;
 };
@@ -112,7 +114,7 @@ class CopyKernel final : public Kernel {
 // The passes stage: shape inference and folding always; with `optimize`,
 // identity removal, BatchNormalization and bias folding, activation and
 // (CPU alone) residual fusion, and the CPU's blocked layout.
-void run_passes(Graph& g, const Backend& cpu, ThreadPool& pool, const PlanOptions& options, PlanStats& st) {
+void run_passes(Graph& g, const KernelProvider& cpu, ThreadPool& pool, const PlanOptions& options, PlanStats& st) {
   st.folded = infer_and_fold(g, cpu, pool, true);
   st.identities = remove_identities(g);
   if (options.optimize) {
@@ -153,7 +155,7 @@ void make_steps(Plan& plan, const std::vector<int>& order, const std::vector<int
   std::map<std::pair<int, int>, int> copies;  // (value, space) -> copy value
   auto make_step_for = [&](int idx) {
     const Node& n = g.nodes[idx];
-    const Backend* b = plan.spaces[node_space[idx]].backend;
+    const KernelProvider* b = plan.spaces[node_space[idx]].backend;
     Step s;
     s.node = idx;
     s.space = node_space[idx];
@@ -179,7 +181,7 @@ void make_steps(Plan& plan, const std::vector<int>& order, const std::vector<int
     if (auto it = copies.find(key); it != copies.end()) return it->second;
     int from_space = home[v];
     if (from_space != 0 && to_space != 0) return copy_of(copy_of(v, 0), to_space);  // device to device: via the host
-    const Backend* device = plan.spaces[to_space ? to_space : from_space].backend;
+    const KernelProvider* device = plan.spaces[to_space ? to_space : from_space].backend;
     std::string name = g.values[v].name + "@" + plan.spaces[to_space].backend->name();
     int c = g.add_value(name);
     g.values[c].dtype = g.values[v].dtype;
@@ -191,7 +193,7 @@ void make_steps(Plan& plan, const std::vector<int>& order, const std::vector<int
       // Kernels may still read the host copy when they are made (shapes,
       // repacking); at run time they get the device copy.
       g.values[c].constant = g.values[v].constant;
-      plan.uploads.push_back({c, device->upload(*g.values[v].constant)});
+      plan.uploads.push_back({c, device->device().upload(*g.values[v].constant)});
       return c;
     }
     Step s;
@@ -222,7 +224,7 @@ void make_steps(Plan& plan, const std::vector<int>& order, const std::vector<int
 
 // The pipeline: bind shapes -> passes -> placement -> algorithm choice ->
 // steps -> memory plan.
-std::unique_ptr<Plan> make_plan(const Graph& model, const std::vector<const Tensor*>& inputs, const Backend& cpu,
+std::unique_ptr<Plan> make_plan(const Graph& model, const std::vector<const Tensor*>& inputs, const KernelProvider& cpu,
                                 ThreadPool& pool, const PlanOptions& options) {
   auto plan = std::make_unique<Plan>();
   Graph& g = plan->graph;
@@ -240,7 +242,7 @@ std::unique_ptr<Plan> make_plan(const Graph& model, const std::vector<const Tens
 
   // Memory spaces: 0 is the host (the CPU backend); then one per device backend.
   plan->spaces.push_back({&cpu, 0, 0});
-  for (const Backend* d : options.devices) plan->spaces.push_back({d, 0, 0});
+  for (const KernelProvider* d : options.devices) plan->spaces.push_back({d, 0, 0});
   const std::vector<int> order = g.topo_order();
   Placement placed = place_nodes(g, order, cpu, options.devices);
   plan->placement = placed.summary;
@@ -249,7 +251,7 @@ std::unique_ptr<Plan> make_plan(const Graph& model, const std::vector<const Tens
   // real shapes, here at plan time, never inside a run.
   std::map<int, std::string> algorithm;
   if (options.tuner) {
-    std::vector<std::pair<int, const Backend*>> nodes;
+    std::vector<std::pair<int, const KernelProvider*>> nodes;
     for (int idx : order) nodes.emplace_back(idx, plan->spaces[placed.node_space[idx]].backend);
     algorithm = options.tuner->tune(g, nodes, pool);
   }

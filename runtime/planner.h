@@ -35,7 +35,7 @@ enum class Storage : uint8_t {
 struct Step {
   int node = -1;   // -1 for a copy step between memory spaces
   int space = 0;   // memory space it runs in (0: the host)
-  const Backend* backend = nullptr;
+  const KernelProvider* backend = nullptr;
   std::unique_ptr<Kernel> kernel;
   std::vector<int> inputs;   // value ids, -1 for skipped optionals
   std::vector<int> outputs;
@@ -51,7 +51,7 @@ struct PlanOptions {
   bool optimize = true;  // passes beyond shape inference
   // Device backends to place nodes on, in order of preference; a node none
   // of them supports runs on the CPU, with copies at the seams.
-  std::vector<const Backend*> devices;
+  std::vector<const KernelProvider*> devices;
   // Chooses the algorithm of each node whose backend offers several
   // (convolutions); null: every backend's make_kernel() decides alone.
   Tuner* tuner = nullptr;
@@ -66,7 +66,7 @@ struct PlanOptions {
 
 // A memory space: the host (index 0) or a device backend's memory.
 struct MemorySpace {
-  const Backend* backend = nullptr;
+  const KernelProvider* backend = nullptr;
   size_t arena_bytes = 0;
   size_t naive_bytes = 0;  // sum of all its intermediates, for comparison
 };
@@ -107,7 +107,7 @@ struct Plan {
 // values decide shapes (Reshape's shape, Slice's starts, ...) are folded in
 // as constants, so the plan is valid only for those values; see
 // value_inputs().
-std::unique_ptr<Plan> make_plan(const Graph& model, const std::vector<const Tensor*>& inputs, const Backend& cpu,
+std::unique_ptr<Plan> make_plan(const Graph& model, const std::vector<const Tensor*>& inputs, const KernelProvider& cpu,
                                 ThreadPool& pool, const PlanOptions& options);
 
 // Indices (into model.inputs) of graph inputs read as shape operands.

@@ -2,7 +2,7 @@
 
 #include "runtime/host_resources.h"
 #include "runtime/memory_pool.h"
-#include "runtime/ops/conv.h"
+#include "runtime/op_registry.h"
 
 #include <unistd.h>
 
@@ -21,32 +21,12 @@ using Clock = std::chrono::steady_clock;
 
 double ms_since(Clock::time_point t) { return std::chrono::duration<double, std::milli>(Clock::now() - t).count(); }
 
-std::string join(const std::vector<int64_t>& v, const char* sep) {
-  std::string s;
-  for (size_t i = 0; i < v.size(); ++i) s += (i ? sep : "") + std::to_string(v[i]);
-  return s;
-}
-
-bool all_one(const std::vector<int64_t>& v) {
-  return std::all_of(v.begin(), v.end(), [](int64_t x) { return x == 1; });
-}
-
-// "2" when every axis has the same value, else "2x1".
-std::string compact(const std::vector<int64_t>& v) {
-  bool same = std::all_of(v.begin(), v.end(), [&](int64_t x) { return x == v[0]; });
-  return same && !v.empty() ? std::to_string(v[0]) : join(v, "x");
-}
-
 std::string fmt(const char* f, double x) {
   char b[64];
   std::snprintf(b, sizeof b, f, x);
   return b;
 }
 
-bool is_conv(const Graph& g, const Node& n) {
-  return n.op == "Conv" && n.parsed && n.inputs.size() >= 2 && n.inputs[0] >= 0 && n.inputs[1] >= 0 &&
-         g.values[n.inputs[0]].shape.size() >= 3 && g.values[n.inputs[1]].shape.size() == g.values[n.inputs[0]].shape.size();
-}
 
 DType node_dtype(const Graph& g, const Node& n) {
   for (int v : n.inputs)
@@ -82,46 +62,23 @@ std::string tuning_bytes(size_t b) {
 }
 
 std::string tuning_problem(const Graph& g, const Node& n) {
+  const OpSchema* schema = find_schema(n.op);
+  if (schema && schema->tuning_problem)
+    if (std::string text = schema->tuning_problem(g, n); !text.empty()) return text;
+  // An op without its own text: its op and shapes say it all.
   std::ostringstream os;
-  if (!is_conv(g, n)) {
-    // Another op with a choice: its op and shapes say it all.
-    os << n.op;
-    for (int v : n.inputs) os << (v < 0 ? " -" : " " + shape_str(g.values[v].shape));
-    os << " =>";
-    for (int v : n.outputs) os << " " << (v < 0 ? std::string("-") : shape_str(g.values[v].shape));
-    return os.str();
-  }
-  const Shape& x = g.values[n.inputs[0]].shape;
-  const Shape& w = g.values[n.inputs[1]].shape;
-  const auto& a = n.attrs_as<ConvAttrs>();
-  static const char* kAxes3[] = {"D", "H", "W"};
-  size_t sp = x.size() - 2;
-  os << "Conv N=" << x[0] << " C=" << x[1];
-  for (size_t i = 0; i < sp; ++i) os << " " << (sp <= 3 ? kAxes3[3 - sp + i] : ("S" + std::to_string(i)).c_str()) << "=" << x[2 + i];
-  os << " K=" << w[0] << " kernel=" << join(std::vector<int64_t>(w.begin() + 2, w.end()), "x") << " pads=" << join(a.pads, ",")
-     << " strides=" << join(a.strides, ",") << " dilations=" << join(a.dilations, ",") << " groups=" << a.group;
-  if (!a.act.none()) {
-    os << " act=" << a.act.name();
-    if (a.act.kind != ActKind::kRelu) os << "(" << a.act.alpha << "," << a.act.beta << ")";
-  }
-  if (n.input(3) >= 0) os << " residual";
-  // Blocked activations run other kernels than plain ones.
-  if (int b = g.values[n.outputs[0]].block) os << " layout=nchw" << b << "c";
-  if (int b = g.values[n.inputs[0]].block; b != g.values[n.outputs[0]].block) os << " in=" << (b ? "nchw" + std::to_string(b) + "c" : std::string("nchw"));
+  os << n.op;
+  for (int v : n.inputs) os << (v < 0 ? " -" : " " + shape_str(g.values[v].shape));
+  os << " =>";
+  for (int v : n.outputs) os << " " << (v < 0 ? std::string("-") : shape_str(g.values[v].shape));
   return os.str();
 }
 
 std::string tuning_summary(const Graph& g, const Node& n) {
-  if (!is_conv(g, n)) return n.op;
-  const Shape& x = g.values[n.inputs[0]].shape;
-  const Shape& w = g.values[n.inputs[1]].shape;
-  const auto& a = n.attrs_as<ConvAttrs>();
-  std::string s = n.op + " " + std::to_string(x[1]) + "->" + std::to_string(w[0]) + " " +
-                  join(std::vector<int64_t>(w.begin() + 2, w.end()), "x");
-  if (!all_one(a.strides)) s += " s" + compact(a.strides);
-  if (!all_one(a.dilations)) s += " d" + compact(a.dilations);
-  if (a.group > 1) s += " g" + std::to_string(a.group);
-  return s;
+  const OpSchema* schema = find_schema(n.op);
+  if (schema && schema->tuning_summary)
+    if (std::string text = schema->tuning_summary(g, n); !text.empty()) return text;
+  return n.op;
 }
 
 std::string choice_line(const TuningChoice& c) {
@@ -139,9 +96,9 @@ std::string choice_line(const TuningChoice& c) {
 
 // ---- KernelBench ----
 
-KernelBench::KernelBench(const Backend& b, const Graph& g, const Node& n, ThreadPool& pool, uint64_t seed)
+KernelBench::KernelBench(const KernelProvider& b, const Graph& g, const Node& n, ThreadPool& pool, uint64_t seed)
     : b_(b), g_(g), n_(n), pool_(pool) {
-  if (b_.is_device()) stream_ = b_.create_stream();
+  if (b_.device().is_device()) stream_ = b_.device().create_stream();
   std::mt19937_64 rng(seed);
   std::uniform_real_distribution<float> u(-1.0f, 1.0f);
   for (int v : n.inputs) {
@@ -151,10 +108,10 @@ KernelBench::KernelBench(const Backend& b, const Graph& g, const Node& n, Thread
     }
     const Value& val = g.values[v];
     if (val.constant) {
-      if (!b_.is_device()) {
+      if (!b_.device().is_device()) {
         inputs_.push_back(val.constant->raw());
       } else {
-        owned_.push_back(b_.upload(*val.constant));
+        owned_.push_back(b_.device().upload(*val.constant));
         inputs_.push_back(owned_.back().get());
       }
       continue;
@@ -169,8 +126,8 @@ KernelBench::KernelBench(const Backend& b, const Graph& g, const Node& n, Thread
     void* p = owned_.back().get();
     if (bytes == 0) {
       // An empty tensor: nothing to fill (and no host buffer to copy from).
-    } else if (b_.is_device()) {
-      b_.copy_to_device(p, host.data(), bytes, stream_);
+    } else if (b_.device().is_device()) {
+      b_.device().copy_to_device(p, host.data(), bytes, stream_);
     } else {
       std::memcpy(p, host.data(), bytes);
     }
@@ -184,20 +141,20 @@ KernelBench::KernelBench(const Backend& b, const Graph& g, const Node& n, Thread
     owned_.push_back(alloc(value_bytes(g.values[v])));
     outputs_.push_back(owned_.back().get());
   }
-  if (b_.is_device()) b_.synchronize(stream_);
+  if (b_.device().is_device()) b_.device().synchronize(stream_);
 }
 
 KernelBench::~KernelBench() {
   workspace_.reset();
   owned_.clear();
-  if (stream_) b_.destroy_stream(stream_);
+  if (stream_) b_.device().destroy_stream(stream_);
 }
 
 std::shared_ptr<void> KernelBench::alloc(size_t bytes) {
   size_t n = std::max<size_t>((bytes + 63) / 64 * 64, 64);
   std::shared_ptr<void> p;
-  if (b_.is_device()) {
-    std::shared_ptr<RawAllocator> a = b_.allocator();
+  if (b_.device().is_device()) {
+    std::shared_ptr<RawAllocator> a = b_.device().allocator();
     void* q = a ? a->allocate(n) : nullptr;
     if (q) p = std::shared_ptr<void>(q, [a, n](void* r) { a->deallocate(r, n); });
   } else {
@@ -221,7 +178,7 @@ double KernelBench::time(const std::string& algorithm, int min_repeats, int max_
   KernelArgs args{inputs_.data(), outputs_.data(), workspace_.get(), &pool_, stream_};
   auto run_once = [&]() {
     k->run(args);
-    if (stream_) b_.synchronize(stream_);
+    if (stream_) b_.device().synchronize(stream_);
   };
   run_once();  // warm-up: caches, lazily packed weights, page faults
   std::vector<double> t;
@@ -259,7 +216,7 @@ std::vector<double> KernelBench::time_all(const std::vector<std::string>& algori
   KernelArgs args{inputs_.data(), outputs_.data(), workspace_.get(), &pool_, stream_};
   auto run_once = [&](size_t i) {
     kernels[i]->run(args);
-    if (stream_) b_.synchronize(stream_);
+    if (stream_) b_.device().synchronize(stream_);
   };
   std::vector<std::vector<double>> t(n);
   std::vector<size_t> live;
@@ -338,14 +295,14 @@ void Tuner::progress(int done, int total, const std::string& what) {
   progress_shown_ = true;
 }
 
-std::map<int, std::string> Tuner::tune(const Graph& g, const std::vector<std::pair<int, const Backend*>>& nodes,
+std::map<int, std::string> Tuner::tune(const Graph& g, const std::vector<std::pair<int, const KernelProvider*>>& nodes,
                                        ThreadPool& pool) {
   started_ = Clock::now();
   progress_shown_ = false;
   deadline_noted_ = false;
   struct Todo {
     int node;
-    const Backend* backend;
+    const KernelProvider* backend;
     std::vector<AlgorithmOption> options;
   };
   std::vector<Todo> todo;
@@ -378,7 +335,7 @@ std::map<int, std::string> Tuner::tune(const Graph& g, const std::vector<std::pa
   return out;
 }
 
-TuningChoice Tuner::choose(const Graph& g, const Node& n, const Backend& b, const std::vector<AlgorithmOption>& opts,
+TuningChoice Tuner::choose(const Graph& g, const Node& n, const KernelProvider& b, const std::vector<AlgorithmOption>& opts,
                            ThreadPool& pool, bool* measured_any) {
   TuningChoice c;
   c.node = n.name;
@@ -515,7 +472,7 @@ TuningChoice Tuner::choose(const Graph& g, const Node& n, const Backend& b, cons
   return c;
 }
 
-Tuner::Measured Tuner::measure(const Graph& g, const Node& n, const Backend& b,
+Tuner::Measured Tuner::measure(const Graph& g, const Node& n, const KernelProvider& b,
                                const std::vector<AlgorithmOption>& opts, ThreadPool& pool) {
   Measured m;
   std::vector<size_t> runnable;  // indices into opts

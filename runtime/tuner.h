@@ -1,5 +1,5 @@
 // The tuner: at plan time, picks an algorithm for every node whose backend
-// offers a choice (Backend::algorithms(), convolutions), by the session's
+// offers a choice (KernelProvider::algorithms(), convolutions), by the session's
 // mode: the backend's heuristic, measuring every candidate, the algorithm
 // cache (measuring only what it lacks), or a fixed name.
 //
@@ -18,7 +18,7 @@
 // heuristic's pick only when it is faster by more than
 // keep_heuristic_within: on sub-millisecond layers the noise is larger than
 // most differences. A backend that times on its own device
-// (Backend::measure_algorithms) does so instead. Tests replace all of this
+// (KernelProvider::measure_algorithms) does so instead. Tests replace all of this
 // with TunerOptions::time.
 //
 // Not thread-safe: the session calls it under its planning lock.
@@ -42,7 +42,7 @@ namespace minirt {
 
 // Times one candidate of a node: its median milliseconds. Throws when the
 // candidate fails (it is then reported as failed).
-using TuningTimer = std::function<double(const Backend&, const Graph&, const Node&, const AlgorithmOption&)>;
+using TuningTimer = std::function<double(const KernelProvider&, const Graph&, const Node&, const AlgorithmOption&)>;
 
 struct TunerOptions {
   TuningMode mode = TuningMode::kCached;
@@ -67,7 +67,7 @@ class Tuner {
 
   // Chooses for each (node index, backend) that offers algorithms; returns
   // node index -> algorithm name. Saves the cache once, when it measured.
-  std::map<int, std::string> tune(const Graph& g, const std::vector<std::pair<int, const Backend*>>& nodes,
+  std::map<int, std::string> tune(const Graph& g, const std::vector<std::pair<int, const KernelProvider*>>& nodes,
                                   ThreadPool& pool);
   // Every record, the counters and the log so far.
   const TuningReport& report() const { return report_; }
@@ -86,9 +86,9 @@ class Tuner {
     std::vector<TuningCandidate> candidates;
     bool ok = false;
   };
-  TuningChoice choose(const Graph& g, const Node& n, const Backend& b, const std::vector<AlgorithmOption>& options,
+  TuningChoice choose(const Graph& g, const Node& n, const KernelProvider& b, const std::vector<AlgorithmOption>& options,
                       ThreadPool& pool, bool* measured_any);
-  Measured measure(const Graph& g, const Node& n, const Backend& b, const std::vector<AlgorithmOption>& options,
+  Measured measure(const Graph& g, const Node& n, const KernelProvider& b, const std::vector<AlgorithmOption>& options,
                    ThreadPool& pool);
   AlgoCache& cache();
   void log(const std::string& line);
@@ -121,7 +121,7 @@ std::string tuning_bytes(size_t b);
 // Holds the node's inputs, outputs and workspace, made once for all candidates.
 class KernelBench {
  public:
-  KernelBench(const Backend& b, const Graph& g, const Node& n, ThreadPool& pool, uint64_t seed = 1);
+  KernelBench(const KernelProvider& b, const Graph& g, const Node& n, ThreadPool& pool, uint64_t seed = 1);
   ~KernelBench();
   KernelBench(const KernelBench&) = delete;
   KernelBench& operator=(const KernelBench&) = delete;
@@ -134,7 +134,7 @@ class KernelBench {
 
  private:
   std::shared_ptr<void> alloc(size_t bytes);
-  const Backend& b_;
+  const KernelProvider& b_;
   const Graph& g_;
   const Node& n_;
   ThreadPool& pool_;

@@ -1,5 +1,5 @@
 // The CPU Conv lowerings by name, for the backend's algorithm choice
-// (Backend::algorithms, heuristic_algorithm, make_kernel_with).
+// (KernelProvider::algorithms, heuristic_algorithm, make_kernel_with).
 //
 //   for (const std::string& a : conv_algorithm_names())
 //     if (conv_algorithm_declined(g, n, a).empty())

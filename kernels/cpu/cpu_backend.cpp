@@ -41,7 +41,7 @@ const char* isa_features(cpu::SgemmIsa isa) {
   return "generic";
 }
 
-class CpuBackend final : public Backend {
+class CpuBackend final : public KernelProvider {
  public:
   explicit CpuBackend(int threads) : threads_(threads) {
     std::vector<cpu::KernelEntry> entries;
@@ -57,6 +57,7 @@ class CpuBackend final : public Backend {
     for (const auto& e : entries) table_[e.op] = e.make;
   }
   const char* name() const override { return "cpu"; }
+  const ComputeDevice& device() const override { return host_device(); }
   bool supports(const Graph&, const Node& n, std::string* why) const override {
     if (table_.count(n.op)) return true;
     if (n.domain == "minirt" && (n.op == "ReorderToBlocked" || n.op == "ReorderToPlain")) return true;
@@ -133,6 +134,21 @@ class CpuBackend final : public Backend {
 
 }  // namespace
 
-std::unique_ptr<Backend> make_cpu_backend(int threads) { return std::make_unique<CpuBackend>(threads < 1 ? 1 : threads); }
+std::unique_ptr<KernelProvider> make_cpu_backend(int threads) {
+  return std::make_unique<CpuBackend>(threads < 1 ? 1 : threads);
+}
+
+BackendFactory cpu_backend_factory() {
+  BackendFactory f;
+  f.name = "cpu";
+  f.kind = Device::kCpu;
+  f.open = [](const BackendRequest& request) {
+    OpenedBackend b;
+    b.kernels = make_cpu_backend(request.threads);
+    b.description = "the CPU";
+    return b;
+  };
+  return f;
+}
 
 }  // namespace minirt

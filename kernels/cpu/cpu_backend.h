@@ -3,16 +3,23 @@
 // reference every other backend is compared against, and it must support
 // every node a schema accepts.
 //
-//   std::unique_ptr<Backend> cpu = make_cpu_backend(pool.size());
+//   std::unique_ptr<KernelProvider> cpu = make_cpu_backend(pool.size());
+//
+// A session gets it through the backend registry (cpu_backend_factory(),
+// registered in runtime/builtin_backends.cpp); its device is host_device().
 #pragma once
 
 #include "runtime/backend.h"
+#include "runtime/backend_registry.h"
 
 #include <memory>
 
 namespace minirt {
 
 // `threads`: the size of the pool its kernels will run on.
-std::unique_ptr<Backend> make_cpu_backend(int threads);
+std::unique_ptr<KernelProvider> make_cpu_backend(int threads);
+
+// The registry's host entry: "cpu", kind Device::kCpu; never fails to open.
+BackendFactory cpu_backend_factory();
 
 }  // namespace minirt

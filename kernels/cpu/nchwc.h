@@ -41,7 +41,7 @@ void nchwc_reorder_to_plain(const float* x, float* y, int64_t n, int64_t c, int6
 // ---- The backend's side of the layout pass (nchwc_kernels.cpp)
 
 // Whether the node can run with its outputs blocked (block b), and what it
-// needs of each input; see Backend::blocked_inputs.
+// needs of each input; see KernelProvider::blocked_inputs.
 bool nchwc_blocked_inputs(const Graph& g, const Node& n, int b, std::vector<LayoutNeed>* needs);
 // The kernel of a node with blocked inputs or outputs (and of the
 // ReorderToBlocked / ReorderToPlain nodes); `algo` names a Conv algorithm

@@ -92,9 +92,12 @@ std::string version3(int major, int minor, int patch) {
   return std::to_string(major) + "." + std::to_string(minor) + "." + std::to_string(patch);
 }
 
-class CudaBackend final : public Backend {
+// The GPU as a memory space: the CUDA context and the plan-time cuDNN and
+// cuBLAS handles (DeviceContext), device memory, streams with their own
+// handles and pinned staging, copies, constant uploads and the timing of a run.
+class CudaDevice final : public ComputeDevice {
  public:
-  CudaBackend(int device, bool tf32) {
+  CudaDevice(int device, bool tf32) {
     ctx_.device = device;
     ctx_.tf32 = tf32;
     int count = 0;
@@ -138,7 +141,7 @@ class CudaBackend final : public Backend {
                       "." + std::to_string((driver % 1000) / 10) + " | " + (tf32 ? "tf32" : "fp32");
   }
 
-  ~CudaBackend() override {
+  ~CudaDevice() override {
     cudaSetDevice(ctx_.device);
     if (ctx_.plan_dnn) cudnnDestroy(ctx_.plan_dnn);
     if (ctx_.plan_blas) cublasDestroy(ctx_.plan_blas);
@@ -146,48 +149,9 @@ class CudaBackend final : public Backend {
   }
 
   const std::string& description() const { return description_; }
-
-  const char* name() const override { return "cuda"; }
-
-  bool supports(const Graph& g, const Node& n, std::string* why) const override { return cuda_supports(g, n, why); }
-
-  std::unique_ptr<Kernel> make_kernel(const Graph& g, const Node& n) const override {
-    std::string why;
-    if (!cuda_supports(g, n, &why)) node_fail(ErrorCode::kUnsupported, g, n, "not on cuda: " + why);
-    check_cuda(cudaSetDevice(ctx_.device), node_context(g, n) + "cudaSetDevice");
-    if (auto k = make_dnn_kernel(ctx_, g, n)) return k;
-    if (auto k = make_blas_kernel(ctx_, g, n)) return k;
-    if (auto k = make_simple_kernel(ctx_, g, n)) return k;
-    node_fail(ErrorCode::kInternal, g, n, "the cuda backend claims the op but has no kernel for it");
-  }
-
-  std::vector<AlgorithmOption> algorithms(const Graph& g, const Node& n) const override {
-    if (n.op != "Conv" || !cuda_supports(g, n, nullptr)) return {};
-    check_cuda(cudaSetDevice(ctx_.device), node_context(g, n) + "cudaSetDevice");
-    return conv_algorithms(ctx_, g, n);
-  }
-
-  std::string heuristic_algorithm(const Graph& g, const Node& n) const override {
-    if (n.op != "Conv") return {};
-    check_cuda(cudaSetDevice(ctx_.device), node_context(g, n) + "cudaSetDevice");
-    return conv_heuristic(ctx_, g, n);
-  }
-
-  std::unique_ptr<Kernel> make_kernel_with(const Graph& g, const Node& n, const std::string& algorithm) const override {
-    if (n.op != "Conv" || algorithm.empty()) return make_kernel(g, n);
-    check_cuda(cudaSetDevice(ctx_.device), node_context(g, n) + "cudaSetDevice");
-    return make_conv_kernel_with(ctx_, g, n, algorithm);
-  }
-
-  std::vector<double> measure_algorithms(const Graph& g, const Node& n, const std::vector<AlgorithmOption>& candidates,
-                                         size_t workspace_limit) const override {
-    if (n.op != "Conv") return {};
-    check_cuda(cudaSetDevice(ctx_.device), node_context(g, n) + "cudaSetDevice");
-    return conv_measure(ctx_, g, n, candidates, workspace_limit);
-  }
-
   // The device and every version a convolution's speed or result depends on.
-  std::string tuning_context() const override { return tuning_context_; }
+  const std::string& tuning_context() const { return tuning_context_; }
+  const DeviceContext& context() const { return ctx_; }
 
   bool is_device() const override { return true; }
   std::shared_ptr<RawAllocator> allocator() const override { return allocator_; }
@@ -414,6 +378,62 @@ class CudaBackend final : public Backend {
   std::string tuning_context_;
 };
 
+// The kernels: which nodes run on the GPU (support.cpp) and the cuDNN, cuBLAS
+// and own-kernel factories, with the convolution algorithm choice.
+class CudaBackend final : public KernelProvider {
+ public:
+  CudaBackend(int device, bool tf32) : dev_(device, tf32) {}
+
+  const std::string& description() const { return dev_.description(); }
+
+  const char* name() const override { return "cuda"; }
+  const ComputeDevice& device() const override { return dev_; }
+
+  bool supports(const Graph& g, const Node& n, std::string* why) const override { return cuda_supports(g, n, why); }
+
+  std::unique_ptr<Kernel> make_kernel(const Graph& g, const Node& n) const override {
+    std::string why;
+    if (!cuda_supports(g, n, &why)) node_fail(ErrorCode::kUnsupported, g, n, "not on cuda: " + why);
+    check_cuda(cudaSetDevice(ctx_.device), node_context(g, n) + "cudaSetDevice");
+    if (auto k = make_dnn_kernel(ctx_, g, n)) return k;
+    if (auto k = make_blas_kernel(ctx_, g, n)) return k;
+    if (auto k = make_simple_kernel(ctx_, g, n)) return k;
+    node_fail(ErrorCode::kInternal, g, n, "the cuda backend claims the op but has no kernel for it");
+  }
+
+  std::vector<AlgorithmOption> algorithms(const Graph& g, const Node& n) const override {
+    if (n.op != "Conv" || !cuda_supports(g, n, nullptr)) return {};
+    check_cuda(cudaSetDevice(ctx_.device), node_context(g, n) + "cudaSetDevice");
+    return conv_algorithms(ctx_, g, n);
+  }
+
+  std::string heuristic_algorithm(const Graph& g, const Node& n) const override {
+    if (n.op != "Conv") return {};
+    check_cuda(cudaSetDevice(ctx_.device), node_context(g, n) + "cudaSetDevice");
+    return conv_heuristic(ctx_, g, n);
+  }
+
+  std::unique_ptr<Kernel> make_kernel_with(const Graph& g, const Node& n, const std::string& algorithm) const override {
+    if (n.op != "Conv" || algorithm.empty()) return make_kernel(g, n);
+    check_cuda(cudaSetDevice(ctx_.device), node_context(g, n) + "cudaSetDevice");
+    return make_conv_kernel_with(ctx_, g, n, algorithm);
+  }
+
+  std::vector<double> measure_algorithms(const Graph& g, const Node& n, const std::vector<AlgorithmOption>& candidates,
+                                         size_t workspace_limit) const override {
+    if (n.op != "Conv") return {};
+    check_cuda(cudaSetDevice(ctx_.device), node_context(g, n) + "cudaSetDevice");
+    return conv_measure(ctx_, g, n, candidates, workspace_limit);
+  }
+
+  // The device and every version a convolution's speed or result depends on.
+  std::string tuning_context() const override { return dev_.tuning_context(); }
+
+ private:
+  CudaDevice dev_;
+  const DeviceContext& ctx_ = dev_.context();  // the device's, for the kernel factories
+};
+
 void copy_text(char* dst, size_t size, const std::string& s) {
   if (!dst || !size) return;
   size_t n = std::min(size - 1, s.size());
@@ -429,7 +449,7 @@ void copy_text(char* dst, size_t size, const std::string& s) {
 
 MINIRT_MODULE_EXPORT int minirt_cuda_module_abi(void) { return MINIRT_CUDA_MODULE_ABI; }
 
-MINIRT_MODULE_EXPORT minirt::Backend* minirt_cuda_create(const MinirtCudaOptions* options, char* error,
+MINIRT_MODULE_EXPORT minirt::KernelProvider* minirt_cuda_create(const MinirtCudaOptions* options, char* error,
                                                          size_t error_size, char* description,
                                                          size_t description_size) {
   using minirt::cuda::copy_text;
@@ -460,4 +480,4 @@ MINIRT_MODULE_EXPORT minirt::Backend* minirt_cuda_create(const MinirtCudaOptions
   return nullptr;
 }
 
-MINIRT_MODULE_EXPORT void minirt_cuda_destroy(minirt::Backend* backend) { delete backend; }
+MINIRT_MODULE_EXPORT void minirt_cuda_destroy(minirt::KernelProvider* backend) { delete backend; }

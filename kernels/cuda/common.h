@@ -49,7 +49,7 @@ struct DeviceContext {
 
 enum class Phase : int { kNone = -1, kH2D = 0, kCompute = 1, kD2H = 2 };
 
-// Everything one run context's stream owns. Backend::create_stream() returns
+// Everything one run context's stream owns. CudaDevice::create_stream() returns
 // a pointer to one of these; kernels find it in KernelArgs::stream.
 struct StreamState {
   int device = 0;

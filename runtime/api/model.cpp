@@ -1,7 +1,7 @@
 #include "runtime/api/model_impl.h"
 
-#include "kernels/cpu/cpu_backend.h"
 #include "loaders/onnx/onnx_loader.h"
+#include "runtime/backend_registry.h"
 #include "runtime/passes/passes.h"
 #include "runtime/planner.h"
 #include "runtime/op_registry.h"
@@ -33,7 +33,7 @@ void check_static_shapes(const Graph& model) {
   if (!value_inputs(model).empty()) return;
   Graph g = model;
   ThreadPool pool(1);
-  auto cpu = make_cpu_backend(1);
+  auto cpu = backend_registry().open_host({.threads = 1});
   infer_and_fold(g, *cpu, pool, true);
 }
 

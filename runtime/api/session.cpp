@@ -1,11 +1,8 @@
 #include <minirt/session.h>
 
-#include "kernels/cpu/cpu_backend.h"
 #include "runtime/api/model_impl.h"
 #include "runtime/api/session_internal.h"
-#include "runtime/gpu/gate.h"
-#include "runtime/gpu/module.h"
-#include "runtime/gpu/probe.h"
+#include "runtime/backend_registry.h"
 #include "runtime/host_resources.h"
 #include "runtime/memory_pool.h"
 #include "runtime/planner.h"
@@ -24,7 +21,7 @@ namespace {
 
 // One device backend's share of a run: the backend and its timed phases.
 struct BackendTimes {
-  const Backend* backend = nullptr;
+  const KernelProvider* backend = nullptr;
   DeviceRunTimes times;
 };
 
@@ -72,10 +69,10 @@ struct RunContext {
   PoolBlock arena;  // from the session's host pool; kept while the plan fits
   std::vector<std::unique_ptr<PoolBlock>> device_arenas;  // per device space (index space - 1)
   std::vector<void*> streams;                             // per space; [0] (the host) is null
-  std::vector<const Backend*> stream_owners;
+  std::vector<const KernelProvider*> stream_owners;
   ~RunContext() {
     for (size_t i = 0; i < streams.size(); ++i)
-      if (streams[i]) stream_owners[i]->destroy_stream(streams[i]);
+      if (streams[i]) stream_owners[i]->device().destroy_stream(streams[i]);
   }
   std::vector<void*> ptrs;
   std::vector<std::vector<const void*>> step_in;
@@ -109,7 +106,7 @@ struct Session::Impl {
   Device device = Device::kCpu;
   std::string reason;
   std::unique_ptr<ThreadPool> pool;
-  std::unique_ptr<Backend> cpu;
+  std::shared_ptr<KernelProvider> cpu;  // the host backend, every node's fallback
   std::unique_ptr<Tuner> tuner;  // used under mu, while planning
   ConstantCache constants;       // the plans' constants, one copy of each
   std::vector<size_t> value_inputs;  // model input indices that are shape operands
@@ -117,7 +114,7 @@ struct Session::Impl {
   // contexts give their blocks back before the pool goes.
   std::unique_ptr<MemoryPool> host_memory;
   // Device backends nodes may be placed on, and their memory pools.
-  std::vector<std::shared_ptr<Backend>> devices;
+  std::vector<std::shared_ptr<KernelProvider>> devices;
   std::vector<std::unique_ptr<MemoryPool>> device_memory;
   PoolOptions pool_options;  // of every pool: SessionOptions' limit and policy
 
@@ -168,7 +165,7 @@ Session::Session(std::shared_ptr<const Model> model, SessionOptions options) : i
   impl_->choose_device(options);
   impl_->host_memory = std::make_unique<MemoryPool>(std::make_shared<HostAllocator>(), po);
   impl_->pool = std::make_unique<ThreadPool>(threads);
-  impl_->cpu = make_cpu_backend(threads);
+  impl_->cpu = backend_registry().open_host({.threads = threads});
   if (options.tuning == TuningMode::kFixed && options.tuning_algorithm.empty())
     throw Error(ErrorCode::kInvalidArgument, "SessionOptions: TuningMode::kFixed needs tuning_algorithm (its name)");
   TunerOptions to;
@@ -188,35 +185,39 @@ Session::Session(std::shared_ptr<const Model> model, SessionOptions options) : i
   impl_->value_inputs = value_inputs(impl_->model->impl().graph);
 }
 
-// The device: the CPU when asked; otherwise the GPU when the compatibility
-// gate passes and the GPU module loads and starts, else (kAuto) the CPU with
-// the gate's or the loader's sentence as the reason, or (kCuda) an error
-// carrying that sentence.
+// The device: the CPU when asked; otherwise the first device backend of the
+// registry (runtime/backend_registry.h) that opens for the kind asked (the
+// GPU module's opens when the compatibility gate passes and the module
+// loads and starts), else (kAuto) the CPU with that backend's sentence as the
+// reason, or (kCuda) an error carrying it.
 void Session::Impl::choose_device(const SessionOptions& opts) {
   if (opts.device == Device::kCpu) {
     reason = "running on the CPU as requested";
     return;
   }
+  std::vector<BackendFactory> candidates = backend_registry().candidates(opts.device);
   std::string why;
-  const gpu::GateResult& gate = gpu::check_gpu_stack();
-  if (!gate.usable) {
-    const gpu::Verdict* f = gate.first_fatal();
-    why = f ? f->message : gate.summary;
-  } else {
-    gpu::LoadedBackend m = gpu::load_cuda_backend({.device = opts.device_id, .tf32 = opts.math == MathMode::kTf32});
-    if (m.backend) {
-      auto alloc = m.backend->allocator();
-      device_memory.push_back(std::make_unique<MemoryPool>(std::move(alloc), pool_options));
-      devices.push_back(std::move(m.backend));
-      device = Device::kCuda;
-      reason = "running on cuda: " + m.description;
+  BackendRequest request{.threads = 1, .device_id = opts.device_id, .tf32 = opts.math == MathMode::kTf32};
+  for (const BackendFactory& f : candidates) {
+    OpenedBackend b = f.open(request);
+    if (b.kernels) {
+      device_memory.push_back(std::make_unique<MemoryPool>(b.kernels->device().allocator(), pool_options));
+      devices.push_back(std::move(b.kernels));
+      device = f.kind;
+      reason = "running on " + f.name + ": " + b.description;
       return;
     }
-    why = m.error;
+    // One candidate (the usual case): its sentence alone; several: each named.
+    std::string said = b.error.empty() ? "it did not start and gave no reason" : b.error;
+    if (candidates.size() > 1) said = f.name + ": " + said;
+    why += (why.empty() ? "" : "; ") + said;
   }
-  if (opts.device == Device::kCuda)
+  if (candidates.empty())
+    why = std::string("no ") + (opts.device == Device::kAuto ? "device" : device_name(opts.device)) +
+          " backend is registered in this build";
+  if (opts.device != Device::kAuto)
     throw Error(ErrorCode::kDeviceUnavailable,
-                "no usable GPU backend for Device::kCuda (runmodel --device cuda): " + why +
+                std::string("no usable GPU backend for Device::kCuda (runmodel --device cuda): ") + why +
                     "; use the CPU instead (Device::kCpu or kAuto, runmodel --device cpu or auto)");
   reason = "running on the CPU: " + why;
 }
@@ -381,7 +382,7 @@ void Session::Impl::bind(RunContext& ctx, std::shared_ptr<const PlanEntry> entry
       block->allocate(*device_memory.at(sp - 1), need, "the " + std::string(plan.spaces[sp].backend->name()) +
                                                           " activation arena of " + model->info().path);
     if (!ctx.streams[sp]) {
-      ctx.streams[sp] = plan.spaces[sp].backend->create_stream();
+      ctx.streams[sp] = plan.spaces[sp].backend->device().create_stream();
       ctx.stream_owners[sp] = plan.spaces[sp].backend;
     }
   }
@@ -450,7 +451,7 @@ void Session::Impl::execute(RunContext& ctx, std::vector<Tensor>& outputs, Clock
   // Device streams: each run is bracketed, so the backend can time its phases.
   size_t ns = plan.spaces.size();
   ctx.device_times.resize(ns > 0 ? ns - 1 : 0);
-  for (size_t sp = 1; sp < ns; ++sp) plan.spaces[sp].backend->begin_run(ctx.streams[sp]);
+  for (size_t sp = 1; sp < ns; ++sp) plan.spaces[sp].backend->device().begin_run(ctx.streams[sp]);
   const bool limited = options.run_timeout_seconds > 0;
   const Clock::time_point deadline = deadline_of(started, options.run_timeout_seconds);
   auto t0 = std::chrono::steady_clock::now();
@@ -458,7 +459,7 @@ void Session::Impl::execute(RunContext& ctx, std::vector<Tensor>& outputs, Clock
     const Step& st = plan.steps[s];
     if (limited && Clock::now() > deadline) {
       // Device work already issued finishes before the arena is reused.
-      for (size_t sp = 1; sp < ns; ++sp) plan.spaces[sp].backend->end_run(ctx.streams[sp]);
+      for (size_t sp = 1; sp < ns; ++sp) plan.spaces[sp].backend->device().end_run(ctx.streams[sp]);
       deadline_exceeded(plan, s, started);
     }
     for (size_t k = 0; k < st.inputs.size(); ++k) ctx.step_in[s][k] = st.inputs[k] >= 0 ? ctx.ptrs[st.inputs[k]] : nullptr;
@@ -478,9 +479,9 @@ void Session::Impl::execute(RunContext& ctx, std::vector<Tensor>& outputs, Clock
     ctx.profile[s].duration_us = std::chrono::duration<double, std::micro>(b - a).count();
   }
   for (size_t sp = 1; sp < ns; ++sp) {
-    const Backend* b = plan.spaces[sp].backend;
-    b->end_run(ctx.streams[sp]);
-    ctx.device_times[sp - 1] = {b, b->run_times(ctx.streams[sp])};
+    const KernelProvider* b = plan.spaces[sp].backend;
+    b->device().end_run(ctx.streams[sp]);
+    ctx.device_times[sp - 1] = {b, b->device().run_times(ctx.streams[sp])};
   }
   // Outputs that are not written in place: constants, inputs, repeats.
   for (size_t i = 0; i < nout; ++i) {
@@ -574,11 +575,11 @@ std::vector<Tensor> Session::run(const NamedTensors& inputs) {
   return out;
 }
 
-void SessionInternals::add_device(Session& session, std::shared_ptr<Backend> device) {
+void SessionInternals::add_device(Session& session, std::shared_ptr<KernelProvider> device) {
   Session::Impl& impl = *session.impl_;
   std::lock_guard<std::mutex> lock(impl.mu);
   if (impl.plans_made) throw Error(ErrorCode::kInternal, "add_device: the session has already planned");
-  auto alloc = device->allocator();
+  auto alloc = device->device().allocator();
   if (!alloc) throw Error(ErrorCode::kInternal, std::string("add_device: backend ") + device->name() + " has no allocator");
   impl.device_memory.push_back(std::make_unique<MemoryPool>(std::move(alloc), impl.pool_options));
   impl.devices.push_back(std::move(device));

@@ -19,7 +19,7 @@ namespace minirt {
 struct SessionInternals {
   // Lets the session place nodes on `device` (after any added before it, and
   // before the CPU). Must be called before the first run.
-  static void add_device(Session& session, std::shared_ptr<Backend> device);
+  static void add_device(Session& session, std::shared_ptr<KernelProvider> device);
   // Replaces the session's tuner options (repeats, an injected timer, not
   // writing the cache), for tests. Before the first run.
   static void configure_tuning(Session& session, TunerOptions options);

@@ -8,6 +8,7 @@
 #include <mutex>
 #include <system_error>
 
+#include "runtime/gpu/gate.h"
 #include "runtime/gpu/module_api.h"
 #include "runtime/gpu/probe.h"
 
@@ -169,15 +170,37 @@ LoadedBackend load_cuda_backend(const ModuleOptions& options) {
   o.math = options.tf32 ? kMinirtCudaMathTf32 : kMinirtCudaMathFp32;
   char error[1024] = {0};
   char description[512] = {0};
-  Backend* b = m.create(&o, error, sizeof error, description, sizeof description);
+  KernelProvider* b = m.create(&o, error, sizeof error, description, sizeof description);
   if (!b) {
     r.error = std::string("the GPU module ") + m.path + " could not start: " + (error[0] ? error : "it gave no reason");
     return r;
   }
   MinirtCudaDestroyFn destroy = m.destroy;
-  r.backend = std::shared_ptr<Backend>(b, [destroy](Backend* p) { destroy(p); });
+  r.backend = std::shared_ptr<KernelProvider>(b, [destroy](KernelProvider* p) { destroy(p); });
   r.description = description;
   return r;
+}
+
+BackendFactory cuda_backend_factory() {
+  BackendFactory f;
+  f.name = "cuda";
+  f.kind = Device::kCuda;
+  f.priority = 100;
+  f.open = [](const BackendRequest& request) {
+    OpenedBackend out;
+    const GateResult& gate = check_gpu_stack();
+    if (!gate.usable) {
+      const Verdict* fatal = gate.first_fatal();
+      out.error = fatal ? fatal->message : gate.summary;
+      return out;
+    }
+    LoadedBackend m = load_cuda_backend({.device = request.device_id, .tf32 = request.tf32});
+    out.kernels = std::move(m.backend);
+    out.description = std::move(m.description);
+    out.error = std::move(m.error);
+    return out;
+  };
+  return f;
 }
 
 }  // namespace minirt::gpu

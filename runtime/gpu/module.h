@@ -13,7 +13,7 @@
 //     if (m.backend) devices.push_back(m.backend);  // m.description: "NVIDIA H200 (cc 9.0), ..."
 //     else std::cerr << m.error << "\n";            // a sentence; never a crash
 //   }
-// (Session's choose_device does this for --device auto|cuda.)
+// (cuda_backend_factory() below does this for the backend registry.)
 //
 // Where the module is looked for, in order (the first file that exists is
 // the one opened):
@@ -32,6 +32,7 @@
 #include <vector>
 
 #include "runtime/backend.h"
+#include "runtime/backend_registry.h"
 
 namespace minirt::gpu {
 
@@ -41,7 +42,7 @@ struct ModuleOptions {
 };
 
 struct LoadedBackend {
-  std::shared_ptr<Backend> backend;  // null when loading failed
+  std::shared_ptr<KernelProvider> backend;  // null when loading failed
   std::string path;                  // the module file opened (or the last one tried)
   std::string description;  // what runs, e.g. "NVIDIA H200 (cc 9.0), driver CUDA 13.0, cuDNN 9.19.0, cuBLAS 13.1.0"
   std::string error;        // when backend is null: one sentence, with the file and the loader's or CUDA's words
@@ -51,6 +52,12 @@ struct LoadedBackend {
 // stays loaded for the rest of the process once opened; the backend is
 // destroyed through the module when the last shared_ptr goes.
 LoadedBackend load_cuda_backend(const ModuleOptions& options);
+
+// The registry's entry for the GPU module (runtime/builtin_backends.cpp):
+// "cuda", kind Device::kCuda. Opening it runs the compatibility gate and,
+// when the stack is usable, loads the module; otherwise its error is the
+// gate's first fatal sentence or the loader's.
+BackendFactory cuda_backend_factory();
 
 // The files that would be tried, in order (for messages and tests).
 std::vector<std::string> module_candidates();

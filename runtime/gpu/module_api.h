@@ -1,19 +1,19 @@
 // The C entry points of the GPU module (libminirt_cuda.so, built from
 // kernels/cuda/), shared by the module and by its loader (runtime/gpu/module.h).
 // The loader finds the file, dlopens it and calls these three functions by
-// name; nothing else crosses the boundary but the minirt::Backend the module
-// makes.
+// name; nothing else crosses the boundary but the minirt::KernelProvider the
+// module makes (and the ComputeDevice it owns).
 //
 //   auto abi = (MinirtCudaAbiFn)dlsym(h, kMinirtCudaAbiSymbol);
 //   if (abi() != MINIRT_CUDA_MODULE_ABI) ...                         // built for another minirt
 //   MinirtCudaOptions o = minirt_cuda_default_options();
 //   o.math = kMinirtCudaMathTf32;
 //   char err[1024], what[512];
-//   minirt::Backend* b = create(&o, err, sizeof err, what, sizeof what);  // null: err says why
+//   minirt::KernelProvider* b = create(&o, err, sizeof err, what, sizeof what);  // null: err says why
 //   ...
 //   destroy(b);
 //
-// The Backend is a C++ object whose classes (Graph, Node, Tensor, ...) the
+// The KernelProvider is a C++ object whose classes (Graph, Node, Tensor, ...) the
 // module and the runtime each compile from the same headers, so both must
 // come from the same build: the ABI number says which interface the module
 // speaks, and `layout` holds the sizes of the shared types, which create()
@@ -25,9 +25,10 @@
 
 #include "runtime/backend.h"
 
-// Raised whenever these entry points, MinirtCudaOptions or the Backend
-// interface (runtime/backend.h) change.
-#define MINIRT_CUDA_MODULE_ABI 3
+// Raised whenever these entry points, MinirtCudaOptions or the KernelProvider
+// and ComputeDevice interfaces (runtime/backend.h) change. 4: the backend
+// became a KernelProvider owning a ComputeDevice.
+#define MINIRT_CUDA_MODULE_ABI 4
 
 extern "C" {
 
@@ -48,11 +49,11 @@ typedef int (*MinirtCudaAbiFn)(void);
 // `error` (CUDA's, cuDNN's or cuBLAS's error, or why the module does not fit
 // this minirt). On success `description` says what runs: "NVIDIA H200 (cc
 // 9.0), driver CUDA 13.0, cuDNN 9.19.0, cuBLAS 13.1.0". Never throws.
-typedef minirt::Backend* (*MinirtCudaCreateFn)(const MinirtCudaOptions* options, char* error, size_t error_size,
+typedef minirt::KernelProvider* (*MinirtCudaCreateFn)(const MinirtCudaOptions* options, char* error, size_t error_size,
                                                char* description, size_t description_size);
 // Destroys a backend from create(); every kernel, stream and upload it made
 // must be gone first.
-typedef void (*MinirtCudaDestroyFn)(minirt::Backend* backend);
+typedef void (*MinirtCudaDestroyFn)(minirt::KernelProvider* backend);
 
 }  // extern "C"
 

@@ -4,7 +4,9 @@
 #include "runtime/ops/conv.h"
 #include "runtime/ops/families.h"
 
+#include <algorithm>
 #include <cmath>
+#include <sstream>
 
 namespace minirt {
 
@@ -282,11 +284,75 @@ void infer_same_float(InferContext& ctx) {
   ctx.set_output(0, DType::kFloat32, ctx.shape(0));
 }
 
+// ---- How the tuner names a convolution (OpSchema::tuning_problem, tuning_summary) ----
+
+bool conv_well_formed(const Graph& g, const Node& n) {
+  return n.parsed && n.inputs.size() >= 2 && n.inputs[0] >= 0 && n.inputs[1] >= 0 &&
+         g.values[n.inputs[0]].shape.size() >= 3 && g.values[n.inputs[1]].shape.size() == g.values[n.inputs[0]].shape.size();
+}
+
+std::string join_ints(const std::vector<int64_t>& v, const char* sep) {
+  std::string s;
+  for (size_t i = 0; i < v.size(); ++i) s += (i ? sep : "") + std::to_string(v[i]);
+  return s;
+}
+
+bool all_one(const std::vector<int64_t>& v) {
+  return std::all_of(v.begin(), v.end(), [](int64_t x) { return x == 1; });
+}
+
+// "2" when every axis has the same value, else "2x1".
+std::string compact(const std::vector<int64_t>& v) {
+  bool same = std::all_of(v.begin(), v.end(), [&](int64_t x) { return x == v[0]; });
+  return same && !v.empty() ? std::to_string(v[0]) : join_ints(v, "x");
+}
+
+// Everything the kernels' speed depends on: the algorithm cache's key.
+std::string conv_tuning_problem(const Graph& g, const Node& n) {
+  if (!conv_well_formed(g, n)) return {};
+  const Shape& x = g.values[n.inputs[0]].shape;
+  const Shape& w = g.values[n.inputs[1]].shape;
+  const auto& a = n.attrs_as<ConvAttrs>();
+  static const char* kAxes3[] = {"D", "H", "W"};
+  size_t sp = x.size() - 2;
+  std::ostringstream os;
+  os << "Conv N=" << x[0] << " C=" << x[1];
+  for (size_t i = 0; i < sp; ++i) os << " " << (sp <= 3 ? kAxes3[3 - sp + i] : ("S" + std::to_string(i)).c_str()) << "=" << x[2 + i];
+  os << " K=" << w[0] << " kernel=" << join_ints(std::vector<int64_t>(w.begin() + 2, w.end()), "x")
+     << " pads=" << join_ints(a.pads, ",") << " strides=" << join_ints(a.strides, ",")
+     << " dilations=" << join_ints(a.dilations, ",") << " groups=" << a.group;
+  if (!a.act.none()) {
+    os << " act=" << a.act.name();
+    if (a.act.kind != ActKind::kRelu) os << "(" << a.act.alpha << "," << a.act.beta << ")";
+  }
+  if (n.input(3) >= 0) os << " residual";
+  // Blocked activations run other kernels than plain ones.
+  if (int b = g.values[n.outputs[0]].block) os << " layout=nchw" << b << "c";
+  if (int b = g.values[n.inputs[0]].block; b != g.values[n.outputs[0]].block)
+    os << " in=" << (b ? "nchw" + std::to_string(b) + "c" : std::string("nchw"));
+  return os.str();
+}
+
+// "Conv 64->128 3x3 s2": for the tuning report.
+std::string conv_tuning_summary(const Graph& g, const Node& n) {
+  if (!conv_well_formed(g, n)) return {};
+  const Shape& x = g.values[n.inputs[0]].shape;
+  const Shape& w = g.values[n.inputs[1]].shape;
+  const auto& a = n.attrs_as<ConvAttrs>();
+  std::string s = n.op + " " + std::to_string(x[1]) + "->" + std::to_string(w[0]) + " " +
+                  join_ints(std::vector<int64_t>(w.begin() + 2, w.end()), "x");
+  if (!all_one(a.strides)) s += " s" + compact(a.strides);
+  if (!all_one(a.dilations)) s += " d" + compact(a.dilations);
+  if (a.group > 1) s += " g" + std::to_string(a.group);
+  return s;
+}
+
 }  // namespace
 
 void add_conv_schemas(std::vector<OpSchema>& out) {
   out.push_back({.op = "Conv", .min_inputs = 2, .max_inputs = 3, .parse = parse_conv, .infer = infer_conv,
-                 .semantics = "opset 11 (same since opset 1)"});
+                 .semantics = "opset 11 (same since opset 1)", .tuning_problem = conv_tuning_problem,
+                 .tuning_summary = conv_tuning_summary});
   out.push_back({.op = "ConvTranspose", .min_inputs = 2, .max_inputs = 3, .parse = parse_conv,
                  .infer = infer_conv_transpose, .semantics = "opset 11 (same since opset 1)"});
 }

@@ -5,7 +5,7 @@
 
 namespace minirt {
 
-std::vector<Tensor> evaluate_node(const Graph& g, const Node& n, const Backend& backend, ThreadPool& pool) {
+std::vector<Tensor> evaluate_node(const Graph& g, const Node& n, const KernelProvider& backend, ThreadPool& pool) {
   std::unique_ptr<Kernel> k = backend.make_kernel(g, n);
   std::vector<const void*> ins;
   for (int v : n.inputs) ins.push_back(v >= 0 && g.values[v].constant ? g.values[v].constant->raw() : nullptr);
@@ -27,7 +27,7 @@ std::vector<Tensor> evaluate_node(const Graph& g, const Node& n, const Backend& 
   return outs;
 }
 
-int infer_and_fold(Graph& g, const Backend& folder, ThreadPool& pool, bool fold) {
+int infer_and_fold(Graph& g, const KernelProvider& folder, ThreadPool& pool, bool fold) {
   int folded = 0;
   auto visit = [&](int idx) {
     Node& n = g.nodes[idx];
@@ -45,7 +45,7 @@ int infer_and_fold(Graph& g, const Backend& folder, ThreadPool& pool, bool fold)
     int64_t out_elems = 0;
     for (int o : n.outputs)
       if (o >= 0) out_elems += shape_numel(g.values[o].shape);
-    if (out_elems > (1 << 22) && n.op != "Constant") return;
+    if (out_elems > (1 << 22) && !s->model_data) return;
     std::string why;
     if (!folder.supports(g, n, &why)) return;
     // Shape's and Size's kernels read only the input's shape, never its data.

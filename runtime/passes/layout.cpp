@@ -25,7 +25,7 @@ bool blockable(const Value& v) {
 
 }  // namespace
 
-int assign_layouts(Graph& g, const Backend& cpu) {
+int assign_layouts(Graph& g, const KernelProvider& cpu) {
   const int block = cpu.channel_block();
   if (block <= 0) return 0;
   std::vector<int> order = g.topo_order();

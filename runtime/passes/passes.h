@@ -31,7 +31,7 @@ bool lower_half_precision(Graph& g);
 // a known shape, and what follows from them) is evaluated with `folder`'s
 // kernel and its outputs become constants; the node is then dead.
 // Returns the number of nodes folded.
-int infer_and_fold(Graph& g, const Backend& folder, ThreadPool& pool, bool fold = true);
+int infer_and_fold(Graph& g, const KernelProvider& folder, ThreadPool& pool, bool fold = true);
 
 // Identity, Dropout (inference) and Cast to its input's own type are
 // bypassed. Returns the number removed.
@@ -75,12 +75,12 @@ int fuse_residual_add(Graph& g);
 // "minirt") where a reader needs the other layout; graph outputs are plain.
 // Nothing happens when the backend has no blocked layout. Returns the
 // number of reorders inserted. See layout.cpp.
-int assign_layouts(Graph& g, const Backend& cpu);
+int assign_layouts(Graph& g, const KernelProvider& cpu);
 
 // Nodes whose outputs nobody reads are removed.
 int remove_dead_nodes(Graph& g);
 
 // Evaluates one node whose inputs are all constants; for folding and tests.
-std::vector<Tensor> evaluate_node(const Graph& g, const Node& n, const Backend& backend, ThreadPool& pool);
+std::vector<Tensor> evaluate_node(const Graph& g, const Node& n, const KernelProvider& backend, ThreadPool& pool);
 
 }  // namespace minirt

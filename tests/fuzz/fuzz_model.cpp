@@ -69,7 +69,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     }
     try {
       static ThreadPool pool(1);
-      static std::unique_ptr<Backend> cpu = make_cpu_backend(1);
+      static std::unique_ptr<KernelProvider> cpu = make_cpu_backend(1);
       infer_and_fold(g, *cpu, pool, false);
     } catch (const Error&) {
       return 0;  // the session would refuse it the same way

@@ -54,8 +54,8 @@ inline const std::string& gpu_unusable_reason() {
 
 // One fp32 backend for all op cases (each session still gets its own
 // streams). Never destroyed: at exit the CUDA runtime may go first.
-inline std::shared_ptr<Backend> shared_backend() {
-  static auto* b = new std::shared_ptr<Backend>(gpu::load_cuda_backend({}).backend);
+inline std::shared_ptr<KernelProvider> shared_backend() {
+  static auto* b = new std::shared_ptr<KernelProvider>(gpu::load_cuda_backend({}).backend);
   return *b;
 }
 

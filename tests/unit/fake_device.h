@@ -4,7 +4,8 @@
 // gets a host pointer) produces wrong numbers instead of silently working.
 // It runs the CPU kernels of the ops it claims, decoding inputs and encoding
 // outputs around them, and checks that every pointer it is given lies in its
-// own memory.
+// own memory. It is both halves of a backend (runtime/backend.h): the kernel
+// provider and its own device.
 #pragma once
 
 #include "kernels/cpu/cpu_backend.h"
@@ -59,13 +60,19 @@ inline void xor_bytes(void* dst, const void* src, size_t n) {
   for (size_t i = 0; i < n; ++i) d[i] = s[i] ^ 0x5A;
 }
 
-class FakeDevice final : public Backend {
+class FakeDevice final : public KernelProvider, public ComputeDevice {
  public:
   explicit FakeDevice(std::set<std::string> ops) : ops_(std::move(ops)), cpu_(make_cpu_backend(1)) {}
-  const char* name() const override { return "fakegpu"; }
+  const char* name() const override { return name_.c_str(); }
+  const ComputeDevice& device() const override { return *this; }
+  // Another name, for a test that registers several pretend devices.
+  FakeDevice& named(std::string n) {
+    name_ = std::move(n);
+    return *this;
+  }
   bool supports(const Graph&, const Node& n, std::string* why) const override {
     if (ops_.count(n.op)) return true;
-    if (why) *why = "not implemented on fakegpu";
+    if (why) *why = "not implemented on " + name_;
     return false;
   }
   std::unique_ptr<Kernel> make_kernel(const Graph& g, const Node& n) const override {
@@ -88,6 +95,11 @@ class FakeDevice final : public Backend {
     to_host++;
   }
   void* create_stream() const override { return reinterpret_cast<void*>(++streams_made); }
+  void destroy_stream(void* stream) const override { check_stream(stream); }
+  void synchronize(void* stream) const override { check_stream(stream); }
+  void begin_run(void* stream) const override { check_stream(stream); }
+  void end_run(void* stream) const override { check_stream(stream); }
+  DeviceRunTimes run_times(void*) const override { return {}; }
   std::shared_ptr<void> upload(const Tensor& t) const override {
     void* p = memory_->allocate(std::max<size_t>(t.nbytes(), 1));
     xor_bytes(p, t.raw(), t.nbytes());
@@ -160,7 +172,8 @@ class FakeDevice final : public Backend {
   }
 
   std::set<std::string> ops_;
-  std::unique_ptr<Backend> cpu_;
+  std::string name_ = "fakegpu";
+  std::unique_ptr<KernelProvider> cpu_;
   std::shared_ptr<FakeDeviceMemory> memory_ = std::make_shared<FakeDeviceMemory>();
 };
 

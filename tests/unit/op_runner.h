@@ -112,7 +112,7 @@ inline std::vector<float> run_op(const OpCase& c, int threads, Shape* shape, con
   *shape = g.values[y].shape;
 
   ThreadPool pool(threads);
-  std::unique_ptr<Backend> cpu = make_cpu_backend(threads);
+  std::unique_ptr<KernelProvider> cpu = make_cpu_backend(threads);
   std::string why;
   EXPECT_TRUE(cpu->supports(g, n, &why)) << why;
   std::unique_ptr<Kernel> k = cpu->make_kernel(g, n);

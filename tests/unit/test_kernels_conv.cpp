@@ -200,7 +200,7 @@ std::string run_case(const ConvCase& cc, int threads, const std::string& algo = 
   reference_conv(cc, ys, cg.in(0), cg.in(1), cg.in(2), want, scale);
 
   ThreadPool pool(threads);
-  std::unique_ptr<Backend> cpu = make_cpu_backend(threads);
+  std::unique_ptr<KernelProvider> cpu = make_cpu_backend(threads);
   std::string why;
   EXPECT_TRUE(cpu->supports(cg.g, node, &why)) << why;
   std::unique_ptr<Kernel> k = algo.empty() ? cpu->make_kernel(cg.g, node) : cpu->make_kernel_with(cg.g, node, algo);
@@ -620,7 +620,7 @@ TEST(ConvKernel, SchemaResolvesShapesTheReferenceAgreesWith) {
   EXPECT_EQ(g3.g.values[g3.y].shape, (Shape{1, 4, 3}));
 }
 
-// ---- The algorithm choice (Backend::algorithms and friends) ----
+// ---- The algorithm choice (KernelProvider::algorithms and friends) ----
 
 // The decline sentence the test expects for `algo` on a case (empty: it
 // runs), from the rules as the task states them, not from the kernel.
@@ -679,7 +679,7 @@ TEST(ConvAlgorithms, EveryAlgorithmMatchesDirectConvolutionOrDeclines) {
   grid.push_back(make_1d(1, 4, 4, 9, 3, 1, 1, {1, 1}, 4, true));  // 1-D depthwise
   std::map<std::string, int> ran, refused;
   std::mt19937 rng(7);
-  std::unique_ptr<Backend> cpu = make_cpu_backend(1);
+  std::unique_ptr<KernelProvider> cpu = make_cpu_backend(1);
   for (const ConvCase& cc : grid) {
     SCOPED_TRACE(cc.str());
     ConvGraph cg(cc, rng);
@@ -717,7 +717,7 @@ TEST(ConvAlgorithms, EveryAlgorithmMatchesDirectConvolutionOrDeclines) {
 
 TEST(ConvAlgorithms, MakeKernelWithAnUnknownOrDeclinedNameSaysWhy) {
   std::mt19937 rng(3);
-  std::unique_ptr<Backend> cpu = make_cpu_backend(2);
+  std::unique_ptr<KernelProvider> cpu = make_cpu_backend(2);
   auto message = [&](const ConvCase& cc, const std::string& algo) -> std::string {
     ConvGraph cg(cc, rng);
     try {
@@ -789,7 +789,7 @@ TEST(ConvAlgorithms, HeuristicIsWhatMakeKernelRuns) {
       {make_2d(1, 64, 64, {9, 9}, 3, 2, 1, {1, 1, 1, 1}, 1, true), "im2col_gemm"},
   };
   for (int threads : {1, 2}) {
-    std::unique_ptr<Backend> cpu = make_cpu_backend(threads);
+    std::unique_ptr<KernelProvider> cpu = make_cpu_backend(threads);
     for (const auto& [cc, want] : cases) {
       ConvGraph cg(cc, rng);
       const Node& n = cg.g.nodes[0];

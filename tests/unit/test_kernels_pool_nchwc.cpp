@@ -130,7 +130,7 @@ std::vector<float> run_kernel(Kernel& k, const std::vector<const void*>& ins, in
 
 // The plain kernel's output.
 std::vector<float> run_plain(const OneNode& one, int threads, const std::string& what) {
-  std::unique_ptr<Backend> cpu = make_cpu_backend(threads);
+  std::unique_ptr<KernelProvider> cpu = make_cpu_backend(threads);
   std::unique_ptr<Kernel> k = cpu->make_kernel(one.g, one.node());
   std::vector<const void*> ins;
   for (int v : one.node().inputs) ins.push_back(v >= 0 ? one.g.values[v].constant->raw() : nullptr);

@@ -42,7 +42,7 @@ struct IsaScope {
 };
 
 struct Planned {
-  std::unique_ptr<Backend> cpu;
+  std::unique_ptr<KernelProvider> cpu;
   std::unique_ptr<Plan> plan;
   std::vector<std::string> ops;
 };

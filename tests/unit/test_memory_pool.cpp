@@ -1,6 +1,7 @@
 // The memory pool over a capped fake allocator: growth and preallocation,
 // best-fit reuse, splitting and merging, trim, the hard cap, running out and
 // recovering, the statistics, and many threads at once.
+#include "capped_allocator.h"
 #include "runtime/memory_pool.h"
 
 #include <gmock/gmock.h>

@@ -20,7 +20,7 @@ using ::testing::Not;
 using testing::ModelBuilder;
 
 struct Planned {
-  std::unique_ptr<Backend> cpu;  // the plan's steps point at it
+  std::unique_ptr<KernelProvider> cpu;  // the plan's steps point at it
   std::unique_ptr<Plan> plan;
   std::vector<std::string> ops;  // op of each step, fused ones joined by '+'
 };

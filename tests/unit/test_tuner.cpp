@@ -36,18 +36,12 @@ using testing::ModelBuilder;
 // four algorithms for Conv: one fast with a big workspace, one medium, one
 // slow with none, and one that always declines. They all run the same CPU
 // kernel; what matters here is which one the tuner asks for.
-class TunableDevice final : public Backend {
+class TunableDevice final : public KernelProvider {
  public:
   TunableDevice() : dev_(std::make_shared<FakeDevice>(std::set<std::string>{"Conv", "Relu"})) {}
   const char* name() const override { return "fakegpu"; }
   bool supports(const Graph& g, const Node& n, std::string* why) const override { return dev_->supports(g, n, why); }
   std::unique_ptr<Kernel> make_kernel(const Graph& g, const Node& n) const override { return dev_->make_kernel(g, n); }
-  bool is_device() const override { return true; }
-  std::shared_ptr<RawAllocator> allocator() const override { return dev_->allocator(); }
-  void copy_to_device(void* d, const void* s, size_t b, void* st) const override { dev_->copy_to_device(d, s, b, st); }
-  void copy_to_host(void* d, const void* s, size_t b, void* st) const override { dev_->copy_to_host(d, s, b, st); }
-  void* create_stream() const override { return dev_->create_stream(); }
-  std::shared_ptr<void> upload(const Tensor& t) const override { return dev_->upload(t); }
 
   std::vector<AlgorithmOption> algorithms(const Graph&, const Node& n) const override {
     if (n.op != "Conv") return {};
@@ -67,7 +61,7 @@ class TunableDevice final : public Backend {
     std::lock_guard<std::mutex> lock(mu_);
     return made_;
   }
-  const FakeDevice& device() const { return *dev_; }
+  const FakeDevice& device() const override { return *dev_; }  // its memory and streams: the fake's
   std::string version = "1.0";
 
  private:
@@ -87,7 +81,7 @@ struct FakeTimer {
     return n;
   }
   TuningTimer fn() {
-    return [this](const Backend&, const Graph&, const Node&, const AlgorithmOption& o) -> double {
+    return [this](const KernelProvider&, const Graph&, const Node&, const AlgorithmOption& o) -> double {
       calls[o.name]++;
       if (failing.count(o.name)) throw std::runtime_error("no kernel image for this device");
       return ms.at(o.name);
@@ -419,13 +413,13 @@ TEST(TunerOnTheCpu, OutputsAreTheSameWhateverTheAlgorithm) {
   std::map<std::string, int> order;
   SessionInternals::configure_tuning(
       probe, {.mode = TuningMode::kExhaustive, .write_cache = false,
-              .time = [&](const Backend&, const Graph&, const Node&, const AlgorithmOption& o) {
+              .time = [&](const KernelProvider&, const Graph&, const Node&, const AlgorithmOption& o) {
                 return 1.0 + static_cast<double>(order.emplace(o.name, static_cast<int>(order.size())).first->second);
               }});
   std::vector<Tensor> heuristic_out = Session(model, {.device = Device::kCpu, .threads = 2, .tuning = TuningMode::kHeuristic}).run(in);
   probe.run(in);
   TuningReport r = probe.tuning_report();
-  ASSERT_EQ(r.choices.size(), 1u) << "the CPU backend offers no Conv algorithms (Backend::algorithms)";
+  ASSERT_EQ(r.choices.size(), 1u) << "the CPU backend offers no Conv algorithms (KernelProvider::algorithms)";
   std::vector<std::string> runnable;
   for (const auto& c : r.choices[0].candidates)
     if (c.status == CandidateStatus::kOk) runnable.push_back(c.algorithm);

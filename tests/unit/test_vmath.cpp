@@ -711,7 +711,7 @@ TEST(VmathKernels, IntegerBinaryOpsExact) {
     InferContext ic(gg, n);
     find_schema(op)->infer(ic);
     ThreadPool pool(3);
-    std::unique_ptr<Backend> cpu = make_cpu_backend(3);
+    std::unique_ptr<KernelProvider> cpu = make_cpu_backend(3);
     std::unique_ptr<Kernel> k = cpu->make_kernel(gg, n);
     Tensor y = Tensor::zeros(DType::kInt64, sa);
     const void* ins[2] = {a.raw(), b.raw()};
