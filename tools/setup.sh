@@ -10,7 +10,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 
 pkgs=(cmake g++ make libeigen3-dev libprotobuf-dev protobuf-compiler libgtest-dev libgmock-dev
-      libbenchmark-dev libonnx-testdata python3 python3-venv clang libclang-rt-14-dev pkg-config)
+      libbenchmark-dev libonnx-testdata python3 python3-venv clang libclang-rt-14-dev clang-format pkg-config)
 missing=()
 for p in "${pkgs[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
