@@ -240,8 +240,11 @@ Result run_case_gpu(const fs::path& dir, const Options& opt) {
   tools::GpuTolerance tol = case_tolerance(dir / "model.onnx");
   if (opt.tol_given) tol = {"given", opt.atol, opt.rtol, "--atol/--rtol"};
   // kAuto, not kCuda: without a GPU the session says why in the gate's or
-  // the module loader's own sentence ("running on the CPU: <why>").
-  auto gpu = std::make_unique<Session>(model, SessionOptions{.device = Device::kAuto, .threads = opt.threads});
+  // the module loader's own sentence ("running on the CPU: <why>"). The
+  // heuristic's convolution algorithms: nothing measured (hundreds of cases
+  // in a time budget), the algorithm cache untouched.
+  auto gpu = std::make_unique<Session>(
+      model, SessionOptions{.device = Device::kAuto, .threads = opt.threads, .tuning = TuningMode::kHeuristic});
   if (gpu->device() != Device::kCuda) {
     std::string why = gpu->device_reason();
     const std::string prefix = "running on the CPU: ";
