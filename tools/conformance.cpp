@@ -15,8 +15,8 @@
 //
 //   minirt-conformance --device cuda --reference cpu DIR...
 //
-// runs each case on the GPU (Device::kCuda, through the public API) and on
-// the CPU and compares the two, with the tolerance of the case's op family
+// runs each case on the GPU (a Device::kAuto session that must have got the
+// GPU, through the public API) and on the CPU and compares the two, with the tolerance of the case's op family
 // (tools/gpu_tolerance.h: the table tests/gpu/test_gpu_ops.cpp uses). A case
 // some of whose nodes the GPU declined (they ran on the CPU) is reported as
 // FALLBACK with the placement line, apart from the passes. Ends with "N
