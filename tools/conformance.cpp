@@ -12,11 +12,24 @@
 // (where the test data disagrees with the spec and onnxruntime) that fails
 // is reported as skipped with the recorded reason; one that passes is an
 // error, so the list stays true.
+//
+//   minirt-conformance --device cuda --reference cpu DIR...
+//
+// runs each case on the GPU (a Device::kAuto session that must have got the
+// GPU, through the public API) and on the CPU and compares the two, with the tolerance of the case's op family
+// (tools/gpu_tolerance.h: the table tests/gpu/test_gpu_ops.cpp uses). A case
+// some of whose nodes the GPU declined (they ran on the CPU) is reported as
+// FALLBACK with the placement line, apart from the passes. Ends with "N
+// passed on cuda, F passed with nodes on the CPU, M failed, K skipped".
+// Exit status: 0 nothing failed, 1 a case failed, 2 bad usage, 3 skipped:
+// no usable GPU here (the first line says "skipped: no usable GPU: " and the
+// gate's or the module loader's sentence).
 #include <minirt/minirt.h>
 
 #include "loaders/onnx/onnx_loader.h"
 #include "loaders/onnx/onnx_subset.pb.h"
 #include "tools/cli_util.h"
+#include "tools/gpu_tolerance.h"
 
 #include <algorithm>
 #include <cmath>
@@ -41,11 +54,21 @@ struct Options {
   std::string write_skips;
   std::string known;
   double rtol = 1e-3, atol = 1e-5;
+  bool tol_given = false;  // --rtol or --atol: used instead of the GPU's table
   int threads = 1;
   bool verbose = false;
+  bool gpu = false;  // --device cuda --reference cpu
 };
 
-enum class Outcome { kPass, kFail, kSkip };
+// Exit status of the GPU mode when no GPU is usable here.
+constexpr int kExitNoGpu = 3;
+
+enum class Outcome { kPass, kFail, kSkip, kFallback };
+
+// No GPU session can be had here: every case would skip for it.
+struct NoGpu {
+  std::string why;
+};
 
 struct Result {
   Outcome outcome;
@@ -173,6 +196,111 @@ Result run_case(const fs::path& dir, const Options& opt) {
   return {Outcome::kPass, {}};
 }
 
+// The loosest tolerance of the case's nodes (tools/gpu_tolerance.h), read
+// from model.onnx itself.
+tools::GpuTolerance case_tolerance(const fs::path& model_file) {
+  onnx::ModelProto mp;
+  std::string bytes = onnx::read_file_bytes(model_file.string());
+  tools::GpuTolerance t = tools::kGpuExact;
+  if (!mp.ParseFromString(bytes)) return tools::kGpuOnCpu;
+  for (const auto& n : mp.graph().node()) {
+    std::string mode;
+    for (const auto& a : n.attribute())
+      if (a.name() == "mode") mode = a.s();
+    const tools::GpuTolerance& nt = tools::gpu_tolerance(n.op_type(), mode);
+    if (nt.rtol > t.rtol || (nt.rtol == t.rtol && nt.atol > t.atol)) t = nt;
+  }
+  return t;
+}
+
+// Nodes on `device` in a placement line: "placed 3 nodes on cuda, 1 node on
+// cpu (Cast: ...)" gives 1 for "cpu".
+int placed_on(const std::string& placement, const std::string& device) {
+  std::string counts = placement.substr(0, placement.find(" ("));
+  if (counts.rfind("placed ", 0) != 0) return 0;
+  std::istringstream items(counts.substr(7));
+  std::string item;
+  while (std::getline(items, item, ',')) {
+    std::istringstream words(item);
+    int n = 0;
+    std::string node, on, name;
+    if (words >> n >> node >> on >> name && name == device) return n;
+  }
+  return 0;
+}
+
+Result run_case_gpu(const fs::path& dir, const Options& opt) {
+  std::shared_ptr<const Model> model;
+  try {
+    model = Model::load((dir / "model.onnx").string());
+  } catch (const Error& e) {
+    if (e.code() == ErrorCode::kUnsupported) return {Outcome::kSkip, e.what()};
+    return {Outcome::kFail, e.what()};
+  }
+  tools::GpuTolerance tol = case_tolerance(dir / "model.onnx");
+  if (opt.tol_given) tol = {"given", opt.atol, opt.rtol, "--atol/--rtol"};
+  // kAuto, not kCuda: without a GPU the session says why in the gate's or
+  // the module loader's own sentence ("running on the CPU: <why>"). The
+  // heuristic's convolution algorithms: nothing measured (hundreds of cases
+  // in a time budget), the algorithm cache untouched.
+  auto gpu = std::make_unique<Session>(
+      model, SessionOptions{.device = Device::kAuto, .threads = opt.threads, .tuning = TuningMode::kHeuristic});
+  if (gpu->device() != Device::kCuda) {
+    std::string why = gpu->device_reason();
+    const std::string prefix = "running on the CPU: ";
+    if (why.rfind(prefix, 0) == 0) why = why.substr(prefix.size());
+    throw NoGpu{why};
+  }
+  Session cpu(model, SessionOptions{.device = Device::kCpu, .threads = opt.threads});
+  auto sets = sorted_files(dir, "test_data_set_");
+  if (sets.empty()) return {Outcome::kSkip, "no test_data_set_* folders"};
+  std::string placement;
+  for (const auto& set : sets) {
+    NamedTensors inputs;
+    auto in_files = sorted_files(set, "input_");
+    const auto& declared = model->inputs();
+    if (in_files.size() != declared.size())
+      return {Outcome::kFail, set.filename().string() + ": " + std::to_string(in_files.size()) + " input files for " +
+                                  std::to_string(declared.size()) + " graph inputs"};
+    for (size_t i = 0; i < in_files.size(); ++i) {
+      std::string name;
+      Tensor t;
+      try {
+        t = load_data(in_files[i], declared[i].dtype, &name);
+      } catch (const Error& e) {
+        if (e.code() == ErrorCode::kUnsupported) return {Outcome::kSkip, e.what()};
+        return {Outcome::kFail, e.what()};
+      }
+      bool known = std::any_of(declared.begin(), declared.end(), [&](const ValueDesc& d) { return d.name == name; });
+      inputs.emplace_back(known ? name : declared[i].name, std::move(t));
+    }
+    std::vector<Tensor> want, got;
+    try {
+      want = cpu.run(inputs);
+    } catch (const Error& e) {
+      if (e.code() == ErrorCode::kUnsupported) return {Outcome::kSkip, std::string("on the CPU: ") + e.what()};
+      return {Outcome::kFail, std::string("on the CPU: ") + e.what()};
+    }
+    try {
+      got = gpu->run(inputs);
+    } catch (const Error& e) {
+      return {Outcome::kFail, std::string("on cuda: ") + e.what() + " [" + gpu->placement() + "]"};
+    }
+    placement = gpu->placement();
+    if (got.size() != want.size())
+      return {Outcome::kFail, std::to_string(got.size()) + " outputs on cuda, " + std::to_string(want.size()) + " on the CPU"};
+    for (size_t i = 0; i < want.size(); ++i) {
+      std::string diff = compare(got[i], want[i], tol.rtol, tol.atol);
+      if (!diff.empty())
+        return {Outcome::kFail, set.filename().string() + ", output " + std::to_string(i) + " ('" +
+                                    model->outputs()[i].name + "'), tolerance " + tol.family + ": " + diff + " [" +
+                                    placement + "]"};
+    }
+  }
+  if (placed_on(placement, "cpu") > 0) return {Outcome::kFallback, placement};
+  return {Outcome::kPass, placement};
+}
+
 void usage(std::FILE* f) {
   std::fprintf(f,
                "usage: minirt-conformance [options] DIR...\n"
@@ -188,13 +316,20 @@ void usage(std::FILE* f) {
                "                        cases (one per line: NAME REASON) whose expected data is known to\n"
                "                        disagree with the spec and onnxruntime; their failure counts as a skip\n"
                "  --verbose             print passing cases too\n"
-               "exit status: 0 all ran cases passed, 1 failures (or unexpected skips), 2 usage error\n");
+               "  --device cuda --reference cpu\n"
+               "                        run each case on the GPU and compare with the CPU's run, with the\n"
+               "                        tolerance of its op family (--print-tolerances; --rtol/--atol override);\n"
+               "                        cases with nodes left on the CPU are reported as FALLBACK, apart\n"
+               "  --print-tolerances    print the GPU-against-CPU tolerance of each op family and exit\n"
+               "exit status: 0 all ran cases passed, 1 failures (or unexpected skips), 2 usage error,\n"
+               "             3 (--device cuda) skipped: no usable GPU here, the reason on the first line\n");
 }
 
 }  // namespace
 
 int main(int argc, char** argv) {
   Options opt;
+  std::string device = "cpu", reference;
   for (int i = 1; i < argc; ++i) {
     std::string a = argv[i];
     auto next = [&]() -> std::string {
@@ -208,8 +343,16 @@ int main(int argc, char** argv) {
       usage(stdout);
       return 0;
     } else if (a == "--filter") opt.filter = next();
-    else if (a == "--rtol") opt.rtol = std::atof(next().c_str());
-    else if (a == "--atol") opt.atol = std::atof(next().c_str());
+    else if (a == "--rtol") opt.rtol = std::atof(next().c_str()), opt.tol_given = true;
+    else if (a == "--atol") opt.atol = std::atof(next().c_str()), opt.tol_given = true;
+    else if (a == "--device") device = next();
+    else if (a == "--reference") reference = next();
+    else if (a == "--print-tolerances") {
+      std::printf("| family | atol | rtol | ops |\n| --- | --- | --- | --- |\n");
+      for (const tools::GpuTolerance* t : tools::kGpuTolerances)
+        std::printf("| %s | %g | %g | %s |\n", t->family, t->atol, t->rtol, t->why);
+      return 0;
+    }
     else if (a == "--threads") {
       std::string v = next();
       char* end = nullptr;
@@ -231,6 +374,19 @@ int main(int argc, char** argv) {
       usage(stderr);
       return 2;
     } else opt.dirs.push_back(a);
+  }
+  if (device == "cuda" && (reference.empty() || reference == "cpu")) {
+    opt.gpu = true;
+  } else if (device != "cpu" || !(reference.empty() || reference == "expected")) {
+    std::fprintf(stderr,
+                 "minirt-conformance: --device %s --reference %s: the modes are --device cpu (against the expected "
+                 "outputs) and --device cuda --reference cpu\n",
+                 device.c_str(), reference.empty() ? "expected" : reference.c_str());
+    return 2;
+  }
+  if (opt.gpu && (!opt.expect_skips.empty() || !opt.write_skips.empty() || !opt.known.empty())) {
+    std::fprintf(stderr, "minirt-conformance: --expect-skips, --write-skips and --known-differences are for --device cpu\n");
+    return 2;
   }
   if (opt.dirs.empty()) {
     usage(stderr);
@@ -267,7 +423,7 @@ int main(int argc, char** argv) {
       known[line.substr(0, sp)] = sp == std::string::npos ? "" : line.substr(line.find_first_not_of(" \t", sp));
     }
   }
-  int passed = 0, failed = 0, skipped = 0;
+  int passed = 0, failed = 0, skipped = 0, fallback = 0;
   int status = 0;
   std::set<std::string> skipped_names;
   std::map<std::string, std::string> skip_reasons;
@@ -276,7 +432,14 @@ int main(int argc, char** argv) {
     if (!opt.filter.empty() && name.find(opt.filter) == std::string::npos) continue;
     Result r;
     try {
-      r = run_case(c, opt);
+      r = opt.gpu ? run_case_gpu(c, opt) : run_case(c, opt);
+    } catch (const NoGpu& e) {
+      std::printf("skipped: no usable GPU: %s\n", e.why.c_str());
+      size_t n = std::count_if(cases.begin(), cases.end(), [&](const fs::path& p) {
+        return opt.filter.empty() || p.filename().string().find(opt.filter) != std::string::npos;
+      });
+      std::printf("0 passed on cuda, 0 passed with nodes on the CPU, 0 failed, %zu skipped (no usable GPU)\n", n);
+      return kExitNoGpu;
     } catch (const std::exception& e) {
       r = {Outcome::kFail, std::string("unexpected exception: ") + e.what()};
     }
@@ -292,7 +455,11 @@ int main(int argc, char** argv) {
     switch (r.outcome) {
       case Outcome::kPass:
         ++passed;
-        if (opt.verbose) std::printf("PASS %s\n", name.c_str());
+        if (opt.verbose) std::printf("PASS %s%s%s\n", name.c_str(), r.reason.empty() ? "" : ": ", r.reason.c_str());
+        break;
+      case Outcome::kFallback:
+        ++fallback;
+        std::printf("FALLBACK %s: %s\n", name.c_str(), r.reason.c_str());
         break;
       case Outcome::kFail:
         ++failed;
@@ -341,6 +508,10 @@ int main(int argc, char** argv) {
         }
       }
   }
-  std::printf("%d passed, %d failed, %d skipped\n", passed, failed, skipped);
+  if (opt.gpu)
+    std::printf("%d passed on cuda, %d passed with nodes on the CPU, %d failed, %d skipped\n", passed, fallback, failed,
+                skipped);
+  else
+    std::printf("%d passed, %d failed, %d skipped\n", passed, failed, skipped);
   return status;
 }

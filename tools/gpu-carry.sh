@@ -7,7 +7,8 @@
 #   tools/gpu-carry.sh            # then carry .gpu-carry to the GPU machine
 #
 # .gpu-carry/ holds:
-#   bin/runmodel, bin/minirt-doctor, bin/minirt-make-models, bin/minirt_gpu_tests
+#   bin/runmodel, bin/minirt-doctor, bin/minirt-make-models, bin/minirt_gpu_tests,
+#   bin/minirt-conformance
 #       linked so that they start without protobuf, GoogleTest or Eigen
 #       installed (protobuf-lite and GoogleTest linked statically; Eigen is
 #       headers only), compiled for x86-64-v3 (AVX2, FMA) instead of this
@@ -16,6 +17,11 @@
 #   models/                 the shared models (../shared/models) when present;
 #                           the generated ones (ResNet-50 alone is ~100 MB) are
 #                           made on the GPU machine by minirt-make-models;
+#   op_cases.tar.gz         the op cases (tests/op_cases/make_op_cases.py, ~30 MB
+#                           unpacked, ~11 MB packed), which need onnxruntime and so
+#                           are made here (MINIRT_PYTHON, default .venv/bin/python);
+#                           gpu-check.sh unpacks them and runs minirt-conformance
+#                           --device cuda --reference cpu on them;
 #   BUILD_INFO              what was built, from which commit, against what.
 #
 # The module is compiled against the headers of an old cuDNN 9 minor
@@ -27,7 +33,7 @@
 # uses this machine's cuDNN instead.
 #
 # Environment: MINIRT_CARRY_BUILD (default build-carry), MINIRT_CARRY_CUDNN,
-# MINIRT_CARRY_ARCH (default -march=x86-64-v3), JOBS.
+# MINIRT_CARRY_ARCH (default -march=x86-64-v3), MINIRT_PYTHON, JOBS.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 root=$PWD
@@ -79,14 +85,14 @@ cmake -S . -B "$build" -DCMAKE_BUILD_TYPE=Release -DMINIRT_NATIVE=OFF -DMINIRT_A
   "${cudnn_args[@]}" "${launcher[@]}" >"$deps/configure.log" 2>&1 || { cat "$deps/configure.log"; die "configure failed"; }
 grep -q "GPU module: libminirt_cuda.so" "$deps/configure.log" ||
   die "this configuration builds no GPU module (see $deps/configure.log)"
-say "building runmodel, convprof, minirt-doctor, minirt-make-models, minirt_gpu_tests, libminirt_cuda.so, the fake CUDA libraries ($jobs jobs)"
-cmake --build "$build" -j"$jobs" --target runmodel convprof minirt-doctor minirt-make-models minirt_gpu_tests minirt_cuda \
-  minirt_gpu_fakes
+say "building runmodel, convprof, minirt-doctor, minirt-make-models, minirt-conformance, minirt_gpu_tests, libminirt_cuda.so, the fake CUDA libraries ($jobs jobs)"
+cmake --build "$build" -j"$jobs" --target runmodel convprof minirt-doctor minirt-make-models minirt-conformance \
+  minirt_gpu_tests minirt_cuda minirt_gpu_fakes
 
 # 3. The carry folder.
 rm -rf "$out"
 mkdir -p "$out/bin" "$out/lib" "$out/models"
-for t in runmodel convprof minirt-doctor minirt-make-models minirt_gpu_tests; do
+for t in runmodel convprof minirt-doctor minirt-make-models minirt-conformance minirt_gpu_tests; do
   cp "$build/bin/$t" "$out/bin/"
   strip --strip-unneeded "$out/bin/$t"
 done
@@ -97,6 +103,18 @@ mkdir -p "$out/lib/gpu-fakes"
 cp "$build"/tests/gpu_fakes/lib*.so* "$out/lib/gpu-fakes/"
 if [ -d ../shared/models ]; then
   cp ../shared/models/*.onnx "$out/models/" 2>/dev/null || true
+fi
+# The op cases, packed: onnxruntime (absent on the GPU machine) makes their
+# reference outputs, and the GPU run compares with the CPU's anyway.
+py=${MINIRT_PYTHON:-$root/.venv/bin/python}
+if [ -x "$py" ] && "$py" -c "import onnx, onnxruntime, numpy" 2>/dev/null; then
+  rm -rf "$deps/op_cases"
+  "$py" tests/op_cases/make_op_cases.py --out "$deps/op_cases" >"$deps/op_cases.log" 2>&1 ||
+    { cat "$deps/op_cases.log"; die "make_op_cases.py failed"; }
+  tar czf "$out/op_cases.tar.gz" -C "$deps" op_cases
+  say "op cases: $(ls "$deps/op_cases" | wc -l) cases, $(du -sm "$deps/op_cases" | cut -f1) MiB, $(du -sm "$out/op_cases.tar.gz" | cut -f1) MiB packed"
+else
+  say "no Python with onnx and onnxruntime at $py (MINIRT_PYTHON): the op cases are not carried, and gpu-check.sh will say so"
 fi
 
 # 4. Nothing the GPU machine lacks: no protobuf, GoogleTest or Eigen library,

@@ -12,6 +12,10 @@
 #      against the CPU kernels, and CPU-vs-GPU
 #      parity of every model: the generated ones, made here by
 #      minirt-make-models, and the shared ones carried in .gpu-carry/models;
+#   2b. the op-case table (tests/op_cases/, carried as .gpu-carry/op_cases.tar.gz
+#      or MINIRT_CHECK_OP_CASES) on the GPU against the CPU with
+#      minirt-conformance --device cuda --reference cpu (at most 100 s; cases
+#      whose nodes fell back to the CPU are listed apart, by reason);
 #   3. convprof on the GPU: every cuDNN algorithm of every convolution of
 #      ResNet-50 (fp32 and tf32), as a table, JSON and SVG, and runmodel
 #      --tune exhaustive then cached on one algorithm cache (the second must
@@ -33,8 +37,8 @@
 # is skipped and says so.
 #
 # Exit status: 0 everything ran and passed; 1 bad command line; 2 no usable
-# GPU (results.md says why); 3 no build that runs here; 4 GPU tests or parity
-# failed; 5 the benchmark failed.
+# GPU (results.md says why); 3 no build that runs here; 4 GPU tests, parity
+# or an op case on the GPU failed; 5 the benchmark failed.
 set -uo pipefail
 
 # Every file the check may write into OUTDIR (a test holds this to 8).
@@ -188,7 +192,7 @@ if [ -z "$build" ]; then
     why_not+="building here is turned off (MINIRT_CHECK_BUILD_HERE=0)."
   elif [ -z "$need" ]; then
     log "no carried build runs here (${why_not:-none found}); building one in $work/build"
-    if stage "build" 420 "$logs/build.log" bash -c "cmake -S '$root' -B '$work/build' -DCMAKE_BUILD_TYPE=Release -DMINIRT_BUILD_BENCH=OFF && cmake --build '$work/build' -j$(nproc) --target runmodel minirt-doctor minirt-make-models minirt_gpu_tests minirt_cuda"; then
+    if stage "build" 420 "$logs/build.log" bash -c "cmake -S '$root' -B '$work/build' -DCMAKE_BUILD_TYPE=Release -DMINIRT_BUILD_BENCH=OFF && cmake --build '$work/build' -j$(nproc) --target runmodel minirt-doctor minirt-make-models minirt-conformance minirt_gpu_tests minirt_cuda"; then
       build=$work/build
     else
       why_not+="building here failed (see logs/build.log). "
@@ -333,6 +337,55 @@ summary="$passed passed, $failedn failed, $skipped skipped (each test in its own
   skipped_reason=$(grep -m1 -A1 -E "Skipped$" "$logs/gpu-tests.log" | tail -1)
   [ -n "$skipped_reason" ] && [ $doctor_rc -ne 0 ] && { echo; echo "Skipped because: $skipped_reason"; }
 } >>"$results"
+
+# ---------------------------------------------------------------- 2b. the op cases on the GPU
+# The op-case table (tests/op_cases/, made where onnxruntime is and carried
+# packed as op_cases.tar.gz) with minirt-conformance --device cuda
+# --reference cpu: every case on the GPU against the CPU, per-op-family
+# tolerances; cases with nodes left on the CPU are counted apart.
+opcases_tar=""
+for f in "${MINIRT_CHECK_OP_CASES:-}" "$root/.gpu-carry/op_cases.tar.gz" "$build/op_cases.tar.gz"; do
+  [ -n "$f" ] && [ -f "$f" ] && { opcases_tar=$f; break; }
+done
+opcases_line=""
+if [ ! -x "$bin/minirt-conformance" ]; then
+  opcases_line="not run: the build has no minirt-conformance"
+elif [ -z "$opcases_tar" ]; then
+  opcases_line="not run: no op_cases.tar.gz carried (tools/gpu-carry.sh makes it where onnxruntime is)"
+elif ! tar xzf "$opcases_tar" -C "$work" 2>"$logs/op-cases-unpack.log" || [ ! -d "$work/op_cases" ]; then
+  opcases_line="not run: $opcases_tar does not unpack into op_cases/ (see logs/op-cases-unpack.log)"
+else
+  stage "op cases on the GPU" 100 "$logs/op-cases-gpu.log" "$bin/minirt-conformance" --device cuda --reference cpu \
+    --verbose "$work/op_cases"
+  oc_rc=$?
+  oc_summary=$(grep -E "passed on cuda" "$logs/op-cases-gpu.log" | tail -1)
+  case $oc_rc in
+    0) opcases_line="$oc_summary" ;;
+    3) opcases_line="$(head -1 "$logs/op-cases-gpu.log")" ;;
+    124 | 137) opcases_line="stopped by its time limit after $(grep -cE "^(PASS|FALLBACK|FAIL|SKIP) " "$logs/op-cases-gpu.log") of $(ls "$work/op_cases" | wc -l) cases" ;;
+    *) opcases_line="exit $oc_rc: ${oc_summary:-$(tail -1 "$logs/op-cases-gpu.log")}" ;;
+  esac
+  [ $oc_rc -eq 1 ] && tests_rc=1
+  [ $oc_rc -ne 0 ] && [ $oc_rc -ne 3 ] && note "op cases on the GPU: $opcases_line"
+fi
+log "op cases on the GPU: $opcases_line"
+{
+  echo
+  echo "## Op cases on the GPU (minirt-conformance --device cuda --reference cpu)"
+  echo
+  echo "$opcases_line."
+  if [ -f "$logs/op-cases-gpu.log" ] && grep -q "^FAIL " "$logs/op-cases-gpu.log"; then
+    echo; echo "Failed (the first 20; all in logs/op-cases-gpu.log):"; echo; echo '```'
+    grep "^FAIL " "$logs/op-cases-gpu.log" | head -20 | cut -c1-400
+    echo '```'
+  fi
+  if [ -f "$logs/op-cases-gpu.log" ] && grep -q "^FALLBACK " "$logs/op-cases-gpu.log"; then
+    echo; echo "Nodes left on the CPU, by reason (cases):"; echo; echo '```'
+    grep "^FALLBACK " "$logs/op-cases-gpu.log" | sed -n 's/^[^(]* on cpu (\(.*\))$/\1/p' | sort | uniq -c | sort -rn | head -25
+    echo '```'
+  fi
+} >>"$results"
+
 if [ $tests_rc -ne 0 ] && [ $status -eq 0 ]; then status=4; fi
 if [ "$(left)" -lt 120 ]; then note "little time is left for the benchmark ($(left) s)"; fi
 

@@ -50,6 +50,8 @@ else
   done
   grep -q "Exit status 2" "$work/out/results.md" 2>/dev/null ||
     { echo "FAIL: results.md does not carry the doctor's exit status 2"; failures=$((failures + 1)); }
+  grep -q "^## Op cases on the GPU" "$work/out/results.md" 2>/dev/null ||
+    { echo "FAIL: results.md has no section for the op cases on the GPU"; failures=$((failures + 1)); }
   # Every GPU test ran in the dry run (skipping), the model parity last.
   mkdir -p "$work/logs" && tar xzf "$work/out/logs.tar.gz" -C "$work/logs" 2>/dev/null
   last=$(tail -1 "$work/logs/logs/gpu-test-times.txt" 2>/dev/null)

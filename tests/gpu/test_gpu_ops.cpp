@@ -13,19 +13,24 @@
 // 2e-4 + rtol 1e-3; convolutions and matrix products accumulate K products
 // in another order and cuDNN may pick Winograd or FFT: atol 2e-4 + rtol
 // 2e-3 on inputs in [-1, 1] (|y| is then at most about K). Identity and
-// Dropout are not here: the planner removes them before placement.
+// Dropout are not here: the planner removes them before placement. The
+// values live in one table, tools/gpu_tolerance.h, which minirt-conformance
+// --device cuda --reference cpu applies to the op cases (tests/op_cases/).
 #include "gpu_test_util.h"
+#include "tools/gpu_tolerance.h"
 
 #include <cmath>
 
 namespace minirt::gputest {
 namespace {
 
-constexpr Tol kExact{0, 0};
-constexpr Tol kUlps{1e-6, 1e-5};
-constexpr Tol kReduce{1e-5, 1e-5};
-constexpr Tol kLibrary{2e-4, 1e-3};
-constexpr Tol kProducts{2e-4, 2e-3};
+// The families of tools/gpu_tolerance.h (shared with minirt-conformance --device cuda).
+constexpr Tol tol(const tools::GpuTolerance& t) { return Tol{t.atol, t.rtol}; }
+constexpr Tol kExact = tol(tools::kGpuExact);
+constexpr Tol kUlps = tol(tools::kGpuUlps);
+constexpr Tol kReduce = tol(tools::kGpuReduce);
+constexpr Tol kLibrary = tol(tools::kGpuLibrary);
+constexpr Tol kProducts = tol(tools::kGpuProducts);
 
 std::string dims(const Shape& s) { return shape_str(s); }
 
@@ -83,7 +88,7 @@ void conv_case(const ConvSpec& s, uint64_t seed, const char* act = nullptr) {
 }
 
 TEST(GpuOps, Conv2D) {
-  MINIRT_SKIP_WITHOUT_GPU();
+  MINIRT_CASES_SKIP_WITHOUT_GPU();
   uint64_t seed = 100;
   for (Shape x : {Shape{1, 3, 9, 9}, Shape{2, 8, 12, 10}})
     for (int64_t k : {1, 3, 5})
@@ -98,7 +103,7 @@ TEST(GpuOps, Conv2D) {
 }
 
 TEST(GpuOps, ConvGroupsAndDepthwise) {
-  MINIRT_SKIP_WITHOUT_GPU();
+  MINIRT_CASES_SKIP_WITHOUT_GPU();
   conv_case({{1, 8, 10, 10}, 8, {3, 3}, {1, 1}, {1, 1, 1, 1}, {}, 8, true}, 200);    // depthwise
   conv_case({{2, 16, 9, 9}, 16, {3, 3}, {2, 2}, {1, 1, 1, 1}, {}, 16, false}, 201);  // depthwise, stride 2
   conv_case({{1, 8, 8, 8}, 12, {3, 3}, {1, 1}, {1, 1, 1, 1}, {}, 4, true}, 202);     // 4 groups
@@ -106,7 +111,7 @@ TEST(GpuOps, ConvGroupsAndDepthwise) {
 }
 
 TEST(GpuOps, ConvAsymmetricPadding) {
-  MINIRT_SKIP_WITHOUT_GPU();
+  MINIRT_CASES_SKIP_WITHOUT_GPU();
   conv_case({{1, 3, 8, 8}, 4, {3, 3}, {2, 2}, {0, 0, 1, 1}, {}, 1, true}, 300);  // SAME_UPPER-like
   conv_case({{2, 4, 7, 9}, 6, {3, 3}, {1, 1}, {1, 2, 0, 1}, {}, 1, true}, 301);
   conv_case({{1, 4, 6, 6}, 4, {2, 2}, {1, 1}, {1, 0, 0, 1}, {}, 2, false}, 302);
@@ -115,13 +120,13 @@ TEST(GpuOps, ConvAsymmetricPadding) {
 // 1-D only: the loader refuses 3-D windows for every backend
 // (runtime/ops/conv_ops.cpp), so the GPU claims none (CudaSupport tests).
 TEST(GpuOps, Conv1D) {
-  MINIRT_SKIP_WITHOUT_GPU();
+  MINIRT_CASES_SKIP_WITHOUT_GPU();
   conv_case({{2, 4, 17}, 6, {3}, {1}, {1, 1}, {}, 1, true}, 400);
   conv_case({{1, 3, 20}, 5, {5}, {2}, {2, 1}, {2}, 1, true}, 401);  // asymmetric, dilated
 }
 
 TEST(GpuOps, ConvFusedActivations) {
-  MINIRT_SKIP_WITHOUT_GPU();
+  MINIRT_CASES_SKIP_WITHOUT_GPU();
   // Bias + ReLU go through cudnnConvolutionBiasActivationForward; the others after the convolution.
   conv_case({{2, 8, 12, 12}, 16, {3, 3}, {1, 1}, {1, 1, 1, 1}, {}, 1, true}, 500, "Relu");
   conv_case({{1, 8, 12, 12}, 16, {3, 3}, {2, 2}, {1, 1, 1, 1}, {}, 1, false}, 501, "Relu");
@@ -169,7 +174,7 @@ void pool_case(const char* op, const PoolSpec& s, uint64_t seed) {
 }
 
 TEST(GpuOps, Pooling) {
-  MINIRT_SKIP_WITHOUT_GPU();
+  MINIRT_CASES_SKIP_WITHOUT_GPU();
   uint64_t seed = 600;
   for (const char* op : {"MaxPool", "AveragePool"}) {
     for (Shape x : {Shape{1, 3, 8, 8}, Shape{2, 5, 11, 9}}) {
@@ -186,7 +191,7 @@ TEST(GpuOps, Pooling) {
 }
 
 TEST(GpuOps, GlobalPooling) {
-  MINIRT_SKIP_WITHOUT_GPU();
+  MINIRT_CASES_SKIP_WITHOUT_GPU();
   uint64_t seed = 700;
   for (const char* op : {"GlobalAveragePool", "GlobalMaxPool"})
     for (Shape x :
@@ -203,7 +208,7 @@ TEST(GpuOps, GlobalPooling) {
 // ---- Normalizations, Softmax ----
 
 TEST(GpuOps, SoftmaxAndLogSoftmax) {
-  MINIRT_SKIP_WITHOUT_GPU();
+  MINIRT_CASES_SKIP_WITHOUT_GPU();
   uint64_t seed = 800;
   for (const char* op : {"Softmax", "LogSoftmax"})
     for (int64_t opset : {11, 13})
@@ -221,7 +226,7 @@ TEST(GpuOps, SoftmaxAndLogSoftmax) {
 }
 
 TEST(GpuOps, Lrn) {
-  MINIRT_SKIP_WITHOUT_GPU();
+  MINIRT_CASES_SKIP_WITHOUT_GPU();
   uint64_t seed = 900;
   for (int64_t size : {1, 2, 3, 4, 5})  // even sizes: cuDNN's window leans forward as ONNX's does
     for (Shape x : {Shape{1, 8, 5, 5}, Shape{2, 16, 7, 3}}) {
@@ -235,7 +240,7 @@ TEST(GpuOps, Lrn) {
 }
 
 TEST(GpuOps, BatchNormalization) {
-  MINIRT_SKIP_WITHOUT_GPU();
+  MINIRT_CASES_SKIP_WITHOUT_GPU();
   uint64_t seed = 1000;
   for (Shape x : {Shape{2, 6, 5, 4}, Shape{3, 6}, Shape{2, 6, 7}, Shape{1, 6, 2, 3, 4}}) {
     OpCase c("BatchNormalization " + dims(x));
@@ -255,7 +260,7 @@ TEST(GpuOps, BatchNormalization) {
 // ---- Elementwise ----
 
 TEST(GpuOps, Activations) {
-  MINIRT_SKIP_WITHOUT_GPU();
+  MINIRT_CASES_SKIP_WITHOUT_GPU();
   struct Act {
     const char* op;
     float alpha = 0, beta = 0;
@@ -313,7 +318,7 @@ TEST(GpuOps, Activations) {
 }
 
 TEST(GpuOps, UnaryMath) {
-  MINIRT_SKIP_WITHOUT_GPU();
+  MINIRT_CASES_SKIP_WITHOUT_GPU();
   uint64_t seed = 1200;
   for (const char* op :
        {"Exp", "Log", "Sqrt", "Reciprocal", "Floor", "Ceil", "Erf", "Sin", "Cos", "Sign", "Neg", "Abs"}) {
@@ -328,7 +333,7 @@ TEST(GpuOps, UnaryMath) {
 }
 
 TEST(GpuOps, BroadcastArithmetic) {
-  MINIRT_SKIP_WITHOUT_GPU();
+  MINIRT_CASES_SKIP_WITHOUT_GPU();
   const std::pair<Shape, Shape> shapes[] = {
       {{2, 3, 4, 5}, {2, 3, 4, 5}}, {{2, 3, 4, 5}, {5}}, {{2, 3, 4, 5}, {3, 1, 1}},
       {{1, 3, 1, 5}, {2, 1, 4, 1}}, {{4, 5}, {}},        {{1}, {3, 2}}};
@@ -371,7 +376,7 @@ TEST(GpuOps, BroadcastArithmetic) {
 // ---- Gemm, MatMul ----
 
 TEST(GpuOps, Gemm) {
-  MINIRT_SKIP_WITHOUT_GPU();
+  MINIRT_CASES_SKIP_WITHOUT_GPU();
   uint64_t seed = 1400;
   for (bool ta : {false, true})
     for (bool tb : {false, true})
@@ -409,7 +414,7 @@ TEST(GpuOps, Gemm) {
 }
 
 TEST(GpuOps, MatMul) {
-  MINIRT_SKIP_WITHOUT_GPU();
+  MINIRT_CASES_SKIP_WITHOUT_GPU();
   const std::pair<Shape, Shape> shapes[] = {
       {{5, 7}, {7, 3}},          {{7}, {7, 3}},          {{5, 7}, {7}},
       {{4, 5, 7}, {4, 7, 3}},    {{2, 4, 5, 7}, {7, 3}}, {{5, 7}, {4, 7, 3}},
@@ -430,7 +435,7 @@ TEST(GpuOps, MatMul) {
 // ---- Data movement ----
 
 TEST(GpuOps, ConcatAndSplit) {
-  MINIRT_SKIP_WITHOUT_GPU();
+  MINIRT_CASES_SKIP_WITHOUT_GPU();
   uint64_t seed = 1600;
   for (int64_t axis : {0, 1, 3, -1}) {
     Shape a = {2, 3, 4, 5}, b = a;
@@ -461,7 +466,7 @@ TEST(GpuOps, ConcatAndSplit) {
 }
 
 TEST(GpuOps, TransposeSliceExpand) {
-  MINIRT_SKIP_WITHOUT_GPU();
+  MINIRT_CASES_SKIP_WITHOUT_GPU();
   uint64_t seed = 1700;
   for (std::vector<int64_t> perm : {std::vector<int64_t>{1, 0, 2, 3}, {0, 2, 3, 1}, {3, 2, 1, 0}, {0, 1, 3, 2}}) {
     OpCase c("Transpose " + dims(Shape(perm)));
@@ -519,7 +524,7 @@ TEST(GpuOps, TransposeSliceExpand) {
 }
 
 TEST(GpuOps, Pad) {
-  MINIRT_SKIP_WITHOUT_GPU();
+  MINIRT_CASES_SKIP_WITHOUT_GPU();
   uint64_t seed = 1800;
   for (const char* mode : {"constant", "reflect", "edge"})
     for (std::vector<int64_t> pads :
@@ -538,7 +543,7 @@ TEST(GpuOps, Pad) {
 }
 
 TEST(GpuOps, Gather) {
-  MINIRT_SKIP_WITHOUT_GPU();
+  MINIRT_CASES_SKIP_WITHOUT_GPU();
   uint64_t seed = 1900;
   for (int64_t axis : {0, 1, 2})
     for (DType it : {DType::kInt64, DType::kInt32}) {
@@ -556,7 +561,7 @@ TEST(GpuOps, Gather) {
 }
 
 TEST(GpuOps, Resize) {
-  MINIRT_SKIP_WITHOUT_GPU();
+  MINIRT_CASES_SKIP_WITHOUT_GPU();
   uint64_t seed = 2000;
   const char* coords[] = {"half_pixel", "pytorch_half_pixel", "align_corners", "asymmetric"};
   for (const char* mode : {"nearest", "linear"})
@@ -589,7 +594,7 @@ TEST(GpuOps, Resize) {
 }
 
 TEST(GpuOps, ReshapeLikeCopies) {
-  MINIRT_SKIP_WITHOUT_GPU();
+  MINIRT_CASES_SKIP_WITHOUT_GPU();
   {
     OpCase c("Reshape");
     c.m.input("x", DType::kFloat32, {2, 3, 4});
@@ -612,7 +617,7 @@ TEST(GpuOps, ReshapeLikeCopies) {
 // A chain on the GPU: values stay on the device between nodes; the
 // device's own timing of the run is reported.
 TEST(GpuOps, ChainStaysOnTheDeviceAndIsTimed) {
-  MINIRT_SKIP_WITHOUT_GPU();
+  MINIRT_CASES_SKIP_WITHOUT_GPU();
   OpCase c("Conv, Relu, MaxPool, GlobalAveragePool, Flatten, Gemm, Softmax");
   c.m.input("x", DType::kFloat32, {2, 3, 16, 16});
   c.m.initializer("w", random_tensor({8, 3, 3, 3}, 2200));
@@ -628,6 +633,7 @@ TEST(GpuOps, ChainStaysOnTheDeviceAndIsTimed) {
   c.feed("x", random_tensor({2, 3, 16, 16}, 2202));
   c.gpu_nodes = 7;
   check_case(c, kProducts);
+  if (load_only()) return;
 
   std::string bytes = c.m.bytes();
   auto model = Model::load_from_memory(bytes.data(), bytes.size(), "chain.onnx");
@@ -650,13 +656,14 @@ TEST(GpuOps, ChainStaysOnTheDeviceAndIsTimed) {
 }
 
 TEST(GpuOps, Tf32MathStaysClose) {
-  MINIRT_SKIP_WITHOUT_GPU();
+  MINIRT_CASES_SKIP_WITHOUT_GPU();
   OpCase c("Conv and MatMul with TF32");
   c.m.input("x", DType::kFloat32, {1, 16, 12, 12});
   c.m.initializer("w", random_tensor({16, 16, 3, 3}, 2300));
   c.m.node("Conv", {"x", "w"}, {"y"}).ints("pads", {1, 1, 1, 1});
   c.m.output("y");
   c.feed("x", random_tensor({1, 16, 12, 12}, 2301));
+  if (load_only()) return load_on_cpu(c);
   std::string bytes = c.m.bytes();
   auto model = Model::load_from_memory(bytes.data(), bytes.size(), "tf32.onnx");
   Session cpu(model, {.device = Device::kCpu});

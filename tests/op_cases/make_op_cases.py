@@ -1397,8 +1397,38 @@ def legacy_opset_cases():
     return out
 
 
+# ---------------------------------------------------------------------------
+# Ops README's GPU table names that no family above covers, so that the
+# CPU/CUDA support matrix (minirt-support-matrix, ctest
+# conformance.gpu_support_matrix) has a case of each, and the GPU run of the
+# op cases (minirt-conformance --device cuda --reference cpu) tries them.
+
+def gpu_table_cases():
+    out = []
+    for size in (3, 5):  # onnxruntime takes odd sizes only
+        c = Case("lrn_size%d_2x8x5x6" % size)
+        c.output(c.node("LRN", [c.input(c.uniform([2, 8, 5, 6], -3, 3))], size=size, alpha=1e-3, beta=0.75,
+                        bias=2.0))
+        out.append(c)
+    for opset, shape, axis in ((13, [3, 4, 5], -1), (13, [2, 3, 4, 6], 1), (11, [2, 3, 4, 6], 1)):
+        c = Case("logsoftmax_opset%d_axis%d_%s" % (opset, axis, shp(shape)), opset=opset)
+        c.output(c.node("LogSoftmax", [c.input(c.uniform(shape, -4, 4))], axis=axis))
+        out.append(c)
+    c = Case("hardswish_2x3x9x7", opset=14)
+    c.output(c.node("HardSwish", [c.input(c.uniform([2, 3, 9, 7], -5, 5))]))
+    out.append(c)
+    # Removed by the planner before placement: on no backend at all.
+    c = Case("identity_3x4x5")
+    c.output(c.node("Identity", [c.input(c.uniform([3, 4, 5]))]))
+    out.append(c)
+    c = Case("dropout_nomask_opset13_3x4x5")
+    c.output(c.node("Dropout", [c.input(c.uniform([3, 4, 5]))]))
+    out.append(c)
+    return out
+
+
 FAMILIES = [conv_cases, convt_cases, pool_cases, resize_cases, linalg_cases, elementwise_cases, shape_cases,
-            newer_op_cases, detector_op_cases, legacy_opset_cases]
+            newer_op_cases, detector_op_cases, legacy_opset_cases, gpu_table_cases]
 
 
 def all_cases():
