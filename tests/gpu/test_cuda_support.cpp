@@ -14,18 +14,16 @@
 
 #include "gpu_test_util.h"
 #include "kernels/cuda/support.h"
+#include "tests/unit/declining_device.h"
 
 namespace minirt::gputest {
 namespace {
 
 using ::testing::HasSubstr;
 
-// A device backend that answers with the CUDA support table and claims no
-// node (so it never needs memory, streams or copies of its own).
-class SupportProbe final : public KernelProvider, public ComputeDevice {
+// A device backend that answers with the CUDA support table and claims no node.
+class SupportProbe final : public minirt::testing::DecliningDevice {
  public:
-  const char* name() const override { return "cuda"; }
-  const ComputeDevice& device() const override { return *this; }
   bool supports(const Graph& g, const Node& n, std::string* why) const override {
     std::string reason;
     bool ok = cuda::cuda_supports(g, n, &reason);
@@ -42,25 +40,6 @@ class SupportProbe final : public KernelProvider, public ComputeDevice {
           if (v >= 0 && is_half_dtype(g.values[v].dtype)) half_claimed.push_back(n.name);
     return false;
   }
-  std::unique_ptr<Kernel> make_kernel(const Graph&, const Node&) const override { return nullptr; }
-  bool is_device() const override { return true; }
-  std::shared_ptr<RawAllocator> allocator() const override { return std::make_shared<HostAllocator>(); }
-  void copy_to_device(void*, const void*, size_t, void*) const override { unused("copy_to_device"); }
-  void copy_to_host(void*, const void*, size_t, void*) const override { unused("copy_to_host"); }
-  void* create_stream() const override { return this_stream(); }
-  void destroy_stream(void*) const override {}
-  void synchronize(void*) const override {}
-  std::shared_ptr<void> upload(const Tensor&) const override {
-    unused("upload");
-    return nullptr;
-  }
-  void begin_run(void*) const override {}
-  void end_run(void*) const override {}
-  DeviceRunTimes run_times(void*) const override { return {}; }
-  [[noreturn]] static void unused(const char* what) {
-    throw std::logic_error(std::string("the support probe claims no node, yet was asked to ") + what);
-  }
-  void* this_stream() const { return const_cast<SupportProbe*>(this); }
   mutable std::map<std::string, std::string> answers;
   mutable std::vector<std::string> half_claimed;
   std::string stop_after;

@@ -31,7 +31,7 @@
 #include "loaders/onnx/onnx_loader.h"
 #include "loaders/onnx/onnx_subset.pb.h"
 #include "runtime/api/session_internal.h"
-#include "runtime/memory_pool.h"
+#include "tests/unit/declining_device.h"
 
 namespace fs = std::filesystem;
 using namespace minirt;
@@ -47,9 +47,8 @@ struct Answer {
 
 // A device that asks cuda_supports about every node it is offered, records
 // the answer and declines: the plan stays on the CPU.
-class SupportProbe final : public Backend {
+class SupportProbe final : public minirt::testing::DecliningDevice {
  public:
-  const char* name() const override { return "cuda"; }
   bool supports(const Graph& g, const Node& n, std::string* why) const override {
     Answer a;
     a.op = n.op;
@@ -61,9 +60,6 @@ class SupportProbe final : public Backend {
     if (why) *why = a.why;
     return false;
   }
-  std::unique_ptr<Kernel> make_kernel(const Graph&, const Node&) const override { return nullptr; }
-  bool is_device() const override { return true; }
-  std::shared_ptr<RawAllocator> allocator() const override { return std::make_shared<HostAllocator>(); }
   mutable std::vector<Answer> answers;
   mutable std::set<std::string> seen;
 };
