@@ -816,6 +816,8 @@ class PadKernel final : public Kernel {
             i = -1;
           } else if (a.mode == PadMode::kEdge) {
             i = i < 0 ? 0 : len - 1;
+          } else if (a.mode == PadMode::kWrap) {  // the axis repeated periodically
+            i = ((i % len) + len) % len;
           } else {  // reflect, without repeating the edge
             int64_t period = 2 * (len - 1);
             if (period == 0) {

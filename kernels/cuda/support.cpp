@@ -210,6 +210,7 @@ bool movement_ok(const Graph& g, const Node& n, std::string* why) {
   }
   if (n.op == "Pad" && n.input(2) >= 0 && !g.values[n.inputs[2]].constant)
     return say(why, "a constant_value computed at run time");
+  if (n.op == "Pad" && n.attrs_as<PadAttrs>().mode == PadMode::kWrap) return say(why, "pad mode 'wrap' (the CPU has it)");
   if (n.op == "Concat")
     for (int v : n.inputs)
       if (v >= 0 && g.values[v].dtype != g.values[n.inputs[0]].dtype) return say(why, "inputs of mixed dtypes");

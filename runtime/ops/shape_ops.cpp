@@ -507,7 +507,9 @@ std::shared_ptr<const OpAttrs> parse_pad(const ParseContext& ctx) {
   if (mode == "constant") a->mode = PadMode::kConstant;
   else if (mode == "reflect") a->mode = PadMode::kReflect;
   else if (mode == "edge") a->mode = PadMode::kEdge;
-  else ctx.unsupported("pad mode '" + mode + "' is not supported (constant, reflect, edge are)");
+  else if (mode == "wrap" && ctx.opset() >= 19) a->mode = PadMode::kWrap;
+  else if (mode == "wrap") ctx.invalid("pad mode 'wrap' came with Pad version 19; this model imports opset " + std::to_string(ctx.opset()));
+  else ctx.unsupported("pad mode '" + mode + "' is not supported (constant, reflect, edge, wrap are)");
   if (ctx.opset() < 11) {
     // Before opset 11, pads and value are attributes.
     // Pad-1 (before opset 2) calls them paddings, counts of elements to
@@ -574,6 +576,12 @@ void infer_pad(InferContext& ctx) {
     if (a->mode == PadMode::kReflect && (a->pads[i] >= x[i] || a->pads[i + r] >= x[i]) && (a->pads[i] > 0 || a->pads[i + r] > 0))
       ctx.unsupported("reflect padding wider than the axis is not supported");
     if (a->mode == PadMode::kEdge && x[i] == 0 && y[i] > 0) ctx.fail("edge padding of an empty axis");
+    if (a->mode == PadMode::kWrap && x[i] == 0 && y[i] > 0) ctx.fail("wrap padding of an empty axis");
+    // Wrapping is defined for added elements only (ONNX's reference pads
+    // with numpy, which takes no negative widths); a crop and a wrap on one
+    // axis would need a rule for which elements repeat.
+    if (a->mode == PadMode::kWrap && (a->pads[i] < 0 || a->pads[i + r] < 0))
+      ctx.unsupported("wrap padding with negative pads (a crop) on axis " + std::to_string(i));
   }
   ctx.set_attrs(a);
   ctx.set_output(0, ctx.dtype(0), y);
@@ -735,7 +743,7 @@ void add_shape_schemas(std::vector<OpSchema>& out) {
   out.push_back({.op = "Transpose", .parse = parse_transpose, .infer = infer_transpose});
   out.push_back({.op = "Pad", .max_inputs = 4, .parse = parse_pad, .infer = infer_pad, .shape_inputs = {1, 2, 3},
                  .semantics = "pads/value attributes before opset 11 (paddings before 2), inputs from 11; axes "
-                              "from 18"});
+                              "from 18; modes constant, reflect, edge, and wrap from 19"});
   out.push_back({.op = "CenterCropPad", .min_inputs = 2, .max_inputs = 2, .parse = parse_center_crop_pad,
                  .infer = infer_center_crop_pad, .shape_inputs = {1},
                  .semantics = "opset 18; crops or zero-pads each axis, the odd element at the end"});

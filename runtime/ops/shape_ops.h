@@ -54,7 +54,7 @@ struct TransposeAttrs : OpAttrs {
   std::vector<int64_t> perm;  // resolved (reversed axes when absent)
 };
 
-enum class PadMode { kConstant, kReflect, kEdge };
+enum class PadMode { kConstant, kReflect, kEdge, kWrap };  // kWrap: Pad-19 and later
 
 struct PadAttrs : OpAttrs {
   PadMode mode = PadMode::kConstant;

@@ -893,6 +893,13 @@ def shape_cases():
             if mode == "constant":
                 consts.append(np.array(1.5, np.float32))
             single("pad_%s_%s_2x3x5x6" % (mode, tag), "Pad", f((2, 3, 5, 6)), consts=consts, mode=mode)
+    # wrap (opset 19): the axis repeated periodically, pads up to and beyond the axis length.
+    for tag, pads in (("p00120021", [0, 0, 1, 2, 0, 0, 2, 1]), ("p01230123", [0, 1, 2, 3, 0, 1, 2, 3]),
+                      ("wide_p00780079", [0, 0, 7, 8, 0, 0, 7, 9])):
+        single("pad_wrap_opset19_%s_2x3x5x6" % tag, "Pad", f((2, 3, 5, 6)), consts=[np.array(pads, np.int64)],
+               opset=19, mode="wrap")
+    single("pad_wrap_opset19_int64_3x4", "Pad", i64((3, 4)), consts=[np.array([2, 0, 1, 5], np.int64)], opset=19,
+           mode="wrap")
     single("pad_constant_default_1d_7", "Pad", f((7,)), consts=[np.array([2, 3], np.int64)])
     single("pad_reflect_3d_3x4x5", "Pad", f((3, 4, 5)), consts=[np.array([1, 3, 4, 2, 0, 1], np.int64)],
            mode="reflect")

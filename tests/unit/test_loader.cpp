@@ -352,6 +352,26 @@ TEST(Loader, MissingShapeOperandIsAnErrorNotAnOutOfBoundsRead) {
   EXPECT_THAT(e.what(), AllOf(HasSubstr("node 'pad_without_pads' (Pad)"), HasSubstr("pads input (input 1) is required")));
 }
 
+TEST(Loader, PadWrapNeedsVersion19AndNoCrop) {
+  auto pad = [](int opset, std::vector<int64_t> pads) {
+    ModelBuilder m(opset);
+    m.input("x", DType::kFloat32, {2, 3});
+    m.initializer("pads", testing::ints64(pads));
+    m.node("Pad", {"x", "pads"}, {"y"}, "wrapping").s("mode", "wrap");
+    m.output("y");
+    return m.bytes();
+  };
+  Error old = load_error(pad(18, {0, 1, 0, 2}));
+  EXPECT_EQ(old.code(), ErrorCode::kInvalidModel);
+  EXPECT_THAT(old.what(), AllOf(HasSubstr("node 'wrapping' (Pad)"), HasSubstr("'wrap' came with Pad version 19")));
+  Error crop = load_error(pad(19, {0, -1, 0, 2}));
+  EXPECT_EQ(crop.code(), ErrorCode::kUnsupported);
+  EXPECT_THAT(crop.what(), AllOf(HasSubstr("node 'wrapping' (Pad)"), HasSubstr("wrap padding with negative pads")));
+  // Version 19 with added elements only loads (the op grid checks its values against onnxruntime).
+  std::string ok = pad(19, {0, 1, 0, 2});
+  EXPECT_NO_THROW(Model::load_from_memory(ok.data(), ok.size(), "wrap.onnx"));
+}
+
 TEST(Loader, ShapeArithmeticThatWouldOverflowIsAnError) {
   // Found by fuzz_model: a Reshape target of huge dimensions overflowed the
   // element count (signed overflow is undefined behaviour).
