@@ -542,9 +542,14 @@ class ResizeKernel final : public Kernel {
 // last resized axis to the first, through two buffers of the workspace; the
 // last pass writes the output. Each pass is parallel over (outer, output
 // index) and blends whole rows of the inner axes.
-class CubicResizeKernel final : public Kernel {
+// Separable resampling, one axis at a time: cubic convolution (4 taps), and
+// linear or cubic with antialias (opset 18), whose filter is stretched by
+// 1/scale on an axis that shrinks, so every input element under the output
+// element's footprint contributes. Each axis's taps (input index, weight)
+// are worked out once per output index and applied to all rows.
+class SeparableResizeKernel final : public Kernel {
  public:
-  CubicResizeKernel(const Graph& g, const Node& n, int) {
+  SeparableResizeKernel(const Graph& g, const Node& n, int) {
     const auto& a = n.attrs_as<ResizeAttrs>();
     Shape cur = in_shape(g, n, 0);
     const Shape& y = out_shape(g, n, 0);
@@ -556,36 +561,22 @@ class CubicResizeKernel final : public Kernel {
       p.in = cur[k];
       p.out = y[k];
       p.inner = product(cur, k + 1, cur.size());
-      p.idx.resize(static_cast<size_t>(p.out) * 4);
-      p.w.resize(static_cast<size_t>(p.out) * 4);
-      for (int64_t o = 0; o < p.out; ++o) {
-        float c = resize_source_coord(a.coord, static_cast<float>(o), a.scales[k], p.in, p.out);
-        c = c == c ? std::clamp(c, -0x1p30f, 0x1p30f) : 0.0f;
-        float f = std::floor(c);
-        float t = c - f;
-        float w[4];
-        cubic_coefficients(t, a.cubic_a, w);
-        int64_t base = static_cast<int64_t>(f) - 1;
-        float sum = 0.0f;
-        for (int j = 0; j < 4; ++j) {
-          int64_t i = base + j;
-          bool inside = i >= 0 && i < p.in;
-          if (a.exclude_outside && !inside) w[j] = 0.0f;
-          sum += w[j];
-          p.idx[static_cast<size_t>(o * 4 + j)] = std::clamp<int64_t>(i, 0, p.in - 1);
-        }
-        for (int j = 0; j < 4; ++j)
-          p.w[static_cast<size_t>(o * 4 + j)] = a.exclude_outside && sum != 0.0f ? w[j] / sum : w[j];
-      }
+      if (a.antialias) antialias_taps(a, a.scales[k], p);
+      else cubic_taps(a, a.scales[k], p);
       cur[k] = y[k];
       p.elements = shape_numel(cur);
       passes_.push_back(std::move(p));
     }
     for (size_t i = 0; i + 1 < passes_.size(); ++i) buffer_ = std::max(buffer_, passes_[i].elements);
     count_ = shape_numel(y);
+    what_ = std::string(a.mode == ResizeMode::kCubic ? "cubic" : "linear") + (a.antialias ? " antialias" : "");
   }
 
-  std::string describe() const override { return "cubic, " + std::to_string(passes_.size()) + " axes"; }
+  std::string describe() const override {
+    std::string taps;
+    for (const Pass& p : passes_) taps += (taps.empty() ? "" : "/") + std::to_string(p.taps);
+    return what_ + ", " + std::to_string(passes_.size()) + " axes" + (taps.empty() ? "" : ", taps " + taps);
+  }
   size_t workspace_bytes() const override {
     return passes_.size() > 1 ? 2 * static_cast<size_t>(buffer_) * sizeof(float) + 64 : 0;
   }
@@ -608,9 +599,86 @@ class CubicResizeKernel final : public Kernel {
  private:
   struct Pass {
     int64_t outer = 1, in = 1, out = 1, inner = 1, elements = 0;
-    std::vector<int64_t> idx;  // out x 4
-    std::vector<float> w;      // out x 4
+    int64_t taps = 4;
+    std::vector<int64_t> idx;  // out x taps
+    std::vector<float> w;      // out x taps
   };
+
+  // The source coordinate of output index o, finite (a NaN or huge one from
+  // a degenerate transform lands somewhere harmless; its taps are clamped).
+  static float source(const ResizeAttrs& a, float scale, const Pass& p, int64_t o) {
+    float c = resize_source_coord(a.coord, static_cast<float>(o), scale, p.in, p.out);
+    return c == c ? std::clamp(c, -0x1p30f, 0x1p30f) : 0.0f;
+  }
+
+  // Weight 0 for taps outside the input (exclude_outside), the rest
+  // renormalized; every tap's index clamped into the input (the edge
+  // element repeats, as the ONNX reference pads with the edge).
+  static void finish_taps(const ResizeAttrs& a, Pass& p, int64_t o, int64_t base, float* w) {
+    const int64_t t = p.taps;
+    float sum = 0.0f;
+    for (int64_t j = 0; j < t; ++j) {
+      int64_t i = base + j;
+      if (a.exclude_outside && (i < 0 || i >= p.in)) w[j] = 0.0f;
+      sum += w[j];
+      p.idx[static_cast<size_t>(o * t + j)] = std::clamp<int64_t>(i, 0, p.in - 1);
+    }
+    for (int64_t j = 0; j < t; ++j)
+      p.w[static_cast<size_t>(o * t + j)] = a.exclude_outside && sum != 0.0f ? w[j] / sum : w[j];
+  }
+
+  static void cubic_taps(const ResizeAttrs& a, float scale, Pass& p) {
+    p.taps = 4;
+    p.idx.resize(static_cast<size_t>(p.out) * 4);
+    p.w.resize(static_cast<size_t>(p.out) * 4);
+    for (int64_t o = 0; o < p.out; ++o) {
+      float c = source(a, scale, p, o);
+      float f = std::floor(c);
+      float w[4];
+      cubic_coefficients(c - f, a.cubic_a, w);
+      finish_taps(a, p, o, static_cast<int64_t>(f) - 1, w);
+    }
+  }
+
+  // Cubic convolution's kernel at distance x (|x| < 2; 0 beyond).
+  static float cubic_kernel(float x, float A) {
+    x = std::fabs(x);
+    if (x <= 1.0f) return ((A + 2.0f) * x - (A + 3.0f)) * x * x + 1.0f;
+    if (x < 2.0f) return ((A * x - 5.0f * A) * x + 8.0f * A) * x - 4.0f * A;
+    return 0.0f;
+  }
+
+  // Resize-18's antialias, as ONNX defines it: with s = min(scale, 1), the
+  // taps are the input elements base + i for i in [start, start + n), where
+  // base + ratio is the source coordinate (ratio in (0, 1], 1 when the
+  // coordinate is whole), start = floor(-R / s) + 1 and n = 2 - 2 start for
+  // the filter's radius R (1 linear, 2 cubic); tap i weighs
+  // filter((i - ratio) s), normalized to sum 1.
+  static void antialias_taps(const ResizeAttrs& a, float scale, Pass& p) {
+    const bool cubic = a.mode == ResizeMode::kCubic;
+    const float s = std::min(scale, 1.0f);
+    const float radius = cubic ? 2.0f : 1.0f;
+    const int64_t start = static_cast<int64_t>(std::floor(-radius / s)) + 1;
+    p.taps = 2 - 2 * start;
+    p.idx.resize(static_cast<size_t>(p.out * p.taps));
+    p.w.resize(static_cast<size_t>(p.out * p.taps));
+    std::vector<float> w(static_cast<size_t>(p.taps));
+    for (int64_t o = 0; o < p.out; ++o) {
+      float c = source(a, scale, p, o);
+      float f = std::floor(c);
+      float ratio = c == f ? 1.0f : c - f;
+      int64_t base = static_cast<int64_t>(f) - (c == f ? 1 : 0);
+      float sum = 0.0f;
+      for (int64_t j = 0; j < p.taps; ++j) {
+        float x = (static_cast<float>(start + j) - ratio) * s;
+        w[static_cast<size_t>(j)] = cubic ? cubic_kernel(x, a.cubic_a) : std::max(0.0f, 1.0f - std::fabs(x));
+        sum += w[static_cast<size_t>(j)];
+      }
+      if (sum != 0.0f)
+        for (float& v : w) v /= sum;
+      finish_taps(a, p, o, base + start, w.data());
+    }
+  }
 
   static void cubic_coefficients(float t, float A, float w[4]) {
     float x0 = t + 1.0f, x1 = t, x2 = 1.0f - t, x3 = 2.0f - t;
@@ -627,25 +695,35 @@ class CubicResizeKernel final : public Kernel {
   }
 
   static void run_pass(const Pass& p, const float* x, float* y, ThreadPool* pool) {
+    const int64_t t = p.taps;
     auto body = [&](int64_t r0, int64_t r1) {  // (outer, output index) pairs
       for (int64_t r = r0; r < r1; ++r) {
         int64_t o = r / p.out, j = r % p.out;
-        const int64_t* ix = &p.idx[static_cast<size_t>(j * 4)];
-        const float* w = &p.w[static_cast<size_t>(j * 4)];
+        const int64_t* ix = &p.idx[static_cast<size_t>(j * t)];
+        const float* w = &p.w[static_cast<size_t>(j * t)];
         const float* xo = x + o * p.in * p.inner;
-        const float* a = xo + ix[0] * p.inner;
-        const float* b = xo + ix[1] * p.inner;
-        const float* c = xo + ix[2] * p.inner;
-        const float* d = xo + ix[3] * p.inner;
         float* yr = y + r * p.inner;
-        for (int64_t e = 0; e < p.inner; ++e) yr[e] = w[0] * a[e] + w[1] * b[e] + w[2] * c[e] + w[3] * d[e];
+        if (t == 4) {
+          const float* a = xo + ix[0] * p.inner;
+          const float* b = xo + ix[1] * p.inner;
+          const float* c = xo + ix[2] * p.inner;
+          const float* d = xo + ix[3] * p.inner;
+          for (int64_t e = 0; e < p.inner; ++e) yr[e] = w[0] * a[e] + w[1] * b[e] + w[2] * c[e] + w[3] * d[e];
+          continue;
+        }
+        for (int64_t e = 0; e < p.inner; ++e) yr[e] = 0.0f;
+        for (int64_t k = 0; k < t; ++k) {
+          const float* src = xo + ix[k] * p.inner;
+          for (int64_t e = 0; e < p.inner; ++e) yr[e] += w[k] * src[e];
+        }
       }
     };
-    pool->parallel_for(p.outer * p.out, body, std::max<int64_t>(1, kGrain / std::max<int64_t>(1, p.inner * 4)));
+    pool->parallel_for(p.outer * p.out, body, std::max<int64_t>(1, kGrain / std::max<int64_t>(1, p.inner * t)));
   }
 
   std::vector<Pass> passes_;
   int64_t buffer_ = 0, count_ = 0;
+  std::string what_;
 };
 
 // ---- GridSample ----
@@ -820,7 +898,8 @@ class GridSampleKernel final : public Kernel {
 };
 
 std::unique_ptr<Kernel> make_resize(const Graph& g, const Node& n, int t) {
-  if (n.attrs_as<ResizeAttrs>().mode == ResizeMode::kCubic) return std::make_unique<CubicResizeKernel>(g, n, t);
+  const auto& a = n.attrs_as<ResizeAttrs>();
+  if (a.mode == ResizeMode::kCubic || a.antialias) return std::make_unique<SeparableResizeKernel>(g, n, t);
   return std::make_unique<ResizeKernel>(g, n, t);
 }
 

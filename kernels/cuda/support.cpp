@@ -187,6 +187,7 @@ bool resize_ok(const Graph& g, const Node& n, std::string* why) {
   const auto& a = n.attrs_as<ResizeAttrs>();
   if (a.scales.size() != x.shape.size()) return say(why, "scales not resolved per axis");
   if (a.mode == ResizeMode::kCubic) return say(why, "cubic mode (the CPU runs it)");
+  if (a.antialias) return say(why, "antialias (the CPU runs it)");
   if (a.mode == ResizeMode::kLinear) {
     int blended = 0;
     for (size_t d = 0; d < x.shape.size(); ++d)

@@ -30,6 +30,7 @@ struct ResizeAttrs : OpAttrs {
   std::vector<float> attr_scales;  // Upsample-7's attribute
   float cubic_a = -0.75f;          // cubic_coeff_a
   bool exclude_outside = false;    // cubic: taps outside the input get weight 0, the rest renormalized
+  bool antialias = false;          // opset 18, linear and cubic: the filter stretched by 1/scale when downscaling
   std::vector<int64_t> axes;       // opset 18: the axes scales/sizes name (resolved to [0, rank) by infer)
   int keep_aspect = 0;             // opset 18 with sizes: 0 stretch, 1 not_larger, 2 not_smaller
 };

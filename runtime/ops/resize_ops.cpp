@@ -51,7 +51,11 @@ std::shared_ptr<const OpAttrs> parse_resize(const ParseContext& ctx) {
   else ctx.invalid("nearest_mode '" + nearest + "' is not one of round_prefer_floor, round_prefer_ceil, floor, ceil");
   a->cubic_a = ctx.get_float("cubic_coeff_a", -0.75f);
   a->exclude_outside = ctx.get_int("exclude_outside", 0) != 0;
-  if (ctx.get_int("antialias", 0) != 0) ctx.unsupported("antialias=1 is not supported");
+  if (ctx.get_int("antialias", 0) != 0) {
+    if (ctx.opset() < 18) ctx.invalid("antialias came with Resize version 18; this model imports opset " + std::to_string(ctx.opset()));
+    // Nearest has no filter to stretch: antialias leaves it as it is.
+    a->antialias = a->mode != ResizeMode::kNearest;
+  }
   a->axes = ctx.get_ints("axes");
   std::string policy = ctx.get_string("keep_aspect_ratio_policy", "stretch");
   if (policy == "stretch") a->keep_aspect = 0;
@@ -198,7 +202,7 @@ void add_resize_schemas(std::vector<OpSchema>& out) {
                  .shape_inputs = {1, 2, 3},
                  .semantics = "opset 10 (asymmetric, floor) and 11-19 (coordinate modes, cubic with "
                               "cubic_coeff_a and exclude_outside; axes and keep_aspect_ratio_policy from 18, "
-                              "half_pixel_symmetric from 19); tf_crop_and_resize and antialias refused"});
+                              "half_pixel_symmetric from 19; antialias from 18 for linear and cubic); tf_crop_and_resize refused"});
   out.push_back({.op = "Upsample", .max_inputs = 2, .parse = parse_resize, .infer = infer_resize,
                  .shape_inputs = {1},
                  .semantics = "opset 7 (scales attribute) and 9 (scales input); height_scale and width_scale "

@@ -630,6 +630,27 @@ def resize_cases():
         c.output(c.node("Resize", [x, "", c.init(np.array(scales, np.float32))], mode=mode,
                         coordinate_transformation_mode="half_pixel_symmetric"))
         out.append(c)
+    # Opset 18 antialias: linear and cubic filters stretched by 1/scale on shrinking axes
+    # (an axis that grows keeps the plain filter); sizes and scales, exclude_outside, axes.
+    for mode, coord, excl, scales, shape in (
+            ("linear", "half_pixel", 0, (1, 1, 0.5, 0.3), (1, 2, 12, 20)),
+            ("linear", "align_corners", 0, (1, 1, 0.6, 1.5), (1, 3, 10, 7)),
+            ("linear", "pytorch_half_pixel", 0, (1, 1, 0.25, 0.4), (2, 2, 16, 15)),
+            ("cubic", "half_pixel", 0, (1, 1, 0.5, 0.35), (1, 2, 12, 20)),
+            ("cubic", "half_pixel", 1, (1, 1, 0.45, 0.7), (1, 2, 11, 13)),
+            ("cubic", "asymmetric", 0, (1, 1, 1.6, 0.3), (1, 1, 6, 21))):
+        name = "resize_opset18_antialias_%s_%s_ex%d_s%s_%s" % (mode, coord, excl, tag(scales), shp(shape))
+        c = Case(name, opset=18)
+        x = c.input(c.uniform(list(shape)))
+        c.output(c.node("Resize", [x, "", c.init(np.array(scales, np.float32))], mode=mode, antialias=1,
+                        coordinate_transformation_mode=coord, exclude_outside=excl))
+        out.append(c)
+    for mode in ("linear", "cubic"):
+        c = Case("resize_opset18_antialias_%s_sizes_axes23_1x2x17x23_to_5x8" % mode, opset=18)
+        x = c.input(c.uniform([1, 2, 17, 23]))
+        c.output(c.node("Resize", [x, "", "", c.init(np.array([5, 8], np.int64))], mode=mode, antialias=1,
+                        axes=[2, 3]))
+        out.append(c)
     for mode in ("nearest", "linear"):
         c = Case("upsample9_%s_s1x1x2x3_1x3x5x6" % mode, opset=9)
         x = c.input(c.uniform([1, 3, 5, 6]))

@@ -372,6 +372,17 @@ TEST(Loader, PadWrapNeedsVersion19AndNoCrop) {
   EXPECT_NO_THROW(Model::load_from_memory(ok.data(), ok.size(), "wrap.onnx"));
 }
 
+TEST(Loader, ResizeAntialiasNeedsVersion18) {
+  ModelBuilder m(13);
+  m.input("x", DType::kFloat32, {1, 1, 8, 8});
+  m.initializer("scales", testing::iota({4}, 1.0f, 0.0f));
+  m.node("Resize", {"x", "", "scales"}, {"y"}, "shrink").s("mode", "linear").i("antialias", 1);
+  m.output("y");
+  Error e = load_error(m.bytes());
+  EXPECT_EQ(e.code(), ErrorCode::kInvalidModel);
+  EXPECT_THAT(e.what(), AllOf(HasSubstr("node 'shrink' (Resize)"), HasSubstr("antialias came with Resize version 18")));
+}
+
 TEST(Loader, ShapeArithmeticThatWouldOverflowIsAnError) {
   // Found by fuzz_model: a Reshape target of huge dimensions overflowed the
   // element count (signed overflow is undefined behaviour).
