@@ -9,6 +9,7 @@
 
 #include "kernels/cuda/common.h"
 #include "kernels/cuda/kernels.h"
+#include "kernels/cuda/registry.h"
 #include "runtime/ops/linalg.h"
 
 namespace minirt::cuda {
@@ -167,12 +168,15 @@ class MatMulKernel final : public CudaKernel {
   std::vector<int64_t> a_index_, b_index_;
 };
 
+constexpr KernelEntry kBlasKernels[] = {
+    {"Gemm", make<GemmKernel>},
+    {"MatMul", make<MatMulKernel>},
+};
+static_assert(same_ops(kBlasKernels, kBlasSupport),
+              "blas_ops.cpp's kernel table and support.h's kBlasSupport must name the same ops");
+
 }  // namespace
 
-std::unique_ptr<Kernel> make_blas_kernel(const DeviceContext&, const Graph& g, const Node& n) {
-  if (n.op == "Gemm") return std::make_unique<GemmKernel>(g, n);
-  if (n.op == "MatMul") return std::make_unique<MatMulKernel>(g, n);
-  return nullptr;
-}
+std::span<const KernelEntry> blas_kernels() { return kBlasKernels; }
 
 }  // namespace minirt::cuda

@@ -146,10 +146,7 @@ struct TensorDesc {
   void set(const std::vector<int>& dims, const std::string& what);
 };
 
-// Plan-time helpers for the kernels of each file.
-std::unique_ptr<Kernel> make_dnn_kernel(const DeviceContext& ctx, const Graph& g, const Node& n);     // dnn_ops.cpp
-std::unique_ptr<Kernel> make_blas_kernel(const DeviceContext& ctx, const Graph& g, const Node& n);    // blas_ops.cpp
-std::unique_ptr<Kernel> make_simple_kernel(const DeviceContext& ctx, const Graph& g, const Node& n);  // simple_ops.cpp
+// The kernels of each file are made through the tables of registry.h.
 // Convolution algorithm choice (dnn_ops.cpp): cuDNN's candidates, its
 // heuristic pick, a kernel with a named candidate, and cuDNN's timing of them.
 std::vector<AlgorithmOption> conv_algorithms(const DeviceContext& ctx, const Graph& g, const Node& n);

@@ -9,11 +9,14 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <iterator>
 #include <map>
+#include <set>
 #include <stdexcept>
 
 #include "gpu_test_util.h"
 #include "kernels/cuda/support.h"
+#include "runtime/op_registry.h"
 
 namespace minirt::gputest {
 namespace {
@@ -124,16 +127,18 @@ TEST(CudaSupport, DeclinesPreciselyWithAReason) {
   m.node("Add", {"i", "i"}, {"ii"}, "add_int");
   m.node("Pow", {"x", "e"}, {"pw"}, "pow_int_exponent");
   m.node("Cast", {"x"}, {"ci"}, "cast").i("to", 7);
+  m.node("Cast", {"x"}, {"cd"}, "cast_double").i("to", 11);
   m.node("Sum", {"x", "x", "x", "x", "x"}, {"s5"}, "sum_of_five");
   m.node("Sum", {"x", "x", "x", "x"}, {"s4"}, "sum_of_four");
   m.node("Relu", {"z"}, {"zr"}, "relu_empty");
   m.node("Dropout", {"x"}, {"d", "mask"}, "dropout_mask");
   m.node("Transpose", {"i"}, {"it"}, "transpose_int");
   m.node("ArgMax", {"x"}, {"am"}, "argmax");
-  for (const char* o : {"l4", "l5", "l17", "lb", "lk", "lk2", "ii", "pw", "ci", "s5", "s4", "zr", "d", "mask", "it", "am"}) {
+  for (const char* o : {"l4", "l5", "l17", "lb", "lk", "lk2", "ii", "pw", "ci", "s5", "s4", "zr", "d", "mask", "it", "am", "cd"}) {
     DType t = std::string(o) == "ii" || std::string(o) == "ci" || std::string(o) == "it" || std::string(o) == "am"
                   ? DType::kInt64
               : std::string(o) == "mask" ? DType::kBool
+              : std::string(o) == "cd"   ? DType::kFloat64
                                          : DType::kFloat32;
     m.output(o, t);
   }
@@ -149,7 +154,8 @@ TEST(CudaSupport, DeclinesPreciselyWithAReason) {
   EXPECT_EQ(a["lrn_bias_above"], "yes");
   EXPECT_EQ(a["add_int"], "float32 only on cuda, got int64");
   EXPECT_EQ(a["pow_int_exponent"], "exponent of dtype int64 (float32 only on cuda)");
-  EXPECT_EQ(a["cast"], "not implemented on cuda");
+  EXPECT_EQ(a["cast"], "yes");
+  EXPECT_EQ(a["cast_double"], "a cast from or to float64 (the CPU runs it)");
   EXPECT_EQ(a["sum_of_five"], "5 inputs (at most 4 on cuda)");
   EXPECT_EQ(a["sum_of_four"], "yes");
   EXPECT_EQ(a["relu_empty"], "zero-sized tensor 'z'");
@@ -209,6 +215,48 @@ TEST(CudaSupport, OpListHasTheNetworkOps) {
   std::vector<std::string> list(ops, ops + n);
   for (const char* op : {"Conv", "MaxPool", "Gemm", "MatMul", "Resize", "Concat", "Softmax", "BatchNormalization"})
     EXPECT_NE(std::find(list.begin(), list.end(), op), list.end()) << op;
+}
+
+// Every op of the table once, each a real op (a schema), each with a rule;
+// and an op outside the table is declined before any rule is asked.
+TEST(CudaSupport, OpTableNamesEachKnownOpOnce) {
+  size_t n = 0;
+  const char* const* ops = cuda::cuda_ops(&n);
+  EXPECT_EQ(n, std::size(cuda::kDnnSupport) + std::size(cuda::kBlasSupport) + std::size(cuda::kSimpleSupport));
+  std::set<std::string> seen;
+  for (size_t i = 0; i < n; ++i) {
+    EXPECT_TRUE(seen.insert(ops[i]).second) << ops[i] << " twice";
+    EXPECT_NE(find_schema(ops[i]), nullptr) << ops[i] << " has no schema";
+  }
+  for (const cuda::SupportEntry& e : cuda::kDnnSupport) EXPECT_NE(e.supports, nullptr) << e.op;
+  for (const cuda::SupportEntry& e : cuda::kBlasSupport) EXPECT_NE(e.supports, nullptr) << e.op;
+  for (const cuda::SupportEntry& e : cuda::kSimpleSupport) EXPECT_NE(e.supports, nullptr) << e.op;
+}
+
+// The check each kernel file makes at compile time between its kernel table
+// and its family's support table (kernels/cuda/registry.h): a kernel table
+// that forgets an op, names one twice, or names another fails it, so the
+// module does not build. Shown here on look-alike tables.
+struct FakeKernelEntry {
+  const char* op;
+  int make;
+};
+constexpr cuda::SupportEntry kTwoRules[] = {{"Gemm", cuda::rules::float32_only}, {"MatMul", cuda::rules::float32_only}};
+constexpr FakeKernelEntry kBoth[] = {{"MatMul", 1}, {"Gemm", 2}};
+constexpr FakeKernelEntry kForgot[] = {{"Gemm", 1}};
+constexpr FakeKernelEntry kTwice[] = {{"Gemm", 1}, {"Gemm", 2}};
+constexpr FakeKernelEntry kOther[] = {{"Gemm", 1}, {"MatMulInteger", 2}};
+static_assert(cuda::same_ops(kTwoRules, kBoth));
+static_assert(!cuda::same_ops(kTwoRules, kForgot) && !cuda::same_ops(kForgot, kTwoRules));
+static_assert(!cuda::same_ops(kTwoRules, kTwice) && !cuda::same_ops(kTwice, kTwoRules));
+static_assert(!cuda::same_ops(kTwoRules, kOther));
+static_assert(cuda::same_ops(cuda::kBlasSupport, kBoth));
+
+TEST(CudaSupport, TheFamilyTablesCheckIsExact) {
+  EXPECT_TRUE(cuda::same_ops(kTwoRules, kBoth));
+  EXPECT_FALSE(cuda::same_ops(kTwoRules, kForgot));
+  EXPECT_FALSE(cuda::same_ops(kTwoRules, kTwice));
+  EXPECT_FALSE(cuda::same_ops(kTwoRules, kOther));
 }
 
 // ---- The module loader ----
