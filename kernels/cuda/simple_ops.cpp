@@ -20,12 +20,6 @@ namespace minirt::cuda {
 
 namespace {
 
-std::vector<int64_t> strides_of(const Shape& s) {
-  std::vector<int64_t> st(s.size(), 1);
-  for (int64_t i = static_cast<int64_t>(s.size()) - 2; i >= 0; --i) st[i] = st[i + 1] * s[i + 1];
-  return st;
-}
-
 size_t value_bytes(const Graph& g, int v) {
   return static_cast<size_t>(shape_numel(g.values[v].shape)) * dtype_size(g.values[v].dtype);
 }
