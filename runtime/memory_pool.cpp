@@ -12,19 +12,6 @@
 
 namespace minirt {
 
-std::string format_bytes(size_t b) {
-  char buf[64];
-  if (b >= (size_t{1} << 30))
-    std::snprintf(buf, sizeof buf, "%.2f GiB", static_cast<double>(b) / 1073741824.0);
-  else if (b >= (size_t{1} << 20))
-    std::snprintf(buf, sizeof buf, "%.2f MiB", static_cast<double>(b) / 1048576.0);
-  else if (b >= 1024)
-    std::snprintf(buf, sizeof buf, "%.1f KiB", static_cast<double>(b) / 1024.0);
-  else
-    std::snprintf(buf, sizeof buf, "%zu B", b);
-  return buf;
-}
-
 namespace {
 
 constexpr size_t kHostAlignment = 64;

@@ -40,6 +40,8 @@
 #include <unordered_map>
 #include <vector>
 
+#include "runtime/format_bytes.h"  // format_bytes, for the pool's messages and its users
+
 namespace minirt {
 
 // Where segments come from. Small and C++-only so that a CUDA implementation
@@ -190,8 +192,5 @@ class MemoryPool {
   size_t shortfall_segment_ = 0;            // the segment the raw allocator refused
   std::string shortfall_room_;              // kBacked: what the raw allocator could back, in words
 };
-
-// "1.50 MiB", "12.0 KiB", "512 B".
-std::string format_bytes(size_t bytes);
 
 }  // namespace minirt

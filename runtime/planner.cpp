@@ -1,5 +1,6 @@
 #include "runtime/planner.h"
 
+#include "runtime/format_bytes.h"
 #include "runtime/memory_plan.h"
 #include "runtime/op_registry.h"
 #include "runtime/placement.h"
@@ -83,14 +84,6 @@ std::string join_shapes(const Graph& g, const std::vector<int>& ids) {
     s += value_shape_str(g.values[v]);
   }
   return s;
-}
-
-std::string human_bytes(size_t b) {
-  char buf[64];
-  if (b >= (1u << 20)) std::snprintf(buf, sizeof buf, "%.2f MiB", b / 1048576.0);
-  else if (b >= 1024) std::snprintf(buf, sizeof buf, "%.1f KiB", b / 1024.0);
-  else std::snprintf(buf, sizeof buf, "%zu B", b);
-  return buf;
 }
 
 // Moves a tensor between the host and a device backend's memory; the copy
@@ -291,19 +284,19 @@ std::string Plan::report() const {
     os << line;
     std::string d = s.kernel->describe();
     if (!d.empty()) os << "  " << d;
-    if (s.workspace_bytes) os << "  workspace " << human_bytes(s.workspace_bytes) << " @" << s.workspace_offset;
+    if (s.workspace_bytes) os << "  workspace " << format_bytes(s.workspace_bytes) << " @" << s.workspace_offset;
     os << "\n";
   }
   for (size_t sp = 0; sp < spaces.size(); ++sp) {
     os << "arena";
     if (spaces.size() > 1) os << " (" << spaces[sp].backend->name() << ")";
-    os << ": " << human_bytes(spaces[sp].arena_bytes) << " (" << spaces[sp].arena_bytes << " bytes; without reuse "
-       << human_bytes(spaces[sp].naive_bytes) << ")\n";
+    os << ": " << format_bytes(spaces[sp].arena_bytes) << " (" << spaces[sp].arena_bytes << " bytes; without reuse "
+       << format_bytes(spaces[sp].naive_bytes) << ")\n";
   }
   if (!uploads.empty()) {
     size_t bytes = 0;
     for (const auto& u : uploads) bytes += value_bytes(graph.values[u.value]);
-    os << "weights on devices: " << uploads.size() << " tensors, " << human_bytes(bytes) << "\n";
+    os << "weights on devices: " << uploads.size() << " tensors, " << format_bytes(bytes) << "\n";
   }
   return os.str();
 }

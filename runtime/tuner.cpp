@@ -1,5 +1,6 @@
 #include "runtime/tuner.h"
 
+#include "runtime/format_bytes.h"
 #include "runtime/host_resources.h"
 #include "runtime/memory_pool.h"
 #include "runtime/op_registry.h"
@@ -54,13 +55,6 @@ std::pair<std::string, std::string> version_difference(const std::string& theirs
 
 }  // namespace
 
-std::string tuning_bytes(size_t b) {
-  if (b >= (size_t{1} << 30)) return fmt("%.1f GiB", static_cast<double>(b) / 1073741824.0);
-  if (b >= (size_t{1} << 20)) return fmt("%.1f MiB", static_cast<double>(b) / 1048576.0);
-  if (b >= 1024) return fmt("%.1f KiB", static_cast<double>(b) / 1024.0);
-  return std::to_string(b) + " B";
-}
-
 std::string tuning_problem(const Graph& g, const Node& n) {
   const OpSchema* schema = find_schema(n.op);
   if (schema && schema->tuning_problem)
@@ -84,7 +78,7 @@ std::string tuning_summary(const Graph& g, const Node& n) {
 std::string choice_line(const TuningChoice& c) {
   std::string s = c.node + " (" + c.summary + "): " + (c.algorithm.empty() ? "the backend's default" : c.algorithm);
   if (c.time_ms >= 0) s += ", " + fmt(c.time_ms < 0.1 ? "%.3f ms" : "%.2f ms", c.time_ms);
-  s += ", workspace " + tuning_bytes(c.workspace_bytes);
+  s += ", workspace " + format_bytes(c.workspace_bytes, 1);
   switch (c.source) {
     case ChoiceSource::kMeasured: s += ", measured"; break;
     case ChoiceSource::kCache: s += ", from cache"; break;
@@ -163,7 +157,7 @@ std::shared_ptr<void> KernelBench::alloc(size_t bytes) {
     if (q) p = std::shared_ptr<void>(q, [](void* r) { std::free(r); });
   }
   if (!p)
-    fail(ErrorCode::kOutOfMemory, node_context(g_, n_) + "cannot allocate " + tuning_bytes(n) + " to measure algorithms");
+    fail(ErrorCode::kOutOfMemory, node_context(g_, n_) + "cannot allocate " + format_bytes(n, 1) + " to measure algorithms");
   return p;
 }
 
@@ -358,8 +352,8 @@ TuningChoice Tuner::choose(const Graph& g, const Node& n, const KernelProvider& 
   auto why_not = [&](const std::string& name, const AlgorithmOption* o) -> std::string {
     if (!o) return "'" + name + "' is not one of " + b.name() + "'s algorithms for it";
     if (!o->declined.empty()) return "'" + name + "' declines it (" + o->declined + ")";
-    return "'" + name + "' needs " + tuning_bytes(o->workspace) + " of workspace, over the limit of " +
-           tuning_bytes(options_.workspace_limit);
+    return "'" + name + "' needs " + format_bytes(o->workspace, 1) + " of workspace, over the limit of " +
+           format_bytes(options_.workspace_limit, 1);
   };
   // When the wanted one cannot run: the heuristic's, else the allowed one
   // with the least workspace, else none (the backend's default kernel).
@@ -486,7 +480,7 @@ Tuner::Measured Tuner::measure(const Graph& g, const Node& n, const KernelProvid
       t.reason = o.declined;
     } else if (options_.workspace_limit && o.workspace > options_.workspace_limit) {
       t.status = CandidateStatus::kOverWorkspaceLimit;
-      t.reason = "needs " + tuning_bytes(o.workspace) + ", the limit is " + tuning_bytes(options_.workspace_limit);
+      t.reason = "needs " + format_bytes(o.workspace, 1) + ", the limit is " + format_bytes(options_.workspace_limit, 1);
     } else {
       runnable.push_back(i);
     }

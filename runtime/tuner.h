@@ -114,8 +114,6 @@ std::string tuning_problem(const Graph& g, const Node& n);
 std::string tuning_summary(const Graph& g, const Node& n);
 // "conv2_1 (Conv 64->64 3x3): winograd_f4x4, 0.41 ms, workspace 1.20 MiB, from cache"
 std::string choice_line(const TuningChoice& c);
-// "0", "512 B", "12.0 KiB", "1.20 MiB"
-std::string tuning_bytes(size_t b);
 
 // Times a node's candidate kernels on the real shapes (the default timer).
 // Holds the node's inputs, outputs and workspace, made once for all candidates.

@@ -1,5 +1,7 @@
 #include "tools/cli_util.h"
 
+#include "runtime/format_bytes.h"
+
 #include <algorithm>
 #include <cctype>
 #include <cmath>
@@ -88,14 +90,6 @@ double percentile(std::vector<double> v, double p) {
   return v[lo] + (v[hi] - v[lo]) * (pos - static_cast<double>(lo));
 }
 
-std::string human_bytes(size_t b) {
-  char buf[32];
-  double x = static_cast<double>(b);
-  if (b >= (size_t{1} << 30)) std::snprintf(buf, sizeof buf, "%.2f GiB", x / 1073741824.0);
-  else if (b >= (size_t{1} << 20)) std::snprintf(buf, sizeof buf, "%.2f MiB", x / 1048576.0);
-  else if (b >= 1024) std::snprintf(buf, sizeof buf, "%.1f KiB", x / 1024.0);
-  else std::snprintf(buf, sizeof buf, "%zu B", b);
-  return buf;
-}
+std::string human_bytes(size_t b) { return format_bytes(b); }
 
 }  // namespace minirt::tools

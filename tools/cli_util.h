@@ -40,7 +40,8 @@ std::string threads_problem(long threads);
 // The p-th percentile (0 to 100) of v, interpolated between neighbours; 0 for none.
 double percentile(std::vector<double> v, double p);
 
-// "512 B", "12.0 KiB", "1.50 MiB", "2.00 GiB".
+// "512 B", "12.0 KiB", "1.50 MiB", "2.00 GiB": runtime/format_bytes.h's
+// format_bytes, for the tools that include the public API only.
 std::string human_bytes(size_t bytes);
 
 // A JSON string literal, quotes included.

@@ -6,6 +6,7 @@
 #include <minirt/minirt.h>
 
 #include "loaders/onnx/onnx_subset.pb.h"
+#include "runtime/format_bytes.h"
 #include "tools/cli_util.h"
 #include "tools/npy.h"
 
@@ -269,12 +270,8 @@ std::string fmt(const char* f, double x) {
 
 std::string ms_str(double ms) { return ms < 0 ? "-" : fmt(ms < 0.1 ? "%.4f" : ms < 100 ? "%.3f" : "%.1f", ms); }
 
-std::string bytes_str(size_t b) {
-  if (b >= (size_t{1} << 30)) return fmt("%.1f GiB", static_cast<double>(b) / 1073741824.0);
-  if (b >= (size_t{1} << 20)) return fmt("%.1f MiB", static_cast<double>(b) / 1048576.0);
-  if (b >= 1024) return fmt("%.1f KiB", static_cast<double>(b) / 1024.0);
-  return std::to_string(b) + " B";
-}
+// The tuner's form, so the sizes read as in its report.
+std::string bytes_str(size_t b) { return format_bytes(b, 1); }
 
 std::string status_str(const TuningCandidate& t) {
   std::string s = candidate_status_name(t.status);

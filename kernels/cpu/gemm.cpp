@@ -113,56 +113,20 @@ class GemmKernel final : public Kernel {
 class MatMulKernel final : public Kernel {
  public:
   MatMulKernel(const Graph& g, const Node& n, int threads) : isa_(sgemm_default_isa()) {
-    Shape a = in_shape(g, n, 0), b = in_shape(g, n, 1);
-    if (a.size() == 1) a.insert(a.begin(), 1);
-    if (b.size() == 1) b.push_back(1);
-    m_ = a[a.size() - 2];
-    k_ = a.back();
-    n_ = b.back();
-    Shape ba(a.begin(), a.end() - 2), bb(b.begin(), b.end() - 2);
-    size_t r = std::max(ba.size(), bb.size());
-    ba.insert(ba.begin(), r - ba.size(), 1);
-    bb.insert(bb.begin(), r - bb.size(), 1);
-    batch_shape_.resize(r);
-    // Broadcasting: a 1 takes the other side's extent, 0 included (max() would
-    // turn a 0 against a 1 into 1 and compute a matrix that is not there).
-    for (size_t i = 0; i < r; ++i) batch_shape_[i] = ba[i] == 1 ? bb[i] : ba[i];
-    batch_ = shape_numel(batch_shape_);
-    // Matrix strides of each operand's batch axes (0 where broadcast).
-    int64_t sa = 1, sb = 1;
-    stride_a_.assign(r, 0);
-    stride_b_.assign(r, 0);
-    for (int64_t i = static_cast<int64_t>(r) - 1; i >= 0; --i) {
-      if (ba[i] != 1) stride_a_[i] = sa;
-      if (bb[i] != 1) stride_b_[i] = sb;
-      sa *= ba[i];
-      sb *= bb[i];
-    }
-    a_mats_ = sa;
-    b_mats_ = sb;
-    // A batch of A against one shared B is a single taller GEMM.
-    bool shared_b = b_mats_ == 1;
-    bool a_dense = true;
-    int64_t expect = 1;
-    for (int64_t i = static_cast<int64_t>(r) - 1; i >= 0; --i) {
-      if (batch_shape_[i] == 1) continue;
-      a_dense = a_dense && stride_a_[i] == expect;
-      expect *= batch_shape_[i];
-    }
-    if (shared_b && a_dense && batch_ > 1) {
-      m_ *= batch_;
-      batch_ = 1;
-      a_mats_ = 1;
-      batch_shape_.assign(1, 1);
-      stride_a_.assign(1, 0);
-      stride_b_.assign(1, 0);
-    }
+    // The geometry (runtime/ops/linalg.h, shared with the CUDA kernel). A
+    // batch of A against one shared B is a single taller GEMM.
+    geo_ = matmul_geometry(in_shape(g, n, 0), in_shape(g, n, 1));
+    geo_.fold_shared_b();
+    m_ = geo_.m;
+    k_ = geo_.k;
+    n_ = geo_.n;
+    batch_ = geo_.count();
     empty_ = batch_ == 0 || m_ == 0 || n_ == 0;
     if (empty_) return;
     b_floats_ = sgemm_packed_b_floats(isa_, k_, n_);
     if (const Tensor* bt = in_const(g, n, 1)) {
-      packed_b_ = AlignedFloats(b_floats_ * static_cast<size_t>(b_mats_));
-      for (int64_t i = 0; i < b_mats_; ++i) {
+      packed_b_ = AlignedFloats(b_floats_ * static_cast<size_t>(geo_.b_mats));
+      for (int64_t i = 0; i < geo_.b_mats; ++i) {
         AlignedFloats one = sgemm_pack_b(isa_, bt->data<float>() + i * k_ * n_, n_, 1, k_, n_);
         std::copy(one.data(), one.data() + b_floats_, packed_b_.data() + i * b_floats_);
       }
@@ -170,7 +134,7 @@ class MatMulKernel final : public Kernel {
     a_floats_ = round16(sgemm_packed_a_floats(isa_, m_, k_));
     split_ = sgemm_split(isa_, batch_, m_, n_, k_, threads, 0, packed_b_.empty());
     // Workspace: [each of A's matrices, packed][B blocks per task].
-    scratch_at_ = a_floats_ * static_cast<size_t>(a_mats_);
+    scratch_at_ = a_floats_ * static_cast<size_t>(geo_.a_mats);
     ws_floats_ = scratch_at_ + sgemm_workspace_bytes(split_, isa_, k_, n_, packed_b_.empty()) / sizeof(float);
   }
 
@@ -194,15 +158,9 @@ class MatMulKernel final : public Kernel {
         sgemm_pack_a_panels(isa_, a + mat * m_ * k_, k_, 1, m_, k_, ws + mat * a_floats_, p, p + 1);
       }
     };
-    pool.parallel_for(a_mats_ * panels, pack, std::max<int64_t>(1, 16384 / std::max<int64_t>(1, k_ * 8)));
+    pool.parallel_for(geo_.a_mats * panels, pack, std::max<int64_t>(1, 16384 / std::max<int64_t>(1, k_ * 8)));
     auto make = [&](int64_t batch, SgemmArgs& g) {
-      int64_t ia = 0, ib = 0, rest = batch;
-      for (int64_t d = static_cast<int64_t>(batch_shape_.size()) - 1; d >= 0; --d) {
-        int64_t idx = rest % batch_shape_[d];
-        rest /= batch_shape_[d];
-        ia += idx * stride_a_[d];
-        ib += idx * stride_b_[d];
-      }
+      auto [ia, ib] = geo_.operands(batch);
       g.isa = isa_;
       g.m = m_;
       g.n = n_;
@@ -221,9 +179,7 @@ class MatMulKernel final : public Kernel {
 
   SgemmIsa isa_;
   int64_t m_ = 0, n_ = 0, k_ = 0, batch_ = 1;
-  Shape batch_shape_;
-  std::vector<int64_t> stride_a_, stride_b_;  // in matrices
-  int64_t a_mats_ = 1, b_mats_ = 1;
+  MatMulGeometry geo_;
   bool empty_ = false;
   AlignedFloats packed_b_;
   size_t a_floats_ = 0, b_floats_ = 0;

@@ -11,6 +11,7 @@
 #include <cstring>
 
 #include "kernels/cuda/common.h"
+#include "kernels/cuda/registry.h"
 #include "kernels/cuda/support.h"
 #include "runtime/gpu/module_api.h"
 
@@ -395,10 +396,7 @@ class CudaBackend final : public KernelProvider {
     std::string why;
     if (!cuda_supports(g, n, &why)) node_fail(ErrorCode::kUnsupported, g, n, "not on cuda: " + why);
     check_cuda(cudaSetDevice(ctx_.device), node_context(g, n) + "cudaSetDevice");
-    if (auto k = make_dnn_kernel(ctx_, g, n)) return k;
-    if (auto k = make_blas_kernel(ctx_, g, n)) return k;
-    if (auto k = make_simple_kernel(ctx_, g, n)) return k;
-    node_fail(ErrorCode::kInternal, g, n, "the cuda backend claims the op but has no kernel for it");
+    return make_cuda_kernel(ctx_, g, n);
   }
 
   std::vector<AlgorithmOption> algorithms(const Graph& g, const Node& n) const override {

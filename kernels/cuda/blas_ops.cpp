@@ -9,6 +9,7 @@
 
 #include "kernels/cuda/common.h"
 #include "kernels/cuda/kernels.h"
+#include "kernels/cuda/registry.h"
 #include "runtime/ops/linalg.h"
 
 namespace minirt::cuda {
@@ -78,49 +79,17 @@ class GemmKernel final : public CudaKernel {
 class MatMulKernel final : public CudaKernel {
  public:
   MatMulKernel(const Graph& g, const Node& n) : CudaKernel(node_context(g, n)) {
-    Shape a = in_shape(g, n, 0), b = in_shape(g, n, 1);
-    if (a.size() == 1) a.insert(a.begin(), 1);
-    if (b.size() == 1) b.push_back(1);
-    m_ = a[a.size() - 2];
-    k_ = a.back();
-    n_ = b.back();
-    Shape ba(a.begin(), a.end() - 2), bb(b.begin(), b.end() - 2);
-    size_t r = std::max(ba.size(), bb.size());
-    ba.insert(ba.begin(), r - ba.size(), 1);
-    bb.insert(bb.begin(), r - bb.size(), 1);
-    Shape batch(r);
-    for (size_t i = 0; i < r; ++i) batch[i] = ba[i] == 1 ? bb[i] : ba[i];  // a 1 takes the other extent, 0 included
-    int64_t count = shape_numel(batch);
-    // Matrix index of each batch entry in A and in B.
-    std::vector<int64_t> sa(r, 0), sb(r, 0);
-    int64_t ma = 1, mb = 1;
-    for (int64_t i = static_cast<int64_t>(r) - 1; i >= 0; --i) {
-      if (ba[i] != 1) sa[i] = ma;
-      if (bb[i] != 1) sb[i] = mb;
-      ma *= ba[i];
-      mb *= bb[i];
-    }
+    // The geometry (runtime/ops/linalg.h, shared with the CPU kernel).
+    MatMulGeometry geo = matmul_geometry(in_shape(g, n, 0), in_shape(g, n, 1));
+    geo.fold_shared_b();  // one taller product
+    m_ = geo.m;
+    k_ = geo.k;
+    n_ = geo.n;
+    int64_t count = geo.count();
     for (int64_t e = 0; e < count; ++e) {
-      int64_t rest = e, ia = 0, ib = 0;
-      for (int64_t i = static_cast<int64_t>(r) - 1; i >= 0; --i) {
-        int64_t c = rest % batch[i];
-        rest /= batch[i];
-        ia += c * sa[i];
-        ib += c * sb[i];
-      }
+      auto [ia, ib] = geo.operands(e);
       a_index_.push_back(ia);
       b_index_.push_back(ib);
-    }
-    bool a_consecutive = true, b_shared = true;
-    for (int64_t e = 0; e < count; ++e) {
-      a_consecutive = a_consecutive && a_index_[e] == e;
-      b_shared = b_shared && b_index_[e] == 0;
-    }
-    if (count > 1 && a_consecutive && b_shared) {
-      m_ *= count;  // one taller product
-      count = 1;
-      a_index_.assign(1, 0);
-      b_index_.assign(1, 0);
     }
     batch_ = count;
     // A constant step in both (0 allowed) makes one strided-batched call.
@@ -167,12 +136,15 @@ class MatMulKernel final : public CudaKernel {
   std::vector<int64_t> a_index_, b_index_;
 };
 
+constexpr KernelEntry kBlasKernels[] = {
+    {"Gemm", make<GemmKernel>},
+    {"MatMul", make<MatMulKernel>},
+};
+static_assert(same_ops(kBlasKernels, kBlasSupport),
+              "blas_ops.cpp's kernel table and support.h's kBlasSupport must name the same ops");
+
 }  // namespace
 
-std::unique_ptr<Kernel> make_blas_kernel(const DeviceContext&, const Graph& g, const Node& n) {
-  if (n.op == "Gemm") return std::make_unique<GemmKernel>(g, n);
-  if (n.op == "MatMul") return std::make_unique<MatMulKernel>(g, n);
-  return nullptr;
-}
+std::span<const KernelEntry> blas_kernels() { return kBlasKernels; }
 
 }  // namespace minirt::cuda

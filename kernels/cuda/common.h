@@ -22,6 +22,7 @@
 #include <vector>
 
 #include "runtime/backend.h"
+#include "runtime/node_values.h"  // in_shape, out_shape, in_dtype, in_const, strides_of (shared with the CPU)
 
 namespace minirt::cuda {
 
@@ -146,10 +147,7 @@ struct TensorDesc {
   void set(const std::vector<int>& dims, const std::string& what);
 };
 
-// Plan-time helpers for the kernels of each file.
-std::unique_ptr<Kernel> make_dnn_kernel(const DeviceContext& ctx, const Graph& g, const Node& n);     // dnn_ops.cpp
-std::unique_ptr<Kernel> make_blas_kernel(const DeviceContext& ctx, const Graph& g, const Node& n);    // blas_ops.cpp
-std::unique_ptr<Kernel> make_simple_kernel(const DeviceContext& ctx, const Graph& g, const Node& n);  // simple_ops.cpp
+// The kernels of each file are made through the tables of registry.h.
 // Convolution algorithm choice (dnn_ops.cpp): cuDNN's candidates, its
 // heuristic pick, a kernel with a named candidate, and cuDNN's timing of them.
 std::vector<AlgorithmOption> conv_algorithms(const DeviceContext& ctx, const Graph& g, const Node& n);
@@ -158,13 +156,5 @@ std::unique_ptr<Kernel> make_conv_kernel_with(const DeviceContext& ctx, const Gr
                                               const std::string& algorithm);
 std::vector<double> conv_measure(const DeviceContext& ctx, const Graph& g, const Node& n,
                                  const std::vector<AlgorithmOption>& candidates, size_t workspace_limit);
-
-// Shorthands for a node's (concrete) shapes.
-inline const Shape& in_shape(const Graph& g, const Node& n, size_t i) { return g.values[n.inputs[i]].shape; }
-inline const Shape& out_shape(const Graph& g, const Node& n, size_t i) { return g.values[n.outputs[i]].shape; }
-inline DType in_dtype(const Graph& g, const Node& n, size_t i) { return g.values[n.inputs[i]].dtype; }
-inline const Tensor* in_const(const Graph& g, const Node& n, size_t i) {
-  return n.input(i) >= 0 ? g.values[n.inputs[i]].constant.get() : nullptr;
-}
 
 }  // namespace minirt::cuda

@@ -57,6 +57,7 @@ add_library(minirt_cuda MODULE
   ${_dir}/backend.cpp
   ${_dir}/common.cpp
   ${_dir}/support.cpp
+  ${_dir}/registry.cpp
   ${_dir}/dnn_ops.cpp
   ${_dir}/blas_ops.cpp
   ${_dir}/simple_ops.cpp

@@ -22,6 +22,7 @@
 #include "kernels/cuda/common.h"
 #include "kernels/cuda/conv_candidates.h"
 #include "kernels/cuda/kernels.h"
+#include "kernels/cuda/registry.h"
 #include "runtime/ops/conv.h"
 #include "runtime/ops/elementwise.h"
 #include "runtime/ops/linalg.h"
@@ -600,21 +601,39 @@ std::vector<double> conv_measure(const DeviceContext& ctx, const Graph& g, const
   return ConvKernel(ctx, g, n).measure(ctx, candidates, workspace_limit);
 }
 
-std::unique_ptr<Kernel> make_dnn_kernel(const DeviceContext& ctx, const Graph& g, const Node& n) {
-  const std::string& op = n.op;
-  if (op == "Conv") return std::make_unique<ConvKernel>(ctx, g, n);
-  if (op == "MaxPool" || op == "AveragePool") return std::make_unique<PoolKernel>(g, n);
-  if (op == "GlobalMaxPool" || op == "GlobalAveragePool") return std::make_unique<GlobalPoolKernel>(g, n);
-  if (op == "Softmax" || op == "LogSoftmax") return std::make_unique<SoftmaxKernel>(g, n);
-  if (op == "LRN") return std::make_unique<LrnKernel>(g, n);
-  if (op == "BatchNormalization") return std::make_unique<BatchNormKernel>(g, n);
-  if (op == "Relu" || op == "Sigmoid" || op == "Tanh" || op == "Elu" || op == "Clip") {
-    cudnnActivationMode_t mode;
-    double coef = 0;
-    if (cudnn_activation(n.attrs_as<UnaryAttrs>().act, &mode, &coef))
-      return std::make_unique<DnnActivationKernel>(g, n, mode, coef);
-  }
-  return nullptr;
+namespace {
+
+// Relu, Sigmoid, Tanh, Elu and Clip: cuDNN's activation when it has the
+// function, else the module's elementwise kernel.
+std::unique_ptr<Kernel> make_activation(const DeviceContext& ctx, const Graph& g, const Node& n) {
+  cudnnActivationMode_t mode;
+  double coef = 0;
+  if (cudnn_activation(n.attrs_as<UnaryAttrs>().act, &mode, &coef))
+    return std::make_unique<DnnActivationKernel>(g, n, mode, coef);
+  return make_unary_kernel(ctx, g, n);
 }
+
+constexpr KernelEntry kDnnKernels[] = {
+    {"Conv", make<ConvKernel>},
+    {"MaxPool", make<PoolKernel>},
+    {"AveragePool", make<PoolKernel>},
+    {"GlobalMaxPool", make<GlobalPoolKernel>},
+    {"GlobalAveragePool", make<GlobalPoolKernel>},
+    {"LRN", make<LrnKernel>},
+    {"BatchNormalization", make<BatchNormKernel>},
+    {"Softmax", make<SoftmaxKernel>},
+    {"LogSoftmax", make<SoftmaxKernel>},
+    {"Relu", make_activation},
+    {"Sigmoid", make_activation},
+    {"Tanh", make_activation},
+    {"Elu", make_activation},
+    {"Clip", make_activation},
+};
+static_assert(same_ops(kDnnKernels, kDnnSupport),
+              "dnn_ops.cpp's kernel table and support.h's kDnnSupport must name the same ops");
+
+}  // namespace
+
+std::span<const KernelEntry> dnn_kernels() { return kDnnKernels; }
 
 }  // namespace minirt::cuda

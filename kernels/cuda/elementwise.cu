@@ -1,8 +1,13 @@
 // Elementwise kernels: activations (the same formulas as runtime/ops/
 // activation.h, in device float math), unary math, per-channel bias plus
 // activation after a convolution, and broadcast arithmetic over up to four
-// operands. Each is a grid-stride loop over 64-bit indices.
+// operands, and Cast between the dtypes the support rule takes. Each is a
+// grid-stride loop over 64-bit indices. The unary and binary kernels switch
+// on the runtime's own UnaryKind and BinaryKind (runtime/ops/elementwise_kinds.h).
 #include <cuda_runtime.h>
+
+#include <cstdint>
+#include <type_traits>
 
 #include "kernels/cuda/kernels.h"
 
@@ -74,37 +79,40 @@ __global__ void activation_kernel(const float* x, float* y, int64_t n, ActParams
     y[i] = apply_act(act, x[i]);
 }
 
-__device__ float apply_unary(UnaryOp op, float x) {
+__device__ float apply_unary(UnaryKind op, float x) {
   switch (op) {
-    case UnaryOp::kExp:
+    case UnaryKind::kExp:
       return expf(x);
-    case UnaryOp::kLog:
+    case UnaryKind::kLog:
       return logf(x);
-    case UnaryOp::kSqrt:
+    case UnaryKind::kSqrt:
       return sqrtf(x);
-    case UnaryOp::kNeg:
+    case UnaryKind::kNeg:
       return -x;
-    case UnaryOp::kAbs:
+    case UnaryKind::kAbs:
       return fabsf(x);
-    case UnaryOp::kReciprocal:
+    case UnaryKind::kReciprocal:
       return 1.0f / x;
-    case UnaryOp::kFloor:
+    case UnaryKind::kFloor:
       return floorf(x);
-    case UnaryOp::kCeil:
+    case UnaryKind::kCeil:
       return ceilf(x);
-    case UnaryOp::kErf:
+    case UnaryKind::kErf:
       return erff(x);
-    case UnaryOp::kSin:
+    case UnaryKind::kSin:
       return sinf(x);
-    case UnaryOp::kCos:
+    case UnaryKind::kCos:
       return cosf(x);
-    case UnaryOp::kSign:
+    case UnaryKind::kSign:
       return x > 0.0f ? 1.0f : (x < 0.0f ? -1.0f : x);
+    case UnaryKind::kActivation:  // launch_activation's, never launched here (unary_on_device)
+    case UnaryKind::kCopy:        // a device copy, never launched here
+      return x;
   }
   return x;
 }
 
-__global__ void unary_kernel(UnaryOp op, const float* x, float* y, int64_t n) {
+__global__ void unary_kernel(UnaryKind op, const float* x, float* y, int64_t n) {
   for (int64_t i = blockIdx.x * static_cast<int64_t>(blockDim.x) + threadIdx.x; i < n;
        i += static_cast<int64_t>(gridDim.x) * blockDim.x)
     y[i] = apply_unary(op, x[i]);
@@ -120,24 +128,27 @@ __global__ void bias_act_kernel(float* y, const float* bias, int64_t channels, i
   }
 }
 
-__device__ __forceinline__ float apply_binary(BinaryOp op, float a, float b) {
+__device__ __forceinline__ float apply_binary(BinaryKind op, float a, float b) {
   switch (op) {
-    case BinaryOp::kAdd:
+    case BinaryKind::kAdd:
       return a + b;
-    case BinaryOp::kSub:
+    case BinaryKind::kSub:
       return a - b;
-    case BinaryOp::kMul:
+    case BinaryKind::kMul:
       return a * b;
-    case BinaryOp::kDiv:
+    case BinaryKind::kDiv:
       return a / b;
-    case BinaryOp::kPow:
+    case BinaryKind::kPow:
       return powf(a, b);
-    case BinaryOp::kPRelu:
+    case BinaryKind::kPRelu:
       return a < 0.0f ? a * b : a;
-    case BinaryOp::kMax:
+    case BinaryKind::kMax:
       return a > b ? a : b;
-    case BinaryOp::kMin:
+    case BinaryKind::kMin:
       return a < b ? a : b;
+    case BinaryKind::kMod:  // not on cuda (binary_on_device), never launched
+    case BinaryKind::kFMod:
+      return a;
   }
   return a;
 }
@@ -146,7 +157,7 @@ struct Operands {
   const float* p[kMaxInputs];
 };
 
-__global__ void broadcast_kernel(BinaryOp op, bool mean, Operands x, float* y, BroadcastArgs a) {
+__global__ void broadcast_kernel(BinaryKind op, bool mean, Operands x, float* y, BroadcastArgs a) {
   for (int64_t i = blockIdx.x * static_cast<int64_t>(blockDim.x) + threadIdx.x; i < a.count;
        i += static_cast<int64_t>(gridDim.x) * blockDim.x) {
     int64_t off[kMaxInputs] = {0, 0, 0, 0};
@@ -163,6 +174,81 @@ __global__ void broadcast_kernel(BinaryOp op, bool mean, Operands x, float* y, B
   }
 }
 
+// ---- Cast ----
+
+template <typename T>
+struct Limits;
+template <>
+struct Limits<int64_t> {
+  static constexpr int64_t lo = INT64_MIN, hi = INT64_MAX;
+};
+template <>
+struct Limits<int32_t> {
+  static constexpr int32_t lo = INT32_MIN, hi = INT32_MAX;
+};
+template <>
+struct Limits<int8_t> {
+  static constexpr int8_t lo = INT8_MIN, hi = INT8_MAX;
+};
+template <>
+struct Limits<uint8_t> {
+  static constexpr uint8_t lo = 0, hi = UINT8_MAX;
+};
+
+// The CPU's saturate_from_float (kernels/cpu/shape.cpp): the bounds as
+// floats, NaN to 0.
+template <typename To>
+__device__ __forceinline__ To from_float(float v) {
+  if (!(v == v)) return To(0);
+  const float lo = static_cast<float>(Limits<To>::lo);
+  const float hi = static_cast<float>(Limits<To>::hi);
+  if (v <= lo) return Limits<To>::lo;
+  if (v >= hi) return Limits<To>::hi;
+  return static_cast<To>(v);
+}
+
+// One element, From to To; `to_bool` writes x != 0 as 0 or 1.
+template <typename From, typename To>
+__device__ __forceinline__ To convert(From x, bool to_bool) {
+  if (to_bool) return static_cast<To>(x != From(0) ? 1 : 0);
+  if constexpr (std::is_same_v<From, float> && !std::is_same_v<To, float>)
+    return from_float<To>(x);
+  else
+    return static_cast<To>(x);
+}
+
+template <typename From, typename To>
+__global__ void cast_kernel(const From* x, To* y, int64_t n, bool to_bool) {
+  for (int64_t i = blockIdx.x * static_cast<int64_t>(blockDim.x) + threadIdx.x; i < n;
+       i += static_cast<int64_t>(gridDim.x) * blockDim.x)
+    y[i] = convert<From, To>(x[i], to_bool);
+}
+
+template <typename From>
+bool cast_from(const From* x, void* y, DType to, int64_t n, cudaStream_t stream) {
+  switch (to) {
+    case DType::kFloat32:
+      cast_kernel<From, float><<<blocks_for(n), kThreads, 0, stream>>>(x, static_cast<float*>(y), n, false);
+      return true;
+    case DType::kInt64:
+      cast_kernel<From, int64_t><<<blocks_for(n), kThreads, 0, stream>>>(x, static_cast<int64_t*>(y), n, false);
+      return true;
+    case DType::kInt32:
+      cast_kernel<From, int32_t><<<blocks_for(n), kThreads, 0, stream>>>(x, static_cast<int32_t*>(y), n, false);
+      return true;
+    case DType::kInt8:
+      cast_kernel<From, int8_t><<<blocks_for(n), kThreads, 0, stream>>>(x, static_cast<int8_t*>(y), n, false);
+      return true;
+    case DType::kUInt8:
+    case DType::kBool:
+      cast_kernel<From, uint8_t>
+          <<<blocks_for(n), kThreads, 0, stream>>>(x, static_cast<uint8_t*>(y), n, to == DType::kBool);
+      return true;
+    default:
+      return false;
+  }
+}
+
 }  // namespace
 
 void launch_activation(const float* x, float* y, int64_t n, ActParams act, cudaStream_t stream) {
@@ -170,7 +256,7 @@ void launch_activation(const float* x, float* y, int64_t n, ActParams act, cudaS
   activation_kernel<<<blocks_for(n), kThreads, 0, stream>>>(x, y, n, act);
 }
 
-void launch_unary(UnaryOp op, const float* x, float* y, int64_t n, cudaStream_t stream) {
+void launch_unary(UnaryKind op, const float* x, float* y, int64_t n, cudaStream_t stream) {
   if (n <= 0) return;
   unary_kernel<<<blocks_for(n), kThreads, 0, stream>>>(op, x, y, n);
 }
@@ -182,12 +268,31 @@ void launch_bias_act(float* y, const float* bias, int64_t outer, int64_t channel
   bias_act_kernel<<<blocks_for(n), kThreads, 0, stream>>>(y, bias, channels, inner, n, act);
 }
 
-void launch_broadcast(BinaryOp op, bool mean, const float* const* x, float* y, const BroadcastArgs& args,
+void launch_broadcast(BinaryKind op, bool mean, const float* const* x, float* y, const BroadcastArgs& args,
                       cudaStream_t stream) {
   if (args.count <= 0) return;
   Operands ops{};
   for (int k = 0; k < args.inputs && k < kMaxInputs; ++k) ops.p[k] = x[k];
   broadcast_kernel<<<blocks_for(args.count), kThreads, 0, stream>>>(op, mean, ops, y, args);
+}
+
+bool launch_cast(const void* x, DType from, void* y, DType to, int64_t n, cudaStream_t stream) {
+  if (n <= 0) return true;
+  switch (from) {
+    case DType::kFloat32:
+      return cast_from(static_cast<const float*>(x), y, to, n, stream);
+    case DType::kInt64:
+      return cast_from(static_cast<const int64_t*>(x), y, to, n, stream);
+    case DType::kInt32:
+      return cast_from(static_cast<const int32_t*>(x), y, to, n, stream);
+    case DType::kInt8:
+      return cast_from(static_cast<const int8_t*>(x), y, to, n, stream);
+    case DType::kUInt8:
+    case DType::kBool:
+      return cast_from(static_cast<const uint8_t*>(x), y, to, n, stream);
+    default:
+      return false;
+  }
 }
 
 }  // namespace minirt::cuda

@@ -12,7 +12,10 @@
 #include <cstddef>
 #include <cstdint>
 
+#include <minirt/tensor.h>
+
 #include "runtime/ops/activation.h"
+#include "runtime/ops/elementwise_kinds.h"
 
 namespace minirt::cuda {
 
@@ -27,18 +30,60 @@ struct ActParams {
 
 // ---- elementwise.cu ----
 
-// Unary math beyond the activations (runtime/ops/elementwise.h's UnaryKind).
-enum class UnaryOp : int { kExp, kLog, kSqrt, kNeg, kAbs, kReciprocal, kFloor, kCeil, kErf, kSin, kCos, kSign };
+// Whether launch_unary computes this kind. kActivation goes through
+// launch_activation and kCopy is a device copy, so neither is one. No
+// default: a kind added to runtime/ops/elementwise_kinds.h does not compile
+// here (-Werror=switch) until it is decided, and the device code's switch
+// in elementwise.cu gets the same case.
+constexpr bool unary_on_device(UnaryKind k) {
+  switch (k) {
+    case UnaryKind::kExp:
+    case UnaryKind::kLog:
+    case UnaryKind::kSqrt:
+    case UnaryKind::kNeg:
+    case UnaryKind::kAbs:
+    case UnaryKind::kReciprocal:
+    case UnaryKind::kFloor:
+    case UnaryKind::kCeil:
+    case UnaryKind::kErf:
+    case UnaryKind::kSin:
+    case UnaryKind::kCos:
+    case UnaryKind::kSign:
+      return true;
+    case UnaryKind::kActivation:
+    case UnaryKind::kCopy:
+      return false;
+  }
+  return false;
+}
 
 // y[i] = act(x[i]), n floats (y may be x).
 void launch_activation(const float* x, float* y, int64_t n, ActParams act, cudaStream_t stream);
-// y[i] = op(x[i]).
-void launch_unary(UnaryOp op, const float* x, float* y, int64_t n, cudaStream_t stream);
+// y[i] = op(x[i]); `op` must be one unary_on_device() accepts.
+void launch_unary(UnaryKind op, const float* x, float* y, int64_t n, cudaStream_t stream);
 // y viewed as [outer, channels, inner]: y = act(y + bias[c]) in place; bias may be null.
 void launch_bias_act(float* y, const float* bias, int64_t outer, int64_t channels, int64_t inner, ActParams act,
                      cudaStream_t stream);
 
-enum class BinaryOp : int { kAdd, kSub, kMul, kDiv, kPow, kPRelu, kMax, kMin };
+// Whether launch_broadcast computes this kind (Mod, integers only, is not
+// on cuda; FMod stays on the CPU with it). No default, as unary_on_device.
+constexpr bool binary_on_device(BinaryKind k) {
+  switch (k) {
+    case BinaryKind::kAdd:
+    case BinaryKind::kSub:
+    case BinaryKind::kMul:
+    case BinaryKind::kDiv:
+    case BinaryKind::kPow:
+    case BinaryKind::kPRelu:
+    case BinaryKind::kMax:
+    case BinaryKind::kMin:
+      return true;
+    case BinaryKind::kMod:
+    case BinaryKind::kFMod:
+      return false;
+  }
+  return false;
+}
 
 // Operands broadcast over the output: element i of the output (row-major
 // over `shape`) reads operand k at sum(index_d * stride[k][d]) (0 where it
@@ -51,8 +96,14 @@ struct BroadcastArgs {
   int64_t stride[kMaxInputs][kMaxRank] = {};
   int64_t count = 0;
 };
-void launch_broadcast(BinaryOp op, bool mean, const float* const* x, float* y, const BroadcastArgs& args,
+void launch_broadcast(BinaryKind op, bool mean, const float* const* x, float* y, const BroadcastArgs& args,
                       cudaStream_t stream);
+
+// Cast between float32, int64, int32, int8, uint8 and bool, as the CPU
+// kernel converts: a float out of an integer type's range gives the nearest
+// end of the range and NaN gives 0; any non-zero value is true. Returns
+// false (launching nothing) for another dtype.
+bool launch_cast(const void* x, DType from, void* y, DType to, int64_t n, cudaStream_t stream);
 
 // ---- movement.cu ----
 

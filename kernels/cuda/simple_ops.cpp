@@ -1,8 +1,8 @@
 // The ops that are the module's own kernels (kernels.h): the activations
 // cuDNN lacks and unary math, broadcast arithmetic, Concat and Split (2-D
 // device copies), Slice/Transpose/Expand (strided views), Pad, Resize and
-// Gather, and the reshape-like ops and Identity (a device copy, or nothing
-// when the planner gave the output the input's memory).
+// Gather, Cast, and the reshape-like ops and Identity (a device copy, or
+// nothing when the planner gave the output the input's memory).
 #include <minirt/error.h>
 
 #include <algorithm>
@@ -11,6 +11,7 @@
 
 #include "kernels/cuda/common.h"
 #include "kernels/cuda/kernels.h"
+#include "kernels/cuda/registry.h"
 #include "runtime/ops/elementwise.h"
 #include "runtime/ops/resize.h"
 #include "runtime/ops/shape_ops.h"
@@ -18,12 +19,6 @@
 namespace minirt::cuda {
 
 namespace {
-
-std::vector<int64_t> strides_of(const Shape& s) {
-  std::vector<int64_t> st(s.size(), 1);
-  for (int64_t i = static_cast<int64_t>(s.size()) - 2; i >= 0; --i) st[i] = st[i + 1] * s[i + 1];
-  return st;
-}
 
 size_t value_bytes(const Graph& g, int v) {
   return static_cast<size_t>(shape_numel(g.values[v].shape)) * dtype_size(g.values[v].dtype);
@@ -72,49 +67,11 @@ class CopyKernel final : public CudaKernel {
   size_t bytes_;
 };
 
-// The device kernel's op for a runtime UnaryKind; false for a kind it has
-// none for (the support table declines those nodes, and a kernel made for
-// one anyway fails when it is made, never computing another op).
-bool unary_op(UnaryKind k, UnaryOp* out) {
-  auto set = [&](UnaryOp op) {
-    *out = op;
-    return true;
-  };
-  switch (k) {
-    case UnaryKind::kExp:
-      return set(UnaryOp::kExp);
-    case UnaryKind::kLog:
-      return set(UnaryOp::kLog);
-    case UnaryKind::kSqrt:
-      return set(UnaryOp::kSqrt);
-    case UnaryKind::kNeg:
-      return set(UnaryOp::kNeg);
-    case UnaryKind::kAbs:
-      return set(UnaryOp::kAbs);
-    case UnaryKind::kReciprocal:
-      return set(UnaryOp::kReciprocal);
-    case UnaryKind::kFloor:
-      return set(UnaryOp::kFloor);
-    case UnaryKind::kCeil:
-      return set(UnaryOp::kCeil);
-    case UnaryKind::kErf:
-      return set(UnaryOp::kErf);
-    case UnaryKind::kSin:
-      return set(UnaryOp::kSin);
-    case UnaryKind::kCos:
-      return set(UnaryOp::kCos);
-    case UnaryKind::kSign:
-      return set(UnaryOp::kSign);
-    default:
-      return false;
-  }
-}
-
 class UnaryKernel final : public CudaKernel {
  public:
   UnaryKernel(const Graph& g, const Node& n) : CudaKernel(node_context(g, n)), a_(n.attrs_as<UnaryAttrs>()) {
     count_ = shape_numel(in_shape(g, n, 0));
-    if (a_.kind != UnaryKind::kActivation && !unary_op(a_.kind, &op_))
+    if (a_.kind != UnaryKind::kActivation && !unary_on_device(a_.kind))
       node_fail(ErrorCode::kInternal, g, n, "no cuda kernel for this elementwise function");
   }
   std::string describe() const override {
@@ -125,13 +82,12 @@ class UnaryKernel final : public CudaKernel {
       launch_activation(in<float>(args, 0), out<float>(args, 0), count_,
                         ActParams{a_.act.kind, a_.act.alpha, a_.act.beta}, s.stream);
     else
-      launch_unary(op_, in<float>(args, 0), out<float>(args, 0), count_, s.stream);
+      launch_unary(a_.kind, in<float>(args, 0), out<float>(args, 0), count_, s.stream);
     check_launch("an elementwise kernel");
   }
 
  private:
   UnaryAttrs a_;
-  UnaryOp op_ = UnaryOp::kNeg;
   int64_t count_ = 0;
 };
 
@@ -139,38 +95,25 @@ class BroadcastKernel final : public CudaKernel {
  public:
   BroadcastKernel(const Graph& g, const Node& n) : CudaKernel(node_context(g, n)) {
     if (n.op == "Max" || n.op == "Min" || n.op == "Sum" || n.op == "Mean") {
-      VariadicKind k = n.attrs_as<VariadicAttrs>().kind;
-      op_ = k == VariadicKind::kMax ? BinaryOp::kMax : k == VariadicKind::kMin ? BinaryOp::kMin : BinaryOp::kAdd;
-      mean_ = k == VariadicKind::kMean;
-    } else {
-      switch (n.attrs_as<BinaryAttrs>().kind) {
-        case BinaryKind::kAdd:
-          op_ = BinaryOp::kAdd;
+      switch (n.attrs_as<VariadicAttrs>().kind) {
+        case VariadicKind::kMax:
+          op_ = BinaryKind::kMax;
           break;
-        case BinaryKind::kSub:
-          op_ = BinaryOp::kSub;
+        case VariadicKind::kMin:
+          op_ = BinaryKind::kMin;
           break;
-        case BinaryKind::kMul:
-          op_ = BinaryOp::kMul;
+        case VariadicKind::kSum:
+          op_ = BinaryKind::kAdd;
           break;
-        case BinaryKind::kDiv:
-          op_ = BinaryOp::kDiv;
+        case VariadicKind::kMean:
+          op_ = BinaryKind::kAdd;
+          mean_ = true;
           break;
-        case BinaryKind::kPow:
-          op_ = BinaryOp::kPow;
-          break;
-        case BinaryKind::kPRelu:
-          op_ = BinaryOp::kPRelu;
-          break;
-        case BinaryKind::kMax:
-          op_ = BinaryOp::kMax;
-          break;
-        case BinaryKind::kMin:
-          op_ = BinaryOp::kMin;
-          break;
-        default:
-          node_fail(ErrorCode::kInternal, g, n, "no cuda kernel for this arithmetic");
       }
+    } else {
+      op_ = n.attrs_as<BinaryAttrs>().kind;
+      if (!binary_on_device(op_))
+        node_fail(ErrorCode::kInternal, g, n, std::string("no cuda kernel for ") + binary_name(op_));
     }
     const Shape& y = out_shape(g, n, 0);
     args_.rank = static_cast<int>(y.size());
@@ -196,7 +139,7 @@ class BroadcastKernel final : public CudaKernel {
   }
 
  private:
-  BinaryOp op_ = BinaryOp::kAdd;
+  BinaryKind op_ = BinaryKind::kAdd;
   bool mean_ = false;
   BroadcastArgs args_;
 };
@@ -484,22 +427,89 @@ class ResizeKernel final : public CudaKernel {
   DeviceBuffer tables_;
 };
 
+class CastKernel final : public CudaKernel {
+ public:
+  CastKernel(const Graph& g, const Node& n)
+      : CudaKernel(node_context(g, n)),
+        from_(in_dtype(g, n, 0)),
+        to_(n.attrs_as<CastAttrs>().to),
+        count_(shape_numel(in_shape(g, n, 0))) {}
+  std::string describe() const override {
+    return std::string("minirt cast kernel, ") + dtype_name(from_) + " -> " + dtype_name(to_);
+  }
+  void launch(const KernelArgs& args, StreamState& s) override {
+    if (!launch_cast(args.inputs[0], from_, args.outputs[0], to_, count_, s.stream))
+      throw Error(ErrorCode::kInternal, where() + "no cuda cast from " + dtype_name(from_) + " to " + dtype_name(to_));
+    check_launch("the cast kernel");
+  }
+
+ private:
+  DType from_, to_;
+  int64_t count_;
+};
+
+constexpr KernelEntry kSimpleKernels[] = {
+    // activations and unary math
+    {"LeakyRelu", make<UnaryKernel>},
+    {"HardSigmoid", make<UnaryKernel>},
+    {"HardSwish", make<UnaryKernel>},
+    {"Selu", make<UnaryKernel>},
+    {"Celu", make<UnaryKernel>},
+    {"Softplus", make<UnaryKernel>},
+    {"Softsign", make<UnaryKernel>},
+    {"ThresholdedRelu", make<UnaryKernel>},
+    {"Mish", make<UnaryKernel>},
+    {"Gelu", make<UnaryKernel>},
+    {"Exp", make<UnaryKernel>},
+    {"Log", make<UnaryKernel>},
+    {"Sqrt", make<UnaryKernel>},
+    {"Reciprocal", make<UnaryKernel>},
+    {"Floor", make<UnaryKernel>},
+    {"Ceil", make<UnaryKernel>},
+    {"Erf", make<UnaryKernel>},
+    {"Sin", make<UnaryKernel>},
+    {"Cos", make<UnaryKernel>},
+    {"Sign", make<UnaryKernel>},
+    {"Neg", make<UnaryKernel>},
+    {"Abs", make<UnaryKernel>},
+    {"Identity", make<CopyKernel>},
+    {"Dropout", make<CopyKernel>},
+    // broadcast arithmetic
+    {"Add", make<BroadcastKernel>},
+    {"Sub", make<BroadcastKernel>},
+    {"Mul", make<BroadcastKernel>},
+    {"Div", make<BroadcastKernel>},
+    {"Pow", make<BroadcastKernel>},
+    {"PRelu", make<BroadcastKernel>},
+    {"Max", make<BroadcastKernel>},
+    {"Min", make<BroadcastKernel>},
+    {"Sum", make<BroadcastKernel>},
+    {"Mean", make<BroadcastKernel>},
+    // data movement and conversion
+    {"Reshape", make<CopyKernel>},
+    {"Flatten", make<CopyKernel>},
+    {"Squeeze", make<CopyKernel>},
+    {"Unsqueeze", make<CopyKernel>},
+    {"Concat", make<ConcatSplitKernel>},
+    {"Split", make<ConcatSplitKernel>},
+    {"Transpose", make<ViewKernel>},
+    {"Slice", make<ViewKernel>},
+    {"Expand", make<ViewKernel>},
+    {"Pad", make<PadKernel>},
+    {"Gather", make<GatherKernel>},
+    {"Resize", make<ResizeKernel>},
+    {"Upsample", make<ResizeKernel>},
+    {"Cast", make<CastKernel>},
+};
+static_assert(same_ops(kSimpleKernels, kSimpleSupport),
+              "simple_ops.cpp's kernel table and support.h's kSimpleSupport must name the same ops");
+
 }  // namespace
 
-std::unique_ptr<Kernel> make_simple_kernel(const DeviceContext& ctx, const Graph& g, const Node& n) {
-  const std::string& op = n.op;
-  if (op == "Reshape" || op == "Flatten" || op == "Squeeze" || op == "Unsqueeze" || op == "Identity" || op == "Dropout")
-    return std::make_unique<CopyKernel>(g, n);
-  if (op == "Add" || op == "Sub" || op == "Mul" || op == "Div" || op == "Pow" || op == "PRelu" || op == "Max" ||
-      op == "Min" || op == "Sum" || op == "Mean")
-    return std::make_unique<BroadcastKernel>(g, n);
-  if (op == "Concat" || op == "Split") return std::make_unique<ConcatSplitKernel>(g, n);
-  if (op == "Slice" || op == "Transpose" || op == "Expand") return std::make_unique<ViewKernel>(g, n);
-  if (op == "Pad") return std::make_unique<PadKernel>(g, n);
-  if (op == "Gather") return std::make_unique<GatherKernel>(g, n);
-  if (op == "Resize" || op == "Upsample") return std::make_unique<ResizeKernel>(ctx, g, n);
-  if (n.parsed) return std::make_unique<UnaryKernel>(g, n);  // the other activations and unary math
-  return nullptr;
+std::span<const KernelEntry> simple_kernels() { return kSimpleKernels; }
+
+std::unique_ptr<Kernel> make_unary_kernel(const DeviceContext& ctx, const Graph& g, const Node& n) {
+  return make<UnaryKernel>(ctx, g, n);
 }
 
 }  // namespace minirt::cuda

@@ -1,6 +1,7 @@
 #include "kernels/cuda/support.h"
 
 #include <climits>
+#include <iterator>
 
 #include "runtime/ops/conv.h"
 #include "runtime/ops/elementwise.h"
@@ -15,19 +16,6 @@ namespace {
 constexpr int kMaxMoveRank = 8;    // kernels.h kMaxRank
 constexpr int kMaxOperands = 4;    // kernels.h kMaxInputs
 constexpr int kMaxLinearAxes = 4;  // Resize: 2^4 corners per output element
-
-const char* const kOps[] = {"Conv", "MaxPool", "AveragePool", "GlobalMaxPool", "GlobalAveragePool", "LRN",
-                            "BatchNormalization", "Softmax", "LogSoftmax", "Gemm", "MatMul",
-                            // activations and unary math
-                            "Relu", "LeakyRelu", "Sigmoid", "Tanh", "HardSigmoid", "HardSwish", "Elu", "Selu", "Celu",
-                            "Softplus", "Softsign", "ThresholdedRelu", "Mish", "Gelu", "Clip", "Exp", "Log", "Sqrt",
-                            "Reciprocal", "Floor", "Ceil", "Erf", "Sin", "Cos", "Sign", "Neg", "Abs", "Identity",
-                            "Dropout",
-                            // broadcast arithmetic
-                            "Add", "Sub", "Mul", "Div", "Pow", "PRelu", "Max", "Min", "Sum", "Mean",
-                            // data movement
-                            "Reshape", "Flatten", "Squeeze", "Unsqueeze", "Concat", "Split", "Transpose", "Slice",
-                            "Expand", "Pad", "Gather", "Resize", "Upsample"};
 
 bool is_one_of(const std::string& op, std::initializer_list<const char*> ops) {
   for (const char* o : ops)
@@ -100,7 +88,11 @@ bool only_first_output(const Node& n, const char* what, std::string* why) {
   return true;
 }
 
-bool conv_ok(const Graph& g, const Node& n, std::string* why) {
+}  // namespace
+
+namespace rules {
+
+bool conv(const Graph& g, const Node& n, std::string* why) {
   if (!all_float(g, n, why)) return false;
   size_t r = g.values[n.inputs[0]].shape.size();
   // The loader takes 1-D and 2-D windows only (runtime/ops/conv_ops.cpp),
@@ -110,14 +102,14 @@ bool conv_ok(const Graph& g, const Node& n, std::string* why) {
   return true;
 }
 
-bool pool_ok(const Graph& g, const Node& n, std::string* why) {
+bool pool(const Graph& g, const Node& n, std::string* why) {
   if (!all_float(g, n, why)) return false;
   size_t r = g.values[n.inputs[0]].shape.size();
   if (r < 3 || r > 4) return say(why, std::to_string(r - 2) + "-D pooling (1-D and 2-D, as on the CPU)");
   return true;
 }
 
-bool lrn_ok(const Graph& g, const Node& n, std::string* why) {
+bool lrn(const Graph& g, const Node& n, std::string* why) {
   if (!all_float(g, n, why)) return false;
   if (g.values[n.inputs[0]].shape.size() != 4) return say(why, "LRN of rank other than 4 (cuDNN's LRN is 4-D)");
   const auto& a = n.attrs_as<LrnAttrs>();
@@ -133,7 +125,7 @@ bool lrn_ok(const Graph& g, const Node& n, std::string* why) {
   return true;
 }
 
-bool batchnorm_ok(const Graph& g, const Node& n, std::string* why) {
+bool batchnorm(const Graph& g, const Node& n, std::string* why) {
   if (!all_float(g, n, why) || !only_first_output(n, "training statistics", why)) return false;
   size_t r = g.values[n.inputs[0]].shape.size();
   if (r < 2 || r > 5) return say(why, "rank " + std::to_string(r) + " (2 to 5 on cuda)");
@@ -145,13 +137,13 @@ bool batchnorm_ok(const Graph& g, const Node& n, std::string* why) {
   return true;
 }
 
-bool softmax_ok(const Graph& g, const Node& n, std::string* why) {
+bool softmax(const Graph& g, const Node& n, std::string* why) {
   if (!all_float(g, n, why)) return false;
   if (g.values[n.inputs[0]].shape.empty()) return say(why, "a scalar input");
   return true;
 }
 
-bool unary_ok(const Graph& g, const Node& n, std::string* why) {
+bool unary(const Graph& g, const Node& n, std::string* why) {
   const auto& a = n.attrs_as<UnaryAttrs>();
   if (a.kind == UnaryKind::kCopy) {
     if (n.op == "Dropout" && !only_first_output(n, "mask", why)) return false;
@@ -166,7 +158,7 @@ bool unary_ok(const Graph& g, const Node& n, std::string* why) {
   return true;
 }
 
-bool broadcast_ok(const Graph& g, const Node& n, std::string* why) {
+bool broadcast(const Graph& g, const Node& n, std::string* why) {
   if (n.op == "Pow" && g.values[n.inputs[1]].dtype != DType::kFloat32)
     return say(why,
                std::string("exponent of dtype ") + dtype_name(g.values[n.inputs[1]].dtype) + " (float32 only on cuda)");
@@ -178,7 +170,7 @@ bool broadcast_ok(const Graph& g, const Node& n, std::string* why) {
   return rank_at_most(g, n.outputs[0], kMaxMoveRank, why);
 }
 
-bool resize_ok(const Graph& g, const Node& n, std::string* why) {
+bool resize(const Graph& g, const Node& n, std::string* why) {
   const Value& x = g.values[n.inputs[0]];
   const Value& y = g.values[n.outputs[0]];
   if (x.dtype != DType::kFloat32) return say(why, std::string("float32 only on cuda, got ") + dtype_name(x.dtype));
@@ -199,7 +191,7 @@ bool resize_ok(const Graph& g, const Node& n, std::string* why) {
   return true;
 }
 
-bool movement_ok(const Graph& g, const Node& n, std::string* why) {
+bool movement(const Graph& g, const Node& n, std::string* why) {
   if (!movable_dtype(g, n.inputs[0], why)) return false;
   if (is_one_of(n.op, {"Transpose", "Slice", "Expand", "Pad"})) {
     if (!rank_at_most(g, n.inputs[0], kMaxMoveRank, why) || !rank_at_most(g, n.outputs[0], kMaxMoveRank, why))
@@ -228,38 +220,83 @@ bool movement_ok(const Graph& g, const Node& n, std::string* why) {
   return true;
 }
 
+bool global_pool(const Graph& g, const Node& n, std::string* why) {
+  if (!all_float(g, n, why)) return false;
+  if (g.values[n.inputs[0]].shape.size() < 3) return say(why, "rank below 3");
+  return true;
+}
+
+bool float32_only(const Graph& g, const Node& n, std::string* why) { return all_float(g, n, why); }
+
+// Between float32, int64, int32, int8, uint8 and bool, converting as the CPU
+// kernel does (kernels/cpu/shape.cpp). float16 and bfloat16 stay on the CPU,
+// and so do the Casts the half lowering made (rounding float32 to half precision).
+bool cast(const Graph& g, const Node& n, std::string* why) {
+  for (int v : {n.inputs[0], n.outputs[0]}) {
+    DType t = g.values[v].dtype;
+    if (t != DType::kFloat32 && t != DType::kInt64 && t != DType::kInt32 && t != DType::kInt8 &&
+        t != DType::kUInt8 && t != DType::kBool)
+      return say(why, std::string("a cast from or to ") + dtype_name(t) + " (the CPU runs it)");
+  }
+  if (n.attrs_as<CastAttrs>().round != DType::kUndefined)
+    return say(why, "rounding to half precision (the CPU runs it)");
+  return true;
+}
+
+}  // namespace rules
+
+namespace {
+
+// Every op in one family only, so an op has one rule and one kernel.
+template <size_t N>
+constexpr bool in_one_family(const SupportEntry (&table)[N]) {
+  for (const SupportEntry& e : table)
+    if (count_op(kDnnSupport, e.op) + count_op(kBlasSupport, e.op) + count_op(kSimpleSupport, e.op) != 1) return false;
+  return true;
+}
+static_assert(in_one_family(kDnnSupport) && in_one_family(kBlasSupport) && in_one_family(kSimpleSupport),
+              "an op is listed twice in the CUDA support tables (kernels/cuda/support.h)");
+
+constexpr size_t kOpCount = std::size(kDnnSupport) + std::size(kBlasSupport) + std::size(kSimpleSupport);
+
+struct Table {
+  const char* names[kOpCount] = {};
+  const SupportEntry* entries[kOpCount] = {};
+  Table() {
+    size_t i = 0;
+    for (const SupportEntry& e : kDnnSupport) add(i, e);
+    for (const SupportEntry& e : kBlasSupport) add(i, e);
+    for (const SupportEntry& e : kSimpleSupport) add(i, e);
+  }
+  void add(size_t& i, const SupportEntry& e) {
+    names[i] = e.op;
+    entries[i++] = &e;
+  }
+  const SupportEntry* find(const std::string& op) const {
+    for (const SupportEntry* e : entries)
+      if (op == e->op) return e;
+    return nullptr;
+  }
+};
+
+const Table& table() {
+  static const Table t;
+  return t;
+}
+
 }  // namespace
 
 const char* const* cuda_ops(size_t* count) {
-  *count = sizeof(kOps) / sizeof(kOps[0]);
-  return kOps;
+  *count = kOpCount;
+  return table().names;
 }
 
 bool cuda_supports(const Graph& g, const Node& n, std::string* why) {
-  bool known = false;
-  for (const char* op : kOps) known = known || n.op == op;
-  if (!known || !n.domain.empty()) return say(why, "not implemented on cuda");
+  const SupportEntry* e = table().find(n.op);
+  if (!e || !n.domain.empty()) return say(why, "not implemented on cuda");
   if (n.inputs.empty() || n.inputs[0] < 0) return say(why, "no data input");
   if (!shapes_fit(g, n, why)) return false;
-  const std::string& op = n.op;
-  if (op == "Conv") return conv_ok(g, n, why);
-  if (op == "MaxPool" || op == "AveragePool") return pool_ok(g, n, why);
-  if (op == "GlobalMaxPool" || op == "GlobalAveragePool") {
-    if (!all_float(g, n, why)) return false;
-    if (g.values[n.inputs[0]].shape.size() < 3) return say(why, "rank below 3");
-    return true;
-  }
-  if (op == "LRN") return lrn_ok(g, n, why);
-  if (op == "BatchNormalization") return batchnorm_ok(g, n, why);
-  if (op == "Softmax" || op == "LogSoftmax") return softmax_ok(g, n, why);
-  if (op == "Gemm" || op == "MatMul") return all_float(g, n, why);
-  if (is_one_of(op, {"Add", "Sub", "Mul", "Div", "Pow", "PRelu", "Max", "Min", "Sum", "Mean"}))
-    return broadcast_ok(g, n, why);
-  if (op == "Resize" || op == "Upsample") return resize_ok(g, n, why);
-  if (is_one_of(op, {"Reshape", "Flatten", "Squeeze", "Unsqueeze", "Concat", "Split", "Transpose", "Slice", "Expand",
-                     "Pad", "Gather"}))
-    return movement_ok(g, n, why);
-  return unary_ok(g, n, why);  // activations, unary math, Identity, Dropout
+  return e->supports(g, n, why);
 }
 
 }  // namespace minirt::cuda

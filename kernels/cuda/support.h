@@ -6,8 +6,19 @@
 //
 //   std::string why;
 //   if (!cuda_supports(g, node, &why)) std::cout << node.op << ": " << why << "\n";
+//
+// The op table. Each kernel file of the module has one table here of
+// {op, supports} entries (kDnnSupport for dnn_ops.cpp, kBlasSupport for
+// blas_ops.cpp, kSimpleSupport for simple_ops.cpp) and, in its own file, a
+// table of {op, make} entries (kernels/cuda/registry.h). The family file
+// checks with a static_assert (same_ops) that both tables name the same ops,
+// so a rule without a kernel, or a kernel without a rule, does not compile;
+// support.cpp checks that no op is in two families. The rules are declared
+// here and defined in support.cpp, which has no CUDA call and is compiled
+// into the GPU tests as well as into the module.
 #pragma once
 
+#include <cstddef>
 #include <string>
 
 #include "runtime/graph.h"
@@ -21,5 +32,137 @@ bool cuda_supports(const Graph& g, const Node& n, std::string* why);
 
 // The op types the backend has kernels for (some only for some attributes).
 const char* const* cuda_ops(size_t* count);
+
+// ---- the table ----
+
+// The rule for one op, asked after the checks every op shares (domain, a
+// data input, shapes known and within int range): false with a reason when
+// the node stays on the CPU.
+using SupportFn = bool (*)(const Graph& g, const Node& n, std::string* why);
+
+struct SupportEntry {
+  const char* op;
+  SupportFn supports;
+};
+
+namespace rules {  // support.cpp
+bool conv(const Graph& g, const Node& n, std::string* why);
+bool pool(const Graph& g, const Node& n, std::string* why);
+bool global_pool(const Graph& g, const Node& n, std::string* why);
+bool lrn(const Graph& g, const Node& n, std::string* why);
+bool batchnorm(const Graph& g, const Node& n, std::string* why);
+bool softmax(const Graph& g, const Node& n, std::string* why);
+bool float32_only(const Graph& g, const Node& n, std::string* why);  // Gemm, MatMul
+bool unary(const Graph& g, const Node& n, std::string* why);         // activations, unary math, Identity, Dropout
+bool broadcast(const Graph& g, const Node& n, std::string* why);
+bool resize(const Graph& g, const Node& n, std::string* why);
+bool movement(const Graph& g, const Node& n, std::string* why);
+bool cast(const Graph& g, const Node& n, std::string* why);
+}  // namespace rules
+
+// dnn_ops.cpp: cuDNN, and the module's pooling kernel. The activations here
+// run through cuDNN when it has the function, else as the module's kernel.
+inline constexpr SupportEntry kDnnSupport[] = {
+    {"Conv", rules::conv},
+    {"MaxPool", rules::pool},
+    {"AveragePool", rules::pool},
+    {"GlobalMaxPool", rules::global_pool},
+    {"GlobalAveragePool", rules::global_pool},
+    {"LRN", rules::lrn},
+    {"BatchNormalization", rules::batchnorm},
+    {"Softmax", rules::softmax},
+    {"LogSoftmax", rules::softmax},
+    {"Relu", rules::unary},
+    {"Sigmoid", rules::unary},
+    {"Tanh", rules::unary},
+    {"Elu", rules::unary},
+    {"Clip", rules::unary},
+};
+
+// blas_ops.cpp: cuBLAS.
+inline constexpr SupportEntry kBlasSupport[] = {
+    {"Gemm", rules::float32_only},
+    {"MatMul", rules::float32_only},
+};
+
+// simple_ops.cpp: the module's own kernels (elementwise.cu, movement.cu) and device copies.
+inline constexpr SupportEntry kSimpleSupport[] = {
+    // activations and unary math
+    {"LeakyRelu", rules::unary},
+    {"HardSigmoid", rules::unary},
+    {"HardSwish", rules::unary},
+    {"Selu", rules::unary},
+    {"Celu", rules::unary},
+    {"Softplus", rules::unary},
+    {"Softsign", rules::unary},
+    {"ThresholdedRelu", rules::unary},
+    {"Mish", rules::unary},
+    {"Gelu", rules::unary},
+    {"Exp", rules::unary},
+    {"Log", rules::unary},
+    {"Sqrt", rules::unary},
+    {"Reciprocal", rules::unary},
+    {"Floor", rules::unary},
+    {"Ceil", rules::unary},
+    {"Erf", rules::unary},
+    {"Sin", rules::unary},
+    {"Cos", rules::unary},
+    {"Sign", rules::unary},
+    {"Neg", rules::unary},
+    {"Abs", rules::unary},
+    {"Identity", rules::unary},
+    {"Dropout", rules::unary},
+    // broadcast arithmetic
+    {"Add", rules::broadcast},
+    {"Sub", rules::broadcast},
+    {"Mul", rules::broadcast},
+    {"Div", rules::broadcast},
+    {"Pow", rules::broadcast},
+    {"PRelu", rules::broadcast},
+    {"Max", rules::broadcast},
+    {"Min", rules::broadcast},
+    {"Sum", rules::broadcast},
+    {"Mean", rules::broadcast},
+    // data movement and conversion
+    {"Reshape", rules::movement},
+    {"Flatten", rules::movement},
+    {"Squeeze", rules::movement},
+    {"Unsqueeze", rules::movement},
+    {"Concat", rules::movement},
+    {"Split", rules::movement},
+    {"Transpose", rules::movement},
+    {"Slice", rules::movement},
+    {"Expand", rules::movement},
+    {"Pad", rules::movement},
+    {"Gather", rules::movement},
+    {"Resize", rules::resize},
+    {"Upsample", rules::resize},
+    {"Cast", rules::cast},
+};
+
+// ---- compile-time checks on the tables ----
+
+constexpr bool same_name(const char* a, const char* b) {
+  while (*a && *a == *b) ++a, ++b;
+  return *a == *b;
+}
+
+// How often `op` is named in `table` (any array of structs with an `op`).
+template <typename Entry, size_t N>
+constexpr int count_op(const Entry (&table)[N], const char* op) {
+  int c = 0;
+  for (const Entry& e : table) c += same_name(e.op, op) ? 1 : 0;
+  return c;
+}
+
+// Both tables name the same ops, each once: the check between a family's
+// support table and its kernel table.
+template <typename A, size_t NA, typename B, size_t NB>
+constexpr bool same_ops(const A (&a)[NA], const B (&b)[NB]) {
+  if (NA != NB) return false;
+  for (const A& e : a)
+    if (count_op(a, e.op) != 1 || count_op(b, e.op) != 1) return false;
+  return true;
+}
 
 }  // namespace minirt::cuda

@@ -284,4 +284,63 @@ void add_norm_schemas(std::vector<OpSchema>& out) {
                    .semantics = "axes attribute before opset 18 (ReduceSum: 13), input after"});
 }
 
+MatMulGeometry matmul_geometry(Shape a, Shape b) {
+  MatMulGeometry geo;
+  if (a.size() == 1) a.insert(a.begin(), 1);
+  if (b.size() == 1) b.push_back(1);
+  geo.m = a[a.size() - 2];
+  geo.k = a.back();
+  geo.n = b.back();
+  Shape ba(a.begin(), a.end() - 2), bb(b.begin(), b.end() - 2);
+  size_t r = std::max(ba.size(), bb.size());
+  ba.insert(ba.begin(), r - ba.size(), 1);
+  bb.insert(bb.begin(), r - bb.size(), 1);
+  geo.batch.resize(r);
+  for (size_t i = 0; i < r; ++i) geo.batch[i] = ba[i] == 1 ? bb[i] : ba[i];
+  geo.stride_a.assign(r, 0);
+  geo.stride_b.assign(r, 0);
+  int64_t sa = 1, sb = 1;
+  for (size_t i = r; i-- > 0;) {
+    if (ba[i] != 1) geo.stride_a[i] = sa;
+    if (bb[i] != 1) geo.stride_b[i] = sb;
+    sa *= ba[i];
+    sb *= bb[i];
+  }
+  geo.a_mats = sa;
+  geo.b_mats = sb;
+  return geo;
+}
+
+int64_t MatMulGeometry::count() const { return shape_numel(batch); }
+
+std::pair<int64_t, int64_t> MatMulGeometry::operands(int64_t e) const {
+  int64_t ia = 0, ib = 0;
+  for (size_t d = batch.size(); d-- > 0;) {
+    int64_t i = e % batch[d];
+    e /= batch[d];
+    ia += i * stride_a[d];
+    ib += i * stride_b[d];
+  }
+  return {ia, ib};
+}
+
+bool MatMulGeometry::fold_shared_b() {
+  int64_t total = count();
+  if (b_mats != 1 || total <= 1) return false;
+  // A's matrices in batch order: the stride of each batch axis longer than 1
+  // is the product of the extents after it.
+  int64_t expect = 1;
+  for (size_t d = batch.size(); d-- > 0;) {
+    if (batch[d] == 1) continue;
+    if (stride_a[d] != expect) return false;
+    expect *= batch[d];
+  }
+  m *= total;
+  batch.clear();
+  stride_a.clear();
+  stride_b.clear();
+  a_mats = 1;
+  return true;
+}
+
 }  // namespace minirt

@@ -9,12 +9,15 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <iterator>
 #include <map>
+#include <set>
 #include <stdexcept>
 
 #include "gpu_test_util.h"
 #include "kernels/cuda/support.h"
 #include "tests/unit/declining_device.h"
+#include "runtime/op_registry.h"
 
 namespace minirt::gputest {
 namespace {
@@ -102,6 +105,9 @@ TEST(CudaSupport, AFloat16ModelReachesTheGpuAsFloat32) {
     ASSERT_TRUE(probe->answers.count(n)) << n;
     EXPECT_NE(probe->answers[n], "yes") << n;
   }
+  EXPECT_EQ(probe->answers["x:to_float32"], "a cast from or to float16 (the CPU runs it)");
+  EXPECT_EQ(probe->answers["round16"], "rounding to half precision (the CPU runs it)");
+  EXPECT_EQ(probe->answers["y:to_float16"], "a cast from or to float16 (the CPU runs it)");
   EXPECT_TRUE(probe->half_claimed.empty()) << probe->half_claimed.front();
 }
 
@@ -147,7 +153,7 @@ TEST(CudaSupport, DeclinesPreciselyWithAReason) {
   EXPECT_EQ(a["lrn_bias_above"], "yes");
   EXPECT_EQ(a["add_int"], "float32 only on cuda, got int64");
   EXPECT_EQ(a["pow_int_exponent"], "exponent of dtype int64 (float32 only on cuda)");
-  EXPECT_EQ(a["cast"], "not implemented on cuda");
+  EXPECT_EQ(a["cast"], "yes");
   EXPECT_EQ(a["sum_of_five"], "5 inputs (at most 4 on cuda)");
   EXPECT_EQ(a["sum_of_four"], "yes");
   EXPECT_EQ(a["relu_empty"], "zero-sized tensor 'z'");
@@ -207,6 +213,48 @@ TEST(CudaSupport, OpListHasTheNetworkOps) {
   std::vector<std::string> list(ops, ops + n);
   for (const char* op : {"Conv", "MaxPool", "Gemm", "MatMul", "Resize", "Concat", "Softmax", "BatchNormalization"})
     EXPECT_NE(std::find(list.begin(), list.end(), op), list.end()) << op;
+}
+
+// Every op of the table once, each a real op (a schema), each with a rule;
+// and an op outside the table is declined before any rule is asked.
+TEST(CudaSupport, OpTableNamesEachKnownOpOnce) {
+  size_t n = 0;
+  const char* const* ops = cuda::cuda_ops(&n);
+  EXPECT_EQ(n, std::size(cuda::kDnnSupport) + std::size(cuda::kBlasSupport) + std::size(cuda::kSimpleSupport));
+  std::set<std::string> seen;
+  for (size_t i = 0; i < n; ++i) {
+    EXPECT_TRUE(seen.insert(ops[i]).second) << ops[i] << " twice";
+    EXPECT_NE(find_schema(ops[i]), nullptr) << ops[i] << " has no schema";
+  }
+  for (const cuda::SupportEntry& e : cuda::kDnnSupport) EXPECT_NE(e.supports, nullptr) << e.op;
+  for (const cuda::SupportEntry& e : cuda::kBlasSupport) EXPECT_NE(e.supports, nullptr) << e.op;
+  for (const cuda::SupportEntry& e : cuda::kSimpleSupport) EXPECT_NE(e.supports, nullptr) << e.op;
+}
+
+// The check each kernel file makes at compile time between its kernel table
+// and its family's support table (kernels/cuda/registry.h): a kernel table
+// that forgets an op, names one twice, or names another fails it, so the
+// module does not build. Shown here on look-alike tables.
+struct FakeKernelEntry {
+  const char* op;
+  int make;
+};
+constexpr cuda::SupportEntry kTwoRules[] = {{"Gemm", cuda::rules::float32_only}, {"MatMul", cuda::rules::float32_only}};
+constexpr FakeKernelEntry kBoth[] = {{"MatMul", 1}, {"Gemm", 2}};
+constexpr FakeKernelEntry kForgot[] = {{"Gemm", 1}};
+constexpr FakeKernelEntry kTwice[] = {{"Gemm", 1}, {"Gemm", 2}};
+constexpr FakeKernelEntry kOther[] = {{"Gemm", 1}, {"MatMulInteger", 2}};
+static_assert(cuda::same_ops(kTwoRules, kBoth));
+static_assert(!cuda::same_ops(kTwoRules, kForgot) && !cuda::same_ops(kForgot, kTwoRules));
+static_assert(!cuda::same_ops(kTwoRules, kTwice) && !cuda::same_ops(kTwice, kTwoRules));
+static_assert(!cuda::same_ops(kTwoRules, kOther));
+static_assert(cuda::same_ops(cuda::kBlasSupport, kBoth));
+
+TEST(CudaSupport, TheFamilyTablesCheckIsExact) {
+  EXPECT_TRUE(cuda::same_ops(kTwoRules, kBoth));
+  EXPECT_FALSE(cuda::same_ops(kTwoRules, kForgot));
+  EXPECT_FALSE(cuda::same_ops(kTwoRules, kTwice));
+  EXPECT_FALSE(cuda::same_ops(kTwoRules, kOther));
 }
 
 // ---- The module loader ----

@@ -13,9 +13,10 @@
 // 2e-4 + rtol 1e-3; convolutions and matrix products accumulate K products
 // in another order and cuDNN may pick Winograd or FFT: atol 2e-4 + rtol
 // 2e-3 on inputs in [-1, 1] (|y| is then at most about K). Identity and
-// Dropout are not here: the planner removes them before placement. The
-// values live in one table, tools/gpu_tolerance.h, which minirt-conformance
-// --device cuda --reference cpu applies to the op cases (tests/op_cases/).
+// Dropout are not here: the planner removes them before placement. Cast is
+// exact, compared bit for bit. The values live in one table,
+// tools/gpu_tolerance.h, which minirt-conformance --device cuda --reference
+// cpu applies to the op cases (tests/op_cases/).
 #include "gpu_test_util.h"
 #include "tools/gpu_tolerance.h"
 
@@ -610,6 +611,55 @@ TEST(GpuOps, ReshapeLikeCopies) {
     c.m.node("Flatten", {"x"}, {"y"}).i("axis", 2);
     c.m.output("y");
     c.feed("x", random_tensor({2, 3, 4}, 2101));
+    check_case(c, kExact);
+  }
+}
+
+// Cast between the dtypes the GPU takes, bit for bit against the CPU: floats
+// beyond an integer type's range saturate, NaN gives 0, fractions truncate,
+// any non-zero value is true.
+TEST(GpuOps, Cast) {
+  MINIRT_SKIP_WITHOUT_GPU();
+  const std::vector<float> edge = {0.0f,    -0.0f, 0.5f,   -0.5f,     2.5f,  -2.5f,  127.9f,   128.0f, -128.9f,
+                                   -129.0f, 255.5f, 256.0f, 3.0e9f,   -3.0e9f, 1e20f, -1e20f, NAN,      INFINITY,
+                                   -INFINITY, 1.0f,  -1.0f,  65537.25f};
+  Tensor f = Tensor::zeros(DType::kFloat32, {2, static_cast<int64_t>(edge.size())});
+  for (size_t i = 0; i < edge.size(); ++i) {
+    f.data<float>()[i] = edge[i];
+    f.data<float>()[edge.size() + i] = static_cast<float>(i) * 7.25f - 60.0f;
+  }
+  for (DType to : {DType::kInt64, DType::kInt32, DType::kInt8, DType::kUInt8, DType::kBool}) {
+    OpCase c(std::string("Cast float32 to ") + dtype_name(to));
+    c.m.input("x", DType::kFloat32, f.shape());
+    c.m.node("Cast", {"x"}, {"y"}).i("to", static_cast<int64_t>(to));
+    c.m.output("y", to);
+    c.feed("x", f);
+    check_case(c, kExact);
+  }
+  const Shape s = {3, 4};
+  std::vector<int64_t> big = {0, 1, -1, 127, 128, -129, 255, 256, 1LL << 40, -(1LL << 40), 16777217, INT64_MAX};
+  for (DType to : {DType::kFloat32, DType::kInt32, DType::kInt8, DType::kUInt8, DType::kBool}) {
+    OpCase c(std::string("Cast int64 to ") + dtype_name(to));
+    c.m.input("x", DType::kInt64, s);
+    c.m.node("Cast", {"x"}, {"y"}).i("to", static_cast<int64_t>(to));
+    c.m.output("y", to);
+    c.feed("x", int_tensor<int64_t>(DType::kInt64, s, big));
+    check_case(c, kExact);
+  }
+  {
+    OpCase c("Cast bool to float32");
+    c.m.input("x", DType::kBool, s);
+    c.m.node("Cast", {"x"}, {"y"}).i("to", static_cast<int64_t>(DType::kFloat32));
+    c.m.output("y", DType::kFloat32);
+    c.feed("x", int_tensor<uint8_t>(DType::kBool, s, {1, 0, 1, 1, 0, 0, 1, 0, 1, 0, 0, 1}));
+    check_case(c, kExact);
+  }
+  {
+    OpCase c("Cast int32 to int64");
+    c.m.input("x", DType::kInt32, s);
+    c.m.node("Cast", {"x"}, {"y"}).i("to", static_cast<int64_t>(DType::kInt64));
+    c.m.output("y", DType::kInt64);
+    c.feed("x", int_tensor<int32_t>(DType::kInt32, s, {0, 1, -1, INT32_MAX, INT32_MIN, 7, -7, 100000, 3, 4, 5, 6}));
     check_case(c, kExact);
   }
 }
