@@ -31,7 +31,7 @@ import numpy as np
 import onnxruntime as ort
 import tritonclient.grpc as grpcclient
 import tritonclient.http as httpclient
-from tritonclient.utils import InferenceServerException
+from tritonclient.utils import InferenceServerException, np_to_triton_dtype
 
 RTOL, ATOL = 1e-4, 1e-5
 ARGS = None
@@ -163,6 +163,9 @@ parameters { key: "threads" value { string_value: "1" } }
 parameters { key: "tuning" value { string_value: "heuristic" } }
 """)
         cls.onnx["resnet18_explicit"] = cls.onnx["resnet18"]
+        # float16 inputs, weights and outputs (TYPE_FP16), auto-completed.
+        cls.onnx["mnist_fp16"] = os.path.join(m, "mnist_cnn_fp16.onnx")
+        write_model(repo, "mnist_fp16", cls.onnx["mnist_fp16"])
         cls.shared = {}
         if ARGS.shared and os.path.isdir(ARGS.shared):
             for name, file in [("mnist8", "mnist-8.onnx"), ("ultraface", "ultraface-slim-320.onnx"),
@@ -191,7 +194,7 @@ output [ { name: "logits", data_type: TYPE_FP32, dims: [ 1000 ] } ]
                             extra=["--backend-config=minirt,default-max-batch-size=8"])
         cls.client = httpclient.InferenceServerClient(cls.server.http, concurrency=16, network_timeout=120)
         cls.gclient = grpcclient.InferenceServerClient(cls.server.grpc)
-        for name in ["resnet18", "mnist_cnn", "resnet18_explicit", *cls.shared]:
+        for name in ["resnet18", "mnist_cnn", "resnet18_explicit", "mnist_fp16", *cls.shared]:
             cls.client.load_model(name)
         cls.rng = np.random.default_rng(7)
 
@@ -210,7 +213,7 @@ output [ { name: "logits", data_type: TYPE_FP32, dims: [ 1000 ] } ]
         client = client or self.client
         inputs = []
         for name, arr in feeds.items():
-            i = httpclient.InferInput(name, list(arr.shape), "FP32" if arr.dtype == np.float32 else "FP64")
+            i = httpclient.InferInput(name, list(arr.shape), np_to_triton_dtype(arr.dtype))
             i.set_data_from_numpy(arr, binary_data=True)
             inputs.append(i)
         outs = [httpclient.InferRequestedOutput(n, binary_data=True) for n in outputs] if outputs else None
@@ -220,7 +223,7 @@ output [ { name: "logits", data_type: TYPE_FP32, dims: [ 1000 ] } ]
     def infer_grpc(self, model, feeds):
         inputs = []
         for name, arr in feeds.items():
-            i = grpcclient.InferInput(name, list(arr.shape), "FP32")
+            i = grpcclient.InferInput(name, list(arr.shape), np_to_triton_dtype(arr.dtype))
             i.set_data_from_numpy(arr)
             inputs.append(i)
         return self.gclient.infer(model, inputs)
@@ -408,6 +411,28 @@ output [ { name: "logits", data_type: TYPE_FP32, dims: [ 1000 ] } ]
                  if line.startswith("nv_inference_request_success") and 'model="resnet18"' in line]
         self.assertTrue(lines, "no nv_inference_request_success line for resnet18")
         self.assertGreaterEqual(float(lines[0].split()[-1]), 400)
+
+    def test_10_float16_model(self):
+        # TYPE_FP16 in and out: minirt converts the weights once and computes
+        # in float32; onnxruntime computes in float16. Tolerance as for the
+        # float16 model tests (tests/run_f16_model_tests.sh, README).
+        cfg = self.client.get_model_config("mnist_fp16")
+        self.assertEqual(cfg["input"][0]["data_type"], "TYPE_FP16")
+        self.assertEqual(cfg["output"][0]["data_type"], "TYPE_FP16")
+        x = self.input_like((1, 1, 28, 28)).astype(np.float16)
+        want = reference(self.onnx["mnist_fp16"], {"input": x})
+        for r, how in ((self.infer_http("mnist_fp16", {"input": x}), "HTTP"),
+                       (self.infer_grpc("mnist_fp16", {"input": x}), "gRPC")):
+            for out, w in want.items():
+                got = r.as_numpy(out)
+                self.assertEqual(got.dtype, np.float16, f"mnist_fp16 {out} over {how}")
+                self.assertEqual(got.shape, w.shape)
+                self.assertTrue(np.allclose(got.astype(np.float32), w.astype(np.float32), rtol=5e-3, atol=5e-3),
+                                f"mnist_fp16 {out} over {how}: max abs diff "
+                                f"{np.max(np.abs(got.astype(np.float32) - w.astype(np.float32))):.3g}")
+        # A float32 tensor for a TYPE_FP16 input is refused, and the server goes on.
+        self.expect_error(lambda: self.infer_http("mnist_fp16", {"input": x.astype(np.float32)}), "input")
+        self.good_request_still_works()
 
     def test_99_clean_shutdown(self):
         # Open keep-alive connections would hold the server until its exit timeout.

@@ -18,6 +18,15 @@ tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 # Its own models: the model test rewrites BUILD/models while it runs.
 "$bin/minirt-make-models" --out "$tmp/models" resnet18 mnist_cnn >/dev/null
+# The MNIST CNN in float16 (inputs, weights and outputs: TYPE_FP16), made
+# with the tooling venv's onnxconverter-common (tools/setup.sh --venv).
+tool_py="$src/.venv/bin/python"
+if [ -x "$tool_py" ] && "$tool_py" -c "import onnxconverter_common" 2>/dev/null; then
+  "$tool_py" "$src/models/make_float16.py" --out "$tmp/models" "$tmp/models/mnist_cnn.onnx" >/dev/null
+else
+  echo "FAIL: $tool_py with onnxconverter-common is missing (tools/setup.sh --venv makes it)"
+  exit 1
+fi
 shared=""
 [ -d "$src/../shared/models" ] && shared="$src/../shared/models"
 exec "$py" "$src/tests/triton/test_triton_server.py" --build "$build" --models "$tmp/models" --shared "$shared"
