@@ -542,11 +542,13 @@ class ResizeKernel final : public Kernel {
 // last resized axis to the first, through two buffers of the workspace; the
 // last pass writes the output. Each pass is parallel over (outer, output
 // index) and blends whole rows of the inner axes.
-// Separable resampling, one axis at a time: cubic convolution (4 taps), and
+// Separable resampling, one axis at a time: cubic convolution (4 taps),
 // linear or cubic with antialias (opset 18), whose filter is stretched by
 // 1/scale on an axis that shrinks, so every input element under the output
-// element's footprint contributes. Each axis's taps (input index, weight)
-// are worked out once per output index and applied to all rows.
+// element's footprint contributes, and every mode under tf_crop_and_resize,
+// whose output elements with a source coordinate outside the input take
+// extrapolation_value. Each axis's taps (input index, weight) are worked out
+// once per output index and applied to all rows.
 class SeparableResizeKernel final : public Kernel {
  public:
   SeparableResizeKernel(const Graph& g, const Node& n, int) {
@@ -555,21 +557,31 @@ class SeparableResizeKernel final : public Kernel {
     const Shape& y = out_shape(g, n, 0);
     for (int64_t d = static_cast<int64_t>(cur.size()) - 1; d >= 0; --d) {
       size_t k = static_cast<size_t>(d);
-      if (a.scales[k] == 1.0f && cur[k] == y[k]) continue;
+      // An axis left as it is (a crop box other than [0, 1] moves even a same-sized axis).
+      bool boxed = !a.roi.empty() && (a.roi[k] != 0.0f || a.roi[cur.size() + k] != 1.0f);
+      if (a.scales[k] == 1.0f && cur[k] == y[k] && !boxed) continue;
       Pass p;
       p.outer = product(cur, 0, k);
       p.in = cur[k];
       p.out = y[k];
       p.inner = product(cur, k + 1, cur.size());
+      if (!a.roi.empty()) {
+        p.roi_start = a.roi[k];
+        p.roi_end = a.roi[cur.size() + k];
+      }
       if (a.antialias) antialias_taps(a, a.scales[k], p);
-      else cubic_taps(a, a.scales[k], p);
+      else if (a.mode == ResizeMode::kCubic) cubic_taps(a, a.scales[k], p);
+      else if (a.mode == ResizeMode::kLinear) linear_taps(a, a.scales[k], p);
+      else nearest_taps(a, a.scales[k], p);
+      if (a.coord == CoordMode::kTfCropAndResize) mark_outside(a, a.scales[k], p);
       cur[k] = y[k];
       p.elements = shape_numel(cur);
       passes_.push_back(std::move(p));
     }
     for (size_t i = 0; i + 1 < passes_.size(); ++i) buffer_ = std::max(buffer_, passes_[i].elements);
     count_ = shape_numel(y);
-    what_ = std::string(a.mode == ResizeMode::kCubic ? "cubic" : "linear") + (a.antialias ? " antialias" : "");
+    what_ = std::string(a.mode == ResizeMode::kCubic ? "cubic" : a.mode == ResizeMode::kLinear ? "linear" : "nearest") +
+            (a.antialias ? " antialias" : "") + (a.coord == CoordMode::kTfCropAndResize ? " tf_crop_and_resize" : "");
   }
 
   std::string describe() const override {
@@ -602,13 +614,58 @@ class SeparableResizeKernel final : public Kernel {
     int64_t taps = 4;
     std::vector<int64_t> idx;  // out x taps
     std::vector<float> w;      // out x taps
+    float roi_start = 0.0f, roi_end = 1.0f;  // tf_crop_and_resize's box on this axis
+    std::vector<uint8_t> outside;            // tf_crop_and_resize: per output index, 1 when it takes `fill`
+    float fill = 0.0f;
   };
 
+  static float raw_source(const ResizeAttrs& a, float scale, const Pass& p, int64_t o) {
+    return resize_source_coord(a.coord, static_cast<float>(o), scale, p.in, p.out, p.roi_start, p.roi_end);
+  }
   // The source coordinate of output index o, finite (a NaN or huge one from
   // a degenerate transform lands somewhere harmless; its taps are clamped).
   static float source(const ResizeAttrs& a, float scale, const Pass& p, int64_t o) {
-    float c = resize_source_coord(a.coord, static_cast<float>(o), scale, p.in, p.out);
+    float c = raw_source(a, scale, p, o);
     return c == c ? std::clamp(c, -0x1p30f, 0x1p30f) : 0.0f;
+  }
+
+  // tf_crop_and_resize: an output index whose coordinate lies outside
+  // [0, in - 1] takes extrapolation_value instead of its taps.
+  static void mark_outside(const ResizeAttrs& a, float scale, Pass& p) {
+    p.fill = a.extrapolation;
+    p.outside.assign(static_cast<size_t>(p.out), 0);
+    const float last = static_cast<float>(p.in - 1);
+    for (int64_t o = 0; o < p.out; ++o) {
+      float c = raw_source(a, scale, p, o);
+      p.outside[static_cast<size_t>(o)] = !(c >= 0.0f && c <= last);
+    }
+  }
+
+  static void nearest_taps(const ResizeAttrs& a, float scale, Pass& p) {
+    p.taps = 1;
+    p.idx.resize(static_cast<size_t>(p.out));
+    p.w.assign(static_cast<size_t>(p.out), 1.0f);
+    for (int64_t o = 0; o < p.out; ++o)
+      p.idx[static_cast<size_t>(o)] =
+          std::clamp<int64_t>(resize_nearest_index(source(a, scale, p, o), a.nearest, false, scale < 1.0f), 0, p.in - 1);
+  }
+
+  // Two taps either side of the coordinate (clamped into the input), as
+  // make_resize_axis weighs them.
+  static void linear_taps(const ResizeAttrs& a, float scale, Pass& p) {
+    p.taps = 2;
+    p.idx.resize(static_cast<size_t>(p.out) * 2);
+    p.w.resize(static_cast<size_t>(p.out) * 2);
+    const float last = static_cast<float>(p.in - 1);
+    for (int64_t o = 0; o < p.out; ++o) {
+      float c = std::clamp(source(a, scale, p, o), 0.0f, last);
+      int64_t i0 = std::min(static_cast<int64_t>(c), p.in - 1), i1 = std::min(i0 + 1, p.in - 1);
+      size_t k = static_cast<size_t>(o) * 2;
+      p.idx[k] = i0;
+      p.idx[k + 1] = i1;
+      p.w[k] = i0 == i1 ? 1.0f : static_cast<float>(i1) - c;
+      p.w[k + 1] = i0 == i1 ? 0.0f : c - static_cast<float>(i0);
+    }
   }
 
   // Weight 0 for taps outside the input (exclude_outside), the rest
@@ -703,6 +760,10 @@ class SeparableResizeKernel final : public Kernel {
         const float* w = &p.w[static_cast<size_t>(j * t)];
         const float* xo = x + o * p.in * p.inner;
         float* yr = y + r * p.inner;
+        if (!p.outside.empty() && p.outside[static_cast<size_t>(j)]) {
+          std::fill(yr, yr + p.inner, p.fill);
+          continue;
+        }
         if (t == 4) {
           const float* a = xo + ix[0] * p.inner;
           const float* b = xo + ix[1] * p.inner;
@@ -899,7 +960,8 @@ class GridSampleKernel final : public Kernel {
 
 std::unique_ptr<Kernel> make_resize(const Graph& g, const Node& n, int t) {
   const auto& a = n.attrs_as<ResizeAttrs>();
-  if (a.mode == ResizeMode::kCubic || a.antialias) return std::make_unique<SeparableResizeKernel>(g, n, t);
+  if (a.mode == ResizeMode::kCubic || a.antialias || a.coord == CoordMode::kTfCropAndResize)
+    return std::make_unique<SeparableResizeKernel>(g, n, t);
   return std::make_unique<ResizeKernel>(g, n, t);
 }
 

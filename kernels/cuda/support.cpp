@@ -180,6 +180,7 @@ bool resize(const Graph& g, const Node& n, std::string* why) {
   if (a.scales.size() != x.shape.size()) return say(why, "scales not resolved per axis");
   if (a.mode == ResizeMode::kCubic) return say(why, "cubic mode (the CPU runs it)");
   if (a.antialias) return say(why, "antialias (the CPU runs it)");
+  if (a.coord == CoordMode::kTfCropAndResize) return say(why, "tf_crop_and_resize (the CPU runs it)");
   if (a.mode == ResizeMode::kLinear) {
     int blended = 0;
     for (size_t d = 0; d < x.shape.size(); ++d)

@@ -19,6 +19,7 @@ enum class CoordMode {
   kAsymmetric,
   kTfHalfPixelForNearest,
   kHalfPixelSymmetric,  // opset 19
+  kTfCropAndResize,     // the roi input's box of each axis, sampled corner to corner
 };
 enum class NearestMode { kRoundPreferFloor, kRoundPreferCeil, kFloor, kCeil };
 
@@ -33,6 +34,11 @@ struct ResizeAttrs : OpAttrs {
   bool antialias = false;          // opset 18, linear and cubic: the filter stretched by 1/scale when downscaling
   std::vector<int64_t> axes;       // opset 18: the axes scales/sizes name (resolved to [0, rank) by infer)
   int keep_aspect = 0;             // opset 18 with sizes: 0 stretch, 1 not_larger, 2 not_smaller
+  // tf_crop_and_resize: per axis the box [roi[d], roi[rank + d]] (fractions of
+  // the axis; resolved to every axis by infer), and the value of output
+  // elements whose source coordinate falls outside the input.
+  std::vector<float> roi;
+  float extrapolation = 0.0f;
 };
 
 enum class GridMode { kNearest, kLinear, kCubic };
@@ -44,9 +50,16 @@ struct GridSampleAttrs : OpAttrs {
   bool align_corners = false;
 };
 
-// Maps an output coordinate to the input coordinate along one axis.
-inline float resize_source_coord(CoordMode m, float x, float scale, int64_t in_len, int64_t out_len) {
+// Maps an output coordinate to the input coordinate along one axis (roi:
+// that axis's box, for tf_crop_and_resize only).
+inline float resize_source_coord(CoordMode m, float x, float scale, int64_t in_len, int64_t out_len,
+                                 float roi_start = 0.0f, float roi_end = 1.0f) {
   switch (m) {
+    case CoordMode::kTfCropAndResize: {
+      float last = static_cast<float>(in_len - 1);
+      return out_len > 1 ? roi_start * last + x * (roi_end - roi_start) * last / static_cast<float>(out_len - 1)
+                         : 0.5f * (roi_start + roi_end) * last;
+    }
     case CoordMode::kHalfPixel: return (x + 0.5f) / scale - 0.5f;
     case CoordMode::kPytorchHalfPixel: return out_len > 1 ? (x + 0.5f) / scale - 0.5f : 0.0f;
     case CoordMode::kAlignCorners:

@@ -42,6 +42,7 @@ std::shared_ptr<const OpAttrs> parse_resize(const ParseContext& ctx) {
   // The ONNX spelling is tf_half_pixel_for_nn.
   else if (coord == "tf_half_pixel_for_nn") a->coord = CoordMode::kTfHalfPixelForNearest;
   else if (coord == "half_pixel_symmetric" && ctx.opset() >= 19) a->coord = CoordMode::kHalfPixelSymmetric;
+  else if (coord == "tf_crop_and_resize") a->coord = CoordMode::kTfCropAndResize;
   else ctx.unsupported("coordinate_transformation_mode '" + coord + "' is not supported");
   std::string nearest = ctx.get_string("nearest_mode", "round_prefer_floor");
   if (nearest == "round_prefer_floor") a->nearest = NearestMode::kRoundPreferFloor;
@@ -51,6 +52,7 @@ std::shared_ptr<const OpAttrs> parse_resize(const ParseContext& ctx) {
   else ctx.invalid("nearest_mode '" + nearest + "' is not one of round_prefer_floor, round_prefer_ceil, floor, ceil");
   a->cubic_a = ctx.get_float("cubic_coeff_a", -0.75f);
   a->exclude_outside = ctx.get_int("exclude_outside", 0) != 0;
+  a->extrapolation = ctx.get_float("extrapolation_value", 0.0f);
   if (ctx.get_int("antialias", 0) != 0) {
     if (ctx.opset() < 18) ctx.invalid("antialias came with Resize version 18; this model imports opset " + std::to_string(ctx.opset()));
     // Nearest has no filter to stretch: antialias leaves it as it is.
@@ -109,6 +111,26 @@ void infer_resize(InferContext& ctx) {
     else sizes = full_sizes;
     a->axes = axes;
   }
+  // tf_crop_and_resize: the roi input's box per axis (starts, then ends;
+  // with axes, for those axes only, the others keep [0, 1]).
+  a->roi.clear();
+  if (a->coord == CoordMode::kTfCropAndResize) {
+    if (!ctx.has_input(1)) ctx.fail("tf_crop_and_resize needs the roi input (input 1)");
+    if (!ctx.constant(1)) ctx.unsupported("its roi input is computed from run-time data");
+    std::vector<float> roi = ctx.const_floats(1, "roi");
+    size_t named = a->axes.empty() ? r : a->axes.size();
+    if (roi.size() != 2 * named)
+      ctx.fail("roi has " + std::to_string(roi.size()) + " entries; tf_crop_and_resize over " + std::to_string(named) +
+               " axes needs " + std::to_string(2 * named) + " (starts, then ends)");
+    a->roi.assign(2 * r, 0.0f);
+    for (size_t i = 0; i < r; ++i) a->roi[r + i] = 1.0f;
+    for (size_t i = 0; i < named; ++i) {
+      size_t d = a->axes.empty() ? i : static_cast<size_t>(a->axes[i]);
+      if (!std::isfinite(roi[i]) || !std::isfinite(roi[named + i])) ctx.fail("roi holds a value that is not finite");
+      a->roi[d] = roi[i];
+      a->roi[r + d] = roi[named + i];
+    }
+  }
   Shape y(r);
   a->scales.assign(r, 1.0f);
   if (!sizes.empty() && a->keep_aspect != 0) {
@@ -151,7 +173,10 @@ void infer_resize(InferContext& ctx) {
                  std::to_string(scales[i]));
       a->scales[i] = scales[i];
       // In float, as onnxruntime and ONNX's shape inference compute it
-      // (in double, 10 x 0.7f would give 6 rather than 7).
+      // (in double, 10 x 0.7f would give 6 rather than 7). Under
+      // tf_crop_and_resize too the axis, not the roi's box, is scaled: the
+      // operator's text says the box, but onnxruntime and ONNX's reference
+      // implementation (and so the models that run today) scale the axis.
       float extent = std::floor(static_cast<float>(x[i]) * scales[i]);
       if (!(extent < 0x1p48f))
         ctx.fail("scales[" + std::to_string(i) + "] = " + std::to_string(scales[i]) + " makes axis " +
@@ -202,7 +227,8 @@ void add_resize_schemas(std::vector<OpSchema>& out) {
                  .shape_inputs = {1, 2, 3},
                  .semantics = "opset 10 (asymmetric, floor) and 11-19 (coordinate modes, cubic with "
                               "cubic_coeff_a and exclude_outside; axes and keep_aspect_ratio_policy from 18, "
-                              "half_pixel_symmetric from 19; antialias from 18 for linear and cubic); tf_crop_and_resize refused"});
+                              "half_pixel_symmetric from 19; antialias from 18 for linear and cubic; tf_crop_and_resize with a constant "
+                              "roi and extrapolation_value)"});
   out.push_back({.op = "Upsample", .max_inputs = 2, .parse = parse_resize, .infer = infer_resize,
                  .shape_inputs = {1},
                  .semantics = "opset 7 (scales attribute) and 9 (scales input); height_scale and width_scale "

@@ -651,6 +651,29 @@ def resize_cases():
         c.output(c.node("Resize", [x, "", "", c.init(np.array([5, 8], np.int64))], mode=mode, antialias=1,
                         axes=[2, 3]))
         out.append(c)
+    # tf_crop_and_resize: a constant roi box per axis (fractions; beyond [0, 1] reads
+    # outside the input, which takes extrapolation_value), sampled corner to corner.
+    for mode, roi, scales, sizes, extra, shape in (
+            ("linear", (0, 0, 0.2, 0.1, 1, 1, 0.8, 0.7), None, (1, 2, 7, 9), 0.0, (1, 2, 10, 12)),
+            ("nearest", (0, 0, -0.3, 0.2, 1, 1, 0.9, 1.4), None, (1, 1, 8, 6), 2.5, (1, 1, 9, 7)),
+            ("cubic", (0, 0, 0.1, -0.2, 1, 1, 1.2, 0.8), None, (2, 2, 6, 11), -1.0, (2, 2, 8, 10)),
+            ("linear", (0, 0, 0.25, 0.25, 1, 1, 0.75, 0.75), (1, 1, 2, 1.5), None, 0.0, (1, 3, 8, 8)),
+            ("linear", (0, 0, 0.5, 0.5, 1, 1, 0.5, 0.5), None, (1, 1, 1, 1), 0.0, (1, 1, 5, 5))):
+        name = "resize_tf_crop_%s_roi%s_%s_e%s_%s" % (mode, tag(roi), ("s" + tag(scales)) if scales else ("z" + shp(sizes)),
+                                                     tag([extra]), shp(shape))
+        c = Case(name, opset=13)
+        x = c.input(c.uniform(list(shape)))
+        ins = [x, c.init(np.array(roi, np.float32))]
+        ins += [c.init(np.array(scales, np.float32))] if scales else ["", c.init(np.array(sizes, np.int64))]
+        c.output(c.node("Resize", ins, mode=mode, coordinate_transformation_mode="tf_crop_and_resize",
+                        extrapolation_value=extra))
+        out.append(c)
+    c = Case("resize_opset18_tf_crop_axes32_linear_1x2x9x11", opset=18)
+    x = c.input(c.uniform([1, 2, 9, 11]))
+    c.output(c.node("Resize", [x, c.init(np.array([0.1, 0.3, 0.9, 0.6], np.float32)), "",
+                               c.init(np.array([7, 5], np.int64))], mode="linear", axes=[3, 2],
+                    coordinate_transformation_mode="tf_crop_and_resize", extrapolation_value=3.0))
+    out.append(c)
     for mode in ("nearest", "linear"):
         c = Case("upsample9_%s_s1x1x2x3_1x3x5x6" % mode, opset=9)
         x = c.input(c.uniform([1, 3, 5, 6]))

@@ -383,6 +383,18 @@ TEST(Loader, ResizeAntialiasNeedsVersion18) {
   EXPECT_THAT(e.what(), AllOf(HasSubstr("node 'shrink' (Resize)"), HasSubstr("antialias came with Resize version 18")));
 }
 
+TEST(Loader, TfCropAndResizeNeedsARoiPerAxis) {
+  ModelBuilder m(13);
+  m.input("x", DType::kFloat32, {1, 1, 8, 8});
+  m.initializer("roi", testing::iota({4}, 0.0f, 0.25f));  // 2 axes' worth for a 4-D input
+  m.initializer("sizes", testing::ints64({1, 1, 4, 4}));
+  m.node("Resize", {"x", "roi", "", "sizes"}, {"y"}, "crop").s("coordinate_transformation_mode", "tf_crop_and_resize");
+  m.output("y");
+  Error e = load_error(m.bytes());
+  EXPECT_EQ(e.code(), ErrorCode::kInvalidModel);
+  EXPECT_THAT(e.what(), AllOf(HasSubstr("node 'crop' (Resize)"), HasSubstr("roi has 4 entries"), HasSubstr("needs 8")));
+}
+
 TEST(Loader, ShapeArithmeticThatWouldOverflowIsAnError) {
   // Found by fuzz_model: a Reshape target of huge dimensions overflowed the
   // element count (signed overflow is undefined behaviour).
