@@ -7,6 +7,7 @@
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
+#include <filesystem>
 
 namespace minirt::tools {
 
@@ -91,5 +92,27 @@ double percentile(std::vector<double> v, double p) {
 }
 
 std::string human_bytes(size_t b) { return format_bytes(b); }
+
+std::optional<std::vector<std::string>> case_folders(const std::vector<std::string>& args, std::string* error) {
+  namespace fs = std::filesystem;
+  std::vector<std::string> cases;
+  for (const std::string& a : args) {
+    std::error_code ec;
+    if (!fs::is_directory(a, ec)) {
+      if (error) *error = a + " is not a folder";
+      return std::nullopt;
+    }
+    if (fs::exists(fs::path(a) / "model.onnx", ec)) {
+      cases.push_back(a);
+      continue;
+    }
+    std::vector<std::string> sub;
+    for (const auto& e : fs::directory_iterator(a, ec))
+      if (fs::exists(e.path() / "model.onnx", ec)) sub.push_back(e.path().string());
+    std::sort(sub.begin(), sub.end());
+    cases.insert(cases.end(), sub.begin(), sub.end());
+  }
+  return cases;
+}
 
 }  // namespace minirt::tools

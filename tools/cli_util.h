@@ -29,6 +29,11 @@ struct TuningChoiceText {
 };
 std::optional<TuningChoiceText> parse_tuning(const std::string& text);
 
+// ONNX backend-test case folders (each holds model.onnx): every argument
+// that is one, and the case folders directly inside the others, sorted per
+// argument. An argument that is not a folder: nullopt, with `error` naming it.
+std::optional<std::vector<std::string>> case_folders(const std::vector<std::string>& args, std::string* error);
+
 // "4096", "64K", "1.5M", "2G" (powers of 1024; a trailing "B" or "iB" is
 // allowed) as bytes; nullopt for anything else.
 std::optional<size_t> parse_size(const std::string& text);

@@ -39,6 +39,7 @@
 #include <fstream>
 #include <iostream>
 #include <map>
+#include <optional>
 #include <set>
 #include <sstream>
 
@@ -136,6 +137,31 @@ std::vector<fs::path> sorted_files(const fs::path& dir, const std::string& prefi
   return out;
 }
 
+// The input_*.pb files of one test_data_set_* folder, named as the model
+// declares them (a file whose tensor has no name, or another, takes the
+// declared name of its position). An unreadable or unsupported file is the
+// case's outcome.
+std::optional<Result> load_inputs(const fs::path& set, const Model& model, NamedTensors& inputs) {
+  auto in_files = sorted_files(set, "input_");
+  const auto& declared = model.inputs();
+  if (in_files.size() != declared.size())
+    return Result{Outcome::kFail, set.filename().string() + ": " + std::to_string(in_files.size()) +
+                                      " input files for " + std::to_string(declared.size()) + " graph inputs"};
+  for (size_t i = 0; i < in_files.size(); ++i) {
+    std::string name;
+    Tensor t;
+    try {
+      t = load_data(in_files[i], declared[i].dtype, &name);
+    } catch (const Error& e) {
+      if (e.code() == ErrorCode::kUnsupported) return Result{Outcome::kSkip, e.what()};
+      return Result{Outcome::kFail, e.what()};
+    }
+    bool known = std::any_of(declared.begin(), declared.end(), [&](const ValueDesc& d) { return d.name == name; });
+    inputs.emplace_back(known ? name : declared[i].name, std::move(t));
+  }
+  return std::nullopt;
+}
+
 Result run_case(const fs::path& dir, const Options& opt) {
   std::shared_ptr<const Model> model;
   try {
@@ -152,23 +178,7 @@ Result run_case(const fs::path& dir, const Options& opt) {
   if (sets.empty()) return {Outcome::kSkip, "no test_data_set_* folders"};
   for (const auto& set : sets) {
     NamedTensors inputs;
-    auto in_files = sorted_files(set, "input_");
-    const auto& declared = model->inputs();
-    if (in_files.size() != declared.size())
-      return {Outcome::kFail, set.filename().string() + ": " + std::to_string(in_files.size()) + " input files for " +
-                                  std::to_string(declared.size()) + " graph inputs"};
-    for (size_t i = 0; i < in_files.size(); ++i) {
-      std::string name;
-      Tensor t;
-      try {
-        t = load_data(in_files[i], declared[i].dtype, &name);
-      } catch (const Error& e) {
-        if (e.code() == ErrorCode::kUnsupported) return {Outcome::kSkip, e.what()};
-        return {Outcome::kFail, e.what()};
-      }
-      bool known = std::any_of(declared.begin(), declared.end(), [&](const ValueDesc& d) { return d.name == name; });
-      inputs.emplace_back(known ? name : declared[i].name, std::move(t));
-    }
+    if (std::optional<Result> bad = load_inputs(set, *model, inputs)) return *bad;
     std::vector<Tensor> outputs;
     try {
       outputs = session.run(inputs);
@@ -257,23 +267,7 @@ Result run_case_gpu(const fs::path& dir, const Options& opt) {
   std::string placement;
   for (const auto& set : sets) {
     NamedTensors inputs;
-    auto in_files = sorted_files(set, "input_");
-    const auto& declared = model->inputs();
-    if (in_files.size() != declared.size())
-      return {Outcome::kFail, set.filename().string() + ": " + std::to_string(in_files.size()) + " input files for " +
-                                  std::to_string(declared.size()) + " graph inputs"};
-    for (size_t i = 0; i < in_files.size(); ++i) {
-      std::string name;
-      Tensor t;
-      try {
-        t = load_data(in_files[i], declared[i].dtype, &name);
-      } catch (const Error& e) {
-        if (e.code() == ErrorCode::kUnsupported) return {Outcome::kSkip, e.what()};
-        return {Outcome::kFail, e.what()};
-      }
-      bool known = std::any_of(declared.begin(), declared.end(), [&](const ValueDesc& d) { return d.name == name; });
-      inputs.emplace_back(known ? name : declared[i].name, std::move(t));
-    }
+    if (std::optional<Result> bad = load_inputs(set, *model, inputs)) return *bad;
     std::vector<Tensor> want, got;
     try {
       want = cpu.run(inputs);
@@ -392,23 +386,13 @@ int main(int argc, char** argv) {
     usage(stderr);
     return 2;
   }
-  std::vector<fs::path> cases;
-  for (const auto& d : opt.dirs) {
-    std::error_code ec;
-    if (!fs::is_directory(d, ec)) {
-      std::fprintf(stderr, "minirt-conformance: %s is not a folder\n", d.c_str());
-      return 2;
-    }
-    if (fs::exists(fs::path(d) / "model.onnx")) {
-      cases.emplace_back(d);
-      continue;
-    }
-    std::vector<fs::path> sub;
-    for (const auto& e : fs::directory_iterator(d))
-      if (fs::exists(e.path() / "model.onnx")) sub.push_back(e.path());
-    std::sort(sub.begin(), sub.end());
-    cases.insert(cases.end(), sub.begin(), sub.end());
+  std::string bad;
+  std::optional<std::vector<std::string>> found = tools::case_folders(opt.dirs, &bad);
+  if (!found) {
+    std::fprintf(stderr, "minirt-conformance: %s\n", bad.c_str());
+    return 2;
   }
+  std::vector<fs::path> cases(found->begin(), found->end());
   std::map<std::string, std::string> known;
   if (!opt.known.empty()) {
     std::ifstream f(opt.known);

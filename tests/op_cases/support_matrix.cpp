@@ -23,6 +23,7 @@
 #include <cstdio>
 #include <filesystem>
 #include <map>
+#include <optional>
 #include <set>
 #include <string>
 #include <vector>
@@ -32,6 +33,7 @@
 #include "loaders/onnx/onnx_subset.pb.h"
 #include "runtime/api/session_internal.h"
 #include "tests/unit/declining_device.h"
+#include "tools/cli_util.h"
 
 namespace fs = std::filesystem;
 using namespace minirt;
@@ -146,7 +148,7 @@ void usage(std::FILE* f) {
 
 int main(int argc, char** argv) {
   bool per_case = false;
-  std::vector<fs::path> cases;
+  std::vector<std::string> dirs;
   for (int i = 1; i < argc; ++i) {
     std::string a = argv[i];
     if (a == "--help" || a == "-h") {
@@ -162,21 +164,15 @@ int main(int argc, char** argv) {
       usage(stderr);
       return 2;
     }
-    std::error_code ec;
-    if (!fs::is_directory(a, ec)) {
-      std::fprintf(stderr, "minirt-support-matrix: %s is not a folder\n", a.c_str());
-      return 2;
-    }
-    if (fs::exists(fs::path(a) / "model.onnx")) {
-      cases.emplace_back(a);
-      continue;
-    }
-    std::vector<fs::path> sub;
-    for (const auto& e : fs::directory_iterator(a))
-      if (fs::exists(e.path() / "model.onnx")) sub.push_back(e.path());
-    std::sort(sub.begin(), sub.end());
-    cases.insert(cases.end(), sub.begin(), sub.end());
+    dirs.push_back(a);
   }
+  std::string bad;
+  std::optional<std::vector<std::string>> found = tools::case_folders(dirs, &bad);
+  if (!found) {
+    std::fprintf(stderr, "minirt-support-matrix: %s\n", bad.c_str());
+    return 2;
+  }
+  std::vector<fs::path> cases(found->begin(), found->end());
   if (cases.empty()) {
     usage(stderr);
     return 2;
