@@ -116,9 +116,6 @@ struct OpSchema {
   // Its output is a tensor written in the model (Constant): folding keeps it
   // as a constant however large (a computed result that large is left to run time).
   bool model_data = false;
-  // Its output is its input converted element by element (Cast): a shape
-  // operand it computes needs the input's values at plan time too.
-  bool converts_values = false;
   // For an op whose backends offer a choice of algorithms (runtime/tuner.h):
   // the text that identifies a node's problem in the algorithm cache, and a
   // short one for the tuning report. Unset, or an empty answer: the op and

@@ -19,22 +19,31 @@
 namespace minirt {
 
 std::vector<size_t> value_inputs(const Graph& model) {
+  // The nodes in an order where producers come first (the file's order need
+  // not be; a cycle was refused at load).
+  std::vector<int> order = model.topo_order();
   std::vector<size_t> out;
   for (size_t i = 0; i < model.inputs.size(); ++i) {
-    int v = model.inputs[i];
-    // A half input is read through the Cast to float32 the half lowering put after it.
-    std::vector<int> reads{v};
-    for (const auto& n : model.nodes) {
-      const OpSchema* s = find_schema(n.op);
-      if (s && s->converts_values && n.input(0) == v && is_half_dtype(model.values[v].dtype)) reads.push_back(n.outputs[0]);
-    }
+    // The values computed from this input's values: through every node that
+    // reads more than its shape (a half input's Cast, Add(n, 1), Concat of
+    // pads, ...).
+    std::vector<char> from_input(model.values.size(), 0);
+    from_input[static_cast<size_t>(model.inputs[i])] = 1;
     bool needed = false;
-    for (const auto& n : model.nodes) {
+    for (int idx : order) {
+      const Node& n = model.nodes[static_cast<size_t>(idx)];
       const OpSchema* s = find_schema(n.op);
-      if (!s) continue;
-      for (int slot : s->shape_inputs)
-        for (int r : reads)
-          if (n.input(slot) == r) needed = true;
+      bool reads = false;
+      for (size_t slot = 0; slot < n.inputs.size(); ++slot) {
+        int v = n.inputs[slot];
+        if (v < 0 || !from_input[static_cast<size_t>(v)]) continue;
+        if (s && std::find(s->shape_inputs.begin(), s->shape_inputs.end(), static_cast<int>(slot)) != s->shape_inputs.end())
+          needed = true;
+        if (!(s && s->reads_shape_only)) reads = true;
+      }
+      if (reads)
+        for (int o : n.outputs)
+          if (o >= 0) from_input[static_cast<size_t>(o)] = 1;
     }
     if (needed) out.push_back(i);
   }

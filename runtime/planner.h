@@ -110,7 +110,11 @@ struct Plan {
 std::unique_ptr<Plan> make_plan(const Graph& model, const std::vector<const Tensor*>& inputs, const KernelProvider& cpu,
                                 ThreadPool& pool, const PlanOptions& options);
 
-// Indices (into model.inputs) of graph inputs read as shape operands.
+// Indices (into model.inputs) of graph inputs whose values reach a shape
+// operand, directly or through computation (Range(0, Add(n, 1)), a half
+// input's Cast): the plan is made for their values, as constants folded
+// through that computation at plan time. Reading only an input's shape
+// (Shape, Size) does not count.
 std::vector<size_t> value_inputs(const Graph& model);
 
 

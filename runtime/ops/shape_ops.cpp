@@ -731,8 +731,7 @@ void add_shape_schemas(std::vector<OpSchema>& out) {
   out.push_back({.op = "Size", .infer = infer_size, .reads_shape_only = true});
   out.push_back({.op = "Cast", .parse = parse_cast, .infer = infer_cast,
                  .semantics = "float16 and bfloat16 to and from through float32, rounding to nearest even; 'to' a "
-                              "type name string before opset 6",
-                 .converts_values = true});
+                              "type name string before opset 6"});
   out.push_back({.op = "CastLike", .min_inputs = 2, .max_inputs = 2, .infer = infer_cast_like,
                  .semantics = "float16 and bfloat16 as for Cast"});
   out.push_back({.op = "Range", .min_inputs = 3, .max_inputs = 3, .infer = infer_range, .shape_inputs = {0, 1, 2}});

@@ -1104,6 +1104,19 @@ def newer_op_cases():
                        consts=[np.int64(10), np.int64(-7), np.int64(-3)]))
     out.append(op_case("range_int32_empty", "Range", [], opset=11,
                        consts=[np.int32(5), np.int32(5), np.int32(1)]))
+    # Shape operands computed at run time from input values (planned per value):
+    # Range's limit Add(n, 2), and Pad's pads a Concat of an input with zeros.
+    c = Case("range_limit_computed_from_input_value", opset=13)
+    n = c.input(np.array(5, np.int64))
+    lim = c.node("Add", [n, c.init(np.array(2, np.int64))])
+    c.output(c.node("Range", [c.init(np.array(1, np.int64)), lim, c.init(np.array(2, np.int64))]))
+    out.append(c)
+    c = Case("pad_pads_computed_from_input_value_3x4", opset=13)
+    x = c.input(c.uniform([3, 4]))
+    p = c.input(np.array([1, 2], np.int64))
+    pads = c.node("Concat", [p, c.init(np.array([0, 1], np.int64))], axis=0)
+    c.output(c.node("Pad", [x, pads], mode="reflect"))
+    out.append(c)
     out.append(op_case("size_2x3x4", "Size", [f(2, 3, 4)]))
     out.append(op_case("castlike_float_to_int64_3x4", "CastLike", [f(3, 4) * 10, i64(1)], opset=15))
     out.append(op_case("castlike_int32_to_float_3x4", "CastLike", [i64(3, 4).astype(np.int32), f(2)], opset=15))

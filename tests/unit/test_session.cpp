@@ -373,5 +373,47 @@ TEST(SessionMemory, PreallocateNeedsAFraction) {
   }
 }
 
+// Shape operands computed at run time from an input's values: Range's limit
+// is Add(n, 1) of a scalar input, Pad's pads a Concat of an input with
+// zeros. The plan is made per value of those inputs (the computation folded
+// at plan time), as for an input read directly as a shape operand.
+TEST(Session, ShapeOperandsComputedFromInputValuesArePlannedPerValue) {
+  ModelBuilder m(13);
+  m.input("n", DType::kInt64, {});
+  m.input("left", DType::kInt64, {1});
+  m.input("x", DType::kFloat32, {3});
+  m.initializer("one", testing::ints64({1}));
+  m.initializer("zero", testing::ints64({0}));
+  m.initializer("zeros", testing::ints64({0}));
+  m.node("Add", {"n", "one"}, {"limit"}, "limit");
+  m.node("Squeeze", {"limit"}, {"limit0"}, "squeeze");
+  m.node("Squeeze", {"zero"}, {"start"}, "start");
+  m.node("Squeeze", {"one"}, {"step"}, "step");
+  m.node("Range", {"start", "limit0", "step"}, {"ids"}, "range");
+  m.node("Concat", {"left", "zeros"}, {"pads"}, "pads").i("axis", 0);
+  m.node("Pad", {"x", "pads"}, {"padded"}, "pad");
+  m.output("ids");
+  m.output("padded");
+  std::string bytes = m.bytes();
+  auto model = Model::load_from_memory(bytes.data(), bytes.size(), "operands.onnx");
+  Session s(model, {.device = Device::kCpu, .threads = 1});
+  auto scalar = [](int64_t v) {
+    Tensor t = Tensor::zeros(DType::kInt64, {});
+    *t.data<int64_t>() = v;
+    return t;
+  };
+  Tensor x = testing::iota({3}, 1.0f, 1.0f);  // 1, 2, 3
+  for (int64_t n : {4, 0, 4, 6}) {
+    int64_t left = n % 3;
+    std::vector<Tensor> out = s.run({{"n", scalar(n)}, {"left", testing::ints64({left})}, {"x", x.clone()}});
+    ASSERT_EQ(out[0].shape(), Shape({n + 1})) << "n = " << n;
+    for (int64_t i = 0; i <= n; ++i) EXPECT_EQ(out[0].data<int64_t>()[i], i);
+    ASSERT_EQ(out[1].shape(), Shape({3 + left}));
+    for (int64_t i = 0; i < left; ++i) EXPECT_EQ(out[1].data<float>()[i], 0.0f);
+    for (int64_t i = 0; i < 3; ++i) EXPECT_EQ(out[1].data<float>()[left + i], static_cast<float>(i + 1));
+  }
+  EXPECT_EQ(s.plans_made(), 3);  // n = 4 twice: its plan is kept
+}
+
 }  // namespace
 }  // namespace minirt
