@@ -285,7 +285,7 @@ int cut_pieces(const Im2colGeom& q, int64_t n0, int64_t nc, int lanes, SgemmPiec
     int64_t len = std::min({nc - col, q.ow - ow, static_cast<int64_t>(lanes) - t});
     if (count == cap) return -1;
     out[count++] = SgemmPiece{static_cast<int32_t>(chunk), static_cast<int16_t>(t), static_cast<int16_t>(t + len),
-                         static_cast<int32_t>(oh), static_cast<int32_t>(ow)};
+                              static_cast<int32_t>(oh), static_cast<int32_t>(ow)};
     col += len;
     ow += len;
     if (ow == q.ow) {
