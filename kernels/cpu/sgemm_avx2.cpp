@@ -9,6 +9,9 @@
 
 #include "kernels/cpu/sgemm_isa.h"
 #include "kernels/cpu/sgemm_ukr.h"
+
+// vmath.h's register forms local to this object (MINIRT_VMATH_INLINE there).
+#define MINIRT_VMATH_INLINE static inline
 #include "kernels/cpu/vmath.h"  // act_avx2: always inlined, target avx2,fma
 
 namespace minirt::cpu {
