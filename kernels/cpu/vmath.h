@@ -341,8 +341,8 @@ MINIRT_AVX512_WARNINGS_OFF
 // Only AVX-512F instructions (the float logic ops, being AVX-512DQ, are
 // done on integers), so every CPU with avx512f runs them; the target has no
 // avx512dq, so that the compiler holds us to it and these inline into
-// the SGEMM kernels of sgemm_avx512.cpp, whose flags are the same (there,
-// one not inlined would be a weak symbol, which cli.isa_objects refuses).
+// the SGEMM kernels of sgemm_avx512.cpp, whose flags are the same (and
+// which makes them static, MINIRT_VMATH_INLINE).
 
 namespace vmath_detail {
 
