@@ -14,13 +14,15 @@
 namespace minirt::cpu {
 namespace {
 
-// min(max(v, 0), 16), as std::clamp is written in libstdc++ 12 (so the code
-// is what it was with std::clamp), without a std template (ARCHITECTURE.md, "ISA files").
-int64_t clamp16(int64_t v) {
-  const int64_t m = v < 0 ? 0 : v;
-  return 16 < m ? 16 : m;
+// std::min, std::max and std::clamp as libstdc++ 12 writes them (by const
+// reference, clamp as min(max(v, lo), hi)), so that the code is what it was
+// with them, without a std template (ARCHITECTURE.md, "ISA files").
+inline const int64_t& min64(const int64_t& a, const int64_t& b) { return b < a ? b : a; }
+inline const int64_t& max64(const int64_t& a, const int64_t& b) { return a < b ? b : a; }
+inline int64_t clamp16(int64_t v) {
+  const int64_t lo = 0, hi = 16;
+  return min64(max64(v, lo), hi);
 }
-int64_t min64(int64_t a, int64_t b) { return b < a ? b : a; }
 
 // Lanes [lo, hi) of a 16-lane mask (empty when lo >= hi).
 inline __mmask16 lanes(int64_t lo, int64_t hi) {

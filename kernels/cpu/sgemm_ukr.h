@@ -25,12 +25,11 @@
 namespace minirt::cpu {
 namespace {
 
-// std::clamp without a std template (see the header comment), written as
-// libstdc++ 12 writes it: min(max(v, lo), hi).
-inline int clamp_int(int v, int lo, int hi) {
-  const int m = v < lo ? lo : v;
-  return hi < m ? hi : m;
-}
+// std::clamp as libstdc++ 12 writes it (min(max(v, lo), hi), by const
+// reference), without a std template (see the header comment).
+inline const int& min_int(const int& a, const int& b) { return b < a ? b : a; }
+inline const int& max_int(const int& a, const int& b) { return a < b ? b : a; }
+inline int clamp_int(const int& v, const int& lo, const int& hi) { return min_int(max_int(v, lo), hi); }
 
 // Partial sums per column in the narrow kernels: enough independent FMA
 // chains to cover the latency when there are few columns.
