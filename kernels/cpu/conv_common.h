@@ -3,6 +3,7 @@
 // the input that implicit_gemm and Winograd read their windows from.
 #pragma once
 
+#include "kernels/cpu/conv_geometry.h"
 #include "runtime/graph.h"
 #include "runtime/ops/conv.h"
 
@@ -11,13 +12,7 @@
 
 namespace minirt::cpu {
 
-// Geometry of a (1-D or) 2-D convolution; 1-D is 2-D with height 1.
-struct Geometry {
-  int64_t n, c, h, w;  // input
-  int64_t m, oh, ow;   // output
-  int64_t kh, kw, sh, sw, dh, dw, ph, pw;
-  int64_t groups;
-};
+// Geometry (of a 1-D or 2-D convolution): conv_geometry.h.
 
 Geometry conv_geometry(const Shape& x, const Shape& y, const WindowAttrs& a, int64_t groups);
 

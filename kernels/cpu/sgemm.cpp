@@ -1,12 +1,14 @@
 // minirt's packed SGEMM; see sgemm.h for the layout, blocking and threading.
 //
-// The AVX-512 and AVX2 code is compiled with target attributes and only
-// called after cpuid says the CPU has those instructions, so this file may
-// be built for plain x86-64 (or any other architecture, where only the
-// portable kernel exists).
+// The driver: ISA choice, packing, blocking, threads, and the portable
+// microkernel. The AVX-512 and AVX2 microkernels are in sgemm_avx512.cpp and
+// sgemm_avx2.cpp (sgemm_isa.h), compiled with their own -m flags and called
+// only after cpuid says the CPU has those instructions, so this file may be
+// built for plain x86-64 (or any other architecture, where only the portable
+// kernel exists).
 #include "kernels/cpu/sgemm.h"
 
-#include "kernels/cpu/vmath.h"
+#include "kernels/cpu/sgemm_isa.h"
 
 #include <minirt/error.h>
 
@@ -14,7 +16,6 @@
 #include "runtime/memory_pool.h"
 
 #include <algorithm>
-#include <array>
 #include <atomic>
 #include <cmath>
 #include <cstdlib>
@@ -24,10 +25,7 @@
 #include <utility>
 
 #if defined(__x86_64__) || defined(__i386__)
-#include <immintrin.h>
 #define MINIRT_SGEMM_X86 1
-#define MINIRT_AVX512 __attribute__((target("avx512f,avx2,fma")))
-#define MINIRT_AVX2 __attribute__((target("avx2,fma")))
 #else
 #define MINIRT_SGEMM_X86 0
 #endif
@@ -49,12 +47,10 @@ struct Variant {
 };
 
 Variant variant(SgemmIsa isa) {
-  switch (isa) {
-    case SgemmIsa::kAvx512: return {8, 32, 16, 12};
-    case SgemmIsa::kAvx2: return {4, 24, 8, 3};
-    case SgemmIsa::kGeneric: break;
-  }
-  return {4, 16, 16, 0};
+  SgemmShape s = isa == SgemmIsa::kAvx512 ? kSgemmAvx512Shape
+                 : isa == SgemmIsa::kAvx2 ? kSgemmAvx2Shape
+                                          : kSgemmGenericShape;
+  return {s.mr, s.nr, s.vw, s.narrow_max};
 }
 
 // The forced variant, or -1 for none (tests and benchmarks set it between plans).
@@ -278,17 +274,9 @@ void pack_b_matrix(const float* src, int64_t rs, int64_t cs, int64_t k0, int64_t
   }
 }
 
-// A piece of a B block: lanes [t0, t1) of one chunk of a panel row, all in
-// output row `oh`, starting at output column `ow0`.
-struct Piece {
-  int32_t chunk;  // chunk index within the block (chunk = `lanes` columns)
-  int16_t t0, t1;
-  int32_t oh, ow0;
-};
-
 // The pieces of columns [n0, n0 + nc) cut at output rows and at chunks of
 // `lanes` columns. Returns how many were written (at most cap); -1 if more.
-int cut_pieces(const Im2colGeom& q, int64_t n0, int64_t nc, int lanes, Piece* out, int cap) {
+int cut_pieces(const Im2colGeom& q, int64_t n0, int64_t nc, int lanes, SgemmPiece* out, int cap) {
   int count = 0;
   int64_t oh = n0 / q.ow, ow = n0 % q.ow;
   for (int64_t col = 0; col < nc;) {
@@ -296,8 +284,8 @@ int cut_pieces(const Im2colGeom& q, int64_t n0, int64_t nc, int lanes, Piece* ou
     int64_t t = col % lanes;
     int64_t len = std::min({nc - col, q.ow - ow, static_cast<int64_t>(lanes) - t});
     if (count == cap) return -1;
-    out[count++] = Piece{static_cast<int32_t>(chunk), static_cast<int16_t>(t), static_cast<int16_t>(t + len),
-                         static_cast<int32_t>(oh), static_cast<int32_t>(ow)};
+    out[count++] = SgemmPiece{static_cast<int32_t>(chunk), static_cast<int16_t>(t), static_cast<int16_t>(t + len),
+                              static_cast<int32_t>(oh), static_cast<int32_t>(ow)};
     col += len;
     ow += len;
     if (ow == q.ow) {
@@ -315,7 +303,7 @@ void pack_b_im2col_generic(const Im2colGeom& q, const float* x, int64_t k0, int6
                            int nr, int64_t pstride, float* dst) {
   const int lanes = 8;  // every panel width is a multiple of 8
   const int chunks_per_panel = nr / lanes;
-  Piece pieces[kMaxPieces];
+  SgemmPiece pieces[kMaxPieces];
   int np = cut_pieces(q, n0, nc, lanes, pieces, kMaxPieces);
   const int64_t khw = q.kh * q.kw;
   const int64_t panels = ceil_div(nc, nr);
@@ -341,7 +329,7 @@ void pack_b_im2col_generic(const Im2colGeom& q, const float* x, int64_t k0, int6
     const float* xc = x + ci * q.h * q.w;
     const int64_t ioff = i * q.dh - q.ph, joff = j * q.dw - q.pw;
     for (int p = 0; p < np; ++p) {
-      const Piece& pc = pieces[p];
+      const SgemmPiece& pc = pieces[p];
       float* d = dst + (pc.chunk / chunks_per_panel) * pstride + kk * nr + (pc.chunk % chunks_per_panel) * lanes;
       int64_t ih = pc.oh * q.sh + ioff;
       if (ih < 0 || ih >= q.h) {
@@ -362,80 +350,25 @@ void pack_b_im2col_generic(const Im2colGeom& q, const float* x, int64_t k0, int6
   }
 }
 
-#if MINIRT_SGEMM_X86
-// Lanes [lo, hi) of a 16-lane mask (empty when lo >= hi).
-inline __mmask16 lane_range(int64_t lo, int64_t hi) {
-  lo = std::clamp<int64_t>(lo, 0, 16);
-  hi = std::clamp<int64_t>(hi, 0, 16);
-  return static_cast<__mmask16>(lo < hi ? ((1u << hi) - 1) & ~((1u << lo) - 1) : 0u);
-}
-
-// AVX-512 im2col for strides 1 and 2 (any dilation, padding): each 16-column
-// chunk of a panel row is one masked load per piece straight from the input
-// row (stride 2: two loads and their even lanes), zero where the window
-// leaves the input.
-MINIRT_AVX512 void pack_b_im2col_avx512(const Im2colGeom& q, const float* x, int64_t k0, int64_t kc, int64_t n0,
-                                        int64_t nc, int nr, int64_t pstride, float* dst) {
-  const int lanes = 16;
-  if (q.sw != 1 && q.sw != 2) return pack_b_im2col_generic(q, x, k0, kc, n0, nc, nr, pstride, dst);
-  Piece pieces[kMaxPieces];
-  int np = cut_pieces(q, n0, nc, lanes, pieces, kMaxPieces);
-  if (np < 0) return pack_b_im2col_generic(q, x, k0, kc, n0, nc, nr, pstride, dst);
-  const __m512i even = _mm512_set_epi32(30, 28, 26, 24, 22, 20, 18, 16, 14, 12, 10, 8, 6, 4, 2, 0);
-  const int chunks_per_panel = nr / lanes;
-  const int64_t chunks = ceil_div(ceil_div(nc, nr) * nr, lanes);
-  const int64_t khw = q.kh * q.kw;
-  for (int64_t kk = 0; kk < kc; ++kk) {
-    int64_t k = k0 + kk, ci = k / khw, i = (k % khw) / q.kw, j = k % q.kw;
-    const float* xc = x + ci * q.h * q.w;
-    const int64_t ioff = i * q.dh - q.ph, joff = j * q.dw - q.pw;
-    int p = 0;
-    for (int64_t c = 0; c < chunks; ++c) {
-      __m512 v = _mm512_setzero_ps();
-      for (; p < np && pieces[p].chunk == c; ++p) {
-        const Piece& pc = pieces[p];
-        int64_t ih = pc.oh * q.sh + ioff;
-        if (ih < 0 || ih >= q.h) continue;
-        const float* xr = xc + ih * q.w;
-        if (q.sw == 1) {
-          // Lane t reads iw = t + shift, valid for 0 <= iw < w.
-          int64_t shift = pc.ow0 - pc.t0 + joff;
-          v = _mm512_mask_loadu_ps(v, lane_range(std::max<int64_t>(pc.t0, -shift), std::min<int64_t>(pc.t1, q.w - shift)),
-                                   xr + shift);
-        } else {
-          // Lane t reads iw = 2t + shift: element 2t of the 32 from xr + shift.
-          int64_t shift = 2 * (pc.ow0 - pc.t0) + joff;
-          int64_t lo = std::max<int64_t>(pc.t0, ceil_div(std::max<int64_t>(-shift, 0), 2));
-          int64_t hi = std::min<int64_t>(pc.t1, q.w - shift > 0 ? ceil_div(q.w - shift, 2) : 0);
-          if (lo >= hi) continue;
-          int64_t e0 = 2 * lo, e1 = 2 * hi - 1;  // elements [e0, e1) are read
-          __m512 a = _mm512_maskz_loadu_ps(lane_range(e0, e1), xr + shift);
-          __m512 b = _mm512_maskz_loadu_ps(lane_range(e0 - 16, e1 - 16), xr + shift + 16);
-          v = _mm512_mask_mov_ps(v, lane_range(lo, hi), _mm512_permutex2var_ps(a, even, b));
-        }
-      }
-      float* d = dst + (c / chunks_per_panel) * pstride + kk * nr + (c % chunks_per_panel) * lanes;
-      _mm512_storeu_ps(d, v);
-    }
-  }
-}
-#endif
-
 // Panels of a per-call B block are kc * nr floats apart plus one cache line,
 // so that the rows the packers write across panels (and the microkernel's
 // reads) do not all fall into the same L1 set when kc * nr * 4 is a multiple
 // of 4 KiB.
 int64_t block_pstride(int64_t kc, int nr) { return kc * nr + 16; }
 
-void pack_b_block(SgemmIsa isa, const SgemmB& b, int64_t k0, int64_t kc, int64_t n0, int64_t nc, int nr,
+void pack_b_block(const SgemmKernels* kernels, const SgemmB& b, int64_t k0, int64_t kc, int64_t n0, int64_t nc, int nr,
                   float* dst) {
   int64_t pstride = block_pstride(kc, nr);
   switch (b.kind) {
     case SgemmB::Kind::kMatrix: return pack_b_matrix(b.data, b.rs, b.cs, k0, kc, n0, nc, nr, pstride, dst);
     case SgemmB::Kind::kIm2col:
-#if MINIRT_SGEMM_X86
-      if (isa == SgemmIsa::kAvx512) return pack_b_im2col_avx512(*b.conv, b.data, k0, kc, n0, nc, nr, pstride, dst);
-#endif
+      if (kernels && kernels->im2col && (b.conv->sw == 1 || b.conv->sw == 2)) {
+        // 16-lane pieces for the ISA file's masked loads; very narrow
+        // outputs (more pieces than fit) take the portable path.
+        SgemmPiece pieces[kMaxPieces];
+        int np = cut_pieces(*b.conv, n0, nc, 16, pieces, kMaxPieces);
+        if (np >= 0) return kernels->im2col(*b.conv, b.data, k0, kc, nc, nr, pstride, dst, pieces, np);
+      }
       return pack_b_im2col_generic(*b.conv, b.data, k0, kc, n0, nc, nr, pstride, dst);
     case SgemmB::Kind::kPrepacked:
     case SgemmB::Kind::kIndirect: break;
@@ -453,25 +386,13 @@ AlignedFloats sgemm_pack_b(SgemmIsa isa, const float* src, int64_t rs, int64_t c
 
 // ---------------------------------------------------------------- microkernels
 //
-// Every kernel computes an MR x (up to NR) tile over kc steps of K from an A
-// panel (MR floats per k) and a B source: packed panels (NR floats per k) or,
-// with IND, rows read in place at b + koff[k] (the last vector of a short
-// tile read with a mask, so nothing past the tile is touched).
+// Every kernel computes an MR x (up to NR) tile (SgemmUkr in sgemm_isa.h).
+// The vector ones are in the ISA files; here, the portable one, the epilogue
+// of one element, and the choice of kernel for a tile.
 
 namespace {
 
-// Where a tile of C goes and what happens to it on the way.
-struct TileOut {
-  float* c;
-  int64_t ldc;
-  int rows, cols;
-  bool load_c;  // add to what C holds (later K blocks, or accumulate)
-  bool last;    // the sum over K is complete: bias and activation
-  float alpha;
-  const float* row_bias;  // at the tile's first row
-  const float* col_bias;  // at the tile's first column
-  const Activation* act;
-};
+using TileOut = SgemmTileOut;
 
 // The epilogue of one element, in the order the vector kernels use.
 inline void finish(float acc, float* p, const TileOut& o, int r, int j) {
@@ -505,269 +426,52 @@ void ukr_generic(int64_t kc, const float* a, const float* b, const int64_t* koff
     for (int j = 0; j < o.cols; ++j) finish(acc[r][j], o.c + r * o.ldc + j, o, r, j);
 }
 
-// Partial sums per column in the narrow kernels: enough independent FMA
-// chains to cover the latency when there are few columns.
-constexpr int narrow_sums(int nc) { return std::min(4, std::max(1, 8 / nc)); }
-
+// The ISA file's kernels for isa; null for the portable kernel.
+const SgemmKernels* kernels_for(SgemmIsa isa) {
 #if MINIRT_SGEMM_X86
-
-// ---- AVX-512: 8 x 32 (two zmm columns); rows and vectors as templates.
-
-template <int R, int V, bool IND>
-MINIRT_AVX512 void ukr_avx512(int64_t kc, const float* a, const float* b, const int64_t* koff, const TileOut& o) {
-  constexpr int MR = 8, NR = 32;
-  __mmask16 mask[V];
-#pragma GCC unroll 2
-  for (int v = 0; v < V; ++v) {
-    int n = std::clamp(o.cols - 16 * v, 0, 16);
-    mask[v] = static_cast<__mmask16>((1u << n) - 1);
-  }
-  __m512 acc[R][V];
-#pragma GCC unroll 8
-  for (int r = 0; r < R; ++r)
-#pragma GCC unroll 2
-    for (int v = 0; v < V; ++v) acc[r][v] = _mm512_setzero_ps();
-  for (int64_t k = 0; k < kc; ++k, a += MR) {
-    const float* bk = IND ? b + koff[k] : b + k * NR;
-    __m512 bv[V];
-#pragma GCC unroll 2
-    for (int v = 0; v < V; ++v) bv[v] = IND ? _mm512_maskz_loadu_ps(mask[v], bk + 16 * v) : _mm512_loadu_ps(bk + 16 * v);
-#pragma GCC unroll 8
-    for (int r = 0; r < R; ++r) {
-      __m512 av = _mm512_set1_ps(a[r]);
-#pragma GCC unroll 2
-      for (int v = 0; v < V; ++v) acc[r][v] = _mm512_fmadd_ps(av, bv[v], acc[r][v]);
-    }
-  }
-  const bool scale = o.alpha != 1.0f;
-  const __m512 alpha = _mm512_set1_ps(o.alpha);
-  // The fused activation, every kind in vector form (vmath.h), on the tile in registers.
-  const bool vact = o.last && !o.act->none();
-  __m512 cb[V];
-#pragma GCC unroll 2
-  for (int v = 0; v < V; ++v)
-    cb[v] = o.last && o.col_bias ? _mm512_maskz_loadu_ps(mask[v], o.col_bias + 16 * v) : _mm512_setzero_ps();
-#pragma GCC unroll 8
-  for (int r = 0; r < R; ++r) {
-    float* p = o.c + r * o.ldc;
-#pragma GCC unroll 2
-    for (int v = 0; v < V; ++v) {
-      __m512 x = acc[r][v];
-      if (scale) x = _mm512_mul_ps(x, alpha);
-      if (o.load_c) x = _mm512_add_ps(x, _mm512_maskz_loadu_ps(mask[v], p + 16 * v));
-      if (o.last) {
-        if (o.row_bias) x = _mm512_add_ps(x, _mm512_set1_ps(o.row_bias[r]));
-        if (o.col_bias) x = _mm512_add_ps(x, cb[v]);
-        if (vact) x = act_avx512(x, *o.act);
-      }
-      _mm512_mask_storeu_ps(p + 16 * v, mask[v], x);
-    }
-  }
-}
-
-// Narrow column tails (NC <= 12 columns): vectorized along the 8 rows of the
-// A panel instead, one ymm accumulator per column (and per partial sum).
-template <int NC, bool IND>
-MINIRT_AVX512 void narrow_avx512(int64_t kc, const float* a, const float* b, const int64_t* koff,
-                                 const TileOut& o) {
-  constexpr int MR = 8, NR = 32, U = narrow_sums(NC);
-  __m256 acc[U][NC];
-#pragma GCC unroll 4
-  for (int u = 0; u < U; ++u)
-#pragma GCC unroll 16
-    for (int j = 0; j < NC; ++j) acc[u][j] = _mm256_setzero_ps();
-  int64_t k = 0;
-  for (; k + U <= kc; k += U, a += U * MR)
-#pragma GCC unroll 4
-    for (int u = 0; u < U; ++u) {
-      const float* bk = IND ? b + koff[k + u] : b + (k + u) * NR;
-      __m256 av = _mm256_loadu_ps(a + u * MR);
-#pragma GCC unroll 16
-      for (int j = 0; j < NC; ++j) acc[u][j] = _mm256_fmadd_ps(av, _mm256_set1_ps(bk[j]), acc[u][j]);
-    }
-  for (; k < kc; ++k, a += MR) {
-    const float* bk = IND ? b + koff[k] : b + k * NR;
-    __m256 av = _mm256_loadu_ps(a);
-#pragma GCC unroll 16
-    for (int j = 0; j < NC; ++j) acc[0][j] = _mm256_fmadd_ps(av, _mm256_set1_ps(bk[j]), acc[0][j]);
-  }
-  alignas(32) float t[NC][8];
-#pragma GCC unroll 16
-  for (int j = 0; j < NC; ++j) {
-    __m256 sum = acc[0][j];
-#pragma GCC unroll 4
-    for (int u = 1; u < U; ++u) sum = _mm256_add_ps(sum, acc[u][j]);
-    _mm256_store_ps(t[j], sum);
-  }
-  for (int r = 0; r < o.rows; ++r)
-    for (int j = 0; j < NC; ++j) finish(t[j][r], o.c + r * o.ldc + j, o, r, j);
-}
-
-// ---- AVX2: 4 x 24 (three ymm columns).
-
-alignas(32) const int32_t kLaneMask[16] = {-1, -1, -1, -1, -1, -1, -1, -1, 0, 0, 0, 0, 0, 0, 0, 0};
-
-template <int R, int V, bool IND>
-MINIRT_AVX2 void ukr_avx2(int64_t kc, const float* a, const float* b, const int64_t* koff, const TileOut& o) {
-  constexpr int MR = 4, NR = 24;
-  __m256i mask[V];
-#pragma GCC unroll 3
-  for (int v = 0; v < V; ++v) {
-    int n = std::clamp(o.cols - 8 * v, 0, 8);
-    mask[v] = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(kLaneMask + 8 - n));
-  }
-  __m256 acc[R][V];
-#pragma GCC unroll 4
-  for (int r = 0; r < R; ++r)
-#pragma GCC unroll 3
-    for (int v = 0; v < V; ++v) acc[r][v] = _mm256_setzero_ps();
-  for (int64_t k = 0; k < kc; ++k, a += MR) {
-    const float* bk = IND ? b + koff[k] : b + k * NR;
-    __m256 bv[V];
-#pragma GCC unroll 3
-    for (int v = 0; v < V; ++v)
-      bv[v] = IND && v == V - 1 ? _mm256_maskload_ps(bk + 8 * v, mask[v]) : _mm256_loadu_ps(bk + 8 * v);
-#pragma GCC unroll 4
-    for (int r = 0; r < R; ++r) {
-      __m256 av = _mm256_broadcast_ss(a + r);
-#pragma GCC unroll 3
-      for (int v = 0; v < V; ++v) acc[r][v] = _mm256_fmadd_ps(av, bv[v], acc[r][v]);
-    }
-  }
-  const bool scale = o.alpha != 1.0f;
-  const __m256 alpha = _mm256_set1_ps(o.alpha);
-  // The fused activation, every kind in vector form (vmath.h), on the tile in registers.
-  const bool vact = o.last && !o.act->none();
-  __m256 cb[V];
-#pragma GCC unroll 3
-  for (int v = 0; v < V; ++v)
-    cb[v] = o.last && o.col_bias ? _mm256_maskload_ps(o.col_bias + 8 * v, mask[v]) : _mm256_setzero_ps();
-#pragma GCC unroll 4
-  for (int r = 0; r < R; ++r) {
-    float* p = o.c + r * o.ldc;
-#pragma GCC unroll 3
-    for (int v = 0; v < V; ++v) {
-      __m256 x = acc[r][v];
-      if (scale) x = _mm256_mul_ps(x, alpha);
-      if (o.load_c) x = _mm256_add_ps(x, _mm256_maskload_ps(p + 8 * v, mask[v]));
-      if (o.last) {
-        if (o.row_bias) x = _mm256_add_ps(x, _mm256_set1_ps(o.row_bias[r]));
-        if (o.col_bias) x = _mm256_add_ps(x, cb[v]);
-        if (vact) x = act_avx2(x, *o.act);
-      }
-      _mm256_maskstore_ps(p + 8 * v, mask[v], x);
-    }
-  }
-}
-
-template <int NC, bool IND>
-MINIRT_AVX2 void narrow_avx2(int64_t kc, const float* a, const float* b, const int64_t* koff, const TileOut& o) {
-  constexpr int MR = 4, NR = 24, U = narrow_sums(NC);
-  __m128 acc[U][NC];
-#pragma GCC unroll 4
-  for (int u = 0; u < U; ++u)
-#pragma GCC unroll 8
-    for (int j = 0; j < NC; ++j) acc[u][j] = _mm_setzero_ps();
-  int64_t k = 0;
-  for (; k + U <= kc; k += U, a += U * MR)
-#pragma GCC unroll 4
-    for (int u = 0; u < U; ++u) {
-      const float* bk = IND ? b + koff[k + u] : b + (k + u) * NR;
-      __m128 av = _mm_loadu_ps(a + u * MR);
-#pragma GCC unroll 8
-      for (int j = 0; j < NC; ++j) acc[u][j] = _mm_fmadd_ps(av, _mm_set1_ps(bk[j]), acc[u][j]);
-    }
-  for (; k < kc; ++k, a += MR) {
-    const float* bk = IND ? b + koff[k] : b + k * NR;
-    __m128 av = _mm_loadu_ps(a);
-#pragma GCC unroll 8
-    for (int j = 0; j < NC; ++j) acc[0][j] = _mm_fmadd_ps(av, _mm_set1_ps(bk[j]), acc[0][j]);
-  }
-  alignas(16) float t[NC][4];
-#pragma GCC unroll 8
-  for (int j = 0; j < NC; ++j) {
-    __m128 sum = acc[0][j];
-#pragma GCC unroll 4
-    for (int u = 1; u < U; ++u) sum = _mm_add_ps(sum, acc[u][j]);
-    _mm_store_ps(t[j], sum);
-  }
-  for (int r = 0; r < o.rows; ++r)
-    for (int j = 0; j < NC; ++j) finish(t[j][r], o.c + r * o.ldc + j, o, r, j);
-}
-
-#endif  // MINIRT_SGEMM_X86
-
-using Ukr = void (*)(int64_t, const float*, const float*, const int64_t*, const TileOut&);
-
-#if MINIRT_SGEMM_X86
-// Tables indexed [rows - 1][vectors - 1] and [columns - 1].
-template <bool IND, int... R>
-constexpr std::array<std::array<Ukr, 2>, sizeof...(R)> avx512_table(std::integer_sequence<int, R...>) {
-  return {{{ukr_avx512<R + 1, 1, IND>, ukr_avx512<R + 1, 2, IND>}...}};
-}
-template <bool IND, int... R>
-constexpr std::array<std::array<Ukr, 3>, sizeof...(R)> avx2_table(std::integer_sequence<int, R...>) {
-  return {{{ukr_avx2<R + 1, 1, IND>, ukr_avx2<R + 1, 2, IND>, ukr_avx2<R + 1, 3, IND>}...}};
-}
-template <bool IND, int... C>
-constexpr std::array<Ukr, sizeof...(C)> narrow512_table(std::integer_sequence<int, C...>) {
-  return {{narrow_avx512<C + 1, IND>...}};
-}
-template <bool IND, int... C>
-constexpr std::array<Ukr, sizeof...(C)> narrow2_table(std::integer_sequence<int, C...>) {
-  return {{narrow_avx2<C + 1, IND>...}};
-}
-constexpr int kNarrow512 = 12, kNarrow2 = 3;
-constexpr std::array<std::array<std::array<Ukr, 2>, 8>, 2> kAvx512 = {
-    avx512_table<false>(std::make_integer_sequence<int, 8>{}), avx512_table<true>(std::make_integer_sequence<int, 8>{})};
-constexpr std::array<std::array<std::array<Ukr, 3>, 4>, 2> kAvx2 = {
-    avx2_table<false>(std::make_integer_sequence<int, 4>{}), avx2_table<true>(std::make_integer_sequence<int, 4>{})};
-constexpr std::array<std::array<Ukr, kNarrow512>, 2> kNarrowAvx512 = {
-    narrow512_table<false>(std::make_integer_sequence<int, kNarrow512>{}),
-    narrow512_table<true>(std::make_integer_sequence<int, kNarrow512>{})};
-constexpr std::array<std::array<Ukr, kNarrow2>, 2> kNarrowAvx2 = {
-    narrow2_table<false>(std::make_integer_sequence<int, kNarrow2>{}),
-    narrow2_table<true>(std::make_integer_sequence<int, kNarrow2>{})};
+  if (isa == SgemmIsa::kAvx512) return &sgemm_kernels_avx512();
+  if (isa == SgemmIsa::kAvx2) return &sgemm_kernels_avx2();
 #endif
+  (void)isa;
+  return nullptr;
+}
 
 // One MR x (up to NR) tile: whole vectors with one kernel call, a short tail
 // with the narrow kernel (cheaper than a mostly empty vector).
-inline void run_tile(SgemmIsa isa, const Variant& v, int64_t kc, const float* a, const float* b, const int64_t* koff,
-                     TileOut o) {
+inline void run_tile(const SgemmKernels* k, const Variant& v, int64_t kc, const float* a, const float* b,
+                     const int64_t* koff, TileOut o) {
   const int ind = koff != nullptr;
-#if MINIRT_SGEMM_X86
-  if (isa == SgemmIsa::kAvx512 || isa == SgemmIsa::kAvx2) {
-    const bool wide = isa == SgemmIsa::kAvx512;
+  if (k) {
     const int cols = o.cols;
     const int full = cols / v.vw, rest = cols % v.vw;
     if (rest == 0 || rest > v.narrow_max) {
-      int vecs = ceil_div(cols, v.vw);
-      if (wide) kAvx512[ind][o.rows - 1][vecs - 1](kc, a, b, koff, o);
-      else kAvx2[ind][o.rows - 1][vecs - 1](kc, a, b, koff, o);
+      int vecs = static_cast<int>(ceil_div(cols, v.vw));
+      k->wide[ind][o.rows - 1][vecs - 1](kc, a, b, koff, o);
       return;
     }
     if (full > 0) {
       TileOut head = o;
       head.cols = full * v.vw;
-      if (wide) kAvx512[ind][o.rows - 1][full - 1](kc, a, b, koff, head);
-      else kAvx2[ind][o.rows - 1][full - 1](kc, a, b, koff, head);
+      k->wide[ind][o.rows - 1][full - 1](kc, a, b, koff, head);
     }
     const int off = full * v.vw;
     o.c += off;
     o.cols = rest;
     if (o.col_bias) o.col_bias += off;
-    if (wide) kNarrowAvx512[ind][rest - 1](kc, a, b + off, koff, o);
-    else kNarrowAvx2[ind][rest - 1](kc, a, b + off, koff, o);
+    k->narrow[ind][rest - 1](kc, a, b + off, koff, o);
     return;
   }
-#endif
-  (void)isa;
   (void)v;
   if (ind) ukr_generic<4, 16, true>(kc, a, b, koff, o);
   else ukr_generic<4, 16, false>(kc, a, b, koff, o);
 }
 
 }  // namespace
+
+void sgemm_finish_narrow(const float* sums, int lanes, int cols, const SgemmTileOut& o) {
+  for (int r = 0; r < o.rows; ++r)
+    for (int j = 0; j < cols; ++j) finish(sums[j * lanes + r], o.c + r * o.ldc + j, o, r, j);
+}
 
 // ---------------------------------------------------------------- driver
 
@@ -796,7 +500,7 @@ TileOut tile_out(const SgemmArgs& g, int64_t row, int64_t col, int rows, int col
 
 // B read in place through the offset table: tiles never cross a row of
 // `row_w` columns, whose B rows start `wide_w` apart.
-void compute_indirect(const SgemmArgs& g, const Variant& v, int64_t m0, int64_t m1, int64_t n0, int64_t n1) {
+void compute_indirect(const SgemmArgs& g, const SgemmKernels* kern, const Variant& v, int64_t m0, int64_t m1, int64_t n0, int64_t n1) {
   const int64_t K = g.k, kstep = k_step(K);
   const int64_t W = g.b.row_w, WQ = g.b.wide_w;
   for (int64_t pc = 0; pc < K; pc += kstep) {
@@ -814,7 +518,7 @@ void compute_indirect(const SgemmArgs& g, const Variant& v, int64_t m0, int64_t 
         for (int64_t ir = ic; ir < ie; ir += v.mr) {
           const float* ap = a_panel(g.a, v, g.m, ir, pc, kc);
           const int rows = static_cast<int>(std::min<int64_t>(v.mr, ie - ir));
-          run_tile(g.isa, v, kc, ap, bp, koff, tile_out(g, ir, n, rows, cols, first, last));
+          run_tile(kern, v, kc, ap, bp, koff, tile_out(g, ir, n, rows, cols, first, last));
         }
         n += cols;
       }
@@ -827,6 +531,7 @@ void compute_indirect(const SgemmArgs& g, const Variant& v, int64_t m0, int64_t 
 void sgemm_compute(const SgemmArgs& g, int64_t m0, int64_t m1, int64_t n0, int64_t n1, float* scratch) {
   if (m0 >= m1 || n0 >= n1) return;
   const Variant v = variant(g.isa);
+  const SgemmKernels* kern = kernels_for(g.isa);
   const int64_t K = g.k;
   if (K == 0) {
     // Nothing to sum: the epilogue of zero.
@@ -837,7 +542,7 @@ void sgemm_compute(const SgemmArgs& g, int64_t m0, int64_t m1, int64_t n0, int64
       }
     return;
   }
-  if (g.b.kind == SgemmB::Kind::kIndirect) return compute_indirect(g, v, m0, m1, n0, n1);
+  if (g.b.kind == SgemmB::Kind::kIndirect) return compute_indirect(g, kern, v, m0, m1, n0, n1);
   const int64_t kstep = k_step(K);
   const bool prepacked = g.b.kind == SgemmB::Kind::kPrepacked;
   const int64_t ncb = nc_max(v);
@@ -851,7 +556,7 @@ void sgemm_compute(const SgemmArgs& g, int64_t m0, int64_t m1, int64_t n0, int64
         bb = g.b.data + (jc / v.nr) * K * v.nr + pc * v.nr;
         bstride = K * v.nr;
       } else {
-        pack_b_block(g.isa, g.b, pc, kc, jc, nc, v.nr, scratch);
+        pack_b_block(kern, g.b, pc, kc, jc, nc, v.nr, scratch);
         bb = scratch;
         bstride = block_pstride(kc, v.nr);
       }
@@ -862,7 +567,7 @@ void sgemm_compute(const SgemmArgs& g, int64_t m0, int64_t m1, int64_t n0, int64
         const int rows = static_cast<int>(std::min<int64_t>(v.mr, m1 - ir));
         for (int64_t jr = 0; jr < nc; jr += v.nr) {
           const int cols = static_cast<int>(std::min<int64_t>(v.nr, nc - jr));
-          run_tile(g.isa, v, kc, ap, bb + (jr / v.nr) * bstride, nullptr,
+          run_tile(kern, v, kc, ap, bb + (jr / v.nr) * bstride, nullptr,
                    tile_out(g, ir, jc + jr, rows, cols, first, last));
         }
       }

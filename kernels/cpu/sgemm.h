@@ -25,10 +25,11 @@
 // the fused activation) while the tile is still in registers.
 //
 // Microkernels (chosen at run time from cpuid, so one binary runs on any
-// x86-64): AVX-512 8x32, AVX2+FMA 4x24, and a portable 4x16 fallback the
-// compiler vectorizes for whatever the file is built for. Column tails of at
-// most 8 use a narrow kernel vectorized along rows instead of padding a
-// whole vector.
+// x86-64): AVX-512 8x32 (sgemm_avx512.cpp), AVX2+FMA 4x24 (sgemm_avx2.cpp),
+// each file compiled with its own -m flags, and a portable 4x16 fallback in
+// sgemm.cpp the compiler vectorizes for whatever the build targets. Column
+// tails of at most 12 (AVX-512) or 3 (AVX2) columns use a narrow kernel
+// vectorized along rows instead of padding a whole vector.
 //
 // Threads. A GEMM (or a batch of them: images x groups) is cut into units of
 // whole MR panels by whole NR panels; sgemm_split picks the grid that keeps
@@ -36,6 +37,7 @@
 // own slice of the workspace.
 #pragma once
 
+#include "kernels/cpu/sgemm_isa.h"
 #include "runtime/ops/activation.h"
 #include "runtime/thread_pool.h"
 
@@ -103,14 +105,7 @@ void sgemm_pack_a_parallel(ThreadPool& pool, SgemmIsa isa, const float* src, int
 size_t sgemm_packed_b_floats(SgemmIsa isa, int64_t k, int64_t n);
 AlignedFloats sgemm_pack_b(SgemmIsa isa, const float* src, int64_t rs, int64_t cs, int64_t k, int64_t n);
 
-// One image (and group) of a 2-D convolution, as the B operand of
-// W[m x (c*kh*kw)] * B: row (ci, i, j), column (oh, ow) of B is
-// x[ci][oh*sh - ph + i*dh][ow*sw - pw + j*dw], zero outside the input.
-struct Im2colGeom {
-  int64_t c, h, w;    // input channels (of this group), height, width
-  int64_t oh, ow;     // output height, width
-  int64_t kh, kw, sh, sw, dh, dw, ph, pw;
-};
+// Im2colGeom (one image and group of a 2-D convolution as B): sgemm_isa.h.
 
 // Where B comes from.
 //   kMatrix:    element (k, n) at data[k * rs + n * cs], packed per call;

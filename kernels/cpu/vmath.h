@@ -94,6 +94,14 @@
 #define MINIRT_VMATH_X86 1
 #define MINIRT_TARGET_AVX512 __attribute__((target("avx512f,avx2,fma")))
 #define MINIRT_TARGET_AVX2 __attribute__((target("avx2,fma")))
+// The register forms' linkage: inline (one copy for the program) by
+// default; an ISA file (compiled with -m flags that add to the target
+// attribute's) defines it as `static inline` before including this header,
+// so that a copy it leaves out of line (at -O0, say) stays in its object and
+// cannot be the one other objects' calls bind to (ARCHITECTURE.md, "ISA files").
+#ifndef MINIRT_VMATH_INLINE
+#define MINIRT_VMATH_INLINE inline
+#endif
 #else
 #define MINIRT_VMATH_X86 0
 #endif
@@ -333,31 +341,32 @@ MINIRT_AVX512_WARNINGS_OFF
 // Only AVX-512F instructions (the float logic ops, being AVX-512DQ, are
 // done on integers), so every CPU with avx512f runs them; the target has no
 // avx512dq, so that the compiler holds us to it and these inline into
-// sgemm.cpp's kernels, whose target is the same.
+// the SGEMM kernels of sgemm_avx512.cpp, whose flags are the same (and
+// which makes them static, MINIRT_VMATH_INLINE).
 
 namespace vmath_detail {
 
-MINIRT_TARGET_AVX512 inline __m512 set512(float v) { return _mm512_set1_ps(v); }
-MINIRT_TARGET_AVX512 inline __m512 abs512(__m512 x) { return _mm512_abs_ps(x); }
+MINIRT_TARGET_AVX512 MINIRT_VMATH_INLINE __m512 set512(float v) { return _mm512_set1_ps(v); }
+MINIRT_TARGET_AVX512 MINIRT_VMATH_INLINE __m512 abs512(__m512 x) { return _mm512_abs_ps(x); }
 // |m| with the sign of s.
-MINIRT_TARGET_AVX512 inline __m512 copysign512(__m512 m, __m512 s) {
+MINIRT_TARGET_AVX512 MINIRT_VMATH_INLINE __m512 copysign512(__m512 m, __m512 s) {
   const __m512i sign = _mm512_set1_epi32(INT32_MIN);
   return _mm512_castsi512_ps(_mm512_or_si512(_mm512_andnot_si512(sign, _mm512_castps_si512(m)),
                                              _mm512_and_si512(sign, _mm512_castps_si512(s))));
 }
 template <size_t N>
-MINIRT_TARGET_AVX512 inline __m512 poly512(__m512 x, const float (&c)[N]) {
+MINIRT_TARGET_AVX512 MINIRT_VMATH_INLINE __m512 poly512(__m512 x, const float (&c)[N]) {
   __m512 p = set512(c[N - 1]);
   for (size_t i = N - 1; i-- > 0;) p = _mm512_fmadd_ps(p, x, set512(c[i]));
   return p;
 }
 // 1 / d for d in (0, inf): rcp14 and one Newton step.
-MINIRT_TARGET_AVX512 inline __m512 recip512(__m512 d) {
+MINIRT_TARGET_AVX512 MINIRT_VMATH_INLINE __m512 recip512(__m512 d) {
   __m512 r = _mm512_rcp14_ps(d);
   return _mm512_fmadd_ps(_mm512_fnmadd_ps(d, r, set512(1.0f)), r, r);
 }
 // For x already clamped: n = round(x / ln2) into *n, returns e^r - 1.
-MINIRT_TARGET_AVX512 inline __m512 exp_reduce512(__m512 x, __m512* n) {
+MINIRT_TARGET_AVX512 MINIRT_VMATH_INLINE __m512 exp_reduce512(__m512 x, __m512* n) {
   __m512 k = _mm512_roundscale_ps(_mm512_mul_ps(x, set512(kLog2e)), _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
   __m512 r = _mm512_fnmadd_ps(k, set512(kLn2Hi), x);
   r = _mm512_fnmadd_ps(k, set512(kLn2Lo), r);
@@ -367,7 +376,7 @@ MINIRT_TARGET_AVX512 inline __m512 exp_reduce512(__m512 x, __m512* n) {
 
 }  // namespace vmath_detail
 
-MINIRT_TARGET_AVX512 inline __m512 exp_avx512(__m512 x) {
+MINIRT_TARGET_AVX512 MINIRT_VMATH_INLINE __m512 exp_avx512(__m512 x) {
   using namespace vmath_detail;
   // max(lo, x), then min(hi, .): a NaN in the second operand passes through.
   x = _mm512_min_ps(set512(kExpHi), _mm512_max_ps(set512(kExpLo), x));
@@ -376,7 +385,7 @@ MINIRT_TARGET_AVX512 inline __m512 exp_avx512(__m512 x) {
   return _mm512_scalef_ps(p, n);  // p 2^n, overflow and gradual underflow rounded once
 }
 
-MINIRT_TARGET_AVX512 inline __m512 expm1_avx512(__m512 x) {
+MINIRT_TARGET_AVX512 MINIRT_VMATH_INLINE __m512 expm1_avx512(__m512 x) {
   using namespace vmath_detail;
   x = _mm512_min_ps(set512(kExpHi), _mm512_max_ps(set512(kExpm1Lo), x));
   __m512 n;
@@ -386,7 +395,7 @@ MINIRT_TARGET_AVX512 inline __m512 expm1_avx512(__m512 x) {
   return _mm512_add_ps(y, y);
 }
 
-MINIRT_TARGET_AVX512 inline __m512 log_avx512(__m512 x) {
+MINIRT_TARGET_AVX512 MINIRT_VMATH_INLINE __m512 log_avx512(__m512 x) {
   using namespace vmath_detail;
   __m512 m = _mm512_getmant_ps(x, _MM_MANT_NORM_1_2, _MM_MANT_SIGN_zero);  // [1, 2), denormals too
   __m512 e = _mm512_getexp_ps(x);
@@ -403,7 +412,7 @@ MINIRT_TARGET_AVX512 inline __m512 log_avx512(__m512 x) {
   return _mm512_mask_mov_ps(y, _mm512_cmp_ps_mask(x, set512(kInf), _CMP_EQ_OQ), x);
 }
 
-MINIRT_TARGET_AVX512 inline __m512 log1p_avx512(__m512 x) {
+MINIRT_TARGET_AVX512 MINIRT_VMATH_INLINE __m512 log1p_avx512(__m512 x) {
   using namespace vmath_detail;
   __m512 u = _mm512_add_ps(set512(1.0f), x);
   __m512 l = log_avx512(u);
@@ -413,7 +422,7 @@ MINIRT_TARGET_AVX512 inline __m512 log1p_avx512(__m512 x) {
   return _mm512_mask_add_ps(l, ok, l, c);
 }
 
-MINIRT_TARGET_AVX512 inline __m512 sigmoid_avx512(__m512 x) {
+MINIRT_TARGET_AVX512 MINIRT_VMATH_INLINE __m512 sigmoid_avx512(__m512 x) {
   using namespace vmath_detail;
   __m512 e = exp_avx512(_mm512_sub_ps(_mm512_setzero_ps(), abs512(x)));  // (0, 1]
   __m512 r = recip512(_mm512_add_ps(set512(1.0f), e));                    // 1 / (1 + e), of (1, 2]
@@ -427,7 +436,7 @@ MINIRT_TARGET_AVX512 inline __m512 sigmoid_avx512(__m512 x) {
 // argument is never positive), one reciprocal for both signs (e / (1 + e)
 // for x < 0 as a masked product). The same exp polynomial and scalef, so the
 // tail below ln(FLT_MIN) keeps its denormal and the accuracy is sigmoid's.
-MINIRT_TARGET_AVX512 inline __m512 silu_avx512(__m512 x) {
+MINIRT_TARGET_AVX512 MINIRT_VMATH_INLINE __m512 silu_avx512(__m512 x) {
   using namespace vmath_detail;
   __m512 a = _mm512_castsi512_ps(_mm512_or_si512(_mm512_castps_si512(x), _mm512_set1_epi32(INT32_MIN)));
   a = _mm512_max_ps(set512(kExpLo), a);  // -|x| in [-104, 0]; a NaN stays
@@ -442,7 +451,7 @@ MINIRT_TARGET_AVX512 inline __m512 silu_avx512(__m512 x) {
   return _mm512_mul_ps(x, s);
 }
 
-MINIRT_TARGET_AVX512 inline __m512 tanh_avx512(__m512 x) {
+MINIRT_TARGET_AVX512 MINIRT_VMATH_INLINE __m512 tanh_avx512(__m512 x) {
   using namespace vmath_detail;
   __m512 ax = abs512(x);
   __m512 z = _mm512_mul_ps(x, x);
@@ -454,7 +463,7 @@ MINIRT_TARGET_AVX512 inline __m512 tanh_avx512(__m512 x) {
   return copysign512(_mm512_mask_blend_ps(_mm512_cmp_ps_mask(ax, set512(kTanhSmall), _CMP_LT_OQ), big, small), x);
 }
 
-MINIRT_TARGET_AVX512 inline __m512 erf_avx512(__m512 x) {
+MINIRT_TARGET_AVX512 MINIRT_VMATH_INLINE __m512 erf_avx512(__m512 x) {
   using namespace vmath_detail;
   __m512 ax = abs512(x);
   __m512 small = _mm512_fmadd_ps(x, poly512(_mm512_mul_ps(x, x), kErfP), x);
@@ -467,7 +476,7 @@ MINIRT_TARGET_AVX512 inline __m512 erf_avx512(__m512 x) {
 
 // Activation K of the 16 lanes of x.
 template <ActKind K>
-MINIRT_TARGET_AVX512 inline __m512 act_kind_avx512(__m512 x, const Activation& a) {
+MINIRT_TARGET_AVX512 MINIRT_VMATH_INLINE __m512 act_kind_avx512(__m512 x, const Activation& a) {
   using namespace vmath_detail;
   const __m512 zero = _mm512_setzero_ps(), one = set512(1.0f);
   if constexpr (K == ActKind::kNone) {
@@ -535,7 +544,7 @@ MINIRT_TARGET_AVX512 __m512 act_costly_avx512(__m512 x, const Activation& a);
 // Activation a of the 16 lanes of x. Always inlined (Relu, LeakyRelu and
 // Clip in place, the others a call), so that a GEMM tile kernel's epilogue
 // pays no call for them; its caller's target must include avx512f, avx2, fma.
-MINIRT_TARGET_AVX512 __attribute__((always_inline)) inline __m512 act_avx512(__m512 x, const Activation& a) {
+MINIRT_TARGET_AVX512 __attribute__((always_inline)) MINIRT_VMATH_INLINE __m512 act_avx512(__m512 x, const Activation& a) {
   switch (a.kind) {
     case ActKind::kNone: return x;
     case ActKind::kRelu: return act_kind_avx512<ActKind::kRelu>(x, a);
@@ -549,29 +558,29 @@ MINIRT_TARGET_AVX512 __attribute__((always_inline)) inline __m512 act_avx512(__m
 
 namespace vmath_detail {
 
-MINIRT_TARGET_AVX2 inline __m256 set256(float v) { return _mm256_set1_ps(v); }
-MINIRT_TARGET_AVX2 inline __m256 abs256(__m256 x) { return _mm256_andnot_ps(set256(-0.0f), x); }
-MINIRT_TARGET_AVX2 inline __m256 copysign256(__m256 m, __m256 s) {
+MINIRT_TARGET_AVX2 MINIRT_VMATH_INLINE __m256 set256(float v) { return _mm256_set1_ps(v); }
+MINIRT_TARGET_AVX2 MINIRT_VMATH_INLINE __m256 abs256(__m256 x) { return _mm256_andnot_ps(set256(-0.0f), x); }
+MINIRT_TARGET_AVX2 MINIRT_VMATH_INLINE __m256 copysign256(__m256 m, __m256 s) {
   const __m256 sign = set256(-0.0f);
   return _mm256_or_ps(_mm256_andnot_ps(sign, m), _mm256_and_ps(sign, s));
 }
 template <size_t N>
-MINIRT_TARGET_AVX2 inline __m256 poly256(__m256 x, const float (&c)[N]) {
+MINIRT_TARGET_AVX2 MINIRT_VMATH_INLINE __m256 poly256(__m256 x, const float (&c)[N]) {
   __m256 p = set256(c[N - 1]);
   for (size_t i = N - 1; i-- > 0;) p = _mm256_fmadd_ps(p, x, set256(c[i]));
   return p;
 }
 // 1 / d: rcp (12 bits) and two Newton steps (one leaves 2^-23, and 1/1 as 1 - 2^-24).
-MINIRT_TARGET_AVX2 inline __m256 recip256(__m256 d) {
+MINIRT_TARGET_AVX2 MINIRT_VMATH_INLINE __m256 recip256(__m256 d) {
   __m256 r = _mm256_rcp_ps(d);
   r = _mm256_fmadd_ps(_mm256_fnmadd_ps(d, r, set256(1.0f)), r, r);
   return _mm256_fmadd_ps(_mm256_fnmadd_ps(d, r, set256(1.0f)), r, r);
 }
 // 2^k for integer k in [-126, 127].
-MINIRT_TARGET_AVX2 inline __m256 pow2i256(__m256i k) {
+MINIRT_TARGET_AVX2 MINIRT_VMATH_INLINE __m256 pow2i256(__m256i k) {
   return _mm256_castsi256_ps(_mm256_slli_epi32(_mm256_add_epi32(k, _mm256_set1_epi32(127)), 23));
 }
-MINIRT_TARGET_AVX2 inline __m256 exp_reduce256(__m256 x, __m256i* n) {
+MINIRT_TARGET_AVX2 MINIRT_VMATH_INLINE __m256 exp_reduce256(__m256 x, __m256i* n) {
   __m256 k = _mm256_round_ps(_mm256_mul_ps(x, set256(kLog2e)), _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
   __m256 r = _mm256_fnmadd_ps(k, set256(kLn2Hi), x);
   r = _mm256_fnmadd_ps(k, set256(kLn2Lo), r);
@@ -581,7 +590,7 @@ MINIRT_TARGET_AVX2 inline __m256 exp_reduce256(__m256 x, __m256i* n) {
 
 }  // namespace vmath_detail
 
-MINIRT_TARGET_AVX2 inline __m256 exp_avx2(__m256 x) {
+MINIRT_TARGET_AVX2 MINIRT_VMATH_INLINE __m256 exp_avx2(__m256 x) {
   using namespace vmath_detail;
   x = _mm256_min_ps(set256(kExpHi), _mm256_max_ps(set256(kExpLo), x));
   __m256i n;
@@ -592,7 +601,7 @@ MINIRT_TARGET_AVX2 inline __m256 exp_avx2(__m256 x) {
   return _mm256_mul_ps(_mm256_mul_ps(p, pow2i256(n1)), pow2i256(_mm256_sub_epi32(n, n1)));
 }
 
-MINIRT_TARGET_AVX2 inline __m256 expm1_avx2(__m256 x) {
+MINIRT_TARGET_AVX2 MINIRT_VMATH_INLINE __m256 expm1_avx2(__m256 x) {
   using namespace vmath_detail;
   x = _mm256_min_ps(set256(kExpHi), _mm256_max_ps(set256(kExpm1Lo), x));
   __m256i n;
@@ -602,7 +611,7 @@ MINIRT_TARGET_AVX2 inline __m256 expm1_avx2(__m256 x) {
   return _mm256_add_ps(y, y);
 }
 
-MINIRT_TARGET_AVX2 inline __m256 log_avx2(__m256 x) {
+MINIRT_TARGET_AVX2 MINIRT_VMATH_INLINE __m256 log_avx2(__m256 x) {
   using namespace vmath_detail;
   // Denormals (and zeros and negatives, fixed below) scaled by 2^23 first.
   __m256 tiny = _mm256_cmp_ps(x, set256(std::numeric_limits<float>::min()), _CMP_LT_OQ);
@@ -625,7 +634,7 @@ MINIRT_TARGET_AVX2 inline __m256 log_avx2(__m256 x) {
   return _mm256_blendv_ps(y, x, _mm256_cmp_ps(x, set256(kInf), _CMP_EQ_OQ));
 }
 
-MINIRT_TARGET_AVX2 inline __m256 log1p_avx2(__m256 x) {
+MINIRT_TARGET_AVX2 MINIRT_VMATH_INLINE __m256 log1p_avx2(__m256 x) {
   using namespace vmath_detail;
   __m256 u = _mm256_add_ps(set256(1.0f), x);
   __m256 l = log_avx2(u);
@@ -635,7 +644,7 @@ MINIRT_TARGET_AVX2 inline __m256 log1p_avx2(__m256 x) {
   return _mm256_add_ps(l, _mm256_and_ps(ok, c));
 }
 
-MINIRT_TARGET_AVX2 inline __m256 sigmoid_avx2(__m256 x) {
+MINIRT_TARGET_AVX2 MINIRT_VMATH_INLINE __m256 sigmoid_avx2(__m256 x) {
   using namespace vmath_detail;
   __m256 e = exp_avx2(_mm256_sub_ps(_mm256_setzero_ps(), abs256(x)));
   __m256 r = recip256(_mm256_add_ps(set256(1.0f), e));
@@ -651,7 +660,7 @@ MINIRT_TARGET_AVX2 inline __m256 sigmoid_avx2(__m256 x) {
 // numerator picked by x's sign bit. Below ln(FLT_MIN) the numerator is 0:
 // x sigmoid(x) is then under FLT_MIN |x|, given as -0 (and NaN for -inf,
 // as -inf times Sigmoid's 0 is).
-MINIRT_TARGET_AVX2 inline __m256 silu_avx2(__m256 x) {
+MINIRT_TARGET_AVX2 MINIRT_VMATH_INLINE __m256 silu_avx2(__m256 x) {
   using namespace vmath_detail;
   const __m256 one = set256(1.0f);
   __m256 a = _mm256_or_ps(x, set256(-0.0f));       // -|x|
@@ -671,7 +680,7 @@ MINIRT_TARGET_AVX2 inline __m256 silu_avx2(__m256 x) {
   return _mm256_mul_ps(x, _mm256_mul_ps(num, s));
 }
 
-MINIRT_TARGET_AVX2 inline __m256 tanh_avx2(__m256 x) {
+MINIRT_TARGET_AVX2 MINIRT_VMATH_INLINE __m256 tanh_avx2(__m256 x) {
   using namespace vmath_detail;
   __m256 ax = abs256(x);
   __m256 z = _mm256_mul_ps(x, x);
@@ -682,7 +691,7 @@ MINIRT_TARGET_AVX2 inline __m256 tanh_avx2(__m256 x) {
   return copysign256(_mm256_blendv_ps(big, small, _mm256_cmp_ps(ax, set256(kTanhSmall), _CMP_LT_OQ)), x);
 }
 
-MINIRT_TARGET_AVX2 inline __m256 erf_avx2(__m256 x) {
+MINIRT_TARGET_AVX2 MINIRT_VMATH_INLINE __m256 erf_avx2(__m256 x) {
   using namespace vmath_detail;
   __m256 ax = abs256(x);
   __m256 small = _mm256_fmadd_ps(x, poly256(_mm256_mul_ps(x, x), kErfP), x);
@@ -695,7 +704,7 @@ MINIRT_TARGET_AVX2 inline __m256 erf_avx2(__m256 x) {
 
 // Activation K of the 8 lanes of x.
 template <ActKind K>
-MINIRT_TARGET_AVX2 inline __m256 act_kind_avx2(__m256 x, const Activation& a) {
+MINIRT_TARGET_AVX2 MINIRT_VMATH_INLINE __m256 act_kind_avx2(__m256 x, const Activation& a) {
   using namespace vmath_detail;
   const __m256 zero = _mm256_setzero_ps(), one = set256(1.0f);
   if constexpr (K == ActKind::kNone) {
@@ -757,7 +766,7 @@ MINIRT_TARGET_AVX2 __m256 act_costly_avx2(__m256 x, const Activation& a);
 
 // Activation a of the 8 lanes of x; always inlined, as act_avx512; its
 // caller's target must include avx2 and fma.
-MINIRT_TARGET_AVX2 __attribute__((always_inline)) inline __m256 act_avx2(__m256 x, const Activation& a) {
+MINIRT_TARGET_AVX2 __attribute__((always_inline)) MINIRT_VMATH_INLINE __m256 act_avx2(__m256 x, const Activation& a) {
   switch (a.kind) {
     case ActKind::kNone: return x;
     case ActKind::kRelu: return act_kind_avx2<ActKind::kRelu>(x, a);
