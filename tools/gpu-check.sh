@@ -8,18 +8,22 @@
 # bin/ and lib/), or builds one when that cannot run here and CMake,
 # protobuf, Eigen and GoogleTest are installed; then
 #   1. minirt-doctor (text and --json): the stack and the decision;
-#   2. minirt_gpu_tests, each test in a process of its own: every GPU op
-#      against the CPU kernels, and CPU-vs-GPU
-#      parity of every model: the generated ones, made here by
-#      minirt-make-models, and the shared ones carried in .gpu-carry/models;
+#   2. minirt_gpu_tests in three processes: the op tests (GpuOps.*, every
+#      GPU op against the CPU kernels) first, then the other suites, then
+#      CPU-vs-GPU parity of every model (GpuModels.*: the generated ones,
+#      made here by minirt-make-models, and the shared ones carried in
+#      .gpu-carry/models); per-test times from GoogleTest's own lines (the
+#      slowest and every failure in results.md); when a process dies
+#      mid-suite (crash, hang), the test it was in is counted failed and the
+#      tests it did not reach rerun one per process, as far as the budget goes;
 #   2b. the op-case table (tests/op_cases/, carried as .gpu-carry/op_cases.tar.gz
 #      or MINIRT_CHECK_OP_CASES) on the GPU against the CPU with
 #      minirt-conformance --device cuda --reference cpu (at most 100 s; cases
 #      whose nodes fell back to the CPU are listed apart, by reason);
 #   3. convprof on the GPU: every cuDNN algorithm of every convolution of
-#      ResNet-50 (fp32 and tf32), as a table, JSON and SVG, and runmodel
-#      --tune exhaustive then cached on one algorithm cache (the second must
-#      measure nothing);
+#      ResNet-50 (fp32 and tf32), one run each giving the JSON (summarized in
+#      results.md) and the SVG, and runmodel --tune exhaustive then cached on
+#      one algorithm cache (the second must measure nothing);
 #   4. a benchmark of ResNet-50 and MobileNetV2 at batch 1 and 32 with
 #      runmodel --device cuda (fp32 and tf32), against PyTorch eager with
 #      torch.backends.cudnn.benchmark=True on the same architectures with
@@ -30,15 +34,33 @@
 # driver, library versions, the doctor's decision, test and parity results,
 # the benchmark table), doctor.txt, doctor.json, gpu-tests.log, bench.log,
 # convprof.svg (ResNet-50's algorithms under fp32) and logs.tar.gz (every
-# log, the convprof tables and JSON of both math modes included). The NVIDIA libraries of a Python environment's pip wheels
-# (MINIRT_CHECK_PYTHON, default /opt/torch/.venv/bin/python, else python3) are put on
-# LD_LIBRARY_PATH and MINIRT_CUDA_PATH. The whole run keeps to
-# MINIRT_CHECK_BUDGET seconds (default 520): a stage that would start later
-# is skipped and says so.
+# log, the convprof JSON of both math modes included). The NVIDIA libraries
+# of a Python environment's pip wheels (MINIRT_CHECK_PYTHON, default
+# /opt/torch/.venv/bin/python, else python3) are put on LD_LIBRARY_PATH and
+# MINIRT_CUDA_PATH.
+#
+# Time: the whole run keeps to MINIRT_CHECK_BUDGET seconds (default 420, so
+# that a second run fits in the device tool's 15 minutes and one run stays
+# far from its 600 s limit per command: give the command timeout_s 600).
+# Every command runs under its own timeout, capped by what is left of the
+# budget less MINIRT_CHECK_RESERVE seconds (default 30) kept for writing the
+# results; a stage that would start with less than 10 s of that left is
+# skipped and says so. The quick probes before the stages (nvidia-smi, ldd,
+# the doctor) get at least 5 s each even when the budget is spent.
+#
+# Results as they arrive: results.md gets each section when its stage ends,
+# and OUTDIR's copies of the logs and logs.tar.gz are refreshed after each
+# section. SIGTERM, SIGINT and SIGHUP stop the running stage and write the
+# notes, logs.tar.gz and the last line of results.md before exiting. A
+# SIGKILL (what the device tool sends when a command passes its limit, rc
+# 124 or 137) cannot be trapped: then the budget, kept well under the
+# limit, and the results written so far are the protection; a results.md
+# without its closing "Whole check:" line was cut off there.
 #
 # Exit status: 0 everything ran and passed; 1 bad command line; 2 no usable
 # GPU (results.md says why); 3 no build that runs here; 4 GPU tests, parity
-# or an op case on the GPU failed; 5 the benchmark failed.
+# or an op case on the GPU failed; 5 the benchmark failed; 128+N stopped by
+# signal N (results.md says during which stage).
 set -uo pipefail
 
 # Every file the check may write into OUTDIR (a test holds this to 8).
@@ -51,7 +73,15 @@ if [ $# -ne 1 ] || [ "${1:0:1}" = "-" ]; then
   echo "usage: tools/gpu-check.sh OUTDIR   (or --outputs: the files it may write there)" >&2
   exit 1
 fi
-cd "$(dirname "$0")/.."
+budget=${MINIRT_CHECK_BUDGET:-420}
+reserve=${MINIRT_CHECK_RESERVE:-30}
+for v in "$budget" "$reserve"; do
+  case $v in '' | *[!0-9]*)
+    echo "tools/gpu-check.sh: MINIRT_CHECK_BUDGET and MINIRT_CHECK_RESERVE are whole seconds (got '$v')" >&2
+    exit 1 ;;
+  esac
+done
+cd "$(dirname "$0")/.." || exit 1
 root=$PWD
 outdir=$1
 mkdir -p "$outdir" || exit 1
@@ -60,53 +90,106 @@ work=$(mktemp -d /tmp/minirt-gpu-check.XXXXXX)
 logs=$work/logs
 mkdir -p "$logs"
 start=$(date +%s)
-budget=${MINIRT_CHECK_BUDGET:-520}
 results=$outdir/results.md
 status=0
-notes=()
+: >"$logs/notes.txt"
+child=""     # the running command's timeout process
+current=""   # the running stage's name
+finished=""
 
 elapsed() { echo $(($(date +%s) - start)); }
 left() { echo $((budget - $(elapsed))); }
 log() { echo "[gpu-check $(elapsed)s] $*" | tee -a "$logs/gpu-check.log"; }
-note() { notes+=("$*"); log "$*"; }
-# Runs a stage with a time limit no later than the budget allows.
+note() { echo "$*" >>"$logs/notes.txt"; log "$*"; }
+
+# Runs CMD in the background under timeout and waits for it, so that a
+# trapped signal interrupts the wait (a foreground command would delay the
+# trap until it ended). run_timed SECONDS CMD...
+run_timed() {
+  local limit=$1
+  shift
+  timeout --kill-after=10 "$limit" "$@" &
+  child=$!
+  wait "$child"
+  local rc=$?
+  child=""
+  return $rc
+}
+# A quick probe: bounded SECONDS CMD..., never past the budget less the
+# reserve, but at least 5 s.
+bounded() {
+  local limit=$1 room
+  shift
+  room=$(($(left) - reserve))
+  [ "$room" -lt 5 ] && room=5
+  [ "$limit" -gt "$room" ] && limit=$room
+  run_timed "$limit" "$@"
+}
+# A stage: its own time limit, no later than the budget less the reserve
+# allows; skipped (status 254) when less than 10 s of that is left.
 # stage NAME SECONDS LOGFILE CMD...
 stage() {
-  local name=$1 limit=$2 logfile=$3
+  local name=$1 limit=$2 logfile=$3 room rc
   shift 3
-  local remaining
-  remaining=$(left)
-  if [ "$remaining" -lt 15 ]; then
-    note "skipped $name: the time budget ($budget s) is spent"
-    return 124
+  room=$(($(left) - reserve))
+  if [ "$room" -lt 10 ]; then
+    note "skipped $name: the time budget ($budget s, the last $reserve s kept for the results) is spent"
+    return 254
   fi
-  [ "$limit" -gt "$((remaining - 10))" ] && limit=$((remaining - 10))
+  [ "$limit" -gt "$room" ] && limit=$room
   log "$name (at most ${limit}s)"
-  timeout --kill-after=10 "$limit" "$@" >"$logfile" 2>&1
-  local rc=$?
-  [ $rc -eq 124 ] && note "$name ran out of its ${limit}s and was stopped"
+  current=$name
+  run_timed "$limit" "$@" >"$logfile" 2>&1
+  rc=$?
+  current=""
+  case $rc in
+    124) note "$name ran out of its ${limit}s and was stopped" ;;
+    137) note "$name was killed (SIGKILL: its ${limit}s and 10 s more, or out of memory)" ;;
+  esac
   return $rc
 }
 
+# OUTDIR's copies of the logs and logs.tar.gz, refreshed after each section.
+snapshot() {
+  cp "$results" "$logs/results.md" 2>/dev/null
+  for f in doctor.txt doctor.json gpu-tests.log bench.log; do
+    [ -f "$logs/$f" ] && cp "$logs/$f" "$outdir/"
+  done
+  if timeout 30 tar czf "$work/logs.tar.gz" -C "$work" logs 2>/dev/null; then
+    mv -f "$work/logs.tar.gz" "$outdir/logs.tar.gz"
+  fi
+}
+
 finish() {
+  [ -n "$finished" ] && exit "$status"
+  finished=1
+  trap - EXIT
   {
     echo
     echo "## Notes"
     echo
-    if [ ${#notes[@]} -eq 0 ]; then echo "none"; fi
-    for n in "${notes[@]}"; do echo "- $n"; done
+    if [ -s "$logs/notes.txt" ]; then sed 's/^/- /' "$logs/notes.txt"; else echo "none"; fi
     echo
     echo "Whole check: $(elapsed) s of a $budget s budget; exit status $status."
   } >>"$results"
-  cp "$results" "$logs/" 2>/dev/null
-  for f in doctor.txt doctor.json gpu-tests.log bench.log; do
-    [ -f "$logs/$f" ] && cp "$logs/$f" "$outdir/"
-  done
   log "done: $results (exit $status)"
-  tar czf "$outdir/logs.tar.gz" -C "$work" logs 2>/dev/null
+  snapshot
   rm -rf "$work"
   exit "$status"
 }
+on_signal() {
+  trap '' TERM INT HUP
+  # timeout passes the signal on to the stage's whole process group.
+  [ -n "$child" ] && kill -TERM "$child" 2>/dev/null && wait "$child" 2>/dev/null
+  note "interrupted by SIG$1${current:+ during $current}: nothing after it ran"
+  status=$((128 + $2))
+  finish
+}
+trap 'on_signal TERM 15' TERM
+trap 'on_signal INT 2' INT
+trap 'on_signal HUP 1' HUP
+# Any other way out (an error of this script) still writes the results.
+trap 'note "the check stopped early (status $?)"; [ $status -eq 0 ] && status=1; finish' EXIT
 
 # ---------------------------------------------------------------- the machine
 py=${MINIRT_CHECK_PYTHON:-}
@@ -134,16 +217,18 @@ fi
 gpu_line="none found (nvidia-smi is not installed)"
 driver=""
 if command -v nvidia-smi >/dev/null; then
-  if timeout 30 nvidia-smi >"$logs/nvidia-smi.txt" 2>&1; then
-    gpu_line=$(timeout 20 nvidia-smi --query-gpu=name,memory.total,compute_cap --format=csv,noheader 2>/dev/null | head -1)
-    driver=$(timeout 20 nvidia-smi --query-gpu=driver_version --format=csv,noheader 2>/dev/null | head -1)
+  if bounded 30 nvidia-smi >"$logs/nvidia-smi.txt" 2>&1; then
+    gpu_line=$(bounded 20 nvidia-smi --query-gpu=name,memory.total,compute_cap --format=csv,noheader 2>/dev/null | head -1)
+    driver=$(bounded 20 nvidia-smi --query-gpu=driver_version --format=csv,noheader 2>/dev/null | head -1)
   else
-    gpu_line="nvidia-smi failed: $(head -1 "$logs/nvidia-smi.txt")"
+    gpu_line="nvidia-smi failed or hung: $(head -1 "$logs/nvidia-smi.txt")"
   fi
 fi
 
 {
   echo "# minirt GPU check"
+  echo
+  echo "Sections are added as their stages end; without the closing \"Whole check:\" line the run was cut off (see the Notes, or logs.tar.gz's gpu-check.log)."
   echo
   echo "| | |"
   echo "| --- | --- |"
@@ -153,7 +238,9 @@ fi
   echo "| driver | ${driver:-unknown} |"
   echo "| Python for the NVIDIA wheels and PyTorch | ${py:-none} |"
   echo "| library folders added | ${libdirs[*]:-none} |"
+  echo "| time budget | $budget s (MINIRT_CHECK_BUDGET), the last $reserve s kept for the results |"
 } >"$results"
+snapshot
 
 # ---------------------------------------------------------------- the build
 build=""
@@ -167,11 +254,11 @@ for b in "${candidates[@]}"; do
   missing=""
   for f in "$b"/bin/runmodel "$b"/bin/minirt-doctor "$b"/bin/minirt-make-models "$b"/bin/minirt_gpu_tests; do
     if [ ! -x "$f" ]; then missing+=" $(basename "$f") (absent)"; continue; fi
-    nf=$(ldd "$f" 2>&1 | grep "not found" | awk '{print $1}' | tr '\n' ' ')
+    nf=$(bounded 20 ldd "$f" 2>&1 | grep "not found" | awk '{print $1}' | tr '\n' ' ')
     [ -n "$nf" ] && missing+=" $(basename "$f") needs: $nf;"
   done
-  if [ -z "$missing" ] && ! "$b/bin/minirt-doctor" --help >/dev/null 2>&1; then
-    missing=" minirt-doctor does not start here: $("$b/bin/minirt-doctor" --help 2>&1 | head -2 | tr '\n' ' ')"
+  if [ -z "$missing" ] && ! bounded 20 "$b/bin/minirt-doctor" --help >/dev/null 2>&1; then
+    missing=" minirt-doctor does not start here: $(bounded 20 "$b/bin/minirt-doctor" --help 2>&1 | head -2 | tr '\n' ' ')"
   fi
   if [ -z "$missing" ]; then
     build=$b
@@ -195,7 +282,7 @@ if [ -z "$build" ]; then
     if stage "build" 420 "$logs/build.log" bash -c "cmake -S '$root' -B '$work/build' -DCMAKE_BUILD_TYPE=Release -DMINIRT_BUILD_BENCH=OFF && cmake --build '$work/build' -j$(nproc) --target runmodel minirt-doctor minirt-make-models minirt-conformance minirt_gpu_tests minirt_cuda"; then
       build=$work/build
     else
-      why_not+="building here failed (see logs/build.log). "
+      why_not+="building here failed or ran out of time (see logs/build.log). "
     fi
   else
     why_not+="building here is not possible, missing:$need."
@@ -221,16 +308,18 @@ info="$(cat "$build/BUILD_INFO" 2>/dev/null | sed 's/^/    /')"
   [ -n "$info" ] && { echo "Carried build:"; echo; echo "$info"; echo; }
 } >>"$results"
 log "using the build in $build"
-ldd "$build/lib/libminirt_cuda.so" >"$logs/ldd-module.txt" 2>&1
+bounded 20 ldd "$build/lib/libminirt_cuda.so" >"$logs/ldd-module.txt" 2>&1
 
 # ---------------------------------------------------------------- 1. the doctor
-"$bin/minirt-doctor" --verbose >"$logs/doctor.txt" 2>&1
+bounded 60 "$bin/minirt-doctor" --verbose >"$logs/doctor.txt" 2>&1
 doctor_rc=$?
-"$bin/minirt-doctor" --json >"$logs/doctor.json" 2>>"$logs/doctor.stderr"
+case $doctor_rc in 124 | 137) note "minirt-doctor --verbose did not end within its time limit" ;; esac
+bounded 60 "$bin/minirt-doctor" --json >"$logs/doctor.json" 2>>"$logs/doctor.stderr"
+case $? in 124 | 137) note "minirt-doctor --json did not end within its time limit" ;; esac
 decision=$(grep -E "^decision:" "$logs/doctor.txt" | head -1)
 libs=""
 if [ -n "$py" ]; then
-  libs=$("$py" - "$logs/doctor.json" <<'PY' 2>/dev/null
+  cat >"$work/doctor_libs.py" <<'PY'
 import json, sys
 try:
     d = json.load(open(sys.argv[1]))
@@ -253,7 +342,7 @@ for v in d.get("verdicts", []):
     if v.get("level") in ("warning", "fatal"):
         print(f"{v['level']}: {v['message']}")
 PY
-)
+  libs=$(bounded 30 "$py" "$work/doctor_libs.py" "$logs/doctor.json" 2>/dev/null)
 fi
 {
   echo "## minirt-doctor"
@@ -269,8 +358,136 @@ if [ $doctor_rc -ne 0 ]; then
   note "no usable GPU here: ${decision#decision: }"
   status=2
 fi
+snapshot
 
 # ---------------------------------------------------------------- 2. tests and parity
+# A few processes, not one per test (each process probes the stack and maps
+# about 1 GB of libraries): the op tests first (the most to learn from a
+# first contact), then the other suites, the model parity (long) last, so a
+# budget running out costs those. GoogleTest's own lines give each test's
+# result and time (its JSON, kept in logs.tar.gz, is not written when a
+# process dies, the lines are).
+: >"$logs/gpu-tests.log"
+: >"$logs/gpu-test-times.txt"   # "MS ms NAME RESULT", one line per test, in run order
+tests_rc=0
+listing=$(bounded 60 "$bin/minirt_gpu_tests" --gtest_list_tests 2>>"$logs/gpu-tests.log")
+names=$(awk '/^[^ ]/ {suite = ($1 ~ /\.$/) ? $1 : ""} /^  [^ ]/ && suite != "" {print suite $1}' <<<"$listing")
+[ -n "$names" ] || { note "minirt_gpu_tests lists no tests"; tests_rc=1; }
+suites=$(awk -F. '!seen[$1]++ {print $1}' <<<"$names")
+other_filter=$(grep -vxE "GpuOps|GpuModels" <<<"$suites" | sed 's/$/.*/' | paste -sd: -)
+
+# Results of one process's log: "MS ms NAME RESULT" lines for the tests it
+# ended, and the test it was in when it stopped (if any) on the last line as
+# "RUNNING NAME".
+parse_gtest() {
+  awk '
+    /^\[ RUN      \] / {running = $4}
+    /^\[ +(OK|FAILED|SKIPPED) +\] .*\([0-9]+ ms\)$/ {
+      name = $4; sub(/,$/, "", name)
+      ms = $(NF - 1); sub(/^\(/, "", ms)
+      r = ($2 == "OK") ? "passed" : ($2 == "FAILED") ? "failed" : "skipped"
+      print ms " ms " name " " r
+      if (name == running) running = ""
+    }
+    END { if (running != "") print "RUNNING " running }' "$1"
+}
+
+# run_tests LABEL SECONDS FILTER RERUN_SECONDS: one process (SECONDS at most)
+# for the tests FILTER selects; if it stops before ending them all, the test
+# it was in is counted failed and the others rerun one per process
+# (RERUN_SECONDS each; none when empty), while the budget allows.
+run_tests() {
+  local label=$1 limit=$2 filter=$3 rc parsed want missing culprit why t
+  local safe=${label//[^A-Za-z0-9_.-]/_}
+  stage "GPU tests $label" "$limit" "$work/tests.log" "$bin/minirt_gpu_tests" --gtest_filter="$filter" \
+    --gtest_color=no --gtest_output="json:$logs/gtest-$safe.json"
+  rc=$?
+  { echo "=== $label: exit $rc"; cat "$work/tests.log"; } >>"$logs/gpu-tests.log"
+  parsed=$(parse_gtest "$work/tests.log")
+  grep -v "^RUNNING " <<<"$parsed" | grep . >>"$logs/gpu-test-times.txt"
+  culprit=$(sed -n 's/^RUNNING //p' <<<"$parsed")
+  case $rc in
+    0 | 1) ;;
+    254) why="not run: the budget was spent" ;;
+    124) why="timed out (the process's ${limit} s)" ;;
+    137) why="killed (SIGKILL)" ;;
+    *) why="the process died (exit $rc$([ $rc -gt 128 ] && echo ", signal $((rc - 128))"))" ;;
+  esac
+  [ $rc -ne 0 ] && tests_rc=1
+  [ $rc -eq 0 ] || [ $rc -eq 1 ] && return
+  if [ $rc -eq 254 ]; then
+    # Every test FILTER selects, not run.
+    want=$(awk -v f="$filter" 'BEGIN {n = split(f, p, ":"); for (i = 1; i <= n; ++i) sub(/\*$/, "", p[i])}
+      {for (i = 1; i <= n; ++i) if ((substr(p[i], length(p[i])) == "." && index($0, p[i]) == 1) || $0 == p[i]) {print; next}}' <<<"$names")
+    for t in $want; do echo "- ms $t not-run" >>"$logs/gpu-test-times.txt"; done
+    return
+  fi
+  [ -n "$culprit" ] && echo "- ms $culprit failed: $why" >>"$logs/gpu-test-times.txt"
+  # The tests of FILTER that neither ended nor were running: one process each.
+  missing=$(awk -v f="$filter" 'BEGIN {n = split(f, p, ":"); for (i = 1; i <= n; ++i) sub(/\*$/, "", p[i])}
+      NR == FNR {done[$3] = 1; next}
+      {for (i = 1; i <= n; ++i) if ((substr(p[i], length(p[i])) == "." && index($0, p[i]) == 1) || $0 == p[i]) {if (!($0 in done)) print; next}}' \
+    "$logs/gpu-test-times.txt" <(printf '%s\n' "$names"))
+  if [ -z "$missing" ]; then
+    [ -z "$culprit" ] && note "GPU tests $label: $why after all its tests had ended"
+    return
+  fi
+  if [ -z "$4" ]; then
+    # A rerun of one test: no further reruns.
+    for t in $missing; do echo "- ms $t failed: not reached in its own process ($why)" >>"$logs/gpu-test-times.txt"; done
+    return
+  fi
+  note "GPU tests $label: $why${culprit:+ in $culprit}; the $(wc -w <<<"$missing") tests it did not reach rerun one per process"
+  local unrun=0
+  for t in $missing; do
+    if [ $(($(left) - reserve)) -lt 10 ]; then
+      echo "- ms $t not-run" >>"$logs/gpu-test-times.txt"
+      unrun=$((unrun + 1))
+      continue
+    fi
+    run_tests "$t" "$4" "$t" ""
+  done
+  [ $unrun -gt 0 ] && note "GPU tests $label: $unrun tests not rerun, the budget was spent"
+}
+
+# The section of one process group in results.md, from the lines it added.
+# tests_section LABEL FROM LOGFROM: FROM and LOGFROM are the line counts of
+# gpu-test-times.txt and gpu-tests.log before the group ran.
+tests_section() {
+  local label=$1 from=$2 logfrom=$3 lines
+  lines=$(tail -n +"$((from + 1))" "$logs/gpu-test-times.txt")
+  {
+    echo
+    echo "### $label"
+    echo
+    if [ -z "$lines" ]; then echo "(no test reported a result)"; return; fi
+    echo "$(grep -c ' passed$' <<<"$lines") passed, $(grep -c ' failed' <<<"$lines") failed, $(grep -c ' skipped$' <<<"$lines") skipped, $(grep -c ' not-run$' <<<"$lines") not run."
+    if grep -q ' failed' <<<"$lines"; then
+      echo; echo "Failed:"; echo; echo '```'; grep ' failed' <<<"$lines"; echo '```'
+      # GoogleTest's message of each failure (file:line: Failure and what follows), the first 40 lines.
+      echo; echo '```'; tail -n +"$((logfrom + 1))" "$logs/gpu-tests.log" | grep -A4 -E ": Failure$" | head -40; echo '```'
+    fi
+  } >>"$results"
+  snapshot
+}
+
+{
+  echo
+  echo "## GPU tests (minirt_gpu_tests)"
+  echo
+  echo "The op tests in one process, the other suites in one, the model parity in one; a test a process died in is failed, the tests it did not reach rerun one per process."
+} >>"$results"
+from=$(wc -l <"$logs/gpu-test-times.txt") logfrom=$(wc -l <"$logs/gpu-tests.log")
+if grep -qx GpuOps <<<"$suites"; then
+  run_tests "GpuOps.*" 150 "GpuOps.*" 60
+  tests_section "the op tests (GpuOps.*)" "$from" "$logfrom"
+fi
+from=$(wc -l <"$logs/gpu-test-times.txt") logfrom=$(wc -l <"$logs/gpu-tests.log")
+if [ -n "$other_filter" ]; then
+  run_tests "the other suites" 90 "$other_filter" 60
+  tests_section "the other suites (${other_filter//:/, })" "$from" "$logfrom"
+fi
+
 models=$work/models
 stage "generating models" 120 "$logs/make-models.log" "$bin/minirt-make-models" --out "$models" ||
   note "minirt-make-models failed (see logs/make-models.log)"
@@ -278,55 +495,27 @@ model_path=$models
 if [ -d "$build/models" ] && ls "$build"/models/*.onnx >/dev/null 2>&1; then model_path+=":$build/models"; fi
 if [ -d "$root/../shared/models" ]; then model_path+=":$root/../shared/models"; fi
 export MINIRT_GPU_TEST_MODELS=$model_path
-# Each test in a process of its own: a CUDA error that poisons a context,
-# or a hang, then costs one test, not the rest.
-: >"$logs/gpu-tests.log"
-passed=0 failedn=0 skipped=0 failed_names=""
-tests_rc=0
-# The op tests first (short, and the most to learn from a first contact),
-# the model parity tests (long) last, so a budget running out costs those.
-names=$("$bin/minirt_gpu_tests" --gtest_list_tests 2>>"$logs/gpu-tests.log" |
-  awk '/^[^ ]/ {suite=$1} /^  [^ ]/ {print suite $1}' | awk '/^GpuModels\./ {last[++n]=$0; next} {print} END {for (i = 1; i <= n; ++i) print last[i]}')
-: >"$logs/gpu-test-times.txt"
-[ -n "$names" ] || { note "minirt_gpu_tests lists no tests"; tests_rc=1; }
-tests_start=$(date +%s)
-for t in $names; do
-  if [ "$(left)" -lt 60 ] || [ $(($(date +%s) - tests_start)) -gt 240 ]; then
-    note "GPU tests stopped at $t: the time for them is spent"
-    tests_rc=1
-    break
-  fi
-  limit=90
-  case "$t" in GpuModels.*) limit=180 ;; esac
-  t0=$(date +%s)
-  timeout --kill-after=10 "$limit" "$bin/minirt_gpu_tests" --gtest_filter="$t" --gtest_color=no >"$work/one.log" 2>&1
-  rc=$?
-  echo "$(($(date +%s) - t0)) s $t (exit $rc)" >>"$logs/gpu-test-times.txt"
-  cat "$work/one.log" >>"$logs/gpu-tests.log"
-  if [ $rc -eq 0 ] && grep -q "^\[  SKIPPED \] 1 test" "$work/one.log"; then
-    skipped=$((skipped + 1))
-  elif [ $rc -eq 0 ]; then
-    passed=$((passed + 1))
-  else
-    failedn=$((failedn + 1))
-    tests_rc=1
-    why="exit $rc"; [ $rc -eq 124 ] && why="timed out after $limit s"
-    failed_names+="$t ($why)"$'\n'
-  fi
-done
-log "GPU tests: $passed passed, $failedn failed, $skipped skipped"
-summary="$passed passed, $failedn failed, $skipped skipped (each test in its own process)"
+
+from=$(wc -l <"$logs/gpu-test-times.txt") logfrom=$(wc -l <"$logs/gpu-tests.log")
+if grep -qx GpuModels <<<"$suites"; then
+  run_tests "GpuModels.*" 180 "GpuModels.*" 120
+  tests_section "model parity (GpuModels.*)" "$from" "$logfrom"
+fi
+all=$(cat "$logs/gpu-test-times.txt")
+grep -q ' failed' <<<"$all" && tests_rc=1
+grep -q ' not-run$' <<<"$all" && tests_rc=1
+summary="$(grep -c ' passed$' <<<"$all") passed, $(grep -c ' failed' <<<"$all") failed, $(grep -c ' skipped$' <<<"$all") skipped, $(grep -c ' not-run$' <<<"$all") not run"
+log "GPU tests: $summary"
 {
   echo
-  echo "## GPU tests (minirt_gpu_tests)"
+  echo "### All GPU tests"
   echo
   echo "$summary."
   echo
-  if [ -n "$failed_names" ]; then echo "Failed:"; echo; echo '```'; printf '%s' "$failed_names"; echo '```'; echo; fi
-  echo "The slowest (seconds per process, each re-probing the stack; all in logs/gpu-test-times.txt):"
+  echo "The slowest (ms per test; all in logs.tar.gz's gpu-test-times.txt):"
   echo
   echo '```'
-  sort -rn "$logs/gpu-test-times.txt" 2>/dev/null | head -5
+  grep -E '^[0-9]' "$logs/gpu-test-times.txt" | sort -rn | head -10
   echo '```'
   echo
   echo "Model parity (GPU against CPU; pass: max |gpu - cpu| <= 1e-3 max |cpu| + 1e-4):"
@@ -337,6 +526,7 @@ summary="$passed passed, $failedn failed, $skipped skipped (each test in its own
   skipped_reason=$(grep -m1 -A1 -E "Skipped$" "$logs/gpu-tests.log" | tail -1)
   [ -n "$skipped_reason" ] && [ $doctor_rc -ne 0 ] && { echo; echo "Skipped because: $skipped_reason"; }
 } >>"$results"
+snapshot
 
 # ---------------------------------------------------------------- 2b. the op cases on the GPU
 # The op-case table (tests/op_cases/, made where onnxruntime is and carried
@@ -352,7 +542,7 @@ if [ ! -x "$bin/minirt-conformance" ]; then
   opcases_line="not run: the build has no minirt-conformance"
 elif [ -z "$opcases_tar" ]; then
   opcases_line="not run: no op_cases.tar.gz carried (tools/gpu-carry.sh makes it where onnxruntime is)"
-elif ! tar xzf "$opcases_tar" -C "$work" 2>"$logs/op-cases-unpack.log" || [ ! -d "$work/op_cases" ]; then
+elif ! bounded 60 tar xzf "$opcases_tar" -C "$work" 2>"$logs/op-cases-unpack.log" || [ ! -d "$work/op_cases" ]; then
   opcases_line="not run: $opcases_tar does not unpack into op_cases/ (see logs/op-cases-unpack.log)"
 else
   stage "op cases on the GPU" 100 "$logs/op-cases-gpu.log" "$bin/minirt-conformance" --device cuda --reference cpu \
@@ -362,11 +552,12 @@ else
   case $oc_rc in
     0) opcases_line="$oc_summary" ;;
     3) opcases_line="$(head -1 "$logs/op-cases-gpu.log")" ;;
+    254) opcases_line="not run: the time budget was spent" ;;
     124 | 137) opcases_line="stopped by its time limit after $(grep -cE "^(PASS|FALLBACK|FAIL|SKIP) " "$logs/op-cases-gpu.log") of $(ls "$work/op_cases" | wc -l) cases" ;;
     *) opcases_line="exit $oc_rc: ${oc_summary:-$(tail -1 "$logs/op-cases-gpu.log")}" ;;
   esac
   [ $oc_rc -eq 1 ] && tests_rc=1
-  [ $oc_rc -ne 0 ] && [ $oc_rc -ne 3 ] && note "op cases on the GPU: $opcases_line"
+  [ $oc_rc -ne 0 ] && [ $oc_rc -ne 3 ] && [ $oc_rc -ne 254 ] && note "op cases on the GPU: $opcases_line"
 fi
 log "op cases on the GPU: $opcases_line"
 {
@@ -385,6 +576,7 @@ log "op cases on the GPU: $opcases_line"
     echo '```'
   fi
 } >>"$results"
+snapshot
 
 if [ $tests_rc -ne 0 ] && [ $status -eq 0 ]; then status=4; fi
 if [ "$(left)" -lt 120 ]; then note "little time is left for the benchmark ($(left) s)"; fi
@@ -394,22 +586,45 @@ if [ $doctor_rc -ne 0 ]; then
   finish
 fi
 
+
 # ---------------------------------------------------------------- 3. tuning
 export MINIRT_ALGO_CACHE=$work/algo_cache.txt
 if [ -x "$bin/convprof" ] && [ -f "$models/resnet50.onnx" ]; then
+  cat >"$work/convprof_summary.py" <<'PY'
+import json, sys
+d = json.load(open(sys.argv[1]))
+print(f"{'layer':<28} {'conv':<24} {'pick':<34} {'ms':>8} {'heuristic':<34} {'x heur':>6}")
+for l in d.get("layers", []):
+    ms = {c["algorithm"]: c.get("median_ms") for c in l.get("candidates", [])}
+    t = ms.get(l.get("pick"))
+    print(f"{str(l.get('node'))[:28]:<28} {str(l.get('conv'))[:24]:<24} {str(l.get('pick')):<34} "
+          f"{(f'{t:.4f}' if t is not None else '-'):>8} {str(l.get('heuristic')):<34} "
+          f"{l.get('speedup_vs_heuristic') or 0:>6.2f}")
+PY
+  # One measurement per math mode: the JSON (summarized below, whole in
+  # logs.tar.gz) and the SVG from the same run.
   for math in fp32 tf32; do
-    if stage "convprof resnet50 $math" 150 "$logs/convprof-resnet50-$math.txt" "$bin/convprof" "$models/resnet50.onnx" \
-      --device cuda --math "$math" --repeats 5 --svg "$logs/convprof-resnet50-$math.svg"; then
-      # The JSON (a second measurement) within the budget like every stage;
-      # it and the tables travel in logs.tar.gz, the fp32 chart as convprof.svg.
-      stage "convprof resnet50 $math json" 150 "$logs/convprof-json-$math.log" \
-        bash -c '"$@" >"$0"' "$logs/convprof-resnet50-$math.json" \
-        "$bin/convprof" "$models/resnet50.onnx" --device cuda --math "$math" --repeats 5 --json ||
-        note "convprof resnet50 $math --json failed or ran out of time"
+    if stage "convprof resnet50 $math" 150 "$logs/convprof-resnet50-$math.log" \
+      bash -c '"$@" >"$0"' "$logs/convprof-resnet50-$math.json" \
+      "$bin/convprof" "$models/resnet50.onnx" --device cuda --math "$math" --repeats 5 --json \
+      --svg "$logs/convprof-resnet50-$math.svg"; then
       [ "$math" = fp32 ] && cp "$logs/convprof-resnet50-fp32.svg" "$outdir/convprof.svg" 2>/dev/null
     else
-      note "convprof resnet50 $math failed (see logs/convprof-resnet50-$math.txt)"
+      note "convprof resnet50 $math failed (see logs/convprof-resnet50-$math.log)"
     fi
+    {
+      echo
+      echo "## Convolution algorithms on the GPU (convprof, ResNet-50, $math)"
+      echo
+      echo '```'
+      if [ -n "$py" ] && [ -s "$logs/convprof-resnet50-$math.json" ]; then
+        bounded 30 "$py" "$work/convprof_summary.py" "$logs/convprof-resnet50-$math.json" 2>&1
+      else
+        tail -n 20 "$logs/convprof-resnet50-$math.log" 2>/dev/null
+      fi
+      echo '```'
+    } >>"$results"
+    snapshot
   done
   for mode in exhaustive cached; do
     stage "runmodel --tune $mode" 120 "$logs/tune-$mode.txt" "$bin/runmodel" "$models/resnet50.onnx" --device cuda \
@@ -418,22 +633,13 @@ if [ -x "$bin/convprof" ] && [ -f "$models/resnet50.onnx" ]; then
   done
   {
     echo
-    echo "## Convolution algorithms on the GPU (convprof, ResNet-50)"
-    echo
-    for math in fp32 tf32; do
-      echo "### $math"
-      echo
-      echo '```'
-      tail -n 40 "$logs/convprof-resnet50-$math.txt" 2>/dev/null
-      echo '```'
-      echo
-    done
     echo "runmodel --tune exhaustive, then cached on the same cache file:"
     echo
     echo '```'
     grep -hE "^tuning:|^latency" "$logs/tune-exhaustive.txt" "$logs/tune-cached.txt" 2>/dev/null
     echo '```'
   } >>"$results"
+  snapshot
 else
   note "convprof or resnet50.onnx missing: the GPU tuning stage did not run"
 fi
@@ -446,6 +652,7 @@ if [ -n "$fakes" ] && [ -f "$models/resnet18.onnx" ]; then
   if stage "fallback demo" 90 "$logs/fallback-demo.txt" env MINIRT_BIN="$bin" MINIRT_GPU_FAKES="$fakes" \
     MINIRT_DEMO_ITERATIONS=10 "$root/tools/fallback-demo.sh" "$models/resnet18.onnx" "$logs/fallback"; then
     { echo; echo "## Fallback demo (tools/fallback-demo.sh, resnet18)"; echo; tail -n +3 "$logs/fallback/fallback.md"; } >>"$results"
+    snapshot
   else
     note "the fallback demo failed (see logs/fallback-demo.txt)"
   fi
@@ -471,22 +678,24 @@ for m in resnet50 mobilenetv2; do
     done
   done
   # One text run for the log: the placement line and the device phases.
-  timeout 90 "$bin/runmodel" "$models/$m.onnx" --device cuda --iterations 5 --print-plan >"$logs/runmodel-$m-plan.txt" 2>&1
+  stage "runmodel $m --print-plan" 60 "$logs/runmodel-$m-plan.txt" "$bin/runmodel" "$models/$m.onnx" --device cuda \
+    --iterations 5 --print-plan || note "runmodel $m --print-plan failed (see logs/runmodel-$m-plan.txt)"
+  snapshot
 done
 torch_ok=0
-if [ -n "$py" ] && "$py" -c "import torch" 2>/dev/null; then
+if [ -n "$py" ] && bounded 60 "$py" -c "import torch" 2>/dev/null; then
   if stage "PyTorch eager benchmark" 200 "$logs/torch-bench.json" "$py" "$root/tools/gpu_bench_torch.py" \
     --models resnet50 mobilenetv2 --batches 1 32 --math fp32 tf32; then
     torch_ok=1
   else
     note "the PyTorch benchmark failed (see logs/torch-bench.json)"
   fi
-  cat "$logs/torch-bench.json" >>"$logs/bench.log"
+  cat "$logs/torch-bench.json" >>"$logs/bench.log" 2>/dev/null
 else
   note "no PyTorch at ${py:-python3}: minirt is benchmarked alone"
 fi
 if [ -n "$py" ]; then
-  "$py" "$root/tools/gpu_check_report.py" "$logs" "$torch_ok" >>"$results" 2>>"$logs/report.stderr" ||
+  bounded 30 "$py" "$root/tools/gpu_check_report.py" "$logs" "$torch_ok" >>"$results" 2>>"$logs/report.stderr" ||
     note "the benchmark table could not be written (see logs/report.stderr)"
 fi
 [ $bench_ok -eq 1 ] || { note "some benchmark runs failed (see bench.log)"; [ $status -eq 0 ] && status=5; }
