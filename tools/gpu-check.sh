@@ -371,7 +371,9 @@ snapshot
 : >"$logs/gpu-test-times.txt"   # "MS ms NAME RESULT", one line per test, in run order
 tests_rc=0
 listing=$(bounded 60 "$bin/minirt_gpu_tests" --gtest_list_tests 2>>"$logs/gpu-tests.log")
-names=$(awk '/^[^ ]/ {suite = ($1 ~ /\.$/) ? $1 : ""} /^  [^ ]/ && suite != "" {print suite $1}' <<<"$listing")
+# (DISABLED_ tests are listed but never run.)
+names=$(awk '/^[^ ]/ {suite = ($1 ~ /\.$/ && $1 !~ /^DISABLED_/) ? $1 : ""}
+  /^  [^ ]/ && suite != "" && $1 !~ /^DISABLED_/ {print suite $1}' <<<"$listing")
 [ -n "$names" ] || { note "minirt_gpu_tests lists no tests"; tests_rc=1; }
 suites=$(awk -F. '!seen[$1]++ {print $1}' <<<"$names")
 other_filter=$(grep -vxE "GpuOps|GpuModels" <<<"$suites" | sed 's/$/.*/' | paste -sd: -)
@@ -407,14 +409,13 @@ run_tests() {
   grep -v "^RUNNING " <<<"$parsed" | grep . >>"$logs/gpu-test-times.txt"
   culprit=$(sed -n 's/^RUNNING //p' <<<"$parsed")
   case $rc in
-    0 | 1) ;;
+    0 | 1) why="the process ended (exit $rc) before all its tests had run" ;;
     254) why="not run: the budget was spent" ;;
     124) why="timed out (the process's ${limit} s)" ;;
     137) why="killed (SIGKILL)" ;;
     *) why="the process died (exit $rc$([ $rc -gt 128 ] && echo ", signal $((rc - 128))"))" ;;
   esac
   [ $rc -ne 0 ] && tests_rc=1
-  [ $rc -eq 0 ] || [ $rc -eq 1 ] && return
   if [ $rc -eq 254 ]; then
     # Every test FILTER selects, not run.
     want=$(awk -v f="$filter" 'BEGIN {n = split(f, p, ":"); for (i = 1; i <= n; ++i) sub(/\*$/, "", p[i])}
@@ -425,11 +426,11 @@ run_tests() {
   [ -n "$culprit" ] && echo "- ms $culprit failed: $why" >>"$logs/gpu-test-times.txt"
   # The tests of FILTER that neither ended nor were running: one process each.
   missing=$(awk -v f="$filter" 'BEGIN {n = split(f, p, ":"); for (i = 1; i <= n; ++i) sub(/\*$/, "", p[i])}
-      NR == FNR {done[$3] = 1; next}
+      FILENAME == ARGV[1] {done[$3] = 1; next}
       {for (i = 1; i <= n; ++i) if ((substr(p[i], length(p[i])) == "." && index($0, p[i]) == 1) || $0 == p[i]) {if (!($0 in done)) print; next}}' \
     "$logs/gpu-test-times.txt" <(printf '%s\n' "$names"))
   if [ -z "$missing" ]; then
-    [ -z "$culprit" ] && note "GPU tests $label: $why after all its tests had ended"
+    [ -z "$culprit" ] && [ $rc -gt 1 ] && note "GPU tests $label: $why after all its tests had ended"
     return
   fi
   if [ -z "$4" ]; then
