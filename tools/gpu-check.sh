@@ -164,6 +164,7 @@ finish() {
   [ -n "$finished" ] && exit "$status"
   finished=1
   trap - EXIT
+  trap '' TERM INT HUP  # a second signal must not cut the writing short
   {
     echo
     echo "## Notes"
