@@ -88,7 +88,7 @@ std::shared_ptr<KernelProvider> BackendRegistry::open_host(const BackendRequest&
   }
   if (!host.open) throw Error(ErrorCode::kInternal, "no host backend is registered (BackendRegistry)");
   OpenedBackend b = host.open(request);
-  if (!b.kernels) throw Error(ErrorCode::kInternal, "the host backend '" + host.name + "' did not start: " + b.error);
+  if (!b.kernels) throw Error(b.error_code, "the host backend '" + host.name + "' did not start: " + b.error);
   return std::move(b.kernels);
 }
 

@@ -15,6 +15,7 @@
 // of them.
 #pragma once
 
+#include <minirt/error.h>
 #include <minirt/session.h>
 
 #include "runtime/backend.h"
@@ -39,6 +40,9 @@ struct OpenedBackend {
   std::shared_ptr<KernelProvider> kernels;  // null when it could not start
   std::string description;                  // what runs: "NVIDIA H200 (cc 9.0), driver CUDA 13.0, ..."
   std::string error;                        // when kernels is null: one sentence with the fix
+  // What kind of failure: a device that is not there or does not start
+  // (the default), or a setting that cannot be followed (kInvalidArgument).
+  ErrorCode error_code = ErrorCode::kDeviceUnavailable;
 };
 
 struct BackendFactory {
@@ -62,8 +66,8 @@ class BackendRegistry {
   // in order: for kCuda those of that kind, for kAuto all of them, highest
   // priority first (registration order among equals); none for kCpu.
   std::vector<BackendFactory> candidates(Device device) const;
-  // Starts the host backend; throws Error(kInternal) when none is registered
-  // or it fails to start.
+  // Starts the host backend; throws Error(kInternal) when none is registered,
+  // or with the backend's error_code and sentence when it does not start.
   std::shared_ptr<KernelProvider> open_host(const BackendRequest& request) const;
   // Every registered factory's name, host first then by priority.
   std::vector<std::string> names() const;

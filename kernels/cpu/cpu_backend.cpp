@@ -144,6 +144,13 @@ BackendFactory cpu_backend_factory() {
   f.kind = Device::kCpu;
   f.open = [](const BackendRequest& request) {
     OpenedBackend b;
+    // A kernel override that cannot be followed stops here, said, rather
+    // than running other kernels than the ones asked for.
+    if (std::string problem = cpu::sgemm_env_isa_problem(); !problem.empty()) {
+      b.error = problem;
+      b.error_code = ErrorCode::kInvalidArgument;
+      return b;
+    }
     b.kernels = make_cpu_backend(request.threads);
     b.description = "the CPU";
     return b;

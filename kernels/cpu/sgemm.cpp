@@ -116,6 +116,20 @@ bool sgemm_isa_supported(SgemmIsa isa) {
   return false;
 }
 
+std::string sgemm_env_isa_problem() {
+  const char* e = std::getenv("MINIRT_SGEMM_ISA");
+  if (!e) return {};
+  SgemmIsa want;
+  if (std::strcmp(e, "generic") == 0) want = SgemmIsa::kGeneric;
+  else if (std::strcmp(e, "avx2") == 0) want = SgemmIsa::kAvx2;
+  else if (std::strcmp(e, "avx512") == 0) want = SgemmIsa::kAvx512;
+  else return std::string("MINIRT_SGEMM_ISA='") + e + "' is not one of generic, avx2, avx512; set one of them or unset it";
+  if (!sgemm_isa_supported(want))
+    return std::string("MINIRT_SGEMM_ISA=") + e + " asks for kernels this CPU cannot run (it has " +
+           sgemm_isa_name(sgemm_best_isa()) + " at most); set a narrower one or unset it";
+  return {};
+}
+
 SgemmIsa sgemm_default_isa() {
   int forced = g_forced.load(std::memory_order_relaxed);
   if (forced >= 0) return static_cast<SgemmIsa>(forced);

@@ -44,6 +44,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <memory>
+#include <string>
 
 namespace minirt::cpu {
 
@@ -61,6 +62,12 @@ SgemmIsa sgemm_default_isa();
 void sgemm_force_isa(SgemmIsa isa);
 void sgemm_reset_isa();
 const char* sgemm_isa_name(SgemmIsa isa);
+
+// Why MINIRT_SGEMM_ISA cannot be followed as it is set (not one of generic,
+// avx2, avx512, or an instruction set this CPU lacks); empty when it is unset
+// or followed. The CPU backend refuses to start with this sentence rather
+// than run other kernels than the ones asked for.
+std::string sgemm_env_isa_problem();
 
 struct SgemmTile {
   int mr, nr;

@@ -12,6 +12,7 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <cstdlib>
 #include <cstring>
 
 namespace minirt {
@@ -137,6 +138,26 @@ TEST(BackendRegistry, RefusesWhatItCannotUse) {
   } catch (const Error& e) {
     EXPECT_THAT(e.what(), HasSubstr("'host1' did not start: its driver is a pretend one"));
   }
+}
+
+// MINIRT_SGEMM_ISA set to something that cannot be followed: the CPU
+// backend does not start, and the session says why (it never runs other
+// kernels than the ones asked for).
+TEST(BackendRegistry, AKernelOverrideThatCannotBeFollowedIsRefused) {
+  const char* before = std::getenv("MINIRT_SGEMM_ISA");
+  std::string saved = before ? before : "";
+  ::setenv("MINIRT_SGEMM_ISA", "avx1024", 1);
+  try {
+    Session s(cnn(), {.device = Device::kCpu, .threads = 1});
+    ADD_FAILURE() << "a session started with MINIRT_SGEMM_ISA=avx1024";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.code(), ErrorCode::kInvalidArgument);
+    EXPECT_THAT(e.what(), HasSubstr("MINIRT_SGEMM_ISA='avx1024' is not one of generic, avx2, avx512"));
+  }
+  ::setenv("MINIRT_SGEMM_ISA", "generic", 1);  // every CPU can run the portable kernels
+  EXPECT_NO_THROW(Session(cnn(), {.device = Device::kCpu, .threads = 1}));
+  if (before) ::setenv("MINIRT_SGEMM_ISA", saved.c_str(), 1);
+  else ::unsetenv("MINIRT_SGEMM_ISA");
 }
 
 TEST(BackendRegistry, ASessionRunsOnABackendOnlyTheTestKnows) {
