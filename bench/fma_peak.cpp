@@ -91,9 +91,7 @@ __attribute__((target("avx2,fma"))) double fma_avx2(int64_t iters) {
 
 using Loop = double (*)(int64_t);
 
-double now_s() {
-  return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
-}
+double now_s() { return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count(); }
 
 // GFLOP/s of `threads` threads each running `iters` iterations at once.
 double measure(Loop loop, int threads, int64_t iters) {
@@ -199,8 +197,7 @@ int main(int argc, char** argv) {
   const bool has2 = __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
   if (isa == "auto") isa = has512 ? "avx512" : "avx2";
   if ((isa == "avx512" && !has512) || (isa == "avx2" && !has2)) {
-    std::fprintf(stderr, "minirt-fma-peak: this CPU does not have %s\n",
-                 isa == "avx512" ? "AVX-512F" : "AVX2 and FMA");
+    std::fprintf(stderr, "minirt-fma-peak: this CPU does not have %s\n", isa == "avx512" ? "AVX-512F" : "AVX2 and FMA");
     return 1;
   }
   const Loop loop = isa == "avx512" ? fma_avx512 : fma_avx2;

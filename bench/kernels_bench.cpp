@@ -105,11 +105,11 @@ void conv_bench(benchmark::State& state, const std::string& algo) {
   a->group = groups;
   std::unique_ptr<OneNode> made;
   try {
-    made = std::make_unique<OneNode>(
-        "Conv", a,
-        std::vector<Tensor>{random_tensor({1, c, hw, hw}, 1), random_tensor({k, c / groups, r, r}, 2),
-                            random_tensor({k}, 3)},
-        threads, algo);
+    made =
+        std::make_unique<OneNode>("Conv", a,
+                                  std::vector<Tensor>{random_tensor({1, c, hw, hw}, 1),
+                                                      random_tensor({k, c / groups, r, r}, 2), random_tensor({k}, 3)},
+                                  threads, algo);
   } catch (const Error& e) {
     state.SkipWithError(e.what());  // a candidate that declines the layer
     return;
@@ -121,7 +121,8 @@ void conv_bench(benchmark::State& state, const std::string& algo) {
   }
   const Shape& y = node.outputs[0].shape();
   double flops = 2.0 * static_cast<double>(shape_numel(y)) * (c / groups) * r * r;
-  state.counters["GFLOP/s"] = benchmark::Counter(flops, benchmark::Counter::kIsIterationInvariantRate, benchmark::Counter::kIs1000);
+  state.counters["GFLOP/s"] =
+      benchmark::Counter(flops, benchmark::Counter::kIsIterationInvariantRate, benchmark::Counter::kIs1000);
   state.SetLabel(node.kernel->describe());
 }
 
@@ -138,18 +139,20 @@ void add_conv_args(benchmark::internal::Benchmark* b, const int64_t (&s)[6], int
     b->Args({s[0], s[1], s[2], s[3], s[4], s[5], threads, static_cast<int64_t>(i)});
 }
 void conv_arg_names(benchmark::internal::Benchmark* b, bool every_algo) {
-  if (every_algo) b->ArgNames({"C", "HW", "K", "R", "stride", "groups", "threads", "algo"});
-  else b->ArgNames({"C", "HW", "K", "R", "stride", "groups", "threads"});
+  if (every_algo)
+    b->ArgNames({"C", "HW", "K", "R", "stride", "groups", "threads", "algo"});
+  else
+    b->ArgNames({"C", "HW", "K", "R", "stride", "groups", "threads"});
 }
 
 // ResNet-18 layers: stem, the 3x3 convs of each stage (the first strided),
 // the strided 1x1 downsamples.
 void resnet18_convs(benchmark::internal::Benchmark* b, bool every_algo) {
   const int64_t shapes[][6] = {
-      {3, 224, 64, 7, 2, 1},    {64, 56, 64, 3, 1, 1},                             // conv1, layer1
-      {64, 56, 128, 3, 2, 1},   {128, 28, 128, 3, 1, 1}, {64, 56, 128, 1, 2, 1},   // layer2
-      {128, 28, 256, 3, 2, 1},  {256, 14, 256, 3, 1, 1}, {128, 28, 256, 1, 2, 1},  // layer3
-      {256, 14, 512, 3, 2, 1},  {512, 7, 512, 3, 1, 1},  {256, 14, 512, 1, 2, 1},  // layer4
+      {3, 224, 64, 7, 2, 1},   {64, 56, 64, 3, 1, 1},                             // conv1, layer1
+      {64, 56, 128, 3, 2, 1},  {128, 28, 128, 3, 1, 1}, {64, 56, 128, 1, 2, 1},   // layer2
+      {128, 28, 256, 3, 2, 1}, {256, 14, 256, 3, 1, 1}, {128, 28, 256, 1, 2, 1},  // layer3
+      {256, 14, 512, 3, 2, 1}, {512, 7, 512, 3, 1, 1},  {256, 14, 512, 1, 2, 1},  // layer4
   };
   for (int threads : {1, 2})
     for (const auto& s : shapes) add_conv_args(b, s, threads, every_algo);
@@ -159,9 +162,9 @@ void resnet18_convs(benchmark::internal::Benchmark* b, bool every_algo) {
 // SqueezeNet 1.1 layers: stem, fire squeeze 1x1 and expand 1x1 / 3x3.
 void squeezenet_convs(benchmark::internal::Benchmark* b, bool every_algo) {
   const int64_t shapes[][6] = {
-      {3, 224, 64, 3, 2, 1},  {64, 55, 16, 1, 1, 1},  {16, 55, 64, 1, 1, 1},  {16, 55, 64, 3, 1, 1},
-      {128, 27, 32, 1, 1, 1}, {32, 27, 128, 3, 1, 1}, {256, 13, 48, 1, 1, 1}, {48, 13, 192, 3, 1, 1},
-      {512, 13, 1000, 1, 1, 1},
+      {3, 224, 64, 3, 2, 1},  {64, 55, 16, 1, 1, 1},  {16, 55, 64, 1, 1, 1},
+      {16, 55, 64, 3, 1, 1},  {128, 27, 32, 1, 1, 1}, {32, 27, 128, 3, 1, 1},
+      {256, 13, 48, 1, 1, 1}, {48, 13, 192, 3, 1, 1}, {512, 13, 1000, 1, 1, 1},
   };
   for (int threads : {1, 2})
     for (const auto& s : shapes) add_conv_args(b, s, threads, every_algo);
@@ -171,7 +174,7 @@ void squeezenet_convs(benchmark::internal::Benchmark* b, bool every_algo) {
 // ResNet-50 (torchvision v1.5) layers: stem, bottleneck 1x1/3x3/1x1 per stage.
 void resnet50_convs(benchmark::internal::Benchmark* b, bool every_algo) {
   const int64_t shapes[][6] = {
-      {3, 224, 64, 7, 2, 1},                                                // conv1
+      {3, 224, 64, 7, 2, 1},                                                        // conv1
       {64, 56, 64, 1, 1, 1},    {64, 56, 64, 3, 1, 1},   {64, 56, 256, 1, 1, 1},    // layer1
       {256, 56, 128, 1, 1, 1},  {128, 56, 128, 3, 2, 1}, {128, 28, 512, 1, 1, 1},   // layer2
       {512, 28, 256, 1, 1, 1},  {256, 28, 256, 3, 2, 1}, {256, 14, 1024, 1, 1, 1},  // layer3
@@ -185,10 +188,9 @@ void resnet50_convs(benchmark::internal::Benchmark* b, bool every_algo) {
 // MobileNetV2 layers: stem, expansion 1x1, depthwise 3x3 (stride 1 and 2), projection 1x1.
 void mobilenetv2_convs(benchmark::internal::Benchmark* b, bool every_algo) {
   const int64_t shapes[][6] = {
-      {3, 224, 32, 3, 2, 1},   {32, 112, 32, 3, 1, 32},  {32, 112, 16, 1, 1, 1},
-      {16, 112, 96, 1, 1, 1},  {96, 112, 96, 3, 2, 96},  {96, 56, 24, 1, 1, 1},
-      {144, 56, 144, 3, 1, 144}, {192, 28, 192, 3, 1, 192}, {384, 14, 384, 3, 1, 384},
-      {576, 14, 576, 3, 2, 576}, {960, 7, 960, 3, 1, 960}, {320, 7, 1280, 1, 1, 1},
+      {3, 224, 32, 3, 2, 1},     {32, 112, 32, 3, 1, 32},   {32, 112, 16, 1, 1, 1},    {16, 112, 96, 1, 1, 1},
+      {96, 112, 96, 3, 2, 96},   {96, 56, 24, 1, 1, 1},     {144, 56, 144, 3, 1, 144}, {192, 28, 192, 3, 1, 192},
+      {384, 14, 384, 3, 1, 384}, {576, 14, 576, 3, 2, 576}, {960, 7, 960, 3, 1, 960},  {320, 7, 1280, 1, 1, 1},
   };
   for (int threads : {1, 2})
     for (const auto& s : shapes) add_conv_args(b, s, threads, every_algo);
@@ -198,16 +200,16 @@ void mobilenetv2_convs(benchmark::internal::Benchmark* b, bool every_algo) {
 // Conv/<model>: the rules' pick per layer; ConvAlgo/<model>: every candidate
 // per layer (algo = the index in conv_algorithm_names(); declined ones are
 // listed as skipped, with the reason), for setting the rules.
-#define MINIRT_CONV_BENCH(model)                                                                              \
-  BENCHMARK(BM_Conv)                                                                                          \
-      ->Name("Conv/" #model)                                                                                  \
-      ->Apply([](benchmark::internal::Benchmark* b) { model##_convs(b, false); })                             \
-      ->Unit(benchmark::kMicrosecond)                                                                         \
-      ->UseRealTime();                                                                                        \
-  BENCHMARK(BM_ConvAlgo)                                                                                      \
-      ->Name("ConvAlgo/" #model)                                                                              \
-      ->Apply([](benchmark::internal::Benchmark* b) { model##_convs(b, true); })                              \
-      ->Unit(benchmark::kMicrosecond)                                                                         \
+#define MINIRT_CONV_BENCH(model)                                                  \
+  BENCHMARK(BM_Conv)                                                              \
+      ->Name("Conv/" #model)                                                      \
+      ->Apply([](benchmark::internal::Benchmark* b) { model##_convs(b, false); }) \
+      ->Unit(benchmark::kMicrosecond)                                             \
+      ->UseRealTime();                                                            \
+  BENCHMARK(BM_ConvAlgo)                                                          \
+      ->Name("ConvAlgo/" #model)                                                  \
+      ->Apply([](benchmark::internal::Benchmark* b) { model##_convs(b, true); })  \
+      ->Unit(benchmark::kMicrosecond)                                             \
       ->UseRealTime()
 MINIRT_CONV_BENCH(resnet18);
 MINIRT_CONV_BENCH(resnet50);
@@ -222,8 +224,8 @@ void BM_Gemm(benchmark::State& state) {
   OneNode node("Gemm", a, {random_tensor({m, k}, 1), random_tensor({n, k}, 2), random_tensor({n}, 3)},
                static_cast<int>(state.range(3)));
   for (auto _ : state) node.run();
-  state.counters["GFLOP/s"] = benchmark::Counter(2.0 * m * k * n, benchmark::Counter::kIsIterationInvariantRate,
-                                                 benchmark::Counter::kIs1000);
+  state.counters["GFLOP/s"] =
+      benchmark::Counter(2.0 * m * k * n, benchmark::Counter::kIsIterationInvariantRate, benchmark::Counter::kIs1000);
 }
 BENCHMARK(BM_Gemm)
     ->ArgNames({"M", "K", "N", "threads"})
@@ -261,8 +263,8 @@ void BM_Sgemm(benchmark::State& state) {
   Tensor ws = Tensor::zeros(DType::kUInt8, {static_cast<int64_t>(sgemm_workspace_bytes(split, isa, k, n, true)) + 64});
   ThreadPool pool(threads);
   for (auto _ : state) sgemm_run(pool, g, split, ws.data<float>());
-  state.counters["GFLOP/s"] = benchmark::Counter(2.0 * m * n * k, benchmark::Counter::kIsIterationInvariantRate,
-                                                 benchmark::Counter::kIs1000);
+  state.counters["GFLOP/s"] =
+      benchmark::Counter(2.0 * m * n * k, benchmark::Counter::kIsIterationInvariantRate, benchmark::Counter::kIs1000);
   state.SetLabel(std::string("isa=") + sgemm_isa_name(isa));
 }
 BENCHMARK(BM_Sgemm)
@@ -270,8 +272,8 @@ BENCHMARK(BM_Sgemm)
     ->Args({256, 256, 256, 1})
     ->Args({512, 512, 512, 1})
     ->Args({1024, 1024, 1024, 1})
-    ->Args({64, 3136, 576, 1})   // ResNet layer1 3x3 as a GEMM
-    ->Args({512, 49, 4608, 1})   // ResNet layer4 3x3 as a GEMM
+    ->Args({64, 3136, 576, 1})  // ResNet layer1 3x3 as a GEMM
+    ->Args({512, 49, 4608, 1})  // ResNet layer4 3x3 as a GEMM
     ->Args({1024, 1024, 1024, 2})
     ->Args({512, 49, 4608, 2})
     ->Unit(benchmark::kMicrosecond)
@@ -298,13 +300,14 @@ BENCHMARK(BM_MaxPool)
     ->UseRealTime();
 
 void BM_GlobalAveragePool(benchmark::State& state) {
-  OneNode node("GlobalAveragePool", nullptr, {random_tensor({1, state.range(0), state.range(1), state.range(1)}, 1)}, 1);
+  OneNode node("GlobalAveragePool", nullptr, {random_tensor({1, state.range(0), state.range(1), state.range(1)}, 1)},
+               1);
   for (auto _ : state) node.run();
 }
 BENCHMARK(BM_GlobalAveragePool)
     ->ArgNames({"C", "HW"})
-    ->Args({2048, 7})   // ResNet-50
-    ->Args({1280, 7})   // MobileNetV2
+    ->Args({2048, 7})  // ResNet-50
+    ->Args({1280, 7})  // MobileNetV2
     ->Unit(benchmark::kMicrosecond)
     ->UseRealTime();
 
@@ -384,8 +387,12 @@ void BM_Transpose(benchmark::State& state) {
   int64_t c = state.range(0), hw = state.range(1);
   Tensor x = random_tensor({1, c, hw, hw}, 1);
   switch (state.range(2)) {
-    case 0: a->perm = {0, 2, 3, 1}; break;
-    case 1: a->perm = {0, 3, 1, 2}; break;
+    case 0:
+      a->perm = {0, 2, 3, 1};
+      break;
+    case 1:
+      a->perm = {0, 3, 1, 2};
+      break;
     default:
       x = random_tensor({c, hw * hw}, 1);
       a->perm = {1, 0};
@@ -555,7 +562,8 @@ namespace {
 
 // args: C, HW, K, R, stride, groups, threads; act: the fused activation;
 // residual: a residual input added before it.
-void nchwc_conv_bench(benchmark::State& state, ActKind act, bool residual, cpu::DwBorder border = cpu::DwBorder::kAuto) {
+void nchwc_conv_bench(benchmark::State& state, ActKind act, bool residual,
+                      cpu::DwBorder border = cpu::DwBorder::kAuto) {
   using namespace cpu;
   const int64_t c = state.range(0), hw = state.range(1), k = state.range(2), r = state.range(3), s = state.range(4),
                 groups = state.range(5);
@@ -584,13 +592,17 @@ void nchwc_conv_bench(benchmark::State& state, ActKind act, bool residual, cpu::
   ThreadPool pool(threads);
   std::unique_ptr<NchwcDirectConv> direct;
   std::unique_ptr<NchwcDepthwiseConv> depthwise;
-  if (dw) depthwise = std::make_unique<NchwcDepthwiseConv>(spec, w.data<float>(), b.data<float>(), threads, border);
-  else direct = std::make_unique<NchwcDirectConv>(spec, w.data<float>(), b.data<float>(), threads);
+  if (dw)
+    depthwise = std::make_unique<NchwcDepthwiseConv>(spec, w.data<float>(), b.data<float>(), threads, border);
+  else
+    direct = std::make_unique<NchwcDirectConv>(spec, w.data<float>(), b.data<float>(), threads);
   Tensor ws = Tensor::zeros(DType::kFloat32,
                             {static_cast<int64_t>((dw ? depthwise->workspace_bytes() : 0) / sizeof(float)) + 1});
   for (auto _ : state) {
-    if (dw) depthwise->run(x.data<float>(), rp, y.data<float>(), 0, ws.data<float>(), pool);
-    else direct->run(x.data<float>(), rp, y.data<float>(), 0, nullptr, pool);
+    if (dw)
+      depthwise->run(x.data<float>(), rp, y.data<float>(), 0, ws.data<float>(), pool);
+    else
+      direct->run(x.data<float>(), rp, y.data<float>(), 0, nullptr, pool);
     benchmark::DoNotOptimize(y.raw());
   }
   const double flops = 2.0 * static_cast<double>(k * q.oh * q.ow) * (c / groups) * r * r;
@@ -658,10 +670,7 @@ void depthwise_border_args(benchmark::internal::Benchmark* b) {
     for (const auto& l : layers)
       for (int border : {1, 2}) b->Args({l[0], l[1], l[0], l[2], 1, l[0], threads, border});
 }
-BENCHMARK(BM_NchwcDepthwiseBorder)
-    ->Apply(depthwise_border_args)
-    ->Unit(benchmark::kMicrosecond)
-    ->UseRealTime();
+BENCHMARK(BM_NchwcDepthwiseBorder)->Apply(depthwise_border_args)->Unit(benchmark::kMicrosecond)->UseRealTime();
 
 // NchwcConvCold/<layer>: as in a model, whose weights do not stay in cache
 // between runs (ResNet-18's 45 MB, ResNet-50's 100 MB): each iteration runs
@@ -710,30 +719,30 @@ void BM_NchwcConvCold(benchmark::State& state) {
 BENCHMARK(BM_NchwcConvCold)
     ->Name("NchwcConvCold/layers")
     ->ArgNames({"C", "HW", "K", "R", "stride", "threads"})
-    ->Args({512, 7, 512, 3, 1, 1})     // ResNet layer4
-    ->Args({256, 14, 512, 3, 2, 1})    // ResNet layer4, strided
-    ->Args({256, 14, 256, 3, 1, 1})    // ResNet-18 layer3
-    ->Args({512, 7, 2048, 1, 1, 1})    // ResNet-50 layer4 expansion
-    ->Args({2048, 7, 512, 1, 1, 1})    // ResNet-50 layer4 projection
-    ->Args({1152, 7, 320, 1, 1, 1})    // EfficientNet-B0 projection
-    ->Args({512, 13, 1000, 1, 1, 1})   // SqueezeNet classifier
+    ->Args({512, 7, 512, 3, 1, 1})    // ResNet layer4
+    ->Args({256, 14, 512, 3, 2, 1})   // ResNet layer4, strided
+    ->Args({256, 14, 256, 3, 1, 1})   // ResNet-18 layer3
+    ->Args({512, 7, 2048, 1, 1, 1})   // ResNet-50 layer4 expansion
+    ->Args({2048, 7, 512, 1, 1, 1})   // ResNet-50 layer4 projection
+    ->Args({1152, 7, 320, 1, 1, 1})   // EfficientNet-B0 projection
+    ->Args({512, 13, 1000, 1, 1, 1})  // SqueezeNet classifier
     ->Args({512, 7, 512, 3, 1, 2})
     ->Unit(benchmark::kMicrosecond)
     ->UseRealTime();
 
-#define MINIRT_NCHWC_BENCH(model)                                                           \
-  BENCHMARK(BM_NchwcConv)                                                                   \
-      ->Name("NchwcConv/" #model)                                                           \
-      ->Apply([](benchmark::internal::Benchmark* b) { model##_convs(b, false); })           \
-      ->Unit(benchmark::kMicrosecond)                                                       \
+#define MINIRT_NCHWC_BENCH(model)                                                 \
+  BENCHMARK(BM_NchwcConv)                                                         \
+      ->Name("NchwcConv/" #model)                                                 \
+      ->Apply([](benchmark::internal::Benchmark* b) { model##_convs(b, false); }) \
+      ->Unit(benchmark::kMicrosecond)                                             \
       ->UseRealTime()
 // EfficientNet-B0's depthwise layers (3x3 and 5x5, stride 1 and 2), with the
 // plain-layout kernel the rules pick next to them (Conv/efficientnet_dw).
 void efficientnet_dw_convs(benchmark::internal::Benchmark* b, bool every_algo) {
   const int64_t shapes[][6] = {
-      {32, 112, 32, 3, 1, 32},    {96, 112, 96, 3, 2, 96},    {144, 56, 144, 3, 1, 144}, {144, 56, 144, 5, 2, 144},
-      {240, 28, 240, 5, 1, 240},  {240, 28, 240, 3, 2, 240},  {480, 14, 480, 3, 1, 480}, {672, 14, 672, 5, 1, 672},
-      {672, 14, 672, 5, 2, 672},  {1152, 7, 1152, 5, 1, 1152}, {1152, 7, 1152, 3, 1, 1152},
+      {32, 112, 32, 3, 1, 32},   {96, 112, 96, 3, 2, 96},     {144, 56, 144, 3, 1, 144},   {144, 56, 144, 5, 2, 144},
+      {240, 28, 240, 5, 1, 240}, {240, 28, 240, 3, 2, 240},   {480, 14, 480, 3, 1, 480},   {672, 14, 672, 5, 1, 672},
+      {672, 14, 672, 5, 2, 672}, {1152, 7, 1152, 5, 1, 1152}, {1152, 7, 1152, 3, 1, 1152},
   };
   for (int threads : {1, 2})
     for (const auto& s : shapes) add_conv_args(b, s, threads, every_algo);
@@ -799,14 +808,12 @@ void BM_FmaPeak(benchmark::State& state) {
     pool.parallel_for(threads, body);
     benchmark::DoNotOptimize(sink.data());
   }
-  state.counters["GFLOP/s"] = benchmark::Counter(2.0 * kIters * 12 * lanes * threads,
-                                                 benchmark::Counter::kIsIterationInvariantRate,
-                                                 benchmark::Counter::kIs1000);
+  state.counters["GFLOP/s"] = benchmark::Counter(
+      2.0 * kIters * 12 * lanes * threads, benchmark::Counter::kIsIterationInvariantRate, benchmark::Counter::kIs1000);
   state.SetLabel(std::string("isa=") + cpu::sgemm_isa_name(isa));
 }
 BENCHMARK(BM_FmaPeak)->ArgNames({"threads"})->Arg(1)->Arg(2)->Unit(benchmark::kMicrosecond)->UseRealTime();
 #endif
-
 
 // ---- Elementwise: activations, unary math and broadcast binary ops over
 // 1 << 20 floats (4 MiB, as a YOLO neck's activations).
@@ -826,12 +833,10 @@ struct UnaryCase {
   ActKind act;
 };
 // Silu has no ONNX op: a Sigmoid node carrying it, as the fusion pass makes.
-constexpr UnaryCase kUnaryCases[] = {{"Sigmoid", UnaryKind::kActivation, ActKind::kSigmoid},
-                                     {"Sigmoid", UnaryKind::kActivation, ActKind::kSilu},
-                                     {"Tanh", UnaryKind::kActivation, ActKind::kTanh},
-                                     {"Exp", UnaryKind::kExp, ActKind::kNone},
-                                     {"Gelu", UnaryKind::kActivation, ActKind::kGelu},
-                                     {"Log", UnaryKind::kLog, ActKind::kNone}};
+constexpr UnaryCase kUnaryCases[] = {
+    {"Sigmoid", UnaryKind::kActivation, ActKind::kSigmoid}, {"Sigmoid", UnaryKind::kActivation, ActKind::kSilu},
+    {"Tanh", UnaryKind::kActivation, ActKind::kTanh},       {"Exp", UnaryKind::kExp, ActKind::kNone},
+    {"Gelu", UnaryKind::kActivation, ActKind::kGelu},       {"Log", UnaryKind::kLog, ActKind::kNone}};
 
 std::string unary_case_name(const UnaryCase& c) {
   return c.kind == UnaryKind::kActivation ? Activation{c.act}.name() : c.op;

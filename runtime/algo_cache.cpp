@@ -92,8 +92,10 @@ std::string utc_now() {
 
 std::string AlgoCache::default_path() {
   if (const char* p = std::getenv("MINIRT_ALGO_CACHE"); p && *p) return p;
-  if (const char* x = std::getenv("XDG_CACHE_HOME"); x && *x) return (fs::path(x) / "minirt" / "algo_cache.txt").string();
-  if (const char* h = std::getenv("HOME"); h && *h) return (fs::path(h) / ".cache" / "minirt" / "algo_cache.txt").string();
+  if (const char* x = std::getenv("XDG_CACHE_HOME"); x && *x)
+    return (fs::path(x) / "minirt" / "algo_cache.txt").string();
+  if (const char* h = std::getenv("HOME"); h && *h)
+    return (fs::path(h) / ".cache" / "minirt" / "algo_cache.txt").string();
   return (fs::temp_directory_path() / "minirt" / "algo_cache.txt").string();
 }
 
@@ -137,8 +139,8 @@ bool AlgoCache::read_into(Table& table, bool report) {
   }
   int version = std::atoi(trim(line).c_str() + std::strlen(kMagic));
   if (version != kFormatVersion) {
-    warn("format version " + std::to_string(version) + ", this minirt reads version " +
-         std::to_string(kFormatVersion) + "; ignored (it will be rewritten)");
+    warn("format version " + std::to_string(version) + ", this minirt reads version " + std::to_string(kFormatVersion) +
+         "; ignored (it will be rewritten)");
     return false;
   }
   Table parsed;
@@ -203,8 +205,8 @@ std::string AlgoCache::other_versions(const std::string& context, const std::str
 
 void AlgoCache::put(const std::string& context, const std::string& problem, AlgoChoice choice) {
   // What the file could not hold, or would read back as damaged, is not kept.
-  bool ok_context = !context.empty() && printable(context) && context.find(']') == std::string::npos &&
-                    context.size() < kMaxLine;
+  bool ok_context =
+      !context.empty() && printable(context) && context.find(']') == std::string::npos && context.size() < kMaxLine;
   bool ok_problem = !problem.empty() && printable(problem) && problem.find(" -> ") == std::string::npos &&
                     trim(problem) == problem && problem[0] != '[' && problem[0] != '#' && problem.size() < kMaxLine / 2;
   if (!ok_context || !ok_problem || !valid_algorithm_name(choice.algorithm)) {
@@ -270,7 +272,8 @@ bool AlgoCache::save() {
     for (auto& [p, c] : problems) merged[ctx][p] = c;
   std::string text = render(merged);
   std::mt19937_64 rng(std::random_device{}());
-  fs::path tmp = dir / (target.filename().string() + ".tmp." + std::to_string(::getpid()) + "." + std::to_string(rng() % 1000000));
+  fs::path tmp =
+      dir / (target.filename().string() + ".tmp." + std::to_string(::getpid()) + "." + std::to_string(rng() % 1000000));
   bool ok = false;
   {
     int fd = ::open(tmp.c_str(), O_CREAT | O_EXCL | O_WRONLY | O_CLOEXEC, 0644);
@@ -281,7 +284,8 @@ bool AlgoCache::save() {
   }
   if (ok) ok = std::rename(tmp.c_str(), target.c_str()) == 0;
   if (!ok) {
-    warnings_.push_back("algorithm cache " + path_ + ": cannot write (" + std::strerror(errno) + "); choices not saved");
+    warnings_.push_back("algorithm cache " + path_ + ": cannot write (" + std::strerror(errno) +
+                        "); choices not saved");
     fs::remove(tmp, ec);
   } else {
     entries_ = std::move(merged);

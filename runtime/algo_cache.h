@@ -29,9 +29,9 @@ namespace minirt {
 
 struct AlgoChoice {
   std::string algorithm;
-  uint64_t workspace = 0;  // bytes
-  double time_ms = 0;      // measured median
-  std::string measured_at; // UTC, ISO 8601
+  uint64_t workspace = 0;   // bytes
+  double time_ms = 0;       // measured median
+  std::string measured_at;  // UTC, ISO 8601
 };
 
 class AlgoCache {

@@ -26,7 +26,7 @@ struct KernelArgs {
   void* const* outputs;       // one per node output
   void* workspace;            // workspace_bytes() bytes, 64-byte aligned
   ThreadPool* pool;
-  void* stream = nullptr;     // the run's stream on a device backend
+  void* stream = nullptr;  // the run's stream on a device backend
 };
 
 class Kernel {

@@ -42,16 +42,18 @@ const ComputeDevice& host_device() {
 
 void BackendRegistry::add(BackendFactory factory) {
   if (factory.name.empty() || !factory.open)
-    throw Error(ErrorCode::kInvalidArgument, "BackendRegistry::add: a backend factory needs a name and an open function");
-  if (factory.kind == Device::kAuto)
     throw Error(ErrorCode::kInvalidArgument,
-                "BackendRegistry::add: backend '" + factory.name + "' must say its kind (Device::kCpu or kCuda), not kAuto");
+                "BackendRegistry::add: a backend factory needs a name and an open function");
+  if (factory.kind == Device::kAuto)
+    throw Error(ErrorCode::kInvalidArgument, "BackendRegistry::add: backend '" + factory.name +
+                                                 "' must say its kind (Device::kCpu or kCuda), not kAuto");
   std::lock_guard<std::mutex> lock(mu_);
   for (const BackendFactory& f : factories_)
     if (factory.kind == Device::kCpu && f.kind == Device::kCpu && f.name != factory.name)
       throw Error(ErrorCode::kInvalidArgument, "BackendRegistry::add: '" + factory.name +
                                                    "' would be a second host backend beside '" + f.name + "'");
-  auto same = std::find_if(factories_.begin(), factories_.end(), [&](const BackendFactory& f) { return f.name == factory.name; });
+  auto same = std::find_if(factories_.begin(), factories_.end(),
+                           [&](const BackendFactory& f) { return f.name == factory.name; });
   if (same != factories_.end())
     *same = std::move(factory);
   else

@@ -42,11 +42,11 @@ struct OpAttrs {
 struct Value {
   std::string name;
   DType dtype = DType::kUndefined;
-  Shape shape;                         // meaningful when shape_known
+  Shape shape;  // meaningful when shape_known
   bool shape_known = false;
-  std::vector<std::string> dim_params; // for graph inputs: symbolic names ("" where numeric)
+  std::vector<std::string> dim_params;     // for graph inputs: symbolic names ("" where numeric)
   std::shared_ptr<const Tensor> constant;  // initializer or folded value
-  int producer = -1;                   // node index, -1 for inputs and constants
+  int producer = -1;                       // node index, -1 for inputs and constants
   // The CPU's channel-blocked layout (kernels/cpu/nchwc.h): 0 for the plain
   // layout, else the channel block B of [N][ceil(C/B)][H][W][B] (4-D only).
   // Set by assign_layouts; the shape stays the logical NCHW one.
@@ -81,15 +81,13 @@ struct Node {
 // What the half lowering (lower_half_precision, runtime/passes/passes.h)
 // did to a float16 / bfloat16 model; empty for other models.
 struct HalfLowering {
-  int initializers = 0;  // float16/bfloat16 initializers converted to float32
-  int constants = 0;     // Constant / ConstantOfShape values converted
-  int casts = 0;         // Cast / CastLike to a half type, made float32 casts that round
+  int initializers = 0;                    // float16/bfloat16 initializers converted to float32
+  int constants = 0;                       // Constant / ConstantOfShape values converted
+  int casts = 0;                           // Cast / CastLike to a half type, made float32 casts that round
   bool float16 = false, bfloat16 = false;  // which half types the model has
-  std::vector<std::string> inputs;   // "x float16->float32"
-  std::vector<std::string> outputs;  // "y float32->float16"
-  bool any() const {
-    return initializers || constants || casts || !inputs.empty() || !outputs.empty();
-  }
+  std::vector<std::string> inputs;         // "x float16->float32"
+  std::vector<std::string> outputs;        // "y float32->float16"
+  bool any() const { return initializers || constants || casts || !inputs.empty() || !outputs.empty(); }
   // One line: "float16 model: 53 initializers converted to float32 at load; ...".
   std::string summary() const;
 };
@@ -101,7 +99,7 @@ struct Graph {
   std::string producer;
   std::vector<Value> values;
   std::vector<Node> nodes;
-  std::vector<int> inputs;   // graph inputs that are not initializers
+  std::vector<int> inputs;  // graph inputs that are not initializers
   std::vector<int> outputs;
   // The graph outputs' types and shapes as the file declares them (same
   // order as outputs; a shape is empty where none is declared). Only for

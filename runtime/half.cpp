@@ -109,19 +109,24 @@ Tensor to_float32(const Tensor& t) {
   Tensor out = Tensor::zeros(DType::kFloat32, t.shape());
   const auto* src = static_cast<const uint16_t*>(t.raw());
   const size_t n = static_cast<size_t>(t.numel());
-  if (t.dtype() == DType::kFloat16) half_to_float(src, out.data<float>(), n);
-  else bfloat16_to_float(src, out.data<float>(), n);
+  if (t.dtype() == DType::kFloat16)
+    half_to_float(src, out.data<float>(), n);
+  else
+    bfloat16_to_float(src, out.data<float>(), n);
   return out;
 }
 
 Tensor from_float32(const Tensor& t, DType half) {
   if (t.dtype() != DType::kFloat32 || !is_half_dtype(half))
-    throw Error(ErrorCode::kInvalidArgument, std::string("from_float32: converts float32 to float16 or bfloat16, not ") +
-                                                 dtype_name(t.dtype()) + " to " + dtype_name(half));
+    throw Error(ErrorCode::kInvalidArgument,
+                std::string("from_float32: converts float32 to float16 or bfloat16, not ") + dtype_name(t.dtype()) +
+                    " to " + dtype_name(half));
   Tensor out = Tensor::zeros(half, t.shape());
   const size_t n = static_cast<size_t>(t.numel());
-  if (half == DType::kFloat16) float_to_half(t.data<float>(), out.data<uint16_t>(), n);
-  else float_to_bfloat16(t.data<float>(), out.data<uint16_t>(), n);
+  if (half == DType::kFloat16)
+    float_to_half(t.data<float>(), out.data<uint16_t>(), n);
+  else
+    float_to_bfloat16(t.data<float>(), out.data<uint16_t>(), n);
   return out;
 }
 

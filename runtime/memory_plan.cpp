@@ -171,8 +171,10 @@ void plan_memory(Plan& plan, bool share_slices) {
     for (const Block& b : blocks) plan.spaces[sp].naive_bytes += (b.size + 63) / 64 * 64;
     plan.spaces[sp].arena_bytes = assign_offsets(blocks);
     for (size_t k = 0; k < blocks.size(); ++k) {
-      if (owner[k] >= 0) plan.offset[owner[k]] = blocks[k].offset;
-      else plan.steps[-owner[k] - 1].workspace_offset = blocks[k].offset;
+      if (owner[k] >= 0)
+        plan.offset[owner[k]] = blocks[k].offset;
+      else
+        plan.steps[-owner[k] - 1].workspace_offset = blocks[k].offset;
     }
   }
   for (size_t v = 0; v < nv; ++v)

@@ -29,15 +29,24 @@ const Registry& registry() {
 
 const char* kind_name(Attribute::Kind k) {
   switch (k) {
-    case Attribute::Kind::kFloat: return "float";
-    case Attribute::Kind::kInt: return "int";
-    case Attribute::Kind::kString: return "string";
-    case Attribute::Kind::kTensor: return "tensor";
-    case Attribute::Kind::kFloats: return "floats";
-    case Attribute::Kind::kInts: return "ints";
-    case Attribute::Kind::kStrings: return "strings";
-    case Attribute::Kind::kGraph: return "graph";
-    default: return "other";
+    case Attribute::Kind::kFloat:
+      return "float";
+    case Attribute::Kind::kInt:
+      return "int";
+    case Attribute::Kind::kString:
+      return "string";
+    case Attribute::Kind::kTensor:
+      return "tensor";
+    case Attribute::Kind::kFloats:
+      return "floats";
+    case Attribute::Kind::kInts:
+      return "ints";
+    case Attribute::Kind::kStrings:
+      return "strings";
+    case Attribute::Kind::kGraph:
+      return "graph";
+    default:
+      return "other";
   }
 }
 
@@ -99,13 +108,9 @@ const Tensor* ParseContext::get_tensor(const std::string& name) const {
   return a ? &a->t : nullptr;
 }
 
-void ParseContext::unsupported(const std::string& what) const {
-  node_fail(ErrorCode::kUnsupported, g_, n_, what);
-}
+void ParseContext::unsupported(const std::string& what) const { node_fail(ErrorCode::kUnsupported, g_, n_, what); }
 
-void ParseContext::invalid(const std::string& what) const {
-  node_fail(ErrorCode::kInvalidModel, g_, n_, what);
-}
+void ParseContext::invalid(const std::string& what) const { node_fail(ErrorCode::kInvalidModel, g_, n_, what); }
 
 // ---- InferContext ----
 
@@ -128,7 +133,8 @@ const Tensor* InferContext::constant(size_t i) const {
 }
 
 std::vector<int64_t> InferContext::const_ints(size_t i, const char* what) const {
-  if (!has_input(i)) fail(std::string("its ") + what + " input (input " + std::to_string(i) + ") is required but was left out");
+  if (!has_input(i))
+    fail(std::string("its ") + what + " input (input " + std::to_string(i) + ") is required but was left out");
   const Tensor* t = constant(i);
   if (!t) {
     unsupported(std::string("its ") + what + " input '" + g_.values[n_.input(i)].name +
@@ -146,7 +152,8 @@ std::vector<int64_t> InferContext::const_ints(size_t i, const char* what) const 
 }
 
 std::vector<float> InferContext::const_floats(size_t i, const char* what) const {
-  if (!has_input(i)) fail(std::string("its ") + what + " input (input " + std::to_string(i) + ") is required but was left out");
+  if (!has_input(i))
+    fail(std::string("its ") + what + " input (input " + std::to_string(i) + ") is required but was left out");
   const Tensor* t = constant(i);
   if (!t) {
     unsupported(std::string("its ") + what + " input '" + g_.values[n_.input(i)].name +
@@ -181,9 +188,7 @@ void InferContext::set_output(size_t i, DType dtype, Shape shape) {
 
 void InferContext::fail(const std::string& what) const { node_fail(ErrorCode::kInvalidModel, g_, n_, what); }
 
-void InferContext::unsupported(const std::string& what) const {
-  node_fail(ErrorCode::kUnsupported, g_, n_, what);
-}
+void InferContext::unsupported(const std::string& what) const { node_fail(ErrorCode::kUnsupported, g_, n_, what); }
 
 void InferContext::expect_dtype(size_t i, std::initializer_list<DType> allowed) const {
   if (!has_input(i)) fail("input " + std::to_string(i) + " is required but was left out");

@@ -24,8 +24,10 @@ Placement place_nodes(const Graph& g, const std::vector<int>& order, const Kerne
     std::string first_why;
     for (size_t sp = 1; sp < ns && !p.node_space[idx]; ++sp) {
       std::string why;
-      if (devices[sp - 1]->supports(g, n, &why)) p.node_space[idx] = static_cast<int>(sp);
-      else if (first_why.empty()) first_why = why.empty() ? "not supported" : why;
+      if (devices[sp - 1]->supports(g, n, &why))
+        p.node_space[idx] = static_cast<int>(sp);
+      else if (first_why.empty())
+        first_why = why.empty() ? "not supported" : why;
     }
     if (!p.node_space[idx]) {
       std::string why;

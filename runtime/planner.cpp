@@ -37,7 +37,8 @@ std::vector<size_t> value_inputs(const Graph& model) {
       for (size_t slot = 0; slot < n.inputs.size(); ++slot) {
         int v = n.inputs[slot];
         if (v < 0 || !from_input[static_cast<size_t>(v)]) continue;
-        if (s && std::find(s->shape_inputs.begin(), s->shape_inputs.end(), static_cast<int>(slot)) != s->shape_inputs.end())
+        if (s &&
+            std::find(s->shape_inputs.begin(), s->shape_inputs.end(), static_cast<int>(slot)) != s->shape_inputs.end())
           needed = true;
         if (!(s && s->reads_shape_only)) reads = true;
       }
@@ -99,11 +100,14 @@ std::string join_shapes(const Graph& g, const std::vector<int>& ids) {
 // steps at the seams of a placed graph.
 class CopyKernel final : public Kernel {
  public:
-  CopyKernel(const KernelProvider* device, bool to_device, size_t bytes) : device_(device), to_device_(to_device), bytes_(bytes) {}
+  CopyKernel(const KernelProvider* device, bool to_device, size_t bytes)
+      : device_(device), to_device_(to_device), bytes_(bytes) {}
   void run(const KernelArgs& args) override {
     if (!bytes_) return;
-    if (to_device_) device_->device().copy_to_device(args.outputs[0], args.inputs[0], bytes_, args.stream);
-    else device_->device().copy_to_host(args.outputs[0], args.inputs[0], bytes_, args.stream);
+    if (to_device_)
+      device_->device().copy_to_device(args.outputs[0], args.inputs[0], bytes_, args.stream);
+    else
+      device_->device().copy_to_host(args.outputs[0], args.inputs[0], bytes_, args.stream);
   }
   std::string describe() const override { return to_device_ ? "host to device" : "device to host"; }
 
@@ -285,8 +289,10 @@ std::string Plan::report() const {
     for (int v : s.outputs) {
       if (v < 0) continue;
       if (!where.empty()) where += ",";
-      if (storage[v] == Storage::kArena) where += (space[v] ? std::string(spaces[space[v]].backend->name()) : "") + "@" + std::to_string(offset[v]);
-      else where += "output";
+      if (storage[v] == Storage::kArena)
+        where += (space[v] ? std::string(spaces[space[v]].backend->name()) : "") + "@" + std::to_string(offset[v]);
+      else
+        where += "output";
     }
     std::snprintf(line, sizeof line, "%4zu  %-4s %-18s %-28s %s  [%s]", i, s.backend->name(), s.op.c_str(),
                   s.label.substr(0, 28).c_str(), s.shapes.c_str(), where.c_str());

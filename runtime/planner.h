@@ -33,17 +33,17 @@ enum class Storage : uint8_t {
 };
 
 struct Step {
-  int node = -1;   // -1 for a copy step between memory spaces
-  int space = 0;   // memory space it runs in (0: the host)
+  int node = -1;  // -1 for a copy step between memory spaces
+  int space = 0;  // memory space it runs in (0: the host)
   const KernelProvider* backend = nullptr;
   std::unique_ptr<Kernel> kernel;
-  std::vector<int> inputs;   // value ids, -1 for skipped optionals
+  std::vector<int> inputs;  // value ids, -1 for skipped optionals
   std::vector<int> outputs;
   size_t workspace_offset = 0;
   size_t workspace_bytes = 0;
-  std::string label;   // node name, with fused nodes after '+'
-  std::string op;      // op type, with fused ops after '+'
-  std::string shapes;  // "1x3x224x224 -> 1x64x112x112"
+  std::string label;      // node name, with fused nodes after '+'
+  std::string op;         // op type, with fused ops after '+'
+  std::string shapes;     // "1x3x224x224 -> 1x64x112x112"
   std::string algorithm;  // the tuner's choice, when the node had one
 };
 
@@ -79,9 +79,9 @@ struct Upload {
 
 struct PlanStats {
   int folded = 0, identities = 0, batchnorms = 0, bias_adds = 0, activations = 0, residuals = 0, dead = 0;
-  int block = 0;     // the channel block of blocked values (0: all plain)
-  int blocked = 0;   // values in the blocked layout
-  int reorders = 0;  // layout changes inserted
+  int block = 0;           // the channel block of blocked values (0: all plain)
+  int blocked = 0;         // values in the blocked layout
+  int reorders = 0;        // layout changes inserted
   int concats_elided = 0;  // Concat steps whose inputs were made in their slices
 };
 
@@ -92,8 +92,8 @@ struct Plan {
   std::vector<size_t> offset;    // per value, for kArena: offset in its space's arena
   std::vector<int> space;        // per value: memory space
   std::vector<MemorySpace> spaces;
-  std::vector<Upload> uploads;   // device copies of constants
-  std::string placement;         // "placed 61 nodes on cuda, 2 on cpu (...)"; empty without devices
+  std::vector<Upload> uploads;     // device copies of constants
+  std::string placement;           // "placed 61 nodes on cuda, 2 on cpu (...)"; empty without devices
   std::vector<int> input_values;   // per model input: value id
   std::vector<int> output_values;  // per model output: value id
   size_t arena_bytes = 0;          // the host arena (spaces[0])
@@ -116,6 +116,5 @@ std::unique_ptr<Plan> make_plan(const Graph& model, const std::vector<const Tens
 // through that computation at plan time. Reading only an input's shape
 // (Shape, Size) does not count.
 std::vector<size_t> value_inputs(const Graph& model);
-
 
 }  // namespace minirt

@@ -197,8 +197,10 @@ void ThreadPool::run_locked(int64_t n, int64_t chunk, int64_t chunks, RangeFn fn
   // take_chunks() (a few instructions, unless it was preempted just there);
   // the job's fields stay valid until it has left.
   for (int polls = 1; active_.load(std::memory_order_acquire) != 0; ++polls) {
-    if (polls % (kPollsPerClock * 64) == 0) std::this_thread::sleep_for(std::chrono::microseconds(20));
-    else pause_once();
+    if (polls % (kPollsPerClock * 64) == 0)
+      std::this_thread::sleep_for(std::chrono::microseconds(20));
+    else
+      pause_once();
   }
   fn_ = nullptr;
 }

@@ -114,7 +114,7 @@ class ThreadPool {
   // registered in active_, whether that job is still the one running.
   std::atomic<uint64_t> state_{0};
   std::atomic<int> sleepers_{0};
-  std::atomic<int> active_{0};  // workers inside take_chunks() of the open job
+  std::atomic<int> active_{0};               // workers inside take_chunks() of the open job
   std::atomic<bool> caller_waiting_{false};  // the caller blocks on done_cv_ for the last chunks
   std::condition_variable done_cv_;
   std::atomic<bool> stop_{false};

@@ -28,7 +28,6 @@ std::string fmt(const char* f, double x) {
   return b;
 }
 
-
 DType node_dtype(const Graph& g, const Node& n) {
   for (int v : n.inputs)
     if (v >= 0) return g.values[v].dtype;
@@ -80,10 +79,18 @@ std::string choice_line(const TuningChoice& c) {
   if (c.time_ms >= 0) s += ", " + fmt(c.time_ms < 0.1 ? "%.3f ms" : "%.2f ms", c.time_ms);
   s += ", workspace " + format_bytes(c.workspace_bytes, 1);
   switch (c.source) {
-    case ChoiceSource::kMeasured: s += ", measured"; break;
-    case ChoiceSource::kCache: s += ", from cache"; break;
-    case ChoiceSource::kHeuristic: s += ", heuristic"; break;
-    case ChoiceSource::kFixed: s += ", fixed"; break;
+    case ChoiceSource::kMeasured:
+      s += ", measured";
+      break;
+    case ChoiceSource::kCache:
+      s += ", from cache";
+      break;
+    case ChoiceSource::kHeuristic:
+      s += ", heuristic";
+      break;
+    case ChoiceSource::kFixed:
+      s += ", fixed";
+      break;
   }
   return s;
 }
@@ -157,7 +164,8 @@ std::shared_ptr<void> KernelBench::alloc(size_t bytes) {
     if (q) p = std::shared_ptr<void>(q, [](void* r) { std::free(r); });
   }
   if (!p)
-    fail(ErrorCode::kOutOfMemory, node_context(g_, n_) + "cannot allocate " + format_bytes(n, 1) + " to measure algorithms");
+    fail(ErrorCode::kOutOfMemory,
+         node_context(g_, n_) + "cannot allocate " + format_bytes(n, 1) + " to measure algorithms");
   return p;
 }
 
@@ -187,8 +195,8 @@ double KernelBench::time(const std::string& algorithm, int min_repeats, int max_
   return t[t.size() / 2];
 }
 
-std::vector<double> KernelBench::time_all(const std::vector<std::string>& algorithms, int min_repeats,
-                                          int max_repeats, double target_ms, std::vector<std::string>* errors) {
+std::vector<double> KernelBench::time_all(const std::vector<std::string>& algorithms, int min_repeats, int max_repeats,
+                                          double target_ms, std::vector<std::string>* errors) {
   const size_t n = algorithms.size();
   std::vector<double> out(n, std::nan(""));
   errors->assign(n, "");
@@ -265,13 +273,12 @@ Tuner::Tuner(TunerOptions options) : options_(std::move(options)) {
 
 Tuner::~Tuner() = default;
 
-void Tuner::log(const std::string& line) {
-  report_.log.push_back(line);
-}
+void Tuner::log(const std::string& line) { report_.log.push_back(line); }
 
 AlgoCache& Tuner::cache() {
   if (!cache_) cache_ = std::make_unique<AlgoCache>(options_.cache_path);
-  for (; cache_warnings_seen_ < cache_->warnings().size(); ++cache_warnings_seen_) log(cache_->warnings()[cache_warnings_seen_]);
+  for (; cache_warnings_seen_ < cache_->warnings().size(); ++cache_warnings_seen_)
+    log(cache_->warnings()[cache_warnings_seen_]);
   return *cache_;
 }
 
@@ -313,10 +320,18 @@ std::map<int, std::string> Tuner::tune(const Graph& g, const std::vector<std::pa
     out[todo[i].node] = c.algorithm;
     ++report_.nodes;
     switch (c.source) {
-      case ChoiceSource::kMeasured: ++report_.measured; break;
-      case ChoiceSource::kCache: ++report_.from_cache; break;
-      case ChoiceSource::kHeuristic: ++report_.heuristic; break;
-      case ChoiceSource::kFixed: ++report_.fixed; break;
+      case ChoiceSource::kMeasured:
+        ++report_.measured;
+        break;
+      case ChoiceSource::kCache:
+        ++report_.from_cache;
+        break;
+      case ChoiceSource::kHeuristic:
+        ++report_.heuristic;
+        break;
+      case ChoiceSource::kFixed:
+        ++report_.fixed;
+        break;
     }
     report_.choices.push_back(std::move(c));
   }
@@ -329,8 +344,8 @@ std::map<int, std::string> Tuner::tune(const Graph& g, const std::vector<std::pa
   return out;
 }
 
-TuningChoice Tuner::choose(const Graph& g, const Node& n, const KernelProvider& b, const std::vector<AlgorithmOption>& opts,
-                           ThreadPool& pool, bool* measured_any) {
+TuningChoice Tuner::choose(const Graph& g, const Node& n, const KernelProvider& b,
+                           const std::vector<AlgorithmOption>& opts, ThreadPool& pool, bool* measured_any) {
   TuningChoice c;
   c.node = n.name;
   c.summary = tuning_summary(g, n);
@@ -346,7 +361,9 @@ TuningChoice Tuner::choose(const Graph& g, const Node& n, const KernelProvider& 
       if (o.name == name) return &o;
     return nullptr;
   };
-  auto fits = [&](const AlgorithmOption& o) { return !options_.workspace_limit || o.workspace <= options_.workspace_limit; };
+  auto fits = [&](const AlgorithmOption& o) {
+    return !options_.workspace_limit || o.workspace <= options_.workspace_limit;
+  };
   auto allowed = [&](const AlgorithmOption* o) { return o && o->declined.empty() && fits(*o); };
   // Why `o` (named `name`) cannot be used here, for the log.
   auto why_not = [&](const std::string& name, const AlgorithmOption* o) -> std::string {
@@ -379,7 +396,8 @@ TuningChoice Tuner::choose(const Graph& g, const Node& n, const KernelProvider& 
       const AlgorithmOption* h = find(c.heuristic);
       if (!allowed(h)) {
         const AlgorithmOption* f = fallback();
-        log(where + ": the heuristic's " + why_not(c.heuristic, h) + "; using " + (f ? f->name : std::string("the default")));
+        log(where + ": the heuristic's " + why_not(c.heuristic, h) + "; using " +
+            (f ? f->name : std::string("the default")));
         h = f;
       }
       take(h, ChoiceSource::kHeuristic);
@@ -398,7 +416,8 @@ TuningChoice Tuner::choose(const Graph& g, const Node& n, const KernelProvider& 
       return c;
     }
     case TuningMode::kCached:
-    case TuningMode::kExhaustive: break;
+    case TuningMode::kExhaustive:
+      break;
   }
 
   // The same problem earlier in this session: the same answer.
@@ -426,7 +445,8 @@ TuningChoice Tuner::choose(const Graph& g, const Node& n, const KernelProvider& 
     } else if (std::string other = cc.other_versions(context, c.problem); !other.empty() && !retune_noted_[other]) {
       retune_noted_[other] = true;
       auto [theirs, ours] = version_difference(other, context);
-      log("algorithm cache " + options_.cache_path + ": cache made with " + theirs + ", this is " + ours + ": retuning");
+      log("algorithm cache " + options_.cache_path + ": cache made with " + theirs + ", this is " + ours +
+          ": retuning");
     }
   } else if (use_file) {
     cache();  // read now, so that its warnings come before the choices
@@ -480,7 +500,8 @@ Tuner::Measured Tuner::measure(const Graph& g, const Node& n, const KernelProvid
       t.reason = o.declined;
     } else if (options_.workspace_limit && o.workspace > options_.workspace_limit) {
       t.status = CandidateStatus::kOverWorkspaceLimit;
-      t.reason = "needs " + format_bytes(o.workspace, 1) + ", the limit is " + format_bytes(options_.workspace_limit, 1);
+      t.reason =
+          "needs " + format_bytes(o.workspace, 1) + ", the limit is " + format_bytes(options_.workspace_limit, 1);
     } else {
       runnable.push_back(i);
     }
@@ -491,8 +512,10 @@ Tuner::Measured Tuner::measure(const Graph& g, const Node& n, const KernelProvid
     m.candidates[i].reason = why;
   };
   auto timed = [&](size_t i, double ms) {
-    if (std::isfinite(ms) && ms >= 0) m.candidates[i].time_ms = ms;
-    else failed(i, "no time measured");
+    if (std::isfinite(ms) && ms >= 0)
+      m.candidates[i].time_ms = ms;
+    else
+      failed(i, "no time measured");
   };
   if (runnable.empty()) return m;
 
@@ -513,8 +536,10 @@ Tuner::Measured Tuner::measure(const Graph& g, const Node& n, const KernelProvid
       own = b.measure_algorithms(g, n, list, options_.workspace_limit);
       if (own.size() == list.size()) {
         for (size_t k = 0; k < runnable.size(); ++k)
-          if (own[k] >= 0) timed(runnable[k], own[k]);
-          else failed(runnable[k], "not timed by " + std::string(b.name()));
+          if (own[k] >= 0)
+            timed(runnable[k], own[k]);
+          else
+            failed(runnable[k], "not timed by " + std::string(b.name()));
         done = true;
       }
     } catch (const std::exception& e) {
@@ -534,8 +559,10 @@ Tuner::Measured Tuner::measure(const Graph& g, const Node& n, const KernelProvid
         std::vector<double> ms =
             bench->time_all(names, options_.min_repeats, options_.max_repeats, options_.target_ms, &errors);
         for (size_t k = 0; k < runnable.size(); ++k) {
-          if (!errors[k].empty()) failed(runnable[k], errors[k]);
-          else timed(runnable[k], ms[k]);
+          if (!errors[k].empty())
+            failed(runnable[k], errors[k]);
+          else
+            timed(runnable[k], ms[k]);
         }
       }
     }

@@ -56,8 +56,8 @@ struct TunerOptions {
   // The heuristic's pick stays unless the fastest is faster by more than
   // this fraction of its time.
   double keep_heuristic_within = 0.03;
-  bool progress = true;        // "tuning conv 12/53" on stderr, when it is a terminal and tuning is slow
-  TuningTimer time;            // replaces the measuring (tests); empty: the real one
+  bool progress = true;  // "tuning conv 12/53" on stderr, when it is a terminal and tuning is slow
+  TuningTimer time;      // replaces the measuring (tests); empty: the real one
 };
 
 class Tuner {
@@ -86,8 +86,8 @@ class Tuner {
     std::vector<TuningCandidate> candidates;
     bool ok = false;
   };
-  TuningChoice choose(const Graph& g, const Node& n, const KernelProvider& b, const std::vector<AlgorithmOption>& options,
-                      ThreadPool& pool, bool* measured_any);
+  TuningChoice choose(const Graph& g, const Node& n, const KernelProvider& b,
+                      const std::vector<AlgorithmOption>& options, ThreadPool& pool, bool* measured_any);
   Measured measure(const Graph& g, const Node& n, const KernelProvider& b, const std::vector<AlgorithmOption>& options,
                    ThreadPool& pool);
   AlgoCache& cache();
@@ -98,8 +98,8 @@ class Tuner {
   TuningReport report_;
   std::unique_ptr<AlgoCache> cache_;
   size_t cache_warnings_seen_ = 0;
-  std::map<std::string, TuningChoice> memo_;          // context + problem -> the choice made this session
-  std::map<std::string, bool> retune_noted_;          // other contexts already mentioned
+  std::map<std::string, TuningChoice> memo_;  // context + problem -> the choice made this session
+  std::map<std::string, bool> retune_noted_;  // other contexts already mentioned
   std::chrono::steady_clock::time_point started_;
   bool progress_shown_ = false;
   std::optional<std::chrono::steady_clock::time_point> deadline_;

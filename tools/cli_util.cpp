@@ -54,12 +54,14 @@ std::optional<TuningChoiceText> parse_tuning(const std::string& v) {
 std::string json_str(const std::string& s) {
   std::string o = "\"";
   for (char c : s) {
-    if (c == '"' || c == '\\') o += '\\', o += c;
+    if (c == '"' || c == '\\')
+      o += '\\', o += c;
     else if (static_cast<unsigned char>(c) < 0x20) {
       char b[8];
       std::snprintf(b, sizeof b, "\\u%04x", c);
       o += b;
-    } else o += c;
+    } else
+      o += c;
   }
   return o + "\"";
 }
@@ -71,7 +73,9 @@ namespace minirt::tools {
 std::string threads_problem(long threads) {
   const int ceiling = max_threads();
   if (threads >= 0 && threads <= ceiling) return "";
-  if (threads < 0) return "--threads " + std::to_string(threads) + " is negative; give 1 to " + std::to_string(ceiling) + ", or 0 for all usable cores";
+  if (threads < 0)
+    return "--threads " + std::to_string(threads) + " is negative; give 1 to " + std::to_string(ceiling) +
+           ", or 0 for all usable cores";
   return "--threads " + std::to_string(threads) + " is more than the ceiling of " + std::to_string(ceiling) +
          " threads (4 x the " + std::to_string(usable_cores()) +
          " cores this process may use, at least 8, at most 1024); give 1 to " + std::to_string(ceiling) +

@@ -31,16 +31,25 @@ std::vector<std::string> split(const std::string& s, char sep) {
 
 double element(const Tensor& t, int64_t i) {
   switch (t.dtype()) {
-    case DType::kFloat32: return t.data<float>()[i];
-    case DType::kFloat64: return t.data<double>()[i];
-    case DType::kInt64: return static_cast<double>(t.data<int64_t>()[i]);
-    case DType::kInt32: return t.data<int32_t>()[i];
+    case DType::kFloat32:
+      return t.data<float>()[i];
+    case DType::kFloat64:
+      return t.data<double>()[i];
+    case DType::kInt64:
+      return static_cast<double>(t.data<int64_t>()[i]);
+    case DType::kInt32:
+      return t.data<int32_t>()[i];
     case DType::kUInt8:
-    case DType::kBool: return static_cast<const uint8_t*>(t.raw())[i];
-    case DType::kInt8: return static_cast<const int8_t*>(t.raw())[i];
-    case DType::kFloat16: return half_to_float(t.data<uint16_t>()[i]);
-    case DType::kBFloat16: return bfloat16_to_float(t.data<uint16_t>()[i]);
-    default: return std::nan("");
+    case DType::kBool:
+      return static_cast<const uint8_t*>(t.raw())[i];
+    case DType::kInt8:
+      return static_cast<const int8_t*>(t.raw())[i];
+    case DType::kFloat16:
+      return half_to_float(t.data<uint16_t>()[i]);
+    case DType::kBFloat16:
+      return bfloat16_to_float(t.data<uint16_t>()[i]);
+    default:
+      return std::nan("");
   }
 }
 
@@ -104,23 +113,33 @@ std::vector<CompareRun> parse_compare(const std::string& text, const SessionOpti
     r.label = entry;
     r.options = base;
     const std::string& dev = parts[0];
-    if (dev == "cpu") r.options.device = Device::kCpu;
-    else if (dev == "cuda" || dev == "gpu") r.options.device = Device::kCuda;
-    else if (dev == "auto") r.options.device = Device::kAuto;
+    if (dev == "cpu")
+      r.options.device = Device::kCpu;
+    else if (dev == "cuda" || dev == "gpu")
+      r.options.device = Device::kCuda;
+    else if (dev == "auto")
+      r.options.device = Device::kAuto;
     else
       throw std::invalid_argument("--compare: '" + dev + "'" + (parts.size() > 1 ? " in '" + entry + "'" : "") +
                                   " is not a device (cpu, cuda, auto, or all)");
     for (size_t i = 1; i < parts.size(); ++i) {
       const std::string& p = parts[i];
-      if (p == "nchw") r.options.layout = CpuLayout::kNchw;
-      else if (p == "noopt") r.options.optimize = false;
-      else if (p == "tf32") r.options.math = MathMode::kTf32;
-      else if (p == "fp32") r.options.math = MathMode::kFp32;
-      else if (p == "heuristic") r.options.tuning = TuningMode::kHeuristic;
-      else if (p == "exhaustive") r.options.tuning = TuningMode::kExhaustive;
+      if (p == "nchw")
+        r.options.layout = CpuLayout::kNchw;
+      else if (p == "noopt")
+        r.options.optimize = false;
+      else if (p == "tf32")
+        r.options.math = MathMode::kTf32;
+      else if (p == "fp32")
+        r.options.math = MathMode::kFp32;
+      else if (p == "heuristic")
+        r.options.tuning = TuningMode::kHeuristic;
+      else if (p == "exhaustive")
+        r.options.tuning = TuningMode::kExhaustive;
       else if (p.rfind("tune=", 0) == 0) {
         auto c = parse_tuning(p.substr(5));
-        if (!c) throw std::invalid_argument("--compare: '" + p + "' in '" + entry + "' names no tuning mode or algorithm");
+        if (!c)
+          throw std::invalid_argument("--compare: '" + p + "' in '" + entry + "' names no tuning mode or algorithm");
         r.options.tuning = c->mode;
         r.options.tuning_algorithm = c->algorithm;
       } else {
@@ -202,7 +221,8 @@ CompareReport compare_runs(const std::shared_ptr<const Model>& model, const Name
   if (rep.reference < 0) return rep;
   const RunResult& ref = rep.runs[static_cast<size_t>(rep.reference)];
   const std::vector<ValueDesc>& outs = model->outputs();
-  const bool ref_tf32 = ref.device == Device::kCuda && runs[static_cast<size_t>(rep.reference)].options.math == MathMode::kTf32;
+  const bool ref_tf32 =
+      ref.device == Device::kCuda && runs[static_cast<size_t>(rep.reference)].options.math == MathMode::kTf32;
   for (size_t i = 0; i < rep.runs.size(); ++i) {
     RunResult& r = rep.runs[i];
     if (!r.ran || static_cast<int>(i) == rep.reference) continue;
@@ -238,8 +258,9 @@ std::string compare_text(const CompareReport& rep) {
     o << r.decision << " (" << r.threads << (r.threads == 1 ? " thread)\n" : " threads)\n");
     o << "    placement: " << (r.placement.empty() ? "every node on the CPU" : r.placement) << "\n";
     if (r.copies_to_device || r.copies_to_host)
-      o << "    copies at the seams per run: " << r.copies_to_device << " to the device (" << human_bytes(r.bytes_to_device)
-        << "), " << r.copies_to_host << " to the host (" << human_bytes(r.bytes_to_host) << ")\n";
+      o << "    copies at the seams per run: " << r.copies_to_device << " to the device ("
+        << human_bytes(r.bytes_to_device) << "), " << r.copies_to_host << " to the host ("
+        << human_bytes(r.bytes_to_host) << ")\n";
     if (!r.ran) {
       o << "    failed: " << r.error << "\n";
       continue;
@@ -265,8 +286,10 @@ std::string compare_text(const CompareReport& rep) {
       << fmt("%.2fx", ref.median_ms > 0 ? r.median_ms / ref.median_ms : 0) << " its median latency):\n";
     for (const OutputDiff& d : r.diffs) {
       o << "    " << d.name << ": ";
-      if (!d.note.empty() && d.max_abs == 0) o << d.note;
-      else o << "max abs diff " << fmt("%.3g", d.max_abs) << ", max rel diff " << fmt("%.3g", d.max_rel);
+      if (!d.note.empty() && d.max_abs == 0)
+        o << d.note;
+      else
+        o << "max abs diff " << fmt("%.3g", d.max_abs) << ", max rel diff " << fmt("%.3g", d.max_rel);
       o << " -> " << (d.pass ? "pass" : "FAIL") << " (|a - b| <= " << fmt("%g", d.atol) << " + " << fmt("%g", d.rtol)
         << " x |reference|)" << (!d.note.empty() && d.max_abs != 0 ? "; " + d.note : "") << "\n";
     }
@@ -278,9 +301,12 @@ std::string compare_text(const CompareReport& rep) {
   }
   o << "result: ";
   if (rep.failed) o << "a usable device failed to run; ";
-  if (compared == 0) o << "only [" << rep.reference + 1 << "] " << ref.label << " ran, nothing to compare it with";
-  else if (rep.agree) o << "the " << ran << " runs that ran agree within tolerance";
-  else o << "outputs DISAGREE beyond tolerance";
+  if (compared == 0)
+    o << "only [" << rep.reference + 1 << "] " << ref.label << " ran, nothing to compare it with";
+  else if (rep.agree)
+    o << "the " << ran << " runs that ran agree within tolerance";
+  else
+    o << "outputs DISAGREE beyond tolerance";
   o << " (" << usable << " of " << rep.runs.size() << " runs usable)\n";
   return o.str();
 }
@@ -304,8 +330,9 @@ std::string compare_json(const CompareReport& rep) {
     }
     if (!r.error.empty()) o << ",\"error\":" << json_str(r.error);
     if (r.ran) {
-      o << ",\"session_ms\":" << r.start_ms << ",\"first_run_ms\":" << r.first_run_ms << ",\"latency_ms\":{\"median\":"
-        << r.median_ms << ",\"p90\":" << r.p90_ms << ",\"runs\":" << r.iterations << "}";
+      o << ",\"session_ms\":" << r.start_ms << ",\"first_run_ms\":" << r.first_run_ms
+        << ",\"latency_ms\":{\"median\":" << r.median_ms << ",\"p90\":" << r.p90_ms << ",\"runs\":" << r.iterations
+        << "}";
       if (r.device_timed)
         o << ",\"device_time_ms\":{\"h2d\":" << r.h2d_ms << ",\"compute\":" << r.compute_ms << ",\"d2h\":" << r.d2h_ms
           << "}";

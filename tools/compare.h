@@ -73,9 +73,9 @@ struct CompareReport {
   std::string inputs;  // "x float32 1x3x224x224", for the header
   double load_ms = 0;  // loading the model, once for every run (set by the caller)
   std::vector<RunResult> runs;
-  int reference = -1;  // the first run that ran
-  bool agree = true;   // every run that ran matches the reference
-  bool failed = false; // a usable device failed to run
+  int reference = -1;   // the first run that ran
+  bool agree = true;    // every run that ran matches the reference
+  bool failed = false;  // a usable device failed to run
 };
 
 CompareReport compare_runs(const std::shared_ptr<const Model>& model, const NamedTensors& inputs,

@@ -105,7 +105,8 @@ std::string compare(const Tensor& got_in, const Tensor& want_in, double rtol, do
   if (!bad) return {};
   char buf[256];
   std::snprintf(buf, sizeof buf, "%lld of %lld values off (first at %lld: got %g, expected %g; max abs diff %g)",
-                static_cast<long long>(bad), static_cast<long long>(n), static_cast<long long>(first), a[first], b[first], worst);
+                static_cast<long long>(bad), static_cast<long long>(n), static_cast<long long>(first), a[first],
+                b[first], worst);
   return buf;
 }
 
@@ -188,7 +189,8 @@ Result run_case(const fs::path& dir, const Options& opt) {
     }
     auto out_files = sorted_files(set, "output_");
     if (out_files.size() != outputs.size())
-      return {Outcome::kFail, std::to_string(outputs.size()) + " outputs, " + std::to_string(out_files.size()) + " expected"};
+      return {Outcome::kFail,
+              std::to_string(outputs.size()) + " outputs, " + std::to_string(out_files.size()) + " expected"};
     for (size_t i = 0; i < out_files.size(); ++i) {
       Tensor want;
       try {
@@ -282,7 +284,8 @@ Result run_case_gpu(const fs::path& dir, const Options& opt) {
     }
     placement = gpu->placement();
     if (got.size() != want.size())
-      return {Outcome::kFail, std::to_string(got.size()) + " outputs on cuda, " + std::to_string(want.size()) + " on the CPU"};
+      return {Outcome::kFail,
+              std::to_string(got.size()) + " outputs on cuda, " + std::to_string(want.size()) + " on the CPU"};
     for (size_t i = 0; i < want.size(); ++i) {
       std::string diff = compare(got[i], want[i], tol.rtol, tol.atol);
       if (!diff.empty())
@@ -336,38 +339,46 @@ int main(int argc, char** argv) {
     if (a == "--help" || a == "-h") {
       usage(stdout);
       return 0;
-    } else if (a == "--filter") opt.filter = next();
-    else if (a == "--rtol") opt.rtol = std::atof(next().c_str()), opt.tol_given = true;
-    else if (a == "--atol") opt.atol = std::atof(next().c_str()), opt.tol_given = true;
-    else if (a == "--device") device = next();
-    else if (a == "--reference") reference = next();
+    } else if (a == "--filter")
+      opt.filter = next();
+    else if (a == "--rtol")
+      opt.rtol = std::atof(next().c_str()), opt.tol_given = true;
+    else if (a == "--atol")
+      opt.atol = std::atof(next().c_str()), opt.tol_given = true;
+    else if (a == "--device")
+      device = next();
+    else if (a == "--reference")
+      reference = next();
     else if (a == "--print-tolerances") {
       std::printf("| family | atol | rtol | ops |\n| --- | --- | --- | --- |\n");
       for (const tools::GpuTolerance* t : tools::kGpuTolerances)
         std::printf("| %s | %g | %g | %s |\n", t->family, t->atol, t->rtol, t->why);
       return 0;
-    }
-    else if (a == "--threads") {
+    } else if (a == "--threads") {
       std::string v = next();
       char* end = nullptr;
       long t = std::strtol(v.c_str(), &end, 10);
-      std::string why = v.empty() || *end ? "--threads expects a whole number, got '" + v + "'"
-                                          : minirt::tools::threads_problem(t);
+      std::string why =
+          v.empty() || *end ? "--threads expects a whole number, got '" + v + "'" : minirt::tools::threads_problem(t);
       if (!why.empty()) {
         std::fprintf(stderr, "minirt-conformance: %s\n", why.c_str());
         return 2;
       }
       opt.threads = static_cast<int>(t);
-    }
-    else if (a == "--expect-skips") opt.expect_skips = next();
-    else if (a == "--write-skips") opt.write_skips = next();
-    else if (a == "--known-differences") opt.known = next();
-    else if (a == "--verbose") opt.verbose = true;
+    } else if (a == "--expect-skips")
+      opt.expect_skips = next();
+    else if (a == "--write-skips")
+      opt.write_skips = next();
+    else if (a == "--known-differences")
+      opt.known = next();
+    else if (a == "--verbose")
+      opt.verbose = true;
     else if (!a.empty() && a[0] == '-') {
       std::fprintf(stderr, "minirt-conformance: unknown option %s\n", a.c_str());
       usage(stderr);
       return 2;
-    } else opt.dirs.push_back(a);
+    } else
+      opt.dirs.push_back(a);
   }
   if (device == "cuda" && (reference.empty() || reference == "cpu")) {
     opt.gpu = true;
@@ -379,7 +390,8 @@ int main(int argc, char** argv) {
     return 2;
   }
   if (opt.gpu && (!opt.expect_skips.empty() || !opt.write_skips.empty() || !opt.known.empty())) {
-    std::fprintf(stderr, "minirt-conformance: --expect-skips, --write-skips and --known-differences are for --device cpu\n");
+    std::fprintf(stderr,
+                 "minirt-conformance: --expect-skips, --write-skips and --known-differences are for --device cpu\n");
     return 2;
   }
   if (opt.dirs.empty()) {
@@ -487,7 +499,8 @@ int main(int argc, char** argv) {
       if (!skipped_names.count(s) && (opt.filter.empty() || s.find(opt.filter) != std::string::npos)) {
         bool exists = std::any_of(cases.begin(), cases.end(), [&](const fs::path& c) { return c.filename() == s; });
         if (exists) {
-          std::printf("NOW SUPPORTED %s (listed in %s as skipped; remove it from the list)\n", s.c_str(), opt.expect_skips.c_str());
+          std::printf("NOW SUPPORTED %s (listed in %s as skipped; remove it from the list)\n", s.c_str(),
+                      opt.expect_skips.c_str());
           status = 1;
         }
       }

@@ -99,7 +99,8 @@ int to_int(const std::string& opt, const std::string& v, int lo) {
 }
 
 std::vector<int64_t> parse_conv(const std::string& v) {
-  const std::string what = "--conv expects N,C,H,W,K,R,S[,stride,pad,dilation,groups] (positive integers, pad >= 0), got '" + v + "'";
+  const std::string what =
+      "--conv expects N,C,H,W,K,R,S[,stride,pad,dilation,groups] (positive integers, pad >= 0), got '" + v + "'";
   std::vector<int64_t> p;
   std::stringstream ss(v);
   std::string item;
@@ -116,8 +117,8 @@ std::vector<int64_t> parse_conv(const std::string& v) {
     if (i != 8 && p[i] == 0) throw UsageError(what);
   int64_t n = p[0], c = p[1], h = p[2], w = p[3], k = p[4], r = p[5], s = p[6], pad = p[8], dil = p[9], g = p[10];
   if (c % g || k % g)
-    throw UsageError("--conv: groups (" + std::to_string(g) + ") must divide both C (" + std::to_string(c) + ") and K (" +
-                     std::to_string(k) + ")");
+    throw UsageError("--conv: groups (" + std::to_string(g) + ") must divide both C (" + std::to_string(c) +
+                     ") and K (" + std::to_string(k) + ")");
   if (h + 2 * pad < dil * (r - 1) + 1 || w + 2 * pad < dil * (s - 1) + 1)
     throw UsageError("--conv: the " + std::to_string(r) + "x" + std::to_string(s) + " kernel (dilation " +
                      std::to_string(dil) + ") does not fit the padded " + std::to_string(h) + "x" + std::to_string(w) +
@@ -139,11 +140,13 @@ Args parse_args(int argc, char** argv) {
     if (s == "--help" || s == "-h") {
       std::fputs(kHelp, stdout);
       std::exit(kOk);
-    } else if (s == "--conv") a.conv = parse_conv(next());
+    } else if (s == "--conv")
+      a.conv = parse_conv(next());
     else if (s == "--shape") {
       std::string v = next();
       size_t eq = v.find('=');
-      if (eq == std::string::npos || eq == 0 || eq + 1 == v.size()) throw UsageError("--shape expects NAME=1x3x224x224, got '" + v + "'");
+      if (eq == std::string::npos || eq == 0 || eq + 1 == v.size())
+        throw UsageError("--shape expects NAME=1x3x224x224, got '" + v + "'");
       try {
         a.shapes[v.substr(0, eq)] = tools::parse_shape(v.substr(eq + 1));
       } catch (const Error& e) {
@@ -152,33 +155,48 @@ Args parse_args(int argc, char** argv) {
     } else if (s == "--threads") {
       a.threads = to_int(s, next(), 0);
       if (std::string why = tools::threads_problem(a.threads); !why.empty()) throw UsageError(why);
-    }
-    else if (s == "--device") {
+    } else if (s == "--device") {
       std::string v = next();
-      if (v == "cpu") a.device = Device::kCpu;
-      else if (v == "cuda" || v == "gpu") a.device = Device::kCuda;
-      else if (v == "auto") a.device = Device::kAuto;
-      else throw UsageError("--device expects cpu, cuda or auto, got '" + v + "'");
+      if (v == "cpu")
+        a.device = Device::kCpu;
+      else if (v == "cuda" || v == "gpu")
+        a.device = Device::kCuda;
+      else if (v == "auto")
+        a.device = Device::kAuto;
+      else
+        throw UsageError("--device expects cpu, cuda or auto, got '" + v + "'");
     } else if (s == "--math") {
       std::string v = next();
-      if (v == "fp32") a.math = MathMode::kFp32;
-      else if (v == "tf32") a.math = MathMode::kTf32;
-      else throw UsageError("--math expects fp32 or tf32, got '" + v + "'");
+      if (v == "fp32")
+        a.math = MathMode::kFp32;
+      else if (v == "tf32")
+        a.math = MathMode::kTf32;
+      else
+        throw UsageError("--math expects fp32 or tf32, got '" + v + "'");
     } else if (s == "--workspace-limit") {
       std::string v = next();
       auto b = tools::parse_size(v);
-      if (!b) throw UsageError("--workspace-limit expects a size in bytes, with an optional K, M or G suffix, got '" + v + "'");
+      if (!b)
+        throw UsageError("--workspace-limit expects a size in bytes, with an optional K, M or G suffix, got '" + v +
+                         "'");
       a.workspace_limit = *b;
-    } else if (s == "--repeats") a.repeats = to_int(s, next(), 1);
-    else if (s == "--csv") csv = true;
-    else if (s == "--json") json = true;
+    } else if (s == "--repeats")
+      a.repeats = to_int(s, next(), 1);
+    else if (s == "--csv")
+      csv = true;
+    else if (s == "--json")
+      json = true;
     else if (s == "--svg") {
       a.svg = next();
       if (a.svg.empty()) throw UsageError("--svg expects a file name");
-    } else if (s == "--linear") a.linear = true;
-    else if (!s.empty() && s[0] == '-') throw UsageError("unknown option " + s);
-    else if (a.model.empty()) a.model = s;
-    else throw UsageError("more than one model given ('" + a.model + "' and '" + s + "')");
+    } else if (s == "--linear")
+      a.linear = true;
+    else if (!s.empty() && s[0] == '-')
+      throw UsageError("unknown option " + s);
+    else if (a.model.empty())
+      a.model = s;
+    else
+      throw UsageError("more than one model given ('" + a.model + "' and '" + s + "')");
   }
   if (csv && json) throw UsageError("--csv and --json exclude each other");
   a.format = csv ? Format::kCsv : json ? Format::kJson : Format::kTable;
@@ -189,8 +207,8 @@ Args parse_args(int argc, char** argv) {
 
 // A one-Conv ONNX model for --conv, with seeded random weights.
 std::string conv_model(const std::vector<int64_t>& p) {
-  int64_t n = p[0], c = p[1], h = p[2], w = p[3], k = p[4], r = p[5], s = p[6], stride = p[7], pad = p[8],
-          dil = p[9], g = p[10];
+  int64_t n = p[0], c = p[1], h = p[2], w = p[3], k = p[4], r = p[5], s = p[6], stride = p[7], pad = p[8], dil = p[9],
+          g = p[10];
   onnx::ModelProto m;
   m.set_ir_version(8);
   m.set_producer_name("convprof");
@@ -293,11 +311,20 @@ std::string xml(const std::string& s) {
   std::string o;
   for (char c : s) {
     switch (c) {
-      case '&': o += "&amp;"; break;
-      case '<': o += "&lt;"; break;
-      case '>': o += "&gt;"; break;
-      case '"': o += "&quot;"; break;
-      default: o += c;
+      case '&':
+        o += "&amp;";
+        break;
+      case '<':
+        o += "&lt;";
+        break;
+      case '>':
+        o += "&gt;";
+        break;
+      case '"':
+        o += "&quot;";
+        break;
+      default:
+        o += c;
     }
   }
   return o;
@@ -332,15 +359,19 @@ void print_table(const std::vector<Layer>& layers, const std::string& header) {
     }
     std::string line = "  -> " + (l.c->algorithm.empty() ? std::string("no pick") : "pick " + l.c->algorithm);
     if (l.vs_heuristic() > 0)
-      line += l.c->algorithm == l.c->heuristic ? ": the heuristic's choice too"
-                                               : ": " + fmt("%.2fx", l.vs_heuristic()) + " faster than the heuristic's " + l.c->heuristic;
-    else line += " (the heuristic's " + (l.c->heuristic.empty() ? std::string("choice") : l.c->heuristic) + " not timed)";
-    if (l.vs_slowest() > 0) line += ", " + fmt("%.2fx", l.vs_slowest()) + " faster than the slowest (" + l.slowest + ")";
+      line += l.c->algorithm == l.c->heuristic
+                  ? ": the heuristic's choice too"
+                  : ": " + fmt("%.2fx", l.vs_heuristic()) + " faster than the heuristic's " + l.c->heuristic;
+    else
+      line += " (the heuristic's " + (l.c->heuristic.empty() ? std::string("choice") : l.c->heuristic) + " not timed)";
+    if (l.vs_slowest() > 0)
+      line += ", " + fmt("%.2fx", l.vs_slowest()) + " faster than the slowest (" + l.slowest + ")";
     std::printf("%s\n", line.c_str());
     if (l.pick_ms > 0 && l.heuristic_ms > 0) {
       pick_total += l.pick_ms;
       heuristic_total += l.heuristic_ms;
-    } else totals = false;
+    } else
+      totals = false;
   }
   if (layers.size() > 1 && totals && pick_total > 0)
     std::printf("all %zu convolutions: picks %.3f ms, the heuristic's %.3f ms (%.2fx)\n", layers.size(), pick_total,
@@ -362,19 +393,19 @@ void print_json(const std::vector<Layer>& layers, const std::string& source, con
   std::ostringstream o;
   o << "{\"source\":" << json_str(source) << ",\"device\":" << json_str(device_name(s.device()))
     << ",\"device_reason\":" << json_str(s.device_reason()) << ",\"threads\":" << s.threads()
-    << ",\"repeats\":" << (a.repeats ? std::to_string(a.repeats) : "null") << ",\"workspace_limit_bytes\":" << a.workspace_limit
-    << ",\"layers\":[";
+    << ",\"repeats\":" << (a.repeats ? std::to_string(a.repeats) : "null")
+    << ",\"workspace_limit_bytes\":" << a.workspace_limit << ",\"layers\":[";
   for (size_t i = 0; i < layers.size(); ++i) {
     const Layer& l = layers[i];
     o << (i ? "," : "") << "{\"node\":" << json_str(l.c->node) << ",\"conv\":" << json_str(l.c->summary)
       << ",\"backend\":" << json_str(l.c->backend) << ",\"problem\":" << json_str(l.c->problem)
       << ",\"pick\":" << json_str(l.c->algorithm) << ",\"heuristic\":" << json_str(l.c->heuristic)
-      << ",\"speedup_vs_heuristic\":" << json_num(l.vs_heuristic()) << ",\"speedup_vs_slowest\":" << json_num(l.vs_slowest())
-      << ",\"candidates\":[";
+      << ",\"speedup_vs_heuristic\":" << json_num(l.vs_heuristic())
+      << ",\"speedup_vs_slowest\":" << json_num(l.vs_slowest()) << ",\"candidates\":[";
     for (size_t k = 0; k < l.c->candidates.size(); ++k) {
       const auto& t = l.c->candidates[k];
-      o << (k ? "," : "") << "{\"algorithm\":" << json_str(t.algorithm) << ",\"status\":"
-        << json_str(candidate_status_name(t.status)) << ",\"reason\":" << json_str(t.reason)
+      o << (k ? "," : "") << "{\"algorithm\":" << json_str(t.algorithm)
+        << ",\"status\":" << json_str(candidate_status_name(t.status)) << ",\"reason\":" << json_str(t.reason)
         << ",\"median_ms\":" << json_num(t.time_ms) << ",\"workspace_bytes\":" << t.workspace_bytes << "}";
     }
     o << "]}";
@@ -406,7 +437,8 @@ std::string svg_chart(const std::vector<Layer>& layers, const std::string& title
   const double width = left + plot_w + right;
   const double legend_top = top + plot_h + 110;
   const int legend_cols = std::max(1, static_cast<int>((width - left) / 200));
-  const double height = legend_top + 22 * ((static_cast<double>(algos.size()) + 1 + legend_cols - 1) / legend_cols) + 20;
+  const double height =
+      legend_top + 22 * ((static_cast<double>(algos.size()) + 1 + legend_cols - 1) / legend_cols) + 20;
 
   // The time axis: decades (log) or a 1-2-5 step (linear).
   double y_lo, y_hi;
@@ -428,15 +460,17 @@ std::string svg_chart(const std::vector<Layer>& layers, const std::string& title
     for (double t = y_lo; t <= y_hi * 1.0001; t *= 10) ticks.push_back(t);
   }
   auto y_of = [&](double v) {
-    double f = linear ? (v - y_lo) / (y_hi - y_lo) : (std::log10(v) - std::log10(y_lo)) / (std::log10(y_hi) - std::log10(y_lo));
+    double f = linear ? (v - y_lo) / (y_hi - y_lo)
+                      : (std::log10(v) - std::log10(y_lo)) / (std::log10(y_hi) - std::log10(y_lo));
     return top + plot_h * (1 - std::clamp(f, 0.0, 1.0));
   };
   auto num = [](double x) { return fmt("%.1f", x); };
 
   std::ostringstream o;
   o << "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n"
-    << "<svg xmlns=\"http://www.w3.org/2000/svg\" version=\"1.1\" width=\"" << num(width) << "\" height=\"" << num(height)
-    << "\" viewBox=\"0 0 " << num(width) << " " << num(height) << "\" font-family=\"sans-serif\" font-size=\"11\">\n"
+    << "<svg xmlns=\"http://www.w3.org/2000/svg\" version=\"1.1\" width=\"" << num(width) << "\" height=\""
+    << num(height) << "\" viewBox=\"0 0 " << num(width) << " " << num(height)
+    << "\" font-family=\"sans-serif\" font-size=\"11\">\n"
     << "<rect width=\"100%\" height=\"100%\" fill=\"white\"/>\n"
     << "<text x=\"" << num(left) << "\" y=\"22\" font-size=\"14\" font-weight=\"bold\">" << xml(title) << "</text>\n"
     << "<text x=\"" << num(left) << "\" y=\"40\" fill=\"#555\">median time per run, ms (" << (linear ? "linear" : "log")
@@ -446,13 +480,15 @@ std::string svg_chart(const std::vector<Layer>& layers, const std::string& title
     double y = y_of(t);
     o << "<line x1=\"" << num(left) << "\" y1=\"" << num(y) << "\" x2=\"" << num(left + plot_w) << "\" y2=\"" << num(y)
       << "\" stroke=\"#ddd\"/>\n"
-      << "<text x=\"" << num(left - 6) << "\" y=\"" << num(y + 4) << "\" text-anchor=\"end\">" << fmt("%g", t) << "</text>\n";
+      << "<text x=\"" << num(left - 6) << "\" y=\"" << num(y + 4) << "\" text-anchor=\"end\">" << fmt("%g", t)
+      << "</text>\n";
   }
-  o << "<line x1=\"" << num(left) << "\" y1=\"" << num(top) << "\" x2=\"" << num(left) << "\" y2=\"" << num(top + plot_h)
-    << "\" stroke=\"#333\"/>\n"
+  o << "<line x1=\"" << num(left) << "\" y1=\"" << num(top) << "\" x2=\"" << num(left) << "\" y2=\""
+    << num(top + plot_h) << "\" stroke=\"#333\"/>\n"
     << "<line x1=\"" << num(left) << "\" y1=\"" << num(top + plot_h) << "\" x2=\"" << num(left + plot_w) << "\" y2=\""
     << num(top + plot_h) << "\" stroke=\"#333\"/>\n"
-    << "<text transform=\"translate(16," << num(top + plot_h / 2) << ") rotate(-90)\" text-anchor=\"middle\">ms</text>\n";
+    << "<text transform=\"translate(16," << num(top + plot_h / 2)
+    << ") rotate(-90)\" text-anchor=\"middle\">ms</text>\n";
   // The bars.
   for (size_t i = 0; i < layers.size(); ++i) {
     const Layer& l = layers[i];
@@ -468,12 +504,12 @@ std::string svg_chart(const std::vector<Layer>& layers, const std::string& title
         << (pick ? " stroke=\"black\" stroke-width=\"1.5\"" : "") << "><title>" << xml(l.c->node) << ": "
         << xml(t.algorithm) << " " << ms_str(t.time_ms) << " ms" << (pick ? " (pick)" : "") << "</title></rect>\n";
       if (pick)
-        o << "<polygon points=\"" << num(x + (bar - 1) / 2) << "," << num(y - 2) << " " << num(x - 1) << "," << num(y - 9)
-          << " " << num(x + bar) << "," << num(y - 9) << "\" fill=\"black\"/>\n";
+        o << "<polygon points=\"" << num(x + (bar - 1) / 2) << "," << num(y - 2) << " " << num(x - 1) << ","
+          << num(y - 9) << " " << num(x + bar) << "," << num(y - 9) << "\" fill=\"black\"/>\n";
     }
     double lx = gx + group_w / 2 - gap / 2;
-    o << "<text transform=\"translate(" << num(lx) << "," << num(top + plot_h + 12) << ") rotate(-40)\" text-anchor=\"end\">"
-      << xml(l.c->node) << "</text>\n";
+    o << "<text transform=\"translate(" << num(lx) << "," << num(top + plot_h + 12)
+      << ") rotate(-40)\" text-anchor=\"end\">" << xml(l.c->node) << "</text>\n";
   }
   // The legend.
   double col_w = (width - left) / legend_cols;
@@ -481,11 +517,12 @@ std::string svg_chart(const std::vector<Layer>& layers, const std::string& title
     double x = left + col_w * static_cast<double>(k % static_cast<size_t>(legend_cols));
     double y = legend_top + 22 * static_cast<double>(k / static_cast<size_t>(legend_cols));
     if (k < algos.size())
-      o << "<rect x=\"" << num(x) << "\" y=\"" << num(y - 10) << "\" width=\"12\" height=\"12\" fill=\"" << kColors[k % 10]
-        << "\"/>\n<text x=\"" << num(x + 18) << "\" y=\"" << num(y) << "\">" << xml(algos[k]) << "</text>\n";
+      o << "<rect x=\"" << num(x) << "\" y=\"" << num(y - 10) << "\" width=\"12\" height=\"12\" fill=\""
+        << kColors[k % 10] << "\"/>\n<text x=\"" << num(x + 18) << "\" y=\"" << num(y) << "\">" << xml(algos[k])
+        << "</text>\n";
     else
-      o << "<polygon points=\"" << num(x + 6) << "," << num(y + 1) << " " << num(x) << "," << num(y - 8) << " " << num(x + 12)
-        << "," << num(y - 8) << "\" fill=\"black\"/>\n<text x=\"" << num(x + 18) << "\" y=\"" << num(y)
+      o << "<polygon points=\"" << num(x + 6) << "," << num(y + 1) << " " << num(x) << "," << num(y - 8) << " "
+        << num(x + 12) << "," << num(y - 8) << "\" fill=\"black\"/>\n<text x=\"" << num(x + 18) << "\" y=\"" << num(y)
         << "\">pick (the fastest)</text>\n";
   }
   o << "</svg>\n";
@@ -509,7 +546,8 @@ int run(const Args& a) {
     return kLoadError;
   }
   for (const auto& kv : a.shapes)
-    if (std::none_of(model->inputs().begin(), model->inputs().end(), [&](const ValueDesc& d) { return d.name == kv.first; })) {
+    if (std::none_of(model->inputs().begin(), model->inputs().end(),
+                     [&](const ValueDesc& d) { return d.name == kv.first; })) {
       std::fprintf(stderr, "convprof: --shape %s: the model has no input of that name\n", kv.first.c_str());
       return kRunError;
     }
@@ -555,14 +593,16 @@ int run(const Args& a) {
   std::vector<Layer> layers;
   for (const auto& c : report.choices) layers.push_back(layer_of(c));
 
-  std::string where = std::string(device_name(session->device())) + " (" + std::to_string(session->threads()) + " thread" +
-                      (session->threads() == 1 ? "" : "s") + ")";
-  std::string header = "convprof: " + source + " on " + where + "; " + std::to_string(layers.size()) +
-                       " convolution" + (layers.size() == 1 ? "" : "s") + " with a choice; repeats " +
+  std::string where = std::string(device_name(session->device())) + " (" + std::to_string(session->threads()) +
+                      " thread" + (session->threads() == 1 ? "" : "s") + ")";
+  std::string header = "convprof: " + source + " on " + where + "; " + std::to_string(layers.size()) + " convolution" +
+                       (layers.size() == 1 ? "" : "s") + " with a choice; repeats " +
                        (a.repeats ? std::to_string(a.repeats) : std::string("3 to 25 (20 ms)")) + "; workspace limit " +
                        (a.workspace_limit ? bytes_str(a.workspace_limit) : std::string("none"));
-  if (a.format == Format::kJson) print_json(layers, source, *session, a);
-  else if (a.format == Format::kCsv) print_csv(layers);
+  if (a.format == Format::kJson)
+    print_json(layers, source, *session, a);
+  else if (a.format == Format::kCsv)
+    print_csv(layers);
   else {
     std::printf("%s\n", session->device_reason().c_str());
     print_table(layers, header);

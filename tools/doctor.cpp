@@ -186,7 +186,8 @@ Version parse_version_or_die(const std::string& key, const std::string& value) {
 int parse_int_or_die(const std::string& key, const std::string& value) {
   char* end = nullptr;
   long v = std::strtol(value.c_str(), &end, 10);
-  if (value.empty() || *end != '\0' || v < 0 || v > 100000) usage_error("--assume " + key + "=" + value + ": not a number");
+  if (value.empty() || *end != '\0' || v < 0 || v > 100000)
+    usage_error("--assume " + key + "=" + value + ": not a number");
   return static_cast<int>(v);
 }
 
@@ -210,8 +211,8 @@ void apply_assumptions(const Args& a, const BuildFacts& b, StackFacts& s) {
     if (!s.cudnn.lib.found || !s.cudnn.version.known()) s.cudnn = healthy_cudnn(b);
   };
   // Order matters: the driver first, then what the keys refine.
-  static const char* kOrder[] = {"driver", "cuda_driver", "cuinit", "devices", "cc",
-                                 "cudnn", "cudnn_cuda", "cudnn_max_cc", "cublas"};
+  static const char* kOrder[] = {"driver", "cuda_driver", "cuinit",       "devices", "cc",
+                                 "cudnn",  "cudnn_cuda",  "cudnn_max_cc", "cublas"};
   for (const auto& [key, value] : a.assume) {
     bool known = false;
     for (const char* k : kOrder) known |= key == k;
@@ -304,11 +305,15 @@ int exit_code_for(const GateResult& r) {
   const Verdict* f = r.first_fatal();
   if (!f) return kExitUsable;
   switch (f->layer) {
-    case Layer::kBuild: return kExitNoBackend;
-    case Layer::kDriver: return kExitDriver;
-    case Layer::kDevice: return kExitDevice;
+    case Layer::kBuild:
+      return kExitNoBackend;
+    case Layer::kDriver:
+      return kExitDriver;
+    case Layer::kDevice:
+      return kExitDevice;
     case Layer::kCudnn:
-    case Layer::kCublas: return kExitLibrary;
+    case Layer::kCublas:
+      return kExitLibrary;
   }
   return kExitDriver;
 }
@@ -358,7 +363,10 @@ void print_library(std::ostream& o, const LibraryLoad& l, bool verbose) {
 void print_verdicts(std::ostream& o, const GateResult& r, Layer layer) {
   for (const Verdict& v : r.verdicts) {
     if (v.layer != layer) continue;
-    o << kIndent << (v.level == Level::kFatal ? "FATAL" : v.level == Level::kWarning ? "WARNING" : level_name(v.level))
+    o << kIndent
+      << (v.level == Level::kFatal     ? "FATAL"
+          : v.level == Level::kWarning ? "WARNING"
+                                       : level_name(v.level))
       << ": " << v.message << "\n";
   }
 }
@@ -379,15 +387,16 @@ void print_text(std::ostream& o, const GateReport& rep, bool verbose) {
     << "\n";
   o << kIndent << "machine code: " << arches(b.sass, "sm_") << "; PTX: " << arches(b.ptx, "compute_");
   if (!b.arch_known) o << " (from '" << b.arch_spec << "', not all understood)";
-  o << "\n" << kIndent << "cuDNN " << ver(b.cudnn) << ", cuBLAS " << ver(b.cublas) << " (headers it was built against)\n";
+  o << "\n"
+    << kIndent << "cuDNN " << ver(b.cudnn) << ", cuBLAS " << ver(b.cublas) << " (headers it was built against)\n";
   print_verdicts(o, r, Layer::kBuild);
 
   const DriverFacts& d = s.driver;
   o << "\ndriver    ";
   print_library(o, d.lib, verbose);
   if (d.lib.found) {
-    o << kIndent << "release: " << (d.release.empty() ? "unknown" : d.release)
-      << "; supports CUDA " << ver(d.cuda_version, false) << " (cuDriverGetVersion; nvidia-smi's \"CUDA Version\")\n";
+    o << kIndent << "release: " << (d.release.empty() ? "unknown" : d.release) << "; supports CUDA "
+      << ver(d.cuda_version, false) << " (cuDriverGetVersion; nvidia-smi's \"CUDA Version\")\n";
     if (d.init_result >= 0)
       o << kIndent << "cuInit: " << d.init_result << " (" << cuda_error_name(d.init_result) << ")"
         << (d.is_stub ? "; this is the CUDA toolkit's stub library" : "") << "\n";
@@ -460,11 +469,21 @@ std::string js(const std::string& s) {
   std::string o = "\"";
   for (unsigned char c : s) {
     switch (c) {
-      case '"': o += "\\\""; break;
-      case '\\': o += "\\\\"; break;
-      case '\n': o += "\\n"; break;
-      case '\t': o += "\\t"; break;
-      case '\r': o += "\\r"; break;
+      case '"':
+        o += "\\\"";
+        break;
+      case '\\':
+        o += "\\\\";
+        break;
+      case '\n':
+        o += "\\n";
+        break;
+      case '\t':
+        o += "\\t";
+        break;
+      case '\r':
+        o += "\\r";
+        break;
       default:
         if (c < 0x20) {
           char buf[8];
@@ -489,9 +508,9 @@ std::string jints(const std::vector<int>& v) {
 
 std::string jlib(const LibraryLoad& l) {
   std::string s = "{\"name\":" + js(l.name) + ",\"searched\":" + jb(l.searched) + ",\"found\":" + jb(l.found) +
-                  ",\"loaded_name\":" + js(l.loaded_name) + ",\"path\":" + js(l.path) + ",\"real_path\":" +
-                  js(l.real_path) + ",\"found_by\":" + js(l.found_by) + ",\"missing_symbol\":" + js(l.missing_symbol) +
-                  ",\"tried\":[";
+                  ",\"loaded_name\":" + js(l.loaded_name) + ",\"path\":" + js(l.path) +
+                  ",\"real_path\":" + js(l.real_path) + ",\"found_by\":" + js(l.found_by) +
+                  ",\"missing_symbol\":" + js(l.missing_symbol) + ",\"tried\":[";
   for (size_t i = 0; i < l.tried.size(); ++i)
     s += std::string(i ? "," : "") + "{\"where\":" + js(l.tried[i].where) + ",\"path\":" + js(l.tried[i].path) +
          ",\"error\":" + js(l.tried[i].error) + "}";
@@ -518,12 +537,13 @@ void print_json(std::ostream& o, const GateReport& rep, int exit_code) {
     << "}";
   const DevicesFacts& v = s.devices;
   o << ",\"devices\":{\"probed\":" << jb(v.probed) << ",\"count_result\":" << v.count_result << ",\"count\":" << v.count
-    << ",\"cuda_visible_devices\":" << (v.cuda_visible_devices_set ? js(v.cuda_visible_devices) : "null") << ",\"list\":[";
+    << ",\"cuda_visible_devices\":" << (v.cuda_visible_devices_set ? js(v.cuda_visible_devices) : "null")
+    << ",\"list\":[";
   for (size_t i = 0; i < v.list.size(); ++i) {
     const DeviceFacts& g = v.list[i];
-    o << (i ? "," : "") << "{\"ordinal\":" << g.ordinal << ",\"name\":" << js(g.name) << ",\"compute_capability\":"
-      << (g.cc.known() ? js(g.cc.str()) : "null") << ",\"total_memory\":" << g.total_memory
-      << ",\"context_result\":" << g.context_result << "}";
+    o << (i ? "," : "") << "{\"ordinal\":" << g.ordinal << ",\"name\":" << js(g.name)
+      << ",\"compute_capability\":" << (g.cc.known() ? js(g.cc.str()) : "null")
+      << ",\"total_memory\":" << g.total_memory << ",\"context_result\":" << g.context_result << "}";
   }
   o << "]}";
   const CudnnFacts& n = s.cudnn;

@@ -30,14 +30,14 @@ inline constexpr GpuTolerance kGpuReduce{"reduction", 1e-5, 1e-5,
 // cuDNN's activations and LRN may use the GPU's fast exp, tanh and pow.
 inline constexpr GpuTolerance kGpuLibrary{"cudnn-activation", 2e-4, 1e-3, "cuDNN's Sigmoid, Tanh, Elu and LRN"};
 // K products accumulated in another order, maybe by Winograd or FFT.
-inline constexpr GpuTolerance kGpuProducts{"products", 2e-4, 2e-3,
-                                           "convolutions and matrix products (inputs in [-1, 1]: |y| is about K at most)"};
+inline constexpr GpuTolerance kGpuProducts{
+    "products", 2e-4, 2e-3, "convolutions and matrix products (inputs in [-1, 1]: |y| is about K at most)"};
 // Ops the GPU does not run: both sessions run them on the CPU, the
 // reference maybe in the channel-blocked layout, the GPU session plain.
 inline constexpr GpuTolerance kGpuOnCpu{"cpu-kernels", 1e-5, 1e-5, "ops the GPU declines (the CPU's kernels in both)"};
 
 inline constexpr const GpuTolerance* kGpuTolerances[] = {&kGpuExact,   &kGpuUlps,     &kGpuReduce,
-                                                          &kGpuLibrary, &kGpuProducts, &kGpuOnCpu};
+                                                         &kGpuLibrary, &kGpuProducts, &kGpuOnCpu};
 
 // The family of one node: its op and, for Resize and Upsample, its `mode`
 // attribute ("nearest" when absent).
@@ -51,9 +51,17 @@ inline const GpuTolerance& gpu_tolerance(std::string_view op, std::string_view m
   if (in({"Concat", "Split", "Transpose", "Slice", "Expand", "Pad", "Gather", "Reshape", "Flatten", "Squeeze",
           "Unsqueeze", "Identity", "Dropout", "MaxPool", "GlobalMaxPool", "Clip", "PRelu"}))
     return kGpuExact;
-  if (in({"Relu", "LeakyRelu", "HardSigmoid", "HardSwish", "Selu", "Celu", "Softplus", "Softsign", "ThresholdedRelu",
-          "Mish", "Gelu", "Exp", "Log", "Sqrt", "Reciprocal", "Floor", "Ceil", "Erf", "Sin", "Cos", "Sign", "Neg",
-          "Abs", "Add", "Sub", "Mul", "Div", "Pow", "Sum", "Mean", "Max", "Min"}))
+  if (in({"Relu",      "LeakyRelu", "HardSigmoid",
+          "HardSwish", "Selu",      "Celu",
+          "Softplus",  "Softsign",  "ThresholdedRelu",
+          "Mish",      "Gelu",      "Exp",
+          "Log",       "Sqrt",      "Reciprocal",
+          "Floor",     "Ceil",      "Erf",
+          "Sin",       "Cos",       "Sign",
+          "Neg",       "Abs",       "Add",
+          "Sub",       "Mul",       "Div",
+          "Pow",       "Sum",       "Mean",
+          "Max",       "Min"}))
     return kGpuUlps;
   if (in({"AveragePool", "GlobalAveragePool", "Softmax", "LogSoftmax", "BatchNormalization"})) return kGpuReduce;
   if (in({"Sigmoid", "Tanh", "Elu", "LRN"})) return kGpuLibrary;

@@ -27,14 +27,22 @@ DType dtype_of_descr(const std::string& d, const std::string& path) {
 
 const char* descr_of(DType t) {
   switch (t) {
-    case DType::kFloat32: return "<f4";
-    case DType::kInt64: return "<i8";
-    case DType::kInt32: return "<i4";
-    case DType::kBool: return "|b1";
-    case DType::kUInt8: return "|u1";
-    case DType::kInt8: return "|i1";
-    case DType::kFloat16: return "<f2";
-    default: return nullptr;
+    case DType::kFloat32:
+      return "<f4";
+    case DType::kInt64:
+      return "<i8";
+    case DType::kInt32:
+      return "<i4";
+    case DType::kBool:
+      return "|b1";
+    case DType::kUInt8:
+      return "|u1";
+    case DType::kInt8:
+      return "|i1";
+    case DType::kFloat16:
+      return "<f2";
+    default:
+      return nullptr;
   }
 }
 
@@ -105,7 +113,8 @@ Tensor read_npy(const std::string& path) {
   Shape shape;
   std::string num;
   for (char c : tuple) {
-    if (c >= '0' && c <= '9') num += c;
+    if (c >= '0' && c <= '9')
+      num += c;
     else if (!num.empty()) {
       shape.push_back(std::stoll(num));
       num.clear();
@@ -121,7 +130,8 @@ void write_npy(const std::string& path, const Tensor& t) {
   const char* descr = descr_of(t.dtype());
   if (!descr) throw Error(ErrorCode::kUnsupported, path + ": cannot write dtype " + dtype_name(t.dtype()) + " as .npy");
   std::string shape = "(";
-  for (size_t i = 0; i < t.shape().size(); ++i) shape += std::to_string(t.shape()[i]) + (t.shape().size() == 1 ? "," : (i + 1 < t.shape().size() ? ", " : ""));
+  for (size_t i = 0; i < t.shape().size(); ++i)
+    shape += std::to_string(t.shape()[i]) + (t.shape().size() == 1 ? "," : (i + 1 < t.shape().size() ? ", " : ""));
   shape += ")";
   std::string header = std::string("{'descr': '") + descr + "', 'fortran_order': False, 'shape': " + shape + ", }";
   size_t total = 10 + header.size() + 1;
@@ -130,7 +140,8 @@ void write_npy(const std::string& path, const Tensor& t) {
   std::ofstream f(path, std::ios::binary);
   if (!f) throw Error(ErrorCode::kNotFound, path + ": cannot create the file");
   f.write("\x93NUMPY\x01\x00", 8);
-  unsigned char len[2] = {static_cast<unsigned char>(header.size() & 0xff), static_cast<unsigned char>(header.size() >> 8)};
+  unsigned char len[2] = {static_cast<unsigned char>(header.size() & 0xff),
+                          static_cast<unsigned char>(header.size() >> 8)};
   f.write(reinterpret_cast<char*>(len), 2);
   f.write(header.data(), static_cast<std::streamsize>(header.size()));
   f.write(static_cast<const char*>(t.raw()), static_cast<std::streamsize>(t.nbytes()));

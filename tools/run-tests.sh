@@ -1,12 +1,14 @@
 #!/usr/bin/env bash
 # The whole test suite on a fresh machine: install what is missing (Debian
-# packages and the Python tooling venv), build with warnings as errors, run
+# packages and the Python tooling venv), check the sources' formatting
+# (tools/format.sh --check, clang-format 14), build with warnings as errors, run
 # every test with ctest, then the sanitizer, fuzzing and thread-safety runs
 # (tools/run-sanitizers.sh; MINIRT_QUICK=1 skips them).
 #   tools/run-tests.sh [ctest options, e.g. -R Loader]
 set -euo pipefail
 cd "$(dirname "$0")/.."
 tools/setup.sh --venv
+tools/format.sh --check
 # The Triton backend is built and tested against a real server where Triton's
 # C API headers are at hand (../shared/third_party/triton; tests/triton/).
 triton=()

@@ -44,9 +44,12 @@ enum Exit {
 // The exit code of an error from planning or running.
 int run_exit(const Error& e) {
   switch (e.code()) {
-    case ErrorCode::kResourceExhausted: return kResources;
-    case ErrorCode::kDeadlineExceeded: return kDeadline;
-    default: return kRunError;
+    case ErrorCode::kResourceExhausted:
+      return kResources;
+    case ErrorCode::kDeadlineExceeded:
+      return kDeadline;
+    default:
+      return kRunError;
   }
 }
 
@@ -176,7 +179,8 @@ int to_int(const std::string& opt, const std::string& v, int lo) {
   char* end = nullptr;
   errno = 0;
   long x = std::strtol(v.c_str(), &end, 10);
-  if (v.empty() || *end || x < lo) throw UsageError(opt + " expects an integer >= " + std::to_string(lo) + ", got '" + v + "'");
+  if (v.empty() || *end || x < lo)
+    throw UsageError(opt + " expects an integer >= " + std::to_string(lo) + ", got '" + v + "'");
   if (errno == ERANGE || x > std::numeric_limits<int>::max())
     throw UsageError(opt + " expects an integer up to " + std::to_string(std::numeric_limits<int>::max()) + ", got '" +
                      v + "'");
@@ -230,24 +234,31 @@ Args parse_args(int argc, char** argv) {
       } catch (const Error& e) {
         throw UsageError(std::string("--shape ") + e.what());
       }
-    } else if (s == "--seed") a.seed = static_cast<uint64_t>(to_int(s, next(), 0));
-    else if (s == "--top-k") a.top_k = to_int(s, next(), 0);
-    else if (s == "--output-dir") a.output_dir = next();
-    else if (s == "--warmup") a.warmup = to_int(s, next(), 0);
-    else if (s == "--iterations") a.iterations = to_int(s, next(), 1);
+    } else if (s == "--seed")
+      a.seed = static_cast<uint64_t>(to_int(s, next(), 0));
+    else if (s == "--top-k")
+      a.top_k = to_int(s, next(), 0);
+    else if (s == "--output-dir")
+      a.output_dir = next();
+    else if (s == "--warmup")
+      a.warmup = to_int(s, next(), 0);
+    else if (s == "--iterations")
+      a.iterations = to_int(s, next(), 1);
     else if (s == "--duration") {
       std::string v = next();
       char* end = nullptr;
       a.duration = std::strtod(v.c_str(), &end);
       if (v.empty() || *end || a.duration < 0) throw UsageError("--duration expects seconds >= 0, got '" + v + "'");
-    } else if (s == "--threads") a.threads = to_int(s, next(), 0);
+    } else if (s == "--threads")
+      a.threads = to_int(s, next(), 0);
     else if (s == "--compare") {
       a.compare = next();
     } else if (s == "--rtol" || s == "--atol") {
       std::string v = next();
       char* end = nullptr;
       double x = std::strtod(v.c_str(), &end);
-      if (v.empty() || *end || !(x >= 0) || !std::isfinite(x)) throw UsageError(s + " expects a number >= 0, got '" + v + "'");
+      if (v.empty() || *end || !(x >= 0) || !std::isfinite(x))
+        throw UsageError(s + " expects a number >= 0, got '" + v + "'");
       (s == "--rtol" ? a.rtol : a.atol) = x;
     } else if (s == "--run-timeout") {
       std::string v = next();
@@ -255,37 +266,53 @@ Args parse_args(int argc, char** argv) {
       a.run_timeout = std::strtod(v.c_str(), &end);
       if (v.empty() || *end || !(a.run_timeout >= 0) || !std::isfinite(a.run_timeout))
         throw UsageError("--run-timeout expects seconds >= 0, got '" + v + "'");
-    }
-    else if (s == "--device") {
+    } else if (s == "--device") {
       std::string v = next();
-      if (v == "cpu") a.device = Device::kCpu;
-      else if (v == "cuda" || v == "gpu") a.device = Device::kCuda;
-      else if (v == "auto") a.device = Device::kAuto;
-      else throw UsageError("--device expects cpu, cuda or auto, got '" + v + "'");
+      if (v == "cpu")
+        a.device = Device::kCpu;
+      else if (v == "cuda" || v == "gpu")
+        a.device = Device::kCuda;
+      else if (v == "auto")
+        a.device = Device::kAuto;
+      else
+        throw UsageError("--device expects cpu, cuda or auto, got '" + v + "'");
     } else if (s == "--math") {
       std::string v = next();
-      if (v == "fp32") a.math = MathMode::kFp32;
-      else if (v == "tf32") a.math = MathMode::kTf32;
-      else throw UsageError("--math expects fp32 or tf32, got '" + v + "'");
+      if (v == "fp32")
+        a.math = MathMode::kFp32;
+      else if (v == "tf32")
+        a.math = MathMode::kTf32;
+      else
+        throw UsageError("--math expects fp32 or tf32, got '" + v + "'");
     } else if (s == "--layout") {
       std::string v = next();
-      if (v == "auto") a.layout = CpuLayout::kAuto;
-      else if (v == "nchw") a.layout = CpuLayout::kNchw;
-      else throw UsageError("--layout expects auto or nchw, got '" + v + "'");
-    } else if (s == "--no-optimize") a.optimize = false;
-    else if (s == "--print-plan") a.print_plan = true;
-    else if (s == "--profile") a.profile = next();
-    else if (s == "--json") a.json = true;
-    else if (s == "--memory-limit") a.memory_limit = parse_size(s, next());
+      if (v == "auto")
+        a.layout = CpuLayout::kAuto;
+      else if (v == "nchw")
+        a.layout = CpuLayout::kNchw;
+      else
+        throw UsageError("--layout expects auto or nchw, got '" + v + "'");
+    } else if (s == "--no-optimize")
+      a.optimize = false;
+    else if (s == "--print-plan")
+      a.print_plan = true;
+    else if (s == "--profile")
+      a.profile = next();
+    else if (s == "--json")
+      a.json = true;
+    else if (s == "--memory-limit")
+      a.memory_limit = parse_size(s, next());
     else if (s == "--memory-policy") {
       std::string v = next();
       auto c = minirt::tools::parse_memory_policy(v);
       if (!c && v.rfind("preallocate:", 0) == 0)
-        throw UsageError("--memory-policy preallocate:FRACTION expects a fraction in (0, 1], got '" + v.substr(12) + "'");
+        throw UsageError("--memory-policy preallocate:FRACTION expects a fraction in (0, 1], got '" + v.substr(12) +
+                         "'");
       if (!c) throw UsageError("--memory-policy expects grow or preallocate:FRACTION, got '" + v + "'");
       a.memory_policy = c->policy;
       a.preallocate_fraction = c->fraction;
-    } else if (s == "--memory-stats") a.memory_stats = true;
+    } else if (s == "--memory-stats")
+      a.memory_stats = true;
     else if (s == "--tune") {
       std::string v = next();
       auto c = minirt::tools::parse_tuning(v);
@@ -295,11 +322,16 @@ Args parse_args(int argc, char** argv) {
     } else if (s == "--algo-cache") {
       a.algo_cache = next();
       if (a.algo_cache.empty()) throw UsageError("--algo-cache expects a file path");
-    } else if (s == "--workspace-limit") a.workspace_limit = parse_size(s, next());
-    else if (s == "--verbose" || s == "-v") a.verbose = true;
-    else if (!s.empty() && s[0] == '-') throw UsageError("unknown option " + s);
-    else if (a.model.empty()) a.model = s;
-    else throw UsageError("more than one model given ('" + a.model + "' and '" + s + "')");
+    } else if (s == "--workspace-limit")
+      a.workspace_limit = parse_size(s, next());
+    else if (s == "--verbose" || s == "-v")
+      a.verbose = true;
+    else if (!s.empty() && s[0] == '-')
+      throw UsageError("unknown option " + s);
+    else if (a.model.empty())
+      a.model = s;
+    else
+      throw UsageError("more than one model given ('" + a.model + "' and '" + s + "')");
   }
   if (a.model.empty()) throw UsageError("no model given");
   return a;
@@ -450,8 +482,8 @@ int run(const Args& a) {
         std::fprintf(stderr, "runmodel: --input %s: %s\n", d.name.c_str(), e.what());
         return kRunError;
       }
-      input_notes.push_back(d.name + " " + dtype_name(d.dtype) + " " + shape_str(inputs.back().second.shape()) + " from " +
-                            f->second + converted);
+      input_notes.push_back(d.name + " " + dtype_name(d.dtype) + " " + shape_str(inputs.back().second.shape()) +
+                            " from " + f->second + converted);
       continue;
     }
     Shape shape = d.dims;
@@ -463,11 +495,13 @@ int run(const Args& a) {
       for (size_t i = 0; i < shape.size(); ++i)
         if (shape[i] < 0) {
           shape[i] = 1;
-          note += " (" + (d.dim_params[i].empty() ? "dimension " + std::to_string(i) : "'" + d.dim_params[i] + "'") + " set to 1; use --shape)";
+          note += " (" + (d.dim_params[i].empty() ? "dimension " + std::to_string(i) : "'" + d.dim_params[i] + "'") +
+                  " set to 1; use --shape)";
         }
     }
     inputs.emplace_back(d.name, random_input(d, shape, rng));
-    input_notes.push_back(d.name + " " + dtype_name(d.dtype) + " " + shape_str(shape) + " random (seed " + std::to_string(a.seed) + ")" + note);
+    input_notes.push_back(d.name + " " + dtype_name(d.dtype) + " " + shape_str(shape) + " random (seed " +
+                          std::to_string(a.seed) + ")" + note);
   }
 
   if (!a.compare.empty()) {
@@ -544,7 +578,8 @@ int run(const Args& a) {
       fs::create_directories(a.output_dir);
       for (size_t i = 0; i < outputs.size(); ++i) {
         std::string name = model->outputs()[i].name;
-        std::replace_if(name.begin(), name.end(), [](char c) { return c == '/' || c == '\\' || c == ':'; }, '_');
+        std::replace_if(
+            name.begin(), name.end(), [](char c) { return c == '/' || c == '\\' || c == ':'; }, '_');
         // bfloat16 has no .npy type: written as its exact float32 values.
         const Tensor& y = outputs[i].dtype() == DType::kBFloat16 ? to_float32(outputs[i]) : outputs[i];
         tools::write_npy((fs::path(a.output_dir) / (name + ".npy")).string(), y);
@@ -572,8 +607,8 @@ int run(const Args& a) {
       for (const auto& s : traces[it]) {
         f << (first ? "" : ",\n") << "{\"name\":" << json_str(s.name) << ",\"cat\":" << json_str(s.op)
           << ",\"ph\":\"X\",\"pid\":1,\"tid\":1,\"ts\":" << offset + s.start_us << ",\"dur\":" << s.duration_us
-          << ",\"args\":{\"op\":" << json_str(s.op) << ",\"shapes\":" << json_str(s.shapes)
-          << ",\"iteration\":" << it << "}}";
+          << ",\"args\":{\"op\":" << json_str(s.op) << ",\"shapes\":" << json_str(s.shapes) << ",\"iteration\":" << it
+          << "}}";
         first = false;
         end = std::max(end, s.start_us + s.duration_us);
         by_op[s.op] += s.duration_us / 1000.0 / static_cast<double>(traces.size());
@@ -610,13 +645,13 @@ int run(const Args& a) {
       << ",\"device_reason\":" << json_str(session->device_reason()) << ",\"threads\":" << session->threads()
       << ",\"load_ms\":" << load_ms << ",\"first_run_ms\":" << first_ms << ",\"iterations\":" << lat.size()
       << ",\"warmup\":" << a.warmup << ",\"latency_ms\":{\"min\":" << *std::min_element(lat.begin(), lat.end())
-      << ",\"mean\":" << mean << ",\"median\":" << tools::percentile(lat, 50) << ",\"p90\":" << tools::percentile(lat, 90)
-      << ",\"p99\":" << tools::percentile(lat, 99) << ",\"max\":" << *std::max_element(lat.begin(), lat.end())
-      << "},\"throughput_per_s\":" << 1000.0 / mean << ",\"arena_bytes\":" << session->arena_bytes()
-      << ",\"peak_rss_kib\":" << peak_rss_kib() << ",\"outputs\":[";
+      << ",\"mean\":" << mean << ",\"median\":" << tools::percentile(lat, 50)
+      << ",\"p90\":" << tools::percentile(lat, 90) << ",\"p99\":" << tools::percentile(lat, 99)
+      << ",\"max\":" << *std::max_element(lat.begin(), lat.end()) << "},\"throughput_per_s\":" << 1000.0 / mean
+      << ",\"arena_bytes\":" << session->arena_bytes() << ",\"peak_rss_kib\":" << peak_rss_kib() << ",\"outputs\":[";
     for (size_t i = 0; i < tops.size(); ++i) {
-      o << (i ? "," : "") << "{\"name\":" << json_str(tops[i].name) << ",\"dtype\":" << json_str(dtype_name(tops[i].dtype))
-        << ",\"shape\":[";
+      o << (i ? "," : "") << "{\"name\":" << json_str(tops[i].name)
+        << ",\"dtype\":" << json_str(dtype_name(tops[i].dtype)) << ",\"shape\":[";
       for (size_t k = 0; k < tops[i].shape.size(); ++k) o << (k ? "," : "") << tops[i].shape[k];
       o << "],\"top_k\":[";
       for (size_t k = 0; k < tops[i].best.size(); ++k)
@@ -626,12 +661,14 @@ int run(const Args& a) {
     o << "]";
     if (!op_totals.empty()) {
       o << ",\"per_op_ms\":{";
-      for (size_t i = 0; i < op_totals.size(); ++i) o << (i ? "," : "") << json_str(op_totals[i].first) << ":" << op_totals[i].second;
+      for (size_t i = 0; i < op_totals.size(); ++i)
+        o << (i ? "," : "") << json_str(op_totals[i].first) << ":" << op_totals[i].second;
       o << "}";
     }
     if (!placement.empty()) o << ",\"placement\":" << json_str(placement);
-    o << ",\"tuning\":{\"mode\":" << json_str(tuning_mode_name(tuning.mode)) << ",\"cache\":" << json_str(tuning.cache_path)
-      << ",\"convolutions\":" << tuning.nodes << ",\"measured\":" << tuning.measured << ",\"from_cache\":" << tuning.from_cache
+    o << ",\"tuning\":{\"mode\":" << json_str(tuning_mode_name(tuning.mode))
+      << ",\"cache\":" << json_str(tuning.cache_path) << ",\"convolutions\":" << tuning.nodes
+      << ",\"measured\":" << tuning.measured << ",\"from_cache\":" << tuning.from_cache
       << ",\"heuristic\":" << tuning.heuristic << ",\"fixed\":" << tuning.fixed << ",\"seconds\":" << tuning.seconds
       << ",\"choices\":[";
     for (size_t i = 0; i < tuning.choices.size(); ++i) {
@@ -646,17 +683,17 @@ int run(const Args& a) {
     for (size_t i = 0; i < tuning.log.size(); ++i) o << (i ? "," : "") << json_str(tuning.log[i]);
     o << "]}";
     if (dev_runs)
-      o << ",\"device_time_ms\":{\"h2d\":" << dev_mean(dev_sum.h2d_ms) << ",\"compute\":" << dev_mean(dev_sum.compute_ms)
-        << ",\"d2h\":" << dev_mean(dev_sum.d2h_ms) << ",\"runs\":" << dev_runs << ",\"h2d_copies\":" << dev_sum.h2d_copies
-        << ",\"kernels\":" << dev_sum.kernels << ",\"d2h_copies\":" << dev_sum.d2h_copies << "}";
+      o << ",\"device_time_ms\":{\"h2d\":" << dev_mean(dev_sum.h2d_ms)
+        << ",\"compute\":" << dev_mean(dev_sum.compute_ms) << ",\"d2h\":" << dev_mean(dev_sum.d2h_ms)
+        << ",\"runs\":" << dev_runs << ",\"h2d_copies\":" << dev_sum.h2d_copies << ",\"kernels\":" << dev_sum.kernels
+        << ",\"d2h_copies\":" << dev_sum.d2h_copies << "}";
     if (a.memory_stats) {
       auto pool_json = [&](const MemoryStats& m) {
         o << "{\"policy\":" << json_str(policy) << ",\"limit_bytes\":" << m.limit_bytes
           << ",\"reserved_bytes\":" << m.reserved_bytes << ",\"in_use_bytes\":" << m.in_use_bytes
           << ",\"peak_in_use_bytes\":" << m.peak_in_use_bytes << ",\"segments\":" << m.segments
-          << ",\"largest_free_block_bytes\":" << m.largest_free_block_bytes
-          << ",\"fragmentation\":" << m.fragmentation << ",\"allocations\":" << m.allocations
-          << ",\"frees\":" << m.frees << "}";
+          << ",\"largest_free_block_bytes\":" << m.largest_free_block_bytes << ",\"fragmentation\":" << m.fragmentation
+          << ",\"allocations\":" << m.allocations << ",\"frees\":" << m.frees << "}";
       };
       o << ",\"memory_pool\":";
       pool_json(mem);
@@ -675,9 +712,9 @@ int run(const Args& a) {
     return kOk;
   }
 
-  std::printf("model: %s (IR %lld, opset %lld, %s, %zu nodes)\n", a.model.c_str(), static_cast<long long>(info.ir_version),
-              static_cast<long long>(info.opset), info.producer.empty() ? "unknown producer" : info.producer.c_str(),
-              info.node_count);
+  std::printf("model: %s (IR %lld, opset %lld, %s, %zu nodes)\n", a.model.c_str(),
+              static_cast<long long>(info.ir_version), static_cast<long long>(info.opset),
+              info.producer.empty() ? "unknown producer" : info.producer.c_str(), info.node_count);
   if (!info.half_precision.empty()) std::printf("precision: %s\n", info.half_precision.c_str());
   std::printf("device: %s: %s\n", device_name(session->device()), session->device_reason().c_str());
   std::printf("threads: %d\n", session->threads());
@@ -687,20 +724,24 @@ int run(const Args& a) {
   std::printf("load: %.2f ms\n", load_ms);
   std::printf("first run: %.2f ms (includes planning and tuning)\n", first_ms);
   std::printf("tuning: %s\n", tuning_summary(tuning).c_str());
-  std::printf("latency over %zu runs (after %d warm-up): min %.3f  mean %.3f  median %.3f  p90 %.3f  p99 %.3f  max %.3f ms\n",
-              lat.size(), a.warmup, *std::min_element(lat.begin(), lat.end()), mean, tools::percentile(lat, 50),
-              tools::percentile(lat, 90), tools::percentile(lat, 99), *std::max_element(lat.begin(), lat.end()));
+  std::printf(
+      "latency over %zu runs (after %d warm-up): min %.3f  mean %.3f  median %.3f  p90 %.3f  p99 %.3f  max %.3f ms\n",
+      lat.size(), a.warmup, *std::min_element(lat.begin(), lat.end()), mean, tools::percentile(lat, 50),
+      tools::percentile(lat, 90), tools::percentile(lat, 99), *std::max_element(lat.begin(), lat.end()));
   std::printf("throughput: %.2f inferences/s\n", 1000.0 / mean);
   if (dev_runs)
-    std::printf("device time per run (CUDA events, mean of %d): H2D %.3f ms (%d copies), compute %.3f ms (%d steps), "
-                "D2H %.3f ms (%d copies)\n",
-                dev_runs, dev_mean(dev_sum.h2d_ms), dev_sum.h2d_copies, dev_mean(dev_sum.compute_ms), dev_sum.kernels,
-                dev_mean(dev_sum.d2h_ms), dev_sum.d2h_copies);
-  std::printf("memory: arena %.2f MiB, peak RSS %.1f MiB\n", session->arena_bytes() / 1048576.0, peak_rss_kib() / 1024.0);
+    std::printf(
+        "device time per run (CUDA events, mean of %d): H2D %.3f ms (%d copies), compute %.3f ms (%d steps), "
+        "D2H %.3f ms (%d copies)\n",
+        dev_runs, dev_mean(dev_sum.h2d_ms), dev_sum.h2d_copies, dev_mean(dev_sum.compute_ms), dev_sum.kernels,
+        dev_mean(dev_sum.d2h_ms), dev_sum.d2h_copies);
+  std::printf("memory: arena %.2f MiB, peak RSS %.1f MiB\n", session->arena_bytes() / 1048576.0,
+              peak_rss_kib() / 1024.0);
   for (const auto& t : tops) {
     std::printf("output '%s': %s %s\n", t.name.c_str(), dtype_name(t.dtype), shape_str(t.shape).c_str());
     if (!t.best.empty()) {
-      std::printf("  top-%zu%s:\n", t.best.size(), t.shape.size() >= 2 && t.shape[0] > 1 ? " (first item of the batch)" : "");
+      std::printf("  top-%zu%s:\n", t.best.size(),
+                  t.shape.size() >= 2 && t.shape[0] > 1 ? " (first item of the batch)" : "");
       for (size_t k = 0; k < t.best.size(); ++k)
         std::printf("    #%zu  index %-6lld %.6g\n", k + 1, static_cast<long long>(t.best[k].first), t.best[k].second);
     }
@@ -709,9 +750,9 @@ int run(const Args& a) {
     auto print_pool = [&](const char* name, const MemoryStats& m) {
       std::printf("%s: policy %s, limit %s\n", name, policy.c_str(),
                   m.limit_bytes ? tools::human_bytes(m.limit_bytes).c_str() : "none");
-      std::printf("  reserved %s in %zu segment%s, in use %s, peak in use %s\n", tools::human_bytes(m.reserved_bytes).c_str(),
-                  m.segments, m.segments == 1 ? "" : "s", tools::human_bytes(m.in_use_bytes).c_str(),
-                  tools::human_bytes(m.peak_in_use_bytes).c_str());
+      std::printf("  reserved %s in %zu segment%s, in use %s, peak in use %s\n",
+                  tools::human_bytes(m.reserved_bytes).c_str(), m.segments, m.segments == 1 ? "" : "s",
+                  tools::human_bytes(m.in_use_bytes).c_str(), tools::human_bytes(m.peak_in_use_bytes).c_str());
       std::printf("  largest free block %s, fragmentation %.1f%%, %llu allocation%s, %llu free%s\n",
                   tools::human_bytes(m.largest_free_block_bytes).c_str(), 100.0 * m.fragmentation,
                   static_cast<unsigned long long>(m.allocations), m.allocations == 1 ? "" : "s",

@@ -44,8 +44,10 @@ struct Broadcast {
       if (y[i] == 1) continue;
       Axis ax{y[i], {}};
       for (int k = 0; k < N; ++k) ax.bcast[k] = padded[k][i] == 1;
-      if (!axes.empty() && axes.back().bcast == ax.bcast) axes.back().len *= ax.len;
-      else axes.push_back(ax);
+      if (!axes.empty() && axes.back().bcast == ax.bcast)
+        axes.back().len *= ax.len;
+      else
+        axes.push_back(ax);
     }
     if (axes.empty()) axes.push_back({1, {}});
     Axis last = axes.back();

@@ -122,8 +122,8 @@ PhasePlanes phase_planes(const Geometry& q, std::vector<int64_t>* koff) {
   for (int64_t ci = 0, k = 0; ci < cg; ++ci)
     for (int64_t i = 0; i < q.kh; ++i)
       for (int64_t j = 0; j < q.kw; ++j, ++k)
-        (*koff)[k] = ci * pp.channel_stride() + plane_of[i * q.kw + j] * pp.hq * pp.wq +
-                     (i * q.dh) / q.sh * pp.wq + (j * q.dw) / q.sw;
+        (*koff)[k] = ci * pp.channel_stride() + plane_of[i * q.kw + j] * pp.hq * pp.wq + (i * q.dh) / q.sh * pp.wq +
+                     (j * q.dw) / q.sw;
   return pp;
 }
 
@@ -147,17 +147,23 @@ constexpr int64_t kMinImplicitRow = 12, kMinImplicitRowStrided = 32;
 
 // The Conv lowerings, in the order algorithms() lists them.
 enum class Algo { kIm2col, kImplicit, kGemm1x1, kDepthwise, kWinograd2, kWinograd4 };
-constexpr Algo kAlgos[] = {Algo::kIm2col,    Algo::kImplicit,   Algo::kGemm1x1,
+constexpr Algo kAlgos[] = {Algo::kIm2col,    Algo::kImplicit,  Algo::kGemm1x1,
                            Algo::kDepthwise, Algo::kWinograd2, Algo::kWinograd4};
 
 const char* algo_name(Algo a) {
   switch (a) {
-    case Algo::kIm2col: return "im2col_gemm";
-    case Algo::kImplicit: return "implicit_gemm";
-    case Algo::kGemm1x1: return "gemm_1x1";
-    case Algo::kDepthwise: return "depthwise_direct";
-    case Algo::kWinograd2: return "winograd_f2x2";
-    case Algo::kWinograd4: return "winograd_f4x4";
+    case Algo::kIm2col:
+      return "im2col_gemm";
+    case Algo::kImplicit:
+      return "implicit_gemm";
+    case Algo::kGemm1x1:
+      return "gemm_1x1";
+    case Algo::kDepthwise:
+      return "depthwise_direct";
+    case Algo::kWinograd2:
+      return "winograd_f2x2";
+    case Algo::kWinograd4:
+      return "winograd_f4x4";
   }
   return "?";
 }
@@ -196,8 +202,10 @@ std::string declined(const ConvShape& s, Algo a) {
   const Geometry& q = s.q;
   switch (a) {
     case Algo::kIm2col:
-    case Algo::kImplicit: return {};  // any window, stride, dilation, padding, groups
-    case Algo::kGemm1x1: return is_pointwise(q) ? "" : "1x1 stride 1 without padding only";
+    case Algo::kImplicit:
+      return {};  // any window, stride, dilation, padding, groups
+    case Algo::kGemm1x1:
+      return is_pointwise(q) ? "" : "1x1 stride 1 without padding only";
     case Algo::kDepthwise:
       return q.groups == q.c && q.m == q.c ? "" : "needs group == channels == filters";
     case Algo::kWinograd2:
@@ -222,8 +230,7 @@ Algo heuristic(const ConvShape& s, SgemmIsa isa) {
     if (cols >= kMinWinograd4Outputs) return Algo::kWinograd4;
     if (cols >= kMinWinograd2Outputs) return Algo::kWinograd2;
   }
-  if (isa == SgemmIsa::kAvx512 && q.kh * q.kw > 1 &&
-      q.ow >= (q.sw == 1 ? kMinImplicitRow : kMinImplicitRowStrided))
+  if (isa == SgemmIsa::kAvx512 && q.kh * q.kw > 1 && q.ow >= (q.sw == 1 ? kMinImplicitRow : kMinImplicitRowStrided))
     return Algo::kImplicit;
   return Algo::kIm2col;
 }
@@ -342,8 +349,8 @@ class ConvKernel final : public Kernel {
             float* buf = ws + static_cast<size_t>(t) * dw_task_floats_;
             for (int64_t u = dw_blocks_ * t / dw_tasks_; u < dw_blocks_ * (t + 1) / dw_tasks_; ++u) {
               int64_t img = u / per_img, c0 = (u % per_img) * 16;
-              depthwise_block_avx512(q_, x + img * q_.c * q_.h * q_.w, w, b, act_, y + img * q_.c * q_.oh * q_.ow,
-                                     c0, std::min<int64_t>(16, q_.c - c0), dw_ring_, dw_wp_, buf);
+              depthwise_block_avx512(q_, x + img * q_.c * q_.h * q_.w, w, b, act_, y + img * q_.c * q_.oh * q_.ow, c0,
+                                     std::min<int64_t>(16, q_.c - c0), dw_ring_, dw_wp_, buf);
             }
           }
         };
@@ -379,11 +386,15 @@ class ConvKernel final : public Kernel {
       gm.k = k_;
       gm.a = a + gi * a_group_;
       switch (algo_) {
-        case Algo::kGemm1x1: gm.b = SgemmB::matrix(x + ch * cols_, cols_, 1); break;
+        case Algo::kGemm1x1:
+          gm.b = SgemmB::matrix(x + ch * cols_, cols_, 1);
+          break;
         case Algo::kImplicit:
           gm.b = SgemmB::indirect(planes + ch * pp_.channel_stride(), koff_.data(), q_.ow, pp_.wq);
           break;
-        default: gm.b = SgemmB::im2col(x + ch * q_.h * q_.w, &im2col_); break;
+        default:
+          gm.b = SgemmB::im2col(x + ch * q_.h * q_.w, &im2col_);
+          break;
       }
       gm.c = y + (img * q_.m + gi * mg_) * cols_;
       gm.ldc = cols_;
@@ -394,8 +405,7 @@ class ConvKernel final : public Kernel {
   }
 
   bool depthwise_avx512() const {
-    return MINIRT_CONV_AVX512 && isa_ == SgemmIsa::kAvx512 && (q_.sw == 1 || q_.sw == 2) && q_.kh <= 16 &&
-           q_.kw <= 16;
+    return MINIRT_CONV_AVX512 && isa_ == SgemmIsa::kAvx512 && (q_.sw == 1 || q_.sw == 2) && q_.kh <= 16 && q_.kw <= 16;
   }
 
   // The channel-blocked depthwise: a ring of transposed input rows per task.
@@ -563,8 +573,8 @@ Algo checked_algo(const Graph& g, const Node& n, const std::string& name) {
   }
   std::string why = declined(conv_shape(g, n), a);
   if (!why.empty())
-    node_fail(ErrorCode::kInvalidArgument, g, n, std::string("Conv algorithm ") + algo_name(a) +
-                                                     " cannot run this node: " + why);
+    node_fail(ErrorCode::kInvalidArgument, g, n,
+              std::string("Conv algorithm ") + algo_name(a) + " cannot run this node: " + why);
   return a;
 }
 

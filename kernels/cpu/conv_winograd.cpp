@@ -56,7 +56,7 @@ inline void input_1d(In in, Out out) {
       //        0 -2 -1  2 1 0;  0  2 -1 -2 1 0;  0  4  0 -5 0 1]
       const float d0 = in(0, j), d1 = in(1, j), d2 = in(2, j), d3 = in(3, j), d4 = in(4, j), d5 = in(5, j);
       const float a = d4 - 4.0f * d2, b = d3 - 4.0f * d1;  // rows 1, 2
-      const float c = d4 - d2, e = 2.0f * (d3 - d1);        // rows 3, 4
+      const float c = d4 - d2, e = 2.0f * (d3 - d1);       // rows 3, 4
       out(0, j, 4.0f * d0 - 5.0f * d2 + d4);
       out(1, j, a + b);
       out(2, j, a - b);
@@ -123,8 +123,7 @@ inline void output_chunk(const float* src, int64_t xstride, float bias, const Ac
   for (int s = 0; s < R; ++s)
     output_1d<M>([&](int r, int j) { return mm[r][s][j]; }, [&](int i, int j, float x) { t[i][s][j] = x; });
   for (int i = 0; i < M; ++i)
-    output_1d<M>([&](int s, int j) { return t[i][s][j]; },
-                 [&](int k, int j, float x) { out[i][k][j] = x + bias; });
+    output_1d<M>([&](int s, int j) { return t[i][s][j]; }, [&](int k, int j, float x) { out[i][k][j] = x + bias; });
   float* o = &out[0][0][0];
   constexpr int n = M * M * kLanes;
   // As Activation::apply (NaN kept by Clip, zeroed by Relu), in vector form.
@@ -155,7 +154,8 @@ std::vector<float> transform_filters(const double (&gm)[R][3], const float* w, i
   for (int64_t o = 0; o < m; ++o)
     for (int64_t ci = 0; ci < c; ++ci) {
       filter_transform<R>(gm, w + (o * c + ci) * 9, f);
-      for (int xi = 0; xi < R * R; ++xi) u[static_cast<size_t>((xi * m + o) * c + ci)] = static_cast<float>(f[xi / R][xi % R]);
+      for (int xi = 0; xi < R * R; ++xi)
+        u[static_cast<size_t>((xi * m + o) * c + ci)] = static_cast<float>(f[xi / R][xi % R]);
     }
   return u;
 }
@@ -213,7 +213,8 @@ WinogradConv::WinogradConv(const Geometry& q, int tile, SgemmIsa isa, int thread
 
   a_stride_ = static_cast<int64_t>(round16(sgemm_packed_a_floats(isa, mpart_, q.c)));
   if (!weights) return;
-  std::vector<float> u = tile == 2 ? transform_filters<4>(kG2, weights, q.m, q.c) : transform_filters<6>(kG4, weights, q.m, q.c);
+  std::vector<float> u =
+      tile == 2 ? transform_filters<4>(kG2, weights, q.m, q.c) : transform_filters<6>(kG4, weights, q.m, q.c);
   packed_u_ = AlignedFloats(static_cast<size_t>(xis_ * mparts_ * a_stride_));
   for (int64_t xi = 0; xi < xis_; ++xi)
     for (int64_t part = 0; part < mparts_; ++part) {
@@ -225,8 +226,10 @@ WinogradConv::WinogradConv(const Geometry& q, int tile, SgemmIsa isa, int thread
 
 void WinogradConv::run(const float* x, const float* bias, const Activation& act, float* y, float* ws,
                        ThreadPool& pool) const {
-  if (tile_ == 2) run_tiles<2>(x, bias, act, y, ws, pool);
-  else run_tiles<4>(x, bias, act, y, ws, pool);
+  if (tile_ == 2)
+    run_tiles<2>(x, bias, act, y, ws, pool);
+  else
+    run_tiles<4>(x, bias, act, y, ws, pool);
 }
 
 template <int M>

@@ -30,8 +30,7 @@ class WinogradConv {
 
  private:
   template <int M>
-  void run_tiles(const float* x, const float* bias, const Activation& act, float* y, float* ws,
-                 ThreadPool& pool) const;
+  void run_tiles(const float* x, const float* bias, const Activation& act, float* y, float* ws, ThreadPool& pool) const;
 
   Geometry q_;
   int tile_ = 2, xis_ = 16;  // m, (m + 2)^2 transform points

@@ -34,9 +34,12 @@ std::string cpu_model_name() {
 // The instruction sets the SGEMM microkernel (and so every Conv lowering) runs on.
 const char* isa_features(cpu::SgemmIsa isa) {
   switch (isa) {
-    case cpu::SgemmIsa::kAvx512: return "avx512f+fma";
-    case cpu::SgemmIsa::kAvx2: return "avx2+fma";
-    case cpu::SgemmIsa::kGeneric: break;
+    case cpu::SgemmIsa::kAvx512:
+      return "avx512f+fma";
+    case cpu::SgemmIsa::kAvx2:
+      return "avx2+fma";
+    case cpu::SgemmIsa::kGeneric:
+      break;
   }
   return "generic";
 }
@@ -82,7 +85,8 @@ class CpuBackend final : public KernelProvider {
       o.name = a;
       o.declined = b ? cpu::nchwc_conv_declined(g, n, a) : cpu::conv_algorithm_declined(g, n, a);
       if (o.declined.empty())
-        o.workspace = b ? cpu::nchwc_conv_workspace_bytes(g, n, threads_, a) : cpu::conv_workspace_bytes(g, n, threads_, a);
+        o.workspace =
+            b ? cpu::nchwc_conv_workspace_bytes(g, n, threads_, a) : cpu::conv_workspace_bytes(g, n, threads_, a);
       out.push_back(std::move(o));
     }
     return out;

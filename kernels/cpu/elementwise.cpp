@@ -31,10 +31,10 @@ namespace minirt::cpu {
 
 namespace {
 
-constexpr int64_t kGrain = 32768;      // elements per parallel chunk, at least, for cheap ops
-constexpr int64_t kGrainMath = 8192;   // for the vectorized transcendental math
-constexpr int64_t kGrainLibm = 2048;   // for math left to the scalar std:: functions
-constexpr int64_t kBlock = 64;         // unary chunks start at multiples of this many elements
+constexpr int64_t kGrain = 32768;     // elements per parallel chunk, at least, for cheap ops
+constexpr int64_t kGrainMath = 8192;  // for the vectorized transcendental math
+constexpr int64_t kGrainLibm = 2048;  // for math left to the scalar std:: functions
+constexpr int64_t kBlock = 64;        // unary chunks start at multiples of this many elements
 
 // Whether an activation costs an exp, log or division per element.
 bool costly(const Activation& a) {
@@ -45,8 +45,10 @@ bool costly(const Activation& a) {
     case ActKind::kClip:
     case ActKind::kHardSigmoid:
     case ActKind::kHardSwish:
-    case ActKind::kThresholdedRelu: return false;
-    default: return true;
+    case ActKind::kThresholdedRelu:
+      return false;
+    default:
+      return true;
   }
 }
 
@@ -59,17 +61,38 @@ class UnaryKernel final : public Kernel {
     mask_ = n.outputs.size() > 1 && n.outputs[1] >= 0;  // Dropout's mask
     if (mask_) mask_dtype_ = g.values[n.outputs[1]].dtype;
     switch (a_.kind) {
-      case UnaryKind::kExp: math_ = MathFn::kExp; break;
-      case UnaryKind::kLog: math_ = MathFn::kLog; break;
-      case UnaryKind::kErf: math_ = MathFn::kErf; break;
-      case UnaryKind::kSqrt: math_ = MathFn::kSqrt; break;
-      case UnaryKind::kNeg: math_ = MathFn::kNeg; break;
-      case UnaryKind::kAbs: math_ = MathFn::kAbs; break;
-      case UnaryKind::kReciprocal: math_ = MathFn::kReciprocal; break;
-      case UnaryKind::kFloor: math_ = MathFn::kFloor; break;
-      case UnaryKind::kCeil: math_ = MathFn::kCeil; break;
-      case UnaryKind::kSign: math_ = MathFn::kSign; break;
-      default: break;
+      case UnaryKind::kExp:
+        math_ = MathFn::kExp;
+        break;
+      case UnaryKind::kLog:
+        math_ = MathFn::kLog;
+        break;
+      case UnaryKind::kErf:
+        math_ = MathFn::kErf;
+        break;
+      case UnaryKind::kSqrt:
+        math_ = MathFn::kSqrt;
+        break;
+      case UnaryKind::kNeg:
+        math_ = MathFn::kNeg;
+        break;
+      case UnaryKind::kAbs:
+        math_ = MathFn::kAbs;
+        break;
+      case UnaryKind::kReciprocal:
+        math_ = MathFn::kReciprocal;
+        break;
+      case UnaryKind::kFloor:
+        math_ = MathFn::kFloor;
+        break;
+      case UnaryKind::kCeil:
+        math_ = MathFn::kCeil;
+        break;
+      case UnaryKind::kSign:
+        math_ = MathFn::kSign;
+        break;
+      default:
+        break;
     }
     bool math = a_.kind == UnaryKind::kExp || a_.kind == UnaryKind::kLog || a_.kind == UnaryKind::kErf ||
                 (a_.kind == UnaryKind::kActivation && costly(a_.act));
@@ -94,11 +117,19 @@ class UnaryKernel final : public Kernel {
     auto body = [&](int64_t b0, int64_t b1) {
       int64_t b = b0 * kBlock, e = std::min(count_, b1 * kBlock);
       switch (a_.kind) {
-        case UnaryKind::kActivation: apply_activation(a_.act, x + b, y + b, e - b); break;
-        case UnaryKind::kSin: for (int64_t i = b; i < e; ++i) y[i] = std::sin(x[i]); break;
-        case UnaryKind::kCos: for (int64_t i = b; i < e; ++i) y[i] = std::cos(x[i]); break;
-        case UnaryKind::kCopy: break;
-        default: apply_math(math_, x + b, y + b, e - b);
+        case UnaryKind::kActivation:
+          apply_activation(a_.act, x + b, y + b, e - b);
+          break;
+        case UnaryKind::kSin:
+          for (int64_t i = b; i < e; ++i) y[i] = std::sin(x[i]);
+          break;
+        case UnaryKind::kCos:
+          for (int64_t i = b; i < e; ++i) y[i] = std::cos(x[i]);
+          break;
+        case UnaryKind::kCopy:
+          break;
+        default:
+          apply_math(math_, x + b, y + b, e - b);
       }
     };
     args.pool->parallel_for((count_ + kBlock - 1) / kBlock, body, std::max<int64_t>(1, grain_ / kBlock));
@@ -122,10 +153,17 @@ class UnaryKernel final : public Kernel {
   // Dropout's mask: bool from opset 10, the input's type before.
   void fill_ones(void* m) const {
     switch (mask_dtype_) {
-      case DType::kFloat32: std::fill_n(static_cast<float*>(m), count_, 1.0f); return;
-      case DType::kInt64: std::fill_n(static_cast<int64_t*>(m), count_, int64_t{1}); return;
-      case DType::kInt32: std::fill_n(static_cast<int32_t*>(m), count_, int32_t{1}); return;
-      default: std::memset(m, 1, static_cast<size_t>(count_));  // bool, uint8, int8
+      case DType::kFloat32:
+        std::fill_n(static_cast<float*>(m), count_, 1.0f);
+        return;
+      case DType::kInt64:
+        std::fill_n(static_cast<int64_t*>(m), count_, int64_t{1});
+        return;
+      case DType::kInt32:
+        std::fill_n(static_cast<int32_t*>(m), count_, int32_t{1});
+        return;
+      default:
+        std::memset(m, 1, static_cast<size_t>(count_));  // bool, uint8, int8
     }
   }
   UnaryAttrs a_;
@@ -141,9 +179,12 @@ class UnaryKernel final : public Kernel {
 template <typename T>
 inline T apply_binary(BinaryKind k, T a, T b) {
   switch (k) {
-    case BinaryKind::kAdd: return a + b;
-    case BinaryKind::kSub: return a - b;
-    case BinaryKind::kMul: return a * b;
+    case BinaryKind::kAdd:
+      return a + b;
+    case BinaryKind::kSub:
+      return a - b;
+    case BinaryKind::kMul:
+      return a * b;
     case BinaryKind::kDiv:
       if constexpr (std::is_integral_v<T>) {
         // Integer division by zero, and MIN / -1, trap and would end the
@@ -153,10 +194,14 @@ inline T apply_binary(BinaryKind k, T a, T b) {
           if (b == T(-1)) return static_cast<T>(std::make_unsigned_t<T>(0) - static_cast<std::make_unsigned_t<T>>(a));
       }
       return static_cast<T>(a / b);
-    case BinaryKind::kPow: return static_cast<T>(std::pow(a, b));
-    case BinaryKind::kPRelu: return a < 0 ? a * b : a;
-    case BinaryKind::kMax: return a > b ? a : b;
-    case BinaryKind::kMin: return a < b ? a : b;
+    case BinaryKind::kPow:
+      return static_cast<T>(std::pow(a, b));
+    case BinaryKind::kPRelu:
+      return a < 0 ? a * b : a;
+    case BinaryKind::kMax:
+      return a > b ? a : b;
+    case BinaryKind::kMin:
+      return a < b ? a : b;
     case BinaryKind::kMod:
     case BinaryKind::kFMod:
       if constexpr (std::is_integral_v<T>) {
@@ -202,16 +247,26 @@ using InnerFn = void (*)(const T*, int64_t, const T*, int64_t, T*, int64_t);
 template <typename T>
 InnerFn<T> pick_inner(BinaryKind k) {
   switch (k) {
-    case BinaryKind::kAdd: return inner_loop<T, BinaryKind::kAdd>;
-    case BinaryKind::kSub: return inner_loop<T, BinaryKind::kSub>;
-    case BinaryKind::kMul: return inner_loop<T, BinaryKind::kMul>;
-    case BinaryKind::kDiv: return inner_loop<T, BinaryKind::kDiv>;
-    case BinaryKind::kPow: return inner_loop<T, BinaryKind::kPow>;
-    case BinaryKind::kPRelu: return inner_loop<T, BinaryKind::kPRelu>;
-    case BinaryKind::kMax: return inner_loop<T, BinaryKind::kMax>;
-    case BinaryKind::kMin: return inner_loop<T, BinaryKind::kMin>;
-    case BinaryKind::kMod: return inner_loop<T, BinaryKind::kMod>;
-    case BinaryKind::kFMod: return inner_loop<T, BinaryKind::kFMod>;
+    case BinaryKind::kAdd:
+      return inner_loop<T, BinaryKind::kAdd>;
+    case BinaryKind::kSub:
+      return inner_loop<T, BinaryKind::kSub>;
+    case BinaryKind::kMul:
+      return inner_loop<T, BinaryKind::kMul>;
+    case BinaryKind::kDiv:
+      return inner_loop<T, BinaryKind::kDiv>;
+    case BinaryKind::kPow:
+      return inner_loop<T, BinaryKind::kPow>;
+    case BinaryKind::kPRelu:
+      return inner_loop<T, BinaryKind::kPRelu>;
+    case BinaryKind::kMax:
+      return inner_loop<T, BinaryKind::kMax>;
+    case BinaryKind::kMin:
+      return inner_loop<T, BinaryKind::kMin>;
+    case BinaryKind::kMod:
+      return inner_loop<T, BinaryKind::kMod>;
+    case BinaryKind::kFMod:
+      return inner_loop<T, BinaryKind::kFMod>;
   }
   return nullptr;
 }
@@ -244,13 +299,20 @@ MINIRT_AVX512_WARNINGS_OFF
 
 template <BinaryKind K>
 MINIRT_TARGET_AVX512 inline __m512 bin512(__m512 a, __m512 b) {
-  if constexpr (K == BinaryKind::kAdd) return _mm512_add_ps(a, b);
-  else if constexpr (K == BinaryKind::kSub) return _mm512_sub_ps(a, b);
-  else if constexpr (K == BinaryKind::kMul) return _mm512_mul_ps(a, b);
-  else if constexpr (K == BinaryKind::kDiv) return _mm512_div_ps(a, b);
-  else if constexpr (K == BinaryKind::kMax) return _mm512_max_ps(a, b);  // a > b ? a : b
-  else if constexpr (K == BinaryKind::kMin) return _mm512_min_ps(a, b);  // a < b ? a : b
-  else return _mm512_mask_mul_ps(a, _mm512_cmp_ps_mask(a, _mm512_setzero_ps(), _CMP_LT_OQ), a, b);  // PRelu
+  if constexpr (K == BinaryKind::kAdd)
+    return _mm512_add_ps(a, b);
+  else if constexpr (K == BinaryKind::kSub)
+    return _mm512_sub_ps(a, b);
+  else if constexpr (K == BinaryKind::kMul)
+    return _mm512_mul_ps(a, b);
+  else if constexpr (K == BinaryKind::kDiv)
+    return _mm512_div_ps(a, b);
+  else if constexpr (K == BinaryKind::kMax)
+    return _mm512_max_ps(a, b);  // a > b ? a : b
+  else if constexpr (K == BinaryKind::kMin)
+    return _mm512_min_ps(a, b);  // a < b ? a : b
+  else
+    return _mm512_mask_mul_ps(a, _mm512_cmp_ps_mask(a, _mm512_setzero_ps(), _CMP_LT_OQ), a, b);  // PRelu
 }
 
 template <BinaryKind K>
@@ -319,13 +381,20 @@ MINIRT_TARGET_AVX512 void pow_avx512(const float* x, float* y, int64_t n) {
 
 template <BinaryKind K>
 MINIRT_TARGET_AVX2 inline __m256 bin256(__m256 a, __m256 b) {
-  if constexpr (K == BinaryKind::kAdd) return _mm256_add_ps(a, b);
-  else if constexpr (K == BinaryKind::kSub) return _mm256_sub_ps(a, b);
-  else if constexpr (K == BinaryKind::kMul) return _mm256_mul_ps(a, b);
-  else if constexpr (K == BinaryKind::kDiv) return _mm256_div_ps(a, b);
-  else if constexpr (K == BinaryKind::kMax) return _mm256_max_ps(a, b);
-  else if constexpr (K == BinaryKind::kMin) return _mm256_min_ps(a, b);
-  else return _mm256_blendv_ps(a, _mm256_mul_ps(a, b), _mm256_cmp_ps(a, _mm256_setzero_ps(), _CMP_LT_OQ));
+  if constexpr (K == BinaryKind::kAdd)
+    return _mm256_add_ps(a, b);
+  else if constexpr (K == BinaryKind::kSub)
+    return _mm256_sub_ps(a, b);
+  else if constexpr (K == BinaryKind::kMul)
+    return _mm256_mul_ps(a, b);
+  else if constexpr (K == BinaryKind::kDiv)
+    return _mm256_div_ps(a, b);
+  else if constexpr (K == BinaryKind::kMax)
+    return _mm256_max_ps(a, b);
+  else if constexpr (K == BinaryKind::kMin)
+    return _mm256_min_ps(a, b);
+  else
+    return _mm256_blendv_ps(a, _mm256_mul_ps(a, b), _mm256_cmp_ps(a, _mm256_setzero_ps(), _CMP_LT_OQ));
 }
 
 template <BinaryKind K>
@@ -400,25 +469,41 @@ InnerFn<float> pick_inner_float(BinaryKind k, SgemmIsa isa) {
 #if MINIRT_VMATH_X86
   if (isa == SgemmIsa::kAvx512) {
     switch (k) {
-      case BinaryKind::kAdd: return inner_avx512<BinaryKind::kAdd>;
-      case BinaryKind::kSub: return inner_avx512<BinaryKind::kSub>;
-      case BinaryKind::kMul: return inner_avx512<BinaryKind::kMul>;
-      case BinaryKind::kDiv: return inner_avx512<BinaryKind::kDiv>;
-      case BinaryKind::kMax: return inner_avx512<BinaryKind::kMax>;
-      case BinaryKind::kMin: return inner_avx512<BinaryKind::kMin>;
-      case BinaryKind::kPRelu: return inner_avx512<BinaryKind::kPRelu>;
-      default: break;
+      case BinaryKind::kAdd:
+        return inner_avx512<BinaryKind::kAdd>;
+      case BinaryKind::kSub:
+        return inner_avx512<BinaryKind::kSub>;
+      case BinaryKind::kMul:
+        return inner_avx512<BinaryKind::kMul>;
+      case BinaryKind::kDiv:
+        return inner_avx512<BinaryKind::kDiv>;
+      case BinaryKind::kMax:
+        return inner_avx512<BinaryKind::kMax>;
+      case BinaryKind::kMin:
+        return inner_avx512<BinaryKind::kMin>;
+      case BinaryKind::kPRelu:
+        return inner_avx512<BinaryKind::kPRelu>;
+      default:
+        break;
     }
   } else if (isa == SgemmIsa::kAvx2) {
     switch (k) {
-      case BinaryKind::kAdd: return inner_avx2<BinaryKind::kAdd>;
-      case BinaryKind::kSub: return inner_avx2<BinaryKind::kSub>;
-      case BinaryKind::kMul: return inner_avx2<BinaryKind::kMul>;
-      case BinaryKind::kDiv: return inner_avx2<BinaryKind::kDiv>;
-      case BinaryKind::kMax: return inner_avx2<BinaryKind::kMax>;
-      case BinaryKind::kMin: return inner_avx2<BinaryKind::kMin>;
-      case BinaryKind::kPRelu: return inner_avx2<BinaryKind::kPRelu>;
-      default: break;
+      case BinaryKind::kAdd:
+        return inner_avx2<BinaryKind::kAdd>;
+      case BinaryKind::kSub:
+        return inner_avx2<BinaryKind::kSub>;
+      case BinaryKind::kMul:
+        return inner_avx2<BinaryKind::kMul>;
+      case BinaryKind::kDiv:
+        return inner_avx2<BinaryKind::kDiv>;
+      case BinaryKind::kMax:
+        return inner_avx2<BinaryKind::kMax>;
+      case BinaryKind::kMin:
+        return inner_avx2<BinaryKind::kMin>;
+      case BinaryKind::kPRelu:
+        return inner_avx2<BinaryKind::kPRelu>;
+      default:
+        break;
     }
   }
 #endif
@@ -428,37 +513,55 @@ InnerFn<float> pick_inner_float(BinaryKind k, SgemmIsa isa) {
 // y[0, n) = x^e for a special exponent e, in the kernel's ISA.
 void pow_special(PowBy p, SgemmIsa isa, const float* x, float* y, int64_t n) {
   switch (p) {
-    case PowBy::kZero: std::fill(y, y + n, 1.0f); return;  // even of NaN
+    case PowBy::kZero:
+      std::fill(y, y + n, 1.0f);
+      return;  // even of NaN
     case PowBy::kOne:
       if (y != x) std::memmove(y, x, static_cast<size_t>(n) * sizeof(float));
       return;
-    default: break;
+    default:
+      break;
   }
 #if MINIRT_VMATH_X86
   if (isa == SgemmIsa::kAvx512) {
     switch (p) {
-      case PowBy::kTwo: return pow_avx512<PowBy::kTwo>(x, y, n);
-      case PowBy::kThree: return pow_avx512<PowBy::kThree>(x, y, n);
-      case PowBy::kHalf: return pow_avx512<PowBy::kHalf>(x, y, n);
-      default: return pow_avx512<PowBy::kMinusOne>(x, y, n);
+      case PowBy::kTwo:
+        return pow_avx512<PowBy::kTwo>(x, y, n);
+      case PowBy::kThree:
+        return pow_avx512<PowBy::kThree>(x, y, n);
+      case PowBy::kHalf:
+        return pow_avx512<PowBy::kHalf>(x, y, n);
+      default:
+        return pow_avx512<PowBy::kMinusOne>(x, y, n);
     }
   }
   if (isa == SgemmIsa::kAvx2) {
     switch (p) {
-      case PowBy::kTwo: return pow_avx2<PowBy::kTwo>(x, y, n);
-      case PowBy::kThree: return pow_avx2<PowBy::kThree>(x, y, n);
-      case PowBy::kHalf: return pow_avx2<PowBy::kHalf>(x, y, n);
-      default: return pow_avx2<PowBy::kMinusOne>(x, y, n);
+      case PowBy::kTwo:
+        return pow_avx2<PowBy::kTwo>(x, y, n);
+      case PowBy::kThree:
+        return pow_avx2<PowBy::kThree>(x, y, n);
+      case PowBy::kHalf:
+        return pow_avx2<PowBy::kHalf>(x, y, n);
+      default:
+        return pow_avx2<PowBy::kMinusOne>(x, y, n);
     }
   }
 #endif
   for (int64_t i = 0; i < n; ++i) {
     float v = x[i];
     switch (p) {
-      case PowBy::kTwo: y[i] = v * v; break;
-      case PowBy::kThree: y[i] = static_cast<float>(static_cast<double>(v) * v * v); break;
-      case PowBy::kHalf: y[i] = v == -vmath_detail::kInf ? vmath_detail::kInf : std::sqrt(v) + 0.0f; break;
-      default: y[i] = 1.0f / v;
+      case PowBy::kTwo:
+        y[i] = v * v;
+        break;
+      case PowBy::kThree:
+        y[i] = static_cast<float>(static_cast<double>(v) * v * v);
+        break;
+      case PowBy::kHalf:
+        y[i] = v == -vmath_detail::kInf ? vmath_detail::kInf : std::sqrt(v) + 0.0f;
+        break;
+      default:
+        y[i] = 1.0f / v;
     }
   }
 }
@@ -485,11 +588,16 @@ class BinaryKernel final : public Kernel {
 
   void run(const KernelArgs& args) override {
     switch (dtype_) {
-      case DType::kInt64: return typed<int64_t>(args, args.inputs[1], pick_inner<int64_t>(kind_), kGrain);
-      case DType::kInt32: return typed<int32_t>(args, args.inputs[1], pick_inner<int32_t>(kind_), kGrain);
-      case DType::kInt8: return typed<int8_t>(args, args.inputs[1], pick_inner<int8_t>(kind_), kGrain);
-      case DType::kUInt8: return typed<uint8_t>(args, args.inputs[1], pick_inner<uint8_t>(kind_), kGrain);
-      default: break;
+      case DType::kInt64:
+        return typed<int64_t>(args, args.inputs[1], pick_inner<int64_t>(kind_), kGrain);
+      case DType::kInt32:
+        return typed<int32_t>(args, args.inputs[1], pick_inner<int32_t>(kind_), kGrain);
+      case DType::kInt8:
+        return typed<int8_t>(args, args.inputs[1], pick_inner<int8_t>(kind_), kGrain);
+      case DType::kUInt8:
+        return typed<uint8_t>(args, args.inputs[1], pick_inner<uint8_t>(kind_), kGrain);
+      default:
+        break;
     }
     const void* b = args.inputs[1];
     if (exp_dtype_ != dtype_) {
@@ -544,7 +652,7 @@ class BinaryKernel final : public Kernel {
   DType dtype_, exp_dtype_;
   int64_t exp_count_;
   int64_t count_;
-  SgemmIsa isa_;              // the variant of the float loops, chosen when the kernel is made
+  SgemmIsa isa_;  // the variant of the float loops, chosen when the kernel is made
   InnerFn<float> float_fn_;
   int64_t grain_ = kGrain;
 };
@@ -566,11 +674,16 @@ class VariadicKernel final : public Kernel {
 
   void run(const KernelArgs& args) override {
     switch (dtype_) {
-      case DType::kInt64: return typed<int64_t>(args);
-      case DType::kInt32: return typed<int32_t>(args);
-      case DType::kInt8: return typed<int8_t>(args);
-      case DType::kUInt8: return typed<uint8_t>(args);
-      default: return typed<float>(args);
+      case DType::kInt64:
+        return typed<int64_t>(args);
+      case DType::kInt32:
+        return typed<int32_t>(args);
+      case DType::kInt8:
+        return typed<int8_t>(args);
+      case DType::kUInt8:
+        return typed<uint8_t>(args);
+      default:
+        return typed<float>(args);
     }
   }
 
@@ -578,8 +691,10 @@ class VariadicKernel final : public Kernel {
   // y = x broadcast (k == kNone), or y = k(y, x).
   template <typename T>
   static void copy_in(const T*, int64_t, const T* b, int64_t sb, T* y, int64_t n) {
-    if (sb) std::memcpy(y, b, static_cast<size_t>(n) * sizeof(T));
-    else std::fill(y, y + n, *b);
+    if (sb)
+      std::memcpy(y, b, static_cast<size_t>(n) * sizeof(T));
+    else
+      std::fill(y, y + n, *b);
   }
 
   template <typename T>
@@ -610,8 +725,10 @@ class VariadicKernel final : public Kernel {
                    : kind_ == VariadicKind::kMin ? BinaryKind::kMin
                                                  : BinaryKind::kAdd;
     InnerFn<T> f;
-    if constexpr (std::is_same_v<T, float>) f = pick_inner_float(k, isa_);
-    else f = pick_inner<T>(k);
+    if constexpr (std::is_same_v<T, float>)
+      f = pick_inner_float(k, isa_);
+    else
+      f = pick_inner<T>(k);
     for (size_t i = 0; i < passes_.size(); ++i)
       pass<T>(passes_[i], i == 0 ? copy_in<T> : f, static_cast<const T*>(args.inputs[i]), y, *args.pool);
     if constexpr (std::is_floating_point_v<T>) {
@@ -632,8 +749,12 @@ class VariadicKernel final : public Kernel {
   std::vector<Broadcast<2>> passes_;  // per input: (output, input) -> output
 };
 
-std::unique_ptr<Kernel> make_unary(const Graph& g, const Node& n, int t) { return std::make_unique<UnaryKernel>(g, n, t); }
-std::unique_ptr<Kernel> make_binary(const Graph& g, const Node& n, int t) { return std::make_unique<BinaryKernel>(g, n, t); }
+std::unique_ptr<Kernel> make_unary(const Graph& g, const Node& n, int t) {
+  return std::make_unique<UnaryKernel>(g, n, t);
+}
+std::unique_ptr<Kernel> make_binary(const Graph& g, const Node& n, int t) {
+  return std::make_unique<BinaryKernel>(g, n, t);
+}
 std::unique_ptr<Kernel> make_variadic(const Graph& g, const Node& n, int t) {
   return std::make_unique<VariadicKernel>(g, n, t);
 }
@@ -641,10 +762,11 @@ std::unique_ptr<Kernel> make_variadic(const Graph& g, const Node& n, int t) {
 }  // namespace
 
 void add_elementwise_kernels(std::vector<KernelEntry>& out) {
-  for (const char* op : {"Relu", "LeakyRelu", "Sigmoid", "Tanh", "HardSigmoid", "HardSwish", "Elu", "Selu", "Celu",
-                         "Softplus", "Softsign", "ThresholdedRelu", "Mish", "Gelu", "Clip", "Exp", "Log", "Sqrt",
-                         "Reciprocal", "Floor", "Ceil", "Erf", "Sin", "Cos", "Sign", "Neg", "Abs", "Identity",
-                         "Dropout"})
+  for (const char* op : {"Relu",       "LeakyRelu", "Sigmoid", "Tanh",     "HardSigmoid", "HardSwish",
+                         "Elu",        "Selu",      "Celu",    "Softplus", "Softsign",    "ThresholdedRelu",
+                         "Mish",       "Gelu",      "Clip",    "Exp",      "Log",         "Sqrt",
+                         "Reciprocal", "Floor",     "Ceil",    "Erf",      "Sin",         "Cos",
+                         "Sign",       "Neg",       "Abs",     "Identity", "Dropout"})
     out.push_back({op, make_unary});
   for (const char* op : {"Add", "Sub", "Mul", "Div", "Pow", "PRelu", "Mod"}) out.push_back({op, make_binary});
   for (const char* op : {"Max", "Min", "Sum", "Mean"}) out.push_back({op, make_variadic});

@@ -187,8 +187,12 @@ class MatMulKernel final : public Kernel {
   size_t scratch_at_ = 0, ws_floats_ = 0;
 };
 
-std::unique_ptr<Kernel> make_gemm(const Graph& g, const Node& n, int t) { return std::make_unique<GemmKernel>(g, n, t); }
-std::unique_ptr<Kernel> make_matmul(const Graph& g, const Node& n, int t) { return std::make_unique<MatMulKernel>(g, n, t); }
+std::unique_ptr<Kernel> make_gemm(const Graph& g, const Node& n, int t) {
+  return std::make_unique<GemmKernel>(g, n, t);
+}
+std::unique_ptr<Kernel> make_matmul(const Graph& g, const Node& n, int t) {
+  return std::make_unique<MatMulKernel>(g, n, t);
+}
 
 }  // namespace
 

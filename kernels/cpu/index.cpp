@@ -39,11 +39,16 @@ class ArgKernel final : public Kernel {
 
   void run(const KernelArgs& args) override {
     switch (dtype_) {
-      case DType::kInt64: return typed<int64_t>(args);
-      case DType::kInt32: return typed<int32_t>(args);
-      case DType::kInt8: return typed<int8_t>(args);
-      case DType::kUInt8: return typed<uint8_t>(args);
-      default: return typed<float>(args);
+      case DType::kInt64:
+        return typed<int64_t>(args);
+      case DType::kInt32:
+        return typed<int32_t>(args);
+      case DType::kInt8:
+        return typed<int8_t>(args);
+      case DType::kUInt8:
+        return typed<uint8_t>(args);
+      default:
+        return typed<float>(args);
     }
   }
 
@@ -109,11 +114,16 @@ class TopKKernel final : public Kernel {
 
   void run(const KernelArgs& args) override {
     switch (dtype_) {
-      case DType::kInt64: return typed<int64_t>(args);
-      case DType::kInt32: return typed<int32_t>(args);
-      case DType::kInt8: return typed<int8_t>(args);
-      case DType::kUInt8: return typed<uint8_t>(args);
-      default: return typed<float>(args);
+      case DType::kInt64:
+        return typed<int64_t>(args);
+      case DType::kInt32:
+        return typed<int32_t>(args);
+      case DType::kInt8:
+        return typed<int8_t>(args);
+      case DType::kUInt8:
+        return typed<uint8_t>(args);
+      default:
+        return typed<float>(args);
     }
   }
 
@@ -122,7 +132,8 @@ class TopKKernel final : public Kernel {
   template <typename T>
   static bool above(T a, T b, bool largest) {
     if constexpr (std::is_floating_point_v<T>) {
-      if (std::isnan(a) || std::isnan(b)) return largest ? (std::isnan(a) && !std::isnan(b)) : (std::isnan(b) && !std::isnan(a));
+      if (std::isnan(a) || std::isnan(b))
+        return largest ? (std::isnan(a) && !std::isnan(b)) : (std::isnan(b) && !std::isnan(a));
     }
     return largest ? a > b : a < b;
   }
@@ -192,9 +203,12 @@ class GatherElementsKernel final : public Kernel {
 
   void run(const KernelArgs& args) override {
     switch (es_) {
-      case 1: return typed<uint8_t>(args);
-      case 4: return typed<uint32_t>(args);
-      default: return typed<uint64_t>(args);
+      case 1:
+        return typed<uint8_t>(args);
+      case 4:
+        return typed<uint32_t>(args);
+      default:
+        return typed<uint64_t>(args);
     }
   }
 
@@ -219,8 +233,8 @@ class GatherElementsKernel final : public Kernel {
         }
         for (int64_t j = 0; j < inner_; ++j) {
           int64_t p = row * inner_ + j;
-          int64_t i = idx64_ ? static_cast<const int64_t*>(args.inputs[1])[p]
-                             : static_cast<const int32_t*>(args.inputs[1])[p];
+          int64_t i =
+              idx64_ ? static_cast<const int64_t*>(args.inputs[1])[p] : static_cast<const int32_t*>(args.inputs[1])[p];
           if (i < 0) i += len_;
           y[p] = i < 0 || i >= len_ ? T(0) : x[base + j * inner_stride + i * axis_stride];
         }
@@ -236,29 +250,43 @@ class GatherElementsKernel final : public Kernel {
   bool idx64_ = true;
 };
 
-
 // ---- ScatterElements, Scatter, ScatterND ----
 
 // Calls f with a null pointer of the C++ type of a data dtype.
 template <typename F>
 void with_data_type(DType t, F&& f) {
   switch (t) {
-    case DType::kFloat32: return f(static_cast<float*>(nullptr));
-    case DType::kInt64: return f(static_cast<int64_t*>(nullptr));
-    case DType::kInt32: return f(static_cast<int32_t*>(nullptr));
-    case DType::kInt8: return f(static_cast<int8_t*>(nullptr));
-    default: return f(static_cast<uint8_t*>(nullptr));  // uint8, bool (reduction none only)
+    case DType::kFloat32:
+      return f(static_cast<float*>(nullptr));
+    case DType::kInt64:
+      return f(static_cast<int64_t*>(nullptr));
+    case DType::kInt32:
+      return f(static_cast<int32_t*>(nullptr));
+    case DType::kInt8:
+      return f(static_cast<int8_t*>(nullptr));
+    default:
+      return f(static_cast<uint8_t*>(nullptr));  // uint8, bool (reduction none only)
   }
 }
 
 template <typename T>
 inline void combine(T& y, T u, ScatterReduction r) {
   switch (r) {
-    case ScatterReduction::kNone: y = u; break;
-    case ScatterReduction::kAdd: y = static_cast<T>(y + u); break;
-    case ScatterReduction::kMul: y = static_cast<T>(y * u); break;
-    case ScatterReduction::kMax: y = std::max(y, u); break;
-    case ScatterReduction::kMin: y = std::min(y, u); break;
+    case ScatterReduction::kNone:
+      y = u;
+      break;
+    case ScatterReduction::kAdd:
+      y = static_cast<T>(y + u);
+      break;
+    case ScatterReduction::kMul:
+      y = static_cast<T>(y * u);
+      break;
+    case ScatterReduction::kMax:
+      y = std::max(y, u);
+      break;
+    case ScatterReduction::kMin:
+      y = std::min(y, u);
+      break;
   }
 }
 
@@ -267,9 +295,9 @@ inline int64_t index_at(const void* p, bool i64, int64_t i) {
 }
 
 [[noreturn]] void index_fail(const std::string& where, int64_t i, int64_t len, const std::string& axis) {
-  throw Error(ErrorCode::kInvalidArgument, where + "index " + std::to_string(i) + " is out of range for " + axis +
-                                               " of length " + std::to_string(len) + " (valid: " +
-                                               std::to_string(-len) + " to " + std::to_string(len - 1) + ")");
+  throw Error(ErrorCode::kInvalidArgument,
+              where + "index " + std::to_string(i) + " is out of range for " + axis + " of length " +
+                  std::to_string(len) + " (valid: " + std::to_string(-len) + " to " + std::to_string(len - 1) + ")");
 }
 
 // The scatters' first step: the output starts as a copy of data (input 0),
@@ -379,7 +407,8 @@ class ScatterNDKernel final : public Kernel {
       }
       T* dst = y + off;
       const T* src = u + t * slice_;
-      if (reduction_ == ScatterReduction::kNone) std::memcpy(dst, src, static_cast<size_t>(slice_) * sizeof(T));
+      if (reduction_ == ScatterReduction::kNone)
+        std::memcpy(dst, src, static_cast<size_t>(slice_) * sizeof(T));
       else
         for (int64_t e = 0; e < slice_; ++e) combine(dst[e], src[e], reduction_);
     }
@@ -415,10 +444,14 @@ class OneHotKernel final : public Kernel {
 
   int64_t index(const void* p, int64_t i) const {
     switch (idx_type_) {
-      case DType::kInt64: return static_cast<const int64_t*>(p)[i];
-      case DType::kInt32: return static_cast<const int32_t*>(p)[i];
-      case DType::kInt8: return static_cast<const int8_t*>(p)[i];
-      case DType::kUInt8: return static_cast<const uint8_t*>(p)[i];
+      case DType::kInt64:
+        return static_cast<const int64_t*>(p)[i];
+      case DType::kInt32:
+        return static_cast<const int32_t*>(p)[i];
+      case DType::kInt8:
+        return static_cast<const int8_t*>(p)[i];
+      case DType::kUInt8:
+        return static_cast<const uint8_t*>(p)[i];
       default: {
         float f = static_cast<const float*>(p)[i];  // truncated toward zero, as a cast to int64
         return std::isfinite(f) && std::fabs(f) < 9.2e18f ? static_cast<int64_t>(f) : INT64_MIN;

@@ -17,14 +17,22 @@ constexpr int64_t kGrain = 16384;  // elements per parallel chunk, at least
 
 template <LogicKind K, typename T>
 inline uint8_t apply_logic(T a, T b) {
-  if constexpr (K == LogicKind::kEqual) return a == b;
-  else if constexpr (K == LogicKind::kGreater) return a > b;
-  else if constexpr (K == LogicKind::kLess) return a < b;
-  else if constexpr (K == LogicKind::kGreaterOrEqual) return a >= b;
-  else if constexpr (K == LogicKind::kLessOrEqual) return a <= b;
-  else if constexpr (K == LogicKind::kAnd) return (a != 0) & (b != 0);
-  else if constexpr (K == LogicKind::kOr) return (a != 0) | (b != 0);
-  else return (a != 0) ^ (b != 0);  // kXor
+  if constexpr (K == LogicKind::kEqual)
+    return a == b;
+  else if constexpr (K == LogicKind::kGreater)
+    return a > b;
+  else if constexpr (K == LogicKind::kLess)
+    return a < b;
+  else if constexpr (K == LogicKind::kGreaterOrEqual)
+    return a >= b;
+  else if constexpr (K == LogicKind::kLessOrEqual)
+    return a <= b;
+  else if constexpr (K == LogicKind::kAnd)
+    return (a != 0) & (b != 0);
+  else if constexpr (K == LogicKind::kOr)
+    return (a != 0) | (b != 0);
+  else
+    return (a != 0) ^ (b != 0);  // kXor
 }
 
 template <LogicKind K, typename T>
@@ -52,25 +60,39 @@ void logic_run_erased(const void* a, int64_t sa, const void* b, int64_t sb, uint
 template <LogicKind K>
 RunFn pick_type(DType t) {
   switch (t) {
-    case DType::kFloat32: return logic_run_erased<K, float>;
-    case DType::kInt64: return logic_run_erased<K, int64_t>;
-    case DType::kInt32: return logic_run_erased<K, int32_t>;
-    case DType::kInt8: return logic_run_erased<K, int8_t>;
-    default: return logic_run_erased<K, uint8_t>;  // uint8, bool
+    case DType::kFloat32:
+      return logic_run_erased<K, float>;
+    case DType::kInt64:
+      return logic_run_erased<K, int64_t>;
+    case DType::kInt32:
+      return logic_run_erased<K, int32_t>;
+    case DType::kInt8:
+      return logic_run_erased<K, int8_t>;
+    default:
+      return logic_run_erased<K, uint8_t>;  // uint8, bool
   }
 }
 
 RunFn pick(LogicKind k, DType t) {
   switch (k) {
-    case LogicKind::kEqual: return pick_type<LogicKind::kEqual>(t);
-    case LogicKind::kGreater: return pick_type<LogicKind::kGreater>(t);
-    case LogicKind::kLess: return pick_type<LogicKind::kLess>(t);
-    case LogicKind::kGreaterOrEqual: return pick_type<LogicKind::kGreaterOrEqual>(t);
-    case LogicKind::kLessOrEqual: return pick_type<LogicKind::kLessOrEqual>(t);
-    case LogicKind::kAnd: return logic_run_erased<LogicKind::kAnd, uint8_t>;
-    case LogicKind::kOr: return logic_run_erased<LogicKind::kOr, uint8_t>;
-    case LogicKind::kXor: return logic_run_erased<LogicKind::kXor, uint8_t>;
-    default: return nullptr;
+    case LogicKind::kEqual:
+      return pick_type<LogicKind::kEqual>(t);
+    case LogicKind::kGreater:
+      return pick_type<LogicKind::kGreater>(t);
+    case LogicKind::kLess:
+      return pick_type<LogicKind::kLess>(t);
+    case LogicKind::kGreaterOrEqual:
+      return pick_type<LogicKind::kGreaterOrEqual>(t);
+    case LogicKind::kLessOrEqual:
+      return pick_type<LogicKind::kLessOrEqual>(t);
+    case LogicKind::kAnd:
+      return logic_run_erased<LogicKind::kAnd, uint8_t>;
+    case LogicKind::kOr:
+      return logic_run_erased<LogicKind::kOr, uint8_t>;
+    case LogicKind::kXor:
+      return logic_run_erased<LogicKind::kXor, uint8_t>;
+    default:
+      return nullptr;
   }
 }
 
@@ -141,9 +163,12 @@ class WhereKernel final : public Kernel {
 
   void run(const KernelArgs& args) override {
     switch (es_) {
-      case 1: return typed<uint8_t>(args);
-      case 4: return typed<uint32_t>(args);
-      default: return typed<uint64_t>(args);
+      case 1:
+        return typed<uint8_t>(args);
+      case 4:
+        return typed<uint32_t>(args);
+      default:
+        return typed<uint64_t>(args);
     }
   }
 
@@ -159,8 +184,8 @@ class WhereKernel final : public Kernel {
     const int64_t* st = bc_.inner_step;
     if (bc_.outer_count == 1) {
       auto flat = [&](int64_t i0, int64_t i1) {
-        where_run<T>(c + (st[0] ? i0 : 0), st[0], x + (st[1] ? i0 : 0), st[1], y + (st[2] ? i0 : 0), st[2],
-                     out + i0, i1 - i0);
+        where_run<T>(c + (st[0] ? i0 : 0), st[0], x + (st[1] ? i0 : 0), st[1], y + (st[2] ? i0 : 0), st[2], out + i0,
+                     i1 - i0);
       };
       args.pool->parallel_for(inner, flat, kGrain);
       return;

@@ -12,9 +12,12 @@ namespace minirt::cpu {
 
 int nchwc_block(SgemmIsa isa) {
   switch (isa) {
-    case SgemmIsa::kAvx512: return 16;
-    case SgemmIsa::kAvx2: return 8;
-    case SgemmIsa::kGeneric: break;
+    case SgemmIsa::kAvx512:
+      return 16;
+    case SgemmIsa::kAvx2:
+      return 8;
+    case SgemmIsa::kGeneric:
+      break;
   }
   return 0;
 }
@@ -113,8 +116,10 @@ __attribute__((target("avx512f"))) void reorder16(const float* x, float* y, int6
     }
   }
   if (q < p1) {
-    if (kIn) block_in(x, y, hw, nc, 16, q, p1);
-    else block_out(x, y, hw, nc, 16, q, p1);
+    if (kIn)
+      block_in(x, y, hw, nc, 16, q, p1);
+    else
+      block_out(x, y, hw, nc, 16, q, p1);
   }
 }
 
@@ -136,8 +141,10 @@ __attribute__((target("avx2"))) void reorder8(const float* x, float* y, int64_t 
     }
   }
   if (q < p1) {
-    if (kIn) block_in(x, y, hw, nc, 8, q, p1);
-    else block_out(x, y, hw, nc, 8, q, p1);
+    if (kIn)
+      block_in(x, y, hw, nc, 8, q, p1);
+    else
+      block_out(x, y, hw, nc, 8, q, p1);
   }
 }
 #endif
@@ -149,7 +156,8 @@ void reorder(const float* x, float* y, int64_t n, int64_t c, int64_t hw, int b, 
 #if defined(__x86_64__) || defined(__i386__)
   // The vector tiles need the ISA the block was chosen for; blocks are only
   // made for kernels of that ISA, so it is there.
-  const bool simd = (b == 16 && sgemm_isa_supported(SgemmIsa::kAvx512)) || (b == 8 && sgemm_isa_supported(SgemmIsa::kAvx2));
+  const bool simd =
+      (b == 16 && sgemm_isa_supported(SgemmIsa::kAvx512)) || (b == 8 && sgemm_isa_supported(SgemmIsa::kAvx2));
 #endif
   auto body = [&](int64_t u0, int64_t u1) {
     for (int64_t u = u0; u < u1; ++u) {
@@ -170,8 +178,10 @@ void reorder(const float* x, float* y, int64_t n, int64_t c, int64_t hw, int b, 
         continue;
       }
 #endif
-      if (kIn) block_in(src, dst, hw, nc, b, p0, p1);
-      else block_out(src, dst, hw, nc, b, p0, p1);
+      if (kIn)
+        block_in(src, dst, hw, nc, b, p0, p1);
+      else
+        block_out(src, dst, hw, nc, b, p0, p1);
     }
   };
   pool.parallel_for(n * cb * parts, body);

@@ -161,8 +161,9 @@ void for_each_tile(const TileGeom& t, const Geometry& q, int64_t s0, int64_t s1,
     if (nt > big) emit(a + big * (sz + 1), static_cast<int>(sz), nt - big);
   };
   if (t.flat) {
-    split(t.ow * s0 / t.units, t.ow * s1 / t.units,
-          [&](int64_t x, int n, int64_t c) { f(Tile{0, x, n, c, false, 0, 1, 0, 1}); });
+    split(t.ow * s0 / t.units, t.ow * s1 / t.units, [&](int64_t x, int n, int64_t c) {
+      f(Tile{0, x, n, c, false, 0, 1, 0, 1});
+    });
     return;
   }
   auto edge_cols = [&](auto&& g) {
@@ -294,8 +295,8 @@ struct DirectArgs {
   int64_t tail;           // real lanes of the pass's last input block when fewer than L, else 0
   const char* pf;         // lines to prefetch into L2 while the tiles run (weights a later call reads)
   int64_t pf_lines;
-  bool first;             // the first pass: start from bias (+ r), else from y
-  Finish fin;             // the last pass: the activation, else none
+  bool first;  // the first pass: start from bias (+ r), else from y
+  Finish fin;  // the last pass: the activation, else none
   const Activation* act;
 };
 using DirectFn = void (*)(const DirectArgs&);
@@ -338,11 +339,16 @@ MINIRT_TARGET_AVX512 inline void act_tile_kind_avx512(float* y, int64_t ps, int6
 MINIRT_TARGET_AVX512 __attribute__((noinline)) void act_tile_avx512(float* y, int64_t ps, int64_t bs, int n, int nb,
                                                                     const Activation& act) {
   switch (act.kind) {
-    case ActKind::kSilu: return act_tile_kind_avx512<ActKind::kSilu>(y, ps, bs, n, nb, act);
-    case ActKind::kSigmoid: return act_tile_kind_avx512<ActKind::kSigmoid>(y, ps, bs, n, nb, act);
-    case ActKind::kHardSwish: return act_tile_kind_avx512<ActKind::kHardSwish>(y, ps, bs, n, nb, act);
-    case ActKind::kLeakyRelu: return act_tile_kind_avx512<ActKind::kLeakyRelu>(y, ps, bs, n, nb, act);
-    case ActKind::kTanh: return act_tile_kind_avx512<ActKind::kTanh>(y, ps, bs, n, nb, act);
+    case ActKind::kSilu:
+      return act_tile_kind_avx512<ActKind::kSilu>(y, ps, bs, n, nb, act);
+    case ActKind::kSigmoid:
+      return act_tile_kind_avx512<ActKind::kSigmoid>(y, ps, bs, n, nb, act);
+    case ActKind::kHardSwish:
+      return act_tile_kind_avx512<ActKind::kHardSwish>(y, ps, bs, n, nb, act);
+    case ActKind::kLeakyRelu:
+      return act_tile_kind_avx512<ActKind::kLeakyRelu>(y, ps, bs, n, nb, act);
+    case ActKind::kTanh:
+      return act_tile_kind_avx512<ActKind::kTanh>(y, ps, bs, n, nb, act);
     default:
       for (int p = 0; p < n; ++p)
         for (int o = 0; o < nb; ++o) {
@@ -365,11 +371,16 @@ MINIRT_TARGET_AVX2 inline void act_tile_kind_avx2(float* y, int64_t ps, int64_t 
 MINIRT_TARGET_AVX2 __attribute__((noinline)) void act_tile_avx2(float* y, int64_t ps, int64_t bs, int n, int nb,
                                                                 const Activation& act) {
   switch (act.kind) {
-    case ActKind::kSilu: return act_tile_kind_avx2<ActKind::kSilu>(y, ps, bs, n, nb, act);
-    case ActKind::kSigmoid: return act_tile_kind_avx2<ActKind::kSigmoid>(y, ps, bs, n, nb, act);
-    case ActKind::kHardSwish: return act_tile_kind_avx2<ActKind::kHardSwish>(y, ps, bs, n, nb, act);
-    case ActKind::kLeakyRelu: return act_tile_kind_avx2<ActKind::kLeakyRelu>(y, ps, bs, n, nb, act);
-    case ActKind::kTanh: return act_tile_kind_avx2<ActKind::kTanh>(y, ps, bs, n, nb, act);
+    case ActKind::kSilu:
+      return act_tile_kind_avx2<ActKind::kSilu>(y, ps, bs, n, nb, act);
+    case ActKind::kSigmoid:
+      return act_tile_kind_avx2<ActKind::kSigmoid>(y, ps, bs, n, nb, act);
+    case ActKind::kHardSwish:
+      return act_tile_kind_avx2<ActKind::kHardSwish>(y, ps, bs, n, nb, act);
+    case ActKind::kLeakyRelu:
+      return act_tile_kind_avx2<ActKind::kLeakyRelu>(y, ps, bs, n, nb, act);
+    case ActKind::kTanh:
+      return act_tile_kind_avx2<ActKind::kTanh>(y, ps, bs, n, nb, act);
     default:
       for (int p = 0; p < n; ++p)
         for (int o = 0; o < nb; ++o) {
@@ -390,8 +401,8 @@ inline void prefetch_some(const char** p, const char* end, int64_t n) {
 // are displacements from one register.
 template <int UR, int NB, int L, int XS, bool FULL>
 MINIRT_TARGET_AVX512 __attribute__((always_inline)) inline void fma_block_avx512(const float* x, int64_t xps_rt,
-                                                                            const float* w, int nl,
-                                                                            __m512 (&acc)[UR][NB]) {
+                                                                                 const float* w, int nl,
+                                                                                 __m512 (&acc)[UR][NB]) {
   constexpr int B = 16;
   const int64_t xps = XS ? XS : xps_rt;
 #pragma GCC unroll 4
@@ -412,8 +423,8 @@ MINIRT_TARGET_AVX512 __attribute__((always_inline)) inline void fma_block_avx512
 // epilogue's register part.
 template <int UR, int NB>
 MINIRT_TARGET_AVX512 __attribute__((always_inline)) inline void store_tile_avx512(__m512 (&acc)[UR][NB], float* y,
-                                                                             int64_t ps, int64_t bs,
-                                                                             const Finish& fin) {
+                                                                                  int64_t ps, int64_t bs,
+                                                                                  const Finish& fin) {
   const __m512 lo = _mm512_set1_ps(fin.mode == FinMode::kRelu ? 0.0f : fin.lo), hi = _mm512_set1_ps(fin.hi);
   if (fin.mode == FinMode::kRelu) {
     // max(v, 0): the second operand when v is NaN.
@@ -502,8 +513,8 @@ MINIRT_TARGET_AVX512 void direct_tile_avx512(const DirectArgs& args) {
 // are displacements from one register.
 template <int UR, int NB, int L, int XS, bool FULL>
 MINIRT_TARGET_AVX2 __attribute__((always_inline)) inline void fma_block_avx2(const float* x, int64_t xps_rt,
-                                                                            const float* w, int nl,
-                                                                            __m256 (&acc)[UR][NB]) {
+                                                                             const float* w, int nl,
+                                                                             __m256 (&acc)[UR][NB]) {
   constexpr int B = 8;
   const int64_t xps = XS ? XS : xps_rt;
 #pragma GCC unroll 4
@@ -524,8 +535,8 @@ MINIRT_TARGET_AVX2 __attribute__((always_inline)) inline void fma_block_avx2(con
 // epilogue's register part.
 template <int UR, int NB>
 MINIRT_TARGET_AVX2 __attribute__((always_inline)) inline void store_tile_avx2(__m256 (&acc)[UR][NB], float* y,
-                                                                             int64_t ps, int64_t bs,
-                                                                             const Finish& fin) {
+                                                                              int64_t ps, int64_t bs,
+                                                                              const Finish& fin) {
   const __m256 lo = _mm256_set1_ps(fin.mode == FinMode::kRelu ? 0.0f : fin.lo), hi = _mm256_set1_ps(fin.hi);
   if (fin.mode == FinMode::kRelu) {
     // max(v, 0): the second operand when v is NaN.
@@ -937,8 +948,7 @@ void NchwcDirectConv::segment(const float* x, const float* r, float* y, int64_t 
     for (int64_t st = 0; st < strips; ++st) {
       const int64_t u0 = s0 + (s1 - s0) * st / strips, u1 = s0 + (s1 - s0) * (st + 1) / strips;
       // Pixels this strip covers, for spreading the prefetches below.
-      const int64_t pixels =
-          tg_.flat ? tg_.ow * u1 / tg_.units - tg_.ow * u0 / tg_.units : (u1 - u0) * tg_.ow;
+      const int64_t pixels = tg_.flat ? tg_.ow * u1 / tg_.units - tg_.ow * u0 / tg_.units : (u1 - u0) * tg_.ow;
       for (size_t gi = g0; gi < g1; ++gi) {
         const Group& g = groups_[gi];
         const int64_t wtap = L * g.nb * B;
@@ -956,9 +966,12 @@ void NchwcDirectConv::segment(const float* x, const float* r, float* y, int64_t 
         int64_t pf_floats = 0;
         const float* pf = nullptr;
         const bool last_of_pass = st + 1 == strips && gi + 1 == g1;
-        if (st == 0 && gi + 1 < g1) pf = region(pass, gi + 1, &pf_floats);
-        else if (last_of_pass && pass + 1 < passes) pf = region(pass + 1, g0, &pf_floats);
-        else if (last_of_pass && g1 < groups_.size()) pf = region(0, g1, &pf_floats);
+        if (st == 0 && gi + 1 < g1)
+          pf = region(pass, gi + 1, &pf_floats);
+        else if (last_of_pass && pass + 1 < passes)
+          pf = region(pass + 1, g0, &pf_floats);
+        else if (last_of_pass && g1 < groups_.size())
+          pf = region(0, g1, &pf_floats);
         const int64_t pf_lines = pf && prefetch_ ? ceil_div(pf_floats, 16) : 0;
         int64_t done = 0, issued = 0;
         for_each_tile(tg_, q, u0, u1, [&](const Tile& t) {
@@ -1004,10 +1017,11 @@ void NchwcDirectConv::run(const float* x, const float* r, float* y, int64_t y_ch
     const size_t g1 = std::min(groups_.size(), g0 + static_cast<size_t>(chunk_groups_));
     return groups_[g1 - 1].ob + groups_[g1 - 1].nb - groups_[g0].ob;
   };
-  run_units(pool, tasks_, q_.n * chunks_, tg_.units, min_piece_units(tg_), cost, [&](int64_t outer, int64_t s0, int64_t s1) {
-    const int64_t img = outer / chunks_, chunk = outer % chunks_;
-    segment(x + img * x_img, res ? r + img * r_img : nullptr, y + img * y_img, yob0, chunk, s0, s1);
-  });
+  run_units(pool, tasks_, q_.n * chunks_, tg_.units, min_piece_units(tg_), cost,
+            [&](int64_t outer, int64_t s0, int64_t s1) {
+              const int64_t img = outer / chunks_, chunk = outer % chunks_;
+              segment(x + img * x_img, res ? r + img * r_img : nullptr, y + img * y_img, yob0, chunk, s0, s1);
+            });
 }
 
 // ---------------------------------------------------------------- depthwise

@@ -39,12 +39,10 @@
 // so the strip's input comes from memory once and a tile writes only its
 // group's blocks. Where the weights of one group over all input channels
 // are larger than what L1 keeps (24 KiB; 12 KiB for a flat 1x1), the input
-// channels run in passes (one group per chunk) that accumulate into y; the bias and the residual enter with the first pass,
-// the activation with the last. Relu and Clip are applied in registers,
-// other activations over the tile right after its store. With 2 MiB of
-// packed weights or more (in a model they come from memory), the weights
-// that the next pass, group or chunk reads are prefetched into L2 while the
-// current tiles run, spread over their input blocks.
+// channels run in passes (one group per chunk) that accumulate into y; the bias and the residual enter with the first
+// pass, the activation with the last. Relu and Clip are applied in registers, other activations over the tile right
+// after its store. With 2 MiB of packed weights or more (in a model they come from memory), the weights that the next
+// pass, group or chunk reads are prefetched into L2 while the current tiles run, spread over their input blocks.
 //
 // Threads. The work is cut into (image, output-block chunk, output row)
 // units (1x1 stride 1: runs of about one tile of pixels instead of rows),

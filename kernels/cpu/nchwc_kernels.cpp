@@ -38,7 +38,9 @@ int block_of(const Graph& g, int v) { return v >= 0 ? g.values[v].block : 0; }
 // Floats a value's buffer holds (padded channels included).
 int64_t value_floats(const Graph& g, int v) { return static_cast<int64_t>(value_bytes(g.values[v]) / sizeof(float)); }
 
-const UnaryAttrs* unary_of(const Node& n) { return n.parsed ? dynamic_cast<const UnaryAttrs*>(n.parsed.get()) : nullptr; }
+const UnaryAttrs* unary_of(const Node& n) {
+  return n.parsed ? dynamic_cast<const UnaryAttrs*>(n.parsed.get()) : nullptr;
+}
 const BinaryAttrs* binary_of(const Node& n) {
   return n.parsed ? dynamic_cast<const BinaryAttrs*>(n.parsed.get()) : nullptr;
 }
@@ -78,8 +80,10 @@ class ReorderKernel final : public Kernel {
   void run(const KernelArgs& args) override {
     const float* x = static_cast<const float*>(args.inputs[0]);
     float* y = static_cast<float*>(args.outputs[0]);
-    if (to_blocked_) nchwc_reorder_to_blocked(x, y, n_, c_, hw_, b_, *args.pool);
-    else nchwc_reorder_to_plain(x, y, n_, c_, hw_, b_, *args.pool);
+    if (to_blocked_)
+      nchwc_reorder_to_blocked(x, y, n_, c_, hw_, b_, *args.pool);
+    else
+      nchwc_reorder_to_plain(x, y, n_, c_, hw_, b_, *args.pool);
   }
   std::string describe() const override {
     return to_blocked_ ? "nchw -> nchw" + std::to_string(b_) + "c" : "nchw" + std::to_string(b_) + "c -> nchw";
@@ -116,14 +120,22 @@ class BlockedUnaryKernel final : public Kernel {
 
 inline float binary(BinaryKind k, float a, float b) {
   switch (k) {
-    case BinaryKind::kAdd: return a + b;
-    case BinaryKind::kSub: return a - b;
-    case BinaryKind::kMul: return a * b;
-    case BinaryKind::kMax: return a > b ? a : b;
-    case BinaryKind::kMin: return a < b ? a : b;
-    case BinaryKind::kDiv: return a / b;
-    case BinaryKind::kPRelu: return a < 0 ? a * b : a;
-    default: return a;  // not offered blocked (blocked_binary_ok)
+    case BinaryKind::kAdd:
+      return a + b;
+    case BinaryKind::kSub:
+      return a - b;
+    case BinaryKind::kMul:
+      return a * b;
+    case BinaryKind::kMax:
+      return a > b ? a : b;
+    case BinaryKind::kMin:
+      return a < b ? a : b;
+    case BinaryKind::kDiv:
+      return a / b;
+    case BinaryKind::kPRelu:
+      return a < 0 ? a * b : a;
+    default:
+      return a;  // not offered blocked (blocked_binary_ok)
   }
 }
 
@@ -150,29 +162,43 @@ void binary_run_portable(const float* a, int64_t sa, const float* c, int64_t sc,
 template <BinaryKind K>
 MINIRT_TARGET_AVX512 inline __m512 binary16(__m512 a, __m512 c) {
   switch (K) {
-    case BinaryKind::kAdd: return _mm512_add_ps(a, c);
-    case BinaryKind::kSub: return _mm512_sub_ps(a, c);
-    case BinaryKind::kMul: return _mm512_mul_ps(a, c);
-    case BinaryKind::kMax: return _mm512_max_ps(a, c);
-    case BinaryKind::kMin: return _mm512_min_ps(a, c);
-    case BinaryKind::kDiv: return _mm512_div_ps(a, c);
+    case BinaryKind::kAdd:
+      return _mm512_add_ps(a, c);
+    case BinaryKind::kSub:
+      return _mm512_sub_ps(a, c);
+    case BinaryKind::kMul:
+      return _mm512_mul_ps(a, c);
+    case BinaryKind::kMax:
+      return _mm512_max_ps(a, c);
+    case BinaryKind::kMin:
+      return _mm512_min_ps(a, c);
+    case BinaryKind::kDiv:
+      return _mm512_div_ps(a, c);
     case BinaryKind::kPRelu:
       return _mm512_mask_mul_ps(a, _mm512_cmp_ps_mask(a, _mm512_setzero_ps(), _CMP_LT_OQ), a, c);
-    default: return a;
+    default:
+      return a;
   }
 }
 template <BinaryKind K>
 MINIRT_TARGET_AVX2 inline __m256 binary8(__m256 a, __m256 c) {
   switch (K) {
-    case BinaryKind::kAdd: return _mm256_add_ps(a, c);
-    case BinaryKind::kSub: return _mm256_sub_ps(a, c);
-    case BinaryKind::kMul: return _mm256_mul_ps(a, c);
-    case BinaryKind::kMax: return _mm256_max_ps(a, c);
-    case BinaryKind::kMin: return _mm256_min_ps(a, c);
-    case BinaryKind::kDiv: return _mm256_div_ps(a, c);
+    case BinaryKind::kAdd:
+      return _mm256_add_ps(a, c);
+    case BinaryKind::kSub:
+      return _mm256_sub_ps(a, c);
+    case BinaryKind::kMul:
+      return _mm256_mul_ps(a, c);
+    case BinaryKind::kMax:
+      return _mm256_max_ps(a, c);
+    case BinaryKind::kMin:
+      return _mm256_min_ps(a, c);
+    case BinaryKind::kDiv:
+      return _mm256_div_ps(a, c);
     case BinaryKind::kPRelu:
       return _mm256_blendv_ps(a, _mm256_mul_ps(a, c), _mm256_cmp_ps(a, _mm256_setzero_ps(), _CMP_LT_OQ));
-    default: return a;
+    default:
+      return a;
   }
 }
 template <BinaryKind K>
@@ -200,14 +226,22 @@ BinaryRun binary_run_for(int b) {
 
 BinaryRun binary_run(BinaryKind k, int b) {
   switch (k) {
-    case BinaryKind::kAdd: return binary_run_for<BinaryKind::kAdd>(b);
-    case BinaryKind::kSub: return binary_run_for<BinaryKind::kSub>(b);
-    case BinaryKind::kMul: return binary_run_for<BinaryKind::kMul>(b);
-    case BinaryKind::kMax: return binary_run_for<BinaryKind::kMax>(b);
-    case BinaryKind::kMin: return binary_run_for<BinaryKind::kMin>(b);
-    case BinaryKind::kDiv: return binary_run_for<BinaryKind::kDiv>(b);
-    case BinaryKind::kPRelu: return binary_run_for<BinaryKind::kPRelu>(b);
-    default: return nullptr;
+    case BinaryKind::kAdd:
+      return binary_run_for<BinaryKind::kAdd>(b);
+    case BinaryKind::kSub:
+      return binary_run_for<BinaryKind::kSub>(b);
+    case BinaryKind::kMul:
+      return binary_run_for<BinaryKind::kMul>(b);
+    case BinaryKind::kMax:
+      return binary_run_for<BinaryKind::kMax>(b);
+    case BinaryKind::kMin:
+      return binary_run_for<BinaryKind::kMin>(b);
+    case BinaryKind::kDiv:
+      return binary_run_for<BinaryKind::kDiv>(b);
+    case BinaryKind::kPRelu:
+      return binary_run_for<BinaryKind::kPRelu>(b);
+    default:
+      return nullptr;
   }
 }
 
@@ -276,13 +310,27 @@ class BlockedBinaryKernel final : public Kernel {
           continue;
         }
         switch (kind_) {
-          case BinaryKind::kAdd: binary_run_portable<BinaryKind::kAdd>(a, step[0], c, step[1], out, p1 - p0, b_); break;
-          case BinaryKind::kSub: binary_run_portable<BinaryKind::kSub>(a, step[0], c, step[1], out, p1 - p0, b_); break;
-          case BinaryKind::kMul: binary_run_portable<BinaryKind::kMul>(a, step[0], c, step[1], out, p1 - p0, b_); break;
-          case BinaryKind::kMax: binary_run_portable<BinaryKind::kMax>(a, step[0], c, step[1], out, p1 - p0, b_); break;
-          case BinaryKind::kDiv: binary_run_portable<BinaryKind::kDiv>(a, step[0], c, step[1], out, p1 - p0, b_); break;
-          case BinaryKind::kPRelu: binary_run_portable<BinaryKind::kPRelu>(a, step[0], c, step[1], out, p1 - p0, b_); break;
-          default: binary_run_portable<BinaryKind::kMin>(a, step[0], c, step[1], out, p1 - p0, b_); break;
+          case BinaryKind::kAdd:
+            binary_run_portable<BinaryKind::kAdd>(a, step[0], c, step[1], out, p1 - p0, b_);
+            break;
+          case BinaryKind::kSub:
+            binary_run_portable<BinaryKind::kSub>(a, step[0], c, step[1], out, p1 - p0, b_);
+            break;
+          case BinaryKind::kMul:
+            binary_run_portable<BinaryKind::kMul>(a, step[0], c, step[1], out, p1 - p0, b_);
+            break;
+          case BinaryKind::kMax:
+            binary_run_portable<BinaryKind::kMax>(a, step[0], c, step[1], out, p1 - p0, b_);
+            break;
+          case BinaryKind::kDiv:
+            binary_run_portable<BinaryKind::kDiv>(a, step[0], c, step[1], out, p1 - p0, b_);
+            break;
+          case BinaryKind::kPRelu:
+            binary_run_portable<BinaryKind::kPRelu>(a, step[0], c, step[1], out, p1 - p0, b_);
+            break;
+          default:
+            binary_run_portable<BinaryKind::kMin>(a, step[0], c, step[1], out, p1 - p0, b_);
+            break;
         }
       }
     };
@@ -355,8 +403,7 @@ class BlockedBatchNormKernel final : public Kernel {
 // some shape (Winograd on 3x3 layers) stays a candidate.
 class WrappedConvKernel final : public Kernel {
  public:
-  WrappedConvKernel(const Graph& g, const Node& n, int threads, const std::string& algo, bool plan_only)
-      : algo_(algo) {
+  WrappedConvKernel(const Graph& g, const Node& n, int threads, const std::string& algo, bool plan_only) : algo_(algo) {
     const Shape& x = in_shape(g, n, 0);
     const Shape& y = out_shape(g, n, 0);
     n_ = x[0];
@@ -368,7 +415,8 @@ class WrappedConvKernel final : public Kernel {
     yb_ = block_of(g, n.outputs[0]);
     residual_ = n.input(3) >= 0;
     has_bias_ = n.input(2) >= 0;
-    if (plan_only) inner_ws_ = conv_workspace_bytes(g, n, threads, algo);
+    if (plan_only)
+      inner_ws_ = conv_workspace_bytes(g, n, threads, algo);
     else {
       inner_ = make_conv_kernel(g, n, threads, algo);
       inner_ws_ = inner_->workspace_bytes();
@@ -457,18 +505,24 @@ class NativeConvKernel final : public Kernel {
     NchwcConvSpec s = conv_spec(g, n);
     const float* w = plan_only ? nullptr : in_const(g, n, 1)->data<float>();
     const float* b = !plan_only && n.input(2) >= 0 ? in_const(g, n, 2)->data<float>() : nullptr;
-    if (algo == kDepthwise) dw_ = std::make_unique<NchwcDepthwiseConv>(s, w, b, threads);
-    else if (int t = winograd_tile(algo)) wino_ = std::make_unique<NchwcWinogradConv>(s, t, w, b, threads);
-    else direct_ = std::make_unique<NchwcDirectConv>(s, w, b, threads);
+    if (algo == kDepthwise)
+      dw_ = std::make_unique<NchwcDepthwiseConv>(s, w, b, threads);
+    else if (int t = winograd_tile(algo))
+      wino_ = std::make_unique<NchwcWinogradConv>(s, t, w, b, threads);
+    else
+      direct_ = std::make_unique<NchwcDirectConv>(s, w, b, threads);
   }
   void run(const KernelArgs& args) override {
     const float* x = static_cast<const float*>(args.inputs[0]);
     const float* r = residual_ ? static_cast<const float*>(args.inputs[3]) : nullptr;
     float* y = static_cast<float*>(args.outputs[0]);
     float* ws = static_cast<float*>(args.workspace);
-    if (dw_) dw_->run(x, r, y, 0, ws, *args.pool);
-    else if (wino_) wino_->run(x, r, y, 0, ws, *args.pool);
-    else direct_->run(x, r, y, 0, ws, *args.pool);
+    if (dw_)
+      dw_->run(x, r, y, 0, ws, *args.pool);
+    else if (wino_)
+      wino_->run(x, r, y, 0, ws, *args.pool);
+    else
+      direct_->run(x, r, y, 0, ws, *args.pool);
   }
   size_t workspace_bytes() const override {
     return dw_ ? dw_->workspace_bytes() : wino_ ? wino_->workspace_bytes() : direct_->workspace_bytes();
@@ -537,8 +591,8 @@ bool nchwc_blocked_inputs(const Graph& g, const Node& n, int b, std::vector<Layo
     }
     return full >= 1;
   }
-  if (op == "MaxPool" || op == "AveragePool" || op == "GlobalAveragePool" || op == "GlobalMaxPool" ||
-      op == "Resize" || op == "Upsample" || op == "Concat") {
+  if (op == "MaxPool" || op == "AveragePool" || op == "GlobalAveragePool" || op == "GlobalMaxPool" || op == "Resize" ||
+      op == "Upsample" || op == "Concat") {
     if (!nchwc_data_supports(g, n, b, nullptr)) return false;
     if (op == "Concat")
       for (int v : n.inputs)
@@ -609,8 +663,8 @@ std::unique_ptr<Kernel> make_nchwc_kernel(const Graph& g, const Node& n, int thr
     if (is_native(a)) return std::make_unique<NativeConvKernel>(g, n, threads, a);
     return std::make_unique<WrappedConvKernel>(g, n, threads, a, false);
   }
-  if (op == "MaxPool" || op == "AveragePool" || op == "GlobalAveragePool" || op == "GlobalMaxPool" ||
-      op == "Resize" || op == "Upsample" || op == "Concat")
+  if (op == "MaxPool" || op == "AveragePool" || op == "GlobalAveragePool" || op == "GlobalMaxPool" || op == "Resize" ||
+      op == "Upsample" || op == "Concat")
     return make_nchwc_data_kernel(g, n, threads, block_of(g, n.outputs[0]));
   if (unary_of(n)) return std::make_unique<BlockedUnaryKernel>(g, n);
   if (binary_of(n)) return std::make_unique<BlockedBinaryKernel>(g, n);

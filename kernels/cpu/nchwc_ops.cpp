@@ -242,8 +242,7 @@ Resize2dEngine make_resize_engine(const Graph& g, const Node& n, int threads, in
 class ResizeKernel final : public Kernel {
  public:
   ResizeKernel(const Graph& g, const Node& n, int threads, int b)
-      : engine_(make_resize_engine(g, n, threads, b)),
-        linear_(n.attrs_as<ResizeAttrs>().mode == ResizeMode::kLinear) {}
+      : engine_(make_resize_engine(g, n, threads, b)), linear_(n.attrs_as<ResizeAttrs>().mode == ResizeMode::kLinear) {}
   size_t workspace_bytes() const override { return engine_.workspace_bytes(); }
   std::string describe() const override { return linear_ ? "nchwc linear" : "nchwc nearest"; }
   void run(const KernelArgs& args) override {
@@ -356,8 +355,7 @@ bool nchwc_data_supports(const Graph& g, const Node& n, int b, std::string* why)
     return false;
   };
   if (b != 8 && b != 16) return no("the channel block must be 8 or 16, not " + std::to_string(b));
-  if (!n.parsed && n.op != "GlobalAveragePool" && n.op != "GlobalMaxPool")
-    return no("its attributes were not parsed");
+  if (!n.parsed && n.op != "GlobalAveragePool" && n.op != "GlobalMaxPool") return no("its attributes were not parsed");
   const bool pool = n.op == "MaxPool" || n.op == "AveragePool";
   const bool global = n.op == "GlobalAveragePool" || n.op == "GlobalMaxPool";
   const bool resize = n.op == "Resize" || n.op == "Upsample";

@@ -72,11 +72,10 @@ PoolWindow pool_window(const PoolAttrs& a, const Shape& x, const Shape& y);
 // k^2. Long max windows on pixels of one float (the SPP block's 9 and 13)
 // instead copy the rows into a padded tile (NaN and padding become the
 // lowest float) and double spans in place: the max over 2m taps is the max
-// of two overlapping m-spans, about log2(k) + 1 passes per axis. Max is exact (the result is the largest non-NaN value in
-// the window, or the lowest float when there is none, as in the per-element
-// definition); an average divides the separable sum by the count of the
-// window's positions inside the input (or inside the pads with
-// count_include_pad), as onnxruntime does.
+// of two overlapping m-spans, about log2(k) + 1 passes per axis. Max is exact (the result is the largest non-NaN value
+// in the window, or the lowest float when there is none, as in the per-element definition); an average divides the
+// separable sum by the count of the window's positions inside the input (or inside the pads with count_include_pad), as
+// onnxruntime does.
 class PoolEngine {
  public:
   PoolEngine(const PoolWindow& q, int64_t planes, int64_t lanes, int threads);
@@ -90,14 +89,14 @@ class PoolEngine {
   PoolWindow q_;
   int64_t planes_, lanes_;
   SgemmIsa isa_;
-  int64_t wp_ = 0;     // padded tile width in pixels: (ow - 1) * sw + (kw - 1) * dw + 1
-  int64_t band_ = 1;   // output rows per band
-  int64_t bands_ = 1;  // bands per plane
-  int64_t group_ = 1;  // whole planes per unit (when bands_ == 1)
-  int64_t double_from_ = 8;  // max windows of this many taps along an axis double their spans
+  int64_t wp_ = 0;                 // padded tile width in pixels: (ow - 1) * sw + (kw - 1) * dw + 1
+  int64_t band_ = 1;               // output rows per band
+  int64_t bands_ = 1;              // bands per plane
+  int64_t group_ = 1;              // whole planes per unit (when bands_ == 1)
+  int64_t double_from_ = 8;        // max windows of this many taps along an axis double their spans
   int64_t units_ = 0, tasks_ = 1;  // units of work; tasks, one workspace slice each
-  size_t slice_ = 0;  // floats of scratch per task: the stacked tiles of a unit
-  std::vector<float> divisors_;  // AveragePool: per output pixel, the count it divides by (inf for none)
+  size_t slice_ = 0;               // floats of scratch per task: the stacked tiles of a unit
+  std::vector<float> divisors_;    // AveragePool: per output pixel, the count it divides by (inf for none)
 };
 
 // GlobalMaxPool and GlobalAveragePool: each plane of `npix` pixels reduced
@@ -148,7 +147,7 @@ class Resize2dEngine {
   int64_t planes_, h_, w_, oh_, ow_, lanes_;
   SgemmIsa isa_;
   std::vector<int64_t> hi0_, hi1_, wi0_, wi1_;  // source rows and columns
-  std::vector<float> hw0_, hw1_, ww0_, ww1_;   // linear weights
+  std::vector<float> hw0_, hw1_, ww0_, ww1_;    // linear weights
   int64_t dup_ = 0;  // nearest along W: 1 identity, 2 each pixel twice (i0[o] = o / 2), 0 any other map
   int64_t band_ = 1, bands_ = 1, tasks_ = 1;
   size_t slice_ = 0;

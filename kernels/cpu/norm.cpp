@@ -244,8 +244,7 @@ class LpNormKernel final : public Kernel {
         if (p_ == 2)
           for (int64_t j = 0; j < nj; ++j) norm[j] = std::sqrt(norm[j]);
         for (int64_t i = 0; i < len_; ++i)
-          for (int64_t j = 0; j < nj; ++j)
-            yo[i * inner_ + j] = norm[j] == 0.0f ? 0.0f : xo[i * inner_ + j] / norm[j];
+          for (int64_t j = 0; j < nj; ++j) yo[i * inner_ + j] = norm[j] == 0.0f ? 0.0f : xo[i * inner_ + j] / norm[j];
       }
     };
     args.pool->parallel_for(outer_ * blocks, body, grain_for(len_ * std::min(kCols, inner_)));
@@ -409,30 +408,45 @@ struct Acc {
   ReduceKind kind;
   double init() const {
     switch (kind) {
-      case ReduceKind::kMax: return -std::numeric_limits<double>::infinity();
-      case ReduceKind::kMin: return std::numeric_limits<double>::infinity();
-      case ReduceKind::kProd: return 1.0;
-      default: return 0.0;
+      case ReduceKind::kMax:
+        return -std::numeric_limits<double>::infinity();
+      case ReduceKind::kMin:
+        return std::numeric_limits<double>::infinity();
+      case ReduceKind::kProd:
+        return 1.0;
+      default:
+        return 0.0;
     }
   }
   double add(double acc, float v, double shift) const {
     switch (kind) {
-      case ReduceKind::kMax: return v > acc ? v : acc;
-      case ReduceKind::kMin: return v < acc ? v : acc;
-      case ReduceKind::kL1: return acc + std::fabs(static_cast<double>(v));
+      case ReduceKind::kMax:
+        return v > acc ? v : acc;
+      case ReduceKind::kMin:
+        return v < acc ? v : acc;
+      case ReduceKind::kL1:
+        return acc + std::fabs(static_cast<double>(v));
       case ReduceKind::kL2:
-      case ReduceKind::kSumSquare: return acc + static_cast<double>(v) * v;
-      case ReduceKind::kProd: return acc * v;
-      case ReduceKind::kLogSumExp: return acc + std::exp(static_cast<double>(v) - shift);
-      default: return acc + v;  // Mean, Sum, LogSum
+      case ReduceKind::kSumSquare:
+        return acc + static_cast<double>(v) * v;
+      case ReduceKind::kProd:
+        return acc * v;
+      case ReduceKind::kLogSumExp:
+        return acc + std::exp(static_cast<double>(v) - shift);
+      default:
+        return acc + v;  // Mean, Sum, LogSum
     }
   }
   double merge(double a, double b) const {
     switch (kind) {
-      case ReduceKind::kMax: return b > a ? b : a;
-      case ReduceKind::kMin: return b < a ? b : a;
-      case ReduceKind::kProd: return a * b;
-      default: return a + b;
+      case ReduceKind::kMax:
+        return b > a ? b : a;
+      case ReduceKind::kMin:
+        return b < a ? b : a;
+      case ReduceKind::kProd:
+        return a * b;
+      default:
+        return a + b;
     }
   }
 };
@@ -557,12 +571,15 @@ class ReduceKernel final : public Kernel {
       case ReduceKind::kMean:
         return reduced_count_ ? static_cast<float>(acc / static_cast<double>(reduced_count_))
                               : std::numeric_limits<float>::quiet_NaN();
-      case ReduceKind::kL2: return static_cast<float>(std::sqrt(acc));
-      case ReduceKind::kLogSum: return static_cast<float>(std::log(acc));
+      case ReduceKind::kL2:
+        return static_cast<float>(std::sqrt(acc));
+      case ReduceKind::kLogSum:
+        return static_cast<float>(std::log(acc));
       case ReduceKind::kLogSumExp:
         // All -inf (or an empty set): -inf; any +inf: +inf.
         return std::isfinite(shift) ? static_cast<float>(shift + std::log(acc)) : static_cast<float>(shift);
-      default: return static_cast<float>(acc);
+      default:
+        return static_cast<float>(acc);
     }
   }
 
@@ -650,9 +667,9 @@ class ReduceKernel final : public Kernel {
   bool copy_ = false;
   int64_t in_count_ = 0, out_count_ = 0, reduced_count_ = 1;
   bool inner_reduced_ = true;
-  int64_t inner_ = 1;                     // length of the innermost run
-  std::vector<AxisRun> kept_, reduced_;   // the outer runs, outermost first
-  int64_t outer_reduced_ = 1;             // positions in the outer reduced runs
+  int64_t inner_ = 1;                    // length of the innermost run
+  std::vector<AxisRun> kept_, reduced_;  // the outer runs, outermost first
+  int64_t outer_reduced_ = 1;            // positions in the outer reduced runs
   int64_t tasks_ = 1;
 };
 

@@ -65,8 +65,8 @@ size_t round16(int64_t n) { return static_cast<size_t>((n + 15) / 16 * 16); }
 // in place (dst == a, b = a + shift with shift >= 0): each vector is loaded
 // before the store that could overlap it. Inputs of max2 hold no NaN.
 struct PixelOps {
-  using Pair = void (*)(float* dst, int64_t ldd, const float* a, int64_t lda, const float* b, int64_t ldb,
-                        int64_t rows, int64_t npix, int64_t lanes, int64_t sa);
+  using Pair = void (*)(float* dst, int64_t ldd, const float* a, int64_t lda, const float* b, int64_t ldb, int64_t rows,
+                        int64_t npix, int64_t lanes, int64_t sa);
   Pair max2;
   // Padded tile rows: `left` pixels of `fill`, the `mid` pixels of the
   // source row (floored at the lowest float when `floor`: NaN becomes the
@@ -78,9 +78,9 @@ struct PixelOps {
   // first + r * sh + t * dh (row stride ldx; taps outside [0, h) skipped),
   // then `right` pixels of `fill`. Max starts from the lowest float and
   // ignores NaN; sum starts from 0.
-  void (*vert)(float* dst, int64_t ldd, const float* x, int64_t ldx, int64_t h, int64_t first, int64_t sh,
-               int64_t kh, int64_t dh, int64_t rows, int64_t left, int64_t mid, int64_t right, int64_t lanes,
-               float fill, bool is_max);
+  void (*vert)(float* dst, int64_t ldd, const float* x, int64_t ldx, int64_t h, int64_t first, int64_t sh, int64_t kh,
+               int64_t dh, int64_t rows, int64_t left, int64_t mid, int64_t right, int64_t lanes, float fill,
+               bool is_max);
   // A window along rows: pixel p of output row r reduces v[r * ldv + p * sa +
   // t * step + l] over t < k (NaN-free for max), divided by q[r * ldq + p]
   // when q is given.
@@ -217,8 +217,8 @@ MINIRT_POOL_AVX512 inline __m512 evens16(__m512 a, __m512 b) {
 }
 
 template <class Op>
-MINIRT_POOL_AVX512 inline void pair_row_avx512(float* dst, const float* a, const float* b, int64_t npix,
-                                               int64_t lanes, int64_t sa) {
+MINIRT_POOL_AVX512 inline void pair_row_avx512(float* dst, const float* a, const float* b, int64_t npix, int64_t lanes,
+                                               int64_t sa) {
   if (sa == lanes) {
     int64_t n = npix * lanes, i = 0;
     for (; i + 16 <= n; i += 16) _mm512_storeu_ps(dst + i, Op::v16(_mm512_loadu_ps(a + i), _mm512_loadu_ps(b + i)));
@@ -326,8 +326,10 @@ MINIRT_POOL_AVX512 void vert_avx512(float* dst, int64_t ldd, const float* x, int
     taps_inside(start, kh, dh, h, t0, t1);
     fill_avx512(d, left * lanes, fv);
     const float* xr = t1 > t0 ? x + (start + t0 * dh) * ldx : x;
-    if (is_max) vert_run_avx512<MaxOp>(d + left * lanes, xr, dh * ldx, t1 - t0, mid * lanes, init);
-    else vert_run_avx512<AddOp>(d + left * lanes, xr, dh * ldx, t1 - t0, mid * lanes, init);
+    if (is_max)
+      vert_run_avx512<MaxOp>(d + left * lanes, xr, dh * ldx, t1 - t0, mid * lanes, init);
+    else
+      vert_run_avx512<AddOp>(d + left * lanes, xr, dh * ldx, t1 - t0, mid * lanes, init);
     fill_avx512(d + (left + mid) * lanes, right * lanes, fv);
   }
 }
@@ -393,8 +395,10 @@ MINIRT_POOL_AVX512 void hwin_avx512(float* dst, int64_t ldd, const float* v, int
                                     int64_t ldq) {
   for (int64_t r = 0; r < rows; ++r) {
     const float* qr = q ? q + r * ldq : nullptr;
-    if (is_max) hwin_row_avx512<MaxOp>(dst + r * ldd, v + r * ldv, npix, lanes, sa, k, step, qr);
-    else hwin_row_avx512<AddOp>(dst + r * ldd, v + r * ldv, npix, lanes, sa, k, step, qr);
+    if (is_max)
+      hwin_row_avx512<MaxOp>(dst + r * ldd, v + r * ldv, npix, lanes, sa, k, step, qr);
+    else
+      hwin_row_avx512<AddOp>(dst + r * ldd, v + r * ldv, npix, lanes, sa, k, step, qr);
   }
 }
 
@@ -493,8 +497,8 @@ MINIRT_POOL_AVX2 inline void fill_avx2(float* d, int64_t n, __m256 v, float f) {
   for (; i < n; ++i) d[i] = f;
 }
 
-MINIRT_POOL_AVX2 void pad_rows_avx2(float* dst, int64_t ldd, const float* src, int64_t lds, int64_t rows,
-                                    int64_t left, int64_t mid, int64_t right, int64_t lanes, float fill, bool floor) {
+MINIRT_POOL_AVX2 void pad_rows_avx2(float* dst, int64_t ldd, const float* src, int64_t lds, int64_t rows, int64_t left,
+                                    int64_t mid, int64_t right, int64_t lanes, float fill, bool floor) {
   const __m256 fv = _mm256_set1_ps(fill);
   const float low = floor ? kLowest : -kInf;
   const __m256 lo = _mm256_set1_ps(low);
@@ -546,8 +550,10 @@ MINIRT_POOL_AVX2 void vert_avx2(float* dst, int64_t ldd, const float* x, int64_t
     taps_inside(start, kh, dh, h, t0, t1);
     fill_avx2(d, left * lanes, fv, fill);
     const float* xr = t1 > t0 ? x + (start + t0 * dh) * ldx : x;
-    if (is_max) vert_run_avx2<MaxOp>(d + left * lanes, xr, dh * ldx, t1 - t0, mid * lanes, kLowest);
-    else vert_run_avx2<AddOp>(d + left * lanes, xr, dh * ldx, t1 - t0, mid * lanes, 0.0f);
+    if (is_max)
+      vert_run_avx2<MaxOp>(d + left * lanes, xr, dh * ldx, t1 - t0, mid * lanes, kLowest);
+    else
+      vert_run_avx2<AddOp>(d + left * lanes, xr, dh * ldx, t1 - t0, mid * lanes, 0.0f);
     fill_avx2(d + (left + mid) * lanes, right * lanes, fv, fill);
   }
 }
@@ -604,8 +610,10 @@ MINIRT_POOL_AVX2 void hwin_avx2(float* dst, int64_t ldd, const float* v, int64_t
                                 int64_t ldq) {
   for (int64_t r = 0; r < rows; ++r) {
     const float* qr = q ? q + r * ldq : nullptr;
-    if (is_max) hwin_row_avx2<MaxOp>(dst + r * ldd, v + r * ldv, npix, lanes, sa, k, step, qr);
-    else hwin_row_avx2<AddOp>(dst + r * ldd, v + r * ldv, npix, lanes, sa, k, step, qr);
+    if (is_max)
+      hwin_row_avx2<MaxOp>(dst + r * ldd, v + r * ldv, npix, lanes, sa, k, step, qr);
+    else
+      hwin_row_avx2<AddOp>(dst + r * ldd, v + r * ldv, npix, lanes, sa, k, step, qr);
   }
 }
 
@@ -673,8 +681,7 @@ const PixelOps& pixel_ops(SgemmIsa isa) {
 #if MINIRT_POOL_X86
   static const PixelOps avx512{pair_avx512<MaxOp>, pad_rows_avx512,   vert_avx512,
                                hwin_avx512,        reduce_max_avx512, reduce_mean_avx512};
-  static const PixelOps avx2{pair_avx2<MaxOp>, pad_rows_avx2,   vert_avx2,
-                             hwin_avx2,        reduce_max_avx2, reduce_mean_avx2};
+  static const PixelOps avx2{pair_avx2<MaxOp>, pad_rows_avx2, vert_avx2, hwin_avx2, reduce_max_avx2, reduce_mean_avx2};
   if (isa == SgemmIsa::kAvx512) return avx512;
   if (isa == SgemmIsa::kAvx2) return avx2;
 #endif
@@ -682,7 +689,9 @@ const PixelOps& pixel_ops(SgemmIsa isa) {
 }
 
 // One contiguous run, in place.
-void flat(PixelOps::Pair op, float* dst, const float* a, const float* b, int64_t n) { op(dst, 0, a, 0, b, 0, 1, n, 1, 1); }
+void flat(PixelOps::Pair op, float* dst, const float* a, const float* b, int64_t n) {
+  op(dst, 0, a, 0, b, 0, 1, n, 1, 1);
+}
 
 // In place over a[0, n): a[i] becomes the max of a[i + t * step] for t < m,
 // the largest power of two m <= k, by doubling spans; returns m. The caller
@@ -801,8 +810,8 @@ void PoolEngine::band(const float* xp, float* yp, int64_t g, int64_t o0, int64_t
       float* t = v + p * vb;
       std::fill_n(t, top * row, fill);
       if (inside > 0)
-        ops.pad_rows(t + top * row, row, xp + p * in_plane + (first + top) * q.w * L, q.w * L, inside, left, mid,
-                     right, L, fill, true);
+        ops.pad_rows(t + top * row, row, xp + p * in_plane + (first + top) * q.w * L, q.w * L, inside, left, mid, right,
+                     L, fill, true);
       std::fill_n(t + (top + inside) * row, (rows - top - inside) * row, fill);
     }
     const int64_t stack = g * vb, vstep = q.dh * row;
@@ -820,7 +829,8 @@ void PoolEngine::band(const float* xp, float* yp, int64_t g, int64_t o0, int64_t
   if (q.is_max && q.kw >= double_from_) {
     int64_t m = double_max(ops, v, (g - 1) * vb + nb * row, q.kw, hstep);
     int64_t last = (q.kw - m) * hstep;
-    for (int64_t p = 0; p < g; ++p) ops.max2(y0 + p * out_plane, ldy, v + p * vb, row, v + p * vb + last, row, nb, q.ow, L, sa);
+    for (int64_t p = 0; p < g; ++p)
+      ops.max2(y0 + p * out_plane, ldy, v + p * vb, row, v + p * vb + last, row, nb, q.ow, L, sa);
     return;
   }
   const float* divs = q.is_max ? nullptr : divisors_.data() + o0 * q.ow;
@@ -839,8 +849,10 @@ void GlobalPoolEngine::run(const float* x, float* y, ThreadPool& pool) const {
   const int64_t plane = npix_ * lanes_;
   auto body = [&](int64_t p0, int64_t p1) {
     for (int64_t p = p0; p < p1; ++p) {
-      if (is_max_) ops.reduce_max(y + p * lanes_, x + p * plane, npix_, lanes_);
-      else ops.reduce_mean(y + p * lanes_, x + p * plane, npix_, lanes_);
+      if (is_max_)
+        ops.reduce_max(y + p * lanes_, x + p * plane, npix_, lanes_);
+      else
+        ops.reduce_mean(y + p * lanes_, x + p * plane, npix_, lanes_);
     }
   };
   pool.parallel_for(planes_, body, std::max<int64_t>(1, kGrainFloats / std::max<int64_t>(plane, 1)));
@@ -893,8 +905,8 @@ class GlobalPoolKernel final : public Kernel {
  public:
   GlobalPoolKernel(const Graph& g, const Node& n, int)
       : engine_(n.op == "GlobalMaxPool", in_shape(g, n, 0)[0] * in_shape(g, n, 0)[1],
-                shape_numel(in_shape(g, n, 0)) / std::max<int64_t>(in_shape(g, n, 0)[0] * in_shape(g, n, 0)[1], 1),
-                1) {}
+                shape_numel(in_shape(g, n, 0)) / std::max<int64_t>(in_shape(g, n, 0)[0] * in_shape(g, n, 0)[1], 1), 1) {
+  }
   void run(const KernelArgs& args) override {
     engine_.run(static_cast<const float*>(args.inputs[0]), static_cast<float*>(args.outputs[0]), *args.pool);
   }
@@ -936,9 +948,12 @@ class LpPoolKernel final : public Kernel {
     const int64_t grain = std::max<int64_t>(1, kGrainFloats / std::max<int64_t>(1, out_plane * taps));
     auto body = [&](int64_t p0, int64_t p1) {
       for (int64_t c = p0; c < p1; ++c) {
-        if (p_ == 1.0f) plane<1>(x + c * in_plane, y + c * out_plane);
-        else if (p_ == 2.0f) plane<2>(x + c * in_plane, y + c * out_plane);
-        else plane<0>(x + c * in_plane, y + c * out_plane);
+        if (p_ == 1.0f)
+          plane<1>(x + c * in_plane, y + c * out_plane);
+        else if (p_ == 2.0f)
+          plane<2>(x + c * in_plane, y + c * out_plane);
+        else
+          plane<0>(x + c * in_plane, y + c * out_plane);
       }
     };
     args.pool->parallel_for(planes_, body, grain);
@@ -959,15 +974,21 @@ class LpPoolKernel final : public Kernel {
           const int64_t row = (r0 + t * dh_) * w_ + c0;  // c0 may be negative: index, not a pointer
           for (int64_t u = u0; u < u1; ++u) {
             float v = x[row + u * dw_];
-            if constexpr (P == 1) acc += std::fabs(v);
-            else if constexpr (P == 2) acc += v * v;
-            else acc += std::pow(std::fabs(v), p_);
+            if constexpr (P == 1)
+              acc += std::fabs(v);
+            else if constexpr (P == 2)
+              acc += v * v;
+            else
+              acc += std::pow(std::fabs(v), p_);
           }
         }
         float out;
-        if constexpr (P == 1) out = acc;
-        else if constexpr (P == 2) out = std::sqrt(acc);
-        else out = std::pow(acc, 1.0f / p_);
+        if constexpr (P == 1)
+          out = acc;
+        else if constexpr (P == 2)
+          out = std::sqrt(acc);
+        else
+          out = std::pow(acc, 1.0f / p_);
         y[oh * ow_ + ow] = out;
       }
     }
@@ -978,7 +999,9 @@ class LpPoolKernel final : public Kernel {
   float p_ = 2.0f;
 };
 
-std::unique_ptr<Kernel> make_pool(const Graph& g, const Node& n, int t) { return std::make_unique<PoolKernel>(g, n, t); }
+std::unique_ptr<Kernel> make_pool(const Graph& g, const Node& n, int t) {
+  return std::make_unique<PoolKernel>(g, n, t);
+}
 std::unique_ptr<Kernel> make_lppool(const Graph& g, const Node& n, int t) {
   return std::make_unique<LpPoolKernel>(g, n, t);
 }

@@ -93,8 +93,8 @@ struct ResizeOps {
   // dst[i] = a * h0[i], i < n.
   void (*scale)(float* dst, const float* h0, float a, int64_t n);
   // Pixel o of dst = w0[o] * pixel i0[o] of src + w1[o] * pixel i1[o] of src.
-  void (*hblend)(float* dst, const float* src, const int64_t* i0, const int64_t* i1, const float* w0,
-                 const float* w1, int64_t npix, int64_t lanes);
+  void (*hblend)(float* dst, const float* src, const int64_t* i0, const int64_t* i1, const float* w0, const float* w1,
+                 int64_t npix, int64_t lanes);
 };
 
 void dup2_generic(float* dst, const float* src, int64_t npix, int64_t lanes) {
@@ -146,12 +146,13 @@ MINIRT_RESIZE_AVX512 void blend_avx512(float* dst, const float* h0, const float*
   const __m512 av = _mm512_set1_ps(a), bv = _mm512_set1_ps(b);
   int64_t i = 0;
   for (; i + 16 <= n; i += 16)
-    _mm512_storeu_ps(dst + i, _mm512_add_ps(_mm512_mul_ps(av, _mm512_loadu_ps(h0 + i)),
-                                            _mm512_mul_ps(bv, _mm512_loadu_ps(h1 + i))));
+    _mm512_storeu_ps(
+        dst + i, _mm512_add_ps(_mm512_mul_ps(av, _mm512_loadu_ps(h0 + i)), _mm512_mul_ps(bv, _mm512_loadu_ps(h1 + i))));
   if (i < n) {
     __mmask16 m = static_cast<__mmask16>((1u << (n - i)) - 1);
-    _mm512_mask_storeu_ps(dst + i, m, _mm512_add_ps(_mm512_mul_ps(av, _mm512_maskz_loadu_ps(m, h0 + i)),
-                                                    _mm512_mul_ps(bv, _mm512_maskz_loadu_ps(m, h1 + i))));
+    _mm512_mask_storeu_ps(dst + i, m,
+                          _mm512_add_ps(_mm512_mul_ps(av, _mm512_maskz_loadu_ps(m, h0 + i)),
+                                        _mm512_mul_ps(bv, _mm512_maskz_loadu_ps(m, h1 + i))));
   }
 }
 
@@ -169,14 +170,16 @@ MINIRT_RESIZE_AVX512 void hblend_avx512(float* dst, const float* src, const int6
                                         const float* w0, const float* w1, int64_t npix, int64_t lanes) {
   if (lanes == 16) {
     for (int64_t o = 0; o < npix; ++o)
-      _mm512_storeu_ps(dst + o * 16, _mm512_add_ps(_mm512_mul_ps(_mm512_set1_ps(w0[o]), _mm512_loadu_ps(src + i0[o] * 16)),
-                                                   _mm512_mul_ps(_mm512_set1_ps(w1[o]), _mm512_loadu_ps(src + i1[o] * 16))));
+      _mm512_storeu_ps(dst + o * 16,
+                       _mm512_add_ps(_mm512_mul_ps(_mm512_set1_ps(w0[o]), _mm512_loadu_ps(src + i0[o] * 16)),
+                                     _mm512_mul_ps(_mm512_set1_ps(w1[o]), _mm512_loadu_ps(src + i1[o] * 16))));
     return;
   }
   if (lanes == 8) {
     for (int64_t o = 0; o < npix; ++o)
-      _mm256_storeu_ps(dst + o * 8, _mm256_add_ps(_mm256_mul_ps(_mm256_set1_ps(w0[o]), _mm256_loadu_ps(src + i0[o] * 8)),
-                                                  _mm256_mul_ps(_mm256_set1_ps(w1[o]), _mm256_loadu_ps(src + i1[o] * 8))));
+      _mm256_storeu_ps(dst + o * 8,
+                       _mm256_add_ps(_mm256_mul_ps(_mm256_set1_ps(w0[o]), _mm256_loadu_ps(src + i0[o] * 8)),
+                                     _mm256_mul_ps(_mm256_set1_ps(w1[o]), _mm256_loadu_ps(src + i1[o] * 8))));
     return;
   }
   hblend_generic(dst, src, i0, i1, w0, w1, npix, lanes);
@@ -211,8 +214,8 @@ MINIRT_RESIZE_AVX2 void blend_avx2(float* dst, const float* h0, const float* h1,
   const __m256 av = _mm256_set1_ps(a), bv = _mm256_set1_ps(b);
   int64_t i = 0;
   for (; i + 8 <= n; i += 8)
-    _mm256_storeu_ps(dst + i, _mm256_add_ps(_mm256_mul_ps(av, _mm256_loadu_ps(h0 + i)),
-                                            _mm256_mul_ps(bv, _mm256_loadu_ps(h1 + i))));
+    _mm256_storeu_ps(
+        dst + i, _mm256_add_ps(_mm256_mul_ps(av, _mm256_loadu_ps(h0 + i)), _mm256_mul_ps(bv, _mm256_loadu_ps(h1 + i))));
   for (; i < n; ++i) dst[i] = a * h0[i] + b * h1[i];
 }
 
@@ -223,14 +226,15 @@ MINIRT_RESIZE_AVX2 void scale_avx2(float* dst, const float* h0, float a, int64_t
   for (; i < n; ++i) dst[i] = a * h0[i];
 }
 
-MINIRT_RESIZE_AVX2 void hblend_avx2(float* dst, const float* src, const int64_t* i0, const int64_t* i1,
-                                    const float* w0, const float* w1, int64_t npix, int64_t lanes) {
+MINIRT_RESIZE_AVX2 void hblend_avx2(float* dst, const float* src, const int64_t* i0, const int64_t* i1, const float* w0,
+                                    const float* w1, int64_t npix, int64_t lanes) {
   if (lanes == 8 || lanes == 16) {
     for (int64_t o = 0; o < npix; ++o) {
       __m256 a = _mm256_set1_ps(w0[o]), b = _mm256_set1_ps(w1[o]);
       for (int64_t l = 0; l < lanes; l += 8)
-        _mm256_storeu_ps(dst + o * lanes + l, _mm256_add_ps(_mm256_mul_ps(a, _mm256_loadu_ps(src + i0[o] * lanes + l)),
-                                                            _mm256_mul_ps(b, _mm256_loadu_ps(src + i1[o] * lanes + l))));
+        _mm256_storeu_ps(dst + o * lanes + l,
+                         _mm256_add_ps(_mm256_mul_ps(a, _mm256_loadu_ps(src + i0[o] * lanes + l)),
+                                       _mm256_mul_ps(b, _mm256_loadu_ps(src + i1[o] * lanes + l))));
     }
     return;
   }
@@ -372,8 +376,10 @@ void Resize2dEngine::band(const float* xp, float* yp, int64_t o0, int64_t o1, fl
       continue;
     }
     const float* r1 = source(hi1_[k], slot(r0));
-    if (hw0_[k] == 0.0f) ops.scale(yr, r1, hw1_[k], row);
-    else ops.blend(yr, r0, r1, hw0_[k], hw1_[k], row);
+    if (hw0_[k] == 0.0f)
+      ops.scale(yr, r1, hw1_[k], row);
+    else
+      ops.blend(yr, r0, r1, hw0_[k], hw1_[k], row);
   }
 }
 
@@ -431,9 +437,9 @@ class ResizeKernel final : public Kernel {
     for (size_t d = 0; d + 1 < r; ++d)
       if (linear_ && !axes_[d].identity) blended_.push_back(d);
     if (blended_.size() > kMaxBlended)
-      node_fail(ErrorCode::kUnsupported, g, n,
-                "linear resize of more than " + std::to_string(kMaxBlended) +
-                    " axes besides the last is not supported");
+      node_fail(
+          ErrorCode::kUnsupported, g, n,
+          "linear resize of more than " + std::to_string(kMaxBlended) + " axes besides the last is not supported");
   }
 
   std::string describe() const override { return linear_ ? "linear" : "nearest"; }
@@ -453,8 +459,10 @@ class ResizeKernel final : public Kernel {
     }
     auto body = [&](int64_t r0, int64_t r1) {
       for (int64_t r = r0; r < r1; ++r) {
-        if (linear_) linear_row(x, y + r * row_, r);
-        else nearest_row(x, y + r * row_, r);
+        if (linear_)
+          linear_row(x, y + r * row_, r);
+        else
+          nearest_row(x, y + r * row_, r);
       }
     };
     int64_t corners = int64_t{1} << blended_.size();
@@ -494,8 +502,10 @@ class ResizeKernel final : public Kernel {
     for (size_t d = axes_.size() - 1; d-- > 0;) {
       int64_t i = r % out_shape_[d];
       r /= out_shape_[d];
-      if (axes_[d].identity) base += i * in_strides_[d];
-      else at[--slot] = i;
+      if (axes_[d].identity)
+        base += i * in_strides_[d];
+      else
+        at[--slot] = i;
     }
     const AxisTable& t = axes_.back();
     std::fill(y, y + row_, 0.0f);
@@ -569,10 +579,14 @@ class SeparableResizeKernel final : public Kernel {
         p.roi_start = a.roi[k];
         p.roi_end = a.roi[cur.size() + k];
       }
-      if (a.antialias) antialias_taps(a, a.scales[k], p);
-      else if (a.mode == ResizeMode::kCubic) cubic_taps(a, a.scales[k], p);
-      else if (a.mode == ResizeMode::kLinear) linear_taps(a, a.scales[k], p);
-      else nearest_taps(a, a.scales[k], p);
+      if (a.antialias)
+        antialias_taps(a, a.scales[k], p);
+      else if (a.mode == ResizeMode::kCubic)
+        cubic_taps(a, a.scales[k], p);
+      else if (a.mode == ResizeMode::kLinear)
+        linear_taps(a, a.scales[k], p);
+      else
+        nearest_taps(a, a.scales[k], p);
       if (a.coord == CoordMode::kTfCropAndResize) mark_outside(a, a.scales[k], p);
       cur[k] = y[k];
       p.elements = shape_numel(cur);
@@ -580,7 +594,9 @@ class SeparableResizeKernel final : public Kernel {
     }
     for (size_t i = 0; i + 1 < passes_.size(); ++i) buffer_ = std::max(buffer_, passes_[i].elements);
     count_ = shape_numel(y);
-    what_ = std::string(a.mode == ResizeMode::kCubic ? "cubic" : a.mode == ResizeMode::kLinear ? "linear" : "nearest") +
+    what_ = std::string(a.mode == ResizeMode::kCubic    ? "cubic"
+                        : a.mode == ResizeMode::kLinear ? "linear"
+                                                        : "nearest") +
             (a.antialias ? " antialias" : "") + (a.coord == CoordMode::kTfCropAndResize ? " tf_crop_and_resize" : "");
   }
 
@@ -612,8 +628,8 @@ class SeparableResizeKernel final : public Kernel {
   struct Pass {
     int64_t outer = 1, in = 1, out = 1, inner = 1, elements = 0;
     int64_t taps = 4;
-    std::vector<int64_t> idx;  // out x taps
-    std::vector<float> w;      // out x taps
+    std::vector<int64_t> idx;                // out x taps
+    std::vector<float> w;                    // out x taps
     float roi_start = 0.0f, roi_end = 1.0f;  // tf_crop_and_resize's box on this axis
     std::vector<uint8_t> outside;            // tf_crop_and_resize: per output index, 1 when it takes `fill`
     float fill = 0.0f;
@@ -646,8 +662,8 @@ class SeparableResizeKernel final : public Kernel {
     p.idx.resize(static_cast<size_t>(p.out));
     p.w.assign(static_cast<size_t>(p.out), 1.0f);
     for (int64_t o = 0; o < p.out; ++o)
-      p.idx[static_cast<size_t>(o)] =
-          std::clamp<int64_t>(resize_nearest_index(source(a, scale, p, o), a.nearest, false, scale < 1.0f), 0, p.in - 1);
+      p.idx[static_cast<size_t>(o)] = std::clamp<int64_t>(
+          resize_nearest_index(source(a, scale, p, o), a.nearest, false, scale < 1.0f), 0, p.in - 1);
   }
 
   // Two taps either side of the coordinate (clamped into the input), as
@@ -877,8 +893,10 @@ class GridSampleKernel final : public Kernel {
   int64_t tap_index(int64_t i, int64_t len) const {
     if (i >= 0 && i < len) return i;
     switch (a_.padding) {
-      case GridPadding::kZeros: return -1;
-      case GridPadding::kBorder: return std::clamp<int64_t>(i, 0, len - 1);
+      case GridPadding::kZeros:
+        return -1;
+      case GridPadding::kBorder:
+        return std::clamp<int64_t>(i, 0, len - 1);
       case GridPadding::kReflection: {
         float lo = a_.align_corners ? 0.0f : -0.5f;
         float hi = a_.align_corners ? static_cast<float>(len - 1) : static_cast<float>(len) - 0.5f;

@@ -79,10 +79,14 @@ SgemmIsa parse_env_isa(SgemmIsa fallback) {
   const char* e = std::getenv("MINIRT_SGEMM_ISA");
   if (!e) return fallback;
   SgemmIsa want;
-  if (std::strcmp(e, "generic") == 0) want = SgemmIsa::kGeneric;
-  else if (std::strcmp(e, "avx2") == 0) want = SgemmIsa::kAvx2;
-  else if (std::strcmp(e, "avx512") == 0) want = SgemmIsa::kAvx512;
-  else return fallback;
+  if (std::strcmp(e, "generic") == 0)
+    want = SgemmIsa::kGeneric;
+  else if (std::strcmp(e, "avx2") == 0)
+    want = SgemmIsa::kAvx2;
+  else if (std::strcmp(e, "avx512") == 0)
+    want = SgemmIsa::kAvx512;
+  else
+    return fallback;
   return sgemm_isa_supported(want) ? want : fallback;
 }
 
@@ -109,9 +113,12 @@ SgemmIsa sgemm_best_isa() {
 bool sgemm_isa_supported(SgemmIsa isa) {
   Caps c = cpu_caps();
   switch (isa) {
-    case SgemmIsa::kGeneric: return true;
-    case SgemmIsa::kAvx2: return c.avx2_fma;
-    case SgemmIsa::kAvx512: return c.avx512;
+    case SgemmIsa::kGeneric:
+      return true;
+    case SgemmIsa::kAvx2:
+      return c.avx2_fma;
+    case SgemmIsa::kAvx512:
+      return c.avx512;
   }
   return false;
 }
@@ -120,10 +127,14 @@ std::string sgemm_env_isa_problem() {
   const char* e = std::getenv("MINIRT_SGEMM_ISA");
   if (!e) return {};
   SgemmIsa want;
-  if (std::strcmp(e, "generic") == 0) want = SgemmIsa::kGeneric;
-  else if (std::strcmp(e, "avx2") == 0) want = SgemmIsa::kAvx2;
-  else if (std::strcmp(e, "avx512") == 0) want = SgemmIsa::kAvx512;
-  else return std::string("MINIRT_SGEMM_ISA='") + e + "' is not one of generic, avx2, avx512; set one of them or unset it";
+  if (std::strcmp(e, "generic") == 0)
+    want = SgemmIsa::kGeneric;
+  else if (std::strcmp(e, "avx2") == 0)
+    want = SgemmIsa::kAvx2;
+  else if (std::strcmp(e, "avx512") == 0)
+    want = SgemmIsa::kAvx512;
+  else
+    return std::string("MINIRT_SGEMM_ISA='") + e + "' is not one of generic, avx2, avx512; set one of them or unset it";
   if (!sgemm_isa_supported(want))
     return std::string("MINIRT_SGEMM_ISA=") + e + " asks for kernels this CPU cannot run (it has " +
            sgemm_isa_name(sgemm_best_isa()) + " at most); set a narrower one or unset it";
@@ -142,9 +153,12 @@ void sgemm_reset_isa() { g_forced.store(-1, std::memory_order_relaxed); }
 
 const char* sgemm_isa_name(SgemmIsa isa) {
   switch (isa) {
-    case SgemmIsa::kAvx512: return "avx512";
-    case SgemmIsa::kAvx2: return "avx2";
-    case SgemmIsa::kGeneric: break;
+    case SgemmIsa::kAvx512:
+      return "avx512";
+    case SgemmIsa::kAvx2:
+      return "avx2";
+    case SgemmIsa::kGeneric:
+      break;
   }
   return "generic";
 }
@@ -159,7 +173,8 @@ SgemmTile sgemm_tile(SgemmIsa isa) {
 AlignedFloats::AlignedFloats(size_t n) : n_(n) {
   if (n == 0) return;
   if (n > (std::numeric_limits<size_t>::max() - 63) / sizeof(float))
-    throw Error(ErrorCode::kOutOfMemory, "cannot allocate " + std::to_string(n) + " floats of packed weights or scratch");
+    throw Error(ErrorCode::kOutOfMemory,
+                "cannot allocate " + std::to_string(n) + " floats of packed weights or scratch");
   size_t bytes = (n * sizeof(float) + 63) / 64 * 64;
   check_host_room(bytes, "packed weights or scratch of a CPU kernel");
   p_.reset(static_cast<float*>(std::aligned_alloc(64, bytes)));
@@ -269,10 +284,14 @@ void pack_b_matrix(const float* src, int64_t rs, int64_t cs, int64_t k0, int64_t
                    int64_t pstride, float* dst) {
   if (cs == 1) {
     switch (nr) {
-      case 32: return pack_rows<32>(src, rs, k0, kc, n0, nc, pstride, dst);
-      case 24: return pack_rows<24>(src, rs, k0, kc, n0, nc, pstride, dst);
-      case 16: return pack_rows<16>(src, rs, k0, kc, n0, nc, pstride, dst);
-      default: break;
+      case 32:
+        return pack_rows<32>(src, rs, k0, kc, n0, nc, pstride, dst);
+      case 24:
+        return pack_rows<24>(src, rs, k0, kc, n0, nc, pstride, dst);
+      case 16:
+        return pack_rows<16>(src, rs, k0, kc, n0, nc, pstride, dst);
+      default:
+        break;
     }
   }
   int64_t panels = ceil_div(nc, nr);
@@ -313,8 +332,8 @@ int cut_pieces(const Im2colGeom& q, int64_t n0, int64_t nc, int lanes, SgemmPiec
 constexpr int kMaxPieces = 512;
 
 // Portable im2col into panels: any stride, dilation and padding.
-void pack_b_im2col_generic(const Im2colGeom& q, const float* x, int64_t k0, int64_t kc, int64_t n0, int64_t nc,
-                           int nr, int64_t pstride, float* dst) {
+void pack_b_im2col_generic(const Im2colGeom& q, const float* x, int64_t k0, int64_t kc, int64_t n0, int64_t nc, int nr,
+                           int64_t pstride, float* dst) {
   const int lanes = 8;  // every panel width is a multiple of 8
   const int chunks_per_panel = nr / lanes;
   SgemmPiece pieces[kMaxPieces];
@@ -374,7 +393,8 @@ void pack_b_block(const SgemmKernels* kernels, const SgemmB& b, int64_t k0, int6
                   float* dst) {
   int64_t pstride = block_pstride(kc, nr);
   switch (b.kind) {
-    case SgemmB::Kind::kMatrix: return pack_b_matrix(b.data, b.rs, b.cs, k0, kc, n0, nc, nr, pstride, dst);
+    case SgemmB::Kind::kMatrix:
+      return pack_b_matrix(b.data, b.rs, b.cs, k0, kc, n0, nc, nr, pstride, dst);
     case SgemmB::Kind::kIm2col:
       if (kernels && kernels->im2col && (b.conv->sw == 1 || b.conv->sw == 2)) {
         // 16-lane pieces for the ISA file's masked loads; very narrow
@@ -385,7 +405,8 @@ void pack_b_block(const SgemmKernels* kernels, const SgemmB& b, int64_t k0, int6
       }
       return pack_b_im2col_generic(*b.conv, b.data, k0, kc, n0, nc, nr, pstride, dst);
     case SgemmB::Kind::kPrepacked:
-    case SgemmB::Kind::kIndirect: break;
+    case SgemmB::Kind::kIndirect:
+      break;
   }
 }
 
@@ -476,8 +497,10 @@ inline void run_tile(const SgemmKernels* k, const Variant& v, int64_t kc, const 
     return;
   }
   (void)v;
-  if (ind) ukr_generic<4, 16, true>(kc, a, b, koff, o);
-  else ukr_generic<4, 16, false>(kc, a, b, koff, o);
+  if (ind)
+    ukr_generic<4, 16, true>(kc, a, b, koff, o);
+  else
+    ukr_generic<4, 16, false>(kc, a, b, koff, o);
 }
 
 }  // namespace
@@ -514,7 +537,8 @@ TileOut tile_out(const SgemmArgs& g, int64_t row, int64_t col, int rows, int col
 
 // B read in place through the offset table: tiles never cross a row of
 // `row_w` columns, whose B rows start `wide_w` apart.
-void compute_indirect(const SgemmArgs& g, const SgemmKernels* kern, const Variant& v, int64_t m0, int64_t m1, int64_t n0, int64_t n1) {
+void compute_indirect(const SgemmArgs& g, const SgemmKernels* kern, const Variant& v, int64_t m0, int64_t m1,
+                      int64_t n0, int64_t n1) {
   const int64_t K = g.k, kstep = k_step(K);
   const int64_t W = g.b.row_w, WQ = g.b.wide_w;
   for (int64_t pc = 0; pc < K; pc += kstep) {
@@ -591,8 +615,8 @@ void sgemm_compute(const SgemmArgs& g, int64_t m0, int64_t m1, int64_t n0, int64
 
 // ---------------------------------------------------------------- threads
 
-SgemmSplit sgemm_split(SgemmIsa isa, int64_t batches, int64_t m, int64_t n, int64_t k, int threads,
-                       int64_t row_w, bool packs_b) {
+SgemmSplit sgemm_split(SgemmIsa isa, int64_t batches, int64_t m, int64_t n, int64_t k, int threads, int64_t row_w,
+                       bool packs_b) {
   SgemmSplit s;
   s.batches = std::max<int64_t>(batches, 1);
   const Variant v = variant(isa);

@@ -176,8 +176,8 @@ struct SgemmSplit {
   int64_t tasks = 1;
   int64_t units() const { return batches * tm * tn; }
 };
-SgemmSplit sgemm_split(SgemmIsa isa, int64_t batches, int64_t m, int64_t n, int64_t k, int threads,
-                       int64_t row_w = 0, bool packs_b = true);
+SgemmSplit sgemm_split(SgemmIsa isa, int64_t batches, int64_t m, int64_t n, int64_t k, int threads, int64_t row_w = 0,
+                       bool packs_b = true);
 
 struct SgemmUnit {
   int64_t batch, m0, m1, n0, n1;

@@ -80,16 +80,25 @@ void copy_fixed_runs(char* dst, int64_t dst_stride, const char* src, int64_t src
 }
 void copy_runs(char* dst, int64_t dst_stride, const char* src, int64_t src_stride, int64_t rows, int64_t bytes) {
   switch (bytes) {
-    case 4: return copy_fixed_runs<4>(dst, dst_stride, src, src_stride, rows);
-    case 8: return copy_fixed_runs<8>(dst, dst_stride, src, src_stride, rows);
-    case 12: return copy_fixed_runs<12>(dst, dst_stride, src, src_stride, rows);
-    case 16: return copy_fixed_runs<16>(dst, dst_stride, src, src_stride, rows);
-    case 20: return copy_fixed_runs<20>(dst, dst_stride, src, src_stride, rows);
-    case 24: return copy_fixed_runs<24>(dst, dst_stride, src, src_stride, rows);
-    case 28: return copy_fixed_runs<28>(dst, dst_stride, src, src_stride, rows);
-    case 32: return copy_fixed_runs<32>(dst, dst_stride, src, src_stride, rows);
+    case 4:
+      return copy_fixed_runs<4>(dst, dst_stride, src, src_stride, rows);
+    case 8:
+      return copy_fixed_runs<8>(dst, dst_stride, src, src_stride, rows);
+    case 12:
+      return copy_fixed_runs<12>(dst, dst_stride, src, src_stride, rows);
+    case 16:
+      return copy_fixed_runs<16>(dst, dst_stride, src, src_stride, rows);
+    case 20:
+      return copy_fixed_runs<20>(dst, dst_stride, src, src_stride, rows);
+    case 24:
+      return copy_fixed_runs<24>(dst, dst_stride, src, src_stride, rows);
+    case 28:
+      return copy_fixed_runs<28>(dst, dst_stride, src, src_stride, rows);
+    case 32:
+      return copy_fixed_runs<32>(dst, dst_stride, src, src_stride, rows);
     default:
-      for (int64_t r = 0; r < rows; ++r) copy_bytes(dst + r * dst_stride, src + r * src_stride, static_cast<size_t>(bytes));
+      for (int64_t r = 0; r < rows; ++r)
+        copy_bytes(dst + r * dst_stride, src + r * src_stride, static_cast<size_t>(bytes));
   }
 }
 
@@ -120,16 +129,20 @@ struct RunCopy {
       if (!p || b1 <= b0) return;
       char* w = wide_buf + o * wide + off[i] + b0;
       char* n = p + o * len[i] + b0;
-      if (gather) copy_bytes(w, n, static_cast<size_t>(b1 - b0));
-      else copy_bytes(n, w, static_cast<size_t>(b1 - b0));
+      if (gather)
+        copy_bytes(w, n, static_cast<size_t>(b1 - b0));
+      else
+        copy_bytes(n, w, static_cast<size_t>(b1 - b0));
     };
     if (outer * wide < kParallelBytes) {
       // Part by part, all rows of a part in one go.
       for (int64_t i = 0; i < parts; ++i) {
         char* p = narrow(i);
         if (!p || len[i] == 0) continue;
-        if (gather) copy_runs(wide_buf + off[i], wide, p, len[i], outer, len[i]);
-        else copy_runs(p, len[i], wide_buf + off[i], wide, outer, len[i]);
+        if (gather)
+          copy_runs(wide_buf + off[i], wide, p, len[i], outer, len[i]);
+        else
+          copy_runs(p, len[i], wide_buf + off[i], wide, outer, len[i]);
       }
       return;
     }
@@ -248,10 +261,14 @@ void strided_run(const char* src, int64_t step, char* dst, int64_t n, size_t es)
     return;
   }
   switch (es) {
-    case 1: return copy_run<uint8_t>(src, step, dst, n);
-    case 2: return copy_run<uint16_t>(src, step, dst, n);
-    case 4: return copy_run<uint32_t>(src, step, dst, n);
-    case 8: return copy_run<uint64_t>(src, step, dst, n);
+    case 1:
+      return copy_run<uint8_t>(src, step, dst, n);
+    case 2:
+      return copy_run<uint16_t>(src, step, dst, n);
+    case 4:
+      return copy_run<uint32_t>(src, step, dst, n);
+    case 8:
+      return copy_run<uint64_t>(src, step, dst, n);
     default:
       for (int64_t i = 0; i < n; ++i) std::memcpy(dst + i * es, src + i * step * es, es);
   }
@@ -272,8 +289,8 @@ void transpose_tile(const char* src, int64_t ld_src, char* dst, int64_t ld_dst, 
 // registers (8 source rows loaded, transposed by unpacks, shuffles and lane
 // permutes, stored as 8 destination rows); the edges element by element.
 // Only called when the CPU has AVX2.
-MINIRT_SHAPE_AVX2 void transpose_tile32_avx2(const char* src, int64_t ld_src, char* dst, int64_t ld_dst,
-                                             int64_t rows, int64_t cols) {
+MINIRT_SHAPE_AVX2 void transpose_tile32_avx2(const char* src, int64_t ld_src, char* dst, int64_t ld_dst, int64_t rows,
+                                             int64_t cols) {
   const float* s = reinterpret_cast<const float*>(src);
   float* d = reinterpret_cast<float*>(dst);
   const int64_t rows8 = rows / 8 * 8, cols8 = cols / 8 * 8;
@@ -364,8 +381,12 @@ void copy_view(const StridedView& v, const char* x, char* y, ThreadPool& pool) {
           const char* s = x + (src + b0 * step) * static_cast<int64_t>(es);
           char* t = y + (dst + b0) * static_cast<int64_t>(es);
           switch (es) {
-            case 1: transpose_tile<uint8_t>(s, step, t, out_stride[j], na, nb); break;
-            case 2: transpose_tile<uint16_t>(s, step, t, out_stride[j], na, nb); break;
+            case 1:
+              transpose_tile<uint8_t>(s, step, t, out_stride[j], na, nb);
+              break;
+            case 2:
+              transpose_tile<uint16_t>(s, step, t, out_stride[j], na, nb);
+              break;
             case 4:
 #if MINIRT_SHAPE_X86
               if (v.avx2) {
@@ -375,7 +396,9 @@ void copy_view(const StridedView& v, const char* x, char* y, ThreadPool& pool) {
 #endif
               transpose_tile<uint32_t>(s, step, t, out_stride[j], na, nb);
               break;
-            default: transpose_tile<uint64_t>(s, step, t, out_stride[j], na, nb); break;
+            default:
+              transpose_tile<uint64_t>(s, step, t, out_stride[j], na, nb);
+              break;
           }
         }
       }
@@ -517,8 +540,10 @@ class BlockKernel final : public Kernel {
       // (b1 * b + b2) * C' + c (DCR) or c * b * b + b1 * b + b2 (CRD).
       int64_t c2 = x[1] / (b * b);
       view = {x[0], c2, x[2], b, x[3], b};
-      if (a.crd) stride = {sn, b * b * sc, sh, b * sc, 1, sc};
-      else stride = {sn, sc, sh, b * c2 * sc, 1, c2 * sc};
+      if (a.crd)
+        stride = {sn, b * b * sc, sh, b * sc, 1, sc};
+      else
+        stride = {sn, sc, sh, b * c2 * sc, 1, c2 * sc};
     } else {
       // Output [N, b1, b2, C, H', W'], the output channel being
       // (b1 * b + b2) * C + c.
@@ -551,8 +576,8 @@ class GatherKernel final : public Kernel {
     char* y = static_cast<char*>(args.outputs[0]);
     for (int64_t o = 0; o < view_.outer; ++o)
       for (int64_t k = 0; k < count_; ++k) {
-        int64_t i = idx64_ ? static_cast<const int64_t*>(args.inputs[1])[k]
-                           : static_cast<const int32_t*>(args.inputs[1])[k];
+        int64_t i =
+            idx64_ ? static_cast<const int64_t*>(args.inputs[1])[k] : static_cast<const int32_t*>(args.inputs[1])[k];
         if (i < 0) i += len_;
         char* dst = y + (o * count_ + k) * view_.inner_bytes;
         if (i < 0 || i >= len_) {
@@ -607,9 +632,12 @@ class RangeKernel final : public Kernel {
       : dtype_(in_dtype(g, n, 0)), count_(shape_numel(out_shape(g, n, 0))) {}
   void run(const KernelArgs& args) override {
     switch (dtype_) {
-      case DType::kInt64: return typed<int64_t>(args);
-      case DType::kInt32: return typed<int32_t>(args);
-      default: return typed<float>(args);
+      case DType::kInt64:
+        return typed<int64_t>(args);
+      case DType::kInt32:
+        return typed<int32_t>(args);
+      default:
+        return typed<float>(args);
     }
   }
 
@@ -620,8 +648,10 @@ class RangeKernel final : public Kernel {
     T delta = *static_cast<const T*>(args.inputs[2]);
     T* y = static_cast<T*>(args.outputs[0]);
     for (int64_t i = 0; i < count_; ++i) {
-      if constexpr (std::is_floating_point_v<T>) y[i] = start + static_cast<T>(i) * delta;
-      else y[i] = static_cast<T>(static_cast<int64_t>(start) + i * static_cast<int64_t>(delta));
+      if constexpr (std::is_floating_point_v<T>)
+        y[i] = start + static_cast<T>(i) * delta;
+      else
+        y[i] = static_cast<T>(static_cast<int64_t>(start) + i * static_cast<int64_t>(delta));
     }
   }
   DType dtype_;
@@ -658,13 +688,20 @@ void to_bool(const From* x, uint8_t* y, int64_t n) {
 template <typename To>
 void convert_from(DType from, const void* x, To* y, int64_t n) {
   switch (from) {
-    case DType::kFloat32: return convert(static_cast<const float*>(x), y, n);
-    case DType::kInt64: return convert(static_cast<const int64_t*>(x), y, n);
-    case DType::kInt32: return convert(static_cast<const int32_t*>(x), y, n);
-    case DType::kInt8: return convert(static_cast<const int8_t*>(x), y, n);
-    case DType::kUInt8: return convert(static_cast<const uint8_t*>(x), y, n);
-    case DType::kBool: return convert(static_cast<const uint8_t*>(x), y, n);
-    default: return;
+    case DType::kFloat32:
+      return convert(static_cast<const float*>(x), y, n);
+    case DType::kInt64:
+      return convert(static_cast<const int64_t*>(x), y, n);
+    case DType::kInt32:
+      return convert(static_cast<const int32_t*>(x), y, n);
+    case DType::kInt8:
+      return convert(static_cast<const int8_t*>(x), y, n);
+    case DType::kUInt8:
+      return convert(static_cast<const uint8_t*>(x), y, n);
+    case DType::kBool:
+      return convert(static_cast<const uint8_t*>(x), y, n);
+    default:
+      return;
   }
 }
 
@@ -705,8 +742,10 @@ class CastKernel final : public Kernel {
       }
       // Widen to float32: into the output when that is the target, else the workspace.
       float* f = to_ == DType::kFloat32 ? static_cast<float*>(y) : static_cast<float*>(args.workspace);
-      if (from_ == DType::kFloat16) half_to_float(static_cast<const uint16_t*>(x), f, n);
-      else bfloat16_to_float(static_cast<const uint16_t*>(x), f, n);
+      if (from_ == DType::kFloat16)
+        half_to_float(static_cast<const uint16_t*>(x), f, n);
+      else
+        bfloat16_to_float(static_cast<const uint16_t*>(x), f, n);
       if (to_ == DType::kFloat32) return round(f, n);
       x = f;
       from = DType::kFloat32;
@@ -718,39 +757,54 @@ class CastKernel final : public Kernel {
         convert_from(from, x, w, count_);
         f = w;
       }
-      if (to_ == DType::kFloat16) float_to_half(f, static_cast<uint16_t*>(y), n);
-      else float_to_bfloat16(f, static_cast<uint16_t*>(y), n);
+      if (to_ == DType::kFloat16)
+        float_to_half(f, static_cast<uint16_t*>(y), n);
+      else
+        float_to_bfloat16(f, static_cast<uint16_t*>(y), n);
       return;
     }
     switch (to_) {
       case DType::kFloat32:
         convert_from(from, x, static_cast<float*>(y), count_);
         return round(static_cast<float*>(y), n);
-      case DType::kInt64: return convert_from(from, x, static_cast<int64_t*>(y), count_);
-      case DType::kInt32: return convert_from(from, x, static_cast<int32_t*>(y), count_);
-      case DType::kInt8: return convert_from(from, x, static_cast<int8_t*>(y), count_);
-      case DType::kUInt8: return convert_from(from, x, static_cast<uint8_t*>(y), count_);
+      case DType::kInt64:
+        return convert_from(from, x, static_cast<int64_t*>(y), count_);
+      case DType::kInt32:
+        return convert_from(from, x, static_cast<int32_t*>(y), count_);
+      case DType::kInt8:
+        return convert_from(from, x, static_cast<int8_t*>(y), count_);
+      case DType::kUInt8:
+        return convert_from(from, x, static_cast<uint8_t*>(y), count_);
       case DType::kBool: {
         // Any non-zero value is true.
         uint8_t* b = static_cast<uint8_t*>(y);
         switch (from) {
-          case DType::kFloat32: return to_bool(static_cast<const float*>(x), b, count_);
-          case DType::kInt64: return to_bool(static_cast<const int64_t*>(x), b, count_);
-          case DType::kInt32: return to_bool(static_cast<const int32_t*>(x), b, count_);
-          case DType::kInt8: return to_bool(static_cast<const int8_t*>(x), b, count_);
+          case DType::kFloat32:
+            return to_bool(static_cast<const float*>(x), b, count_);
+          case DType::kInt64:
+            return to_bool(static_cast<const int64_t*>(x), b, count_);
+          case DType::kInt32:
+            return to_bool(static_cast<const int32_t*>(x), b, count_);
+          case DType::kInt8:
+            return to_bool(static_cast<const int8_t*>(x), b, count_);
           case DType::kUInt8:
-          case DType::kBool: return to_bool(static_cast<const uint8_t*>(x), b, count_);
-          default: return;
+          case DType::kBool:
+            return to_bool(static_cast<const uint8_t*>(x), b, count_);
+          default:
+            return;
         }
       }
-      default: return;
+      default:
+        return;
     }
   }
 
  private:
   void round(float* f, size_t n) const {
-    if (round_ == DType::kFloat16) round_to_half(f, n);
-    else if (round_ == DType::kBFloat16) round_to_bfloat16(f, n);
+    if (round_ == DType::kFloat16)
+      round_to_half(f, n);
+    else if (round_ == DType::kBFloat16)
+      round_to_bfloat16(f, n);
   }
   DType from_, to_, round_;
   int64_t count_;
@@ -783,10 +837,27 @@ class FillKernel final : public Kernel {
 // Fills n elements of size es with the element at `value`.
 void fill_elems(char* dst, int64_t n, const char* value, size_t es) {
   switch (es) {
-    case 1: std::memset(dst, value[0], static_cast<size_t>(n)); return;
-    case 2: { uint16_t v; std::memcpy(&v, value, 2); std::fill_n(reinterpret_cast<uint16_t*>(dst), n, v); return; }
-    case 4: { uint32_t v; std::memcpy(&v, value, 4); std::fill_n(reinterpret_cast<uint32_t*>(dst), n, v); return; }
-    case 8: { uint64_t v; std::memcpy(&v, value, 8); std::fill_n(reinterpret_cast<uint64_t*>(dst), n, v); return; }
+    case 1:
+      std::memset(dst, value[0], static_cast<size_t>(n));
+      return;
+    case 2: {
+      uint16_t v;
+      std::memcpy(&v, value, 2);
+      std::fill_n(reinterpret_cast<uint16_t*>(dst), n, v);
+      return;
+    }
+    case 4: {
+      uint32_t v;
+      std::memcpy(&v, value, 4);
+      std::fill_n(reinterpret_cast<uint32_t*>(dst), n, v);
+      return;
+    }
+    case 8: {
+      uint64_t v;
+      std::memcpy(&v, value, 8);
+      std::fill_n(reinterpret_cast<uint64_t*>(dst), n, v);
+      return;
+    }
     default:
       for (int64_t i = 0; i < n; ++i) std::memcpy(dst + i * es, value, es);
   }
@@ -845,13 +916,36 @@ class PadKernel final : public Kernel {
       std::memcpy(fill_, v->raw(), es_);
     } else {
       switch (dtype) {
-        case DType::kFloat32: { float f = a.value; std::memcpy(fill_, &f, 4); break; }
-        case DType::kInt64: { int64_t i = saturate_from_float<int64_t>(a.value); std::memcpy(fill_, &i, 8); break; }
-        case DType::kInt32: { int32_t i = saturate_from_float<int32_t>(a.value); std::memcpy(fill_, &i, 4); break; }
-        case DType::kInt8: { int8_t i = saturate_from_float<int8_t>(a.value); std::memcpy(fill_, &i, 1); break; }
-        case DType::kUInt8: { uint8_t i = saturate_from_float<uint8_t>(a.value); std::memcpy(fill_, &i, 1); break; }
-        case DType::kBool: fill_[0] = a.value != 0.0f; break;
-        default: break;
+        case DType::kFloat32: {
+          float f = a.value;
+          std::memcpy(fill_, &f, 4);
+          break;
+        }
+        case DType::kInt64: {
+          int64_t i = saturate_from_float<int64_t>(a.value);
+          std::memcpy(fill_, &i, 8);
+          break;
+        }
+        case DType::kInt32: {
+          int32_t i = saturate_from_float<int32_t>(a.value);
+          std::memcpy(fill_, &i, 4);
+          break;
+        }
+        case DType::kInt8: {
+          int8_t i = saturate_from_float<int8_t>(a.value);
+          std::memcpy(fill_, &i, 1);
+          break;
+        }
+        case DType::kUInt8: {
+          uint8_t i = saturate_from_float<uint8_t>(a.value);
+          std::memcpy(fill_, &i, 1);
+          break;
+        }
+        case DType::kBool:
+          fill_[0] = a.value != 0.0f;
+          break;
+        default:
+          break;
       }
     }
   }
@@ -892,15 +986,19 @@ class PadKernel final : public Kernel {
         }
         const char* xr = x + src * es;
         for (int64_t o = 0; o < run_begin_; ++o) {
-          if (last[o] < 0) fill_elems(dst + o * es, 1, fill_, es_);
-          else std::memcpy(dst + o * es, xr + last[o] * es, es_);
+          if (last[o] < 0)
+            fill_elems(dst + o * es, 1, fill_, es_);
+          else
+            std::memcpy(dst + o * es, xr + last[o] * es, es_);
         }
         if (run_end_ > run_begin_)
           std::memcpy(dst + run_begin_ * es, xr + last[run_begin_] * es,
                       static_cast<size_t>((run_end_ - run_begin_) * es));
         for (int64_t o = run_end_; o < inner; ++o) {
-          if (last[o] < 0) fill_elems(dst + o * es, 1, fill_, es_);
-          else std::memcpy(dst + o * es, xr + last[o] * es, es_);
+          if (last[o] < 0)
+            fill_elems(dst + o * es, 1, fill_, es_);
+          else
+            std::memcpy(dst + o * es, xr + last[o] * es, es_);
         }
       }
     };

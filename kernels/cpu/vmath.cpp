@@ -25,18 +25,30 @@ void act_array_scalar(const Activation& a, const float* x, float* y, int64_t n) 
 
 template <MathFn F>
 inline float math_scalar(float x) {
-  if constexpr (F == MathFn::kExp) return exp_scalar(x);
-  else if constexpr (F == MathFn::kExpm1) return expm1_scalar(x);
-  else if constexpr (F == MathFn::kLog) return log_scalar(x);
-  else if constexpr (F == MathFn::kLog1p) return log1p_scalar(x);
-  else if constexpr (F == MathFn::kErf) return erf_scalar(x);
-  else if constexpr (F == MathFn::kSqrt) return std::sqrt(x);
-  else if constexpr (F == MathFn::kAbs) return std::fabs(x);
-  else if constexpr (F == MathFn::kNeg) return -x;
-  else if constexpr (F == MathFn::kReciprocal) return 1.0f / x;
-  else if constexpr (F == MathFn::kFloor) return std::floor(x);
-  else if constexpr (F == MathFn::kCeil) return std::ceil(x);
-  else return x > 0 ? 1.0f : (x < 0 ? -1.0f : x);  // kSign: zeros and NaN as they are
+  if constexpr (F == MathFn::kExp)
+    return exp_scalar(x);
+  else if constexpr (F == MathFn::kExpm1)
+    return expm1_scalar(x);
+  else if constexpr (F == MathFn::kLog)
+    return log_scalar(x);
+  else if constexpr (F == MathFn::kLog1p)
+    return log1p_scalar(x);
+  else if constexpr (F == MathFn::kErf)
+    return erf_scalar(x);
+  else if constexpr (F == MathFn::kSqrt)
+    return std::sqrt(x);
+  else if constexpr (F == MathFn::kAbs)
+    return std::fabs(x);
+  else if constexpr (F == MathFn::kNeg)
+    return -x;
+  else if constexpr (F == MathFn::kReciprocal)
+    return 1.0f / x;
+  else if constexpr (F == MathFn::kFloor)
+    return std::floor(x);
+  else if constexpr (F == MathFn::kCeil)
+    return std::ceil(x);
+  else
+    return x > 0 ? 1.0f : (x < 0 ? -1.0f : x);  // kSign: zeros and NaN as they are
 }
 
 template <MathFn F>
@@ -78,18 +90,28 @@ template <MathFn F>
 struct Math512 {
   MINIRT_TARGET_AVX512 __m512 operator()(__m512 v) const {
     using namespace vmath_detail;
-    if constexpr (F == MathFn::kExp) return exp_avx512(v);
-    else if constexpr (F == MathFn::kExpm1) return expm1_avx512(v);
-    else if constexpr (F == MathFn::kLog) return log_avx512(v);
-    else if constexpr (F == MathFn::kLog1p) return log1p_avx512(v);
-    else if constexpr (F == MathFn::kErf) return erf_avx512(v);
-    else if constexpr (F == MathFn::kSqrt) return _mm512_sqrt_ps(v);
-    else if constexpr (F == MathFn::kAbs) return _mm512_abs_ps(v);
+    if constexpr (F == MathFn::kExp)
+      return exp_avx512(v);
+    else if constexpr (F == MathFn::kExpm1)
+      return expm1_avx512(v);
+    else if constexpr (F == MathFn::kLog)
+      return log_avx512(v);
+    else if constexpr (F == MathFn::kLog1p)
+      return log1p_avx512(v);
+    else if constexpr (F == MathFn::kErf)
+      return erf_avx512(v);
+    else if constexpr (F == MathFn::kSqrt)
+      return _mm512_sqrt_ps(v);
+    else if constexpr (F == MathFn::kAbs)
+      return _mm512_abs_ps(v);
     else if constexpr (F == MathFn::kNeg)
       return _mm512_castsi512_ps(_mm512_xor_si512(_mm512_castps_si512(v), _mm512_set1_epi32(INT32_MIN)));
-    else if constexpr (F == MathFn::kReciprocal) return _mm512_div_ps(set512(1.0f), v);
-    else if constexpr (F == MathFn::kFloor) return _mm512_roundscale_ps(v, _MM_FROUND_TO_NEG_INF | _MM_FROUND_NO_EXC);
-    else if constexpr (F == MathFn::kCeil) return _mm512_roundscale_ps(v, _MM_FROUND_TO_POS_INF | _MM_FROUND_NO_EXC);
+    else if constexpr (F == MathFn::kReciprocal)
+      return _mm512_div_ps(set512(1.0f), v);
+    else if constexpr (F == MathFn::kFloor)
+      return _mm512_roundscale_ps(v, _MM_FROUND_TO_NEG_INF | _MM_FROUND_NO_EXC);
+    else if constexpr (F == MathFn::kCeil)
+      return _mm512_roundscale_ps(v, _MM_FROUND_TO_POS_INF | _MM_FROUND_NO_EXC);
     else {
       __m512 zero = _mm512_setzero_ps();
       __m512 s = _mm512_mask_mov_ps(v, _mm512_cmp_ps_mask(v, zero, _CMP_GT_OQ), set512(1.0f));
@@ -184,17 +206,28 @@ template <MathFn F>
 struct Math256 {
   MINIRT_TARGET_AVX2 __m256 operator()(__m256 v) const {
     using namespace vmath_detail;
-    if constexpr (F == MathFn::kExp) return exp_avx2(v);
-    else if constexpr (F == MathFn::kExpm1) return expm1_avx2(v);
-    else if constexpr (F == MathFn::kLog) return log_avx2(v);
-    else if constexpr (F == MathFn::kLog1p) return log1p_avx2(v);
-    else if constexpr (F == MathFn::kErf) return erf_avx2(v);
-    else if constexpr (F == MathFn::kSqrt) return _mm256_sqrt_ps(v);
-    else if constexpr (F == MathFn::kAbs) return abs256(v);
-    else if constexpr (F == MathFn::kNeg) return _mm256_xor_ps(v, set256(-0.0f));
-    else if constexpr (F == MathFn::kReciprocal) return _mm256_div_ps(set256(1.0f), v);
-    else if constexpr (F == MathFn::kFloor) return _mm256_round_ps(v, _MM_FROUND_TO_NEG_INF | _MM_FROUND_NO_EXC);
-    else if constexpr (F == MathFn::kCeil) return _mm256_round_ps(v, _MM_FROUND_TO_POS_INF | _MM_FROUND_NO_EXC);
+    if constexpr (F == MathFn::kExp)
+      return exp_avx2(v);
+    else if constexpr (F == MathFn::kExpm1)
+      return expm1_avx2(v);
+    else if constexpr (F == MathFn::kLog)
+      return log_avx2(v);
+    else if constexpr (F == MathFn::kLog1p)
+      return log1p_avx2(v);
+    else if constexpr (F == MathFn::kErf)
+      return erf_avx2(v);
+    else if constexpr (F == MathFn::kSqrt)
+      return _mm256_sqrt_ps(v);
+    else if constexpr (F == MathFn::kAbs)
+      return abs256(v);
+    else if constexpr (F == MathFn::kNeg)
+      return _mm256_xor_ps(v, set256(-0.0f));
+    else if constexpr (F == MathFn::kReciprocal)
+      return _mm256_div_ps(set256(1.0f), v);
+    else if constexpr (F == MathFn::kFloor)
+      return _mm256_round_ps(v, _MM_FROUND_TO_NEG_INF | _MM_FROUND_NO_EXC);
+    else if constexpr (F == MathFn::kCeil)
+      return _mm256_round_ps(v, _MM_FROUND_TO_POS_INF | _MM_FROUND_NO_EXC);
     else {
       __m256 zero = _mm256_setzero_ps();
       __m256 s = _mm256_blendv_ps(v, set256(1.0f), _mm256_cmp_ps(v, zero, _CMP_GT_OQ));
@@ -286,8 +319,7 @@ MINIRT_TARGET_AVX2 inline __m256 mul_pow256(__m256 x, __m256 b, __m256 p) {
 MINIRT_TARGET_AVX2 void mul_pow_avx2(const float* x, const float* base, float p, float* y, int64_t n) {
   const __m256 pv = _mm256_set1_ps(p);
   int64_t i = 0;
-  for (; i + 8 <= n; i += 8)
-    _mm256_storeu_ps(y + i, mul_pow256(_mm256_loadu_ps(x + i), _mm256_loadu_ps(base + i), pv));
+  for (; i + 8 <= n; i += 8) _mm256_storeu_ps(y + i, mul_pow256(_mm256_loadu_ps(x + i), _mm256_loadu_ps(base + i), pv));
   if (i < n) {
     Tail256 t;
     size_t bytes = static_cast<size_t>(n - i) * sizeof(float);
@@ -359,41 +391,71 @@ constexpr auto kMath256 = math_table<Math256Fn>(std::make_integer_sequence<int, 
 MINIRT_AVX512_WARNINGS_OFF
 MINIRT_TARGET_AVX512 __m512 act_costly_avx512(__m512 x, const Activation& a) {
   switch (a.kind) {
-    case ActKind::kSigmoid: return act_kind_avx512<ActKind::kSigmoid>(x, a);
-    case ActKind::kHardSigmoid: return act_kind_avx512<ActKind::kHardSigmoid>(x, a);
-    case ActKind::kHardSwish: return act_kind_avx512<ActKind::kHardSwish>(x, a);
-    case ActKind::kThresholdedRelu: return act_kind_avx512<ActKind::kThresholdedRelu>(x, a);
-    case ActKind::kTanh: return act_kind_avx512<ActKind::kTanh>(x, a);
-    case ActKind::kElu: return act_kind_avx512<ActKind::kElu>(x, a);
-    case ActKind::kSelu: return act_kind_avx512<ActKind::kSelu>(x, a);
-    case ActKind::kCelu: return act_kind_avx512<ActKind::kCelu>(x, a);
-    case ActKind::kSoftplus: return act_kind_avx512<ActKind::kSoftplus>(x, a);
-    case ActKind::kSoftsign: return act_kind_avx512<ActKind::kSoftsign>(x, a);
-    case ActKind::kMish: return act_kind_avx512<ActKind::kMish>(x, a);
-    case ActKind::kGelu: return act_kind_avx512<ActKind::kGelu>(x, a);
-    case ActKind::kGeluTanh: return act_kind_avx512<ActKind::kGeluTanh>(x, a);
-    case ActKind::kSilu: return act_kind_avx512<ActKind::kSilu>(x, a);
-    default: return act_avx512(x, a);  // the cheap ones, inline there
+    case ActKind::kSigmoid:
+      return act_kind_avx512<ActKind::kSigmoid>(x, a);
+    case ActKind::kHardSigmoid:
+      return act_kind_avx512<ActKind::kHardSigmoid>(x, a);
+    case ActKind::kHardSwish:
+      return act_kind_avx512<ActKind::kHardSwish>(x, a);
+    case ActKind::kThresholdedRelu:
+      return act_kind_avx512<ActKind::kThresholdedRelu>(x, a);
+    case ActKind::kTanh:
+      return act_kind_avx512<ActKind::kTanh>(x, a);
+    case ActKind::kElu:
+      return act_kind_avx512<ActKind::kElu>(x, a);
+    case ActKind::kSelu:
+      return act_kind_avx512<ActKind::kSelu>(x, a);
+    case ActKind::kCelu:
+      return act_kind_avx512<ActKind::kCelu>(x, a);
+    case ActKind::kSoftplus:
+      return act_kind_avx512<ActKind::kSoftplus>(x, a);
+    case ActKind::kSoftsign:
+      return act_kind_avx512<ActKind::kSoftsign>(x, a);
+    case ActKind::kMish:
+      return act_kind_avx512<ActKind::kMish>(x, a);
+    case ActKind::kGelu:
+      return act_kind_avx512<ActKind::kGelu>(x, a);
+    case ActKind::kGeluTanh:
+      return act_kind_avx512<ActKind::kGeluTanh>(x, a);
+    case ActKind::kSilu:
+      return act_kind_avx512<ActKind::kSilu>(x, a);
+    default:
+      return act_avx512(x, a);  // the cheap ones, inline there
   }
 }
 
 MINIRT_TARGET_AVX2 __m256 act_costly_avx2(__m256 x, const Activation& a) {
   switch (a.kind) {
-    case ActKind::kSigmoid: return act_kind_avx2<ActKind::kSigmoid>(x, a);
-    case ActKind::kHardSigmoid: return act_kind_avx2<ActKind::kHardSigmoid>(x, a);
-    case ActKind::kHardSwish: return act_kind_avx2<ActKind::kHardSwish>(x, a);
-    case ActKind::kThresholdedRelu: return act_kind_avx2<ActKind::kThresholdedRelu>(x, a);
-    case ActKind::kTanh: return act_kind_avx2<ActKind::kTanh>(x, a);
-    case ActKind::kElu: return act_kind_avx2<ActKind::kElu>(x, a);
-    case ActKind::kSelu: return act_kind_avx2<ActKind::kSelu>(x, a);
-    case ActKind::kCelu: return act_kind_avx2<ActKind::kCelu>(x, a);
-    case ActKind::kSoftplus: return act_kind_avx2<ActKind::kSoftplus>(x, a);
-    case ActKind::kSoftsign: return act_kind_avx2<ActKind::kSoftsign>(x, a);
-    case ActKind::kMish: return act_kind_avx2<ActKind::kMish>(x, a);
-    case ActKind::kGelu: return act_kind_avx2<ActKind::kGelu>(x, a);
-    case ActKind::kGeluTanh: return act_kind_avx2<ActKind::kGeluTanh>(x, a);
-    case ActKind::kSilu: return act_kind_avx2<ActKind::kSilu>(x, a);
-    default: return act_avx2(x, a);
+    case ActKind::kSigmoid:
+      return act_kind_avx2<ActKind::kSigmoid>(x, a);
+    case ActKind::kHardSigmoid:
+      return act_kind_avx2<ActKind::kHardSigmoid>(x, a);
+    case ActKind::kHardSwish:
+      return act_kind_avx2<ActKind::kHardSwish>(x, a);
+    case ActKind::kThresholdedRelu:
+      return act_kind_avx2<ActKind::kThresholdedRelu>(x, a);
+    case ActKind::kTanh:
+      return act_kind_avx2<ActKind::kTanh>(x, a);
+    case ActKind::kElu:
+      return act_kind_avx2<ActKind::kElu>(x, a);
+    case ActKind::kSelu:
+      return act_kind_avx2<ActKind::kSelu>(x, a);
+    case ActKind::kCelu:
+      return act_kind_avx2<ActKind::kCelu>(x, a);
+    case ActKind::kSoftplus:
+      return act_kind_avx2<ActKind::kSoftplus>(x, a);
+    case ActKind::kSoftsign:
+      return act_kind_avx2<ActKind::kSoftsign>(x, a);
+    case ActKind::kMish:
+      return act_kind_avx2<ActKind::kMish>(x, a);
+    case ActKind::kGelu:
+      return act_kind_avx2<ActKind::kGelu>(x, a);
+    case ActKind::kGeluTanh:
+      return act_kind_avx2<ActKind::kGeluTanh>(x, a);
+    case ActKind::kSilu:
+      return act_kind_avx2<ActKind::kSilu>(x, a);
+    default:
+      return act_avx2(x, a);
   }
 }
 MINIRT_AVX512_WARNINGS_ON
@@ -408,9 +470,12 @@ void apply_activation(const Activation& act, const float* x, float* y, int64_t n
   size_t k = static_cast<size_t>(act.kind);
 #if MINIRT_VMATH_X86
   switch (sgemm_default_isa()) {
-    case SgemmIsa::kAvx512: return kAct512[k](act, x, y, n);
-    case SgemmIsa::kAvx2: return kAct256[k](act, x, y, n);
-    case SgemmIsa::kGeneric: break;
+    case SgemmIsa::kAvx512:
+      return kAct512[k](act, x, y, n);
+    case SgemmIsa::kAvx2:
+      return kAct256[k](act, x, y, n);
+    case SgemmIsa::kGeneric:
+      break;
   }
 #endif
   kActScalar[k](act, x, y, n);
@@ -423,9 +488,12 @@ void apply_math(MathFn f, const float* x, float* y, int64_t n) {
   size_t k = static_cast<size_t>(f);
 #if MINIRT_VMATH_X86
   switch (sgemm_default_isa()) {
-    case SgemmIsa::kAvx512: return kMath512[k](x, y, n);
-    case SgemmIsa::kAvx2: return kMath256[k](x, y, n);
-    case SgemmIsa::kGeneric: break;
+    case SgemmIsa::kAvx512:
+      return kMath512[k](x, y, n);
+    case SgemmIsa::kAvx2:
+      return kMath256[k](x, y, n);
+    case SgemmIsa::kGeneric:
+      break;
   }
 #endif
   kMathScalar[k](x, y, n);
@@ -434,9 +502,12 @@ void apply_math(MathFn f, const float* x, float* y, int64_t n) {
 float max_of(const float* x, int64_t n) {
 #if MINIRT_VMATH_X86
   switch (sgemm_default_isa()) {
-    case SgemmIsa::kAvx512: return max_of_avx512(x, n);
-    case SgemmIsa::kAvx2: return max_of_avx2(x, n);
-    case SgemmIsa::kGeneric: break;
+    case SgemmIsa::kAvx512:
+      return max_of_avx512(x, n);
+    case SgemmIsa::kAvx2:
+      return max_of_avx2(x, n);
+    case SgemmIsa::kGeneric:
+      break;
   }
 #endif
   float m = -vmath_detail::kInf;
@@ -448,9 +519,12 @@ double exp_shifted_sum(const float* x, float shift, float* y, int64_t n) {
   if (n <= 0) return 0.0;
 #if MINIRT_VMATH_X86
   switch (sgemm_default_isa()) {
-    case SgemmIsa::kAvx512: return exp_shifted_sum_avx512(x, shift, y, n);
-    case SgemmIsa::kAvx2: return exp_shifted_sum_avx2(x, shift, y, n);
-    case SgemmIsa::kGeneric: break;
+    case SgemmIsa::kAvx512:
+      return exp_shifted_sum_avx512(x, shift, y, n);
+    case SgemmIsa::kAvx2:
+      return exp_shifted_sum_avx2(x, shift, y, n);
+    case SgemmIsa::kGeneric:
+      break;
   }
 #endif
   double sum = 0;
@@ -466,9 +540,12 @@ void exp_shifted(const float* x, const float* shift, float* y, int64_t n) {
   if (n <= 0) return;
 #if MINIRT_VMATH_X86
   switch (sgemm_default_isa()) {
-    case SgemmIsa::kAvx512: return exp_shifted_avx512(x, shift, y, n);
-    case SgemmIsa::kAvx2: return exp_shifted_avx2(x, shift, y, n);
-    case SgemmIsa::kGeneric: break;
+    case SgemmIsa::kAvx512:
+      return exp_shifted_avx512(x, shift, y, n);
+    case SgemmIsa::kAvx2:
+      return exp_shifted_avx2(x, shift, y, n);
+    case SgemmIsa::kGeneric:
+      break;
   }
 #endif
   for (int64_t i = 0; i < n; ++i) y[i] = exp_scalar(x[i] - shift[i]);
@@ -478,9 +555,12 @@ void mul_pow(const float* x, const float* base, float p, float* y, int64_t n) {
   if (n <= 0) return;
 #if MINIRT_VMATH_X86
   switch (sgemm_default_isa()) {
-    case SgemmIsa::kAvx512: return mul_pow_avx512(x, base, p, y, n);
-    case SgemmIsa::kAvx2: return mul_pow_avx2(x, base, p, y, n);
-    case SgemmIsa::kGeneric: break;
+    case SgemmIsa::kAvx512:
+      return mul_pow_avx512(x, base, p, y, n);
+    case SgemmIsa::kAvx2:
+      return mul_pow_avx2(x, base, p, y, n);
+    case SgemmIsa::kGeneric:
+      break;
   }
 #endif
   for (int64_t i = 0; i < n; ++i) y[i] = x[i] * exp_scalar(p * log_scalar(base[i]));

@@ -111,10 +111,9 @@
 // (maybe-)uninitialized, depending on how they inline (GCC PR 105593), a
 // false positive that -Werror would make fatal.
 #if defined(__GNUC__) && !defined(__clang__)
-#define MINIRT_AVX512_WARNINGS_OFF                                 \
-  _Pragma("GCC diagnostic push")                                   \
-  _Pragma("GCC diagnostic ignored \"-Wmaybe-uninitialized\"")       \
-  _Pragma("GCC diagnostic ignored \"-Wuninitialized\"")
+#define MINIRT_AVX512_WARNINGS_OFF                                                           \
+  _Pragma("GCC diagnostic push") _Pragma("GCC diagnostic ignored \"-Wmaybe-uninitialized\"") \
+      _Pragma("GCC diagnostic ignored \"-Wuninitialized\"")
 #define MINIRT_AVX512_WARNINGS_ON _Pragma("GCC diagnostic pop")
 #else
 #define MINIRT_AVX512_WARNINGS_OFF
@@ -163,9 +162,9 @@ inline constexpr float kExpQ[5] = {0.4999999403953552f, 0.1666652113199234f, 0.0
                                    0.008368710055947304f, 0.001381461275741458f};
 inline constexpr float kSqrt2 = 1.41421356237309505f;
 // log(1 + f) = f - f^2/2 + f^3 (P0 + ... + P7 f^7), f in [sqrt(1/2) - 1, sqrt(2) - 1]: relative error 2^-27.4.
-inline constexpr float kLogP[8] = {0.3333333134651184f,  -0.2500081956386566f, 0.20001226663589478f,
+inline constexpr float kLogP[8] = {0.3333333134651184f,   -0.2500081956386566f, 0.20001226663589478f,
                                    -0.16623356938362122f, 0.14201757311820984f, -0.13160182535648346f,
-                                   0.1276157796382904f,  -0.07634497433900833f};
+                                   0.1276157796382904f,   -0.07634497433900833f};
 // tanh(x) = x + x^3 (T0 + T1 x^2 + ... + T4 x^8), |x| < 0.625: relative error 2^-27.8.
 inline constexpr float kTanhSmall = 0.625f;
 inline constexpr float kTanhClamp = 10.0f;
@@ -180,12 +179,13 @@ inline constexpr float kErfP[6] = {0.12837916612625122f,   -0.3761261999607086f,
 // leaves in erf is 2^-31.5 relative.
 inline constexpr float kErfShift = 2.35f;
 inline constexpr float kErfClamp = 3.95f;
-inline constexpr float kErfcG[8] = {-1.5026133060455322f,    -0.37027865648269653f,  0.061296574771404266f,
-                                    -0.012242226861417294f,  0.0025527020916342735f, -0.00045325671089813113f,
+inline constexpr float kErfcG[8] = {-1.5026133060455322f,   -0.37027865648269653f,   0.061296574771404266f,
+                                    -0.012242226861417294f, 0.0025527020916342735f,  -0.00045325671089813113f,
                                     0.0001062741648638621f, -1.7573285731486976e-05f};
-inline constexpr float kRoundMagic = 12583039.0f;  // 1.5 * 2^23 + 127: t = v + this rounds v, bits(t) << 23 = 2^round(v)
-inline constexpr float kLnFltMin = -87.33654475f;   // ln(FLT_MIN): e^x below it is a denormal
-inline constexpr float kMishClamp = 20.0f;  // tanh(softplus(x)) is 1 in float from x = 9.1
+inline constexpr float kRoundMagic =
+    12583039.0f;  // 1.5 * 2^23 + 127: t = v + this rounds v, bits(t) << 23 = 2^round(v)
+inline constexpr float kLnFltMin = -87.33654475f;  // ln(FLT_MIN): e^x below it is a denormal
+inline constexpr float kMishClamp = 20.0f;         // tanh(softplus(x)) is 1 in float from x = 9.1
 inline constexpr float kInvSqrt2 = 0.70710678118654752f;
 inline constexpr float kGeluTanhK = 0.79788456080286536f;  // sqrt(2 / pi)
 inline constexpr float kInf = std::numeric_limits<float>::infinity();
@@ -417,15 +417,15 @@ MINIRT_TARGET_AVX512 MINIRT_VMATH_INLINE __m512 log1p_avx512(__m512 x) {
   __m512 u = _mm512_add_ps(set512(1.0f), x);
   __m512 l = log_avx512(u);
   __m512 c = _mm512_div_ps(_mm512_sub_ps(x, _mm512_sub_ps(u, set512(1.0f))), u);
-  __mmask16 ok = _mm512_cmp_ps_mask(u, _mm512_setzero_ps(), _CMP_GT_OQ) &
-                 _mm512_cmp_ps_mask(u, set512(kInf), _CMP_LT_OQ);
+  __mmask16 ok =
+      _mm512_cmp_ps_mask(u, _mm512_setzero_ps(), _CMP_GT_OQ) & _mm512_cmp_ps_mask(u, set512(kInf), _CMP_LT_OQ);
   return _mm512_mask_add_ps(l, ok, l, c);
 }
 
 MINIRT_TARGET_AVX512 MINIRT_VMATH_INLINE __m512 sigmoid_avx512(__m512 x) {
   using namespace vmath_detail;
   __m512 e = exp_avx512(_mm512_sub_ps(_mm512_setzero_ps(), abs512(x)));  // (0, 1]
-  __m512 r = recip512(_mm512_add_ps(set512(1.0f), e));                    // 1 / (1 + e), of (1, 2]
+  __m512 r = recip512(_mm512_add_ps(set512(1.0f), e));                   // 1 / (1 + e), of (1, 2]
   __mmask16 neg = _mm512_cmp_ps_mask(x, _mm512_setzero_ps(), _CMP_LT_OQ);
   return _mm512_mask_mul_ps(r, neg, e, r);
 }
@@ -544,13 +544,19 @@ MINIRT_TARGET_AVX512 __m512 act_costly_avx512(__m512 x, const Activation& a);
 // Activation a of the 16 lanes of x. Always inlined (Relu, LeakyRelu and
 // Clip in place, the others a call), so that a GEMM tile kernel's epilogue
 // pays no call for them; its caller's target must include avx512f, avx2, fma.
-MINIRT_TARGET_AVX512 __attribute__((always_inline)) MINIRT_VMATH_INLINE __m512 act_avx512(__m512 x, const Activation& a) {
+MINIRT_TARGET_AVX512 __attribute__((always_inline)) MINIRT_VMATH_INLINE __m512 act_avx512(__m512 x,
+                                                                                          const Activation& a) {
   switch (a.kind) {
-    case ActKind::kNone: return x;
-    case ActKind::kRelu: return act_kind_avx512<ActKind::kRelu>(x, a);
-    case ActKind::kLeakyRelu: return act_kind_avx512<ActKind::kLeakyRelu>(x, a);
-    case ActKind::kClip: return act_kind_avx512<ActKind::kClip>(x, a);
-    default: return act_costly_avx512(x, a);
+    case ActKind::kNone:
+      return x;
+    case ActKind::kRelu:
+      return act_kind_avx512<ActKind::kRelu>(x, a);
+    case ActKind::kLeakyRelu:
+      return act_kind_avx512<ActKind::kLeakyRelu>(x, a);
+    case ActKind::kClip:
+      return act_kind_avx512<ActKind::kClip>(x, a);
+    default:
+      return act_costly_avx512(x, a);
   }
 }
 
@@ -618,8 +624,8 @@ MINIRT_TARGET_AVX2 MINIRT_VMATH_INLINE __m256 log_avx2(__m256 x) {
   __m256 xs = _mm256_blendv_ps(x, _mm256_mul_ps(x, set256(8388608.0f)), tiny);
   __m256i bits = _mm256_castps_si256(xs);
   __m256i ei = _mm256_sub_epi32(_mm256_srli_epi32(bits, 23), _mm256_set1_epi32(127));
-  __m256 m = _mm256_castsi256_ps(_mm256_or_si256(_mm256_and_si256(bits, _mm256_set1_epi32(0x007fffff)),
-                                                 _mm256_set1_epi32(0x3f800000)));
+  __m256 m = _mm256_castsi256_ps(
+      _mm256_or_si256(_mm256_and_si256(bits, _mm256_set1_epi32(0x007fffff)), _mm256_set1_epi32(0x3f800000)));
   __m256 e = _mm256_add_ps(_mm256_cvtepi32_ps(ei), _mm256_and_ps(tiny, set256(-23.0f)));
   __m256 big = _mm256_cmp_ps(m, set256(kSqrt2), _CMP_GT_OQ);
   m = _mm256_blendv_ps(m, _mm256_mul_ps(m, set256(0.5f)), big);
@@ -639,8 +645,8 @@ MINIRT_TARGET_AVX2 MINIRT_VMATH_INLINE __m256 log1p_avx2(__m256 x) {
   __m256 u = _mm256_add_ps(set256(1.0f), x);
   __m256 l = log_avx2(u);
   __m256 c = _mm256_div_ps(_mm256_sub_ps(x, _mm256_sub_ps(u, set256(1.0f))), u);
-  __m256 ok = _mm256_and_ps(_mm256_cmp_ps(u, _mm256_setzero_ps(), _CMP_GT_OQ),
-                            _mm256_cmp_ps(u, set256(kInf), _CMP_LT_OQ));
+  __m256 ok =
+      _mm256_and_ps(_mm256_cmp_ps(u, _mm256_setzero_ps(), _CMP_GT_OQ), _mm256_cmp_ps(u, set256(kInf), _CMP_LT_OQ));
   return _mm256_add_ps(l, _mm256_and_ps(ok, c));
 }
 
@@ -663,9 +669,9 @@ MINIRT_TARGET_AVX2 MINIRT_VMATH_INLINE __m256 sigmoid_avx2(__m256 x) {
 MINIRT_TARGET_AVX2 MINIRT_VMATH_INLINE __m256 silu_avx2(__m256 x) {
   using namespace vmath_detail;
   const __m256 one = set256(1.0f);
-  __m256 a = _mm256_or_ps(x, set256(-0.0f));       // -|x|
+  __m256 a = _mm256_or_ps(x, set256(-0.0f));                    // -|x|
   __m256 in = _mm256_cmp_ps(a, set256(kLnFltMin), _CMP_GE_OQ);  // false below, and for NaN
-  __m256 c = _mm256_max_ps(set256(kLnFltMin), a);  // a NaN stays
+  __m256 c = _mm256_max_ps(set256(kLnFltMin), a);               // a NaN stays
   __m256 t = _mm256_fmadd_ps(c, set256(kLog2e), set256(kRoundMagic));
   __m256 k = _mm256_sub_ps(t, set256(kRoundMagic));
   __m256 r = _mm256_fnmadd_ps(k, set256(kLn2Hi), c);
@@ -768,11 +774,16 @@ MINIRT_TARGET_AVX2 __m256 act_costly_avx2(__m256 x, const Activation& a);
 // caller's target must include avx2 and fma.
 MINIRT_TARGET_AVX2 __attribute__((always_inline)) MINIRT_VMATH_INLINE __m256 act_avx2(__m256 x, const Activation& a) {
   switch (a.kind) {
-    case ActKind::kNone: return x;
-    case ActKind::kRelu: return act_kind_avx2<ActKind::kRelu>(x, a);
-    case ActKind::kLeakyRelu: return act_kind_avx2<ActKind::kLeakyRelu>(x, a);
-    case ActKind::kClip: return act_kind_avx2<ActKind::kClip>(x, a);
-    default: return act_costly_avx2(x, a);
+    case ActKind::kNone:
+      return x;
+    case ActKind::kRelu:
+      return act_kind_avx2<ActKind::kRelu>(x, a);
+    case ActKind::kLeakyRelu:
+      return act_kind_avx2<ActKind::kLeakyRelu>(x, a);
+    case ActKind::kClip:
+      return act_kind_avx2<ActKind::kClip>(x, a);
+    default:
+      return act_costly_avx2(x, a);
   }
 }
 

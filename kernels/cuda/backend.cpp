@@ -134,12 +134,12 @@ class CudaDevice final : public ComputeDevice {
         version3(static_cast<int>(dv / 10000), static_cast<int>((dv % 10000) / 100), static_cast<int>(dv % 100)) +
         ", cuBLAS " + version3(bmaj, bmin, bpat) + (tf32 ? ", TF32 math" : "");
     allocator_ = std::make_shared<CudaAllocator>(device);
-    tuning_context_ = std::string("cuda | ") + name + " cc " + std::to_string(prop.major) + "." +
-                      std::to_string(prop.minor) + " | minirt " MINIRT_VERSION_STRING " | cudnn " +
-                      version3(static_cast<int>(dv / 10000), static_cast<int>((dv % 10000) / 100),
-                               static_cast<int>(dv % 100)) +
-                      " | cublas " + version3(bmaj, bmin, bpat) + " | driver cuda " + std::to_string(driver / 1000) +
-                      "." + std::to_string((driver % 1000) / 10) + " | " + (tf32 ? "tf32" : "fp32");
+    tuning_context_ =
+        std::string("cuda | ") + name + " cc " + std::to_string(prop.major) + "." + std::to_string(prop.minor) +
+        " | minirt " MINIRT_VERSION_STRING " | cudnn " +
+        version3(static_cast<int>(dv / 10000), static_cast<int>((dv % 10000) / 100), static_cast<int>(dv % 100)) +
+        " | cublas " + version3(bmaj, bmin, bpat) + " | driver cuda " + std::to_string(driver / 1000) + "." +
+        std::to_string((driver % 1000) / 10) + " | " + (tf32 ? "tf32" : "fp32");
   }
 
   ~CudaDevice() override {
@@ -448,8 +448,8 @@ void copy_text(char* dst, size_t size, const std::string& s) {
 MINIRT_MODULE_EXPORT int minirt_cuda_module_abi(void) { return MINIRT_CUDA_MODULE_ABI; }
 
 MINIRT_MODULE_EXPORT minirt::KernelProvider* minirt_cuda_create(const MinirtCudaOptions* options, char* error,
-                                                         size_t error_size, char* description,
-                                                         size_t description_size) {
+                                                                size_t error_size, char* description,
+                                                                size_t description_size) {
   using minirt::cuda::copy_text;
   try {
     if (!options || options->abi != MINIRT_CUDA_MODULE_ABI || options->size != sizeof(MinirtCudaOptions)) {

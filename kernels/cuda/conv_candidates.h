@@ -84,8 +84,7 @@ inline std::string candidate_name(cudnnConvolutionFwdAlgo_t a, cudnnMathType_t m
   return s;
 }
 
-inline bool parse_candidate(bool tf32, const std::string& name, cudnnConvolutionFwdAlgo_t* a,
-                     cudnnMathType_t* m) {
+inline bool parse_candidate(bool tf32, const std::string& name, cudnnConvolutionFwdAlgo_t* a, cudnnMathType_t* m) {
   for (cudnnMathType_t math : allowed_math(tf32))
     for (cudnnConvolutionFwdAlgo_t algo : kAllFwdAlgos)
       if (candidate_name(algo, math) == name) {

@@ -217,8 +217,10 @@ class ConvKernel final : public CudaKernel {
         cudnnStatus_t st = cudnnSetConvolutionMathType(cd_, math);
         if (st == CUDNN_STATUS_SUCCESS)
           st = cudnnGetConvolutionForwardWorkspaceSize(ctx.plan_dnn, xd_.d, fd_, cd_, yd_.d, algo, &ws);
-        if (st != CUDNN_STATUS_SUCCESS) o.declined = "cuDNN does not take this shape: " + cudnn_error_text(st);
-        else o.workspace = pad_bytes_ + ws;
+        if (st != CUDNN_STATUS_SUCCESS)
+          o.declined = "cuDNN does not take this shape: " + cudnn_error_text(st);
+        else
+          o.workspace = pad_bytes_ + ws;
         out.push_back(std::move(o));
       }
     }
@@ -255,10 +257,10 @@ class ConvKernel final : public CudaKernel {
       for (int rep = 0; rep < 3; ++rep) {
         check_cudnn(cudnnSetConvolutionMathType(cd_, math), where() + "cudnnSetConvolutionMathType");
         int got = 0;
-        check_cudnn(cudnnFindConvolutionForwardAlgorithmEx(ctx.plan_dnn, xd_.d, xb.get(), fd_, wb.get(), cd_, yd_.d,
-                                                            yb.get(), static_cast<int>(perf.size()), &got,
-                                                            perf.data(), wsb.get(), ws),
-                    where() + "cudnnFindConvolutionForwardAlgorithmEx");
+        check_cudnn(
+            cudnnFindConvolutionForwardAlgorithmEx(ctx.plan_dnn, xd_.d, xb.get(), fd_, wb.get(), cd_, yd_.d, yb.get(),
+                                                   static_cast<int>(perf.size()), &got, perf.data(), wsb.get(), ws),
+            where() + "cudnnFindConvolutionForwardAlgorithmEx");
         for (int i = 0; i < got; ++i) {
           const auto& p = perf[static_cast<size_t>(i)];
           if (p.status != CUDNN_STATUS_SUCCESS || p.memory > ws) continue;
@@ -562,8 +564,7 @@ class DnnActivationKernel final : public CudaKernel {
     // NaN as the CPU treats it: Relu(NaN) is 0 (x > 0 ? x : 0), the others
     // keep it (Clip's max(lo, x) then min(hi, .), and the math of Sigmoid,
     // Tanh, Elu).
-    const cudnnNanPropagation_t nan =
-        mode == CUDNN_ACTIVATION_RELU ? CUDNN_NOT_PROPAGATE_NAN : CUDNN_PROPAGATE_NAN;
+    const cudnnNanPropagation_t nan = mode == CUDNN_ACTIVATION_RELU ? CUDNN_NOT_PROPAGATE_NAN : CUDNN_PROPAGATE_NAN;
     check_cudnn(cudnnSetActivationDescriptor(ad_, mode, nan, coef), where() + "cudnnSetActivationDescriptor");
   }
   ~DnnActivationKernel() override {

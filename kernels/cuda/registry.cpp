@@ -22,8 +22,7 @@ class Registry {
       if (!table_.count(ops[i])) missing_ += std::string(missing_.empty() ? "" : ", ") + ops[i];
   }
   std::unique_ptr<Kernel> make(const DeviceContext& ctx, const Graph& g, const Node& n) const {
-    if (!missing_.empty())
-      node_fail(ErrorCode::kInternal, g, n, "the cuda module's kernel tables lack " + missing_);
+    if (!missing_.empty()) node_fail(ErrorCode::kInternal, g, n, "the cuda module's kernel tables lack " + missing_);
     auto it = table_.find(n.op);
     if (it == table_.end())
       node_fail(ErrorCode::kInternal, g, n, "the cuda backend claims the op but has no kernel for it");

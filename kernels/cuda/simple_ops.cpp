@@ -247,10 +247,17 @@ class PadKernel final : public CudaKernel {
     es_ = dtype_size(dtype);
     args_.rank = static_cast<int>(x.size());
     switch (a.mode) {  // no default: a new mode must be mapped or declined in support.cpp
-      case PadMode::kConstant: args_.mode = PadModeGpu::kConstant; break;
-      case PadMode::kEdge: args_.mode = PadModeGpu::kEdge; break;
-      case PadMode::kReflect: args_.mode = PadModeGpu::kReflect; break;
-      case PadMode::kWrap: node_fail(ErrorCode::kInternal, g, n, "pad mode 'wrap' has no kernel on cuda (support.cpp declines it)");
+      case PadMode::kConstant:
+        args_.mode = PadModeGpu::kConstant;
+        break;
+      case PadMode::kEdge:
+        args_.mode = PadModeGpu::kEdge;
+        break;
+      case PadMode::kReflect:
+        args_.mode = PadModeGpu::kReflect;
+        break;
+      case PadMode::kWrap:
+        node_fail(ErrorCode::kInternal, g, n, "pad mode 'wrap' has no kernel on cuda (support.cpp declines it)");
     }
     std::vector<int64_t> st = strides_of(x);
     for (int d = 0; d < args_.rank; ++d) {

@@ -204,7 +204,8 @@ bool movement(const Graph& g, const Node& n, std::string* why) {
   }
   if (n.op == "Pad" && n.input(2) >= 0 && !g.values[n.inputs[2]].constant)
     return say(why, "a constant_value computed at run time");
-  if (n.op == "Pad" && n.attrs_as<PadAttrs>().mode == PadMode::kWrap) return say(why, "pad mode 'wrap' (the CPU has it)");
+  if (n.op == "Pad" && n.attrs_as<PadAttrs>().mode == PadMode::kWrap)
+    return say(why, "pad mode 'wrap' (the CPU has it)");
   if (n.op == "Concat")
     for (int v : n.inputs)
       if (v >= 0 && g.values[v].dtype != g.values[n.inputs[0]].dtype) return say(why, "inputs of mixed dtypes");
@@ -235,8 +236,8 @@ bool float32_only(const Graph& g, const Node& n, std::string* why) { return all_
 bool cast(const Graph& g, const Node& n, std::string* why) {
   for (int v : {n.inputs[0], n.outputs[0]}) {
     DType t = g.values[v].dtype;
-    if (t != DType::kFloat32 && t != DType::kInt64 && t != DType::kInt32 && t != DType::kInt8 &&
-        t != DType::kUInt8 && t != DType::kBool)
+    if (t != DType::kFloat32 && t != DType::kInt64 && t != DType::kInt32 && t != DType::kInt8 && t != DType::kUInt8 &&
+        t != DType::kBool)
       return say(why, std::string("a cast from or to ") + dtype_name(t) + " (the CPU runs it)");
   }
   if (n.attrs_as<CastAttrs>().round != DType::kUndefined)

@@ -46,7 +46,10 @@ std::string not_onnx(const void* data, size_t size) {
            "the .onnx file inside";
   if (starts("PK\x03\x04", 4) || starts("PK\x05\x06", 4))
     return "is a zip archive, not an ONNX model: unzip it first and give the .onnx file inside";
-  if (starts("\xfd" "7zXZ", 5)) return "is an xz archive, not an ONNX model: unpack it first (unxz, or tar -xJf)";
+  if (starts("\xfd"
+             "7zXZ",
+             5))
+    return "is an xz archive, not an ONNX model: unpack it first (unxz, or tar -xJf)";
   if (starts("BZh", 3)) return "is a bzip2 archive, not an ONNX model: unpack it first (bunzip2, or tar -xjf)";
   if (starts("\x28\xb5\x2f\xfd", 4)) return "is a zstd archive, not an ONNX model: unpack it first (unzstd)";
   if (size > 262 && std::memcmp(b + 257, "ustar", 5) == 0)
@@ -90,19 +93,24 @@ void read_external(const TensorProto& tp, const std::string& where, Tensor& t) {
       char* end = nullptr;
       long long v = std::strtoll(kv.value().c_str(), &end, 10);
       if (kv.value().empty() || *end || v < 0)
-        throw Error(ErrorCode::kInvalidModel, where + ": external data " + what + " '" + kv.value() + "' is not a byte count");
+        throw Error(ErrorCode::kInvalidModel,
+                    where + ": external data " + what + " '" + kv.value() + "' is not a byte count");
       return static_cast<int64_t>(v);
     };
-    if (kv.key() == "location") location = kv.value();
-    else if (kv.key() == "offset") offset = number("offset");
-    else if (kv.key() == "length") length = number("length");
+    if (kv.key() == "location")
+      location = kv.value();
+    else if (kv.key() == "offset")
+      offset = number("offset");
+    else if (kv.key() == "length")
+      length = number("length");
   }
   if (location.empty())
     throw Error(ErrorCode::kInvalidModel, where + ": data_location is EXTERNAL but external_data names no location");
   if (!t_external)
     throw Error(ErrorCode::kUnsupported, where + ": its data is in the external file '" + location +
                                              "', which a model loaded from memory cannot reach; load the model "
-                                             "from its file (Model::load), with '" + location + "' beside it");
+                                             "from its file (Model::load), with '" +
+                                             location + "' beside it");
   const ExternalData& ext = *t_external;
   fs::path rel(location);
   std::error_code ec;
@@ -121,20 +129,20 @@ void read_external(const TensorProto& tp, const std::string& where, Tensor& t) {
                                               "; minirt reads external data only from beside the model");
   const size_t need = t.nbytes();
   if (length >= 0 && static_cast<size_t>(length) != need)
-    throw Error(ErrorCode::kInvalidModel, where + ": external data length " + std::to_string(length) + " bytes, but shape " +
-                                              shape_str(t.shape()) + " of " + dtype_name(t.dtype()) + " needs " +
-                                              std::to_string(need));
+    throw Error(ErrorCode::kInvalidModel, where + ": external data length " + std::to_string(length) +
+                                              " bytes, but shape " + shape_str(t.shape()) + " of " +
+                                              dtype_name(t.dtype()) + " needs " + std::to_string(need));
   std::ifstream f(full, std::ios::binary);
   if (!f)
-    throw Error(ErrorCode::kNotFound,
-                where + ": its data is in the external file '" + location + "', which is missing (looked for " +
-                    full.string() + "); download it with the model and put it beside " + ext.model);
+    throw Error(ErrorCode::kNotFound, where + ": its data is in the external file '" + location +
+                                          "', which is missing (looked for " + full.string() +
+                                          "); download it with the model and put it beside " + ext.model);
   f.seekg(0, std::ios::end);
   const auto end = static_cast<int64_t>(f.tellg());
   if (offset > end || static_cast<size_t>(end - offset) < need)
-    throw Error(ErrorCode::kInvalidModel, where + ": the external file '" + location + "' holds " + std::to_string(end) +
-                                              " bytes, too few for " + std::to_string(need) + " at offset " +
-                                              std::to_string(offset) + " (truncated download?)");
+    throw Error(ErrorCode::kInvalidModel, where + ": the external file '" + location + "' holds " +
+                                              std::to_string(end) + " bytes, too few for " + std::to_string(need) +
+                                              " at offset " + std::to_string(offset) + " (truncated download?)");
   f.seekg(offset);
   if (need && !f.read(static_cast<char*>(t.raw()), static_cast<std::streamsize>(need)))
     throw Error(ErrorCode::kNotFound, where + ": could not read the external file '" + location + "'");
@@ -188,8 +196,14 @@ Tensor tensor_from_proto(const TensorProto& tp, const std::string& where) {
   size_t present = 0;
   const char* field = "";
   switch (dt) {
-    case DType::kFloat32: present = static_cast<size_t>(tp.float_data_size()); field = "float_data"; break;
-    case DType::kInt64: present = static_cast<size_t>(tp.int64_data_size()); field = "int64_data"; break;
+    case DType::kFloat32:
+      present = static_cast<size_t>(tp.float_data_size());
+      field = "float_data";
+      break;
+    case DType::kInt64:
+      present = static_cast<size_t>(tp.int64_data_size());
+      field = "int64_data";
+      break;
     case DType::kInt32:
     case DType::kBool:
     case DType::kUInt8:
@@ -201,14 +215,21 @@ Tensor tensor_from_proto(const TensorProto& tp, const std::string& where) {
       present = static_cast<size_t>(tp.int32_data_size());
       field = "int32_data";
       break;
-    default: throw Error(ErrorCode::kUnsupported, where + ": dtype " + dtype_name(dt) + " is not supported");
+    default:
+      throw Error(ErrorCode::kUnsupported, where + ": dtype " + dtype_name(dt) + " is not supported");
   }
   if (present != n) mismatch(present, field);
   Tensor t = Tensor::zeros(dt, shape);
   switch (dt) {
-    case DType::kFloat32: std::copy(tp.float_data().begin(), tp.float_data().end(), t.data<float>()); break;
-    case DType::kInt64: std::copy(tp.int64_data().begin(), tp.int64_data().end(), t.data<int64_t>()); break;
-    case DType::kInt32: std::copy(tp.int32_data().begin(), tp.int32_data().end(), t.data<int32_t>()); break;
+    case DType::kFloat32:
+      std::copy(tp.float_data().begin(), tp.float_data().end(), t.data<float>());
+      break;
+    case DType::kInt64:
+      std::copy(tp.int64_data().begin(), tp.int64_data().end(), t.data<int64_t>());
+      break;
+    case DType::kInt32:
+      std::copy(tp.int32_data().begin(), tp.int32_data().end(), t.data<int32_t>());
+      break;
     case DType::kFloat16:
     case DType::kBFloat16:
       for (size_t i = 0; i < n; ++i) {
@@ -232,18 +253,34 @@ Attribute attribute_from_proto(const AttributeProto& ap, const std::string& wher
   auto type = ap.type();
   if (!ap.has_type() || type == AttributeProto::UNDEFINED) {
     // IR before 0.0.2 left the type out; tell it by the field that is set.
-    if (ap.has_f()) type = AttributeProto::FLOAT;
-    else if (ap.has_i()) type = AttributeProto::INT;
-    else if (ap.has_s()) type = AttributeProto::STRING;
-    else if (ap.has_t()) type = AttributeProto::TENSOR;
-    else if (ap.floats_size()) type = AttributeProto::FLOATS;
-    else if (ap.ints_size()) type = AttributeProto::INTS;
-    else if (ap.strings_size()) type = AttributeProto::STRINGS;
+    if (ap.has_f())
+      type = AttributeProto::FLOAT;
+    else if (ap.has_i())
+      type = AttributeProto::INT;
+    else if (ap.has_s())
+      type = AttributeProto::STRING;
+    else if (ap.has_t())
+      type = AttributeProto::TENSOR;
+    else if (ap.floats_size())
+      type = AttributeProto::FLOATS;
+    else if (ap.ints_size())
+      type = AttributeProto::INTS;
+    else if (ap.strings_size())
+      type = AttributeProto::STRINGS;
   }
   switch (type) {
-    case AttributeProto::FLOAT: a.kind = Attribute::Kind::kFloat; a.f = ap.f(); break;
-    case AttributeProto::INT: a.kind = Attribute::Kind::kInt; a.i = ap.i(); break;
-    case AttributeProto::STRING: a.kind = Attribute::Kind::kString; a.s = ap.s(); break;
+    case AttributeProto::FLOAT:
+      a.kind = Attribute::Kind::kFloat;
+      a.f = ap.f();
+      break;
+    case AttributeProto::INT:
+      a.kind = Attribute::Kind::kInt;
+      a.i = ap.i();
+      break;
+    case AttributeProto::STRING:
+      a.kind = Attribute::Kind::kString;
+      a.s = ap.s();
+      break;
     case AttributeProto::TENSOR:
       a.kind = Attribute::Kind::kTensor;
       a.t = tensor_from_proto(ap.t(), where + ", attribute '" + ap.name() + "'");
@@ -261,8 +298,12 @@ Attribute attribute_from_proto(const AttributeProto& ap, const std::string& wher
       a.strings.assign(ap.strings().begin(), ap.strings().end());
       break;
     case AttributeProto::GRAPH:
-    case AttributeProto::GRAPHS: a.kind = Attribute::Kind::kGraph; break;
-    default: a.kind = Attribute::Kind::kOther; break;
+    case AttributeProto::GRAPHS:
+      a.kind = Attribute::Kind::kGraph;
+      break;
+    default:
+      a.kind = Attribute::Kind::kOther;
+      break;
   }
   return a;
 }
@@ -297,7 +338,8 @@ std::string node_label(const NodeProto& n, int index) {
 
 std::string read_file_bytes(const std::string& path) {
   std::error_code ec;
-  if (std::filesystem::is_directory(path, ec)) fail_file(ErrorCode::kNotFound, path, "is a directory, not a model file");
+  if (std::filesystem::is_directory(path, ec))
+    fail_file(ErrorCode::kNotFound, path, "is a directory, not a model file");
   std::ifstream f(path, std::ios::binary);
   if (!f) fail_file(ErrorCode::kNotFound, path, std::string("cannot open the file: ") + std::strerror(errno));
   std::ostringstream ss;
@@ -375,9 +417,11 @@ Graph load_bytes(const void* data, size_t size, const std::string& name) {
   // Initializers (weights); some files also list them as graph inputs.
   for (int i = 0; i < gp.initializer_size(); ++i) {
     const TensorProto& tp = gp.initializer(i);
-    if (tp.name().empty()) fail_file(ErrorCode::kInvalidModel, name, "initializer " + std::to_string(i) + " has no name");
+    if (tp.name().empty())
+      fail_file(ErrorCode::kInvalidModel, name, "initializer " + std::to_string(i) + " has no name");
     int id = value_id(tp.name());
-    if (g.values[id].constant) fail_file(ErrorCode::kInvalidModel, name, "initializer '" + tp.name() + "' appears twice");
+    if (g.values[id].constant)
+      fail_file(ErrorCode::kInvalidModel, name, "initializer '" + tp.name() + "' appears twice");
     auto t = std::make_shared<Tensor>(tensor_from_proto(tp, name + ": initializer '" + tp.name() + "'"));
     g.values[id].dtype = t->dtype();
     g.values[id].shape = t->shape();
@@ -392,7 +436,8 @@ Graph load_bytes(const void* data, size_t size, const std::string& name) {
     if (vi.type().has_sequence_type() || vi.type().has_map_type() || vi.type().has_optional_type() ||
         vi.type().has_sparse_tensor_type())
       fail_file(ErrorCode::kUnsupported, name,
-                "graph input '" + vi.name() + "' is a sequence, map, optional or sparse tensor; minirt takes dense tensors only");
+                "graph input '" + vi.name() +
+                    "' is a sequence, map, optional or sparse tensor; minirt takes dense tensors only");
     if (v.dtype == DType::kUndefined)
       fail_file(ErrorCode::kInvalidModel, name, "graph input '" + vi.name() + "' has no tensor type");
     if (!loadable_dtype(v.dtype))
@@ -494,10 +539,12 @@ Graph load_bytes(const void* data, size_t size, const std::string& name) {
                 "has " + std::to_string(nin) + " inputs; " + n.op + " takes " + std::to_string(s->min_inputs) +
                     (s->max_inputs != s->min_inputs ? " to " + std::to_string(s->max_inputs) : ""));
     for (int k = 0; k < s->min_inputs && k < nin; ++k)
-      if (n.inputs[k] < 0) node_fail(ErrorCode::kInvalidModel, g, n, "required input " + std::to_string(k) + " is empty");
+      if (n.inputs[k] < 0)
+        node_fail(ErrorCode::kInvalidModel, g, n, "required input " + std::to_string(k) + " is empty");
     if (nout < s->min_outputs || nout > s->max_outputs || n.outputs[0] < 0)
-      node_fail(ErrorCode::kInvalidModel, g, n, "has " + std::to_string(nout) + " outputs; " + n.op + " produces " +
-                                                    std::to_string(s->min_outputs) + " to " + std::to_string(s->max_outputs));
+      node_fail(ErrorCode::kInvalidModel, g, n,
+                "has " + std::to_string(nout) + " outputs; " + n.op + " produces " + std::to_string(s->min_outputs) +
+                    " to " + std::to_string(s->max_outputs));
     if (s->parse) {
       ParseContext pc(g, n, g.opset);
       n.parsed = s->parse(pc);

@@ -86,9 +86,12 @@ const ModelInfo& Model::info() const { return impl_->info; }
 
 const char* device_name(Device d) {
   switch (d) {
-    case Device::kAuto: return "auto";
-    case Device::kCpu: return "cpu";
-    case Device::kCuda: return "cuda";
+    case Device::kAuto:
+      return "auto";
+    case Device::kCpu:
+      return "cpu";
+    case Device::kCuda:
+      return "cuda";
   }
   return "?";
 }

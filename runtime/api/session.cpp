@@ -66,7 +66,7 @@ class PoolBlock {
 // across runs; several exist only when runs overlap in time.
 struct RunContext {
   std::shared_ptr<const PlanEntry> bound;
-  PoolBlock arena;  // from the session's host pool; kept while the plan fits
+  PoolBlock arena;                                        // from the session's host pool; kept while the plan fits
   std::vector<std::unique_ptr<PoolBlock>> device_arenas;  // per device space (index space - 1)
   std::vector<void*> streams;                             // per space; [0] (the host) is null
   std::vector<const KernelProvider*> stream_owners;
@@ -107,9 +107,9 @@ struct Session::Impl {
   std::string reason;
   std::unique_ptr<ThreadPool> pool;
   std::shared_ptr<KernelProvider> cpu;  // the host backend, every node's fallback
-  std::unique_ptr<Tuner> tuner;  // used under mu, while planning
-  ConstantCache constants;       // the plans' constants, one copy of each
-  std::vector<size_t> value_inputs;  // model input indices that are shape operands
+  std::unique_ptr<Tuner> tuner;         // used under mu, while planning
+  ConstantCache constants;              // the plans' constants, one copy of each
+  std::vector<size_t> value_inputs;     // model input indices that are shape operands
   // The run contexts' arenas come from here; declared before `idle`, so the
   // contexts give their blocks back before the pool goes.
   std::unique_ptr<MemoryPool> host_memory;
@@ -118,7 +118,7 @@ struct Session::Impl {
   std::vector<std::unique_ptr<MemoryPool>> device_memory;
   PoolOptions pool_options;  // of every pool: SessionOptions' limit and policy
 
-  std::mutex mu;  // guards everything below
+  std::mutex mu;                                        // guards everything below
   std::vector<std::shared_ptr<const PlanEntry>> plans;  // most recently used last
   std::vector<std::unique_ptr<RunContext>> idle;
   std::shared_ptr<const PlanEntry> last_plan;
@@ -128,7 +128,8 @@ struct Session::Impl {
 
   void choose_device(const SessionOptions& options);
 
-  std::shared_ptr<const PlanEntry> plan_for(const std::vector<const Tensor*>& inputs, const Clock::time_point* deadline);
+  std::shared_ptr<const PlanEntry> plan_for(const std::vector<const Tensor*>& inputs,
+                                            const Clock::time_point* deadline);
   bool matches(const PlanEntry& e, const std::vector<const Tensor*>& inputs) const;
   void bind(RunContext& ctx, std::shared_ptr<const PlanEntry> entry);
   void grow(RunContext& ctx, const Plan& plan);
@@ -144,11 +145,14 @@ Session::Session(std::shared_ptr<const Model> model, SessionOptions options) : i
   // Settings first, before the GPU is probed or a thread started.
   const int threads = resolve_threads(options.threads);
   if (!(options.run_timeout_seconds >= 0) || !std::isfinite(options.run_timeout_seconds))
-    throw Error(ErrorCode::kInvalidArgument, "SessionOptions: run_timeout_seconds must be 0 (no limit) or a positive "
-                                             "number of seconds, got " + std::to_string(options.run_timeout_seconds));
+    throw Error(ErrorCode::kInvalidArgument,
+                "SessionOptions: run_timeout_seconds must be 0 (no limit) or a positive "
+                "number of seconds, got " +
+                    std::to_string(options.run_timeout_seconds));
   if (options.device_id < 0)
     throw Error(ErrorCode::kInvalidArgument,
-                "SessionOptions: device_id must be a CUDA device ordinal (0 or more), got " + std::to_string(options.device_id));
+                "SessionOptions: device_id must be a CUDA device ordinal (0 or more), got " +
+                    std::to_string(options.device_id));
   // One pool design for every memory: the limit and policy apply to the
   // host's pool and to each device's (a limit per pool).
   PoolOptions& po = impl_->pool_options;
@@ -158,9 +162,9 @@ Session::Session(std::shared_ptr<const Model> model, SessionOptions options) : i
     po.preallocate_fraction = options.preallocate_fraction;
     double f = options.preallocate_fraction;
     if (!(f > 0.0 && f <= 1.0))
-      throw Error(ErrorCode::kInvalidArgument,
-                  "SessionOptions: MemoryPolicy::kPreallocate needs preallocate_fraction in (0, 1], got " +
-                      std::to_string(f));
+      throw Error(
+          ErrorCode::kInvalidArgument,
+          "SessionOptions: MemoryPolicy::kPreallocate needs preallocate_fraction in (0, 1], got " + std::to_string(f));
   }
   impl_->choose_device(options);
   impl_->host_memory = std::make_unique<MemoryPool>(std::make_shared<HostAllocator>(), po);
@@ -175,8 +179,8 @@ Session::Session(std::shared_ptr<const Model> model, SessionOptions options) : i
   to.workspace_limit = options.workspace_limit;
   to.write_cache = options.algo_cache_write;
   if (options.tuning_repeats < 0)
-    throw Error(ErrorCode::kInvalidArgument,
-                "SessionOptions: tuning_repeats must be 0 (adaptive) or more, got " + std::to_string(options.tuning_repeats));
+    throw Error(ErrorCode::kInvalidArgument, "SessionOptions: tuning_repeats must be 0 (adaptive) or more, got " +
+                                                 std::to_string(options.tuning_repeats));
   if (options.tuning_repeats > 0) {
     to.min_repeats = to.max_repeats = options.tuning_repeats;
     to.target_ms = 0;
@@ -379,8 +383,9 @@ void Session::Impl::bind(RunContext& ctx, std::shared_ptr<const PlanEntry> entry
     if (!block) block = std::make_unique<PoolBlock>();
     size_t need = plan.spaces[sp].arena_bytes;
     if (need > block->size())
-      block->allocate(*device_memory.at(sp - 1), need, "the " + std::string(plan.spaces[sp].backend->name()) +
-                                                          " activation arena of " + model->info().path);
+      block->allocate(
+          *device_memory.at(sp - 1), need,
+          "the " + std::string(plan.spaces[sp].backend->name()) + " activation arena of " + model->info().path);
     if (!ctx.streams[sp]) {
       ctx.streams[sp] = plan.spaces[sp].backend->device().create_stream();
       ctx.stream_owners[sp] = plan.spaces[sp].backend;
@@ -416,9 +421,9 @@ void Session::Impl::deadline_exceeded(const Plan& plan, size_t steps_done, Clock
     const Value& v = plan.graph.values[plan.input_values[i]];
     shapes += (i ? ", " : "") + v.name + " " + shape_str(v.shape);
   }
-  std::string where = steps_done == 0 ? std::string("before its first step (planning took the time)")
-                                      : "after " + std::to_string(steps_done) + " of " +
-                                            std::to_string(plan.steps.size()) + " steps";
+  std::string where =
+      steps_done == 0 ? std::string("before its first step (planning took the time)")
+                      : "after " + std::to_string(steps_done) + " of " + std::to_string(plan.steps.size()) + " steps";
   throw Error(ErrorCode::kDeadlineExceeded,
               model->info().path + ": the run (inputs " + shapes + ") stopped " + where + ", " + seconds_text(took) +
                   " after it began, past its limit of " + seconds_text(options.run_timeout_seconds) +
@@ -440,7 +445,8 @@ void Session::Impl::execute(RunContext& ctx, std::vector<Tensor>& outputs, Clock
   if (outputs.size() != nout) outputs.resize(nout);
   for (size_t i = 0; i < nout; ++i) {
     const Value& val = g.values[plan.output_values[i]];
-    if (outputs[i].dtype() != val.dtype || outputs[i].shape() != val.shape || (!outputs[i].raw() && outputs[i].nbytes()))
+    if (outputs[i].dtype() != val.dtype || outputs[i].shape() != val.shape ||
+        (!outputs[i].raw() && outputs[i].nbytes()))
       outputs[i] = Tensor::zeros(val.dtype, val.shape);
     int v = plan.output_values[i];
     if (plan.storage[v] == Storage::kOutput && e.first_output_of_value[i] < 0) ctx.ptrs[v] = outputs[i].raw();
@@ -462,7 +468,8 @@ void Session::Impl::execute(RunContext& ctx, std::vector<Tensor>& outputs, Clock
       for (size_t sp = 1; sp < ns; ++sp) plan.spaces[sp].backend->device().end_run(ctx.streams[sp]);
       deadline_exceeded(plan, s, started);
     }
-    for (size_t k = 0; k < st.inputs.size(); ++k) ctx.step_in[s][k] = st.inputs[k] >= 0 ? ctx.ptrs[st.inputs[k]] : nullptr;
+    for (size_t k = 0; k < st.inputs.size(); ++k)
+      ctx.step_in[s][k] = st.inputs[k] >= 0 ? ctx.ptrs[st.inputs[k]] : nullptr;
     for (size_t k = 0; k < st.outputs.size(); ++k)
       ctx.step_out[s][k] = st.outputs[k] >= 0 ? ctx.ptrs[st.outputs[k]] : nullptr;
     char* ws = st.space == 0 ? base : ctx.device_arenas[st.space - 1]->get();
@@ -500,9 +507,11 @@ void Session::run(const NamedTensors& inputs, std::vector<Tensor>& outputs) {
     // Allocations outside the pool (plan-time weight transforms, outputs)
     // that the system refused.
     throw Error(ErrorCode::kOutOfMemory,
-                impl_->model->info().path + ": the system refused memory while planning or running it (out of "
-                                            "memory: " + memory_room().describe() +
-                                            " left); use a smaller batch or input shape, or give the process more memory");
+                impl_->model->info().path +
+                    ": the system refused memory while planning or running it (out of "
+                    "memory: " +
+                    memory_room().describe() +
+                    " left); use a smaller batch or input shape, or give the process more memory");
   }
 }
 
@@ -542,7 +551,8 @@ void Session::run_checked(const NamedTensors& inputs, std::vector<Tensor>& outpu
     if (idx == g.inputs.size()) {
       std::string names;
       for (int v : g.inputs) names += (names.empty() ? "'" : ", '") + g.values[v].name + "'";
-      throw Error(ErrorCode::kInvalidArgument, file + ": the model has no input named '" + name + "' (its inputs: " + names + ")");
+      throw Error(ErrorCode::kInvalidArgument,
+                  file + ": the model has no input named '" + name + "' (its inputs: " + names + ")");
     }
     if (ordered[idx]) throw Error(ErrorCode::kInvalidArgument, file + ": input '" + name + "' was given twice");
     if (tensor.empty()) throw Error(ErrorCode::kInvalidArgument, file + ": input '" + name + "' is an empty Tensor");
@@ -580,7 +590,8 @@ void SessionInternals::add_device(Session& session, std::shared_ptr<KernelProvid
   std::lock_guard<std::mutex> lock(impl.mu);
   if (impl.plans_made) throw Error(ErrorCode::kInternal, "add_device: the session has already planned");
   auto alloc = device->device().allocator();
-  if (!alloc) throw Error(ErrorCode::kInternal, std::string("add_device: backend ") + device->name() + " has no allocator");
+  if (!alloc)
+    throw Error(ErrorCode::kInternal, std::string("add_device: backend ") + device->name() + " has no allocator");
   impl.device_memory.push_back(std::make_unique<MemoryPool>(std::move(alloc), impl.pool_options));
   impl.devices.push_back(std::move(device));
 }
@@ -594,30 +605,42 @@ void SessionInternals::configure_tuning(Session& session, TunerOptions options) 
 
 const char* tuning_mode_name(TuningMode m) {
   switch (m) {
-    case TuningMode::kCached: return "cached";
-    case TuningMode::kHeuristic: return "heuristic";
-    case TuningMode::kExhaustive: return "exhaustive";
-    case TuningMode::kFixed: return "fixed";
+    case TuningMode::kCached:
+      return "cached";
+    case TuningMode::kHeuristic:
+      return "heuristic";
+    case TuningMode::kExhaustive:
+      return "exhaustive";
+    case TuningMode::kFixed:
+      return "fixed";
   }
   return "?";
 }
 
 const char* candidate_status_name(CandidateStatus s) {
   switch (s) {
-    case CandidateStatus::kOk: return "ok";
-    case CandidateStatus::kDeclined: return "declined";
-    case CandidateStatus::kOverWorkspaceLimit: return "over workspace limit";
-    case CandidateStatus::kFailed: return "failed";
+    case CandidateStatus::kOk:
+      return "ok";
+    case CandidateStatus::kDeclined:
+      return "declined";
+    case CandidateStatus::kOverWorkspaceLimit:
+      return "over workspace limit";
+    case CandidateStatus::kFailed:
+      return "failed";
   }
   return "?";
 }
 
 const char* choice_source_name(ChoiceSource s) {
   switch (s) {
-    case ChoiceSource::kMeasured: return "measured";
-    case ChoiceSource::kCache: return "cache";
-    case ChoiceSource::kHeuristic: return "heuristic";
-    case ChoiceSource::kFixed: return "fixed";
+    case ChoiceSource::kMeasured:
+      return "measured";
+    case ChoiceSource::kCache:
+      return "cache";
+    case ChoiceSource::kHeuristic:
+      return "heuristic";
+    case ChoiceSource::kFixed:
+      return "fixed";
   }
   return "?";
 }
@@ -666,7 +689,6 @@ std::string Session::placement() const {
   std::lock_guard<std::mutex> lock(impl_->mu);
   return impl_->last_plan ? impl_->last_plan->plan->placement : std::string();
 }
-
 
 int usable_cores() { return count_cores().usable; }
 int max_threads() { return minirt::max_threads(count_cores()); }

@@ -7,41 +7,64 @@ namespace minirt::gpu {
 
 const char* layer_name(Layer l) {
   switch (l) {
-    case Layer::kBuild: return "build";
-    case Layer::kDriver: return "driver";
-    case Layer::kDevice: return "device";
-    case Layer::kCudnn: return "cudnn";
-    case Layer::kCublas: return "cublas";
+    case Layer::kBuild:
+      return "build";
+    case Layer::kDriver:
+      return "driver";
+    case Layer::kDevice:
+      return "device";
+    case Layer::kCudnn:
+      return "cudnn";
+    case Layer::kCublas:
+      return "cublas";
   }
   return "?";
 }
 
 const char* level_name(Level l) {
   switch (l) {
-    case Level::kOk: return "ok";
-    case Level::kNote: return "note";
-    case Level::kWarning: return "warning";
-    case Level::kFatal: return "fatal";
+    case Level::kOk:
+      return "ok";
+    case Level::kNote:
+      return "note";
+    case Level::kWarning:
+      return "warning";
+    case Level::kFatal:
+      return "fatal";
   }
   return "?";
 }
 
 std::string cuda_error_name(int code) {
   switch (code) {
-    case 0: return "CUDA_SUCCESS";
-    case 2: return "CUDA_ERROR_OUT_OF_MEMORY";
-    case 3: return "CUDA_ERROR_NOT_INITIALIZED";
-    case 34: return "CUDA_ERROR_STUB_LIBRARY";
-    case 35: return "cudaErrorInsufficientDriver";
-    case 46: return "CUDA_ERROR_DEVICE_UNAVAILABLE";
-    case 100: return "CUDA_ERROR_NO_DEVICE";
-    case 101: return "CUDA_ERROR_INVALID_DEVICE";
-    case 304: return "CUDA_ERROR_OPERATING_SYSTEM";
-    case 801: return "CUDA_ERROR_NOT_SUPPORTED";
-    case 803: return "CUDA_ERROR_SYSTEM_DRIVER_MISMATCH";
-    case 804: return "CUDA_ERROR_COMPAT_NOT_SUPPORTED_ON_DEVICE";
-    case 999: return "CUDA_ERROR_UNKNOWN";
-    default: return "CUDA error " + std::to_string(code);
+    case 0:
+      return "CUDA_SUCCESS";
+    case 2:
+      return "CUDA_ERROR_OUT_OF_MEMORY";
+    case 3:
+      return "CUDA_ERROR_NOT_INITIALIZED";
+    case 34:
+      return "CUDA_ERROR_STUB_LIBRARY";
+    case 35:
+      return "cudaErrorInsufficientDriver";
+    case 46:
+      return "CUDA_ERROR_DEVICE_UNAVAILABLE";
+    case 100:
+      return "CUDA_ERROR_NO_DEVICE";
+    case 101:
+      return "CUDA_ERROR_INVALID_DEVICE";
+    case 304:
+      return "CUDA_ERROR_OPERATING_SYSTEM";
+    case 801:
+      return "CUDA_ERROR_NOT_SUPPORTED";
+    case 803:
+      return "CUDA_ERROR_SYSTEM_DRIVER_MISMATCH";
+    case 804:
+      return "CUDA_ERROR_COMPAT_NOT_SUPPORTED_ON_DEVICE";
+    case 999:
+      return "CUDA_ERROR_UNKNOWN";
+    default:
+      return "CUDA error " + std::to_string(code);
   }
 }
 
@@ -88,10 +111,14 @@ std::string folder_of(const std::string& path) {
 // compatibility lets it run every minor release of that major).
 int driver_branch_for(int cuda_major) {
   switch (cuda_major) {
-    case 13: return 580;
-    case 12: return 525;
-    case 11: return 450;
-    default: return 0;
+    case 13:
+      return 580;
+    case 12:
+      return 525;
+    case 11:
+      return 450;
+    default:
+      return 0;
   }
 }
 
@@ -112,8 +139,8 @@ Packages packages_for(const BuildFacts& b) {
   const std::string cuda = std::to_string(b.toolkit.major);
   int branch = driver_branch_for(b.toolkit.major);
   std::string r = std::to_string(branch);
-  p.driver = "the NVIDIA driver R" + r + " or newer (NVIDIA's CUDA repository: the cuda-drivers package; Ubuntu: nvidia-driver-" +
-             r + ")";
+  p.driver = "the NVIDIA driver R" + r +
+             " or newer (NVIDIA's CUDA repository: the cuda-drivers package; Ubuntu: nvidia-driver-" + r + ")";
   p.pip_cudnn = "pip install nvidia-cudnn-cu" + cuda;
   p.deb_cudnn = "libcudnn" + std::to_string(b.cudnn.major) + "-cuda-" + cuda;
   p.pip_cublas = b.toolkit.major >= 13 ? "pip install nvidia-cublas" : "pip install nvidia-cublas-cu" + cuda;
@@ -180,8 +207,8 @@ class Judge {
           "this minirt was built without the GPU backend (" +
               (b_.why_not.empty() ? std::string("no CUDA toolkit at configure time") : b_.why_not) +
               "); rebuild it where the CUDA " + std::to_string(b_.toolkit.major) +
-              " toolkit and cuDNN's headers are installed (" + pk_.pip_cudnn + " provides the headers; point CUDNN_ROOT at " +
-              "site-packages/nvidia/cudnn), then configure again");
+              " toolkit and cuDNN's headers are installed (" + pk_.pip_cudnn +
+              " provides the headers; point CUDNN_ROOT at " + "site-packages/nvidia/cudnn), then configure again");
       return;
     }
     add(Layer::kBuild, Level::kOk, "build.ok",
@@ -234,8 +261,9 @@ class Judge {
     if (!cuda.known() && !d.release.empty()) cuda = cuda_for_driver_release(d.release);
     std::string rel = d.release.empty() ? "" : " (driver " + d.release + ")";
     if (d.init_result == 35 || (cuda.known() && cuda.major < b_.toolkit.major)) {
-      std::string has = cuda.known() ? "the driver supports CUDA " + cuda.str(false) + rel
-                                     : "the driver is too old for this build (error 35, cudaErrorInsufficientDriver)" + rel;
+      std::string has = cuda.known()
+                            ? "the driver supports CUDA " + cuda.str(false) + rel
+                            : "the driver is too old for this build (error 35, cudaErrorInsufficientDriver)" + rel;
       add(Layer::kDriver, Level::kFatal, "driver.too_old",
           has + ", " + needs() + "; upgrade to " + pk_.driver +
               "; until then the CUDA runtime refuses to start with error 35 (cudaErrorInsufficientDriver)");
@@ -267,8 +295,9 @@ class Judge {
                        ", the version nvcc --version shows, which the GPU module was compiled with";
     if (cuda.known() && cuda < Version{b_.toolkit.major, b_.toolkit.minor, 0}) {
       add(Layer::kDriver, Level::kWarning, "driver.minor_older",
-          both + "; the module runs through CUDA's minor-version compatibility, but this driver cannot JIT-compile "
-                 "PTX from the newer toolkit; a driver for CUDA " +
+          both +
+              "; the module runs through CUDA's minor-version compatibility, but this driver cannot JIT-compile "
+              "PTX from the newer toolkit; a driver for CUDA " +
               b_.toolkit.str(false) + " or newer removes that limit");
     } else {
       add(Layer::kDriver, Level::kOk, "driver.ok", both);
@@ -351,9 +380,8 @@ class Judge {
             add(Layer::kDevice, Level::kFatal, "device.ptx_too_new",
                 label + " has no machine code in this build and needs its PTX (compute_" + std::to_string(m.ptx) +
                     ") compiled by the driver, but the driver supports CUDA " + driver_cuda_.str(false) +
-                    " and the PTX comes from CUDA " + b_.toolkit.str(false) +
-                    "; upgrade the driver, or rebuild with " + std::to_string(want) +
-                    "-real added to MINIRT_CUDA_ARCHITECTURES");
+                    " and the PTX comes from CUDA " + b_.toolkit.str(false) + "; upgrade the driver, or rebuild with " +
+                    std::to_string(want) + "-real added to MINIRT_CUDA_ARCHITECTURES");
             ok = false;
           } else {
             add(Layer::kDevice, Level::kNote, "device.jit",
@@ -390,8 +418,8 @@ class Judge {
   void cudnn(const DeviceFacts* dev) {
     const CudnnFacts& n = s_.cudnn;
     const std::string fix = pk_.pip_cudnn + ", or the " + pk_.deb_cudnn + " package from NVIDIA's repository";
-    const std::string want = "cuDNN " + std::to_string(b_.cudnn.major) + " (libcudnn.so." +
-                             std::to_string(b_.cudnn.major) + ")";
+    const std::string want =
+        "cuDNN " + std::to_string(b_.cudnn.major) + " (libcudnn.so." + std::to_string(b_.cudnn.major) + ")";
     if (!n.lib.searched) {
       add(Layer::kCudnn, Level::kNote, "cudnn.unchecked", "cuDNN not checked (the driver layer failed first)");
       return;
@@ -419,8 +447,8 @@ class Judge {
       } else {
         add(Layer::kCudnn, Level::kFatal, "cudnn.major",
             "found cuDNN " + n.version.str() + " (" + where_found(n.lib) + "), but this build was compiled against " +
-                "cuDNN " + b_.cudnn.str() + " and cuDNN keeps no compatibility across major versions; install " +
-                want + " (" + fix + "), or rebuild minirt against cuDNN " + std::to_string(n.version.major));
+                "cuDNN " + b_.cudnn.str() + " and cuDNN keeps no compatibility across major versions; install " + want +
+                " (" + fix + "), or rebuild minirt against cuDNN " + std::to_string(n.version.major));
       }
       return;
     }
@@ -450,9 +478,9 @@ class Judge {
         if (sub.required) missing += (missing.empty() ? "" : ", ") + file;
         continue;
       }
-      if (!sub.load_error.empty() && sub.required) missing += (missing.empty() ? "" : ", ") + file + " (" + sub.load_error + ")";
-      if (sub.version.known() && sub.version != n.version)
-        mixed += "; " + file + " is " + sub.version.str();
+      if (!sub.load_error.empty() && sub.required)
+        missing += (missing.empty() ? "" : ", ") + file + " (" + sub.load_error + ")";
+      if (sub.version.known() && sub.version != n.version) mixed += "; " + file + " is " + sub.version.str();
       if (sub.check_result > 0)
         mixed += "; " + sub.check_function + " reports a mismatch (status " + std::to_string(sub.check_result) + ")";
     }
@@ -507,7 +535,8 @@ class Judge {
           "cuBLAS " + major + " not found (libcublas.so." + major + "); install it: " + pk_.pip_cublas +
               (b_.cublas.major >= 13 ? " (CUDA 13's wheel; its libraries go to site-packages/nvidia/cu13/lib)" : "") +
               ", or the " + pk_.deb_cublas +
-              " package from NVIDIA's repository, or point MINIRT_CUDA_PATH at the folder holding libcublas.so." + major);
+              " package from NVIDIA's repository, or point MINIRT_CUDA_PATH at the folder holding libcublas.so." +
+              major);
       return;
     }
     if (!c.lib.missing_symbol.empty() || !c.version.known()) {
@@ -541,10 +570,13 @@ class Judge {
     // Every layer must have been probed and passed; a layer left unprobed
     // without a fatal verdict elsewhere still keeps the GPU off.
     if (!r_.first_fatal() && !(b_.has_gpu_backend && dev && cudnn_ok_ && cublas_ok_)) {
-      Layer l = !dev ? (s_.driver.lib.searched ? Layer::kDevice : Layer::kDriver) : !cudnn_ok_ ? Layer::kCudnn : Layer::kCublas;
+      Layer l = !dev         ? (s_.driver.lib.searched ? Layer::kDevice : Layer::kDriver)
+                : !cudnn_ok_ ? Layer::kCudnn
+                             : Layer::kCublas;
       add(l, Level::kFatal, "stack.unchecked",
-          std::string("the ") + layer_name(l) + " layer was not probed, so the GPU is not used; run minirt-doctor for "
-          "the whole stack");
+          std::string("the ") + layer_name(l) +
+              " layer was not probed, so the GPU is not used; run minirt-doctor for "
+              "the whole stack");
     }
     if (const Verdict* f = r_.first_fatal()) {
       r_.usable = false;

@@ -43,7 +43,7 @@ struct ModuleOptions {
 
 struct LoadedBackend {
   std::shared_ptr<KernelProvider> backend;  // null when loading failed
-  std::string path;                  // the module file opened (or the last one tried)
+  std::string path;                         // the module file opened (or the last one tried)
   std::string description;  // what runs, e.g. "NVIDIA H200 (cc 9.0), driver CUDA 13.0, cuDNN 9.19.0, cuBLAS 13.1.0"
   std::string error;        // when backend is null: one sentence, with the file and the loader's or CUDA's words
 };

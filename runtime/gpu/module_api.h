@@ -50,7 +50,7 @@ typedef int (*MinirtCudaAbiFn)(void);
 // this minirt). On success `description` says what runs: "NVIDIA H200 (cc
 // 9.0), driver CUDA 13.0, cuDNN 9.19.0, cuBLAS 13.1.0". Never throws.
 typedef minirt::KernelProvider* (*MinirtCudaCreateFn)(const MinirtCudaOptions* options, char* error, size_t error_size,
-                                               char* description, size_t description_size);
+                                                      char* description, size_t description_size);
 // Destroys a backend from create(); every kernel, stream and upload it made
 // must be gone first.
 typedef void (*MinirtCudaDestroyFn)(minirt::KernelProvider* backend);

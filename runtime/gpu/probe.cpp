@@ -167,7 +167,8 @@ std::vector<std::string> describe_search(const ProbeOptions& o) {
                          : std::to_string(dirs.size()) + " site-packages/nvidia/*/lib folders");
   };
   s.push_back(pip("VIRTUAL_ENV", o.virtual_env));
-  s.push_back(pip("CONDA_PREFIX", o.conda_prefix) + (o.conda_prefix.empty() ? "" : ", then " + o.conda_prefix + "/lib"));
+  s.push_back(pip("CONDA_PREFIX", o.conda_prefix) +
+              (o.conda_prefix.empty() ? "" : ", then " + o.conda_prefix + "/lib"));
   for (const std::string& d : o.system_dirs) s.push_back(d);
   return s;
 }
@@ -218,8 +219,9 @@ void read_kernel_module(const ProbeOptions& o, DriverFacts& d) {
   std::istringstream words(line);
   std::string w;
   while (words >> w) {
-    bool dotted = w.find('.') != std::string::npos &&
-                  std::all_of(w.begin(), w.end(), [](char c) { return std::isdigit(static_cast<unsigned char>(c)) || c == '.'; });
+    bool dotted = w.find('.') != std::string::npos && std::all_of(w.begin(), w.end(), [](char c) {
+                    return std::isdigit(static_cast<unsigned char>(c)) || c == '.';
+                  });
     if (dotted && Version::parse(w).major >= 100) {
       d.kernel_module_release = w;
       return;
@@ -287,8 +289,10 @@ void probe_driver(const ProbeOptions& o, const std::vector<Place>& places, Stack
   d.is_stub = d.lib.path.find("/stubs/") != std::string::npos || d.lib.real_path.find("/stubs/") != std::string::npos;
   auto init = symbol<CuInit>(h, "cuInit");
   auto get_version = symbol<CuDriverGetVersion>(h, "cuDriverGetVersion");
-  if (!init) d.lib.missing_symbol = "cuInit";
-  else if (!get_version) d.lib.missing_symbol = "cuDriverGetVersion";
+  if (!init)
+    d.lib.missing_symbol = "cuInit";
+  else if (!get_version)
+    d.lib.missing_symbol = "cuDriverGetVersion";
   if (get_version) {
     int v = 0;
     if (get_version(&v) == 0) d.cuda_version = Version::from_cuda(v);
@@ -449,7 +453,8 @@ const GateResult& check_gpu_stack() {
       return probe_and_judge(o).result;
     } catch (const std::exception& e) {
       GateResult r;
-      r.verdicts.push_back({Layer::kDriver, Level::kFatal, "probe.failed", std::string("the GPU probe failed: ") + e.what()});
+      r.verdicts.push_back(
+          {Layer::kDriver, Level::kFatal, "probe.failed", std::string("the GPU probe failed: ") + e.what()});
       r.summary = "CPU fallback: " + r.verdicts.back().message;
       return r;
     }

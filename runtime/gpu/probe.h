@@ -30,12 +30,12 @@
 namespace minirt::gpu {
 
 struct ProbeOptions {
-  bool loader_default_search = true;     // step 1
-  std::vector<std::string> cuda_path;    // step 2: MINIRT_CUDA_PATH
-  std::string virtual_env;               // step 3: VIRTUAL_ENV
-  std::string conda_prefix;              // step 3: CONDA_PREFIX
+  bool loader_default_search = true;                                 // step 1
+  std::vector<std::string> cuda_path;                                // step 2: MINIRT_CUDA_PATH
+  std::string virtual_env;                                           // step 3: VIRTUAL_ENV
+  std::string conda_prefix;                                          // step 3: CONDA_PREFIX
   std::vector<std::string> system_dirs = {"/usr/local/cuda/lib64"};  // step 4
-  std::string ld_library_path;           // for the report only (the loader reads its own copy at start-up)
+  std::string ld_library_path;  // for the report only (the loader reads its own copy at start-up)
   bool cuda_visible_devices_set = false;
   std::string cuda_visible_devices;
   std::string proc_driver_version = "/proc/driver/nvidia/version";

@@ -45,7 +45,7 @@ struct ComputeCapability {
   std::string str() const;                           // "9.0"
   auto operator<=>(const ComputeCapability&) const = default;
   bool operator==(const ComputeCapability&) const = default;
-  static ComputeCapability from_int(int sm);  // 90 -> 9.0, 120 -> 12.0
+  static ComputeCapability from_int(int sm);              // 90 -> 9.0, 120 -> 12.0
   static ComputeCapability parse(std::string_view text);  // "8.6" or "86"
 };
 
@@ -58,23 +58,23 @@ struct LoadAttempt {
 
 // The result of looking for one shared library.
 struct LibraryLoad {
-  std::string name;        // the name asked for first, e.g. "libcudnn.so.9"
-  bool searched = false;   // false when the probe did not look (an earlier layer failed)
+  std::string name;       // the name asked for first, e.g. "libcudnn.so.9"
+  bool searched = false;  // false when the probe did not look (an earlier layer failed)
   bool found = false;
-  std::string loaded_name;  // the file name that was found (may be an older soname, e.g. libcudnn.so.8)
-  std::string path;         // the file as the loader opened it
-  std::string real_path;    // symlinks resolved (often carries the full version: libcuda.so.580.65.06)
-  std::string found_by;     // which search step found it
+  std::string loaded_name;     // the file name that was found (may be an older soname, e.g. libcudnn.so.8)
+  std::string path;            // the file as the loader opened it
+  std::string real_path;       // symlinks resolved (often carries the full version: libcuda.so.580.65.06)
+  std::string found_by;        // which search step found it
   std::string missing_symbol;  // a required function the library does not export
   std::vector<LoadAttempt> tried;
 };
 
 struct DriverFacts {
-  LibraryLoad lib;                  // libcuda.so.1
-  bool is_stub = false;             // the toolkit's link-time stub, not a driver
-  int init_result = -1;             // cuInit(0); -1 when not called
-  Version cuda_version;             // cuDriverGetVersion: the newest CUDA this driver runs (nvidia-smi's "CUDA Version")
-  std::string release;                // the driver release, e.g. "580.65.06": the kernel module's when known
+  LibraryLoad lib;       // libcuda.so.1
+  bool is_stub = false;  // the toolkit's link-time stub, not a driver
+  int init_result = -1;  // cuInit(0); -1 when not called
+  Version cuda_version;  // cuDriverGetVersion: the newest CUDA this driver runs (nvidia-smi's "CUDA Version")
+  std::string release;   // the driver release, e.g. "580.65.06": the kernel module's when known
   bool kernel_module_loaded = false;  // /proc/driver/nvidia/version exists
   std::string kernel_module_release;  // from /proc/driver/nvidia/version, when readable
   std::string library_release;        // from libcuda's file name (libcuda.so.580.65.06), when it has one
@@ -89,8 +89,8 @@ struct DeviceFacts {
 };
 
 struct DevicesFacts {
-  bool probed = false;       // false when the driver could not be initialised
-  int count_result = -1;     // cuDeviceGetCount
+  bool probed = false;    // false when the driver could not be initialised
+  int count_result = -1;  // cuDeviceGetCount
   int count = 0;
   std::vector<DeviceFacts> list;
   bool cuda_visible_devices_set = false;
@@ -100,8 +100,8 @@ struct DevicesFacts {
 // One of cuDNN 9's sub-libraries (libcudnn_graph.so.9, libcudnn_ops.so.9, ...),
 // looked for next to libcudnn.so.9.
 struct CudnnSubLibrary {
-  std::string name;            // "graph", "ops", "cnn", "adv", "engines_precompiled", ...
-  bool required = true;        // minirt's ops need it
+  std::string name;      // "graph", "ops", "cnn", "adv", "engines_precompiled", ...
+  bool required = true;  // minirt's ops need it
   bool present = false;
   std::string path;
   std::string load_error;      // dlerror when it is present but would not load
@@ -111,10 +111,10 @@ struct CudnnSubLibrary {
 };
 
 struct CudnnFacts {
-  LibraryLoad lib;                     // libcudnn.so.9 (or an older soname, to explain)
-  Version version;                     // cudnnGetVersion
-  Version cuda_version;                // cudnnGetCudartVersion: the CUDA it was built for
-  ComputeCapability max_device;        // cudnnGetMaxDeviceVersion: the newest GPU it has native kernels for
+  LibraryLoad lib;               // libcudnn.so.9 (or an older soname, to explain)
+  Version version;               // cudnnGetVersion
+  Version cuda_version;          // cudnnGetCudartVersion: the CUDA it was built for
+  ComputeCapability max_device;  // cudnnGetMaxDeviceVersion: the newest GPU it has native kernels for
   std::vector<CudnnSubLibrary> sublibs;
 };
 
@@ -136,14 +136,14 @@ struct StackFacts {
 // What this build was compiled for (from CMake; see runtime/gpu/gpu_gate.cmake).
 struct BuildFacts {
   bool has_gpu_backend = false;
-  std::string why_not;       // when there is no GPU backend: what was missing at configure time
-  Version toolkit;           // the CUDA toolkit (nvcc --version); the CUDA 13 target when not found
-  std::vector<int> sass;     // machine code compiled, as sm numbers: 75, 80, ..., 120
-  std::vector<int> ptx;      // PTX embedded, as compute_XY numbers
-  bool arch_known = true;    // false when the architecture list was not a plain list
-  std::string arch_spec;     // the list as configured, e.g. "75-real;80-real;...;120"
-  Version cudnn;             // cudnn_version.h at build time
-  Version cublas;            // cublas_api.h at build time
+  std::string why_not;     // when there is no GPU backend: what was missing at configure time
+  Version toolkit;         // the CUDA toolkit (nvcc --version); the CUDA 13 target when not found
+  std::vector<int> sass;   // machine code compiled, as sm numbers: 75, 80, ..., 120
+  std::vector<int> ptx;    // PTX embedded, as compute_XY numbers
+  bool arch_known = true;  // false when the architecture list was not a plain list
+  std::string arch_spec;   // the list as configured, e.g. "75-real;80-real;...;120"
+  Version cudnn;           // cudnn_version.h at build time
+  Version cublas;          // cublas_api.h at build time
 
   static BuildFacts this_build();
   // Parses a CMake CUDA_ARCHITECTURES list ("75-real;90;120-virtual") into sass/ptx.

@@ -18,7 +18,7 @@ struct WindowAttrs : OpAttrs {
   std::vector<int64_t> kernel_shape;  // per spatial axis
   std::vector<int64_t> strides;
   std::vector<int64_t> dilations;
-  std::vector<int64_t> pads;          // begins then ends, 2 * spatial rank
+  std::vector<int64_t> pads;  // begins then ends, 2 * spatial rank
   AutoPad auto_pad = AutoPad::kNotSet;
   int64_t spatial() const { return static_cast<int64_t>(kernel_shape.size()); }
   int64_t pad_begin(int64_t i) const { return pads[i]; }

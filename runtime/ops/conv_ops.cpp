@@ -52,8 +52,8 @@ void parse_window(const ParseContext& ctx, WindowAttrs& a) {
 // the file gave, and resolves auto_pad for a forward window op.
 void resolve_window(const InferContext& ctx, WindowAttrs& a, const Shape& x, int64_t sp) {
   if (static_cast<int64_t>(a.kernel_shape.size()) != sp)
-    ctx.fail("kernel_shape has " + std::to_string(a.kernel_shape.size()) + " entries, expected " +
-             std::to_string(sp) + " for input " + shape_str(x));
+    ctx.fail("kernel_shape has " + std::to_string(a.kernel_shape.size()) + " entries, expected " + std::to_string(sp) +
+             " for input " + shape_str(x));
   if (a.strides.empty()) a.strides.assign(sp, 1);
   if (a.dilations.empty()) a.dilations.assign(sp, 1);
   if (a.pads.empty()) a.pads.assign(2 * sp, 0);
@@ -66,7 +66,8 @@ void resolve_window(const InferContext& ctx, WindowAttrs& a, const Shape& x, int
     for (int64_t i = 0; i < sp; ++i) {
       int64_t in = x[2 + i];
       int64_t out = (in + a.strides[i] - 1) / a.strides[i];
-      int64_t total = std::max<int64_t>(0, (out - 1) * a.strides[i] + a.dilations[i] * (a.kernel_shape[i] - 1) + 1 - in);
+      int64_t total =
+          std::max<int64_t>(0, (out - 1) * a.strides[i] + a.dilations[i] * (a.kernel_shape[i] - 1) + 1 - in);
       int64_t small = total / 2;
       a.pads[i] = a.auto_pad == AutoPad::kSameUpper ? small : total - small;
       a.pads[i + sp] = total - a.pads[i];
@@ -108,7 +109,9 @@ void infer_conv(InferContext& ctx) {
   if (w.size() != x.size())
     ctx.fail("weights " + shape_str(w) + " and input " + shape_str(x) + " must have the same rank");
   int64_t sp = static_cast<int64_t>(x.size()) - 2;
-  if (sp > 2) ctx.unsupported("only 1-D and 2-D convolutions are supported, this one has " + std::to_string(sp) + " spatial axes");
+  if (sp > 2)
+    ctx.unsupported("only 1-D and 2-D convolutions are supported, this one has " + std::to_string(sp) +
+                    " spatial axes");
   auto a = std::make_shared<ConvAttrs>(ctx.attrs<ConvAttrs>());
   Shape ks(w.begin() + 2, w.end());
   if (a->kernel_shape.empty()) a->kernel_shape = ks;
@@ -139,12 +142,16 @@ void infer_conv_transpose(InferContext& ctx) {
   if (x.size() < 3 || w.size() != x.size())
     ctx.fail("input " + shape_str(x) + " and weights " + shape_str(w) + " must both have rank 3 or more");
   int64_t sp = static_cast<int64_t>(x.size()) - 2;
-  if (sp > 2) ctx.unsupported("only 1-D and 2-D convolutions are supported, this one has " + std::to_string(sp) + " spatial axes");
+  if (sp > 2)
+    ctx.unsupported("only 1-D and 2-D convolutions are supported, this one has " + std::to_string(sp) +
+                    " spatial axes");
   auto a = std::make_shared<ConvAttrs>(ctx.attrs<ConvAttrs>());
   Shape ks(w.begin() + 2, w.end());
   if (a->kernel_shape.empty()) a->kernel_shape = ks;
   if (a->kernel_shape != ks) ctx.fail("kernel_shape does not match the weights " + shape_str(w));
-  if (x[1] != w[0]) ctx.fail("input has " + std::to_string(x[1]) + " channels but weights " + shape_str(w) + " expect " + std::to_string(w[0]));
+  if (x[1] != w[0])
+    ctx.fail("input has " + std::to_string(x[1]) + " channels but weights " + shape_str(w) + " expect " +
+             std::to_string(w[0]));
   if (a->strides.empty()) a->strides.assign(sp, 1);
   if (a->dilations.empty()) a->dilations.assign(sp, 1);
   if (a->pads.empty()) a->pads.assign(2 * sp, 0);
@@ -157,13 +164,15 @@ void infer_conv_transpose(InferContext& ctx) {
   Shape y = {x[0], m};
   std::vector<int64_t> target = a->output_shape;
   if (target.size() == static_cast<size_t>(sp + 2)) target.erase(target.begin(), target.begin() + 2);
-  if (!target.empty() && static_cast<int64_t>(target.size()) != sp) ctx.fail("output_shape must have one entry per spatial axis");
+  if (!target.empty() && static_cast<int64_t>(target.size()) != sp)
+    ctx.fail("output_shape must have one entry per spatial axis");
   bool same = a->auto_pad == AutoPad::kSameUpper || a->auto_pad == AutoPad::kSameLower;
   if (target.empty() && same)
     for (int64_t i = 0; i < sp; ++i) target.push_back(x[2 + i] * a->strides[i]);
   if (a->auto_pad == AutoPad::kValid) a->pads.assign(2 * sp, 0);
   for (int64_t i = 0; i < sp; ++i) {
-    int64_t full = a->strides[i] * (x[2 + i] - 1) + a->output_padding[i] + (a->kernel_shape[i] - 1) * a->dilations[i] + 1;
+    int64_t full =
+        a->strides[i] * (x[2 + i] - 1) + a->output_padding[i] + (a->kernel_shape[i] - 1) * a->dilations[i] + 1;
     if (!target.empty()) {
       // ONNX's formula, whose halving rounds down: a target longer than
       // the full output (a negative total) makes negative pads, and the
@@ -220,7 +229,8 @@ void infer_pool(InferContext& ctx) {
   const Shape& x = ctx.shape(0);
   if (x.size() < 3) ctx.fail("input must have rank 3 or more, got " + shape_str(x));
   int64_t sp = static_cast<int64_t>(x.size()) - 2;
-  if (sp > 2) ctx.unsupported("only 1-D and 2-D pooling is supported, this one has " + std::to_string(sp) + " spatial axes");
+  if (sp > 2)
+    ctx.unsupported("only 1-D and 2-D pooling is supported, this one has " + std::to_string(sp) + " spatial axes");
   auto a = std::make_shared<PoolAttrs>(ctx.attrs<PoolAttrs>());
   Shape y = pool_output(ctx, *a, x, a->ceil_mode);
   ctx.set_attrs(a);
@@ -288,7 +298,8 @@ void infer_same_float(InferContext& ctx) {
 
 bool conv_well_formed(const Graph& g, const Node& n) {
   return n.parsed && n.inputs.size() >= 2 && n.inputs[0] >= 0 && n.inputs[1] >= 0 &&
-         g.values[n.inputs[0]].shape.size() >= 3 && g.values[n.inputs[1]].shape.size() == g.values[n.inputs[0]].shape.size();
+         g.values[n.inputs[0]].shape.size() >= 3 &&
+         g.values[n.inputs[1]].shape.size() == g.values[n.inputs[0]].shape.size();
 }
 
 std::string join_ints(const std::vector<int64_t>& v, const char* sep) {
@@ -317,7 +328,8 @@ std::string conv_tuning_problem(const Graph& g, const Node& n) {
   size_t sp = x.size() - 2;
   std::ostringstream os;
   os << "Conv N=" << x[0] << " C=" << x[1];
-  for (size_t i = 0; i < sp; ++i) os << " " << (sp <= 3 ? kAxes3[3 - sp + i] : ("S" + std::to_string(i)).c_str()) << "=" << x[2 + i];
+  for (size_t i = 0; i < sp; ++i)
+    os << " " << (sp <= 3 ? kAxes3[3 - sp + i] : ("S" + std::to_string(i)).c_str()) << "=" << x[2 + i];
   os << " K=" << w[0] << " kernel=" << join_ints(std::vector<int64_t>(w.begin() + 2, w.end()), "x")
      << " pads=" << join_ints(a.pads, ",") << " strides=" << join_ints(a.strides, ",")
      << " dilations=" << join_ints(a.dilations, ",") << " groups=" << a.group;
@@ -350,19 +362,36 @@ std::string conv_tuning_summary(const Graph& g, const Node& n) {
 }  // namespace
 
 void add_conv_schemas(std::vector<OpSchema>& out) {
-  out.push_back({.op = "Conv", .min_inputs = 2, .max_inputs = 3, .parse = parse_conv, .infer = infer_conv,
-                 .semantics = "opset 11 (same since opset 1)", .tuning_problem = conv_tuning_problem,
+  out.push_back({.op = "Conv",
+                 .min_inputs = 2,
+                 .max_inputs = 3,
+                 .parse = parse_conv,
+                 .infer = infer_conv,
+                 .semantics = "opset 11 (same since opset 1)",
+                 .tuning_problem = conv_tuning_problem,
                  .tuning_summary = conv_tuning_summary});
-  out.push_back({.op = "ConvTranspose", .min_inputs = 2, .max_inputs = 3, .parse = parse_conv,
-                 .infer = infer_conv_transpose, .semantics = "opset 11 (same since opset 1)"});
+  out.push_back({.op = "ConvTranspose",
+                 .min_inputs = 2,
+                 .max_inputs = 3,
+                 .parse = parse_conv,
+                 .infer = infer_conv_transpose,
+                 .semantics = "opset 11 (same since opset 1)"});
 }
 
 void add_pool_schemas(std::vector<OpSchema>& out) {
-  out.push_back({.op = "MaxPool", .min_outputs = 1, .max_outputs = 2, .parse = parse_pool, .infer = infer_pool,
+  out.push_back({.op = "MaxPool",
+                 .min_outputs = 1,
+                 .max_outputs = 2,
+                 .parse = parse_pool,
+                 .infer = infer_pool,
                  .semantics = "opset 12 (dilations and ceil_mode from opset 10)"});
-  out.push_back({.op = "AveragePool", .parse = parse_pool, .infer = infer_pool,
+  out.push_back({.op = "AveragePool",
+                 .parse = parse_pool,
+                 .infer = infer_pool,
                  .semantics = "opset 19 (dilations from 19, ceil_mode from 10)"});
-  out.push_back({.op = "LpPool", .parse = parse_lppool, .infer = infer_lppool,
+  out.push_back({.op = "LpPool",
+                 .parse = parse_lppool,
+                 .infer = infer_lppool,
                  .semantics = "opset 18 (dilations and ceil_mode from 18, p a float in version 1); 2-D only"});
   out.push_back({.op = "GlobalAveragePool", .infer = infer_global_pool});
   out.push_back({.op = "GlobalMaxPool", .infer = infer_global_pool});

@@ -11,16 +11,25 @@ namespace minirt {
 
 const char* binary_name(BinaryKind k) {
   switch (k) {
-    case BinaryKind::kAdd: return "Add";
-    case BinaryKind::kSub: return "Sub";
-    case BinaryKind::kMul: return "Mul";
-    case BinaryKind::kDiv: return "Div";
-    case BinaryKind::kPow: return "Pow";
-    case BinaryKind::kPRelu: return "PRelu";
-    case BinaryKind::kMax: return "Max";
-    case BinaryKind::kMin: return "Min";
+    case BinaryKind::kAdd:
+      return "Add";
+    case BinaryKind::kSub:
+      return "Sub";
+    case BinaryKind::kMul:
+      return "Mul";
+    case BinaryKind::kDiv:
+      return "Div";
+    case BinaryKind::kPow:
+      return "Pow";
+    case BinaryKind::kPRelu:
+      return "PRelu";
+    case BinaryKind::kMax:
+      return "Max";
+    case BinaryKind::kMin:
+      return "Min";
     case BinaryKind::kMod:
-    case BinaryKind::kFMod: return "Mod";
+    case BinaryKind::kFMod:
+      return "Mod";
   }
   return "?";
 }
@@ -77,9 +86,12 @@ std::shared_ptr<const OpAttrs> parse_activation(const ParseContext& ctx) {
     a->act.kind = ActKind::kMish;
   } else if (op == "Gelu") {
     std::string approx = ctx.get_string("approximate", "none");
-    if (approx == "none") a->act.kind = ActKind::kGelu;
-    else if (approx == "tanh") a->act.kind = ActKind::kGeluTanh;
-    else ctx.invalid("approximate must be 'none' or 'tanh', not '" + approx + "'");
+    if (approx == "none")
+      a->act.kind = ActKind::kGelu;
+    else if (approx == "tanh")
+      a->act.kind = ActKind::kGeluTanh;
+    else
+      ctx.invalid("approximate must be 'none' or 'tanh', not '" + approx + "'");
   } else if (op == "Clip") {
     a->act.kind = ActKind::kClip;
     // Before opset 11, min and max are attributes; from 11 they are inputs.
@@ -116,7 +128,8 @@ void infer_clip(InferContext& ctx) {
 }
 
 void infer_copy(InferContext& ctx) {
-  if (!dtype_supported(ctx.dtype(0))) ctx.unsupported(std::string("dtype ") + dtype_name(ctx.dtype(0)) + " is not supported");
+  if (!dtype_supported(ctx.dtype(0)))
+    ctx.unsupported(std::string("dtype ") + dtype_name(ctx.dtype(0)) + " is not supported");
   ctx.set_output(0, ctx.dtype(0), ctx.shape(0));
 }
 
@@ -221,11 +234,13 @@ void infer_binary(InferContext& ctx) {
     ctx.expect_dtype(0, {DType::kFloat32, DType::kInt64, DType::kInt32, DType::kInt8, DType::kUInt8});
     if (a.kind == BinaryKind::kMod && ctx.dtype(0) == DType::kFloat32) {
       if (ctx.opset() < 28) ctx.fail("Mod of float inputs needs fmod=1 (before opset 28, fmod=0 is for integers only)");
-      ctx.unsupported("Mod version 28 with fmod=0 on float inputs (A - floor(A / B) * B, the sign of B) is not "
-                      "implemented; fmod=1 (the sign of A) is");
+      ctx.unsupported(
+          "Mod version 28 with fmod=0 on float inputs (A - floor(A / B) * B, the sign of B) is not "
+          "implemented; fmod=1 (the sign of A) is");
     }
     if (ctx.dtype(1) != ctx.dtype(0))
-      ctx.fail(std::string("inputs have different types: ") + dtype_name(ctx.dtype(0)) + " and " + dtype_name(ctx.dtype(1)));
+      ctx.fail(std::string("inputs have different types: ") + dtype_name(ctx.dtype(0)) + " and " +
+               dtype_name(ctx.dtype(1)));
   }
   Shape y = broadcast_shapes(ctx.shape(0), ctx.shape(1), ctx);
   if (a.kind == BinaryKind::kPRelu && y != ctx.shape(0))
@@ -266,10 +281,16 @@ void add_elementwise_schemas(std::vector<OpSchema>& out) {
   for (const char* op : {"Relu", "LeakyRelu", "Sigmoid", "Tanh", "HardSigmoid", "HardSwish", "Elu", "Selu", "Celu",
                          "Softplus", "Softsign", "ThresholdedRelu", "Mish"})
     out.push_back({.op = op, .parse = parse_activation, .infer = infer_float_unary});
-  out.push_back({.op = "Gelu", .parse = parse_activation, .infer = infer_float_unary,
+  out.push_back({.op = "Gelu",
+                 .parse = parse_activation,
+                 .infer = infer_float_unary,
                  .semantics = "opset 20: approximate none (erf) or tanh"});
-  out.push_back({.op = "Clip", .max_inputs = 3, .parse = parse_activation, .infer = infer_clip,
-                 .shape_inputs = {1, 2}, .semantics = "min/max attributes before opset 11, inputs from 11"});
+  out.push_back({.op = "Clip",
+                 .max_inputs = 3,
+                 .parse = parse_activation,
+                 .infer = infer_clip,
+                 .shape_inputs = {1, 2},
+                 .semantics = "min/max attributes before opset 11, inputs from 11"});
   out.push_back({.op = "Exp", .parse = unary(UnaryKind::kExp), .infer = infer_float_unary});
   out.push_back({.op = "Log", .parse = unary(UnaryKind::kLog), .infer = infer_float_unary});
   out.push_back({.op = "Sqrt", .parse = unary(UnaryKind::kSqrt), .infer = infer_float_unary});
@@ -283,30 +304,49 @@ void add_elementwise_schemas(std::vector<OpSchema>& out) {
   out.push_back({.op = "Neg", .parse = unary(UnaryKind::kNeg), .infer = infer_neg_abs});
   out.push_back({.op = "Abs", .parse = unary(UnaryKind::kAbs), .infer = infer_neg_abs});
   out.push_back({.op = "Identity", .parse = unary(UnaryKind::kCopy), .infer = infer_copy});
-  out.push_back({.op = "Dropout", .max_inputs = 3, .max_outputs = 2, .parse = parse_dropout,
-                 .infer = infer_dropout, .shape_inputs = {1, 2},
-                 .semantics = "inference: output = input, mask all true; training mode (an explicit is_test=0 before opset 7) only "
-                              "with ratio 0"});
+  out.push_back(
+      {.op = "Dropout",
+       .max_inputs = 3,
+       .max_outputs = 2,
+       .parse = parse_dropout,
+       .infer = infer_dropout,
+       .shape_inputs = {1, 2},
+       .semantics =
+           "inference: output = input, mask all true; training mode (an explicit is_test=0 before opset 7) only "
+           "with ratio 0"});
   const std::pair<const char*, BinaryKind> bins[] = {
-      {"Add", BinaryKind::kAdd}, {"Sub", BinaryKind::kSub},     {"Mul", BinaryKind::kMul},
-      {"Div", BinaryKind::kDiv}, {"Pow", BinaryKind::kPow},     {"PRelu", BinaryKind::kPRelu},
+      {"Add", BinaryKind::kAdd}, {"Sub", BinaryKind::kSub}, {"Mul", BinaryKind::kMul},
+      {"Div", BinaryKind::kDiv}, {"Pow", BinaryKind::kPow}, {"PRelu", BinaryKind::kPRelu},
   };
   for (const auto& [op, kind] : bins) {
     const bool prelu = kind == BinaryKind::kPRelu;
-    out.push_back({.op = op, .min_inputs = 2, .max_inputs = 2, .parse = binary(kind), .infer = infer_binary,
+    out.push_back({.op = op,
+                   .min_inputs = 2,
+                   .max_inputs = 2,
+                   .parse = binary(kind),
+                   .infer = infer_binary,
                    .prepare = prelu ? prepare_prelu : prepare_legacy_broadcast<BinaryAttrs>,
                    .semantics = prelu ? "unidirectional broadcasting of the slope (opset 7 and later); before 7 "
                                         "a rank-1 slope of X[1] values is per channel"
                                       : "multidirectional broadcasting (opset 7 and later); before 7 broadcast "
                                         "and axis (B aligned at axis of A)"});
   }
-  out.push_back({.op = "Mod", .min_inputs = 2, .max_inputs = 2, .parse = parse_mod, .infer = infer_binary,
+  out.push_back({.op = "Mod",
+                 .min_inputs = 2,
+                 .max_inputs = 2,
+                 .parse = parse_mod,
+                 .infer = infer_binary,
                  .semantics = "fmod=0: sign of the divisor (integers; floats from opset 28 not implemented); "
-                               "fmod=1: sign of the dividend"});
-  const std::pair<const char*, VariadicKind> vars[] = {
-      {"Max", VariadicKind::kMax}, {"Min", VariadicKind::kMin}, {"Sum", VariadicKind::kSum}, {"Mean", VariadicKind::kMean}};
+                              "fmod=1: sign of the dividend"});
+  const std::pair<const char*, VariadicKind> vars[] = {{"Max", VariadicKind::kMax},
+                                                       {"Min", VariadicKind::kMin},
+                                                       {"Sum", VariadicKind::kSum},
+                                                       {"Mean", VariadicKind::kMean}};
   for (const auto& [op, kind] : vars)
-    out.push_back({.op = op, .min_inputs = 1, .max_inputs = 1 << 20, .parse = variadic(kind),
+    out.push_back({.op = op,
+                   .min_inputs = 1,
+                   .max_inputs = 1 << 20,
+                   .parse = variadic(kind),
                    .infer = infer_variadic,
                    .semantics = "multidirectional broadcasting (opset 8 and later); inputs of one shape before 8"});
 }

@@ -38,7 +38,7 @@ void add_logic_schemas(std::vector<OpSchema>& out);
 void add_index_schemas(std::vector<OpSchema>& out);
 
 inline constexpr SchemaFamily kSchemaFamilies[] = {
-    add_conv_schemas,  add_pool_schemas,   add_elementwise_schemas, add_gemm_schemas, add_norm_schemas,
+    add_conv_schemas,  add_pool_schemas,   add_elementwise_schemas, add_gemm_schemas,  add_norm_schemas,
     add_shape_schemas, add_resize_schemas, add_logic_schemas,       add_index_schemas,
 };
 

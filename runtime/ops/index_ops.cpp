@@ -27,8 +27,10 @@ void infer_arg(InferContext& ctx) {
   if (r == 0) ctx.fail("input must have rank 1 or more");
   a->axis = normalize_axis(a->axis, r, ctx);
   Shape y = x;
-  if (a->keepdims) y[a->axis] = 1;
-  else y.erase(y.begin() + a->axis);
+  if (a->keepdims)
+    y[a->axis] = 1;
+  else
+    y.erase(y.begin() + a->axis);
   if (x[a->axis] == 0 && shape_numel(y) > 0)
     ctx.fail("axis " + std::to_string(a->axis) + " of " + shape_str(x) + " is empty; it has no " +
              (a->max ? "maximum" : "minimum"));
@@ -64,8 +66,8 @@ void infer_topk(InferContext& ctx) {
   }
   a->axis = normalize_axis(a->axis, r, ctx);
   if (a->k < 0 || a->k > x[a->axis])
-    ctx.fail("k = " + std::to_string(a->k) + " is outside [0, " + std::to_string(x[a->axis]) + "], the length of axis " +
-             std::to_string(a->axis));
+    ctx.fail("k = " + std::to_string(a->k) + " is outside [0, " + std::to_string(x[a->axis]) +
+             "], the length of axis " + std::to_string(a->axis));
   Shape y = x;
   y[a->axis] = a->k;
   ctx.set_attrs(a);
@@ -112,7 +114,6 @@ void infer_gather_elements(InferContext& ctx) {
   ctx.set_output(0, ctx.dtype(0), ctx.shape(1));
 }
 
-
 const std::initializer_list<DType> kDataTypes = {DType::kFloat32, DType::kInt64, DType::kInt32,
                                                  DType::kInt8,    DType::kUInt8, DType::kBool};
 
@@ -120,14 +121,21 @@ std::shared_ptr<const OpAttrs> parse_scatter(const ParseContext& ctx) {
   auto a = std::make_shared<ScatterAttrs>();
   a->axis = ctx.get_int("axis", 0);
   std::string r = ctx.get_string("reduction", "none");
-  if (r == "none") a->reduction = ScatterReduction::kNone;
-  else if (r == "add") a->reduction = ScatterReduction::kAdd;
-  else if (r == "mul") a->reduction = ScatterReduction::kMul;
-  else if (r == "max") a->reduction = ScatterReduction::kMax;
-  else if (r == "min") a->reduction = ScatterReduction::kMin;
-  else ctx.invalid("reduction '" + r + "' is not one of none, add, mul, max, min");
-  int64_t since = a->reduction == ScatterReduction::kNone ? 0
-                  : a->reduction == ScatterReduction::kAdd || a->reduction == ScatterReduction::kMul ? 16 : 18;
+  if (r == "none")
+    a->reduction = ScatterReduction::kNone;
+  else if (r == "add")
+    a->reduction = ScatterReduction::kAdd;
+  else if (r == "mul")
+    a->reduction = ScatterReduction::kMul;
+  else if (r == "max")
+    a->reduction = ScatterReduction::kMax;
+  else if (r == "min")
+    a->reduction = ScatterReduction::kMin;
+  else
+    ctx.invalid("reduction '" + r + "' is not one of none, add, mul, max, min");
+  int64_t since = a->reduction == ScatterReduction::kNone                                            ? 0
+                  : a->reduction == ScatterReduction::kAdd || a->reduction == ScatterReduction::kMul ? 16
+                                                                                                     : 18;
   if (ctx.opset() < since)
     ctx.invalid("reduction '" + r + "' exists from opset " + std::to_string(since) + "; this model imports opset " +
                 std::to_string(ctx.opset()));
@@ -178,8 +186,8 @@ void infer_scatter_nd(InferContext& ctx) {
     for (size_t i = 0; i < v.size(); ++i) {
       int64_t len = x[i % static_cast<size_t>(k)];
       if (v[i] < -len || v[i] >= len)
-        ctx.fail("index " + std::to_string(v[i]) + " is out of range for axis " + std::to_string(i % k) +
-                 " of data " + shape_str(x));
+        ctx.fail("index " + std::to_string(v[i]) + " is out of range for axis " + std::to_string(i % k) + " of data " +
+                 shape_str(x));
     }
   }
   ctx.set_output(0, ctx.dtype(0), x);
@@ -201,7 +209,7 @@ void infer_onehot(InferContext& ctx) {
     ctx.fail("depth must be a scalar or a one-element vector, got " + shape_str(ctx.shape(1)));
   if (ctx.shape(2) != Shape{2}) ctx.fail("values must be [off, on], of shape [2], got " + shape_str(ctx.shape(2)));
   double depth = ctx.dtype(1) == DType::kFloat32 ? static_cast<double>(ctx.const_floats(1, "depth")[0])
-                                                  : static_cast<double>(ctx.const_ints(1, "depth")[0]);
+                                                 : static_cast<double>(ctx.const_ints(1, "depth")[0]);
   if (!(depth >= 1) || depth > static_cast<double>(INT32_MAX))
     ctx.fail("depth " + std::to_string(depth) + " must be at least 1 (and below 2^31)");
   a->depth = static_cast<int64_t>(depth);
@@ -255,37 +263,68 @@ void infer_hardmax(InferContext& ctx) {
 
 const char* scatter_reduction_name(ScatterReduction r) {
   switch (r) {
-    case ScatterReduction::kNone: return "none";
-    case ScatterReduction::kAdd: return "add";
-    case ScatterReduction::kMul: return "mul";
-    case ScatterReduction::kMax: return "max";
-    case ScatterReduction::kMin: return "min";
+    case ScatterReduction::kNone:
+      return "none";
+    case ScatterReduction::kAdd:
+      return "add";
+    case ScatterReduction::kMul:
+      return "mul";
+    case ScatterReduction::kMax:
+      return "max";
+    case ScatterReduction::kMin:
+      return "min";
   }
   return "?";
 }
 
 void add_index_schemas(std::vector<OpSchema>& out) {
   for (const char* op : {"ArgMax", "ArgMin"})
-    out.push_back({.op = op, .parse = parse_arg, .infer = infer_arg,
+    out.push_back({.op = op,
+                   .parse = parse_arg,
+                   .infer = infer_arg,
                    .semantics = "select_last_index from opset 12 (ties go to the first index before)"});
-  out.push_back({.op = "TopK", .max_inputs = 2, .max_outputs = 2, .parse = parse_topk,
-                 .infer = infer_topk, .shape_inputs = {1},
+  out.push_back({.op = "TopK",
+                 .max_inputs = 2,
+                 .max_outputs = 2,
+                 .parse = parse_topk,
+                 .infer = infer_topk,
+                 .shape_inputs = {1},
                  .semantics = "k attribute before opset 10, K input from 10; largest/sorted from 11; "
                               "always sorted, ties by lower index"});
-  out.push_back({.op = "GatherElements", .min_inputs = 2, .max_inputs = 2, .parse = parse_gather_elements,
+  out.push_back({.op = "GatherElements",
+                 .min_inputs = 2,
+                 .max_inputs = 2,
+                 .parse = parse_gather_elements,
                  .infer = infer_gather_elements});
-  out.push_back({.op = "ScatterElements", .min_inputs = 3, .max_inputs = 3, .parse = parse_scatter,
+  out.push_back({.op = "ScatterElements",
+                 .min_inputs = 3,
+                 .max_inputs = 3,
+                 .parse = parse_scatter,
                  .infer = infer_scatter_elements,
                  .semantics = "reduction add/mul from opset 16, max/min from 18; duplicate indices applied in order"});
-  out.push_back({.op = "Scatter", .min_inputs = 3, .max_inputs = 3, .parse = parse_scatter,
-                 .infer = infer_scatter_elements, .semantics = "opset 9 to 10 (ScatterElements from 11)"});
-  out.push_back({.op = "ScatterND", .min_inputs = 3, .max_inputs = 3, .parse = parse_scatter,
+  out.push_back({.op = "Scatter",
+                 .min_inputs = 3,
+                 .max_inputs = 3,
+                 .parse = parse_scatter,
+                 .infer = infer_scatter_elements,
+                 .semantics = "opset 9 to 10 (ScatterElements from 11)"});
+  out.push_back({.op = "ScatterND",
+                 .min_inputs = 3,
+                 .max_inputs = 3,
+                 .parse = parse_scatter,
                  .infer = infer_scatter_nd,
                  .semantics = "reduction add/mul from opset 16, max/min from 18; duplicate indices applied in order"});
-  out.push_back({.op = "OneHot", .min_inputs = 3, .max_inputs = 3, .parse = parse_onehot, .infer = infer_onehot,
-                 .shape_inputs = {1}, .semantics = "negative indices count from the end from opset 11"});
+  out.push_back({.op = "OneHot",
+                 .min_inputs = 3,
+                 .max_inputs = 3,
+                 .parse = parse_onehot,
+                 .infer = infer_onehot,
+                 .shape_inputs = {1},
+                 .semantics = "negative indices count from the end from opset 11"});
   out.push_back({.op = "Trilu", .max_inputs = 2, .parse = parse_trilu, .infer = infer_trilu, .shape_inputs = {1}});
-  out.push_back({.op = "Hardmax", .parse = parse_hardmax, .infer = infer_hardmax,
+  out.push_back({.op = "Hardmax",
+                 .parse = parse_hardmax,
+                 .infer = infer_hardmax,
                  .semantics = "2-D coercion at axis before opset 13, along axis from 13"});
 }
 

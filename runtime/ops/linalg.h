@@ -60,8 +60,8 @@ struct SoftmaxAttrs : OpAttrs {
 };
 
 struct LpNormAttrs : OpAttrs {  // LpNormalization
-  int64_t axis = -1;  // resolved to [0, rank) by infer
-  int p = 2;          // 1 or 2
+  int64_t axis = -1;            // resolved to [0, rank) by infer
+  int p = 2;                    // 1 or 2
 };
 
 enum class ReduceKind { kMean, kSum, kMax, kMin, kL1, kL2, kLogSum, kLogSumExp, kProd, kSumSquare };
@@ -71,7 +71,7 @@ struct ReduceAttrs : OpAttrs {
   std::vector<int64_t> axes;  // resolved to sorted, non-negative by infer; empty = none
   bool keepdims = true;
   bool noop_with_empty_axes = false;
-  bool all_axes = false;      // resolved: reduce every axis
+  bool all_axes = false;  // resolved: reduce every axis
 };
 
 }  // namespace minirt

@@ -32,8 +32,9 @@ void infer_gemm(InferContext& ctx) {
   int64_t k = a.trans_a ? sa[0] : sa[1];
   int64_t kb = a.trans_b ? sb[1] : sb[0];
   int64_t n = a.trans_b ? sb[0] : sb[1];
-  if (k != kb) ctx.fail("A " + shape_str(sa) + " and B " + shape_str(sb) + " do not agree on K (transA=" +
-                        std::to_string(a.trans_a) + ", transB=" + std::to_string(a.trans_b) + ")");
+  if (k != kb)
+    ctx.fail("A " + shape_str(sa) + " and B " + shape_str(sb) +
+             " do not agree on K (transA=" + std::to_string(a.trans_a) + ", transB=" + std::to_string(a.trans_b) + ")");
   if (ctx.has_input(2)) {
     ctx.expect_dtype(2, {DType::kFloat32});
     if (a.c_full_shape && ctx.shape(2) != Shape{m, n})
@@ -198,11 +199,11 @@ void infer_lpnorm(InferContext& ctx) {
 }
 
 const std::pair<const char*, ReduceKind> kReduceOps[] = {
-    {"ReduceMean", ReduceKind::kMean},       {"ReduceSum", ReduceKind::kSum},
-    {"ReduceMax", ReduceKind::kMax},         {"ReduceMin", ReduceKind::kMin},
-    {"ReduceL1", ReduceKind::kL1},           {"ReduceL2", ReduceKind::kL2},
-    {"ReduceLogSum", ReduceKind::kLogSum},   {"ReduceLogSumExp", ReduceKind::kLogSumExp},
-    {"ReduceProd", ReduceKind::kProd},       {"ReduceSumSquare", ReduceKind::kSumSquare},
+    {"ReduceMean", ReduceKind::kMean},     {"ReduceSum", ReduceKind::kSum},
+    {"ReduceMax", ReduceKind::kMax},       {"ReduceMin", ReduceKind::kMin},
+    {"ReduceL1", ReduceKind::kL1},         {"ReduceL2", ReduceKind::kL2},
+    {"ReduceLogSum", ReduceKind::kLogSum}, {"ReduceLogSumExp", ReduceKind::kLogSumExp},
+    {"ReduceProd", ReduceKind::kProd},     {"ReduceSumSquare", ReduceKind::kSumSquare},
 };
 
 ReduceKind reduce_kind(const std::string& op) {
@@ -250,8 +251,10 @@ void infer_reduce(InferContext& ctx) {
   Shape y;
   for (int64_t i = 0; i < r; ++i) {
     bool red = std::binary_search(a->axes.begin(), a->axes.end(), i);
-    if (!red) y.push_back(x[i]);
-    else if (a->keepdims) y.push_back(1);
+    if (!red)
+      y.push_back(x[i]);
+    else if (a->keepdims)
+      y.push_back(1);
   }
   ctx.set_attrs(a);
   ctx.set_output(0, DType::kFloat32, y);
@@ -260,27 +263,50 @@ void infer_reduce(InferContext& ctx) {
 }  // namespace
 
 void add_gemm_schemas(std::vector<OpSchema>& out) {
-  out.push_back({.op = "Gemm", .min_inputs = 2, .max_inputs = 3, .parse = parse_gemm, .infer = infer_gemm,
+  out.push_back({.op = "Gemm",
+                 .min_inputs = 2,
+                 .max_inputs = 3,
+                 .parse = parse_gemm,
+                 .infer = infer_gemm,
                  .semantics = "opset 11 (C optional) and later; before 7 C broadcasts only with broadcast=1"});
   out.push_back({.op = "MatMul", .min_inputs = 2, .max_inputs = 2, .infer = infer_matmul});
 }
 
 void add_norm_schemas(std::vector<OpSchema>& out) {
-  out.push_back({.op = "BatchNormalization", .min_inputs = 5, .max_inputs = 5, .max_outputs = 5,
-                 .parse = parse_batchnorm, .infer = infer_batchnorm,
+  out.push_back({.op = "BatchNormalization",
+                 .min_inputs = 5,
+                 .max_inputs = 5,
+                 .max_outputs = 5,
+                 .parse = parse_batchnorm,
+                 .infer = infer_batchnorm,
                  .semantics = "inference; spatial=1 (before opset 9); is_test=1 or absent (before opset 7)"});
-  out.push_back({.op = "InstanceNormalization", .min_inputs = 3, .max_inputs = 3, .parse = parse_instancenorm,
+  out.push_back({.op = "InstanceNormalization",
+                 .min_inputs = 3,
+                 .max_inputs = 3,
+                 .parse = parse_instancenorm,
                  .infer = infer_instancenorm});
-  out.push_back({.op = "LpNormalization", .parse = parse_lpnorm, .infer = infer_lpnorm,
+  out.push_back({.op = "LpNormalization",
+                 .parse = parse_lpnorm,
+                 .infer = infer_lpnorm,
                  .semantics = "p = 1 or 2; a zero norm gives zeros (as onnxruntime), not NaN"});
-  out.push_back({.op = "LayerNormalization", .min_inputs = 2, .max_inputs = 3, .max_outputs = 3,
-                 .parse = parse_layernorm, .infer = infer_layernorm,
+  out.push_back({.op = "LayerNormalization",
+                 .min_inputs = 2,
+                 .max_inputs = 3,
+                 .max_outputs = 3,
+                 .parse = parse_layernorm,
+                 .infer = infer_layernorm,
                  .semantics = "opset 17; Mean and InvStdDev outputs in float32 (stash_type 1)"});
   for (const char* op : {"Softmax", "LogSoftmax"})
-    out.push_back({.op = op, .parse = parse_softmax, .infer = infer_softmax,
+    out.push_back({.op = op,
+                   .parse = parse_softmax,
+                   .infer = infer_softmax,
                    .semantics = "opset 13: one axis, default -1; before 13: flattened [axis, rank), default 1"});
   for (const auto& [op, kind] : kReduceOps)
-    out.push_back({.op = op, .max_inputs = 2, .parse = parse_reduce, .infer = infer_reduce, .shape_inputs = {1},
+    out.push_back({.op = op,
+                   .max_inputs = 2,
+                   .parse = parse_reduce,
+                   .infer = infer_reduce,
+                   .shape_inputs = {1},
                    .semantics = "axes attribute before opset 18 (ReduceSum: 13), input after"});
 }
 

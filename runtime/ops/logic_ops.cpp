@@ -21,8 +21,8 @@ std::function<std::shared_ptr<const OpAttrs>(const ParseContext&)> logic(LogicKi
 
 void same_dtype(const InferContext& ctx, size_t i, size_t j) {
   if (ctx.dtype(i) != ctx.dtype(j))
-    ctx.fail("inputs " + std::to_string(i) + " and " + std::to_string(j) + " have different types: " +
-             dtype_name(ctx.dtype(i)) + " and " + dtype_name(ctx.dtype(j)));
+    ctx.fail("inputs " + std::to_string(i) + " and " + std::to_string(j) +
+             " have different types: " + dtype_name(ctx.dtype(i)) + " and " + dtype_name(ctx.dtype(j)));
 }
 
 void infer_compare(InferContext& ctx) {
@@ -65,7 +65,11 @@ void add_logic_schemas(std::vector<OpSchema>& out) {
   };
   for (const auto& [op, kind] : compares) {
     const bool since12 = kind == LogicKind::kGreaterOrEqual || kind == LogicKind::kLessOrEqual;
-    out.push_back({.op = op, .min_inputs = 2, .max_inputs = 2, .parse = logic(kind), .infer = infer_compare,
+    out.push_back({.op = op,
+                   .min_inputs = 2,
+                   .max_inputs = 2,
+                   .parse = logic(kind),
+                   .infer = infer_compare,
                    .prepare = prepare_legacy_broadcast<LogicAttrs>,
                    .semantics = since12 ? "multidirectional broadcasting (opset 7 and later)"
                                         : "multidirectional broadcasting (opset 7 and later); before 7 broadcast and "
@@ -74,12 +78,16 @@ void add_logic_schemas(std::vector<OpSchema>& out) {
   const std::pair<const char*, LogicKind> bools[] = {
       {"And", LogicKind::kAnd}, {"Or", LogicKind::kOr}, {"Xor", LogicKind::kXor}};
   for (const auto& [op, kind] : bools)
-    out.push_back({.op = op, .min_inputs = 2, .max_inputs = 2, .parse = logic(kind), .infer = infer_bool_binary,
+    out.push_back({.op = op,
+                   .min_inputs = 2,
+                   .max_inputs = 2,
+                   .parse = logic(kind),
+                   .infer = infer_bool_binary,
                    .prepare = prepare_legacy_broadcast<LogicAttrs>,
                    .semantics = "multidirectional broadcasting (opset 7 and later); before 7 broadcast and axis"});
   out.push_back({.op = "Not", .parse = logic(LogicKind::kNot), .infer = infer_not});
-  out.push_back({.op = "Where", .min_inputs = 3, .max_inputs = 3, .parse = logic(LogicKind::kWhere),
-                 .infer = infer_where});
+  out.push_back(
+      {.op = "Where", .min_inputs = 3, .max_inputs = 3, .parse = logic(LogicKind::kWhere), .infer = infer_where});
 }
 
 }  // namespace minirt

@@ -27,7 +27,7 @@ struct ResizeAttrs : OpAttrs {
   ResizeMode mode = ResizeMode::kNearest;
   CoordMode coord = CoordMode::kHalfPixel;
   NearestMode nearest = NearestMode::kRoundPreferFloor;
-  std::vector<float> scales;  // resolved: one per input axis, used in the coordinate transform
+  std::vector<float> scales;       // resolved: one per input axis, used in the coordinate transform
   std::vector<float> attr_scales;  // Upsample-7's attribute
   float cubic_a = -0.75f;          // cubic_coeff_a
   bool exclude_outside = false;    // cubic: taps outside the input get weight 0, the rest renormalized
@@ -60,12 +60,16 @@ inline float resize_source_coord(CoordMode m, float x, float scale, int64_t in_l
       return out_len > 1 ? roi_start * last + x * (roi_end - roi_start) * last / static_cast<float>(out_len - 1)
                          : 0.5f * (roi_start + roi_end) * last;
     }
-    case CoordMode::kHalfPixel: return (x + 0.5f) / scale - 0.5f;
-    case CoordMode::kPytorchHalfPixel: return out_len > 1 ? (x + 0.5f) / scale - 0.5f : 0.0f;
+    case CoordMode::kHalfPixel:
+      return (x + 0.5f) / scale - 0.5f;
+    case CoordMode::kPytorchHalfPixel:
+      return out_len > 1 ? (x + 0.5f) / scale - 0.5f : 0.0f;
     case CoordMode::kAlignCorners:
       return out_len == 1 ? 0.0f : x * static_cast<float>(in_len - 1) / static_cast<float>(out_len - 1);
-    case CoordMode::kAsymmetric: return x / scale;
-    case CoordMode::kTfHalfPixelForNearest: return (x + 0.5f) / scale;
+    case CoordMode::kAsymmetric:
+      return x / scale;
+    case CoordMode::kTfHalfPixelForNearest:
+      return (x + 0.5f) / scale;
     case CoordMode::kHalfPixelSymmetric: {
       // Centred: the output's whole pixels against the scaled extent.
       float extent = scale * static_cast<float>(in_len);
@@ -100,8 +104,10 @@ inline int64_t resize_nearest_index(float c, NearestMode mode, bool legacy, bool
       bool up = std::fabs(frac - 0.5f) <= kResizeTieWindow ? mode == NearestMode::kRoundPreferCeil : frac > 0.5f;
       return static_cast<int64_t>(f) + (up ? 1 : 0);
     }
-    case NearestMode::kFloor: return static_cast<int64_t>(f);
-    case NearestMode::kCeil: return static_cast<int64_t>(std::ceil(c));
+    case NearestMode::kFloor:
+      return static_cast<int64_t>(f);
+    case NearestMode::kCeil:
+      return static_cast<int64_t>(std::ceil(c));
   }
   return static_cast<int64_t>(f);
 }

@@ -14,11 +14,16 @@ namespace {
 std::shared_ptr<const OpAttrs> parse_resize(const ParseContext& ctx) {
   auto a = std::make_shared<ResizeAttrs>();
   std::string mode = ctx.get_string("mode", "nearest");
-  if (mode == "nearest") a->mode = ResizeMode::kNearest;
-  else if (mode == "linear" || mode == "bilinear") a->mode = ResizeMode::kLinear;
-  else if (mode == "cubic" && ctx.node().op == "Resize" && ctx.opset() >= 11) a->mode = ResizeMode::kCubic;
-  else if (mode == "cubic") ctx.unsupported("mode 'cubic' exists for Resize from opset 11");
-  else ctx.invalid("mode '" + mode + "' is not one of nearest, linear, cubic");
+  if (mode == "nearest")
+    a->mode = ResizeMode::kNearest;
+  else if (mode == "linear" || mode == "bilinear")
+    a->mode = ResizeMode::kLinear;
+  else if (mode == "cubic" && ctx.node().op == "Resize" && ctx.opset() >= 11)
+    a->mode = ResizeMode::kCubic;
+  else if (mode == "cubic")
+    ctx.unsupported("mode 'cubic' exists for Resize from opset 11");
+  else
+    ctx.invalid("mode '" + mode + "' is not one of nearest, linear, cubic");
   bool upsample = ctx.node().op == "Upsample";
   if (upsample || ctx.opset() < 11) {
     // Upsample and Resize-10 map coordinates asymmetrically and floor for nearest.
@@ -35,35 +40,53 @@ std::shared_ptr<const OpAttrs> parse_resize(const ParseContext& ctx) {
     return a;
   }
   std::string coord = ctx.get_string("coordinate_transformation_mode", "half_pixel");
-  if (coord == "half_pixel") a->coord = CoordMode::kHalfPixel;
-  else if (coord == "pytorch_half_pixel") a->coord = CoordMode::kPytorchHalfPixel;
-  else if (coord == "align_corners") a->coord = CoordMode::kAlignCorners;
-  else if (coord == "asymmetric") a->coord = CoordMode::kAsymmetric;
+  if (coord == "half_pixel")
+    a->coord = CoordMode::kHalfPixel;
+  else if (coord == "pytorch_half_pixel")
+    a->coord = CoordMode::kPytorchHalfPixel;
+  else if (coord == "align_corners")
+    a->coord = CoordMode::kAlignCorners;
+  else if (coord == "asymmetric")
+    a->coord = CoordMode::kAsymmetric;
   // The ONNX spelling is tf_half_pixel_for_nn.
-  else if (coord == "tf_half_pixel_for_nn") a->coord = CoordMode::kTfHalfPixelForNearest;
-  else if (coord == "half_pixel_symmetric" && ctx.opset() >= 19) a->coord = CoordMode::kHalfPixelSymmetric;
-  else if (coord == "tf_crop_and_resize") a->coord = CoordMode::kTfCropAndResize;
-  else ctx.unsupported("coordinate_transformation_mode '" + coord + "' is not supported");
+  else if (coord == "tf_half_pixel_for_nn")
+    a->coord = CoordMode::kTfHalfPixelForNearest;
+  else if (coord == "half_pixel_symmetric" && ctx.opset() >= 19)
+    a->coord = CoordMode::kHalfPixelSymmetric;
+  else if (coord == "tf_crop_and_resize")
+    a->coord = CoordMode::kTfCropAndResize;
+  else
+    ctx.unsupported("coordinate_transformation_mode '" + coord + "' is not supported");
   std::string nearest = ctx.get_string("nearest_mode", "round_prefer_floor");
-  if (nearest == "round_prefer_floor") a->nearest = NearestMode::kRoundPreferFloor;
-  else if (nearest == "round_prefer_ceil") a->nearest = NearestMode::kRoundPreferCeil;
-  else if (nearest == "floor") a->nearest = NearestMode::kFloor;
-  else if (nearest == "ceil") a->nearest = NearestMode::kCeil;
-  else ctx.invalid("nearest_mode '" + nearest + "' is not one of round_prefer_floor, round_prefer_ceil, floor, ceil");
+  if (nearest == "round_prefer_floor")
+    a->nearest = NearestMode::kRoundPreferFloor;
+  else if (nearest == "round_prefer_ceil")
+    a->nearest = NearestMode::kRoundPreferCeil;
+  else if (nearest == "floor")
+    a->nearest = NearestMode::kFloor;
+  else if (nearest == "ceil")
+    a->nearest = NearestMode::kCeil;
+  else
+    ctx.invalid("nearest_mode '" + nearest + "' is not one of round_prefer_floor, round_prefer_ceil, floor, ceil");
   a->cubic_a = ctx.get_float("cubic_coeff_a", -0.75f);
   a->exclude_outside = ctx.get_int("exclude_outside", 0) != 0;
   a->extrapolation = ctx.get_float("extrapolation_value", 0.0f);
   if (ctx.get_int("antialias", 0) != 0) {
-    if (ctx.opset() < 18) ctx.invalid("antialias came with Resize version 18; this model imports opset " + std::to_string(ctx.opset()));
+    if (ctx.opset() < 18)
+      ctx.invalid("antialias came with Resize version 18; this model imports opset " + std::to_string(ctx.opset()));
     // Nearest has no filter to stretch: antialias leaves it as it is.
     a->antialias = a->mode != ResizeMode::kNearest;
   }
   a->axes = ctx.get_ints("axes");
   std::string policy = ctx.get_string("keep_aspect_ratio_policy", "stretch");
-  if (policy == "stretch") a->keep_aspect = 0;
-  else if (policy == "not_larger") a->keep_aspect = 1;
-  else if (policy == "not_smaller") a->keep_aspect = 2;
-  else ctx.invalid("keep_aspect_ratio_policy '" + policy + "' is not one of stretch, not_larger, not_smaller");
+  if (policy == "stretch")
+    a->keep_aspect = 0;
+  else if (policy == "not_larger")
+    a->keep_aspect = 1;
+  else if (policy == "not_smaller")
+    a->keep_aspect = 2;
+  else
+    ctx.invalid("keep_aspect_ratio_policy '" + policy + "' is not one of stretch, not_larger, not_smaller");
   return a;
 }
 
@@ -94,7 +117,8 @@ void infer_resize(InferContext& ctx) {
     std::vector<int64_t> axes;
     for (int64_t ax : a->axes) {
       int64_t d = normalize_axis(ax, static_cast<int64_t>(r), ctx);
-      if (std::find(axes.begin(), axes.end(), d) != axes.end()) ctx.fail("axes names axis " + std::to_string(d) + " twice");
+      if (std::find(axes.begin(), axes.end(), d) != axes.end())
+        ctx.fail("axes names axis " + std::to_string(d) + " twice");
       axes.push_back(d);
     }
     size_t given = sizes.empty() ? scales.size() : sizes.size();
@@ -104,11 +128,15 @@ void infer_resize(InferContext& ctx) {
     std::vector<float> full_scales(r, 1.0f);
     std::vector<int64_t> full_sizes(x.begin(), x.end());
     for (size_t i = 0; i < axes.size(); ++i) {
-      if (sizes.empty()) full_scales[static_cast<size_t>(axes[i])] = scales[i];
-      else full_sizes[static_cast<size_t>(axes[i])] = sizes[i];
+      if (sizes.empty())
+        full_scales[static_cast<size_t>(axes[i])] = scales[i];
+      else
+        full_sizes[static_cast<size_t>(axes[i])] = sizes[i];
     }
-    if (sizes.empty()) scales = full_scales;
-    else sizes = full_sizes;
+    if (sizes.empty())
+      scales = full_scales;
+    else
+      sizes = full_sizes;
     a->axes = axes;
   }
   // tf_crop_and_resize: the roi input's box per axis (starts, then ends;
@@ -137,7 +165,8 @@ void infer_resize(InferContext& ctx) {
     // One scale for the named axes (all of them without axes): the largest
     // that fits in sizes (not_larger) or the smallest that covers it
     // (not_smaller); their sizes follow from it, rounded.
-    if (sizes.size() != r) ctx.fail("sizes has " + std::to_string(sizes.size()) + " entries for rank " + std::to_string(r));
+    if (sizes.size() != r)
+      ctx.fail("sizes has " + std::to_string(sizes.size()) + " entries for rank " + std::to_string(r));
     std::vector<size_t> named;
     for (size_t i = 0; i < r; ++i)
       if (a->axes.empty() || std::find(a->axes.begin(), a->axes.end(), static_cast<int64_t>(i)) != a->axes.end())
@@ -158,7 +187,8 @@ void infer_resize(InferContext& ctx) {
     return;
   }
   if (!sizes.empty()) {
-    if (sizes.size() != r) ctx.fail("sizes has " + std::to_string(sizes.size()) + " entries for rank " + std::to_string(r));
+    if (sizes.size() != r)
+      ctx.fail("sizes has " + std::to_string(sizes.size()) + " entries for rank " + std::to_string(r));
     for (size_t i = 0; i < r; ++i) {
       if (sizes[i] < 0) ctx.fail("sizes must not be negative");
       if (x[i] == 0 && sizes[i] != 0) ctx.fail("sizes asks for " + std::to_string(sizes[i]) + " from an empty axis");
@@ -166,7 +196,8 @@ void infer_resize(InferContext& ctx) {
       a->scales[i] = x[i] == 0 ? 1.0f : static_cast<float>(sizes[i]) / static_cast<float>(x[i]);
     }
   } else {
-    if (scales.size() != r) ctx.fail("scales has " + std::to_string(scales.size()) + " entries for rank " + std::to_string(r));
+    if (scales.size() != r)
+      ctx.fail("scales has " + std::to_string(scales.size()) + " entries for rank " + std::to_string(r));
     for (size_t i = 0; i < r; ++i) {
       if (!(scales[i] > 0) || !std::isfinite(scales[i]))
         ctx.fail("scales must be positive and finite, scales[" + std::to_string(i) + "] is " +
@@ -193,15 +224,23 @@ std::shared_ptr<const OpAttrs> parse_grid_sample(const ParseContext& ctx) {
   // Opset 20 renamed bilinear/bicubic to linear/cubic (and made linear the
   // default); both spellings are taken at every opset.
   std::string mode = ctx.get_string("mode", ctx.opset() >= 20 ? "linear" : "bilinear");
-  if (mode == "nearest") a->mode = GridMode::kNearest;
-  else if (mode == "linear" || mode == "bilinear") a->mode = GridMode::kLinear;
-  else if (mode == "cubic" || mode == "bicubic") a->mode = GridMode::kCubic;
-  else ctx.invalid("mode '" + mode + "' is not one of nearest, linear (bilinear), cubic (bicubic)");
+  if (mode == "nearest")
+    a->mode = GridMode::kNearest;
+  else if (mode == "linear" || mode == "bilinear")
+    a->mode = GridMode::kLinear;
+  else if (mode == "cubic" || mode == "bicubic")
+    a->mode = GridMode::kCubic;
+  else
+    ctx.invalid("mode '" + mode + "' is not one of nearest, linear (bilinear), cubic (bicubic)");
   std::string pad = ctx.get_string("padding_mode", "zeros");
-  if (pad == "zeros") a->padding = GridPadding::kZeros;
-  else if (pad == "border") a->padding = GridPadding::kBorder;
-  else if (pad == "reflection") a->padding = GridPadding::kReflection;
-  else ctx.invalid("padding_mode '" + pad + "' is not one of zeros, border, reflection");
+  if (pad == "zeros")
+    a->padding = GridPadding::kZeros;
+  else if (pad == "border")
+    a->padding = GridPadding::kBorder;
+  else if (pad == "reflection")
+    a->padding = GridPadding::kReflection;
+  else
+    ctx.invalid("padding_mode '" + pad + "' is not one of zeros, border, reflection");
   a->align_corners = ctx.get_int("align_corners", 0) != 0;
   return a;
 }
@@ -223,17 +262,28 @@ void infer_grid_sample(InferContext& ctx) {
 }  // namespace
 
 void add_resize_schemas(std::vector<OpSchema>& out) {
-  out.push_back({.op = "Resize", .max_inputs = 4, .parse = parse_resize, .infer = infer_resize,
-                 .shape_inputs = {1, 2, 3},
-                 .semantics = "opset 10 (asymmetric, floor) and 11-19 (coordinate modes, cubic with "
-                              "cubic_coeff_a and exclude_outside; axes and keep_aspect_ratio_policy from 18, "
-                              "half_pixel_symmetric from 19; antialias from 18 for linear and cubic; tf_crop_and_resize with a constant "
-                              "roi and extrapolation_value)"});
-  out.push_back({.op = "Upsample", .max_inputs = 2, .parse = parse_resize, .infer = infer_resize,
+  out.push_back(
+      {.op = "Resize",
+       .max_inputs = 4,
+       .parse = parse_resize,
+       .infer = infer_resize,
+       .shape_inputs = {1, 2, 3},
+       .semantics =
+           "opset 10 (asymmetric, floor) and 11-19 (coordinate modes, cubic with "
+           "cubic_coeff_a and exclude_outside; axes and keep_aspect_ratio_policy from 18, "
+           "half_pixel_symmetric from 19; antialias from 18 for linear and cubic; tf_crop_and_resize with a constant "
+           "roi and extrapolation_value)"});
+  out.push_back({.op = "Upsample",
+                 .max_inputs = 2,
+                 .parse = parse_resize,
+                 .infer = infer_resize,
                  .shape_inputs = {1},
                  .semantics = "opset 7 (scales attribute) and 9 (scales input); height_scale and width_scale "
                               "attributes before 7"});
-  out.push_back({.op = "GridSample", .min_inputs = 2, .max_inputs = 2, .parse = parse_grid_sample,
+  out.push_back({.op = "GridSample",
+                 .min_inputs = 2,
+                 .max_inputs = 2,
+                 .parse = parse_grid_sample,
                  .infer = infer_grid_sample,
                  .semantics = "2-D (4-D input) at every opset; the N-D sampling of opset 20 is refused"});
 }

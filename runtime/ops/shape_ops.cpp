@@ -18,8 +18,8 @@ namespace minirt {
 namespace {
 
 bool movable(DType d) {
-  return d == DType::kFloat32 || d == DType::kInt64 || d == DType::kInt32 || d == DType::kBool ||
-         d == DType::kUInt8 || d == DType::kInt8;
+  return d == DType::kFloat32 || d == DType::kInt64 || d == DType::kInt32 || d == DType::kBool || d == DType::kUInt8 ||
+         d == DType::kInt8;
 }
 
 // Cast reads and writes float16 and bfloat16 too (through float32).
@@ -84,7 +84,9 @@ void infer_reshape(InferContext& ctx) {
       continue;
     }
     if (d == 0 && !a->allowzero) {
-      if (i >= x.size()) ctx.fail("shape " + shape_str(spec) + " copies dimension " + std::to_string(i) + " that the input " + shape_str(x) + " lacks");
+      if (i >= x.size())
+        ctx.fail("shape " + shape_str(spec) + " copies dimension " + std::to_string(i) + " that the input " +
+                 shape_str(x) + " lacks");
       d = x[i];
     }
     if (d < 0) ctx.fail("shape " + shape_str(spec) + " has a negative dimension");
@@ -93,8 +95,7 @@ void infer_reshape(InferContext& ctx) {
   }
   int64_t n = shape_numel(x);
   if (infer_at >= 0) {
-    if (known == 0 || n % known != 0)
-      ctx.fail("cannot reshape " + shape_str(x) + " to " + shape_str(spec));
+    if (known == 0 || n % known != 0) ctx.fail("cannot reshape " + shape_str(x) + " to " + shape_str(spec));
     y[infer_at] = n / known;
   } else if (known != n) {
     ctx.fail("cannot reshape " + shape_str(x) + " (" + std::to_string(n) + " elements) to " + shape_str(y));
@@ -172,10 +173,12 @@ void infer_concat(InferContext& ctx) {
   for (size_t i = 0; i < ctx.num_inputs(); ++i) {
     if (ctx.dtype(i) != ctx.dtype(0)) ctx.fail("inputs have different dtypes");
     const Shape& s = ctx.shape(i);
-    if (static_cast<int64_t>(s.size()) != r) ctx.fail("inputs have different ranks: " + shape_str(ctx.shape(0)) + " and " + shape_str(s));
+    if (static_cast<int64_t>(s.size()) != r)
+      ctx.fail("inputs have different ranks: " + shape_str(ctx.shape(0)) + " and " + shape_str(s));
     for (int64_t d = 0; d < r; ++d)
       if (d != a->axis && s[d] != ctx.shape(0)[d])
-        ctx.fail("inputs " + shape_str(ctx.shape(0)) + " and " + shape_str(s) + " differ outside axis " + std::to_string(a->axis));
+        ctx.fail("inputs " + shape_str(ctx.shape(0)) + " and " + shape_str(s) + " differ outside axis " +
+                 std::to_string(a->axis));
     y[a->axis] += s[a->axis];
   }
   ctx.set_attrs(a);
@@ -212,10 +215,12 @@ void infer_split(InferContext& ctx) {
       ctx.fail("axis of length " + std::to_string(len) + " does not split into " + std::to_string(n) + " equal parts");
     for (int64_t i = 0; i < n; ++i) a->split.push_back(std::max<int64_t>(0, std::min(part, len - i * part)));
   }
-  if (static_cast<int64_t>(a->split.size()) != n) ctx.fail("split has " + std::to_string(a->split.size()) + " entries for " + std::to_string(n) + " outputs");
+  if (static_cast<int64_t>(a->split.size()) != n)
+    ctx.fail("split has " + std::to_string(a->split.size()) + " entries for " + std::to_string(n) + " outputs");
   int64_t sum = 0;
   for (int64_t s : a->split) sum += s;
-  if (sum != len) ctx.fail("split sizes add up to " + std::to_string(sum) + ", not the axis length " + std::to_string(len));
+  if (sum != len)
+    ctx.fail("split sizes add up to " + std::to_string(sum) + ", not the axis length " + std::to_string(len));
   for (int64_t i = 0; i < n; ++i) {
     Shape y = x;
     y[a->axis] = a->split[i];
@@ -359,8 +364,7 @@ std::shared_ptr<const OpAttrs> parse_cast(const ParseContext& ctx) {
   } else {
     a->to = static_cast<DType>(ctx.get_int("to", 0));
   }
-  if (!castable(a->to))
-    ctx.unsupported(std::string("casting to ") + dtype_name(a->to) + " is not supported");
+  if (!castable(a->to)) ctx.unsupported(std::string("casting to ") + dtype_name(a->to) + " is not supported");
   return a;
 }
 void infer_cast(InferContext& ctx) {
@@ -397,7 +401,8 @@ void infer_range(InferContext& ctx) {
     for (size_t i = 0; i < 3; ++i) v[i] = ctx.const_floats(i, names[i])[0];
     if (v[2] == 0) ctx.fail("delta must not be 0");
     double len = std::ceil((v[1] - v[0]) / v[2]);
-    if (!(len < 1e15)) ctx.fail("the range from " + std::to_string(v[0]) + " to " + std::to_string(v[1]) + " is too long");
+    if (!(len < 1e15))
+      ctx.fail("the range from " + std::to_string(v[0]) + " to " + std::to_string(v[1]) + " is too long");
     n = len > 0 ? static_cast<int64_t>(len) : 0;
   } else {
     int64_t v[3];
@@ -458,7 +463,8 @@ std::shared_ptr<const OpAttrs> parse_constant_of_shape(const ParseContext& ctx) 
   auto a = std::make_shared<ConstantAttrs>();
   if (const Tensor* t = ctx.get_tensor("value")) {
     if (t->numel() != 1) ctx.invalid("value must hold one element");
-    if (!castable(t->dtype())) ctx.unsupported(std::string("value of dtype ") + dtype_name(t->dtype()) + " is not supported");
+    if (!castable(t->dtype()))
+      ctx.unsupported(std::string("value of dtype ") + dtype_name(t->dtype()) + " is not supported");
     a->value = t->reshaped({});
   } else {
     a->value = Tensor::zeros(DType::kFloat32, {});
@@ -485,7 +491,8 @@ void infer_transpose(InferContext& ctx) {
   auto a = std::make_shared<TransposeAttrs>(ctx.attrs<TransposeAttrs>());
   if (a->perm.empty())
     for (int64_t i = r - 1; i >= 0; --i) a->perm.push_back(i);
-  if (static_cast<int64_t>(a->perm.size()) != r) ctx.fail("perm " + shape_str(a->perm) + " does not match rank " + std::to_string(r));
+  if (static_cast<int64_t>(a->perm.size()) != r)
+    ctx.fail("perm " + shape_str(a->perm) + " does not match rank " + std::to_string(r));
   std::vector<bool> seen(r, false);
   Shape y(r);
   for (int64_t i = 0; i < r; ++i) {
@@ -504,12 +511,18 @@ void infer_transpose(InferContext& ctx) {
 std::shared_ptr<const OpAttrs> parse_pad(const ParseContext& ctx) {
   auto a = std::make_shared<PadAttrs>();
   std::string mode = ctx.get_string("mode", "constant");
-  if (mode == "constant") a->mode = PadMode::kConstant;
-  else if (mode == "reflect") a->mode = PadMode::kReflect;
-  else if (mode == "edge") a->mode = PadMode::kEdge;
-  else if (mode == "wrap" && ctx.opset() >= 19) a->mode = PadMode::kWrap;
-  else if (mode == "wrap") ctx.invalid("pad mode 'wrap' came with Pad version 19; this model imports opset " + std::to_string(ctx.opset()));
-  else ctx.unsupported("pad mode '" + mode + "' is not supported (constant, reflect, edge, wrap are)");
+  if (mode == "constant")
+    a->mode = PadMode::kConstant;
+  else if (mode == "reflect")
+    a->mode = PadMode::kReflect;
+  else if (mode == "edge")
+    a->mode = PadMode::kEdge;
+  else if (mode == "wrap" && ctx.opset() >= 19)
+    a->mode = PadMode::kWrap;
+  else if (mode == "wrap")
+    ctx.invalid("pad mode 'wrap' came with Pad version 19; this model imports opset " + std::to_string(ctx.opset()));
+  else
+    ctx.unsupported("pad mode '" + mode + "' is not supported (constant, reflect, edge, wrap are)");
   if (ctx.opset() < 11) {
     // Before opset 11, pads and value are attributes.
     // Pad-1 (before opset 2) calls them paddings, counts of elements to
@@ -544,13 +557,24 @@ void infer_pad(InferContext& ctx) {
       // not survive a float); this copy is for reports.
       if (v->numel() == 1) {
         switch (v->dtype()) {
-          case DType::kFloat32: a->value = *v->data<float>(); break;
-          case DType::kInt64: a->value = static_cast<float>(*v->data<int64_t>()); break;
-          case DType::kInt32: a->value = static_cast<float>(*v->data<int32_t>()); break;
-          case DType::kInt8: a->value = static_cast<float>(*v->data<int8_t>()); break;
+          case DType::kFloat32:
+            a->value = *v->data<float>();
+            break;
+          case DType::kInt64:
+            a->value = static_cast<float>(*v->data<int64_t>());
+            break;
+          case DType::kInt32:
+            a->value = static_cast<float>(*v->data<int32_t>());
+            break;
+          case DType::kInt8:
+            a->value = static_cast<float>(*v->data<int8_t>());
+            break;
           case DType::kUInt8:
-          case DType::kBool: a->value = static_cast<float>(*v->data<uint8_t>()); break;
-          default: break;
+          case DType::kBool:
+            a->value = static_cast<float>(*v->data<uint8_t>());
+            break;
+          default:
+            break;
         }
       }
     }
@@ -568,12 +592,14 @@ void infer_pad(InferContext& ctx) {
     a->pads = p;
   }
   if (static_cast<int64_t>(a->pads.size()) != 2 * r)
-    ctx.fail("pads has " + std::to_string(a->pads.size()) + " entries; input rank " + std::to_string(r) + " needs " + std::to_string(2 * r));
+    ctx.fail("pads has " + std::to_string(a->pads.size()) + " entries; input rank " + std::to_string(r) + " needs " +
+             std::to_string(2 * r));
   Shape y(r);
   for (int64_t i = 0; i < r; ++i) {
     y[i] = x[i] + a->pads[i] + a->pads[i + r];
     if (y[i] < 0) ctx.fail("pads remove more than the whole axis " + std::to_string(i));
-    if (a->mode == PadMode::kReflect && (a->pads[i] >= x[i] || a->pads[i + r] >= x[i]) && (a->pads[i] > 0 || a->pads[i + r] > 0))
+    if (a->mode == PadMode::kReflect && (a->pads[i] >= x[i] || a->pads[i + r] >= x[i]) &&
+        (a->pads[i] > 0 || a->pads[i + r] > 0))
       ctx.unsupported("reflect padding wider than the axis is not supported");
     if (a->mode == PadMode::kEdge && x[i] == 0 && y[i] > 0) ctx.fail("edge padding of an empty axis");
     if (a->mode == PadMode::kWrap && x[i] == 0 && y[i] > 0) ctx.fail("wrap padding of an empty axis");
@@ -675,12 +701,15 @@ std::shared_ptr<const OpAttrs> parse_block(const ParseContext& ctx) {
     ctx.invalid("blocksize must be between 1 and 65536, not " + std::to_string(a->blocksize));
   if (ctx.node().op == "DepthToSpace") {
     std::string mode = ctx.get_string("mode", "DCR");
-    if (mode == "CRD") a->crd = true;
-    else if (mode != "DCR") ctx.invalid("mode must be DCR or CRD, not '" + mode + "'");
+    if (mode == "CRD")
+      a->crd = true;
+    else if (mode != "DCR")
+      ctx.invalid("mode must be DCR or CRD, not '" + mode + "'");
   } else if (ctx.opset() >= 28 && ctx.has("mode")) {
     // SpaceToDepth has a mode from version 28; DCR is what every earlier version did.
     std::string mode = ctx.get_string("mode", "DCR");
-    if (mode == "CRD") ctx.unsupported("SpaceToDepth version 28's mode CRD (column-row-depth order) is not implemented; DCR is");
+    if (mode == "CRD")
+      ctx.unsupported("SpaceToDepth version 28's mode CRD (column-row-depth order) is not implemented; DCR is");
     if (mode != "DCR") ctx.invalid("mode must be DCR or CRD, not '" + mode + "'");
   }
   return a;
@@ -710,48 +739,106 @@ void infer_space_to_depth(InferContext& ctx) {
 
 void add_shape_schemas(std::vector<OpSchema>& out) {
   out.push_back({.op = "Flatten", .parse = parse_flatten, .infer = infer_flatten, .view = true});
-  out.push_back({.op = "Reshape", .min_inputs = 1, .max_inputs = 2, .parse = parse_reshape, .infer = infer_reshape,
-                 .shape_inputs = {1}, .semantics = "opset 14 (allowzero) and earlier; shape attribute before 5",
+  out.push_back({.op = "Reshape",
+                 .min_inputs = 1,
+                 .max_inputs = 2,
+                 .parse = parse_reshape,
+                 .infer = infer_reshape,
+                 .shape_inputs = {1},
+                 .semantics = "opset 14 (allowzero) and earlier; shape attribute before 5",
                  .view = true});
-  out.push_back({.op = "Squeeze", .max_inputs = 2, .parse = parse_axes, .infer = infer_squeeze, .shape_inputs = {1},
-                 .semantics = "axes attribute before opset 13, input from 13", .view = true});
-  out.push_back({.op = "Unsqueeze", .max_inputs = 2, .parse = parse_axes, .infer = infer_unsqueeze,
-                 .shape_inputs = {1}, .semantics = "axes attribute before opset 13, input from 13", .view = true});
-  out.push_back({.op = "Concat", .min_inputs = 1, .max_inputs = 1 << 20, .parse = parse_concat, .infer = infer_concat,
-                 .semantics = "axis required from opset 4, default 1 before", .joins_inputs = true});
-  out.push_back({.op = "Split", .max_inputs = 2, .max_outputs = 1 << 20, .parse = parse_split, .infer = infer_split,
+  out.push_back({.op = "Squeeze",
+                 .max_inputs = 2,
+                 .parse = parse_axes,
+                 .infer = infer_squeeze,
+                 .shape_inputs = {1},
+                 .semantics = "axes attribute before opset 13, input from 13",
+                 .view = true});
+  out.push_back({.op = "Unsqueeze",
+                 .max_inputs = 2,
+                 .parse = parse_axes,
+                 .infer = infer_unsqueeze,
+                 .shape_inputs = {1},
+                 .semantics = "axes attribute before opset 13, input from 13",
+                 .view = true});
+  out.push_back({.op = "Concat",
+                 .min_inputs = 1,
+                 .max_inputs = 1 << 20,
+                 .parse = parse_concat,
+                 .infer = infer_concat,
+                 .semantics = "axis required from opset 4, default 1 before",
+                 .joins_inputs = true});
+  out.push_back({.op = "Split",
+                 .max_inputs = 2,
+                 .max_outputs = 1 << 20,
+                 .parse = parse_split,
+                 .infer = infer_split,
                  .shape_inputs = {1},
                  .semantics = "split attribute before opset 13 (or input before 2), input from 13; num_outputs "
                               "from 18"});
-  out.push_back({.op = "Slice", .max_inputs = 5, .parse = parse_slice, .infer = infer_slice,
-                 .shape_inputs = {1, 2, 3, 4}, .semantics = "attributes before opset 10, inputs from 10"});
+  out.push_back({.op = "Slice",
+                 .max_inputs = 5,
+                 .parse = parse_slice,
+                 .infer = infer_slice,
+                 .shape_inputs = {1, 2, 3, 4},
+                 .semantics = "attributes before opset 10, inputs from 10"});
   out.push_back({.op = "Gather", .min_inputs = 2, .max_inputs = 2, .parse = parse_gather, .infer = infer_gather});
-  out.push_back({.op = "Shape", .parse = parse_shape, .infer = infer_shape, .semantics = "start/end from opset 15",
+  out.push_back({.op = "Shape",
+                 .parse = parse_shape,
+                 .infer = infer_shape,
+                 .semantics = "start/end from opset 15",
                  .reads_shape_only = true});
   out.push_back({.op = "Size", .infer = infer_size, .reads_shape_only = true});
-  out.push_back({.op = "Cast", .parse = parse_cast, .infer = infer_cast,
+  out.push_back({.op = "Cast",
+                 .parse = parse_cast,
+                 .infer = infer_cast,
                  .semantics = "float16 and bfloat16 to and from through float32, rounding to nearest even; 'to' a "
                               "type name string before opset 6"});
-  out.push_back({.op = "CastLike", .min_inputs = 2, .max_inputs = 2, .infer = infer_cast_like,
+  out.push_back({.op = "CastLike",
+                 .min_inputs = 2,
+                 .max_inputs = 2,
+                 .infer = infer_cast_like,
                  .semantics = "float16 and bfloat16 as for Cast"});
   out.push_back({.op = "Range", .min_inputs = 3, .max_inputs = 3, .infer = infer_range, .shape_inputs = {0, 1, 2}});
-  out.push_back({.op = "Constant", .min_inputs = 0, .max_inputs = 0, .parse = parse_constant, .infer = infer_constant,
+  out.push_back({.op = "Constant",
+                 .min_inputs = 0,
+                 .max_inputs = 0,
+                 .parse = parse_constant,
+                 .infer = infer_constant,
                  .model_data = true});
-  out.push_back({.op = "ConstantOfShape", .parse = parse_constant_of_shape, .infer = infer_constant_of_shape,
+  out.push_back({.op = "ConstantOfShape",
+                 .parse = parse_constant_of_shape,
+                 .infer = infer_constant_of_shape,
                  .shape_inputs = {0}});
   out.push_back({.op = "Transpose", .parse = parse_transpose, .infer = infer_transpose});
-  out.push_back({.op = "Pad", .max_inputs = 4, .parse = parse_pad, .infer = infer_pad, .shape_inputs = {1, 2, 3},
+  out.push_back({.op = "Pad",
+                 .max_inputs = 4,
+                 .parse = parse_pad,
+                 .infer = infer_pad,
+                 .shape_inputs = {1, 2, 3},
                  .semantics = "pads/value attributes before opset 11 (paddings before 2), inputs from 11; axes "
                               "from 18; modes constant, reflect, edge, and wrap from 19"});
-  out.push_back({.op = "CenterCropPad", .min_inputs = 2, .max_inputs = 2, .parse = parse_center_crop_pad,
-                 .infer = infer_center_crop_pad, .shape_inputs = {1},
+  out.push_back({.op = "CenterCropPad",
+                 .min_inputs = 2,
+                 .max_inputs = 2,
+                 .parse = parse_center_crop_pad,
+                 .infer = infer_center_crop_pad,
+                 .shape_inputs = {1},
                  .semantics = "opset 18; crops or zero-pads each axis, the odd element at the end"});
   out.push_back({.op = "Expand", .min_inputs = 2, .max_inputs = 2, .infer = infer_expand, .shape_inputs = {1}});
-  out.push_back({.op = "Tile", .min_inputs = 2, .max_inputs = 3, .infer = infer_tile, .shape_inputs = {1, 2},
+  out.push_back({.op = "Tile",
+                 .min_inputs = 2,
+                 .max_inputs = 3,
+                 .infer = infer_tile,
+                 .shape_inputs = {1, 2},
                  .semantics = "repeats input (opset 6 and later); tiles and axis inputs before 6"});
-  out.push_back({.op = "DepthToSpace", .parse = parse_block, .infer = infer_depth_to_space,
+  out.push_back({.op = "DepthToSpace",
+                 .parse = parse_block,
+                 .infer = infer_depth_to_space,
                  .semantics = "mode DCR, or CRD from opset 11"});
-  out.push_back({.op = "SpaceToDepth", .parse = parse_block, .infer = infer_space_to_depth,
+  out.push_back({.op = "SpaceToDepth",
+                 .parse = parse_block,
+                 .infer = infer_space_to_depth,
                  .semantics = "DCR order (the only one before opset 28; CRD from 28 not implemented)"});
 }
 

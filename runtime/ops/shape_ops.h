@@ -19,7 +19,7 @@ struct AxisAttrs : OpAttrs {  // Flatten, Concat, Gather, Split (with split size
 struct ReshapeAttrs : OpAttrs {
   bool allowzero = false;
   std::vector<int64_t> shape_attr;  // Reshape-1 (before opset 5): the shape attribute
-  Shape target;  // resolved output shape
+  Shape target;                     // resolved output shape
 };
 
 struct AxesAttrs : OpAttrs {  // Squeeze, Unsqueeze

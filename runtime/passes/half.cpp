@@ -15,12 +15,15 @@ std::string HalfLowering::summary() const {
   if (!any()) return {};
   std::string s = float16 && bfloat16 ? "float16/bfloat16 model: " : float16 ? "float16 model: " : "bfloat16 model: ";
   std::vector<std::string> parts;
-  if (initializers) parts.push_back(std::to_string(initializers) + " initializer" + (initializers == 1 ? "" : "s") +
-                                    " converted to float32 at load");
-  if (constants) parts.push_back(std::to_string(constants) + " Constant value" + (constants == 1 ? "" : "s") +
-                                 " converted to float32 at load");
-  if (casts) parts.push_back(std::to_string(casts) + " cast" + (casts == 1 ? "" : "s") +
-                             " to a half type computed in float32 with rounding to its precision");
+  if (initializers)
+    parts.push_back(std::to_string(initializers) + " initializer" + (initializers == 1 ? "" : "s") +
+                    " converted to float32 at load");
+  if (constants)
+    parts.push_back(std::to_string(constants) + " Constant value" + (constants == 1 ? "" : "s") +
+                    " converted to float32 at load");
+  if (casts)
+    parts.push_back(std::to_string(casts) + " cast" + (casts == 1 ? "" : "s") +
+                    " to a half type computed in float32 with rounding to its precision");
   for (size_t i = 0; i < parts.size(); ++i) s += (i ? ", " : "") + parts[i];
   if (!inputs.empty()) {
     s += std::string(parts.empty() ? "" : "; ") + "inputs";

@@ -2,7 +2,6 @@
 #include "runtime/op_registry.h"
 #include "runtime/passes/passes.h"
 
-
 namespace minirt {
 
 std::vector<Tensor> evaluate_node(const Graph& g, const Node& n, const KernelProvider& backend, ThreadPool& pool) {
@@ -35,7 +34,8 @@ int infer_and_fold(Graph& g, const KernelProvider& folder, ThreadPool& pool, boo
     InferContext ctx(g, n);
     s->infer(ctx);
     for (int o : n.outputs)
-      if (o >= 0 && !g.values[o].shape_known) node_fail(ErrorCode::kInternal, g, n, "shape inference left an output unknown");
+      if (o >= 0 && !g.values[o].shape_known)
+        node_fail(ErrorCode::kInternal, g, n, "shape inference left an output unknown");
     if (!fold || !s->foldable) return;
     bool all_const = true;
     for (int in : n.inputs) all_const = all_const && (in < 0 || g.values[in].constant);

@@ -81,8 +81,10 @@ int assign_layouts(Graph& g, const KernelProvider& cpu) {
         want = 0;
       } else {
         LayoutNeed need = needs[idx][k];
-        if (need == LayoutNeed::kPlain) want = 0;
-        else if (need == LayoutNeed::kBlocked) want = blockable(g.values[v]) ? block : 0;
+        if (need == LayoutNeed::kPlain)
+          want = 0;
+        else if (need == LayoutNeed::kBlocked)
+          want = blockable(g.values[v]) ? block : 0;
       }
       if (want != have) {
         int c = reorder(v, want);

@@ -13,7 +13,9 @@ namespace minirt {
 
 namespace {
 
-bool is_graph_output(const Graph& g, int v) { return std::find(g.outputs.begin(), g.outputs.end(), v) != g.outputs.end(); }
+bool is_graph_output(const Graph& g, int v) {
+  return std::find(g.outputs.begin(), g.outputs.end(), v) != g.outputs.end();
+}
 
 // Replaces every read of value `from` with `to` (node inputs and graph outputs).
 void replace_uses(Graph& g, int from, int to) {
@@ -149,7 +151,8 @@ int fold_batchnorm(Graph& g) {
   for (auto& conv : g.nodes) {
     if (conv.dead || conv.op != "Conv") continue;
     const auto& ca = conv.attrs_as<ConvAttrs>();
-    if (!ca.act.none() || !is_const(g, conv.inputs[1]) || (conv.input(2) >= 0 && !is_const(g, conv.inputs[2]))) continue;
+    if (!ca.act.none() || !is_const(g, conv.inputs[1]) || (conv.input(2) >= 0 && !is_const(g, conv.inputs[2])))
+      continue;
     int c = sole_consumer(g, conv.outputs[0]);
     if (c < 0) continue;
     Node& bn = g.nodes[c];
@@ -308,7 +311,8 @@ bool is_binary(const Node& n, BinaryKind kind) {
 bool same_float_shape(const Graph& g, int a, int b) {
   const Value& x = g.values[a];
   const Value& y = g.values[b];
-  return x.dtype == DType::kFloat32 && y.dtype == DType::kFloat32 && x.shape_known && y.shape_known && x.shape == y.shape;
+  return x.dtype == DType::kFloat32 && y.dtype == DType::kFloat32 && x.shape_known && y.shape_known &&
+         x.shape == y.shape;
 }
 
 }  // namespace

@@ -91,9 +91,9 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     // declines), or the rules alone, and the activation layout (blocked,
     // where the native blocked kernels run, or plain). Fixed mode measures
     // nothing and never touches the algorithm cache file.
-    static const char* const kAlgorithms[] = {"im2col_gemm",   "implicit_gemm", "gemm_1x1",     "depthwise_direct",
-                                              "winograd_f2x2", "winograd_f4x4", "nchwc_direct", "nchwc_depthwise",
-                                              "nchwc_winograd_f2", "nchwc_winograd_f4", nullptr};
+    static const char* const kAlgorithms[] = {
+        "im2col_gemm",  "implicit_gemm",   "gemm_1x1",          "depthwise_direct",  "winograd_f2x2", "winograd_f4x4",
+        "nchwc_direct", "nchwc_depthwise", "nchwc_winograd_f2", "nchwc_winograd_f4", nullptr};
     constexpr size_t kCount = sizeof kAlgorithms / sizeof kAlgorithms[0];
     const char* algo = kAlgorithms[size % kCount];
     SessionOptions options{.device = Device::kCpu, .threads = 1, .memory_limit = 256u << 20};

@@ -70,9 +70,9 @@ inline int& cases_loaded() {
   return n;
 }
 
-#define MINIRT_CASES_SKIP_WITHOUT_GPU()                                   \
-  do {                                                                    \
-    if (!::minirt::gputest::load_only()) MINIRT_SKIP_WITHOUT_GPU();       \
+#define MINIRT_CASES_SKIP_WITHOUT_GPU()                             \
+  do {                                                              \
+    if (!::minirt::gputest::load_only()) MINIRT_SKIP_WITHOUT_GPU(); \
   } while (0)
 
 // In load-only mode, a run that loaded no case at all fails.

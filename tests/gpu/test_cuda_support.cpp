@@ -134,7 +134,8 @@ TEST(CudaSupport, DeclinesPreciselyWithAReason) {
   m.node("Dropout", {"x"}, {"d", "mask"}, "dropout_mask");
   m.node("Transpose", {"i"}, {"it"}, "transpose_int");
   m.node("ArgMax", {"x"}, {"am"}, "argmax");
-  for (const char* o : {"l4", "l5", "l17", "lb", "lk", "lk2", "ii", "pw", "ci", "s5", "s4", "zr", "d", "mask", "it", "am"}) {
+  for (const char* o :
+       {"l4", "l5", "l17", "lb", "lk", "lk2", "ii", "pw", "ci", "s5", "s4", "zr", "d", "mask", "it", "am"}) {
     DType t = std::string(o) == "ii" || std::string(o) == "ci" || std::string(o) == "it" || std::string(o) == "am"
                   ? DType::kInt64
               : std::string(o) == "mask" ? DType::kBool
@@ -203,8 +204,7 @@ TEST(CudaSupport, PlacementLineCarriesTheReasons) {
   Session s(model, {.device = Device::kCpu, .threads = 1});
   SessionInternals::add_device(s, std::make_shared<SupportProbe>());
   s.run({{"x", random_tensor({1, 8, 4, 4}, 5)}});
-  EXPECT_EQ(s.placement(),
-            "placed 1 node on cpu (LRN: size 20 (cuDNN's LRN takes sizes from 1 to 16))");
+  EXPECT_EQ(s.placement(), "placed 1 node on cpu (LRN: size 20 (cuDNN's LRN takes sizes from 1 to 16))");
 }
 
 TEST(CudaSupport, OpListHasTheNetworkOps) {

@@ -620,9 +620,9 @@ TEST(GpuOps, ReshapeLikeCopies) {
 // any non-zero value is true.
 TEST(GpuOps, Cast) {
   MINIRT_SKIP_WITHOUT_GPU();
-  const std::vector<float> edge = {0.0f,    -0.0f, 0.5f,   -0.5f,     2.5f,  -2.5f,  127.9f,   128.0f, -128.9f,
-                                   -129.0f, 255.5f, 256.0f, 3.0e9f,   -3.0e9f, 1e20f, -1e20f, NAN,      INFINITY,
-                                   -INFINITY, 1.0f,  -1.0f,  65537.25f};
+  const std::vector<float> edge = {0.0f,    -0.0f,    0.5f,      -0.5f,  2.5f,   -2.5f,    127.9f, 128.0f,
+                                   -128.9f, -129.0f,  255.5f,    256.0f, 3.0e9f, -3.0e9f,  1e20f,  -1e20f,
+                                   NAN,     INFINITY, -INFINITY, 1.0f,   -1.0f,  65537.25f};
   Tensor f = Tensor::zeros(DType::kFloat32, {2, static_cast<int64_t>(edge.size())});
   for (size_t i = 0; i < edge.size(); ++i) {
     f.data<float>()[i] = edge[i];

@@ -37,8 +37,8 @@ TEST(GpuTuning, EveryCudnnCandidateMatchesTheCpuAndExhaustivePicksTheFastest) {
   std::vector<Tensor> want = cpu.run(in);
 
   const std::string cache = temp_cache("exhaustive");
-  Session tuned(model, {.device = Device::kCpu, .threads = 1, .tuning = TuningMode::kExhaustive,
-                        .algo_cache_path = cache});
+  Session tuned(model,
+                {.device = Device::kCpu, .threads = 1, .tuning = TuningMode::kExhaustive, .algo_cache_path = cache});
   SessionInternals::add_device(tuned, shared_backend());
   std::vector<Tensor> got = tuned.run(in);
   EXPECT_TRUE(close(got[0], want[0], kProducts));
@@ -66,8 +66,8 @@ TEST(GpuTuning, EveryCudnnCandidateMatchesTheCpuAndExhaustivePicksTheFastest) {
   for (const auto& k : c.candidates) {
     if (k.status != CandidateStatus::kOk) continue;
     SCOPED_TRACE(k.algorithm);
-    Session fixed(model, {.device = Device::kCpu, .threads = 1, .tuning = TuningMode::kFixed,
-                          .tuning_algorithm = k.algorithm});
+    Session fixed(
+        model, {.device = Device::kCpu, .threads = 1, .tuning = TuningMode::kFixed, .tuning_algorithm = k.algorithm});
     SessionInternals::add_device(fixed, shared_backend());
     std::vector<Tensor> y = fixed.run(in);
     EXPECT_TRUE(close(y[0], want[0], kProducts));

@@ -14,4 +14,6 @@ FAKE_API int cublasGetProperty(int type, int* value) {
   return 0;
 }
 
-FAKE_API size_t cublasGetCudartVersion() { return static_cast<size_t>(fake::env_int("MINIRT_FAKE_CUBLAS_CUDART", 13000)); }
+FAKE_API size_t cublasGetCudartVersion() {
+  return static_cast<size_t>(fake::env_int("MINIRT_FAKE_CUBLAS_CUDART", 13000));
+}

@@ -38,9 +38,12 @@ FAKE_API int cuDeviceGetName(char* name, int len, int dev) {
 
 FAKE_API int cuDeviceGetAttribute(int* value, int attribute, int) {
   long cc = fake::env_int("MINIRT_FAKE_CC", 90);
-  if (attribute == 75) *value = static_cast<int>(cc / 10);
-  else if (attribute == 76) *value = static_cast<int>(cc % 10);
-  else return 1;
+  if (attribute == 75)
+    *value = static_cast<int>(cc / 10);
+  else if (attribute == 76)
+    *value = static_cast<int>(cc % 10);
+  else
+    return 1;
   return 0;
 }
 

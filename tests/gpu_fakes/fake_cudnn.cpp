@@ -7,5 +7,9 @@
 #include "fake_env.h"
 
 FAKE_API size_t cudnnGetVersion() { return static_cast<size_t>(fake::env_int("MINIRT_FAKE_CUDNN_VERSION", 91900)); }
-FAKE_API size_t cudnnGetCudartVersion() { return static_cast<size_t>(fake::env_int("MINIRT_FAKE_CUDNN_CUDART", 13000)); }
-FAKE_API size_t cudnnGetMaxDeviceVersion() { return static_cast<size_t>(fake::env_int("MINIRT_FAKE_CUDNN_MAXDEV", 1210)); }
+FAKE_API size_t cudnnGetCudartVersion() {
+  return static_cast<size_t>(fake::env_int("MINIRT_FAKE_CUDNN_CUDART", 13000));
+}
+FAKE_API size_t cudnnGetMaxDeviceVersion() {
+  return static_cast<size_t>(fake::env_int("MINIRT_FAKE_CUDNN_MAXDEV", 1210));
+}

@@ -190,7 +190,9 @@ int main(int argc, char** argv) {
                     cpu.c_str(), r.cpu_ok ? "removed or folded before placement" : r.cpu_why.c_str());
       for (const auto& a : r.answers)
         std::printf("| %s | %s | %s | %s | %s |\n", r.name.c_str(), a.op.c_str(), cpu.c_str(), a.ok ? "yes" : "no",
-                    !r.cpu_ok ? ("cpu: " + r.cpu_why).c_str() : a.ok ? "" : first_line(a.why).c_str());
+                    !r.cpu_ok ? ("cpu: " + r.cpu_why).c_str()
+                    : a.ok    ? ""
+                              : first_line(a.why).c_str());
     }
     return 0;
   }
@@ -212,7 +214,8 @@ int main(int argc, char** argv) {
       for (const auto& a : r.answers) {
         if (a.op != op) continue;
         asked = true;
-        if (a.ok) row.ranks.insert(a.rank);
+        if (a.ok)
+          row.ranks.insert(a.rank);
         else if (all_ok) {
           all_ok = false;
           why = first_line(a.why);
@@ -228,7 +231,8 @@ int main(int argc, char** argv) {
       }
     }
   }
-  std::printf("| op | cases | cpu | cuda | cuda input ranks | why not on cuda |\n| --- | --- | --- | --- | --- | --- |\n");
+  std::printf(
+      "| op | cases | cpu | cuda | cuda input ranks | why not on cuda |\n| --- | --- | --- | --- | --- | --- |\n");
   for (const auto& [op, row] : rows) {
     std::string ranks, why;
     for (size_t k : row.ranks) ranks += (ranks.empty() ? "" : ", ") + std::to_string(k);

@@ -224,7 +224,8 @@ TEST_F(BackendHarness, AFloat16ModelTakesAndAnswersFp16) {
   in.shape = {2, 4};
   std::vector<uint16_t> x(8);
   for (size_t k = 0; k < x.size(); ++k) x[k] = minirt::float_to_half(0.3f * static_cast<float>(k) - 1.0f);
-  in.buffers.emplace_back(reinterpret_cast<unsigned char*>(x.data()), reinterpret_cast<unsigned char*>(x.data() + x.size()));
+  in.buffers.emplace_back(reinterpret_cast<unsigned char*>(x.data()),
+                          reinterpret_cast<unsigned char*>(x.data() + x.size()));
   r->inputs.push_back(std::move(in));
   TRITONBACKEND_Request* raw = r.get();
   ASSERT_EQ(take(TRITONBACKEND_ModelInstanceExecute(inst, &raw, 1)), "");
@@ -332,13 +333,15 @@ TEST_F(BackendHarness, AConfigurationThatContradictsTheModelFailsTheLoad) {
 
 TEST_F(BackendHarness, HostileSettingsFailTheLoadOrTheRequestWithASentence) {
   // A thread count past the ceiling fails the load, naming the ceiling.
-  EXPECT_THAT(load("m", R"({"name":"m","parameters":{"threads":{"string_value":"100000"}}})"),
-              HasSubstr("parameter 'threads' must be a whole number from 0 to " + std::to_string(minirt::max_threads())));
+  EXPECT_THAT(
+      load("m", R"({"name":"m","parameters":{"threads":{"string_value":"100000"}}})"),
+      HasSubstr("parameter 'threads' must be a whole number from 0 to " + std::to_string(minirt::max_threads())));
   // A run past run_timeout_ms answers its request with UNAVAILABLE and the
   // sentence; the instance stays up.
   TRITONBACKEND_Model* m = nullptr;
-  ASSERT_EQ(load("m", R"({"name":"m","backend":"minirt","parameters":{"run_timeout_ms":{"string_value":"0.000001"},)"
-                      R"("warmup":{"string_value":"false"}}})",
+  ASSERT_EQ(load("m",
+                 R"({"name":"m","backend":"minirt","parameters":{"run_timeout_ms":{"string_value":"0.000001"},)"
+                 R"("warmup":{"string_value":"false"}}})",
                  &m),
             "");
   TRITONBACKEND_ModelInstance* inst = nullptr;
@@ -355,8 +358,9 @@ TEST_F(BackendHarness, HostileSettingsFailTheLoadOrTheRequestWithASentence) {
   }
   // With a limit it can meet, the same request is answered.
   TRITONBACKEND_Model* m2 = nullptr;
-  ASSERT_EQ(load("m", R"({"name":"m","backend":"minirt","parameters":{"run_timeout_ms":{"string_value":"60000"}}})", &m2),
-            "");
+  ASSERT_EQ(
+      load("m", R"({"name":"m","backend":"minirt","parameters":{"run_timeout_ms":{"string_value":"60000"}}})", &m2),
+      "");
   TRITONBACKEND_ModelInstance* inst2 = nullptr;
   ASSERT_EQ(start(m2, TRITONSERVER_INSTANCEGROUPKIND_CPU, &inst2), "");
   fake_triton::sent_responses().clear();

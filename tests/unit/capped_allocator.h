@@ -75,7 +75,7 @@ class CappedAllocator final : public RawAllocator {
   }
 
   size_t cap() const { return locked(cap_); }
-  size_t outstanding() const { return locked(outstanding_); }  // bytes allocated and not yet given back
+  size_t outstanding() const { return locked(outstanding_); }         // bytes allocated and not yet given back
   int64_t allocate_calls() const { return locked(allocate_calls_); }  // every call, failed or not
   int64_t failed_calls() const { return locked(failed_calls_); }
   int64_t deallocate_calls() const { return locked(deallocate_calls_); }

@@ -116,9 +116,14 @@ class FakeDevice final : public KernelProvider, public ComputeDevice {
   // Runs a CPU kernel on decoded copies of its device buffers.
   class Wrapped final : public Kernel {
    public:
-    Wrapped(const FakeDevice* dev, std::unique_ptr<Kernel> k, const Graph& g, const Node& n) : dev_(dev), k_(std::move(k)) {
-      for (int v : n.inputs) in_bytes_.push_back(v < 0 ? 0 : static_cast<size_t>(shape_numel(g.values[v].shape)) * dtype_size(g.values[v].dtype));
-      for (int v : n.outputs) out_bytes_.push_back(v < 0 ? 0 : static_cast<size_t>(shape_numel(g.values[v].shape)) * dtype_size(g.values[v].dtype));
+    Wrapped(const FakeDevice* dev, std::unique_ptr<Kernel> k, const Graph& g, const Node& n)
+        : dev_(dev), k_(std::move(k)) {
+      for (int v : n.inputs)
+        in_bytes_.push_back(
+            v < 0 ? 0 : static_cast<size_t>(shape_numel(g.values[v].shape)) * dtype_size(g.values[v].dtype));
+      for (int v : n.outputs)
+        out_bytes_.push_back(
+            v < 0 ? 0 : static_cast<size_t>(shape_numel(g.values[v].shape)) * dtype_size(g.values[v].dtype));
     }
     size_t workspace_bytes() const override { return k_->workspace_bytes(); }
     std::string describe() const override { return "on fakegpu: " + k_->describe(); }

@@ -120,8 +120,10 @@ class ModelBuilder {
     auto* shape = tt->mutable_shape();
     for (size_t i = 0; i < dims.size(); ++i) {
       auto* d = shape->add_dim();
-      if (dims[i] >= 0) d->set_dim_value(dims[i]);
-      else if (i < params.size() && !params[i].empty()) d->set_dim_param(params[i]);
+      if (dims[i] >= 0)
+        d->set_dim_value(dims[i]);
+      else if (i < params.size() && !params[i].empty())
+        d->set_dim_param(params[i]);
     }
   }
   onnx::ModelProto m_;

@@ -68,16 +68,20 @@ struct OpCase {
     for (const auto& t : inputs) s << " " << (t.empty() ? "-" : shape_str(t.shape()));
     for (const auto& [name, a] : attrs) {
       s << " " << name << "=";
-      if (a.kind == Attribute::Kind::kInts) s << "[" << shape_str(a.ints) << "]";
-      else if (a.kind == Attribute::Kind::kFloat) s << a.f;
-      else if (a.kind == Attribute::Kind::kString) s << a.s;
-      else s << a.i;
+      if (a.kind == Attribute::Kind::kInts)
+        s << "[" << shape_str(a.ints) << "]";
+      else if (a.kind == Attribute::Kind::kFloat)
+        s << a.f;
+      else if (a.kind == Attribute::Kind::kString)
+        s << a.s;
+      else
+        s << a.i;
     }
     return s.str();
   }
 };
 
-constexpr int64_t kGuard = 16;            // floats of guard after each buffer
+constexpr int64_t kGuard = 16;  // floats of guard after each buffer
 
 // Parses, infers and runs the case's node on the CPU backend with `threads`
 // threads (twice: a kernel is made once and run many times). Returns the
@@ -136,7 +140,9 @@ inline std::vector<float> run_op(const OpCase& c, int threads, Shape* shape, con
   }
   return std::vector<float>(yp, yp + count);
 }
-inline std::vector<float> run_op(const OpCase& c, int threads, Shape* shape) { return run_op(c, threads, shape, c.str()); }
+inline std::vector<float> run_op(const OpCase& c, int threads, Shape* shape) {
+  return run_op(c, threads, shape, c.str());
+}
 
 // got ≈ want within `rtol` relative, with the same number as an absolute
 // floor for values of magnitude below 1; infinities must match exactly.

@@ -86,8 +86,8 @@ TEST_F(AlgoCacheTest, OtherVersionsAreKeptButNotUsed) {
     ASSERT_TRUE(c.save());
   }
   AlgoCache c(path_);
-  EXPECT_FALSE(c.find(kCtxNew, kConv));                 // the upgrade retunes
-  EXPECT_EQ(c.other_versions(kCtxNew, kConv), kCtx);    // and can say why
+  EXPECT_FALSE(c.find(kCtxNew, kConv));               // the upgrade retunes
+  EXPECT_EQ(c.other_versions(kCtxNew, kConv), kCtx);  // and can say why
   c.put(kCtxNew, kConv, {"winograd_f2x2", 0, 0.5, utc_now()});
   ASSERT_TRUE(c.save());
   AlgoCache again(path_);
@@ -117,9 +117,9 @@ TEST_F(AlgoCacheTest, DamagedFileIsIgnoredEntirelyAndRewritten) {
   }
   std::string good = read();
   for (const std::string& bad : {
-           good + "conv third -> ??? ws=x ms=1 at=now\n",         // garbage entry
+           good + "conv third -> ??? ws=x ms=1 at=now\n",           // garbage entry
            good + "conv fourth -> im2col_gemm ws=1 ms=nan at=t\n",  // not a number
-           good.substr(0, good.size() - 9),                        // truncated mid-entry
+           good.substr(0, good.size() - 9),                         // truncated mid-entry
            good + std::string(5000, 'x') + "\n",                    // absurd line
        }) {
     write(bad);

@@ -18,8 +18,8 @@
 namespace minirt {
 namespace {
 
-using ::testing::HasSubstr;
 using testing::FakeDevice;
+using ::testing::HasSubstr;
 using testing::ModelBuilder;
 
 std::shared_ptr<const Model> cnn() {
@@ -156,8 +156,10 @@ TEST(BackendRegistry, AKernelOverrideThatCannotBeFollowedIsRefused) {
   }
   ::setenv("MINIRT_SGEMM_ISA", "generic", 1);  // every CPU can run the portable kernels
   EXPECT_NO_THROW(Session(cnn(), {.device = Device::kCpu, .threads = 1}));
-  if (before) ::setenv("MINIRT_SGEMM_ISA", saved.c_str(), 1);
-  else ::unsetenv("MINIRT_SGEMM_ISA");
+  if (before)
+    ::setenv("MINIRT_SGEMM_ISA", saved.c_str(), 1);
+  else
+    ::unsetenv("MINIRT_SGEMM_ISA");
 }
 
 TEST(BackendRegistry, ASessionRunsOnABackendOnlyTheTestKnows) {
@@ -194,7 +196,8 @@ TEST(BackendRegistry, ABackendThatCannotStartIsPassedOverWithItsReason) {
   // every reason, each named.
   Session s(cnn(), {.device = Device::kAuto, .threads = 1});
   if (s.device() == Device::kCpu) {
-    EXPECT_THAT(s.device_reason(), HasSubstr("running on the CPU: brokengpu: its driver is a pretend one that never starts"));
+    EXPECT_THAT(s.device_reason(),
+                HasSubstr("running on the CPU: brokengpu: its driver is a pretend one that never starts"));
     EXPECT_THAT(s.device_reason(), HasSubstr("; cuda: "));
   }
   // With a working pretend GPU of lower priority, kAuto goes on to it.

@@ -89,7 +89,8 @@ Verdict expect_rule(const GateResult& r, const std::string& rule, Level level) {
   return *v;
 }
 
-#define EXPECT_SAYS(text, part) EXPECT_NE(std::string(text).find(part), std::string::npos) << "'" << (text) << "' lacks '" << (part) << "'"
+#define EXPECT_SAYS(text, part) \
+  EXPECT_NE(std::string(text).find(part), std::string::npos) << "'" << (text) << "' lacks '" << (part) << "'"
 
 TEST(GateVersions, EncodingsFromNvidiaDocumentation) {
   EXPECT_EQ(Version::from_cuda(12020), (Version{12, 2, 0}));
@@ -153,8 +154,10 @@ TEST(Gate, HealthyStackIsUsableAndEveryLayerSaysOk) {
   EXPECT_EQ(r.first_fatal(), nullptr);
   EXPECT_EQ(r.warnings(), 0);
   for (const Verdict& v : r.verdicts) EXPECT_EQ(v.level, Level::kOk) << v.rule << ": " << v.message;
-  for (const char* rule : {"build.ok", "driver.ok", "device.ok", "cudnn.ok", "cublas.ok"}) expect_rule(r, rule, Level::kOk);
-  EXPECT_EQ(r.summary.rfind("GPU usable: GPU 0 (NVIDIA H200) compute capability 9.0, driver 580.65.06 (CUDA 13.0)", 0), 0u)
+  for (const char* rule : {"build.ok", "driver.ok", "device.ok", "cudnn.ok", "cublas.ok"})
+    expect_rule(r, rule, Level::kOk);
+  EXPECT_EQ(r.summary.rfind("GPU usable: GPU 0 (NVIDIA H200) compute capability 9.0, driver 580.65.06 (CUDA 13.0)", 0),
+            0u)
       << r.summary;
   // Both versions, and what each is for.
   const std::string& d = r.find("driver.ok")->message;
@@ -187,8 +190,8 @@ TEST(Gate, NoDriver) {
   EXPECT_SAYS(v.message, "no NVIDIA driver (libcuda.so.1 not found)");
   EXPECT_SAYS(v.message, "R580 or newer");
   EXPECT_SAYS(v.message, "LD_LIBRARY_PATH or MINIRT_CUDA_PATH");
-  EXPECT_EQ(r.summary.rfind("CPU fallback: no NVIDIA driver (libcuda.so.1 not found); install the NVIDIA driver R580", 0),
-            0u)
+  EXPECT_EQ(
+      r.summary.rfind("CPU fallback: no NVIDIA driver (libcuda.so.1 not found); install the NVIDIA driver R580", 0), 0u)
       << r.summary;
   expect_rule(r, "device.unchecked", Level::kNote);
   // The library layers are still judged and reported.
@@ -427,7 +430,8 @@ TEST(Gate, CudnnWithoutItsFunctions) {
   StackFacts s = healthy();
   s.cudnn.lib.missing_symbol = "cudnnGetVersion";
   s.cudnn.version = {};
-  EXPECT_SAYS(expect_rule(judge(s, build()), "cudnn.symbols", Level::kFatal).message, "does not export cudnnGetVersion");
+  EXPECT_SAYS(expect_rule(judge(s, build()), "cudnn.symbols", Level::kFatal).message,
+              "does not export cudnnGetVersion");
 }
 
 TEST(Gate, Cudnn8WhereCudnn9IsNeeded) {

@@ -63,7 +63,8 @@ TEST(Half, AllPatternsRoundTrip) {
     EXPECT_EQ(std::isnan(f), half_is_nan(p)) << std::hex << h;
     EXPECT_EQ(std::signbit(f), (h & 0x8000u) != 0) << std::hex << h;
   }
-  for (uint32_t h = 0; h < 0x7c00; ++h) EXPECT_LT(half_to_float(static_cast<uint16_t>(h)), half_to_float(static_cast<uint16_t>(h + 1)));
+  for (uint32_t h = 0; h < 0x7c00; ++h)
+    EXPECT_LT(half_to_float(static_cast<uint16_t>(h)), half_to_float(static_cast<uint16_t>(h + 1)));
 }
 
 // Between every two neighbouring finite halves (both signs): the exact
@@ -121,8 +122,8 @@ TEST(Half, MatchesNumpy) {
   EXPECT_EQ(float_to_half(std::numeric_limits<float>::infinity()), 0x7c00);
   EXPECT_EQ(float_to_half(-std::numeric_limits<float>::infinity()), 0xfc00);
   EXPECT_TRUE(half_is_nan(float_to_half(std::numeric_limits<float>::quiet_NaN())));
-  EXPECT_TRUE(half_is_nan(float_to_half(from_bits(0x7f800001u))));  // a NaN whose payload is all in the low bits
-  EXPECT_EQ(float_to_half(from_bits(0xffc00000u)) & 0x8000u, 0x8000u);   // sign of a NaN kept
+  EXPECT_TRUE(half_is_nan(float_to_half(from_bits(0x7f800001u))));      // a NaN whose payload is all in the low bits
+  EXPECT_EQ(float_to_half(from_bits(0xffc00000u)) & 0x8000u, 0x8000u);  // sign of a NaN kept
 }
 
 #if defined(__FLT16_MAX__)
@@ -135,8 +136,10 @@ TEST(Half, MatchesCompilerFloat16) {
     uint16_t want;
     std::memcpy(&want, &h, 2);
     const uint16_t got = float_to_half(f);
-    if (std::isnan(f)) EXPECT_TRUE(half_is_nan(got));
-    else ASSERT_EQ(got, want) << std::hex << u;
+    if (std::isnan(f))
+      EXPECT_TRUE(half_is_nan(got));
+    else
+      ASSERT_EQ(got, want) << std::hex << u;
   }
 }
 #endif
@@ -147,10 +150,10 @@ TEST(BFloat16, MatchesOnnxruntime) {
     uint32_t f;
     uint16_t b;
   } cases[] = {
-      {0x3ef535b8u, 0x3ef5u}, {0x3ef5eeb0u, 0x3ef6u}, {0x3effd6b2u, 0x3f00u}, {0x3f51b0e5u, 0x3f52u},
-      {0x3f808000u, 0x3f80u},  // a tie: to even
-      {0x3f818000u, 0x3f82u},  // a tie: to even
-      {0x7f7fffffu, 0x7f80u},  // the largest float rounds to infinity
+      {0x3ef535b8u, 0x3ef5u}, {0x3ef5eeb0u, 0x3ef6u}, {0x3effd6b2u, 0x3f00u},
+      {0x3f51b0e5u, 0x3f52u}, {0x3f808000u, 0x3f80u},  // a tie: to even
+      {0x3f818000u, 0x3f82u},                          // a tie: to even
+      {0x7f7fffffu, 0x7f80u},                          // the largest float rounds to infinity
       {0xff7fffffu, 0xff80u}, {0x000116c2u, 0x0001u}, {0xc0200000u, 0xc020u},
   };
   for (const auto& c : cases) EXPECT_EQ(float_to_bfloat16(from_bits(c.f)), c.b) << std::hex << c.f;
@@ -162,8 +165,10 @@ TEST(BFloat16, AllPatternsRoundTrip) {
     const uint16_t p = static_cast<uint16_t>(b);
     const float f = bfloat16_to_float(p);
     EXPECT_EQ(bits(f), b << 16);
-    if (std::isnan(f)) EXPECT_TRUE(std::isnan(bfloat16_to_float(float_to_bfloat16(f))));
-    else EXPECT_EQ(float_to_bfloat16(f), p) << std::hex << b;
+    if (std::isnan(f))
+      EXPECT_TRUE(std::isnan(bfloat16_to_float(float_to_bfloat16(f))));
+    else
+      EXPECT_EQ(float_to_bfloat16(f), p) << std::hex << b;
   }
 }
 
@@ -232,7 +237,7 @@ TEST(HalfCast, EveryPathThroughFloat32) {
   Tensor ints = Tensor::zeros(DType::kInt32, {3});
   ints.data<int32_t>()[0] = 1;
   ints.data<int32_t>()[1] = -3;
-  ints.data<int32_t>()[2] = 70000;  // beyond float16: infinity
+  ints.data<int32_t>()[2] = 70000;          // beyond float16: infinity
   Tensor h2 = cast(ints, DType::kFloat16);  // int32 -> float16: narrowed from the workspace
   ASSERT_EQ(h2.dtype(), DType::kFloat16);
   EXPECT_EQ(h2.data<uint16_t>()[0], 0x3c00);
@@ -250,7 +255,6 @@ TEST(HalfCast, EveryPathThroughFloat32) {
 }
 
 // ---- the loader ----
-
 
 // x (float32) + w (float16 initializer): a mixed model, as keep_io_types writes.
 TEST(HalfLoader, RawAndInt32DataInitializers) {

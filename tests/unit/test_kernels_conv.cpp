@@ -60,8 +60,7 @@ struct ConvCase {
     std::ostringstream s;
     s << "n" << n << " c" << c << " m" << m << " in " << shape_str(spatial) << " k " << shape_str(kernel) << " s "
       << shape_str(strides) << " d " << shape_str(dilations) << " pads " << shape_str(pads) << " g" << group
-      << (bias ? " bias" : "") << (act.none() ? "" : " act " + act.name())
-      << (const_weights ? "" : " runtime-weights");
+      << (bias ? " bias" : "") << (act.none() ? "" : " act " + act.name()) << (const_weights ? "" : " runtime-weights");
     return s.str();
   }
 };
@@ -327,7 +326,8 @@ void run_grid_with(const std::vector<ConvCase>& grid, AlgoOf algo, const std::st
 }
 
 void run_grid(const std::vector<ConvCase>& grid, const std::string& algo, const std::string& forced = "") {
-  run_grid_with(grid, [&](const ConvCase&) { return algo; }, forced);
+  run_grid_with(
+      grid, [&](const ConvCase&) { return algo; }, forced);
 }
 
 // A grid with a GEMM lowering forced, for each SGEMM variant.
@@ -525,8 +525,8 @@ std::vector<ConvCase> winograd_grid() {
   int i = 0;
   for (Shape hw : {Shape{7, 7}, Shape{8, 9}, Shape{13, 11}, Shape{3, 40}, Shape{30, 29}, Shape{1, 5}, Shape{2, 2},
                    Shape{5, 1}, Shape{12, 16}})
-    for (std::vector<int64_t> pads : {std::vector<int64_t>{1, 1, 1, 1}, std::vector<int64_t>{0, 0, 0, 0},
-                                      std::vector<int64_t>{2, 0, 1, 2}}) {
+    for (std::vector<int64_t> pads :
+         {std::vector<int64_t>{1, 1, 1, 1}, std::vector<int64_t>{0, 0, 0, 0}, std::vector<int64_t>{2, 0, 1, 2}}) {
       auto [c, m] = std::array{std::pair{16, 16}, std::pair{24, 40}, std::pair{33, 17}, std::pair{3, 5}}[i % 4];
       ConvCase cc = make_2d(i % 4 == 1 ? 3 : 1, c, m, hw, 3, 1, 1, pads, 1, i % 5 != 4);
       if (i % 3 == 0) cc.act = {ActKind::kRelu, 0, 0};
@@ -563,8 +563,6 @@ TEST(ConvKernel, WinogradMatchesDirectConvolution) {
 TEST(ConvKernel, Im2colForcedMatchesDirectConvolution) { run_grid_forced(general_grid(), "im2col_gemm"); }
 
 TEST(ConvKernel, ImplicitForcedMatchesDirectConvolution) { run_grid_forced(general_grid(), "implicit_gemm"); }
-
-
 
 TEST(ConvKernel, FusedActivationOnEveryAlgorithm) {
   std::vector<Activation> acts;
@@ -659,8 +657,8 @@ TEST(ConvAlgorithms, EveryAlgorithmMatchesDirectConvolutionOrDeclines) {
         for (int64_t d : {1, 2}) {
           if (k == 1 && d == 2) continue;
           for (const auto& pads : pad_sets) {
-            auto [c, m, g] = std::array{std::tuple{4, 6, 1}, std::tuple{6, 4, 2}, std::tuple{5, 5, 5},
-                                        std::tuple{16, 17, 1}}[i % 4];
+            auto [c, m, g] =
+                std::array{std::tuple{4, 6, 1}, std::tuple{6, 4, 2}, std::tuple{5, 5, 5}, std::tuple{16, 17, 1}}[i % 4];
             ConvCase cc = make_2d(i % 5 == 2 ? 3 : 1, c, m, hw, k, st, d, pads, g, i % 3 != 1);
             if (i % 4 == 1) cc.act = {ActKind::kRelu, 0, 0};
             if (i % 6 == 3) cc.act = {ActKind::kClip, -0.2f, 0.4f};
@@ -672,8 +670,8 @@ TEST(ConvAlgorithms, EveryAlgorithmMatchesDirectConvolutionOrDeclines) {
   for (int64_t k : {1, 3})
     for (int64_t st : {1, 2})
       for (int64_t w : {1, 5, 13}) {
-        ConvCase cc = make_1d(st == 2 ? 3 : 1, 4, 6, w, k, st, 1, k == 1 ? std::vector<int64_t>{0, 0} : std::vector<int64_t>{1, 2},
-                              k == 3 ? 2 : 1, w != 5);
+        ConvCase cc = make_1d(st == 2 ? 3 : 1, 4, 6, w, k, st, 1,
+                              k == 1 ? std::vector<int64_t>{0, 0} : std::vector<int64_t>{1, 2}, k == 3 ? 2 : 1, w != 5);
         if (window_fits(cc)) grid.push_back(cc);
       }
   grid.push_back(make_1d(1, 4, 4, 9, 3, 1, 1, {1, 1}, 4, true));  // 1-D depthwise
@@ -686,8 +684,8 @@ TEST(ConvAlgorithms, EveryAlgorithmMatchesDirectConvolutionOrDeclines) {
     const Node& node = cg.g.nodes[0];
     std::vector<AlgorithmOption> opts = cpu->algorithms(cg.g, node);
     ASSERT_EQ(opts.size(), 6u);
-    const char* names[] = {"im2col_gemm", "implicit_gemm", "gemm_1x1", "depthwise_direct", "winograd_f2x2",
-                           "winograd_f4x4"};
+    const char* names[] = {"im2col_gemm",      "implicit_gemm", "gemm_1x1",
+                           "depthwise_direct", "winograd_f2x2", "winograd_f4x4"};
     for (size_t a = 0; a < opts.size(); ++a) {
       const std::string algo = names[a];
       ASSERT_EQ(opts[a].name, algo);
@@ -739,8 +737,9 @@ TEST(ConvAlgorithms, MakeKernelWithAnUnknownOrDeclinedNameSaysWhy) {
     ConvGraph cg(strided, rng);
     EXPECT_EQ(algo_of(cpu->make_kernel_with(cg.g, cg.g.nodes[0], "")->describe()), "im2col_gemm");
   }
-  EXPECT_NE(message(strided, "winograd_f4x4").find("cannot run this node: needs a 3x3 window at stride 1 and dilation 1"),
-            std::string::npos);
+  EXPECT_NE(
+      message(strided, "winograd_f4x4").find("cannot run this node: needs a 3x3 window at stride 1 and dilation 1"),
+      std::string::npos);
   EXPECT_NE(message(strided, "gemm_1x1").find("1x1 stride 1 without padding only"), std::string::npos);
   EXPECT_NE(message(strided, "depthwise_direct").find("needs group == channels == filters"), std::string::npos);
   ConvCase grouped = make_2d(1, 4, 6, {7, 7}, 3, 1, 1, {1, 1, 1, 1}, 2, true);
@@ -784,7 +783,7 @@ TEST(ConvAlgorithms, HeuristicIsWhatMakeKernelRuns) {
       {make_2d(1, 64, 64, {14, 14}, 3, 1, 1, {1, 1, 1, 1}, 1, true), "winograd_f2x2"},
       {make_2d(1, 16, 32, {7, 7}, 3, 1, 1, {1, 1, 1, 1}, 1, true), "winograd_f2x2"},
       {make_2d(1, 16, 32, {6, 6}, 3, 1, 1, {1, 1, 1, 1}, 1, true), "im2col_gemm"},  // too few outputs
-      {make_2d(1, 8, 64, {28, 28}, 3, 1, 1, {1, 1, 1, 1}, 1, true),                  // too few channels
+      {make_2d(1, 8, 64, {28, 28}, 3, 1, 1, {1, 1, 1, 1}, 1, true),                 // too few channels
        cpu::sgemm_default_isa() == SgemmIsa::kAvx512 ? "implicit_gemm" : "im2col_gemm"},
       {make_2d(1, 64, 64, {9, 9}, 3, 2, 1, {1, 1, 1, 1}, 1, true), "im2col_gemm"},
   };
@@ -813,7 +812,7 @@ TEST(ConvAlgorithms, TuningContextNamesCpuIsaVersionsAndMath) {
   EXPECT_FALSE(fields[1].empty());
   const char* isa = cpu::sgemm_default_isa() == SgemmIsa::kAvx512 ? "avx512f+fma"
                     : cpu::sgemm_default_isa() == SgemmIsa::kAvx2 ? "avx2+fma"
-                                                                   : "generic";
+                                                                  : "generic";
   EXPECT_EQ(fields[2], isa);
   EXPECT_EQ(fields[3], "minirt 0.1.0");
   EXPECT_EQ(fields[4].rfind("eigen 3.", 0), 0u) << fields[4];

@@ -136,8 +136,8 @@ TEST(NormInstanceNorm, MatchesReferenceLoop) {
         std::vector<float> got = run_op(oc, threads, &ys);
         ASSERT_EQ(ys, xs);
         int64_t plane = shape_numel(xs) / (xs[0] * c);
-        std::vector<double> want =
-            normalize_groups(oc.inputs[0], xs[0] * c, [&](int64_t i) { return static_cast<size_t>(i / plane); }, eps);
+        std::vector<double> want = normalize_groups(
+            oc.inputs[0], xs[0] * c, [&](int64_t i) { return static_cast<size_t>(i / plane); }, eps);
         const float* sc = oc.inputs[1].data<float>();
         const float* b = oc.inputs[2].data<float>();
         for (size_t i = 0; i < want.size(); ++i) {
@@ -173,9 +173,8 @@ TEST(NormLayerNorm, EveryAxisWithBroadcastParameters) {
           std::vector<float> got = run_op(oc, threads, &ys);
           ASSERT_EQ(ys, xs) << oc.str();
           int64_t len = shape_numel(norm);
-          std::vector<double> want =
-              normalize_groups(oc.inputs[0], shape_numel(xs) / len,
-                               [&](int64_t i) { return static_cast<size_t>(i / len); }, 1e-3);
+          std::vector<double> want = normalize_groups(
+              oc.inputs[0], shape_numel(xs) / len, [&](int64_t i) { return static_cast<size_t>(i / len); }, 1e-3);
           // The parameter element of normalized position j, right-aligned.
           Shape pn = ps;
           while (pn.size() > norm.size()) pn.erase(pn.begin());
@@ -221,8 +220,8 @@ std::vector<double> reference_softmax(const Tensor& x, int64_t axis, bool coerce
 void softmax_grid(const char* op) {
   std::mt19937 rng(2);
   std::vector<Shape> shapes = kShapes;
-  shapes.push_back({2, 130, 3});  // a long strided axis
-  shapes.push_back({3, 2, 130});  // inner spanning several column blocks
+  shapes.push_back({2, 130, 3});   // a long strided axis
+  shapes.push_back({3, 2, 130});   // inner spanning several column blocks
   shapes.push_back({1, 4420, 2});  // many short rows (a detector's scores), split across threads
   bool log = std::string(op) == "LogSoftmax";
   for (const Shape& xs : shapes) {
@@ -284,14 +283,27 @@ std::vector<double> reference_reduce(const Tensor& x, Red kind, const std::vecto
     size_t o = static_cast<size_t>(ravel(idx, kept_shape));
     double v = x.data<float>()[i];
     switch (kind) {
-      case Red::kMax: acc[o] = std::max(acc[o], v); break;
-      case Red::kMin: acc[o] = std::min(acc[o], v); break;
-      case Red::kL1: acc[o] += std::fabs(v); break;
+      case Red::kMax:
+        acc[o] = std::max(acc[o], v);
+        break;
+      case Red::kMin:
+        acc[o] = std::min(acc[o], v);
+        break;
+      case Red::kL1:
+        acc[o] += std::fabs(v);
+        break;
       case Red::kL2:
-      case Red::kSumSquare: acc[o] += v * v; break;
-      case Red::kLogSumExp: acc[o] += std::exp(v); break;
-      case Red::kProd: acc[o] *= v; break;
-      default: acc[o] += v;
+      case Red::kSumSquare:
+        acc[o] += v * v;
+        break;
+      case Red::kLogSumExp:
+        acc[o] += std::exp(v);
+        break;
+      case Red::kProd:
+        acc[o] *= v;
+        break;
+      default:
+        acc[o] += v;
     }
     ++count[o];
   }
@@ -327,12 +339,11 @@ OpCase reduce_case(const char* op, int64_t opset, const Tensor& x, bool given, c
   return oc;
 }
 
-const std::pair<const char*, Red> kReduceOps[] = {
-    {"ReduceMean", Red::kMean},    {"ReduceSum", Red::kSum},
-    {"ReduceMax", Red::kMax},      {"ReduceMin", Red::kMin},
-    {"ReduceL1", Red::kL1},        {"ReduceL2", Red::kL2},
-    {"ReduceLogSum", Red::kLogSum}, {"ReduceLogSumExp", Red::kLogSumExp},
-    {"ReduceProd", Red::kProd},    {"ReduceSumSquare", Red::kSumSquare}};
+const std::pair<const char*, Red> kReduceOps[] = {{"ReduceMean", Red::kMean},     {"ReduceSum", Red::kSum},
+                                                  {"ReduceMax", Red::kMax},       {"ReduceMin", Red::kMin},
+                                                  {"ReduceL1", Red::kL1},         {"ReduceL2", Red::kL2},
+                                                  {"ReduceLogSum", Red::kLogSum}, {"ReduceLogSumExp", Red::kLogSumExp},
+                                                  {"ReduceProd", Red::kProd},     {"ReduceSumSquare", Red::kSumSquare}};
 
 TEST(NormReduce, EverySubsetOfAxes) {
   std::mt19937 rng(4);
@@ -424,8 +435,10 @@ TEST(NormReduce, EmptyAxisGivesTheIdentity) {
                  : kind == Red::kProd                                                   ? 1.0f
                                                                                         : 0.0f;
     for (float v : got) {
-      if (std::isnan(want)) EXPECT_TRUE(std::isnan(v)) << oc.str();
-      else EXPECT_EQ(v, want) << oc.str();
+      if (std::isnan(want))
+        EXPECT_TRUE(std::isnan(v)) << oc.str();
+      else
+        EXPECT_EQ(v, want) << oc.str();
     }
   }
 }

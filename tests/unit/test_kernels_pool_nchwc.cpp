@@ -154,13 +154,13 @@ std::vector<float> run_blocked(const OneNode& one, int b, int threads, const std
     }
     const Shape& s = one.g.values[v].shape;
     std::vector<float> xb(static_cast<size_t>(blocked_floats(s, b)));
-    cpu::nchwc_reorder_to_blocked(one.g.values[v].constant->data<float>(), xb.data(), s[0], s[1], s[2] * s[3], b,
-                                  pool);
+    cpu::nchwc_reorder_to_blocked(one.g.values[v].constant->data<float>(), xb.data(), s[0], s[1], s[2] * s[3], b, pool);
     // Padding lanes: finite, not zero.
     int64_t cb = cpu::nchwc_blocks(s[1], b), hw = s[2] * s[3];
     for (int64_t img = 0; img < s[0]; ++img)
       for (int64_t p = 0; p < hw; ++p)
-        for (int64_t l = s[1] - (cb - 1) * b; l < b; ++l) xb[static_cast<size_t>(((img * cb + cb - 1) * hw + p) * b + l)] = kPadLane;
+        for (int64_t l = s[1] - (cb - 1) * b; l < b; ++l)
+          xb[static_cast<size_t>(((img * cb + cb - 1) * hw + p) * b + l)] = kPadLane;
     blocked.push_back(std::move(xb));
     ins.push_back(blocked.back().data());
   }
@@ -215,8 +215,8 @@ void check_blocked(const OpCase& c, double rtol) {
     IsaScope isa(v.isa);
     OneNode one(c);
     for (int threads : {1, 3}) {
-      std::string what = c.str() + ", b " + std::to_string(v.b) + " " + isa_str(v.isa) + ", threads " +
-                         std::to_string(threads);
+      std::string what =
+          c.str() + ", b " + std::to_string(v.b) + " " + isa_str(v.isa) + ", threads " + std::to_string(threads);
       std::vector<float> plain = run_plain(one, threads, what);
       std::vector<float> blocked = run_blocked(one, v.b, threads, what);
       expect_same(blocked, plain, what, rtol);
@@ -414,13 +414,15 @@ TEST(NchwcResize, MatchesPlain) {
                         {"linear", "pytorch_half_pixel", ""},
                         {"linear", "align_corners", ""},
                         {"linear", "asymmetric", ""}};
-  const std::vector<std::vector<float>> scales = {{1, 1, 2, 2}, {1, 1, 1.5f, 0.7f}, {1, 1, 0.5f, 0.5f},
-                                                  {1, 1, 1, 3}, {1, 1, 2.5f, 1}};
+  const std::vector<std::vector<float>> scales = {
+      {1, 1, 2, 2}, {1, 1, 1.5f, 0.7f}, {1, 1, 0.5f, 0.5f}, {1, 1, 1, 3}, {1, 1, 2.5f, 1}};
   for (const Shape& s : std::vector<Shape>{{1, 19, 5, 7}, {2, 8, 13, 13}, {1, 3, 1, 1}, {1, 33, 26, 26}})
     for (const Mode& m : modes) {
       for (const auto& sc : scales) {
         Tensor x = random_input(s, rng, false);
-        OpCase c{"Resize", 13, {{"mode", string_attr(m.mode)}, {"coordinate_transformation_mode", string_attr(m.coord)}},
+        OpCase c{"Resize",
+                 13,
+                 {{"mode", string_attr(m.mode)}, {"coordinate_transformation_mode", string_attr(m.coord)}},
                  {x, Tensor(), floats(sc)}};
         if (*m.nearest) c.attrs["nearest_mode"] = string_attr(m.nearest);
         check_blocked(c, std::string(m.mode) == "linear" ? 1e-6 : 0);
@@ -430,7 +432,9 @@ TEST(NchwcResize, MatchesPlain) {
       Tensor sizes = Tensor::zeros(DType::kInt64, {4});
       int64_t want[] = {s[0], s[1], s[2] * 2 + 1, std::max<int64_t>(1, s[3] - 2)};
       std::copy(want, want + 4, sizes.data<int64_t>());
-      OpCase c{"Resize", 13, {{"mode", string_attr(m.mode)}, {"coordinate_transformation_mode", string_attr(m.coord)}},
+      OpCase c{"Resize",
+               13,
+               {{"mode", string_attr(m.mode)}, {"coordinate_transformation_mode", string_attr(m.coord)}},
                {x, Tensor(), Tensor(), sizes}};
       check_blocked(c, std::string(m.mode) == "linear" ? 1e-6 : 0);
     }
@@ -452,8 +456,8 @@ TEST(NchwcResize, UpsampleAndResize10MatchPlain) {
 TEST(NchwcConcat, AnyChannelOffsets) {
   std::mt19937 rng(26);
   // Offsets multiples of 16 (whole blocks for both b), of 8 only, and of neither.
-  for (const std::vector<int64_t>& cs : std::vector<std::vector<int64_t>>{
-           {16, 16}, {32, 48, 5}, {8, 8, 3}, {3, 5, 17}, {1, 1, 1, 1}, {24, 9}, {7}})
+  for (const std::vector<int64_t>& cs :
+       std::vector<std::vector<int64_t>>{{16, 16}, {32, 48, 5}, {8, 8, 3}, {3, 5, 17}, {1, 1, 1, 1}, {24, 9}, {7}})
     for (const Shape& hw : std::vector<Shape>{{1, 1}, {5, 7}, {13, 13}}) {
       OpCase c{"Concat", 13, {{"axis", int_attr(1)}}, {}};
       for (int64_t ch : cs) c.inputs.push_back(random_input({2, ch, hw[0], hw[1]}, rng, true));

@@ -72,7 +72,8 @@ struct ResizeSpec {
     std::ostringstream s;
     s << op << "-" << opset << " " << mode << " in " << shape_str(in);
     if (!legacy()) s << " " << coord << (mode == "nearest" ? " " + nearest : "");
-    if (!sizes.empty()) s << " sizes " << shape_str(sizes);
+    if (!sizes.empty())
+      s << " sizes " << shape_str(sizes);
     else {
       s << " scales";
       for (float f : scales) s << " " << f;
@@ -221,8 +222,8 @@ void check(const ResizeSpec& s, int threads, std::mt19937& rng) {
 const std::vector<Shape> kShapes = {{5}, {3, 4}, {2, 3, 5}, {1, 2, 4, 6}, {2, 1, 3, 3, 4}};
 
 // Scales for the last two axes (the others keep 1).
-const std::vector<std::pair<float, float>> kTrailingScales = {{2, 3},     {0.5f, 0.6f}, {1.7f, 0.75f},
-                                                              {1, 2.5f},  {3, 1},       {0.34f, 1.5f}};
+const std::vector<std::pair<float, float>> kTrailingScales = {{2, 3},    {0.5f, 0.6f}, {1.7f, 0.75f},
+                                                              {1, 2.5f}, {3, 1},       {0.34f, 1.5f}};
 // Factors turned into sizes for the last two axes: out = max(1, in * f) rounded.
 const std::vector<std::pair<float, float>> kTrailingSizes = {{1.4f, 0.7f}, {0.2f, 1.9f}, {1.0f, 0.4f}, {2.2f, 1.0f}};
 

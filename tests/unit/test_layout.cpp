@@ -21,10 +21,10 @@
 namespace minirt {
 namespace {
 
-using ::testing::HasSubstr;
-using ::testing::Not;
 using cpu::SgemmIsa;
+using ::testing::HasSubstr;
 using testing::ModelBuilder;
+using ::testing::Not;
 
 using testing::noise;
 
@@ -85,7 +85,8 @@ TEST(Layout, ReordersPutEveryElementWhereTheLayoutSays) {
         for (int64_t hw : {1, 7, 16, 33, 1500}) {
           Tensor x = noise({n, c, hw}, static_cast<uint32_t>(c * 100 + hw));
           int64_t cb = cpu::nchwc_blocks(c, b);
-          std::vector<float> blocked(static_cast<size_t>(n * cb * hw * b), -7.0f), back(static_cast<size_t>(n * c * hw));
+          std::vector<float> blocked(static_cast<size_t>(n * cb * hw * b), -7.0f),
+              back(static_cast<size_t>(n * c * hw));
           for (int threads : {1, 3}) {
             ThreadPool pool(threads);
             cpu::nchwc_reorder_to_blocked(x.data<float>(), blocked.data(), n, c, hw, b, pool);
@@ -255,7 +256,8 @@ std::vector<int64_t> concat_slices(const Plan& p) {
   for (const Step& s : p.steps) {
     if (s.op != "Concat" || s.kernel->describe().find("in place") == std::string::npos) continue;
     std::vector<int64_t> d;
-    for (int v : s.inputs) d.push_back(static_cast<int64_t>(p.offset[v]) - static_cast<int64_t>(p.offset[s.outputs[0]]));
+    for (int v : s.inputs)
+      d.push_back(static_cast<int64_t>(p.offset[v]) - static_cast<int64_t>(p.offset[s.outputs[0]]));
     return d;
   }
   return {};

@@ -23,7 +23,6 @@ using ::testing::HasSubstr;
 using testing::load_error;
 using testing::ModelBuilder;
 
-
 std::vector<Tensor> run(const std::string& bytes, const std::vector<std::pair<std::string, Tensor>>& feeds) {
   auto model = Model::load_from_memory(bytes.data(), bytes.size(), "legacy.onnx");
   Session s(model, {.device = Device::kCpu, .threads = 1});
@@ -68,8 +67,10 @@ TEST(LegacyOpsets, BinaryBroadcastFromAnAxis) {
       ModelBuilder m(6, 3);
       m.input("a", DType::kFloat32, {2, 3, 4, 5});
       Tensor b = testing::iota({3, 4}, 1.0f, 0.5f);
-      if (b_const) m.initializer("b", b);
-      else m.input("b", DType::kFloat32, {3, 4});
+      if (b_const)
+        m.initializer("b", b);
+      else
+        m.input("b", DType::kFloat32, {3, 4});
       m.node(op, {"a", "b"}, {"y"}, "bin").i("broadcast", 1).i("axis", 1);
       m.output("y");
       Tensor a = testing::noise({2, 3, 4, 5}, 7);

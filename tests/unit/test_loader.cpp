@@ -30,7 +30,6 @@ using ::testing::HasSubstr;
 using testing::load_error;
 using testing::ModelBuilder;
 
-
 std::string relu_model_bytes() {
   ModelBuilder m;
   m.input("x", DType::kFloat32, {2, 3});
@@ -96,7 +95,8 @@ TEST(Loader, TruncatedFileAtEveryLength) {
       ADD_FAILURE() << "length " << len << " loaded";
     } catch (const Error& e) {
       EXPECT_THAT(e.what(), HasSubstr("cut.onnx")) << len;
-      EXPECT_TRUE(e.code() == ErrorCode::kInvalidModel || e.code() == ErrorCode::kUnsupported) << len << ": " << e.what();
+      EXPECT_TRUE(e.code() == ErrorCode::kInvalidModel || e.code() == ErrorCode::kUnsupported)
+          << len << ": " << e.what();
     }
   }
 }
@@ -178,7 +178,8 @@ TEST(Loader, OpsetNewerThanSupported) {
   m.output("y");
   Error e = load_error(m.bytes());
   EXPECT_EQ(e.code(), ErrorCode::kUnsupported);
-  EXPECT_THAT(e.what(), AllOf(HasSubstr("opset " + std::to_string(kMaxOpset + 1)), HasSubstr(std::to_string(kMaxOpset))));
+  EXPECT_THAT(e.what(),
+              AllOf(HasSubstr("opset " + std::to_string(kMaxOpset + 1)), HasSubstr(std::to_string(kMaxOpset))));
 }
 
 // Opsets 23 to 28 added only element types to the ops minirt runs (float4,
@@ -349,7 +350,8 @@ TEST(Loader, MissingShapeOperandIsAnErrorNotAnOutOfBoundsRead) {
   m.output("y");
   Error e = load_error(m.bytes());
   EXPECT_EQ(e.code(), ErrorCode::kInvalidModel);
-  EXPECT_THAT(e.what(), AllOf(HasSubstr("node 'pad_without_pads' (Pad)"), HasSubstr("pads input (input 1) is required")));
+  EXPECT_THAT(e.what(),
+              AllOf(HasSubstr("node 'pad_without_pads' (Pad)"), HasSubstr("pads input (input 1) is required")));
 }
 
 TEST(Loader, PadWrapNeedsVersion19AndNoCrop) {
@@ -526,7 +528,8 @@ TEST(Loader, ExternalDataProblemsAreNamed) {
   EXPECT_EQ(e.code(), ErrorCode::kNotFound);
   EXPECT_THAT(e.what(), AllOf(HasSubstr("missing.onnx: initializer 'w'"), HasSubstr("external file 'missing.data'"),
                               HasSubstr("which is missing"), HasSubstr("put it beside")));
-  for (const std::string& outside : {std::string("../w.bin"), std::string("sub/../../w.bin"), (d.dir / "w.bin").string()}) {
+  for (const std::string& outside :
+       {std::string("../w.bin"), std::string("sub/../../w.bin"), (d.dir / "w.bin").string()}) {
     e = load_file_error(d.write("escape.onnx", external_model(outside)));
     EXPECT_EQ(e.code(), ErrorCode::kInvalidModel) << outside;
     EXPECT_THAT(e.what(), HasSubstr("points outside the model's folder")) << outside;
@@ -555,7 +558,8 @@ TEST(Loader, DownloadsThatAreNotModelsSayWhatTheyAre) {
       {"\n<!DOCTYPE html>\n<html><body>Sign in</body></html>", "is an HTML page"},
       {"<html><head><title>resnet.onnx</title></head></html>", "Download raw file"},
       {"version https://git-lfs.github.com/spec/v1\noid sha256:0123456789abcdef\nsize 102400\n",
-       "is a Git LFS pointer, not the model: the real file of 102400 bytes was never downloaded; run `git lfs install` and `git lfs pull`"},
+       "is a Git LFS pointer, not the model: the real file of 102400 bytes was never downloaded; run `git lfs install` "
+       "and `git lfs pull`"},
       {std::string("\x1f\x8b\x08\x00", 4) + model, "is a gzip archive"},
       {std::string("PK\x03\x04", 4) + model, "is a zip archive, not an ONNX model: unzip it first"},
       {tar, "is a tar archive"},
@@ -588,7 +592,8 @@ TEST(Loader, TypedFloatDataAndRawDataAgree) {
     init->set_data_type(1);
     init->add_dims(3);
     std::vector<float> w = {1.5f, -2.0f, 4.0f};
-    if (raw) init->set_raw_data(w.data(), 12);
+    if (raw)
+      init->set_raw_data(w.data(), 12);
     else
       for (float v : w) init->add_float_data(v);
     m.node("Add", {"x", "w"}, {"y"});
@@ -623,10 +628,10 @@ std::string encode_int64_tensor(const std::vector<int64_t>& dims, const std::vec
     }
   };
   std::string s;
-  repeated(s, 1, dims);                  // dims
-  varint(s, 2 << 3 | 0);                 // data_type
-  varint(s, 7);                          // INT64
-  repeated(s, 7, data);                  // int64_data
+  repeated(s, 1, dims);   // dims
+  varint(s, 2 << 3 | 0);  // data_type
+  varint(s, 7);           // INT64
+  repeated(s, 7, data);   // int64_data
   return s;
 }
 
@@ -684,7 +689,14 @@ TEST(Loader, EmptyNameSkipsAnOptionalInput) {
 TEST(Loader, SymbolicAndMinusOneDimsBindAtRunTime) {
   ModelBuilder m;
   m.input("x", DType::kFloat32, {-1, 3}, {"batch_size", ""});
-  m.proto().mutable_graph()->mutable_input(0)->mutable_type()->mutable_tensor_type()->mutable_shape()->mutable_dim(0)->set_dim_value(-1);
+  m.proto()
+      .mutable_graph()
+      ->mutable_input(0)
+      ->mutable_type()
+      ->mutable_tensor_type()
+      ->mutable_shape()
+      ->mutable_dim(0)
+      ->set_dim_value(-1);
   m.node("Relu", {"x"}, {"y"});
   m.output("y");
   auto model = Model::load_from_memory(m.bytes().data(), m.bytes().size(), "sym.onnx");

@@ -16,8 +16,8 @@ namespace minirt {
 namespace {
 
 using ::testing::HasSubstr;
-using ::testing::Not;
 using testing::ModelBuilder;
+using ::testing::Not;
 
 struct Planned {
   std::unique_ptr<KernelProvider> cpu;  // the plan's steps point at it
@@ -270,7 +270,8 @@ std::vector<float> run_fixed(const std::string& bytes, const NamedTensors& in, c
   return std::vector<float>(out[0].data<float>(), out[0].data<float>() + out[0].numel());
 }
 
-void expect_near_all(const std::vector<float>& got, const std::vector<double>& want, double tol, const std::string& what) {
+void expect_near_all(const std::vector<float>& got, const std::vector<double>& want, double tol,
+                     const std::string& what) {
   ASSERT_EQ(got.size(), want.size()) << what;
   for (size_t i = 0; i < got.size(); ++i)
     ASSERT_NEAR(got[i], want[i], tol * (1.0 + std::fabs(want[i]))) << what << " at " << i;
@@ -350,8 +351,10 @@ TEST(Passes, DecomposedHardSwishFusesIntoTheConv) {
     m.node("Add", {"c", "three"}, {"a"}, "add3");
     m.node("Clip", {"a", "zero", "six"}, {"r6"}, "relu6");
     m.node("Mul", {"c", "r6"}, {"p"}, "mul");
-    if (as_mul) m.node("Mul", {"p", "sixth"}, {"y"}, "scale");
-    else m.node("Div", {"p", "six"}, {"y"}, "div6");
+    if (as_mul)
+      m.node("Mul", {"p", "sixth"}, {"y"}, "scale");
+    else
+      m.node("Div", {"p", "six"}, {"y"}, "div6");
     m.output("y");
     Tensor x = testing::iota({1, 2, 4, 4}, -4.0f, 0.3f);
     Planned p = plan_of(m.bytes(), {x});
@@ -380,8 +383,10 @@ TEST(Passes, DecomposedGeluFusesIntoTheConvOnlyWithItsConstants) {
     m.initializer("sqrt2", scalar(variant == 3 ? 1.5f : 1.41421356f)).initializer("rsqrt2", scalar(0.70710678f));
     m.initializer("one", scalar(1.0f)).initializer("half", scalar(0.5f));
     m.node("Conv", {"x", "w"}, {"c"}, "conv").ints("pads", {1, 1, 1, 1});
-    if (variant == 1) m.node("Mul", {"rsqrt2", "c"}, {"d"}, "scale");
-    else m.node("Div", {"c", "sqrt2"}, {"d"}, "div");
+    if (variant == 1)
+      m.node("Mul", {"rsqrt2", "c"}, {"d"}, "scale");
+    else
+      m.node("Div", {"c", "sqrt2"}, {"d"}, "div");
     m.node("Erf", {"d"}, {"e"}, "erf");
     m.node("Add", {"one", "e"}, {"a"}, "add1");
     if (variant == 2) {
@@ -471,7 +476,8 @@ TEST(Passes, ResidualAddAndItsActivationFuseIntoTheLaterConv) {
   for (const char* algo : {"im2col_gemm", "implicit_gemm", "winograd_f2x2", "winograd_f4x4"}) {
     auto got = run_fixed(bytes, {{"x", x}}, algo);
     ASSERT_EQ(got.size(), want.size());
-    for (size_t i = 0; i < got.size(); ++i) ASSERT_NEAR(got[i], want[i], 1e-4f * (1 + std::fabs(want[i]))) << algo << " " << i;
+    for (size_t i = 0; i < got.size(); ++i)
+      ASSERT_NEAR(got[i], want[i], 1e-4f * (1 + std::fabs(want[i]))) << algo << " " << i;
   }
   // Depthwise and 1x1 lowerings take a residual too.
   std::string dw = residual_model(3, 4, false), pw = residual_model(1, 1, false);
@@ -479,7 +485,8 @@ TEST(Passes, ResidualAddAndItsActivationFuseIntoTheLaterConv) {
     auto ref = run(model, {{"x", x}}, false);
     auto got = run_fixed(model, {{"x", x}}, algo);
     ASSERT_EQ(got.size(), ref.size());
-    for (size_t i = 0; i < got.size(); ++i) ASSERT_NEAR(got[i], ref[i], 1e-4f * (1 + std::fabs(ref[i]))) << algo << " " << i;
+    for (size_t i = 0; i < got.size(); ++i)
+      ASSERT_NEAR(got[i], ref[i], 1e-4f * (1 + std::fabs(ref[i]))) << algo << " " << i;
   }
 }
 
@@ -503,7 +510,9 @@ TEST(Passes, ResidualIsNotFusedPastAnActivationOrABroadcast) {
 TEST(Passes, BatchNormAndActivationAfterAConcatOfConvsGoIntoEachConv) {
   ModelBuilder m(13);
   m.input("x", DType::kFloat32, {1, 4, 5, 5});
-  m.initializer("w1", noise({3, 4, 3, 3}, 20)).initializer("w2", noise({5, 4, 1, 1}, 21)).initializer("b2", noise({5}, 22));
+  m.initializer("w1", noise({3, 4, 3, 3}, 20))
+      .initializer("w2", noise({5, 4, 1, 1}, 21))
+      .initializer("b2", noise({5}, 22));
   m.initializer("s", noise({8}, 23)).initializer("t", noise({8}, 24)).initializer("mu", noise({8}, 25));
   Tensor var = noise({8}, 26);
   for (int64_t i = 0; i < 8; ++i) var.data<float>()[i] = std::fabs(var.data<float>()[i]) + 0.1f;

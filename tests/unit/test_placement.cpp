@@ -18,8 +18,8 @@
 namespace minirt {
 namespace {
 
-using ::testing::HasSubstr;
 using testing::FakeDevice;
+using ::testing::HasSubstr;
 using testing::ModelBuilder;
 
 std::shared_ptr<const Model> cnn() {
@@ -82,7 +82,8 @@ TEST(Placement, PartialSupportInsertsCopiesAndMatchesTheCpu) {
   EXPECT_EQ(dev->errors.load(), 0);
   // Conv (with its fused Relu), MaxPool and Gemm on the device; Flatten and Softmax on the CPU.
   EXPECT_EQ(mixed.placement,
-            "placed 3 nodes on fakegpu, 2 nodes on cpu (Flatten: not implemented on fakegpu; Softmax: not implemented on fakegpu)");
+            "placed 3 nodes on fakegpu, 2 nodes on cpu (Flatten: not implemented on fakegpu; Softmax: not implemented "
+            "on fakegpu)");
   // x in; p out to Flatten (and the graph output, the same copy); f in for Gemm; g out for Softmax.
   EXPECT_EQ(dev->to_device.load(), 2);
   EXPECT_EQ(dev->to_host.load(), 2);

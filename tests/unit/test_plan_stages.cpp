@@ -18,8 +18,8 @@
 namespace minirt {
 namespace {
 
-using ::testing::HasSubstr;
 using testing::FakeDevice;
+using ::testing::HasSubstr;
 using testing::ModelBuilder;
 
 std::shared_ptr<const Model> load(const ModelBuilder& m, const char* name) {

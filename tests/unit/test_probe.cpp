@@ -99,8 +99,8 @@ std::string flatten(const GateReport& r) {
   lib("cublas", s.cublas.lib);
   put("cublas.version", s.cublas.version.known() ? s.cublas.version.str() : "");
   for (const Verdict& v : r.result.verdicts)
-    o += "V\t" + v.rule + "\t" + std::to_string(static_cast<int>(v.level)) + "\t" + std::to_string(static_cast<int>(v.layer)) +
-         "\t" + one_line(v.message) + "\n";
+    o += "V\t" + v.rule + "\t" + std::to_string(static_cast<int>(v.level)) + "\t" +
+         std::to_string(static_cast<int>(v.layer)) + "\t" + one_line(v.message) + "\n";
   o += std::string("U\t") + (r.result.usable ? "1" : "0") + "\n";
   o += "S\t" + one_line(r.result.summary) + "\n";
   return o;
@@ -194,7 +194,8 @@ class Tree {
   // A cuDNN 9 install, every sub-library next to libcudnn.so.9.
   void cudnn(const std::string& dir) const {
     put("libcudnn.so.9", dir + "/libcudnn.so.9");
-    for (const char* s : {"graph", "ops", "cnn", "adv"}) put(std::string("libcudnn_") + s + ".so.9", dir + "/libcudnn_" + s + ".so.9");
+    for (const char* s : {"graph", "ops", "cnn", "adv"})
+      put(std::string("libcudnn_") + s + ".so.9", dir + "/libcudnn_" + s + ".so.9");
     for (const char* s : {"engines_precompiled", "engines_runtime_compiled", "heuristic"})
       put("libfake_empty.so", dir + "/libcudnn_" + s + ".so.9");
   }
@@ -307,9 +308,11 @@ TEST(ProbeFakes, SearchOrderMinirtCudaPathThenVenvThenCondaThenToolkitFolder) {
   };
   EXPECT_EQ(where(), "MINIRT_CUDA_PATH " + t.path("custom/libcudnn.so.9"));
   s.env["MINIRT_CUDA_PATH"] = t.path("driver");
-  EXPECT_EQ(where(), "VIRTUAL_ENV (pip wheels) " + t.path("venv/lib/python3.12/site-packages/nvidia/cudnn/lib/libcudnn.so.9"));
+  EXPECT_EQ(where(),
+            "VIRTUAL_ENV (pip wheels) " + t.path("venv/lib/python3.12/site-packages/nvidia/cudnn/lib/libcudnn.so.9"));
   s.env.erase("VIRTUAL_ENV");
-  EXPECT_EQ(where(), "CONDA_PREFIX (pip wheels) " + t.path("conda/lib/python3.10/site-packages/nvidia/cudnn/lib/libcudnn.so.9"));
+  EXPECT_EQ(where(),
+            "CONDA_PREFIX (pip wheels) " + t.path("conda/lib/python3.10/site-packages/nvidia/cudnn/lib/libcudnn.so.9"));
   s.env["CONDA_PREFIX"] = t.path("conda2");  // conda's own packages put libraries in $CONDA_PREFIX/lib
   EXPECT_EQ(where(), "CONDA_PREFIX " + t.path("conda2/lib/libcudnn.so.9"));
   s.env.erase("CONDA_PREFIX");
@@ -327,7 +330,8 @@ TEST(ProbeFakes, DriverTooOldForCuda13) {
   EXPECT_EQ(o["driver.cuda"], "12.2");
   EXPECT_EQ(o["devices.probed"], "0");
   ASSERT_RULE(o, "driver.too_old", Level::kFatal);
-  EXPECT_SAYS(o.summary, "CPU fallback: the driver supports CUDA 12.2, this build needs 13.0 and an R580-or-newer driver");
+  EXPECT_SAYS(o.summary,
+              "CPU fallback: the driver supports CUDA 12.2, this build needs 13.0 and an R580-or-newer driver");
 
   // The usual case: the driver initialises but is a CUDA 12 one.
   h.s.env["MINIRT_FAKE_CUINIT"] = "0";

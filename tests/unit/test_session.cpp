@@ -89,8 +89,7 @@ TEST(Session, MatMulWithAnEmptyBatchAgainstASharedMatrixComputesNothing) {
   std::string bytes = m.bytes();
   Session s(Model::load_from_memory(bytes.data(), bytes.size(), "empty_matmul.onnx"),
             {.device = Device::kCpu, .threads = 2});
-  std::vector<Tensor> out =
-      s.run({{"a", Tensor::zeros(DType::kFloat32, {0, 1, 6})}, {"b3", testing::iota({1, 6, 2})}});
+  std::vector<Tensor> out = s.run({{"a", Tensor::zeros(DType::kFloat32, {0, 1, 6})}, {"b3", testing::iota({1, 6, 2})}});
   ASSERT_EQ(out.size(), 2u);
   EXPECT_EQ(out[0].shape(), (Shape{0, 1, 2}));
   EXPECT_EQ(out[1].shape(), (Shape{0, 1, 2}));
@@ -204,7 +203,8 @@ TEST(Session, PlanReportShowsStepsShapesAndArena) {
   EXPECT_EQ(s.plan_report(), "");
   s.run({{"image", Tensor::zeros(DType::kFloat32, {1, 2, 6, 6})}});
   std::string r = s.plan_report();
-  EXPECT_THAT(r, AllOf(HasSubstr("Conv+Relu"), HasSubstr("1x2x6x6"), HasSubstr("arena:"), HasSubstr("GlobalAveragePool")));
+  EXPECT_THAT(r,
+              AllOf(HasSubstr("Conv+Relu"), HasSubstr("1x2x6x6"), HasSubstr("arena:"), HasSubstr("GlobalAveragePool")));
   EXPECT_GT(s.arena_bytes(), 0u);
 }
 
@@ -363,8 +363,8 @@ TEST(SessionMemory, PreallocatePolicyReservesUpFrontAndDoesNotGrow) {
 TEST(SessionMemory, PreallocateNeedsAFraction) {
   for (double f : {0.0, 1.5}) {
     try {
-      Session s(small_cnn(), {.device = Device::kCpu, .memory_policy = MemoryPolicy::kPreallocate,
-                              .preallocate_fraction = f});
+      Session s(small_cnn(),
+                {.device = Device::kCpu, .memory_policy = MemoryPolicy::kPreallocate, .preallocate_fraction = f});
       ADD_FAILURE() << "fraction " << f << " was accepted";
     } catch (const Error& e) {
       EXPECT_EQ(e.code(), ErrorCode::kInvalidArgument);

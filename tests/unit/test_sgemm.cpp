@@ -45,11 +45,16 @@ std::vector<SgemmIsa> supported_isas() {
 enum class BSource { kMatrix, kTransposed, kPrepacked, kInPlaceOneRow, kInPlaceRows };
 const char* name(BSource b) {
   switch (b) {
-    case BSource::kMatrix: return "matrix";
-    case BSource::kTransposed: return "transposed";
-    case BSource::kPrepacked: return "prepacked";
-    case BSource::kInPlaceOneRow: return "in-place";
-    case BSource::kInPlaceRows: return "in-place-rows";
+    case BSource::kMatrix:
+      return "matrix";
+    case BSource::kTransposed:
+      return "transposed";
+    case BSource::kPrepacked:
+      return "prepacked";
+    case BSource::kInPlaceOneRow:
+      return "in-place";
+    case BSource::kInPlaceRows:
+      return "in-place-rows";
   }
   return "?";
 }
@@ -254,8 +259,8 @@ TEST(Sgemm, EveryEpilogue) {
 // and by columns.
 TEST(Sgemm, LargerShapesAcrossThreads) {
   for (SgemmIsa isa : supported_isas())
-    for (auto [m, n, k] : {std::tuple<int64_t, int64_t, int64_t>{64, 1100, 70}, {300, 9, 257}, {1, 1000, 520},
-                           {129, 129, 129}})
+    for (auto [m, n, k] :
+         {std::tuple<int64_t, int64_t, int64_t>{64, 1100, 70}, {300, 9, 257}, {1, 1000, 520}, {129, 129, 129}})
       for (int threads : {1, 3})
         for (BSource bs : {BSource::kMatrix, BSource::kPrepacked, BSource::kInPlaceRows}) {
           Case cs{m, n, k, bs, Epi{true, false, false, 1.0f, {ActKind::kRelu, 0, 0}}, threads, isa};
@@ -273,9 +278,12 @@ TEST(Sgemm, EmptyKGivesTheEpilogueOfZero) {
 // The split keeps every thread busy and covers each output exactly once.
 TEST(Sgemm, SplitCoversTheOutputOnce) {
   for (SgemmIsa isa : supported_isas())
-    for (auto [batches, m, n, k, row_w] :
-         {std::tuple<int64_t, int64_t, int64_t, int64_t, int64_t>{1, 512, 49, 4608, 0}, {1, 64, 3136, 576, 56},
-          {3, 10, 10, 10, 0}, {1, 2048, 49, 512, 0}, {2, 1, 1000, 2048, 0}, {1, 33, 130, 17, 13}})
+    for (auto [batches, m, n, k, row_w] : {std::tuple<int64_t, int64_t, int64_t, int64_t, int64_t>{1, 512, 49, 4608, 0},
+                                           {1, 64, 3136, 576, 56},
+                                           {3, 10, 10, 10, 0},
+                                           {1, 2048, 49, 512, 0},
+                                           {2, 1, 1000, 2048, 0},
+                                           {1, 33, 130, 17, 13}})
       for (int threads : {1, 2, 3, 8}) {
         SgemmSplit s = sgemm_split(isa, batches, m, n, k, threads, row_w);
         EXPECT_GE(s.tasks, 1);

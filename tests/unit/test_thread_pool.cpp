@@ -60,8 +60,7 @@ TEST(ThreadPool, NestedCallsRunInline) {
   ThreadPool pool(4);
   std::atomic<int64_t> total{0};
   pool.parallel_for(8, [&](int64_t b, int64_t e) {
-    for (int64_t i = b; i < e; ++i)
-      pool.parallel_for(10, [&](int64_t b2, int64_t e2) { total += e2 - b2; });
+    for (int64_t i = b; i < e; ++i) pool.parallel_for(10, [&](int64_t b2, int64_t e2) { total += e2 - b2; });
   });
   EXPECT_EQ(total.load(), 80);
 }

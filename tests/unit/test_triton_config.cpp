@@ -241,7 +241,8 @@ TEST(TritonConfig, BadParametersNameTheParameterAndTheValue) {
   EXPECT_THAT(with("memory_limit", "lots"), HasSubstr("parameter 'memory_limit' must be a size"));
   EXPECT_THAT(with("memory_policy", "preallocate:1.5"), HasSubstr("needs a fraction in (0, 1]"));
   EXPECT_THAT(with("math", "fp16"), HasSubstr("parameter 'math' must be fp32 or tf32, got 'fp16'"));
-  EXPECT_THAT(with("tuning", ""), HasSubstr("parameter 'tuning' must be cached, exhaustive, heuristic or an algorithm name, got ''"));
+  EXPECT_THAT(with("tuning", ""),
+              HasSubstr("parameter 'tuning' must be cached, exhaustive, heuristic or an algorithm name, got ''"));
   EXPECT_THAT(with("tuning", "no way"), HasSubstr("got 'no way'"));
   EXPECT_THAT(with("thread", "2"), HasSubstr("unknown parameter 'thread' (minirt's parameters: device, threads"));
   EXPECT_EQ(with("tuning", "exhaustive"), "(no error)");

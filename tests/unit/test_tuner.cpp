@@ -27,10 +27,10 @@ namespace {
 namespace fs = std::filesystem;
 using ::testing::Contains;
 using ::testing::ElementsAre;
-using ::testing::HasSubstr;
-using ::testing::Not;
 using testing::FakeDevice;
+using ::testing::HasSubstr;
 using testing::ModelBuilder;
+using ::testing::Not;
 
 // A pretend GPU (tests/unit/fake_device.h: XOR-encoded memory) that offers
 // four algorithms for Conv: one fast with a big workspace, one medium, one
@@ -45,7 +45,8 @@ class TunableDevice final : public KernelProvider {
 
   std::vector<AlgorithmOption> algorithms(const Graph&, const Node& n) const override {
     if (n.op != "Conv") return {};
-    return {{"fast_big", size_t{1} << 20, ""}, {"medium", 1024, ""}, {"slow", 0, ""}, {"refused", 0, "not for this shape"}};
+    return {
+        {"fast_big", size_t{1} << 20, ""}, {"medium", 1024, ""}, {"slow", 0, ""}, {"refused", 0, "not for this shape"}};
   }
   std::string heuristic_algorithm(const Graph&, const Node&) const override { return "slow"; }
   std::unique_ptr<Kernel> make_kernel_with(const Graph& g, const Node& n, const std::string& algorithm) const override {
@@ -183,9 +184,10 @@ TEST_F(TunerTest, TheHeuristicsPickStaysUnlessClearlySlower) {
               ElementsAre("fast_big", "fast_big"));
   FakeTimer strict;
   strict.ms["slow"] = 1.02;
-  EXPECT_THAT(algorithms(run({.mode = TuningMode::kExhaustive, .write_cache = false, .keep_heuristic_within = 0},
-                             &strict).report),
-              ElementsAre("fast_big", "fast_big"));
+  EXPECT_THAT(
+      algorithms(
+          run({.mode = TuningMode::kExhaustive, .write_cache = false, .keep_heuristic_within = 0}, &strict).report),
+      ElementsAre("fast_big", "fast_big"));
 }
 
 TEST_F(TunerTest, ExhaustivePicksTheFastestAllowedCandidate) {
@@ -264,7 +266,8 @@ TEST_F(TunerTest, CachedOnAWarmCacheMeasuresNothing) {
   EXPECT_THAT(algorithms(warm.report), ElementsAre("fast_big", "fast_big"));
   EXPECT_EQ(warm.report.choices[0].source, ChoiceSource::kCache);
   EXPECT_DOUBLE_EQ(warm.report.choices[0].time_ms, 1.0);
-  EXPECT_THAT(to_string(warm.report.choices[1]), HasSubstr("conv2 (Conv 4->4 3x3): fast_big, 1.00 ms, workspace 1.0 MiB, from cache"));
+  EXPECT_THAT(to_string(warm.report.choices[1]),
+              HasSubstr("conv2 (Conv 4->4 3x3): fast_big, 1.00 ms, workspace 1.0 MiB, from cache"));
   EXPECT_TRUE(warm.report.log.empty());
 }
 
@@ -289,7 +292,8 @@ TEST_F(TunerTest, AVersionChangeRetunesAndSaysSo) {
   Run upgraded = run({.mode = TuningMode::kCached}, &second, "2.0");
   EXPECT_EQ(upgraded.report.measured, 2);
   EXPECT_EQ(second.total(), 6);
-  EXPECT_TRUE(logged(upgraded.report, "cache made with fakelib 1.0, this is 2.0: retuning")) << ::testing::PrintToString(upgraded.report.log);
+  EXPECT_TRUE(logged(upgraded.report, "cache made with fakelib 1.0, this is 2.0: retuning"))
+      << ::testing::PrintToString(upgraded.report.log);
   EXPECT_EQ(upgraded.report.log.size(), 1u);  // once, not once per convolution
   // Both versions' entries stay in the file.
   EXPECT_THAT(read_cache(), HasSubstr("fakelib 1.0"));
@@ -330,7 +334,8 @@ TEST_F(TunerTest, FixedAlgorithmWhereItCanRunElseTheHeuristicsWithALogLine) {
   Run refused = run({.mode = TuningMode::kFixed, .algorithm = "refused"}, &timer);
   EXPECT_THAT(algorithms(refused.report), ElementsAre("slow", "slow"));
   EXPECT_EQ(refused.report.heuristic, 2);
-  EXPECT_TRUE(logged(refused.report, "conv1 (Conv 3->4 3x3): 'refused' declines it (not for this shape); using the heuristic's slow"))
+  EXPECT_TRUE(logged(refused.report,
+                     "conv1 (Conv 3->4 3x3): 'refused' declines it (not for this shape); using the heuristic's slow"))
       << ::testing::PrintToString(refused.report.log);
 
   Run unknown = run({.mode = TuningMode::kFixed, .algorithm = "warp_drive"}, &timer);
@@ -373,7 +378,11 @@ TEST(TuningProblem, NamesEveryParameterReadably) {
   ModelBuilder m;
   m.input("x", DType::kFloat32, {2, 8, 9, 7});
   m.initializer("w", testing::iota({8, 2, 3, 3}, 0.0f, 0.01f));
-  m.node("Conv", {"x", "w"}, {"c"}, "dw").ints("pads", {1, 0, 1, 2}).ints("strides", {2, 1}).ints("dilations", {1, 2}).i("group", 4);
+  m.node("Conv", {"x", "w"}, {"c"}, "dw")
+      .ints("pads", {1, 0, 1, 2})
+      .ints("strides", {2, 1})
+      .ints("dilations", {1, 2})
+      .i("group", 4);
   m.node("Relu", {"c"}, {"y"}, "relu");
   m.output("y");
   std::string bytes = m.bytes();
@@ -412,11 +421,13 @@ TEST(TunerOnTheCpu, OutputsAreTheSameWhateverTheAlgorithm) {
   Session probe(model, {.device = Device::kCpu, .threads = 2});
   std::map<std::string, int> order;
   SessionInternals::configure_tuning(
-      probe, {.mode = TuningMode::kExhaustive, .write_cache = false,
+      probe, {.mode = TuningMode::kExhaustive,
+              .write_cache = false,
               .time = [&](const KernelProvider&, const Graph&, const Node&, const AlgorithmOption& o) {
                 return 1.0 + static_cast<double>(order.emplace(o.name, static_cast<int>(order.size())).first->second);
               }});
-  std::vector<Tensor> heuristic_out = Session(model, {.device = Device::kCpu, .threads = 2, .tuning = TuningMode::kHeuristic}).run(in);
+  std::vector<Tensor> heuristic_out =
+      Session(model, {.device = Device::kCpu, .threads = 2, .tuning = TuningMode::kHeuristic}).run(in);
   probe.run(in);
   TuningReport r = probe.tuning_report();
   ASSERT_EQ(r.choices.size(), 1u) << "the CPU backend offers no Conv algorithms (KernelProvider::algorithms)";
@@ -448,8 +459,10 @@ TEST(TunerOnTheCpu, ExhaustiveWithTheRealTimerPicksAnAlgorithmThatRan) {
   for (const auto& t : c.candidates)
     if (t.status == CandidateStatus::kOk) best = std::min(best, t.time_ms);
   // The fastest, or the heuristic's pick when that is within the margin.
-  if (c.algorithm != c.heuristic) EXPECT_DOUBLE_EQ(c.time_ms, best);
-  else EXPECT_LE(c.time_ms, best * 1.03);
+  if (c.algorithm != c.heuristic)
+    EXPECT_DOUBLE_EQ(c.time_ms, best);
+  else
+    EXPECT_LE(c.time_ms, best * 1.03);
   EXPECT_NE(c.algorithm, "");
 }
 
@@ -462,7 +475,8 @@ TEST(TunerOnTheCpu, MeasuringAnEmptyBatchIsFine) {
   m.node("Conv", {"x", "w"}, {"y"}, "conv").ints("pads", {1, 1, 1, 1});
   m.output("y");
   std::string bytes = m.bytes();
-  Session s(Model::load_from_memory(bytes.data(), bytes.size(), "empty_batch.onnx"), {.device = Device::kCpu, .threads = 1});
+  Session s(Model::load_from_memory(bytes.data(), bytes.size(), "empty_batch.onnx"),
+            {.device = Device::kCpu, .threads = 1});
   SessionInternals::configure_tuning(
       s, {.mode = TuningMode::kExhaustive, .write_cache = false, .min_repeats = 1, .max_repeats = 1, .target_ms = 0});
   std::vector<Tensor> out = s.run({{"x", Tensor::zeros(DType::kFloat32, {0, 8, 11, 9})}});

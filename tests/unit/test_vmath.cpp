@@ -116,8 +116,8 @@ std::vector<float> sweep_inputs(uint32_t step, const std::vector<std::pair<float
 struct Sweep {
   const char* name;
   std::function<void(const float*, float*, int64_t)> run;  // the array function under test
-  std::function<double(double)> ref;                      // the exact function, in double
-  double bound[3];                                        // max ULP for AVX-512, AVX2, generic
+  std::function<double(double)> ref;                       // the exact function, in double
+  double bound[3];                                         // max ULP for AVX-512, AVX2, generic
 };
 
 double bound_for(const Sweep& s, SgemmIsa isa) {
@@ -144,9 +144,8 @@ void run_sweep(const Sweep& s, const std::vector<float>& x) {
     }
     std::printf("  %-8s %-7s max %.3f ULP at x = %a (got %a, want %a)\n", s.name, cpu::sgemm_isa_name(isa), worst,
                 x[at], got[at], want[at]);
-    EXPECT_LE(worst, bound_for(s, isa)) << s.name << " on " << cpu::sgemm_isa_name(isa) << " at x = " << x[at]
-                                        << " (" << std::hexfloat << x[at] << "): got " << got[at] << ", want "
-                                        << want[at];
+    EXPECT_LE(worst, bound_for(s, isa)) << s.name << " on " << cpu::sgemm_isa_name(isa) << " at x = " << x[at] << " ("
+                                        << std::hexfloat << x[at] << "): got " << got[at] << ", want " << want[at];
   }
 }
 
@@ -154,9 +153,9 @@ constexpr uint32_t kStep = 257;  // a prime: every mantissa residue, about 16.7 
 
 // Thresholds and branch points of the algorithms (their negatives too).
 const std::vector<float> kPoints = {
-    1.0f,       0.5f,       2.0f,        0.625f,      0.75f,       2.35f,      3.92f,     3.95f,    9.0f,
-    10.0f,      20.0f,      30.0f,       17.33f,      88.7228f,    88.72284f,  88.75f,    87.3365f, 103.972f,
-    104.0f,     1.4142135f, 0.70710677f, 0.34657359f, 0.69314718f, 1.1754944e-38f, 1.4e-45f, 3.4028235e38f};
+    1.0f,   0.5f,       2.0f,        0.625f,      0.75f,       2.35f,          3.92f,    3.95f,        9.0f,
+    10.0f,  20.0f,      30.0f,       17.33f,      88.7228f,    88.72284f,      88.75f,   87.3365f,     103.972f,
+    104.0f, 1.4142135f, 0.70710677f, 0.34657359f, 0.69314718f, 1.1754944e-38f, 1.4e-45f, 3.4028235e38f};
 
 void math_array(MathFn f, const float* x, float* y, int64_t n) { cpu::apply_math(f, x, y, n); }
 void act_array(ActKind k, const float* x, float* y, int64_t n) {
@@ -181,8 +180,10 @@ TEST(Vmath, SigmoidTanhErfWithinDocumentedUlps) {
   std::vector<float> x = sweep_inputs(kStep, {{0.62f, 0.63f}, {0.745f, 0.755f}, {-0.755f, -0.745f}}, kPoints);
   using namespace std::placeholders;
   const Sweep sweeps[] = {
-      {"sigmoid", std::bind(act_array, ActKind::kSigmoid, _1, _2, _3),
-       [](double v) { return 1.0 / (1.0 + std::exp(-v)); }, {3, 3, 3}},
+      {"sigmoid",
+       std::bind(act_array, ActKind::kSigmoid, _1, _2, _3),
+       [](double v) { return 1.0 / (1.0 + std::exp(-v)); },
+       {3, 3, 3}},
       {"tanh", std::bind(act_array, ActKind::kTanh, _1, _2, _3), [](double v) { return std::tanh(v); }, {2, 2, 2}},
       {"erf", std::bind(math_array, MathFn::kErf, _1, _2, _3), [](double v) { return std::erf(v); }, {2, 2, 2}},
   };
@@ -289,24 +290,15 @@ struct ActCase {
 // Tolerances against Activation::apply, itself rounded in float (so a few
 // ULP apart from the exact value where it composes several functions).
 const ActCase kActCases[] = {
-    {ActKind::kNone, 0, 0, 0, 0},
-    {ActKind::kRelu, 0, 0, 0, 0},
-    {ActKind::kLeakyRelu, 0.1f, 0, 0, 0},
-    {ActKind::kClip, -1.5f, 6.0f, 0, 0},
-    {ActKind::kSigmoid, 0, 0, 4, 0},
-    {ActKind::kHardSigmoid, 0.2f, 0.5f, 1, 0},
-    {ActKind::kHardSwish, 0, 0, 2, 1e-7},
-    {ActKind::kTanh, 0, 0, 4, 0},
-    {ActKind::kElu, 0.7f, 0, 4, 0},
-    {ActKind::kSelu, 1.67326319f, 1.05070102f, 4, 0},
-    {ActKind::kCelu, 1.3f, 0, 4, 0},
-    {ActKind::kSoftplus, 0, 0, 4, 0},
-    {ActKind::kSoftsign, 0, 0, 0, 0},
-    {ActKind::kThresholdedRelu, 0.3f, 0, 0, 0},
-    {ActKind::kMish, 0, 0, 8, 0},
-    {ActKind::kGelu, 0, 0, 8, 1e-7},
-    {ActKind::kGeluTanh, 0, 0, 8, 1e-7},
-    {ActKind::kSilu, 0, 0, 6, 0},
+    {ActKind::kNone, 0, 0, 0, 0},         {ActKind::kRelu, 0, 0, 0, 0},
+    {ActKind::kLeakyRelu, 0.1f, 0, 0, 0}, {ActKind::kClip, -1.5f, 6.0f, 0, 0},
+    {ActKind::kSigmoid, 0, 0, 4, 0},      {ActKind::kHardSigmoid, 0.2f, 0.5f, 1, 0},
+    {ActKind::kHardSwish, 0, 0, 2, 1e-7}, {ActKind::kTanh, 0, 0, 4, 0},
+    {ActKind::kElu, 0.7f, 0, 4, 0},       {ActKind::kSelu, 1.67326319f, 1.05070102f, 4, 0},
+    {ActKind::kCelu, 1.3f, 0, 4, 0},      {ActKind::kSoftplus, 0, 0, 4, 0},
+    {ActKind::kSoftsign, 0, 0, 0, 0},     {ActKind::kThresholdedRelu, 0.3f, 0, 0, 0},
+    {ActKind::kMish, 0, 0, 8, 0},         {ActKind::kGelu, 0, 0, 8, 1e-7},
+    {ActKind::kGeluTanh, 0, 0, 8, 1e-7},  {ActKind::kSilu, 0, 0, 6, 0},
 };
 static_assert(std::size(kActCases) == static_cast<size_t>(cpu::kActKindCount), "a case for every ActKind");
 
@@ -321,9 +313,12 @@ std::vector<float> act_inputs() {
 // Where got and want differ by more than the case allows, a message; else "".
 std::string act_mismatch(const ActCase& c, float x, float got, float want) {
   bool ok;
-  if (std::isnan(want) || std::isnan(got)) ok = std::isnan(want) && std::isnan(got);
-  else if (std::isinf(want) || std::isinf(got)) ok = got == want;
-  else if (c.ulps == 0) ok = got == want;
+  if (std::isnan(want) || std::isnan(got))
+    ok = std::isnan(want) && std::isnan(got);
+  else if (std::isinf(want) || std::isinf(got))
+    ok = got == want;
+  else if (c.ulps == 0)
+    ok = got == want;
   else {
     // Plus FLT_MIN |x| absolute: the reference's std::exp overflows (to a 0
     // sigmoid, a -0 Silu) for x < -88.7, where the vector forms still give
@@ -361,8 +356,7 @@ TEST(Vmath, EveryActivationArrayMatchesScalarReference) {
       // In place, from an odd offset, for a length with a tail.
       std::vector<float> z(x.begin() + 3, x.begin() + 3 + 1000 + 13);
       cpu::apply_activation(a, z.data(), static_cast<int64_t>(z.size()));
-      for (size_t i = 0; i < z.size(); ++i)
-        ASSERT_TRUE(same_float(z[i], y[i + 3])) << a.name() << " in place, " << i;
+      for (size_t i = 0; i < z.size(); ++i) ASSERT_TRUE(same_float(z[i], y[i + 3])) << a.name() << " in place, " << i;
     }
   }
 }
@@ -386,8 +380,10 @@ TEST(Vmath, RegisterFormsMatchArrays) {
     ForceIsa force(isa);
     for (const ActCase& c : kActCases) {
       Activation a{c.kind, c.alpha, c.beta};
-      if (isa == SgemmIsa::kAvx512) act_registers512(a, x.data(), reg.data(), x.size());
-      else act_registers256(a, x.data(), reg.data(), x.size());
+      if (isa == SgemmIsa::kAvx512)
+        act_registers512(a, x.data(), reg.data(), x.size());
+      else
+        act_registers256(a, x.data(), reg.data(), x.size());
       cpu::apply_activation(a, x.data(), arr.data(), static_cast<int64_t>(x.size()));
       for (size_t i = 0; i < x.size(); ++i)
         ASSERT_TRUE(same_float(reg[i], arr[i])) << a.name() << " on " << cpu::sgemm_isa_name(isa) << " at " << x[i];
@@ -411,7 +407,8 @@ void epilogue_case(int64_t m, int64_t n, int64_t k) {
   for (int64_t r = 0; r < m; ++r)
     for (int64_t c = 0; c < n; ++c) {
       double sum = bias[static_cast<size_t>(r)];
-      for (int64_t i = 0; i < k; ++i) sum += static_cast<double>(a[static_cast<size_t>(r * k + i)]) * b[static_cast<size_t>(i * n + c)];
+      for (int64_t i = 0; i < k; ++i)
+        sum += static_cast<double>(a[static_cast<size_t>(r * k + i)]) * b[static_cast<size_t>(i * n + c)];
       acc[static_cast<size_t>(r * n + c)] = sum;
     }
   ThreadPool pool(2);
@@ -442,8 +439,8 @@ void epilogue_case(int64_t m, int64_t n, int64_t k) {
         double tol = 2e-5 * std::max(1.0, std::fabs(acc[i]));
         double want = act.apply(pre);
         if (!(std::fabs(y[i] - want) <= tol) && bad++ < 3)
-          ADD_FAILURE() << act.name() << " on " << cpu::sgemm_isa_name(isa) << " n " << n << " element " << i
-                        << ": " << y[i] << " vs " << want;
+          ADD_FAILURE() << act.name() << " on " << cpu::sgemm_isa_name(isa) << " n " << n << " element " << i << ": "
+                        << y[i] << " vs " << want;
       }
     }
 }
@@ -473,7 +470,6 @@ std::vector<float> random_values(int64_t n, std::mt19937& rng, float lo, float h
   }
   return v;
 }
-
 
 TEST(VmathKernels, UnaryOpsMatchStdAtEverySizeAndThreadCount) {
   struct U {
@@ -590,10 +586,18 @@ float binary_ref(const std::string& op, float a, float b) {
 // The broadcast shapes of the inner loop: same shape, a scalar on either
 // side, per channel (both orders), along the last axis, both operands
 // broadcast, rank 5, and runs of every tail length.
-const std::vector<std::pair<Shape, Shape>> kPairs = {
-    {{2, 3, 4, 5}, {2, 3, 4, 5}}, {{2, 3, 4, 5}, {}},        {{}, {2, 3, 4, 5}},         {{2, 16, 9, 9}, {1, 16, 1, 1}},
-    {{1, 16, 1, 1}, {2, 16, 9, 9}}, {{3, 7, 37}, {37}},       {{3, 1, 5}, {1, 4, 1}},      {{2, 3, 1, 4, 5}, {3, 2, 1, 1}},
-    {{1, 40000}, {1}},            {{3, 1, 9000}, {3, 5, 1}}, {{33}, {33}},                {{8, 64, 17, 17}, {64, 1, 1}}};
+const std::vector<std::pair<Shape, Shape>> kPairs = {{{2, 3, 4, 5}, {2, 3, 4, 5}},
+                                                     {{2, 3, 4, 5}, {}},
+                                                     {{}, {2, 3, 4, 5}},
+                                                     {{2, 16, 9, 9}, {1, 16, 1, 1}},
+                                                     {{1, 16, 1, 1}, {2, 16, 9, 9}},
+                                                     {{3, 7, 37}, {37}},
+                                                     {{3, 1, 5}, {1, 4, 1}},
+                                                     {{2, 3, 1, 4, 5}, {3, 2, 1, 1}},
+                                                     {{1, 40000}, {1}},
+                                                     {{3, 1, 9000}, {3, 5, 1}},
+                                                     {{33}, {33}},
+                                                     {{8, 64, 17, 17}, {64, 1, 1}}};
 
 TEST(VmathKernels, BinaryOpsBitIdenticalToNaiveLoops) {
   std::mt19937 rng(9);
@@ -605,7 +609,9 @@ TEST(VmathKernels, BinaryOpsBitIdenticalToNaiveLoops) {
           Shape ys = bcast_shape(sa, sb);
           std::vector<float> a = random_values(shape_numel(sa), rng, -4, 4, true);
           std::vector<float> b = random_values(shape_numel(sb), rng, -4, 4, true);
-          OpCase oc{op, std::string(op) == "Max" || std::string(op) == "Min" ? 13 : 14, {},
+          OpCase oc{op,
+                    std::string(op) == "Max" || std::string(op) == "Min" ? 13 : 14,
+                    {},
                     {float_tensor(sa, a), float_tensor(sb, b)}};
           Shape shape;
           std::string what = oc.str() + " " + cpu::sgemm_isa_name(isa) + " t" + std::to_string(threads);
@@ -614,7 +620,8 @@ TEST(VmathKernels, BinaryOpsBitIdenticalToNaiveLoops) {
           int bad = 0;
           for (int64_t i = 0; i < shape_numel(ys); ++i) {
             float want = binary_ref(op, a[bcast_offset(ys, sa, i)], b[bcast_offset(ys, sb, i)]);
-            if (!same_float(y[i], want) && bad++ < 3) ADD_FAILURE() << what << ": element " << i << " " << y[i] << " vs " << want;
+            if (!same_float(y[i], want) && bad++ < 3)
+              ADD_FAILURE() << what << ": element " << i << " " << y[i] << " vs " << want;
           }
         }
   }
@@ -753,8 +760,8 @@ TEST(VmathKernels, SoftmaxLrnLogSumExpOnEveryVariant) {
     ForceIsa force(isa);
     SCOPED_TRACE(cpu::sgemm_isa_name(isa));
     for (bool log : {false, true})
-      for (auto [shape, axis] : std::vector<std::pair<Shape, int64_t>>{
-               {{3, 1001}, 1}, {{2, 37, 70}, 1}, {{4, 5, 200}, 2}, {{2, 3, 5}, 0}})
+      for (auto [shape, axis] :
+           std::vector<std::pair<Shape, int64_t>>{{{3, 1001}, 1}, {{2, 37, 70}, 1}, {{4, 5, 200}, 2}, {{2, 3, 5}, 0}})
         for (int threads : {1, 3}) {
           std::vector<float> x = random_values(shape_numel(shape), rng, -30, 30, false);
           x[0] = -kInf;
@@ -769,10 +776,11 @@ TEST(VmathKernels, SoftmaxLrnLogSumExpOnEveryVariant) {
     for (int threads : {1, 3}) {
       Shape xs{2, 7, 9, 11};
       std::vector<float> x = random_values(shape_numel(xs), rng, -3, 3, false);
-      OpCase oc{"LRN", 13,
-                {{"size", int_attr(3)}, {"alpha", float_attr(0.5f)}, {"beta", float_attr(0.75f)},
-                 {"bias", float_attr(2.0f)}},
-                {float_tensor(xs, x)}};
+      OpCase oc{
+          "LRN",
+          13,
+          {{"size", int_attr(3)}, {"alpha", float_attr(0.5f)}, {"beta", float_attr(0.75f)}, {"bias", float_attr(2.0f)}},
+          {float_tensor(xs, x)}};
       Shape ys;
       std::vector<float> y = run_op(oc, threads, &ys);
       std::vector<double> want(x.size());
@@ -788,8 +796,8 @@ TEST(VmathKernels, SoftmaxLrnLogSumExpOnEveryVariant) {
       }
       expect_close(y, want, oc.str(), 1e-5);
     }
-    for (const auto& [shape, axes_list] : std::vector<std::pair<Shape, std::vector<int64_t>>>{
-             {{3, 50000}, {1}}, {{40, 300}, {0}}, {{100000}, {0}}})
+    for (const auto& [shape, axes_list] :
+         std::vector<std::pair<Shape, std::vector<int64_t>>>{{{3, 50000}, {1}}, {{40, 300}, {0}}, {{100000}, {0}}})
       for (int threads : {1, 3}) {
         const Shape& xs = shape;  // (structured bindings are not captured by clang 14's lambdas)
         const std::vector<int64_t>& axes = axes_list;
@@ -801,7 +809,9 @@ TEST(VmathKernels, SoftmaxLrnLogSumExpOnEveryVariant) {
         int64_t len = xs.size() == 1 ? xs[0] : axes[0] == 1 ? xs[1] : xs[0];
         std::vector<double> want(static_cast<size_t>(rows));
         for (int64_t r = 0; r < rows; ++r) {
-          auto at = [&](int64_t k) { return static_cast<size_t>(xs.size() == 1 ? k : axes[0] == 1 ? r * len + k : k * rows + r); };
+          auto at = [&](int64_t k) {
+            return static_cast<size_t>(xs.size() == 1 ? k : axes[0] == 1 ? r * len + k : k * rows + r);
+          };
           double m = -INFINITY, sum = 0;
           for (int64_t k = 0; k < len; ++k) m = std::max(m, static_cast<double>(x[at(k)]));
           for (int64_t k = 0; k < len; ++k) sum += std::exp(x[at(k)] - m);

@@ -26,7 +26,8 @@ int main(int argc, char** argv) {
     std::vector<float> pixels(static_cast<size_t>(minirt::shape_numel(shape)));
     if (argc > 2) {
       std::ifstream f(argv[2], std::ios::binary);
-      if (!f.read(reinterpret_cast<char*>(pixels.data()), static_cast<std::streamsize>(pixels.size() * sizeof(float)))) {
+      if (!f.read(reinterpret_cast<char*>(pixels.data()),
+                  static_cast<std::streamsize>(pixels.size() * sizeof(float)))) {
         std::fprintf(stderr, "classify: %s does not hold %zu float32 values\n", argv[2], pixels.size());
         return 1;
       }

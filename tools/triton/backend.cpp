@@ -48,13 +48,17 @@ TRITONSERVER_Error* make_error(TRITONSERVER_Error_Code code, const std::string& 
 // run's time limit) that a later or smaller request may not hit.
 TRITONSERVER_Error_Code triton_code(minirt::ErrorCode code) {
   switch (code) {
-    case minirt::ErrorCode::kInvalidArgument: return TRITONSERVER_ERROR_INVALID_ARG;
-    case minirt::ErrorCode::kUnsupported: return TRITONSERVER_ERROR_UNSUPPORTED;
+    case minirt::ErrorCode::kInvalidArgument:
+      return TRITONSERVER_ERROR_INVALID_ARG;
+    case minirt::ErrorCode::kUnsupported:
+      return TRITONSERVER_ERROR_UNSUPPORTED;
     case minirt::ErrorCode::kOutOfMemory:
     case minirt::ErrorCode::kResourceExhausted:
     case minirt::ErrorCode::kDeadlineExceeded:
-    case minirt::ErrorCode::kDeviceUnavailable: return TRITONSERVER_ERROR_UNAVAILABLE;
-    default: return TRITONSERVER_ERROR_INTERNAL;
+    case minirt::ErrorCode::kDeviceUnavailable:
+      return TRITONSERVER_ERROR_UNAVAILABLE;
+    default:
+      return TRITONSERVER_ERROR_INTERNAL;
   }
 }
 

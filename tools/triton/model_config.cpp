@@ -144,7 +144,7 @@ Parameters read_parameters(const json::Value& config, const std::string& where) 
   const json::Value* params = member(config, "parameters");
   if (params && !params->is_null() && !params->is_object())
     throw ConfigError(where + ": 'parameters' is not a map of key to string_value");
-  static const char* const kKnown[] = {"device",        "threads", "tuning", "algo_cache",  "memory_limit",
+  static const char* const kKnown[] = {"device",        "threads", "tuning", "algo_cache",    "memory_limit",
                                        "memory_policy", "math",    "warmup", "run_timeout_ms"};
   if (params && params->is_object()) {
     for (const auto& [key, value] : params->members()) {
@@ -185,8 +185,8 @@ Parameters read_parameters(const json::Value& config, const std::string& where) 
   if (given) {
     auto c = tools::parse_tuning(v);
     if (!c)
-      throw ConfigError(where + ": parameter 'tuning' must be cached, exhaustive, heuristic or an algorithm name, got " +
-                        quoted(v));
+      throw ConfigError(
+          where + ": parameter 'tuning' must be cached, exhaustive, heuristic or an algorithm name, got " + quoted(v));
     out.tuning = c->mode;
     out.tuning_algorithm = c->algorithm;
   }
@@ -204,8 +204,10 @@ Parameters read_parameters(const json::Value& config, const std::string& where) 
   if (given) {
     auto c = tools::parse_memory_policy(v);
     if (!c && v.rfind("preallocate:", 0) == 0)
-      throw ConfigError(where + ": parameter 'memory_policy' preallocate:FRACTION needs a fraction in (0, 1], got " + quoted(v));
-    if (!c) throw ConfigError(where + ": parameter 'memory_policy' must be grow or preallocate:FRACTION, got " + quoted(v));
+      throw ConfigError(where + ": parameter 'memory_policy' preallocate:FRACTION needs a fraction in (0, 1], got " +
+                        quoted(v));
+    if (!c)
+      throw ConfigError(where + ": parameter 'memory_policy' must be grow or preallocate:FRACTION, got " + quoted(v));
     out.memory_policy = c->policy;
     out.preallocate_fraction = c->fraction;
   }
@@ -220,9 +222,12 @@ Parameters read_parameters(const json::Value& config, const std::string& where) 
   }
   v = parameter(config, "warmup", &given);
   if (given) {
-    if (v == "true") out.warmup = true;
-    else if (v == "false") out.warmup = false;
-    else throw ConfigError(where + ": parameter 'warmup' must be true or false, got " + quoted(v));
+    if (v == "true")
+      out.warmup = true;
+    else if (v == "false")
+      out.warmup = false;
+    else
+      throw ConfigError(where + ": parameter 'warmup' must be true or false, got " + quoted(v));
   }
   v = parameter(config, "math", &given);
   if (given) {

@@ -118,8 +118,8 @@ struct SessionOptions {
   // start the threads (ulimit -u, pids.max) the session is not made and
   // kResourceExhausted says how many ran.
   int threads = 0;
-  bool profile = false;   // record per-step timings of every run
-  bool optimize = true;   // run the graph passes (folding, fusion)
+  bool profile = false;  // record per-step timings of every run
+  bool optimize = true;  // run the graph passes (folding, fusion)
   // Activation memory (arenas of all concurrent runs) each of the session's
   // pools may reserve, in bytes: the host's, and each device's on its own;
   // 0 means no limit. A run that would need more fails

@@ -40,8 +40,8 @@ struct TuningCandidate {
   std::string algorithm;
   size_t workspace_bytes = 0;
   CandidateStatus status = CandidateStatus::kOk;
-  std::string reason;    // for kDeclined and kFailed
-  double time_ms = -1;   // median of the timed runs; < 0 when not run
+  std::string reason;   // for kDeclined and kFailed
+  double time_ms = -1;  // median of the timed runs; < 0 when not run
 };
 
 enum class ChoiceSource {
@@ -54,15 +54,15 @@ MINIRT_API const char* choice_source_name(ChoiceSource s);
 
 // One node's choice.
 struct TuningChoice {
-  std::string node;          // node name
-  std::string summary;       // "Conv 64->64 3x3", "Conv 32->32 3x3 s2 g32"
-  std::string backend;       // the backend's name, e.g. "cpu"
-  std::string problem;       // the cache key's problem: every parameter the choice depends on
+  std::string node;     // node name
+  std::string summary;  // "Conv 64->64 3x3", "Conv 32->32 3x3 s2 g32"
+  std::string backend;  // the backend's name, e.g. "cpu"
+  std::string problem;  // the cache key's problem: every parameter the choice depends on
   std::string algorithm;
-  double time_ms = -1;       // measured (now or when cached) median; < 0 when not measured
+  double time_ms = -1;  // measured (now or when cached) median; < 0 when not measured
   size_t workspace_bytes = 0;
   ChoiceSource source = ChoiceSource::kHeuristic;
-  std::string heuristic;     // what the heuristic would have picked
+  std::string heuristic;                    // what the heuristic would have picked
   std::vector<TuningCandidate> candidates;  // every candidate and what became of it, when measured
 };
 
@@ -72,11 +72,11 @@ MINIRT_API std::string to_string(const TuningChoice& c);
 // What a session's tuning did, over all its plans so far.
 struct TuningReport {
   TuningMode mode = TuningMode::kCached;
-  std::string cache_path;  // the algorithm cache file (kCached, kExhaustive)
-  int nodes = 0;           // nodes with a choice of algorithm (convolutions)
+  std::string cache_path;                                      // the algorithm cache file (kCached, kExhaustive)
+  int nodes = 0;                                               // nodes with a choice of algorithm (convolutions)
   int measured = 0, from_cache = 0, heuristic = 0, fixed = 0;  // nodes by ChoiceSource
-  double seconds = 0;      // spent choosing, measuring included
-  std::vector<TuningChoice> choices;  // in plan order
+  double seconds = 0;                                          // spent choosing, measuring included
+  std::vector<TuningChoice> choices;                           // in plan order
   // Warnings and notes, one sentence each: a damaged or foreign cache file,
   // "cache made with <their versions>, this is <ours>: retuning", a fixed
   // algorithm that could not run somewhere.
