@@ -210,33 +210,42 @@ TEST(BackendRegistry, ABackendThatCannotStartIsPassedOverWithItsReason) {
 }
 
 TEST(BackendRegistry, AskingForTheKindOfABrokenBackendFailsWithItsReason) {
-  // Only broken backends of kind kCuda: the CUDA module's is set aside for
-  // the test, so the outcome does not depend on this machine's GPU.
-  BackendRegistry& r = backend_registry();
-  std::vector<BackendFactory> saved = r.candidates(Device::kCuda);
-  for (const BackendFactory& f : saved) r.remove(f.name);
   {
-    Registered broken(broken_factory("brokengpu", 1));
+    // Only broken backends of kind kCuda: the CUDA module's is set aside for
+    // the test, so the outcome does not depend on this machine's GPU.
+    BackendRegistry& r = backend_registry();
+    // Put back whatever happens below (a FAIL() returns from the test).
+    struct SetAside {
+      BackendRegistry& r;
+      std::vector<BackendFactory> saved;
+      ~SetAside() {
+        for (BackendFactory& f : saved) r.add(std::move(f));
+      }
+    } aside{r, r.candidates(Device::kCuda)};
+    for (const BackendFactory& f : aside.saved) r.remove(f.name);
+    {
+      Registered broken(broken_factory("brokengpu", 1));
+      try {
+        Session s(cnn(), {.device = Device::kCuda, .threads = 1});
+        FAIL() << "a session started on a backend that did not";
+      } catch (const Error& e) {
+        EXPECT_EQ(e.code(), ErrorCode::kDeviceUnavailable);
+        EXPECT_THAT(e.what(), HasSubstr("Device::kCuda"));
+        EXPECT_THAT(e.what(), HasSubstr("its driver is a pretend one that never starts"));
+        EXPECT_THAT(e.what(), HasSubstr("use the CPU instead"));
+      }
+    }
     try {
       Session s(cnn(), {.device = Device::kCuda, .threads = 1});
-      FAIL() << "a session started on a backend that did not";
+      FAIL() << "a session started with no device backend registered";
     } catch (const Error& e) {
-      EXPECT_EQ(e.code(), ErrorCode::kDeviceUnavailable);
-      EXPECT_THAT(e.what(), HasSubstr("Device::kCuda"));
-      EXPECT_THAT(e.what(), HasSubstr("its driver is a pretend one that never starts"));
-      EXPECT_THAT(e.what(), HasSubstr("use the CPU instead"));
+      EXPECT_THAT(e.what(), HasSubstr("no cuda backend is registered in this build"));
     }
+    Session fallback(cnn(), {.device = Device::kAuto, .threads = 1});
+    EXPECT_EQ(fallback.device_reason(), "running on the CPU: no device backend is registered in this build");
   }
-  try {
-    Session s(cnn(), {.device = Device::kCuda, .threads = 1});
-    FAIL() << "a session started with no device backend registered";
-  } catch (const Error& e) {
-    EXPECT_THAT(e.what(), HasSubstr("no cuda backend is registered in this build"));
-  }
-  Session fallback(cnn(), {.device = Device::kAuto, .threads = 1});
-  EXPECT_EQ(fallback.device_reason(), "running on the CPU: no device backend is registered in this build");
-  for (BackendFactory& f : saved) r.add(std::move(f));
-  EXPECT_THAT(r.names(), ::testing::Contains("cuda"));
+  // The CUDA module's entry is back once the guard is gone.
+  EXPECT_THAT(backend_registry().names(), ::testing::Contains("cuda"));
 }
 
 }  // namespace
