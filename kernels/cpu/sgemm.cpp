@@ -75,18 +75,23 @@ Caps cpu_caps() {
   return caps;
 }
 
+// MINIRT_SGEMM_ISA's value as an ISA; false when it is not one of the names.
+bool isa_from_name(const char* name, SgemmIsa* isa) {
+  for (SgemmIsa i : {SgemmIsa::kGeneric, SgemmIsa::kAvx2, SgemmIsa::kAvx512})
+    if (std::strcmp(name, sgemm_isa_name(i)) == 0) {
+      *isa = i;
+      return true;
+    }
+  return false;
+}
+
+// The ISA MINIRT_SGEMM_ISA asks for, or `fallback` when it is unset or
+// cannot be followed (the CPU backend then refuses to start:
+// sgemm_env_isa_problem).
 SgemmIsa parse_env_isa(SgemmIsa fallback) {
   const char* e = std::getenv("MINIRT_SGEMM_ISA");
-  if (!e) return fallback;
   SgemmIsa want;
-  if (std::strcmp(e, "generic") == 0)
-    want = SgemmIsa::kGeneric;
-  else if (std::strcmp(e, "avx2") == 0)
-    want = SgemmIsa::kAvx2;
-  else if (std::strcmp(e, "avx512") == 0)
-    want = SgemmIsa::kAvx512;
-  else
-    return fallback;
+  if (!e || !isa_from_name(e, &want)) return fallback;
   return sgemm_isa_supported(want) ? want : fallback;
 }
 
@@ -127,13 +132,7 @@ std::string sgemm_env_isa_problem() {
   const char* e = std::getenv("MINIRT_SGEMM_ISA");
   if (!e) return {};
   SgemmIsa want;
-  if (std::strcmp(e, "generic") == 0)
-    want = SgemmIsa::kGeneric;
-  else if (std::strcmp(e, "avx2") == 0)
-    want = SgemmIsa::kAvx2;
-  else if (std::strcmp(e, "avx512") == 0)
-    want = SgemmIsa::kAvx512;
-  else
+  if (!isa_from_name(e, &want))
     return std::string("MINIRT_SGEMM_ISA='") + e + "' is not one of generic, avx2, avx512; set one of them or unset it";
   if (!sgemm_isa_supported(want))
     return std::string("MINIRT_SGEMM_ISA=") + e + " asks for kernels this CPU cannot run (it has " +
