@@ -97,6 +97,19 @@ double percentile(std::vector<double> v, double p) {
 
 std::string human_bytes(size_t b) { return format_bytes(b); }
 
+std::vector<std::string> numbered_entries(const std::string& dir, const std::string& prefix) {
+  namespace fs = std::filesystem;
+  std::vector<std::string> out;
+  std::error_code ec;
+  for (const auto& e : fs::directory_iterator(dir, ec))
+    if (e.path().filename().string().rfind(prefix, 0) == 0) out.push_back(e.path().string());
+  auto number = [&](const std::string& p) {
+    return std::atoi(fs::path(p).filename().string().c_str() + prefix.size());
+  };
+  std::sort(out.begin(), out.end(), [&](const std::string& a, const std::string& b) { return number(a) < number(b); });
+  return out;
+}
+
 std::optional<std::vector<std::string>> case_folders(const std::vector<std::string>& args, std::string* error) {
   namespace fs = std::filesystem;
   std::vector<std::string> cases;

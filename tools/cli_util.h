@@ -34,6 +34,11 @@ std::optional<TuningChoiceText> parse_tuning(const std::string& text);
 // argument. An argument that is not a folder: nullopt, with `error` naming it.
 std::optional<std::vector<std::string>> case_folders(const std::vector<std::string>& args, std::string* error);
 
+// The entries of `dir` named PREFIX<number>..., in the order of that number
+// (input_10 after input_9): a test case's test_data_set_N folders and
+// input_N.pb files.
+std::vector<std::string> numbered_entries(const std::string& dir, const std::string& prefix);
+
 // "4096", "64K", "1.5M", "2G" (powers of 1024; a trailing "B" or "iB" is
 // allowed) as bytes; nullopt for anything else.
 std::optional<size_t> parse_size(const std::string& text);

@@ -75,14 +75,8 @@ struct CaseResult {
 };
 
 std::vector<fs::path> sorted_files(const fs::path& dir, const std::string& prefix) {
-  std::vector<fs::path> out;
-  for (const auto& e : fs::directory_iterator(dir))
-    if (e.path().filename().string().rfind(prefix, 0) == 0) out.push_back(e.path());
-  std::sort(out.begin(), out.end(), [&](const fs::path& a, const fs::path& b) {
-    auto num = [&](const fs::path& p) { return std::atoi(p.filename().string().c_str() + prefix.size()); };
-    return num(a) < num(b);
-  });
-  return out;
+  std::vector<std::string> found = tools::numbered_entries(dir.string(), prefix);
+  return {found.begin(), found.end()};
 }
 
 std::string first_line(std::string s) {
