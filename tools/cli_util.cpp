@@ -97,6 +97,19 @@ double percentile(std::vector<double> v, double p) {
 
 std::string human_bytes(size_t b) { return format_bytes(b); }
 
+std::optional<Device> parse_device(const std::string& text) {
+  if (text == "cpu") return Device::kCpu;
+  if (text == "cuda" || text == "gpu") return Device::kCuda;
+  if (text == "auto") return Device::kAuto;
+  return std::nullopt;
+}
+
+std::optional<MathMode> parse_math(const std::string& text) {
+  if (text == "fp32") return MathMode::kFp32;
+  if (text == "tf32") return MathMode::kTf32;
+  return std::nullopt;
+}
+
 std::vector<std::string> numbered_entries(const std::string& dir, const std::string& prefix) {
   namespace fs = std::filesystem;
   std::vector<std::string> out;

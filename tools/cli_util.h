@@ -29,6 +29,11 @@ struct TuningChoiceText {
 };
 std::optional<TuningChoiceText> parse_tuning(const std::string& text);
 
+// --device's and --math's words: cpu, cuda (or gpu), auto; fp32, tf32.
+// nullopt for anything else.
+std::optional<Device> parse_device(const std::string& text);
+std::optional<MathMode> parse_math(const std::string& text);
+
 // ONNX backend-test case folders (each holds model.onnx): every argument
 // that is one, and the case folders directly inside the others, sorted per
 // argument. An argument that is not a folder: nullopt, with `error` naming it.

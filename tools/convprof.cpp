@@ -157,22 +157,14 @@ Args parse_args(int argc, char** argv) {
       if (std::string why = tools::threads_problem(a.threads); !why.empty()) throw UsageError(why);
     } else if (s == "--device") {
       std::string v = next();
-      if (v == "cpu")
-        a.device = Device::kCpu;
-      else if (v == "cuda" || v == "gpu")
-        a.device = Device::kCuda;
-      else if (v == "auto")
-        a.device = Device::kAuto;
-      else
-        throw UsageError("--device expects cpu, cuda or auto, got '" + v + "'");
+      std::optional<Device> d = tools::parse_device(v);
+      if (!d) throw UsageError("--device expects cpu, cuda or auto, got '" + v + "'");
+      a.device = *d;
     } else if (s == "--math") {
       std::string v = next();
-      if (v == "fp32")
-        a.math = MathMode::kFp32;
-      else if (v == "tf32")
-        a.math = MathMode::kTf32;
-      else
-        throw UsageError("--math expects fp32 or tf32, got '" + v + "'");
+      std::optional<MathMode> m = tools::parse_math(v);
+      if (!m) throw UsageError("--math expects fp32 or tf32, got '" + v + "'");
+      a.math = *m;
     } else if (s == "--workspace-limit") {
       std::string v = next();
       auto b = tools::parse_size(v);
