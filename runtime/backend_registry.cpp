@@ -94,6 +94,29 @@ std::shared_ptr<KernelProvider> BackendRegistry::open_host(const BackendRequest&
   return std::move(b.kernels);
 }
 
+OpenedBackend BackendRegistry::open_shared(const BackendFactory& factory, const BackendRequest& request) {
+  const std::string key =
+      factory.name + "|" + std::to_string(request.device_id) + "|" + (request.tf32 ? "tf32" : "fp32");
+  std::lock_guard<std::mutex> lock(open_mu_);
+  for (auto it = open_.begin(); it != open_.end();) {
+    std::shared_ptr<KernelProvider> alive = it->kernels.lock();
+    if (!alive) {
+      it = open_.erase(it);
+      continue;
+    }
+    if (it->key == key) {
+      OpenedBackend b;
+      b.kernels = std::move(alive);
+      b.description = it->description;
+      return b;
+    }
+    ++it;
+  }
+  OpenedBackend b = factory.open(request);
+  if (b.kernels) open_.push_back({key, b.kernels, b.description});
+  return b;
+}
+
 std::vector<std::string> BackendRegistry::names() const {
   std::vector<std::string> out;
   {

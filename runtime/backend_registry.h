@@ -72,9 +72,24 @@ class BackendRegistry {
   // Every registered factory's name, host first then by priority.
   std::vector<std::string> names() const;
 
+  // Opens a device backend for a session, sharing one already open for the
+  // same factory, device and math mode with the sessions that hold it (one
+  // CUDA context, cuDNN and cuBLAS handle set and module instance per
+  // device in a process, however many sessions or Triton instances use
+  // it); opens a new one once they are all gone. A failure is not kept:
+  // the next call tries again.
+  OpenedBackend open_shared(const BackendFactory& factory, const BackendRequest& request);
+
  private:
   mutable std::mutex mu_;
   std::vector<BackendFactory> factories_;
+  struct Open {
+    std::string key;  // factory name, device, math
+    std::weak_ptr<KernelProvider> kernels;
+    std::string description;
+  };
+  std::mutex open_mu_;  // held while a backend opens, so two sessions do not open one twice
+  std::vector<Open> open_;
 };
 
 // The process's registry, with the built-in backends registered on first use

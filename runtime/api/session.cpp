@@ -203,7 +203,7 @@ void Session::Impl::choose_device(const SessionOptions& opts) {
   std::string why;
   BackendRequest request{.threads = 1, .device_id = opts.device_id, .tf32 = opts.math == MathMode::kTf32};
   for (const BackendFactory& f : candidates) {
-    OpenedBackend b = f.open(request);
+    OpenedBackend b = backend_registry().open_shared(f, request);
     if (b.kernels) {
       device_memory.push_back(std::make_unique<MemoryPool>(b.kernels->device().allocator(), pool_options));
       devices.push_back(std::move(b.kernels));

@@ -189,6 +189,34 @@ TEST(BackendRegistry, ASessionRunsOnABackendOnlyTheTestKnows) {
   EXPECT_GT(pools[0].stats.peak_in_use_bytes, 0u);
 }
 
+TEST(BackendRegistry, SessionsOnOneDeviceShareItsBackend) {
+  int opened = 0;
+  BackendFactory f = fake_factory("sharedgpu", 1000, nullptr);
+  auto open = f.open;
+  f.open = [open, &opened](const BackendRequest& r) {
+    ++opened;
+    return open(r);
+  };
+  Registered reg(f);
+  auto model = cnn();
+  {
+    Session a(model, {.device = Device::kCuda, .threads = 1});
+    Session b(model, {.device = Device::kCuda, .threads = 1});
+    EXPECT_EQ(opened, 1) << "a second session on the same device opened another backend";
+    EXPECT_EQ(a.device_reason(), b.device_reason());
+    // Both run, each with its own pool and streams on the one backend.
+    std::vector<Tensor> ya = a.run({{"x", input()}}), yb = b.run({{"x", input()}});
+    EXPECT_EQ(std::memcmp(ya[0].raw(), yb[0].raw(), ya[0].nbytes()), 0);
+    // Another device ordinal is another backend.
+    Session c(model, {.device = Device::kCuda, .threads = 1, .device_id = 1});
+    EXPECT_EQ(opened, 2);
+    EXPECT_EQ(c.device_reason(), "running on sharedgpu: a pretend GPU, device 1");
+  }
+  // Once every session is gone, the next one opens it afresh.
+  Session d(model, {.device = Device::kCuda, .threads = 1});
+  EXPECT_EQ(opened, 3);
+}
+
 TEST(BackendRegistry, ABackendThatCannotStartIsPassedOverWithItsReason) {
   Registered broken(broken_factory("brokengpu", 2000));
   // kAuto: the broken one first, then the others of the registry (the CUDA
