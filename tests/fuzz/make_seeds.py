@@ -129,6 +129,27 @@ def main():
          numpy_helper.from_array(np.array([0.0, 1.0], np.float32), "vals")])
     save(helper.make_model(g5, opset_imports=[helper.make_opsetid("", 18)]), "detector_opset18.onnx")
 
+    # Resize-19 antialias and tf_crop_and_resize, Pad-19 wrap, and a Range
+    # whose limit is computed from an input's value.
+    g6 = helper.make_graph(
+        [helper.make_node("Resize", ["x", "", "scales"], ["aa"], mode="cubic", antialias=1, exclude_outside=1),
+         helper.make_node("Resize", ["aa", "roi", "", "sizes"], ["cr"], mode="linear",
+                          coordinate_transformation_mode="tf_crop_and_resize", extrapolation_value=0.5),
+         helper.make_node("Pad", ["cr", "pads"], ["y"], mode="wrap"),
+         helper.make_node("Add", ["n", "one"], ["lim"]),
+         helper.make_node("Range", ["zero", "lim", "one"], ["ids"])],
+        "resample",
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 2, 8, 10]),
+         helper.make_tensor_value_info("n", TensorProto.INT64, [])],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, [1, 2, 8, 10]),
+         helper.make_tensor_value_info("ids", TensorProto.INT64, ["L"])],
+        [numpy_helper.from_array(np.array([1, 1, 0.5, 0.6], np.float32), "scales"),
+         numpy_helper.from_array(np.array([0, 0, 0.1, -0.2, 1, 1, 0.9, 1.1], np.float32), "roi"),
+         numpy_helper.from_array(np.array([1, 2, 5, 7], np.int64), "sizes"),
+         numpy_helper.from_array(np.array([0, 0, 1, 2, 0, 0, 2, 1], np.int64), "pads"),
+         numpy_helper.from_array(np.array(1, np.int64), "one"), numpy_helper.from_array(np.array(0, np.int64), "zero")])
+    save(helper.make_model(g6, opset_imports=[helper.make_opsetid("", 19)]), "resample_opset19.onnx")
+
     # float16: a half input and output, a half weight in raw_data, a half
     # Constant in int32_data (16-bit patterns), a Cast to float16 and back.
     h = helper.make_tensor_value_info("x", TensorProto.FLOAT16, [1, 2, 4, 4])
