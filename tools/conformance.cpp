@@ -234,6 +234,10 @@ int placed_on(const std::string& placement, const std::string& device) {
   return 0;
 }
 
+// Holds the GPU open across cases (run_case_gpu); main() lets it go before it
+// returns, not static destruction (the CUDA runtime may be gone by then).
+std::shared_ptr<Session> g_device_keeper;
+
 Result run_case_gpu(const fs::path& dir, const Options& opt) {
   std::shared_ptr<const Model> model;
   try {
@@ -248,7 +252,7 @@ Result run_case_gpu(const fs::path& dir, const Options& opt) {
   // the module loader's own sentence ("running on the CPU: <why>"). The
   // heuristic's convolution algorithms: nothing measured (hundreds of cases
   // in a time budget), the algorithm cache untouched.
-  auto gpu = std::make_unique<Session>(
+  auto gpu = std::make_shared<Session>(
       model, SessionOptions{.device = Device::kAuto, .threads = opt.threads, .tuning = TuningMode::kHeuristic});
   if (gpu->device() != Device::kCuda) {
     std::string why = gpu->device_reason();
@@ -256,6 +260,11 @@ Result run_case_gpu(const fs::path& dir, const Options& opt) {
     if (why.rfind(prefix, 0) == 0) why = why.substr(prefix.size());
     throw NoGpu{why};
   }
+  // The first GPU session stays alive until main() ends the run: sessions on
+  // one device share its opened backend while any of them lives, so the
+  // next cases reuse the module instance and its handles instead of opening
+  // it again for every case.
+  if (!g_device_keeper) g_device_keeper = gpu;
   Session cpu(model, SessionOptions{.device = Device::kCpu, .threads = opt.threads});
   auto sets = sorted_files(dir, "test_data_set_");
   if (sets.empty()) return {Outcome::kSkip, "no test_data_set_* folders"};
@@ -503,5 +512,6 @@ int main(int argc, char** argv) {
                 skipped);
   else
     std::printf("%d passed, %d failed, %d skipped\n", passed, failed, skipped);
+  g_device_keeper.reset();
   return status;
 }
