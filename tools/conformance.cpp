@@ -156,14 +156,21 @@ std::optional<Result> load_inputs(const fs::path& set, const Model& model, Named
   return std::nullopt;
 }
 
-Result run_case(const fs::path& dir, const Options& opt) {
-  std::shared_ptr<const Model> model;
+// The case's model.onnx; a model minirt refuses as unsupported is a skip,
+// any other error a failure.
+std::optional<Result> load_model(const fs::path& dir, std::shared_ptr<const Model>& model) {
   try {
     model = Model::load((dir / "model.onnx").string());
   } catch (const Error& e) {
-    if (e.code() == ErrorCode::kUnsupported) return {Outcome::kSkip, e.what()};
-    return {Outcome::kFail, e.what()};
+    if (e.code() == ErrorCode::kUnsupported) return Result{Outcome::kSkip, e.what()};
+    return Result{Outcome::kFail, e.what()};
   }
+  return std::nullopt;
+}
+
+Result run_case(const fs::path& dir, const Options& opt) {
+  std::shared_ptr<const Model> model;
+  if (std::optional<Result> bad = load_model(dir, model)) return *bad;
   SessionOptions so;
   so.device = Device::kCpu;
   so.threads = opt.threads;
@@ -240,12 +247,7 @@ std::shared_ptr<Session> g_device_keeper;
 
 Result run_case_gpu(const fs::path& dir, const Options& opt) {
   std::shared_ptr<const Model> model;
-  try {
-    model = Model::load((dir / "model.onnx").string());
-  } catch (const Error& e) {
-    if (e.code() == ErrorCode::kUnsupported) return {Outcome::kSkip, e.what()};
-    return {Outcome::kFail, e.what()};
-  }
+  if (std::optional<Result> bad = load_model(dir, model)) return *bad;
   tools::GpuTolerance tol = case_tolerance(dir / "model.onnx");
   if (opt.tol_given) tol = {"given", opt.atol, opt.rtol, "--atol/--rtol"};
   // kAuto, not kCuda: without a GPU the session says why in the gate's or

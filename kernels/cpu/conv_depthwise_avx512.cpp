@@ -130,15 +130,34 @@ inline void transpose16(__m512 r[16]) {
   }
 }
 
+// The activations the channel-blocked rows fuse (Relu, Clip, LeakyRelu),
+// as Activation::apply computes them (Clip: max(lo, x) then min(hi, .)).
+struct BlockEpilogue {
+  explicit BlockEpilogue(const Activation& act)
+      : relu(act.kind == ActKind::kRelu),
+        clip(act.kind == ActKind::kClip),
+        leaky(act.kind == ActKind::kLeakyRelu),
+        zero(_mm512_setzero_ps()),
+        lo(_mm512_set1_ps(act.alpha)),
+        hi(_mm512_set1_ps(act.beta)) {}
+  __m512 operator()(__m512 v) const {
+    if (relu) return _mm512_max_ps(v, zero);
+    if (clip) return _mm512_min_ps(hi, _mm512_max_ps(lo, v));
+    if (leaky) return _mm512_mask_blend_ps(_mm512_cmp_ps_mask(v, zero, _CMP_GE_OQ), _mm512_mul_ps(v, lo), v);
+    return v;
+  }
+  bool relu, clip, leaky;
+  __m512 zero, lo, hi;
+};
+
 // One output row of the channel-blocked depthwise: obuf[ow][16] from the
 // window rows (nullptr: outside the input) of [padded column][16]. KW = 3 is
 // a 3-wide window without dilation, unrolled; 0 reads the geometry.
 template <int KW>
 inline void depthwise_row(const Geometry& q, const float* const* rows, const __m512* wv, __m512 bias,
                           const Activation& act, float* obuf) {
-  const bool relu = act.kind == ActKind::kRelu, clip = act.kind == ActKind::kClip;
-  const bool leaky = act.kind == ActKind::kLeakyRelu;
-  const __m512 zero = _mm512_setzero_ps(), lo_v = _mm512_set1_ps(act.alpha), hi_v = _mm512_set1_ps(act.beta);
+  const BlockEpilogue epilogue(act);
+  const __m512 zero = _mm512_setzero_ps();
   const int64_t kw = KW ? KW : q.kw, dw16 = (KW ? 1 : q.dw) * 16, step = q.sw * 16;
   for (int64_t ow = 0; ow < q.ow; ++ow) {
     __m512 acc[KW ? KW : 2];
@@ -157,12 +176,7 @@ inline void depthwise_row(const Geometry& q, const float* const* rows, const __m
     }
     __m512 v = acc[0];
     for (int a = 1; a < (KW ? KW : 2); ++a) v = _mm512_add_ps(v, acc[a]);
-    if (relu)
-      v = _mm512_max_ps(v, zero);
-    else if (clip)
-      v = _mm512_min_ps(hi_v, _mm512_max_ps(lo_v, v));
-    else if (leaky)
-      v = _mm512_mask_blend_ps(_mm512_cmp_ps_mask(v, zero, _CMP_GE_OQ), _mm512_mul_ps(v, lo_v), v);
+    v = epilogue(v);
     _mm512_store_ps(obuf + ow * 16, v);
   }
 }
@@ -172,9 +186,7 @@ inline void depthwise_row(const Geometry& q, const float* const* rows, const __m
 template <int SW>
 inline void depthwise_row3x3(int64_t ow, const float* const* r, const __m512* wv, __m512 bias, const Activation& act,
                              float* obuf) {
-  const bool relu = act.kind == ActKind::kRelu, clip = act.kind == ActKind::kClip;
-  const bool leaky = act.kind == ActKind::kLeakyRelu;
-  const __m512 zero = _mm512_setzero_ps(), lo_v = _mm512_set1_ps(act.alpha), hi_v = _mm512_set1_ps(act.beta);
+  const BlockEpilogue epilogue(act);
   const __m512 w0 = wv[0], w1 = wv[1], w2 = wv[2], w3 = wv[3], w4 = wv[4], w5 = wv[5], w6 = wv[6], w7 = wv[7],
                w8 = wv[8];
   const float *p0 = r[0], *p1 = r[1], *p2 = r[2];
@@ -189,12 +201,7 @@ inline void depthwise_row3x3(int64_t ow, const float* const* r, const __m512* wv
     a1 = _mm512_fmadd_ps(w7, _mm512_load_ps(p2 + 16), a1);
     a2 = _mm512_fmadd_ps(w8, _mm512_load_ps(p2 + 32), a2);
     __m512 v = _mm512_add_ps(_mm512_add_ps(a0, a1), a2);
-    if (relu)
-      v = _mm512_max_ps(v, zero);
-    else if (clip)
-      v = _mm512_min_ps(hi_v, _mm512_max_ps(lo_v, v));
-    else if (leaky)
-      v = _mm512_mask_blend_ps(_mm512_cmp_ps_mask(v, zero, _CMP_GE_OQ), _mm512_mul_ps(v, lo_v), v);
+    v = epilogue(v);
     _mm512_store_ps(obuf + o * 16, v);
   }
 }
