@@ -55,6 +55,7 @@ class CpuBackend final : public KernelProvider {
     cpu::add_norm_kernels(entries);
     cpu::add_shape_kernels(entries);
     cpu::add_resize_kernels(entries);
+    cpu::add_grid_sample_kernels(entries);
     cpu::add_logic_kernels(entries);
     cpu::add_index_kernels(entries);
     for (const auto& e : entries) table_[e.op] = e.make;

@@ -27,7 +27,8 @@ void add_gemm_kernels(std::vector<KernelEntry>& out);
 void add_norm_kernels(std::vector<KernelEntry>& out);
 void add_shape_kernels(std::vector<KernelEntry>& out);
 void add_resize_kernels(std::vector<KernelEntry>& out);
-void add_logic_kernels(std::vector<KernelEntry>& out);  // logic.cpp
-void add_index_kernels(std::vector<KernelEntry>& out);  // index.cpp
+void add_grid_sample_kernels(std::vector<KernelEntry>& out);  // grid_sample.cpp
+void add_logic_kernels(std::vector<KernelEntry>& out);        // logic.cpp
+void add_index_kernels(std::vector<KernelEntry>& out);        // index.cpp
 
 }  // namespace minirt::cpu
