@@ -39,6 +39,17 @@ class Kernel {
   virtual std::string describe() const { return {}; }
 };
 
+// The kernel of an op whose outputs' shapes follow from its inputs' values
+// (OpSchema::value_sized: NonZero, NonMaxSuppression). No plan holds such a
+// node: the session cuts the model at it (runtime/stages.h) and, between two
+// stages, calls evaluate() on the host with the inputs' tensors (nullptr for a
+// skipped optional input); it returns the outputs, sized. run() is not used.
+class ValueSizedKernel : public Kernel {
+ public:
+  void run(const KernelArgs&) final;  // throws kInternal: evaluate() is the entry point
+  virtual std::vector<Tensor> evaluate(const std::vector<const Tensor*>& inputs, ThreadPool& pool) = 0;
+};
+
 // How long the device spent on one run, by phase, as the device's own
 // timers (CUDA events) measured it: copies in, kernels, copies out. A phase
 // is timed from its first operation to the next operation of another phase,

@@ -116,6 +116,12 @@ struct OpSchema {
   // Its output is a tensor written in the model (Constant): folding keeps it
   // as a constant however large (a computed result that large is left to run time).
   bool model_data = false;
+  // Its outputs' shapes follow from its inputs' values, not their shapes
+  // (NonZero, NonMaxSuppression): no plan can hold it, so the session cuts the
+  // model there and runs it between plan stages (runtime/stages.h) with the
+  // CPU backend's ValueSizedKernel. Its infer() checks inputs and sets only
+  // the outputs' dtypes and ranks (each dimension -1 where values decide it).
+  bool value_sized = false;
   // For an op whose backends offer a choice of algorithms (runtime/tuner.h):
   // the text that identifies a node's problem in the algorithm cache, and a
   // short one for the tuning report. Unset, or an empty answer: the op and

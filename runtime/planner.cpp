@@ -62,12 +62,16 @@ void bind_inputs(Graph& g, const std::vector<const Tensor*>& inputs, const std::
     Value& v = g.values[g.inputs[i]];
     const Tensor& t = *inputs[i];
     std::string where = g.source + ": input '" + v.name + "'";
+    if (v.dtype == DType::kUndefined && !v.shape_known) v.dtype = t.dtype();  // a stage's input (runtime/stages.h)
     if (t.dtype() != v.dtype)
       fail(ErrorCode::kInvalidArgument, where + " must be " + dtype_name(v.dtype) + ", got " + dtype_name(t.dtype()));
-    if (t.rank() != static_cast<int64_t>(v.shape.size()))
+    // No shape declared (an ONNX input without one, a stage's input made by
+    // a cut node, runtime/stages.h): the tensor's shape binds as it is.
+    const bool any_shape = v.shape.empty() && !v.shape_known;
+    if (!any_shape && t.rank() != static_cast<int64_t>(v.shape.size()))
       fail(ErrorCode::kInvalidArgument, where + " must have rank " + std::to_string(v.shape.size()) + " (" +
                                             shape_str(v.shape) + "), got " + shape_str(t.shape()));
-    for (size_t d = 0; d < v.shape.size(); ++d) {
+    for (size_t d = 0; d < v.shape.size() && !any_shape; ++d) {
       int64_t want = v.shape[d];
       int64_t got = t.shape()[d];
       if (want >= 0 && want != got)

@@ -58,6 +58,7 @@ class CpuBackend final : public KernelProvider {
     cpu::add_grid_sample_kernels(entries);
     cpu::add_logic_kernels(entries);
     cpu::add_index_kernels(entries);
+    cpu::add_value_sized_kernels(entries);
     for (const auto& e : entries) table_[e.op] = e.make;
   }
   const char* name() const override { return "cpu"; }

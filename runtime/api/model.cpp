@@ -4,6 +4,7 @@
 #include "runtime/backend_registry.h"
 #include "runtime/passes/passes.h"
 #include "runtime/planner.h"
+#include "runtime/stages.h"
 #include "runtime/op_registry.h"
 #include "runtime/ops/op_versions.h"
 
@@ -26,12 +27,17 @@ ValueDesc describe(const Value& v) {
 
 // With every input shape fixed in the file, shape inference runs at load so
 // an inconsistent model fails here, naming the node, not at the first run.
+// A model cut at value-sized nodes (runtime/stages.h) is checked up to its
+// first cut: the first stage reads only the model's inputs.
 void check_static_shapes(const Graph& model) {
-  for (int v : model.inputs)
-    if (!model.values[v].shape_known) return;
+  std::vector<Stage> parts = split_stages(model);
+  if (!parts.empty() && parts[0].cut >= 0) return;
+  const Graph& first = parts.empty() ? model : parts[0].graph;
+  for (int v : first.inputs)
+    if (!first.values[v].shape_known) return;
   // Inputs that are shape operands have no value until run time.
-  if (!value_inputs(model).empty()) return;
-  Graph g = model;
+  if (!value_inputs(first).empty()) return;
+  Graph g = first;
   ThreadPool pool(1);
   auto cpu = backend_registry().open_host({.threads = 1});
   infer_and_fold(g, *cpu, pool, true);

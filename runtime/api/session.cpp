@@ -6,12 +6,14 @@
 #include "runtime/host_resources.h"
 #include "runtime/memory_pool.h"
 #include "runtime/planner.h"
+#include "runtime/stages.h"
 #include "runtime/tuner.h"
 
 #include <algorithm>
 #include <chrono>
 #include <cmath>
 #include <cstring>
+#include <functional>
 #include <mutex>
 #include <new>
 
@@ -32,6 +34,15 @@ struct PlanEntry {
   std::vector<Shape> shapes;
   std::vector<Tensor> values;
   std::vector<int> first_output_of_value;  // per output: earlier output with the same value, or -1
+};
+
+// One planned part of the model: the model graph, or a stage of a model cut
+// at its value-sized nodes (runtime/stages.h); and the plans made for it.
+struct PlanCache {
+  const Graph* graph = nullptr;
+  std::vector<size_t> value_inputs;                     // graph input indices that are shape operands
+  std::vector<std::shared_ptr<const PlanEntry>> plans;  // most recently used last
+  std::shared_ptr<const PlanEntry> last;                // of the last run
 };
 
 // A block of the session's host pool, given back when dropped.
@@ -80,6 +91,12 @@ struct RunContext {
   std::vector<const Tensor*> ordered;
   std::vector<StepTiming> profile;
   std::vector<BackendTimes> device_times;  // per device space of the last run
+  // A cut model's run (runtime/stages.h): a context per stage, and the
+  // values the parts pass on, by model value id.
+  std::vector<std::unique_ptr<RunContext>> stage_ctx;
+  std::vector<std::vector<Tensor>> stage_out;
+  std::vector<Tensor> made;  // cut nodes' outputs
+  std::vector<const Tensor*> where;
 };
 
 constexpr size_t kMaxPlans = 8;  // input signatures remembered per session
@@ -109,7 +126,13 @@ struct Session::Impl {
   std::shared_ptr<KernelProvider> cpu;  // the host backend, every node's fallback
   std::unique_ptr<Tuner> tuner;         // used under mu, while planning
   ConstantCache constants;              // the plans' constants, one copy of each
-  std::vector<size_t> value_inputs;     // model input indices that are shape operands
+  // A model with value-sized nodes runs in parts (runtime/stages.h): plan
+  // stages and cut nodes; empty otherwise. One plan cache per stage (or one
+  // for the whole model) and one kernel per cut node.
+  std::vector<Stage> parts;
+  std::vector<PlanCache> caches;                        // per part that is a stage, else the model's one
+  std::vector<int> cache_of;                            // per part: its cache, -1 for a cut
+  std::vector<std::unique_ptr<ValueSizedKernel>> cuts;  // per part: the cut node's kernel, or null
   // The run contexts' arenas come from here; declared before `idle`, so the
   // contexts give their blocks back before the pool goes.
   std::unique_ptr<MemoryPool> host_memory;
@@ -118,19 +141,21 @@ struct Session::Impl {
   std::vector<std::unique_ptr<MemoryPool>> device_memory;
   PoolOptions pool_options;  // of every pool: SessionOptions' limit and policy
 
-  std::mutex mu;                                        // guards everything below
-  std::vector<std::shared_ptr<const PlanEntry>> plans;  // most recently used last
+  std::mutex mu;  // guards everything below
   std::vector<std::unique_ptr<RunContext>> idle;
-  std::shared_ptr<const PlanEntry> last_plan;
   std::vector<StepTiming> last_profile;
   std::vector<BackendTimes> last_device_times;
   int plans_made = 0;
 
   void choose_device(const SessionOptions& options);
 
-  std::shared_ptr<const PlanEntry> plan_for(const std::vector<const Tensor*>& inputs,
+  std::shared_ptr<const PlanEntry> plan_for(PlanCache& cache, const std::vector<const Tensor*>& inputs,
                                             const Clock::time_point* deadline);
-  bool matches(const PlanEntry& e, const std::vector<const Tensor*>& inputs) const;
+  bool matches(const PlanCache& cache, const PlanEntry& e, const std::vector<const Tensor*>& inputs) const;
+  // Plans (when new) and runs one plan cache's graph for the context's inputs.
+  void run_plan(PlanCache& cache, RunContext& ctx, std::vector<Tensor>& outputs, Clock::time_point started);
+  void run_parts(RunContext& ctx, std::vector<Tensor>& outputs, Clock::time_point started);
+  std::vector<std::shared_ptr<const PlanEntry>> last_plans() const;  // called with mu held
   void bind(RunContext& ctx, std::shared_ptr<const PlanEntry> entry);
   void grow(RunContext& ctx, const Plan& plan);
   size_t release_idle_arenas();  // called with mu held
@@ -186,7 +211,29 @@ Session::Session(std::shared_ptr<const Model> model, SessionOptions options) : i
     to.target_ms = 0;
   }
   impl_->tuner = std::make_unique<Tuner>(std::move(to));
-  impl_->value_inputs = value_inputs(impl_->model->impl().graph);
+  const Graph& graph = impl_->model->impl().graph;
+  impl_->parts = split_stages(graph);
+  if (impl_->parts.empty()) impl_->caches.push_back({.graph = &graph, .value_inputs = value_inputs(graph)});
+  for (const Stage& part : impl_->parts) {
+    if (part.cut < 0) {
+      impl_->cache_of.push_back(static_cast<int>(impl_->caches.size()));
+      impl_->caches.push_back({.graph = &part.graph, .value_inputs = value_inputs(part.graph)});
+      impl_->cuts.emplace_back();
+      continue;
+    }
+    // Cut nodes run on the host, between the stages.
+    const Node& n = graph.nodes[static_cast<size_t>(part.cut)];
+    std::string why;
+    if (!impl_->cpu->supports(graph, n, &why)) node_fail(ErrorCode::kUnsupported, graph, n, why);
+    std::unique_ptr<Kernel> k = impl_->cpu->make_kernel(graph, n);
+    auto* sized = dynamic_cast<ValueSizedKernel*>(k.get());
+    if (!sized)
+      node_fail(ErrorCode::kInternal, graph, n,
+                "the CPU backend's kernel for this value-sized op is not a ValueSizedKernel");
+    k.release();
+    impl_->cuts.emplace_back(sized);
+    impl_->cache_of.push_back(-1);
+  }
 }
 
 // The device: the CPU when asked; otherwise the first device backend of the
@@ -232,13 +279,42 @@ Device Session::device() const { return impl_->device; }
 const std::string& Session::device_reason() const { return impl_->reason; }
 int Session::threads() const { return impl_->pool->size(); }
 
+// The plans of the last run: one, or one per stage of a cut model.
+std::vector<std::shared_ptr<const PlanEntry>> Session::Impl::last_plans() const {
+  std::vector<std::shared_ptr<const PlanEntry>> out;
+  for (const PlanCache& c : caches)
+    if (c.last) out.push_back(c.last);
+  return out;
+}
+
 std::string Session::plan_report() const {
   std::lock_guard<std::mutex> lock(impl_->mu);
-  return impl_->last_plan ? impl_->last_plan->plan->report() : std::string();
+  const Impl& im = *impl_;
+  if (im.parts.empty()) return im.caches[0].last ? im.caches[0].last->plan->report() : std::string();
+  // A cut model: each stage's plan, and the cut nodes between them.
+  const Graph& g = im.model->impl().graph;
+  int stages = 0;
+  for (const Stage& p : im.parts) stages += p.cut < 0;
+  std::string out = "the model runs in " + std::to_string(stages) + " plan stage" + (stages == 1 ? "" : "s") +
+                    ", cut where an output's shape follows from values:\n";
+  int stage = 0;
+  for (size_t i = 0; i < im.parts.size(); ++i) {
+    if (im.parts[i].cut >= 0) {
+      const Node& n = g.nodes[static_cast<size_t>(im.parts[i].cut)];
+      out += "then " + n.op + " '" + n.name + "' on the host (cpu): output shapes follow from its input values\n";
+      continue;
+    }
+    const PlanCache& c = im.caches[static_cast<size_t>(im.cache_of[i])];
+    out += "stage " + std::to_string(++stage) + " of " + std::to_string(stages) + ": ";
+    out += c.last ? c.last->plan->report() : std::string("not planned yet\n");
+  }
+  return out;
 }
 size_t Session::arena_bytes() const {
   std::lock_guard<std::mutex> lock(impl_->mu);
-  return impl_->last_plan ? impl_->last_plan->plan->arena_bytes : 0;
+  size_t n = 0;
+  for (const auto& e : impl_->last_plans()) n += e->plan->arena_bytes;
+  return n;
 }
 int Session::plans_made() const {
   std::lock_guard<std::mutex> lock(impl_->mu);
@@ -289,15 +365,20 @@ size_t Session::trim() {
 // Idle contexts give their arenas back (they bind again on their next run).
 size_t Session::Impl::release_idle_arenas() {
   size_t n = 0;
-  for (auto& ctx : idle) {
-    n += ctx->arena.size();
-    ctx->arena.reset();
-    ctx->bound.reset();
-  }
+  std::function<void(RunContext&)> release = [&](RunContext& ctx) {
+    n += ctx.arena.size();
+    ctx.arena.reset();
+    ctx.bound.reset();
+    for (auto& sub : ctx.stage_ctx)
+      if (sub) release(*sub);
+  };
+  for (auto& ctx : idle) release(*ctx);
   return n;
 }
 
-bool Session::Impl::matches(const PlanEntry& e, const std::vector<const Tensor*>& inputs) const {
+bool Session::Impl::matches(const PlanCache& cache, const PlanEntry& e,
+                            const std::vector<const Tensor*>& inputs) const {
+  const std::vector<size_t>& value_inputs = cache.value_inputs;
   for (size_t i = 0; i < inputs.size(); ++i)
     if (inputs[i]->shape() != e.shapes[i]) return false;
   for (size_t k = 0; k < value_inputs.size(); ++k) {
@@ -311,11 +392,12 @@ bool Session::Impl::matches(const PlanEntry& e, const std::vector<const Tensor*>
 }
 
 // Called with mu held.
-std::shared_ptr<const PlanEntry> Session::Impl::plan_for(const std::vector<const Tensor*>& inputs,
+std::shared_ptr<const PlanEntry> Session::Impl::plan_for(PlanCache& cache, const std::vector<const Tensor*>& inputs,
                                                          const Clock::time_point* deadline) {
-  if (!plans.empty() && matches(*plans.back(), inputs)) return plans.back();
+  auto& plans = cache.plans;
+  if (!plans.empty() && matches(cache, *plans.back(), inputs)) return plans.back();
   for (size_t i = 0; i < plans.size(); ++i) {
-    if (!matches(*plans[i], inputs)) continue;
+    if (!matches(cache, *plans[i], inputs)) continue;
     auto hit = plans[i];
     plans.erase(plans.begin() + static_cast<long>(i));
     plans.push_back(hit);
@@ -332,9 +414,9 @@ std::shared_ptr<const PlanEntry> Session::Impl::plan_for(const std::vector<const
     Tuner* t;
     ~Clear() { t->set_deadline(nullptr); }
   } clear{tuner.get()};
-  e->plan = make_plan(model->impl().graph, inputs, *cpu, *pool, po);
+  e->plan = make_plan(*cache.graph, inputs, *cpu, *pool, po);
   for (const Tensor* t : inputs) e->shapes.push_back(t->shape());
-  for (size_t k : value_inputs) e->values.push_back(inputs[k]->clone());
+  for (size_t k : cache.value_inputs) e->values.push_back(inputs[k]->clone());
   const auto& outs = e->plan->output_values;
   e->first_output_of_value.assign(outs.size(), -1);
   for (size_t i = 0; i < outs.size(); ++i)
@@ -536,7 +618,7 @@ void Session::run_checked(const NamedTensors& inputs, std::vector<Tensor>& outpu
     std::unique_ptr<RunContext>& ctx;
     ~Return() {
       std::lock_guard<std::mutex> lock(impl->mu);
-      if (impl->options.profile && ctx->bound) impl->last_profile = ctx->profile;
+      if (impl->options.profile && !ctx->profile.empty()) impl->last_profile = ctx->profile;
       if (!ctx->device_times.empty()) impl->last_device_times = ctx->device_times;
       impl->idle.push_back(std::move(ctx));
     }
@@ -568,15 +650,115 @@ void Session::run_checked(const NamedTensors& inputs, std::vector<Tensor>& outpu
     if (!ordered[i])
       throw Error(ErrorCode::kInvalidArgument, file + ": input '" + g.values[g.inputs[i]].name + "' was not given");
 
+  if (impl_->parts.empty())
+    impl_->run_plan(impl_->caches[0], *ctx, outputs, started);
+  else
+    impl_->run_parts(*ctx, outputs, started);
+}
+
+void Session::Impl::run_plan(PlanCache& cache, RunContext& ctx, std::vector<Tensor>& outputs,
+                             Clock::time_point started) {
   std::shared_ptr<const PlanEntry> entry;
   {
-    std::lock_guard<std::mutex> lock(impl_->mu);
-    Clock::time_point deadline = deadline_of(started, impl_->options.run_timeout_seconds);
-    entry = impl_->plan_for(ordered, impl_->options.run_timeout_seconds > 0 ? &deadline : nullptr);
-    impl_->last_plan = entry;
+    std::lock_guard<std::mutex> lock(mu);
+    Clock::time_point deadline = deadline_of(started, options.run_timeout_seconds);
+    entry = plan_for(cache, ctx.ordered, options.run_timeout_seconds > 0 ? &deadline : nullptr);
+    cache.last = entry;
   }
-  if (ctx->bound != entry) impl_->bind(*ctx, std::move(entry));
-  impl_->execute(*ctx, outputs, started);
+  if (ctx.bound != entry) bind(ctx, std::move(entry));
+  execute(ctx, outputs, started);
+}
+
+// A cut model's run: each stage's plan and each cut node in turn, the values
+// they pass on held by model value id.
+void Session::Impl::run_parts(RunContext& ctx, std::vector<Tensor>& outputs, Clock::time_point started) {
+  const Graph& g = model->impl().graph;
+  ctx.where.assign(g.values.size(), nullptr);
+  ctx.made.resize(g.values.size());
+  for (size_t i = 0; i < g.inputs.size(); ++i) ctx.where[static_cast<size_t>(g.inputs[i])] = ctx.ordered[i];
+  auto value = [&](int v) -> const Tensor* {
+    const Tensor* t = ctx.where[static_cast<size_t>(v)];
+    if (!t) t = g.values[static_cast<size_t>(v)].constant.get();
+    if (!t)
+      fail(ErrorCode::kInternal,
+           model->info().path + ": value '" + g.values[v].name + "' was not made before it was read");
+    return t;
+  };
+  ctx.stage_ctx.resize(parts.size());
+  ctx.stage_out.resize(parts.size());
+  std::vector<StepTiming> profile;
+  std::vector<BackendTimes> device_times;
+  const bool limited = options.run_timeout_seconds > 0;
+  const Clock::time_point deadline = deadline_of(started, options.run_timeout_seconds);
+  const auto t0 = Clock::now();
+  for (size_t p = 0; p < parts.size(); ++p) {
+    const Stage& part = parts[p];
+    if (part.cut >= 0) {
+      const Node& n = g.nodes[static_cast<size_t>(part.cut)];
+      if (limited && Clock::now() > deadline)
+        throw Error(ErrorCode::kDeadlineExceeded,
+                    model->info().path + ": the run stopped before " + n.op + " '" + n.name + "', " +
+                        seconds_text(std::chrono::duration<double>(Clock::now() - started).count()) +
+                        " after it began, past its limit of " + seconds_text(options.run_timeout_seconds) +
+                        " (SessionOptions::run_timeout_seconds, runmodel --run-timeout); the session stays usable");
+      std::vector<const Tensor*> ins;
+      for (int v : n.inputs) ins.push_back(v >= 0 ? value(v) : nullptr);
+      auto a = Clock::now();
+      std::vector<Tensor> outs;
+      try {
+        outs = cuts[p]->evaluate(ins, *pool);
+      } catch (const Error& e) {
+        throw Error(e.code(), node_context(g, n) + e.what());
+      }
+      auto b = Clock::now();
+      std::string shapes;
+      for (size_t i = 0; i < n.outputs.size() && i < outs.size(); ++i) {
+        if (n.outputs[i] < 0) continue;
+        shapes += (shapes.empty() ? "" : ", ") + shape_str(outs[i].shape());
+        ctx.made[static_cast<size_t>(n.outputs[i])] = std::move(outs[i]);
+        ctx.where[static_cast<size_t>(n.outputs[i])] = &ctx.made[static_cast<size_t>(n.outputs[i])];
+      }
+      if (options.profile) {
+        StepTiming t;
+        t.name = n.name;
+        t.op = n.op;
+        t.shapes = "-> " + shapes;
+        t.start_us = std::chrono::duration<double, std::micro>(a - t0).count();
+        t.duration_us = std::chrono::duration<double, std::micro>(b - a).count();
+        profile.push_back(std::move(t));
+      }
+      continue;
+    }
+    auto& sub = ctx.stage_ctx[p];
+    if (!sub) sub = std::make_unique<RunContext>();
+    sub->ordered.clear();
+    for (int v : part.graph.inputs) sub->ordered.push_back(value(v));
+    run_plan(caches[static_cast<size_t>(cache_of[p])], *sub, ctx.stage_out[p], started);
+    for (size_t k = 0; k < part.graph.outputs.size(); ++k)
+      ctx.where[static_cast<size_t>(part.graph.outputs[k])] = &ctx.stage_out[p][k];
+    if (options.profile) {
+      double offset = std::chrono::duration<double, std::micro>(Clock::now() - t0).count();
+      double first = sub->profile.empty() ? 0 : sub->profile.back().start_us + sub->profile.back().duration_us;
+      for (StepTiming t : sub->profile) {
+        t.start_us += offset - first;
+        profile.push_back(std::move(t));
+      }
+    }
+    device_times.insert(device_times.end(), sub->device_times.begin(), sub->device_times.end());
+  }
+  // The caller's outputs: copied into its tensors where dtype and shape fit.
+  size_t nout = g.outputs.size();
+  if (outputs.size() != nout) outputs.resize(nout);
+  for (size_t i = 0; i < nout; ++i) {
+    const Tensor& t = *value(g.outputs[i]);
+    if (outputs[i].dtype() == t.dtype() && outputs[i].shape() == t.shape() && (outputs[i].raw() || !t.nbytes())) {
+      if (t.nbytes()) std::memcpy(outputs[i].raw(), t.raw(), t.nbytes());
+    } else {
+      outputs[i] = t.clone();
+    }
+  }
+  ctx.profile = std::move(profile);
+  ctx.device_times = std::move(device_times);
 }
 
 std::vector<Tensor> Session::run(const NamedTensors& inputs) {
@@ -668,18 +850,19 @@ std::vector<DeviceTimes> Session::device_times() const {
 SeamCopies Session::seam_copies() const {
   std::lock_guard<std::mutex> lock(impl_->mu);
   SeamCopies c;
-  if (!impl_->last_plan) return c;
-  const Plan& plan = *impl_->last_plan->plan;
-  for (const Step& st : plan.steps) {
-    if (st.node >= 0 || st.outputs.empty()) continue;
-    int v = st.outputs[0];
-    size_t bytes = value_bytes(plan.graph.values[v]);
-    if (plan.space[v] != 0) {
-      ++c.to_device;
-      c.bytes_to_device += bytes;
-    } else {
-      ++c.to_host;
-      c.bytes_to_host += bytes;
+  for (const auto& entry : impl_->last_plans()) {
+    const Plan& plan = *entry->plan;
+    for (const Step& st : plan.steps) {
+      if (st.node >= 0 || st.outputs.empty()) continue;
+      int v = st.outputs[0];
+      size_t bytes = value_bytes(plan.graph.values[v]);
+      if (plan.space[v] != 0) {
+        ++c.to_device;
+        c.bytes_to_device += bytes;
+      } else {
+        ++c.to_host;
+        c.bytes_to_host += bytes;
+      }
     }
   }
   return c;
@@ -687,7 +870,10 @@ SeamCopies Session::seam_copies() const {
 
 std::string Session::placement() const {
   std::lock_guard<std::mutex> lock(impl_->mu);
-  return impl_->last_plan ? impl_->last_plan->plan->placement : std::string();
+  std::string out;
+  for (const auto& entry : impl_->last_plans())
+    if (!entry->plan->placement.empty()) out += (out.empty() ? "" : "; then ") + entry->plan->placement;
+  return out;
 }
 
 int usable_cores() { return count_cores().usable; }

@@ -51,4 +51,8 @@ struct HardmaxAttrs : OpAttrs {
   bool coerce_2d = false;  // before opset 13: the input is seen as [outer, inner] split at axis
 };
 
+struct NmsAttrs : OpAttrs {       // NonMaxSuppression
+  bool center_point_box = false;  // boxes as [x_center, y_center, width, height], not two corners
+};
+
 }  // namespace minirt

@@ -1,5 +1,6 @@
 // Schemas of ArgMax, ArgMin, TopK, GatherElements, ScatterElements (and
-// Scatter), ScatterND, OneHot, Trilu and Hardmax.
+// Scatter), ScatterND, OneHot, Trilu, Hardmax, and the value-sized NonZero and
+// NonMaxSuppression.
 #include "runtime/op_registry.h"
 #include "runtime/ops/families.h"
 #include "runtime/ops/index.h"
@@ -277,7 +278,44 @@ const char* scatter_reduction_name(ScatterReduction r) {
   return "?";
 }
 
+namespace {
+
+std::shared_ptr<const OpAttrs> parse_nms(const ParseContext& ctx) {
+  auto a = std::make_shared<NmsAttrs>();
+  int64_t c = ctx.get_int("center_point_box", 0);
+  if (c != 0 && c != 1) ctx.invalid("center_point_box must be 0 or 1, got " + std::to_string(c));
+  a->center_point_box = c == 1;
+  return a;
+}
+
+// The value-sized ops never reach shape inference inside a plan: the session
+// cuts the model at them (runtime/stages.h). What can be checked from types is.
+void infer_value_sized(InferContext& ctx) {
+  if (ctx.node().op == "NonMaxSuppression") {
+    ctx.expect_dtype(0, {DType::kFloat32});
+    ctx.expect_dtype(1, {DType::kFloat32});
+    if (ctx.has_input(2)) ctx.expect_dtype(2, {DType::kInt64});
+  }
+  ctx.fail("its output's shape follows from its input values, so it runs between plan stages, not inside a plan");
+}
+
+}  // namespace
+
 void add_index_schemas(std::vector<OpSchema>& out) {
+  out.push_back({.op = "NonZero",
+                 .parse = nullptr,
+                 .infer = infer_value_sized,
+                 .foldable = false,
+                 .semantics = "runs on the host between plan stages (output size from values)",
+                 .value_sized = true});
+  out.push_back({.op = "NonMaxSuppression",
+                 .min_inputs = 2,
+                 .max_inputs = 5,
+                 .parse = parse_nms,
+                 .infer = infer_value_sized,
+                 .foldable = false,
+                 .semantics = "runs on the host between plan stages (output size from values); ties by lower box index",
+                 .value_sized = true});
   for (const char* op : {"ArgMax", "ArgMin"})
     out.push_back({.op = op,
                    .parse = parse_arg,

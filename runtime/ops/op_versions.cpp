@@ -70,6 +70,8 @@ const std::map<std::string, std::vector<int>>& table() {
     {"Mod", {10, 13, 28}},
     {"Mul", {1, 6, 7, 13, 14}},
     {"Neg", {1, 6, 13}},
+    {"NonMaxSuppression", {10, 11}},
+    {"NonZero", {9, 13}},
     {"Not", {1}},
     {"OneHot", {9, 11, 28}},
     {"Or", {1, 7}},

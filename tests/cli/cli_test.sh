@@ -64,17 +64,26 @@ from onnx import helper, TensorProto
 w = sys.argv[1]
 g = helper.make_graph(
     [helper.make_node("Relu", ["x"], ["a"], name="relu"),
-     helper.make_node("NonMaxSuppression", ["a", "a"], ["y"], name="nms_1"),
+     helper.make_node("Det", ["a"], ["y"], name="det_1"),
      helper.make_node("Unique", ["a"], ["z"], name="unique_1")],
     "g", [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 4])],
-    [helper.make_tensor_value_info("y", TensorProto.INT64, None),
+    [helper.make_tensor_value_info("y", TensorProto.FLOAT, None),
      helper.make_tensor_value_info("z", TensorProto.FLOAT, None)])
 onnx.save(helper.make_model(g, opset_imports=[helper.make_opsetid("", 13)]), f"{w}/unknown_op.onnx")
+# NonMaxSuppression given boxes of rank 2: refused when it runs, between the
+# model's plan stages, naming the node.
+g = helper.make_graph(
+    [helper.make_node("Relu", ["x"], ["a"], name="relu"),
+     helper.make_node("NonMaxSuppression", ["a", "a"], ["y"], name="nms_1")],
+    "g", [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 4])],
+    [helper.make_tensor_value_info("y", TensorProto.INT64, None)])
+onnx.save(helper.make_model(g, opset_imports=[helper.make_opsetid("", 13)]), f"{w}/bad_nms.onnx")
 np.save(f"{w}/wrong_shape.npy", np.zeros((1, 1, 27, 28), np.float32))
 np.save(f"{w}/wrong_dtype.npy", np.zeros((1, 1, 28, 28), np.int64))
 np.save(f"{w}/good.npy", np.random.default_rng(0).random((1, 1, 28, 28), dtype=np.float32))
 PY
-expect 2 "unsupported ops: NonMaxSuppression \(1 node: nms_1\); Unique \(1 node: unique_1\)" -- "$bin/runmodel" "$work/unknown_op.onnx"
+expect 2 "unsupported ops: Det \(1 node: det_1\); Unique \(1 node: unique_1\)" -- "$bin/runmodel" "$work/unknown_op.onnx"
+expect 3 "bad_nms.onnx: node 'nms_1' \(NonMaxSuppression\): boxes must be \[batches, boxes, 4\], got 1x4" -- "$bin/runmodel" "$work/bad_nms.onnx"
 expect 3 "input 'input' must have shape 1x1x28x28, got 1x1x27x28" -- "$bin/runmodel" "$model" --input "input=$work/wrong_shape.npy"
 expect 3 "input 'input' must be float32, got int64" -- "$bin/runmodel" "$model" --input "input=$work/wrong_dtype.npy"
 expect 3 "no input of that name" -- "$bin/runmodel" "$model" --input "nosuch=$work/good.npy"

@@ -150,6 +150,34 @@ def main():
          numpy_helper.from_array(np.array(1, np.int64), "one"), numpy_helper.from_array(np.array(0, np.int64), "zero")])
     save(helper.make_model(g6, opset_imports=[helper.make_opsetid("", 19)]), "resample_opset19.onnx")
 
+    # Value-sized ops (the model runs in stages cut at them): scores computed
+    # from an input, NonMaxSuppression, the kept boxes gathered; NonZero of a
+    # mask and a Reshape whose shape comes from its count.
+    g7 = helper.make_graph(
+        [helper.make_node("Sigmoid", ["logits"], ["sg"]),
+         helper.make_node("Transpose", ["sg"], ["scores"], perm=[0, 2, 1]),
+         helper.make_node("NonMaxSuppression", ["boxes", "scores", "maxk", "iou", "thr"], ["keep"],
+                          center_point_box=1, name="nms"),
+         helper.make_node("Gather", ["keep", "two"], ["bi"], axis=1),
+         helper.make_node("Reshape", ["boxes", "flat"], ["fb"]),
+         helper.make_node("Gather", ["fb", "bi"], ["picked"], axis=0),
+         helper.make_node("Greater", ["logits", "half"], ["mask"]),
+         helper.make_node("NonZero", ["mask"], ["nz"], name="nonzero"),
+         helper.make_node("Shape", ["nz"], ["nzs"]),
+         helper.make_node("Reshape", ["nz", "nzs"], ["pos"])],
+        "value_sized",
+        [helper.make_tensor_value_info("boxes", TensorProto.FLOAT, [1, 6, 4]),
+         helper.make_tensor_value_info("logits", TensorProto.FLOAT, [1, 6, 2])],
+        [helper.make_tensor_value_info("picked", TensorProto.FLOAT, None),
+         helper.make_tensor_value_info("pos", TensorProto.INT64, None)],
+        [numpy_helper.from_array(np.array([3], np.int64), "maxk"),
+         numpy_helper.from_array(np.array([0.5], np.float32), "iou"),
+         numpy_helper.from_array(np.array([0.1], np.float32), "thr"),
+         numpy_helper.from_array(np.array(2, np.int64), "two"),
+         numpy_helper.from_array(np.array([-1, 4], np.int64), "flat"),
+         numpy_helper.from_array(np.array(0.5, np.float32), "half")])
+    save(helper.make_model(g7, opset_imports=[helper.make_opsetid("", 13)]), "value_sized.onnx")
+
     # float16: a half input and output, a half weight in raw_data, a half
     # Constant in int32_data (16-bit patterns), a Cast to float16 and back.
     h = helper.make_tensor_value_info("x", TensorProto.FLOAT16, [1, 2, 4, 4])

@@ -1315,6 +1315,93 @@ def detector_op_cases():
     ties_grid = np.array([[[[-0.6, -0.2], [0.2, 0.6], [-1.0, 1.0], [0.0, 0.0]]]], np.float32)
     out.append(op_case("gridsample_nearest_ties_1x1x5x5", "GridSample", [f(1, 1, 5, 5), ties_grid], opset=16,
                        mode="nearest"))
+    out += value_sized_cases()
+    return out
+
+
+def value_sized_cases():
+    """NonZero and NonMaxSuppression, whose output sizes follow from the
+    data: minirt cuts the model at them (runtime/stages.h). Alone, between
+    computed stages, feeding shape-dependent ops, and chained."""
+    out = []
+    rng = np.random.default_rng(17)
+
+    # NonZero: every dtype, ranks 1 to 4, none / all / some nonzero, opsets 9 and 13.
+    def sparse(shape, dtype, p=0.4):
+        a = rng.integers(1, 5, size=shape) * (rng.random(shape) < p)
+        return a.astype(dtype)
+    for dt in (np.float32, np.int64, np.int32, np.uint8, np.bool_):  # onnxruntime has no int8 NonZero
+        out.append(op_case("nonzero_%s_3x4x5" % np.dtype(dt).name, "NonZero", [sparse((3, 4, 5), dt)]))
+    out.append(op_case("nonzero_rank1_7", "NonZero", [sparse((7,), np.float32)], opset=9))
+    out.append(op_case("nonzero_rank4_2x3x2x4", "NonZero", [sparse((2, 3, 2, 4), np.float32, 0.7)]))
+    out.append(op_case("nonzero_none_4x3", "NonZero", [np.zeros((4, 3), np.float32)]))
+    out.append(op_case("nonzero_all_2x3", "NonZero", [np.ones((2, 3), np.int64)]))
+    out.append(op_case("nonzero_negzero_nan_2x3", "NonZero",
+                       [np.array([[-0.0, 0.0, np.nan], [1.0, -2.0, 0.0]], np.float32)]))
+
+    # NonMaxSuppression: both box encodings, thresholds given or not, limits,
+    # several batches and classes, ties in score, boxes without area.
+    def boxes(b, n, center):
+        xy = rng.uniform(0, 8, size=(b, n, 2))
+        wh = rng.uniform(0.5, 4, size=(b, n, 2))
+        if center:
+            return np.concatenate([xy, wh], axis=2).astype(np.float32)
+        c = np.concatenate([xy[..., ::-1], (xy + wh)[..., ::-1]], axis=2)  # [y1, x1, y2, x2]
+        flip = rng.random((b, n)) < 0.3  # the other diagonal pair of corners
+        c[flip] = c[flip][:, [2, 1, 0, 3]]
+        return c.astype(np.float32)
+    i64 = lambda v: np.array([v], np.int64)  # noqa: E731
+    f32 = lambda v: np.array([v], np.float32)  # noqa: E731
+    for center in (0, 1):
+        for b, cls, n in ((1, 1, 6), (2, 3, 10), (1, 2, 40)):
+            for limit, iou, score in ((3, 0.5, None), (100, 0.3, 0.2), (5, 0.0, 0.5), (2, 1.0, None)):
+                consts = [i64(limit), f32(iou)] + ([] if score is None else [f32(score)])
+                name = "nms_center%d_%dx%dx%d_max%d_iou%g%s" % (center, b, cls, n, limit, iou,
+                                                                 "" if score is None else "_score%g" % score)
+                out.append(op_case(name, "NonMaxSuppression",
+                                   [boxes(b, n, center), rng.uniform(0, 1, size=(b, cls, n)).astype(np.float32)],
+                                   opset=11, consts=consts, center_point_box=center))
+    ties = np.array([[[0.5, 0.9, 0.5, 0.9, 0.1, 0.5]]], np.float32)
+    out.append(op_case("nms_score_ties_1x1x6", "NonMaxSuppression", [boxes(1, 6, 0), ties], opset=11,
+                       consts=[i64(4), f32(0.4)]))
+    flat = np.array([[[0, 0, 1, 1], [0, 0, 0, 1], [0, 0, 1, 1], [2, 2, 2, 2]]], np.float32)  # two without area
+    out.append(op_case("nms_no_area_1x1x4", "NonMaxSuppression",
+                       [flat, np.array([[[0.9, 0.8, 0.7, 0.6]]], np.float32)], opset=10, consts=[i64(4), f32(0.1)]))
+    out.append(op_case("nms_no_limit_input_1x1x5", "NonMaxSuppression",
+                       [boxes(1, 5, 0), rng.uniform(0, 1, size=(1, 1, 5)).astype(np.float32)], opset=11))
+    out.append(op_case("nms_limit_zero_1x2x5", "NonMaxSuppression",
+                       [boxes(1, 5, 0), rng.uniform(0, 1, size=(1, 2, 5)).astype(np.float32)], opset=11,
+                       consts=[i64(0), f32(0.5)]))
+    out.append(op_case("nms_limit_as_input_2x2x8", "NonMaxSuppression",
+                       [boxes(2, 8, 1), rng.uniform(0, 1, size=(2, 2, 8)).astype(np.float32), i64(3), f32(0.4),
+                        f32(0.3)], opset=11, center_point_box=1))
+
+    # A detector's tail: scores computed from the input (stage 1), NMS, then
+    # the kept boxes gathered and scaled (stage 2, one plan per count kept).
+    c = Case("nms_detector_tail_2x3x12")
+    bx = c.input(boxes(2, 12, 1))
+    logits = c.input(rng.uniform(-3, 3, size=(2, 12, 3)).astype(np.float32))
+    sc = c.node("Transpose", [c.node("Sigmoid", [logits])], perm=[0, 2, 1])
+    keep = c.node("NonMaxSuppression", [bx, sc, c.init(i64(4)), c.init(f32(0.45)), c.init(f32(0.3))],
+                  center_point_box=1)
+    box_idx = c.node("Gather", [keep, c.init(np.array(2, np.int64))], axis=1)
+    flat_boxes = c.node("Reshape", [bx, c.init(np.array([-1, 4], np.int64))])
+    batch_idx = c.node("Gather", [keep, c.init(np.array(0, np.int64))], axis=1)
+    row = c.node("Add", [c.node("Mul", [batch_idx, c.init(np.array(12, np.int64))]), box_idx])
+    picked = c.node("Gather", [flat_boxes, row], axis=0)
+    c.output(keep, c.node("Mul", [picked, c.init(np.float32(2.0))]), sc)
+    out.append(c)
+    # NonZero feeding shape-dependent ops: a mask's positions, their count as
+    # a Reshape operand (a value of the next stage), and NonZero of NonZero.
+    c = Case("nonzero_chain_3x5")
+    x = c.input(rng.uniform(-1, 1, size=(3, 5)).astype(np.float32))
+    nz = c.node("NonZero", [c.node("Greater", [x, c.init(np.float32(0.2))])])
+    count = c.node("Slice", [c.node("Shape", [nz]), c.init(np.array([1], np.int64)), c.init(np.array([2], np.int64))])
+    flat = c.node("Reshape", [nz, c.node("Concat", [c.init(np.array([2], np.int64)), count], axis=0)])
+    vals = c.node("Cast", [flat], to=1)
+    nz2 = c.node("NonZero", [c.node("Sub", [nz, c.init(np.array(1, np.int64))])])
+    c.output(vals, nz2, c.node("Relu", [x]))
+    out.append(c)
     return out
 
 

@@ -32,6 +32,7 @@
 #include "loaders/onnx/onnx_loader.h"
 #include "loaders/onnx/onnx_subset.pb.h"
 #include "runtime/api/session_internal.h"
+#include "runtime/op_registry.h"
 #include "tests/unit/declining_device.h"
 #include "tools/cli_util.h"
 
@@ -181,7 +182,11 @@ int main(int argc, char** argv) {
       std::string cpu = r.cpu_ok ? "yes" : "no";
       if (r.answers.empty())
         std::printf("| %s | %s | %s | not placed | %s |\n", r.name.c_str(), r.ops.empty() ? "?" : r.ops[0].c_str(),
-                    cpu.c_str(), r.cpu_ok ? "removed or folded before placement" : r.cpu_why.c_str());
+                    cpu.c_str(),
+                    !r.cpu_ok ? r.cpu_why.c_str()
+                    : r.ops.size() == 1 && find_schema(r.ops[0]) && find_schema(r.ops[0])->value_sized
+                        ? "runs on the host between plan stages"
+                        : "removed or folded before placement");
       for (const auto& a : r.answers)
         std::printf("| %s | %s | %s | %s | %s |\n", r.name.c_str(), a.op.c_str(), cpu.c_str(), a.ok ? "yes" : "no",
                     !r.cpu_ok ? ("cpu: " + r.cpu_why).c_str()
@@ -217,7 +222,10 @@ int main(int argc, char** argv) {
       }
       if (!asked) {
         ++row.not_placed;
-        row.why[r.cpu_ok ? "not placed: removed or folded before placement" : "not placed: the CPU refuses it"]++;
+        const OpSchema* schema = find_schema(op);
+        row.why[!r.cpu_ok                       ? "not placed: the CPU refuses it"
+                : schema && schema->value_sized ? "not placed: runs on the host between plan stages"
+                                                : "not placed: removed or folded before placement"]++;
       } else if (all_ok) {
         ++row.cuda;
       } else {

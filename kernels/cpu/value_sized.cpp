@@ -1,0 +1,193 @@
+// Kernels of the value-sized ops, whose outputs' shapes follow from their
+// inputs' values: NonZero and NonMaxSuppression. The session runs them
+// between plan stages (runtime/stages.h) through ValueSizedKernel::evaluate.
+#include "kernels/cpu/registry.h"
+#include "runtime/ops/index.h"
+
+#include <algorithm>
+#include <cmath>
+#include <numeric>
+
+namespace minirt::cpu {
+
+namespace {
+
+// Errors name only what is wrong: the session puts the file, node and op in
+// front (node_context).
+const Tensor& input_of(const std::vector<const Tensor*>& in, size_t i) {
+  if (i >= in.size() || !in[i]) fail(ErrorCode::kInternal, "input " + std::to_string(i) + " is missing");
+  return *in[i];
+}
+
+// NonZero: the indices of the elements that are not zero, one row per axis
+// ([rank, count], int64), in row-major order. A scalar counts as one axis.
+class NonZeroKernel final : public ValueSizedKernel {
+ public:
+  NonZeroKernel() = default;
+  std::vector<Tensor> evaluate(const std::vector<const Tensor*>& in, ThreadPool&) override {
+    const Tensor& x = input_of(in, 0);
+    std::vector<int64_t> flat;  // the flat indices of the elements that are not zero
+    const int64_t n = x.numel();
+    auto scan = [&](auto* p) {
+      for (int64_t i = 0; i < n; ++i)
+        if (p[i] != 0) flat.push_back(i);
+    };
+    switch (x.dtype()) {
+      case DType::kFloat32:
+        scan(x.data<float>());
+        break;
+      case DType::kInt64:
+        scan(x.data<int64_t>());
+        break;
+      case DType::kInt32:
+        scan(x.data<int32_t>());
+        break;
+      case DType::kInt8:
+        scan(x.data<int8_t>());
+        break;
+      case DType::kUInt8:
+      case DType::kBool:
+        scan(x.data<uint8_t>());
+        break;
+      default:
+        fail(ErrorCode::kUnsupported, "input dtype " + std::string(dtype_name(x.dtype())) +
+                                          " is not supported (float32, int64, int32, int8, uint8, bool)");
+    }
+    const Shape& s = x.shape();
+    const int64_t rank = std::max<int64_t>(1, x.rank());
+    const int64_t count = static_cast<int64_t>(flat.size());
+    Tensor y = Tensor::zeros(DType::kInt64, {rank, count});
+    int64_t* out = y.data<int64_t>();
+    for (int64_t k = 0; k < count; ++k) {
+      int64_t rest = flat[static_cast<size_t>(k)];
+      for (int64_t d = x.rank() - 1; d >= 0; --d) {
+        out[d * count + k] = rest % s[d];
+        rest /= s[d];
+      }
+      if (x.rank() == 0) out[k] = 0;
+    }
+    std::vector<Tensor> outs;
+    outs.push_back(std::move(y));
+    return outs;
+  }
+};
+
+// NonMaxSuppression: per batch and class, the boxes over score_threshold in
+// order of falling score (ties: the lower box index first), each kept unless
+// its IoU with a box kept before is above iou_threshold, at most
+// max_output_boxes_per_class of them. Output rows [batch, class, box], by
+// batch, then class, then the order kept.
+class NmsKernel final : public ValueSizedKernel {
+ public:
+  explicit NmsKernel(const Node& n) : attrs_(n.attrs_as<NmsAttrs>()) {}
+
+  std::vector<Tensor> evaluate(const std::vector<const Tensor*>& in, ThreadPool&) override {
+    const Tensor& boxes = input_of(in, 0);
+    const Tensor& scores = input_of(in, 1);
+    if (boxes.dtype() != DType::kFloat32 || scores.dtype() != DType::kFloat32)
+      fail(ErrorCode::kInvalidArgument, "boxes and scores must be float32");
+    if (boxes.rank() != 3 || boxes.shape()[2] != 4)
+      fail(ErrorCode::kInvalidArgument, "boxes must be [batches, boxes, 4], got " + shape_str(boxes.shape()));
+    if (scores.rank() != 3 || scores.shape()[0] != boxes.shape()[0] || scores.shape()[2] != boxes.shape()[1])
+      fail(ErrorCode::kInvalidArgument, "scores must be [batches, classes, boxes] = [" +
+                                            std::to_string(boxes.shape()[0]) + ", C, " +
+                                            std::to_string(boxes.shape()[1]) + "] for boxes " +
+                                            shape_str(boxes.shape()) + ", got " + shape_str(scores.shape()));
+    int64_t max_per_class = 0;
+    float iou_threshold = 0.f;
+    bool has_score_threshold = false;
+    float score_threshold = 0.f;
+    if (in.size() > 2 && in[2] && in[2]->numel() > 0) {
+      if (in[2]->dtype() != DType::kInt64)
+        fail(ErrorCode::kInvalidArgument, "max_output_boxes_per_class must be int64");
+      max_per_class = in[2]->data<int64_t>()[0];
+    }
+    if (in.size() > 3 && in[3] && in[3]->numel() > 0) {
+      if (in[3]->dtype() != DType::kFloat32) fail(ErrorCode::kInvalidArgument, "iou_threshold must be float32");
+      iou_threshold = in[3]->data<float>()[0];
+      if (!(iou_threshold >= 0.f && iou_threshold <= 1.f))
+        fail(ErrorCode::kInvalidArgument, "iou_threshold must be in [0, 1], got " + std::to_string(iou_threshold));
+    }
+    if (in.size() > 4 && in[4] && in[4]->numel() > 0) {
+      if (in[4]->dtype() != DType::kFloat32) fail(ErrorCode::kInvalidArgument, "score_threshold must be float32");
+      has_score_threshold = true;
+      score_threshold = in[4]->data<float>()[0];
+    }
+    const int64_t batches = boxes.shape()[0], nboxes = boxes.shape()[1], classes = scores.shape()[1];
+    std::vector<int64_t> rows;  // batch, class, box triples
+    if (max_per_class > 0 && nboxes > 0) {
+      std::vector<Corners> c(static_cast<size_t>(nboxes));
+      std::vector<int64_t> order, kept;
+      for (int64_t b = 0; b < batches; ++b) {
+        const float* bx = boxes.data<float>() + b * nboxes * 4;
+        for (int64_t i = 0; i < nboxes; ++i) c[static_cast<size_t>(i)] = corners(bx + 4 * i);
+        for (int64_t k = 0; k < classes; ++k) {
+          const float* sc = scores.data<float>() + (b * classes + k) * nboxes;
+          order.clear();
+          for (int64_t i = 0; i < nboxes; ++i)
+            if (!has_score_threshold || sc[i] > score_threshold) order.push_back(i);
+          std::stable_sort(order.begin(), order.end(), [&](int64_t x, int64_t y) { return sc[x] > sc[y]; });
+          kept.clear();
+          for (int64_t i : order) {
+            if (static_cast<int64_t>(kept.size()) >= max_per_class) break;
+            bool suppressed = false;
+            for (int64_t j : kept)
+              if (overlaps(c[static_cast<size_t>(i)], c[static_cast<size_t>(j)], iou_threshold)) {
+                suppressed = true;
+                break;
+              }
+            if (suppressed) continue;
+            kept.push_back(i);
+            rows.insert(rows.end(), {b, k, i});
+          }
+        }
+      }
+    }
+    const int64_t count = static_cast<int64_t>(rows.size() / 3);
+    Tensor y = Tensor::zeros(DType::kInt64, {count, 3});
+    std::copy(rows.begin(), rows.end(), y.data<int64_t>());
+    std::vector<Tensor> outs;
+    outs.push_back(std::move(y));
+    return outs;
+  }
+
+ private:
+  struct Corners {
+    float x0, y0, x1, y1;  // x0 <= x1, y0 <= y1
+  };
+  Corners corners(const float* p) const {
+    if (attrs_.center_point_box) {
+      // [x_center, y_center, width, height]
+      float hw = p[2] / 2, hh = p[3] / 2;
+      return {p[0] - hw, p[1] - hh, p[0] + hw, p[1] + hh};
+    }
+    // [y1, x1, y2, x2], any diagonal pair of corners
+    return {std::min(p[1], p[3]), std::min(p[0], p[2]), std::max(p[1], p[3]), std::max(p[0], p[2])};
+  }
+  // True when a's IoU with b is above the threshold; boxes without area never
+  // overlap anything.
+  static bool overlaps(const Corners& a, const Corners& b, float threshold) {
+    float w = std::min(a.x1, b.x1) - std::max(a.x0, b.x0);
+    float h = std::min(a.y1, b.y1) - std::max(a.y0, b.y0);
+    float inter = std::max(w, 0.f) * std::max(h, 0.f);
+    if (inter <= 0.f) return false;
+    float area_a = (a.x1 - a.x0) * (a.y1 - a.y0), area_b = (b.x1 - b.x0) * (b.y1 - b.y0);
+    float uni = area_a + area_b - inter;
+    if (area_a <= 0.f || area_b <= 0.f || uni <= 0.f) return false;
+    return inter / uni > threshold;
+  }
+
+  NmsAttrs attrs_;
+};
+
+std::unique_ptr<Kernel> make_nonzero(const Graph&, const Node&, int) { return std::make_unique<NonZeroKernel>(); }
+std::unique_ptr<Kernel> make_nms(const Graph&, const Node& n, int) { return std::make_unique<NmsKernel>(n); }
+
+}  // namespace
+
+void add_value_sized_kernels(std::vector<KernelEntry>& out) {
+  out.push_back({"NonZero", make_nonzero});
+  out.push_back({"NonMaxSuppression", make_nms});
+}
+
+}  // namespace minirt::cpu
