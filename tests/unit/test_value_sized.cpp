@@ -4,13 +4,16 @@
 // ONNX's node tests; here, what the cut itself must do.
 #include <minirt/minirt.h>
 
+#include "fake_device.h"
 #include "model_builder.h"
 #include "runtime/api/model_impl.h"
+#include "runtime/api/session_internal.h"
 #include "runtime/stages.h"
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <cstring>
 #include <thread>
 
 namespace minirt {
@@ -134,6 +137,32 @@ TEST(ValueSized, TheProfileShowsTheCutNodeBetweenTheStages) {
   EXPECT_NE(std::find(ops.begin(), nz, "Greater"), nz);   // stage 1 before it
   EXPECT_NE(std::find(nz, ops.end(), "Mul"), ops.end());  // stage 2 after it
   for (const StepTiming& t : s.last_profile()) EXPECT_GE(t.duration_us, 0.0);
+}
+
+// On a device (the pretend GPU of fake_device.h, whose memory holds every
+// byte scrambled): each stage is placed on its own, the cut node's input
+// comes back to the host and its output goes to the device with the next
+// stage's copies; the results are the CPU's.
+TEST(ValueSized, EachStageIsPlacedOnTheDeviceAndTheResultsAreTheCpus) {
+  auto model = load(positions_model(), "positions.onnx");
+  Session cpu(model, SessionOptions{.device = Device::kCpu, .threads = 1});
+  Session dev(model, SessionOptions{.device = Device::kCpu, .threads = 1});
+  SessionInternals::add_device(
+      dev, std::make_shared<testing::FakeDevice>(std::set<std::string>{"Greater", "NonZero", "Cast", "Mul", "Relu"}));
+  for (const std::vector<float>& x : {std::vector<float>{1, -1, 2, 0, 3}, std::vector<float>{-4, 5, -6, 7, 0}}) {
+    auto want = cpu.run({{"x", floats(x)}});
+    auto got = dev.run({{"x", floats(x)}});
+    ASSERT_EQ(got.size(), want.size());
+    for (size_t i = 0; i < got.size(); ++i) {
+      ASSERT_EQ(got[i].shape(), want[i].shape());
+      EXPECT_EQ(std::memcmp(got[i].raw(), want[i].raw(), got[i].nbytes()), 0) << "output " << i;
+    }
+  }
+  // Both stages on the device, each with its own placement line.
+  EXPECT_THAT(dev.placement(), HasSubstr("; then "));
+  SeamCopies seams = dev.seam_copies();
+  EXPECT_GE(seams.to_device, 2);  // x into stage 1, NonZero's output into stage 2
+  EXPECT_GE(seams.to_host, 3);    // the mask and r out of stage 1, y out of stage 2
 }
 
 // boxes [1, n, 4] and scores [1, 1, n] -> NonMaxSuppression -> selected
