@@ -115,6 +115,29 @@ TEST(TritonConfig, AutocompleteOfAFixedBatchModelKeepsFullDimsAndNoBatching) {
   EXPECT_EQ(mc.inputs.at(0).dims, (std::vector<int64_t>{1, 3, 4, 4}));
 }
 
+// A detector's tail: boxes [N, 6, 4] -> NonMaxSuppression -> [num_selected, 3].
+// Its output's rows are boxes kept, not requests: no batching.
+TEST(TritonConfig, AnOutputWhoseFirstDimIsAnotherSymbolIsNotBatched) {
+  ModelBuilder m(11);
+  m.input("boxes", DType::kFloat32, {-1, 6, 4}, {"N"});
+  m.input("scores", DType::kFloat32, {-1, 1, 6}, {"N"});
+  m.node("NonMaxSuppression", {"boxes", "scores"}, {"selected"}, "nms");
+  m.output("selected", DType::kInt64, {-1, 3}, {"num_selected"});
+  std::string bytes = m.bytes();
+  auto model = Model::load_from_memory(bytes.data(), bytes.size(), "nms.onnx");
+  json::Value cfg = json::parse(R"({"name":"m","backend":"minirt"})");
+  EXPECT_TRUE(autocomplete(cfg, *model, {.default_max_batch_size = 8}));
+  EXPECT_EQ(cfg.find("max_batch_size"), nullptr);
+  EXPECT_EQ(cfg.find("output")->items().at(0).find("dims")->dump(), "[-1,3]");
+  EXPECT_EQ(read_config(cfg, *model, "m").max_batch_size, 0);
+  // Asked for anyway: refused, naming both symbols.
+  json::Value batched = json::parse(R"({"name":"m","backend":"minirt","max_batch_size":4})");
+  autocomplete(batched, *model);  // the tensors, filled as the writer's batch has them
+  EXPECT_THAT(error_of(batched, *model),
+              AllOf(HasSubstr("output 'selected'"), HasSubstr("'num_selected', the inputs' is 'N'"),
+                    HasSubstr("set max_batch_size: 0")));
+}
+
 TEST(TritonConfig, AutocompleteKeepsWhatTheWriterChoseAndFillsTheGaps) {
   auto model = two_input_model();
   // The writer lists tensors with dims only: no batching is added, types are filled.

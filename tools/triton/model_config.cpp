@@ -71,13 +71,36 @@ std::vector<int64_t> config_dims(const ValueDesc& d, bool batched) {
 
 bool first_dim_symbolic(const ValueDesc& d) { return d.has_shape && !d.dims.empty() && d.dims[0] < 0; }
 
+// The name the inputs give their first dimension when they all name it the
+// same ("N"), else empty.
+std::string batch_symbol(const Model& model) {
+  std::string name;
+  for (const ValueDesc& d : model.inputs()) {
+    std::string p = d.dim_params.empty() ? std::string() : d.dim_params[0];
+    if (p.empty() || (!name.empty() && p != name)) return {};
+    name = p;
+  }
+  return name;
+}
+
+// Whether an output's first dimension can be the batch: symbolic, and not
+// named apart from the inputs' batch (NonMaxSuppression's [num_selected, 3]
+// under inputs of [N, ...]: its rows are boxes kept, not requests).
+bool output_first_dim_is_batch(const Model& model, const ValueDesc& d) {
+  if (!first_dim_symbolic(d)) return false;
+  std::string batch = batch_symbol(model);
+  std::string p = d.dim_params.empty() ? std::string() : d.dim_params[0];
+  return batch.empty() || p.empty() || p == batch;
+}
+
 // Whether the model allows batching along the first dimension: every input
-// and output has a symbolic first dimension.
+// and output has a symbolic first dimension, the outputs' not another name
+// than the inputs'.
 bool model_batchable(const Model& model) {
   for (const ValueDesc& d : model.inputs())
     if (!first_dim_symbolic(d)) return false;
   for (const ValueDesc& d : model.outputs())
-    if (!first_dim_symbolic(d)) return false;
+    if (!output_first_dim_is_batch(model, d)) return false;
   return !model.inputs().empty();
 }
 
@@ -386,9 +409,12 @@ ModelConfig read_config(const json::Value& config, const Model& model, const std
     for (const TensorConfig& t : mc.outputs) {
       auto it = std::find_if(model.outputs().begin(), model.outputs().end(),
                              [&](const ValueDesc& d) { return d.name == t.name; });
-      if (it != model.outputs().end() && it->has_shape && !first_dim_symbolic(*it))
+      if (it != model.outputs().end() && it->has_shape && !output_first_dim_is_batch(model, *it))
         throw ConfigError(where + ", output " + quoted(t.name) +
-                          ": max_batch_size is greater than 0 but the output's first dimension is not a batch");
+                          ": max_batch_size is greater than 0 but the output's first dimension is not a batch" +
+                          (first_dim_symbolic(*it) ? " ('" + it->dim_params[0] + "', the inputs' is '" +
+                                                         batch_symbol(model) + "'); set max_batch_size: 0"
+                                                   : std::string()));
     }
   }
   mc.parameters = read_parameters(config, where);
