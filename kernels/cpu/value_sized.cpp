@@ -1,5 +1,5 @@
 // Kernels of the value-sized ops, whose outputs' shapes follow from their
-// inputs' values: NonZero and NonMaxSuppression. The session runs them
+// inputs' values: NonZero, Unique and NonMaxSuppression. The session runs them
 // between plan stages (runtime/stages.h) through ValueSizedKernel::evaluate.
 #include "kernels/cpu/registry.h"
 #include "runtime/ops/index.h"
@@ -70,6 +70,111 @@ class NonZeroKernel final : public ValueSizedKernel {
     outs.push_back(std::move(y));
     return outs;
   }
+};
+
+// Unique: the distinct elements (no axis: of the flattened input) or the
+// distinct slices along an axis, ascending (slices compared element by
+// element in row-major order) or in order of first occurrence; with the index
+// of each one's first occurrence, each input element's (slice's) index into
+// the result, and how often each occurs.
+class UniqueKernel final : public ValueSizedKernel {
+ public:
+  explicit UniqueKernel(const Node& n) : attrs_(n.attrs_as<UniqueAttrs>()) {}
+
+  std::vector<Tensor> evaluate(const std::vector<const Tensor*>& in, ThreadPool&) override {
+    const Tensor& x = input_of(in, 0);
+    switch (x.dtype()) {
+      case DType::kFloat32:
+        return unique<float>(x);
+      case DType::kInt64:
+        return unique<int64_t>(x);
+      case DType::kInt32:
+        return unique<int32_t>(x);
+      case DType::kInt8:
+        return unique<int8_t>(x);
+      case DType::kUInt8:
+      case DType::kBool:
+        return unique<uint8_t>(x);
+      default:
+        fail(ErrorCode::kUnsupported, "input dtype " + std::string(dtype_name(x.dtype())) +
+                                          " is not supported (float32, int64, int32, int8, uint8, bool)");
+    }
+  }
+
+ private:
+  template <typename T>
+  std::vector<Tensor> unique(const Tensor& x) const {
+    const Shape& s = x.shape();
+    int64_t axis = 0, outer = 1, n = x.numel(), inner = 1;
+    if (attrs_.has_axis) {
+      const int64_t r = x.rank();
+      axis = attrs_.axis < 0 ? attrs_.axis + r : attrs_.axis;
+      if (r == 0 || axis < 0 || axis >= r)
+        fail(ErrorCode::kInvalidArgument,
+             "axis " + std::to_string(attrs_.axis) + " is out of range for input " + shape_str(s));
+      n = s[axis];
+      for (int64_t d = 0; d < axis; ++d) outer *= s[d];
+      for (int64_t d = axis + 1; d < r; ++d) inner *= s[d];
+    }
+    const T* p = x.data<T>();
+    // Slice i: the elements p[(o * n + i) * inner + j], o and j in order.
+    auto less = [&](int64_t a, int64_t b) {
+      for (int64_t o = 0; o < outer; ++o)
+        for (int64_t j = 0; j < inner; ++j) {
+          T u = p[(o * n + a) * inner + j], v = p[(o * n + b) * inner + j];
+          if (u < v) return true;
+          if (v < u) return false;
+        }
+      return false;
+    };
+    std::vector<int64_t> order(static_cast<size_t>(n));
+    std::iota(order.begin(), order.end(), int64_t{0});
+    std::stable_sort(order.begin(), order.end(), less);  // equal slices keep their order: first occurrence first
+    // Groups of equal slices, each named by its first occurrence.
+    std::vector<int64_t> group_of(static_cast<size_t>(n)), first, count;
+    for (size_t k = 0; k < order.size(); ++k) {
+      if (k == 0 || less(order[k - 1], order[k])) {
+        first.push_back(order[k]);
+        count.push_back(0);
+      }
+      group_of[static_cast<size_t>(order[k])] = static_cast<int64_t>(first.size()) - 1;
+      ++count.back();
+    }
+    // The result's order: ascending as sorted, or by first occurrence.
+    const int64_t u = static_cast<int64_t>(first.size());
+    std::vector<int64_t> rank(static_cast<size_t>(u));  // group -> position in the result
+    std::iota(rank.begin(), rank.end(), int64_t{0});
+    if (!attrs_.sorted) {
+      std::vector<int64_t> by_first(static_cast<size_t>(u));
+      std::iota(by_first.begin(), by_first.end(), int64_t{0});
+      std::sort(by_first.begin(), by_first.end(), [&](int64_t a, int64_t b) { return first[a] < first[b]; });
+      for (int64_t k = 0; k < u; ++k) rank[static_cast<size_t>(by_first[k])] = k;
+    }
+    Shape ys = attrs_.has_axis ? s : Shape{u};
+    if (attrs_.has_axis) ys[static_cast<size_t>(axis)] = u;
+    Tensor y = Tensor::zeros(x.dtype(), ys);
+    Tensor indices = Tensor::zeros(DType::kInt64, {u});
+    Tensor inverse = Tensor::zeros(DType::kInt64, {n});
+    Tensor counts = Tensor::zeros(DType::kInt64, {u});
+    T* yp = y.data<T>();
+    for (int64_t g = 0; g < u; ++g) {
+      const int64_t at = rank[static_cast<size_t>(g)], src = first[static_cast<size_t>(g)];
+      for (int64_t o = 0; o < outer; ++o)
+        for (int64_t j = 0; j < inner; ++j) yp[(o * u + at) * inner + j] = p[(o * n + src) * inner + j];
+      indices.data<int64_t>()[at] = src;
+      counts.data<int64_t>()[at] = count[static_cast<size_t>(g)];
+    }
+    for (int64_t i = 0; i < n; ++i)
+      inverse.data<int64_t>()[i] = rank[static_cast<size_t>(group_of[static_cast<size_t>(i)])];
+    std::vector<Tensor> outs;
+    outs.push_back(std::move(y));
+    outs.push_back(std::move(indices));
+    outs.push_back(std::move(inverse));
+    outs.push_back(std::move(counts));
+    return outs;
+  }
+
+  UniqueAttrs attrs_;
 };
 
 // NonMaxSuppression: per batch and class, the boxes over score_threshold in
@@ -181,12 +286,16 @@ class NmsKernel final : public ValueSizedKernel {
 };
 
 std::unique_ptr<Kernel> make_nonzero(const Graph&, const Node&, int) { return std::make_unique<NonZeroKernel>(); }
+std::unique_ptr<Kernel> make_unique_kernel(const Graph&, const Node& n, int) {
+  return std::make_unique<UniqueKernel>(n);
+}
 std::unique_ptr<Kernel> make_nms(const Graph&, const Node& n, int) { return std::make_unique<NmsKernel>(n); }
 
 }  // namespace
 
 void add_value_sized_kernels(std::vector<KernelEntry>& out) {
   out.push_back({"NonZero", make_nonzero});
+  out.push_back({"Unique", make_unique_kernel});
   out.push_back({"NonMaxSuppression", make_nms});
 }
 

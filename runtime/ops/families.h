@@ -34,8 +34,8 @@ void add_resize_schemas(std::vector<OpSchema>& out);
 // Or, Xor, Where.
 void add_logic_schemas(std::vector<OpSchema>& out);
 // index_ops.cpp: ArgMax, ArgMin, TopK, GatherElements, ScatterElements,
-// Scatter, ScatterND, OneHot, Trilu, Hardmax; the value-sized NonZero and
-// NonMaxSuppression (kernels in kernels/cpu/value_sized.cpp).
+// Scatter, ScatterND, OneHot, Trilu, Hardmax; the value-sized NonZero, Unique
+// and NonMaxSuppression (kernels in kernels/cpu/value_sized.cpp).
 void add_index_schemas(std::vector<OpSchema>& out);
 
 inline constexpr SchemaFamily kSchemaFamilies[] = {

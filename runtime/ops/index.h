@@ -51,6 +51,12 @@ struct HardmaxAttrs : OpAttrs {
   bool coerce_2d = false;  // before opset 13: the input is seen as [outer, inner] split at axis
 };
 
+struct UniqueAttrs : OpAttrs {
+  bool has_axis = false;  // without an axis the input is flattened
+  int64_t axis = 0;       // resolved against the input's rank when it runs
+  bool sorted = true;     // ascending (slices compared in order); else in order of first occurrence
+};
+
 struct NmsAttrs : OpAttrs {       // NonMaxSuppression
   bool center_point_box = false;  // boxes as [x_center, y_center, width, height], not two corners
 };

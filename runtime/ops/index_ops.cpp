@@ -1,6 +1,6 @@
 // Schemas of ArgMax, ArgMin, TopK, GatherElements, ScatterElements (and
-// Scatter), ScatterND, OneHot, Trilu, Hardmax, and the value-sized NonZero and
-// NonMaxSuppression.
+// Scatter), ScatterND, OneHot, Trilu, Hardmax, and the value-sized NonZero,
+// Unique and NonMaxSuppression.
 #include "runtime/op_registry.h"
 #include "runtime/ops/families.h"
 #include "runtime/ops/index.h"
@@ -288,6 +288,14 @@ std::shared_ptr<const OpAttrs> parse_nms(const ParseContext& ctx) {
   return a;
 }
 
+std::shared_ptr<const OpAttrs> parse_unique(const ParseContext& ctx) {
+  auto a = std::make_shared<UniqueAttrs>();
+  a->has_axis = ctx.has("axis");
+  a->axis = ctx.get_int("axis", 0);
+  a->sorted = ctx.get_int("sorted", 1) != 0;
+  return a;
+}
+
 // The value-sized ops never reach shape inference inside a plan: the session
 // cuts the model at them (runtime/stages.h). What can be checked from types is.
 void infer_value_sized(InferContext& ctx) {
@@ -307,6 +315,14 @@ void add_index_schemas(std::vector<OpSchema>& out) {
                  .infer = infer_value_sized,
                  .foldable = false,
                  .semantics = "runs on the host between plan stages (output size from values)",
+                 .value_sized = true});
+  out.push_back({.op = "Unique",
+                 .max_outputs = 4,
+                 .parse = parse_unique,
+                 .infer = infer_value_sized,
+                 .foldable = false,
+                 .semantics = "runs on the host between plan stages (output size from values); "
+                              "slices compared in row-major order; version 28 adds only bfloat16",
                  .value_sized = true});
   out.push_back({.op = "NonMaxSuppression",
                  .min_inputs = 2,

@@ -118,6 +118,7 @@ const std::map<std::string, std::vector<int>>& table() {
     {"TopK", {1, 10, 11, 24}},
     {"Transpose", {1, 13, 21, 23, 24, 25}},
     {"Trilu", {14}},
+    {"Unique", {11, 28}},
     {"Unsqueeze", {1, 11, 13, 21, 23, 24, 25}},
     {"Upsample", {1, 7, 9, 10}},
     {"Where", {9, 16}},

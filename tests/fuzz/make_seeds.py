@@ -152,7 +152,7 @@ def main():
 
     # Value-sized ops (the model runs in stages cut at them): scores computed
     # from an input, NonMaxSuppression, the kept boxes gathered; NonZero of a
-    # mask and a Reshape whose shape comes from its count.
+    # mask and a Reshape whose shape comes from its count; Unique along an axis.
     g7 = helper.make_graph(
         [helper.make_node("Sigmoid", ["logits"], ["sg"]),
          helper.make_node("Transpose", ["sg"], ["scores"], perm=[0, 2, 1]),
@@ -164,12 +164,14 @@ def main():
          helper.make_node("Greater", ["logits", "half"], ["mask"]),
          helper.make_node("NonZero", ["mask"], ["nz"], name="nonzero"),
          helper.make_node("Shape", ["nz"], ["nzs"]),
-         helper.make_node("Reshape", ["nz", "nzs"], ["pos"])],
+         helper.make_node("Reshape", ["nz", "nzs"], ["pos"]),
+         helper.make_node("Unique", ["mask"], ["uq", "uqi", "uqinv", "uqc"], axis=1, sorted=0, name="unique")],
         "value_sized",
         [helper.make_tensor_value_info("boxes", TensorProto.FLOAT, [1, 6, 4]),
          helper.make_tensor_value_info("logits", TensorProto.FLOAT, [1, 6, 2])],
         [helper.make_tensor_value_info("picked", TensorProto.FLOAT, None),
-         helper.make_tensor_value_info("pos", TensorProto.INT64, None)],
+         helper.make_tensor_value_info("pos", TensorProto.INT64, None),
+         helper.make_tensor_value_info("uqinv", TensorProto.INT64, None)],
         [numpy_helper.from_array(np.array([3], np.int64), "maxk"),
          numpy_helper.from_array(np.array([0.5], np.float32), "iou"),
          numpy_helper.from_array(np.array([0.1], np.float32), "thr"),

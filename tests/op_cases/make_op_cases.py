@@ -1320,7 +1320,7 @@ def detector_op_cases():
 
 
 def value_sized_cases():
-    """NonZero and NonMaxSuppression, whose output sizes follow from the
+    """NonZero, Unique and NonMaxSuppression, whose output sizes follow from the
     data: minirt cuts the model at them (runtime/stages.h). Alone, between
     computed stages, feeding shape-dependent ops, and chained."""
     out = []
@@ -1338,6 +1338,32 @@ def value_sized_cases():
     out.append(op_case("nonzero_all_2x3", "NonZero", [np.ones((2, 3), np.int64)]))
     out.append(op_case("nonzero_negzero_nan_2x3", "NonZero",
                        [np.array([[-0.0, 0.0, np.nan], [1.0, -2.0, 0.0]], np.float32)]))
+
+    # Unique: flattened and along each axis (negative too), sorted or in
+    # order of first occurrence, every output, dtypes onnxruntime runs.
+    def repeats(shape, dtype, hi=4):
+        return rng.integers(0, hi, size=shape).astype(dtype)
+    for sorted_ in (1, 0):
+        out.append(op_case("unique_flat_sorted%d_3x4" % sorted_, "Unique", [repeats((3, 4), np.float32)], opset=11,
+                           n_out=4, sorted=sorted_))
+        for axis in (0, 1, -1):
+            x = repeats((4, 3), np.float32, 2)  # rows and columns that repeat
+            x[2] = x[0]
+            x[:, 2] = x[:, 0]
+            out.append(op_case("unique_axis%d_sorted%d_4x3" % (axis, sorted_), "Unique", [x], opset=11, n_out=4,
+                               axis=axis, sorted=sorted_))
+        x = repeats((2, 5, 3), np.float32, 2)
+        x[:, 3] = x[:, 1]
+        out.append(op_case("unique_axis1_sorted%d_2x5x3" % sorted_, "Unique", [x], opset=11, n_out=4, axis=1,
+                           sorted=sorted_))
+    for dt in (np.int64, np.int8):
+        out.append(op_case("unique_%s_10" % np.dtype(dt).name, "Unique", [repeats((10,), dt, 5) - 2], opset=11, n_out=4))
+    out.append(op_case("unique_negzero_5", "Unique", [np.array([0.0, -0.0, 1.5, -2.0, 1.5], np.float32)], opset=11,
+                       n_out=4))
+    c = Case("unique_values_only_6")  # only Y asked for; the other outputs left out
+    y = c.node("Unique", [c.input(np.array([3, 1, 3, 2, 1, 5], np.float32))], sorted=0)
+    c.output(c.node("Mul", [y, c.init(np.float32(10.0))]))
+    out.append(c)
 
     # NonMaxSuppression: both box encodings, thresholds given or not, limits,
     # several batches and classes, ties in score, boxes without area.
