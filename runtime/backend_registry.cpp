@@ -8,6 +8,18 @@ namespace minirt {
 
 namespace {
 
+const char* math_name(MathMode m) {
+  switch (m) {
+    case MathMode::kFp32:
+      return "fp32";
+    case MathMode::kTf32:
+      return "tf32";
+    case MathMode::kFp16:
+      return "fp16";
+  }
+  return "?";
+}
+
 // The host's memory space. The planner asks nothing of it but is_device();
 // reaching any device-only operation is a bug in the caller, said as such.
 class HostDevice final : public ComputeDevice {
@@ -95,8 +107,7 @@ std::shared_ptr<KernelProvider> BackendRegistry::open_host(const BackendRequest&
 }
 
 OpenedBackend BackendRegistry::open_shared(const BackendFactory& factory, const BackendRequest& request) {
-  const std::string key =
-      factory.name + "|" + std::to_string(request.device_id) + "|" + (request.tf32 ? "tf32" : "fp32");
+  const std::string key = factory.name + "|" + std::to_string(request.device_id) + "|" + math_name(request.math);
   std::lock_guard<std::mutex> lock(open_mu_);
   for (auto it = open_.begin(); it != open_.end();) {
     std::shared_ptr<KernelProvider> alive = it->kernels.lock();

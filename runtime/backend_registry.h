@@ -30,9 +30,9 @@ namespace minirt {
 
 // What a session asks of a backend it starts.
 struct BackendRequest {
-  int threads = 1;    // the size of the thread pool host kernels run on
-  int device_id = 0;  // the device ordinal (SessionOptions::device_id)
-  bool tf32 = false;  // MathMode::kTf32 (device backends' matrix math)
+  int threads = 1;                  // the size of the thread pool host kernels run on
+  int device_id = 0;                // the device ordinal (SessionOptions::device_id)
+  MathMode math = MathMode::kFp32;  // device backends' matrix math (tf32, fp16: tensor cores)
 };
 
 // A started backend, or why it could not start.

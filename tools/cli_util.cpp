@@ -107,6 +107,7 @@ std::optional<Device> parse_device(const std::string& text) {
 std::optional<MathMode> parse_math(const std::string& text) {
   if (text == "fp32") return MathMode::kFp32;
   if (text == "tf32") return MathMode::kTf32;
+  if (text == "fp16") return MathMode::kFp16;
   return std::nullopt;
 }
 

@@ -132,6 +132,8 @@ std::vector<CompareRun> parse_compare(const std::string& text, const SessionOpti
         r.options.math = MathMode::kTf32;
       else if (p == "fp32")
         r.options.math = MathMode::kFp32;
+      else if (p == "fp16")
+        r.options.math = MathMode::kFp16;
       else if (p == "heuristic")
         r.options.tuning = TuningMode::kHeuristic;
       else if (p == "exhaustive")
@@ -143,8 +145,9 @@ std::vector<CompareRun> parse_compare(const std::string& text, const SessionOpti
         r.options.tuning = c->mode;
         r.options.tuning_algorithm = c->algorithm;
       } else {
-        throw std::invalid_argument("--compare: unknown setting '" + p + "' in '" + entry +
-                                    "' (settings: nchw, noopt, tf32, fp32, heuristic, exhaustive, tune=ALGORITHM)");
+        throw std::invalid_argument(
+            "--compare: unknown setting '" + p + "' in '" + entry +
+            "' (settings: nchw, noopt, tf32, fp16, fp32, heuristic, exhaustive, tune=ALGORITHM)");
       }
     }
     runs.push_back(std::move(r));
@@ -221,14 +224,18 @@ CompareReport compare_runs(const std::shared_ptr<const Model>& model, const Name
   if (rep.reference < 0) return rep;
   const RunResult& ref = rep.runs[static_cast<size_t>(rep.reference)];
   const std::vector<ValueDesc>& outs = model->outputs();
-  const bool ref_tf32 =
-      ref.device == Device::kCuda && runs[static_cast<size_t>(rep.reference)].options.math == MathMode::kTf32;
+  // TF32 and float16 tensor cores keep a 10-bit mantissa in products: both
+  // get the looser tolerance.
+  auto tensor_cores = [&](size_t i) {
+    return rep.runs[i].device == Device::kCuda && runs[i].options.math != MathMode::kFp32;
+  };
+  const bool ref_tensor_cores = tensor_cores(static_cast<size_t>(rep.reference));
   for (size_t i = 0; i < rep.runs.size(); ++i) {
     RunResult& r = rep.runs[i];
     if (!r.ran || static_cast<int>(i) == rep.reference) continue;
-    bool tf32 = ref_tf32 || (r.device == Device::kCuda && runs[i].options.math == MathMode::kTf32);
-    double rtol = settings.rtol >= 0 ? settings.rtol : (tf32 ? 5e-2 : 1e-4);
-    double atol = settings.atol >= 0 ? settings.atol : (tf32 ? 1e-2 : 1e-5);
+    bool loose = ref_tensor_cores || tensor_cores(i);
+    double rtol = settings.rtol >= 0 ? settings.rtol : (loose ? 5e-2 : 1e-4);
+    double atol = settings.atol >= 0 ? settings.atol : (loose ? 1e-2 : 1e-5);
     for (size_t k = 0; k < ref.outputs.size() && k < r.outputs.size(); ++k) {
       // A float16 (bfloat16) output: two float32 runs that differ in the
       // last float32 bits can round to neighbouring halves, one step

@@ -25,7 +25,8 @@
 #      results.md) and the SVG, and runmodel --tune exhaustive then cached on
 #      one algorithm cache (the second must measure nothing);
 #   4. a benchmark of ResNet-50 and MobileNetV2 at batch 1 and 32 with
-#      runmodel --device cuda (fp32 and tf32), against PyTorch eager with
+#      runmodel --device cuda (fp32 and tf32) and a --compare of the CPU with
+#      cuda under fp32, tf32 and fp16 (parity and latency), against PyTorch eager with
 #      torch.backends.cudnn.benchmark=True on the same architectures with
 #      random weights (tools/gpu_bench_torch.py; torchvision's models when
 #      torchvision is installed, the script's own definitions otherwise);
@@ -682,6 +683,17 @@ for m in resnet50 mobilenetv2; do
   # One text run for the log: the placement line and the device phases.
   stage "runmodel $m --print-plan" 60 "$logs/runmodel-$m-plan.txt" "$bin/runmodel" "$models/$m.onnx" --device cuda \
     --iterations 5 --print-plan || note "runmodel $m --print-plan failed (see logs/runmodel-$m-plan.txt)"
+  # The tensor-core modes against the CPU on a whole model (--math fp16 has
+  # never run on a GPU before this check): outputs within --compare's
+  # tensor-core tolerance, and their latency next to each other.
+  if stage "runmodel $m --compare cpu,cuda,cuda:tf32,cuda:fp16" 90 "$logs/compare-$m.txt" "$bin/runmodel" \
+    "$models/$m.onnx" --compare cpu,cuda,cuda:tf32,cuda:fp16 --warmup 3 --iterations 10 --top-k 0; then
+    echo "compare $m: $(grep -E 'fp16|tf32|agree|differ' "$logs/compare-$m.txt" | head -c 1500)" >>"$logs/bench.log"
+    { echo; echo "## $m: cpu, cuda, cuda:tf32, cuda:fp16 (runmodel --compare)"; echo; echo '```text'
+      head -c 4000 "$logs/compare-$m.txt"; echo '```'; } >>"$results"
+  else
+    note "runmodel $m --compare cpu,cuda,cuda:tf32,cuda:fp16 failed or disagreed (see logs/compare-$m.txt)"
+  fi
   snapshot
 done
 torch_ok=0

@@ -81,8 +81,10 @@ timing
                           between two steps (exit 7). 0: no limit (default)
 execution
   --device cpu|cuda|auto  where to run (default auto: the GPU when usable, else the CPU, saying why)
-  --math fp32|tf32        the GPU's math for convolutions and matrix products (default fp32;
-                          tf32 uses tensor cores on Ampere and newer, with about 3 fewer digits)
+  --math fp32|tf32|fp16   the GPU's math for convolutions and matrix products (default fp32;
+                          tf32 uses tensor cores on Ampere and newer, with about 3 fewer digits;
+                          fp16 converts their weights and data to float16 for tensor cores, Volta
+                          and newer, accumulating in float32)
   --no-optimize           skip the graph passes (folding, fusion, blocked layout), for comparison
   --layout auto|nchw      the CPU's activation layout: auto (default) keeps activations channel-blocked
                           (NCHW16c on AVX-512, NCHW8c on AVX2) where the kernels can; nchw keeps them plain
@@ -108,13 +110,13 @@ memory
                           reserved, in use, peak, segments, largest free block, fragmentation
 comparing devices
   --compare LIST          run the same inputs on each entry of LIST in turn, one process: cpu, cuda,
-                          auto, or all (cpu,cuda), each optionally with :SETTING... (nchw, noopt, tf32, fp32,
+                          auto, or all (cpu,cuda), each optionally with :SETTING... (nchw, noopt, tf32, fp16, fp32,
                           heuristic, exhaustive, tune=ALGORITHM), e.g. cpu,cuda or cpu,cpu:nchw; prints
                           each entry's decision (why a device is not usable), placement, copies at the
                           seams, session, first-run and latency times, and each output's largest
                           differences from the first entry that ran, pass or fail (exit 8 on a failure)
   --rtol X, --atol X      the tolerance of --compare: |a - b| <= atol + rtol x |first| element-wise
-                          (default 1e-4 and 1e-5; 5e-2 and 1e-2 when a run uses tf32; rtol at least
+                          (default 1e-4 and 1e-5; 5e-2 and 1e-2 when a run uses tf32 or fp16; rtol at least
                           2e-3 for a float16 output, 1.6e-2 for a bfloat16 one: two steps of the type)
 reports
   --print-plan            print every step with its shapes and arena offsets, and the arena size
@@ -274,7 +276,7 @@ Args parse_args(int argc, char** argv) {
     } else if (s == "--math") {
       std::string v = next();
       std::optional<MathMode> m = tools::parse_math(v);
-      if (!m) throw UsageError("--math expects fp32 or tf32, got '" + v + "'");
+      if (!m) throw UsageError("--math expects fp32, tf32 or fp16, got '" + v + "'");
       a.math = *m;
     } else if (s == "--layout") {
       std::string v = next();

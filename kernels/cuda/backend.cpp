@@ -98,9 +98,12 @@ std::string version3(int major, int minor, int patch) {
 // handles and pinned staging, copies, constant uploads and the timing of a run.
 class CudaDevice final : public ComputeDevice {
  public:
-  CudaDevice(int device, bool tf32) {
+  // `math`: kMinirtCudaMathFp32, kMinirtCudaMathTf32 or kMinirtCudaMathFp16.
+  CudaDevice(int device, int math) {
     ctx_.device = device;
-    ctx_.tf32 = tf32;
+    ctx_.tf32 = math == kMinirtCudaMathTf32;
+    ctx_.fp16 = math == kMinirtCudaMathFp16;
+    const char* math_text = ctx_.fp16 ? "fp16" : ctx_.tf32 ? "tf32" : "fp32";
     int count = 0;
     cudaError_t e = cudaGetDeviceCount(&count);
     if (e != cudaSuccess) {
@@ -132,14 +135,17 @@ class CudaDevice final : public ComputeDevice {
         std::string(name) + " (cc " + std::to_string(prop.major) + "." + std::to_string(prop.minor) +
         "), driver CUDA " + std::to_string(driver / 1000) + "." + std::to_string((driver % 1000) / 10) + ", cuDNN " +
         version3(static_cast<int>(dv / 10000), static_cast<int>((dv % 10000) / 100), static_cast<int>(dv % 100)) +
-        ", cuBLAS " + version3(bmaj, bmin, bpat) + (tf32 ? ", TF32 math" : "");
+        ", cuBLAS " + version3(bmaj, bmin, bpat) +
+        (ctx_.tf32   ? ", TF32 math"
+         : ctx_.fp16 ? ", FP16 math (convolutions and products)"
+                     : "");
     allocator_ = std::make_shared<CudaAllocator>(device);
     tuning_context_ =
         std::string("cuda | ") + name + " cc " + std::to_string(prop.major) + "." + std::to_string(prop.minor) +
         " | minirt " MINIRT_VERSION_STRING " | cudnn " +
         version3(static_cast<int>(dv / 10000), static_cast<int>((dv % 10000) / 100), static_cast<int>(dv % 100)) +
         " | cublas " + version3(bmaj, bmin, bpat) + " | driver cuda " + std::to_string(driver / 1000) + "." +
-        std::to_string((driver % 1000) / 10) + " | " + (tf32 ? "tf32" : "fp32");
+        std::to_string((driver % 1000) / 10) + " | " + math_text;
   }
 
   ~CudaDevice() override {
@@ -383,7 +389,7 @@ class CudaDevice final : public ComputeDevice {
 // and own-kernel factories, with the convolution algorithm choice.
 class CudaBackend final : public KernelProvider {
  public:
-  CudaBackend(int device, bool tf32) : dev_(device, tf32) {}
+  CudaBackend(int device, int math) : dev_(device, math) {}
 
   const std::string& description() const { return dev_.description(); }
 
@@ -467,7 +473,12 @@ MINIRT_MODULE_EXPORT minirt::KernelProvider* minirt_cuda_create(const MinirtCuda
                   "sizes of its shared types differ); use the libminirt_cuda.so built with this minirt");
         return nullptr;
       }
-    auto b = std::make_unique<minirt::cuda::CudaBackend>(options->device, options->math == kMinirtCudaMathTf32);
+    if (options->math != kMinirtCudaMathFp32 && options->math != kMinirtCudaMathTf32 &&
+        options->math != kMinirtCudaMathFp16) {
+      copy_text(error, error_size, ("unknown math mode " + std::to_string(options->math)).c_str());
+      return nullptr;
+    }
+    auto b = std::make_unique<minirt::cuda::CudaBackend>(options->device, options->math);
     copy_text(description, description_size, b->description());
     return b.release();
   } catch (const std::exception& e) {

@@ -2,8 +2,13 @@
 // is column-major: a row-major matrix is its transpose in column-major, so
 // Y = op(A) op(B) is computed as Y^T = op(B)^T op(A)^T with B passed first;
 // no data is transposed. The stream's cuBLAS handle carries the math mode
-// (CUBLAS_DEFAULT_MATH for fp32, CUBLAS_TF32_TENSOR_OP_MATH for tf32).
+// (CUBLAS_DEFAULT_MATH for fp32 and fp16, CUBLAS_TF32_TENSOR_OP_MATH for
+// tf32). Under --math fp16 the operands are float16 (constant ones converted
+// once, when the kernel is made; the others each run, into the workspace) and
+// cublasGemmEx multiplies them on tensor cores into the float32 output with
+// float32 accumulation (CUBLAS_COMPUTE_32F).
 #include <minirt/error.h>
+#include <minirt/half.h>
 
 #include <climits>
 
@@ -27,9 +32,54 @@ void gemm_row_major(cublasHandle_t h, bool trans_a, bool trans_b, int64_t rows, 
                where + "cublasSgemm");
 }
 
+// The same product on float16 operands, float32 output and accumulation.
+void gemm_row_major_half(cublasHandle_t h, bool trans_a, bool trans_b, int64_t rows, int64_t cols, int64_t k,
+                         float alpha, const void* a, int64_t lda, const void* b, int64_t ldb, float beta, float* y,
+                         const std::string& where) {
+  check_cublas(cublasGemmEx(h, trans_b ? CUBLAS_OP_T : CUBLAS_OP_N, trans_a ? CUBLAS_OP_T : CUBLAS_OP_N,
+                            static_cast<int>(cols), static_cast<int>(rows), static_cast<int>(k), &alpha, b, CUDA_R_16F,
+                            static_cast<int>(ldb), a, CUDA_R_16F, static_cast<int>(lda), &beta, y, CUDA_R_32F,
+                            static_cast<int>(cols), CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT),
+               where + "cublasGemmEx (float16)");
+}
+
+// One operand of a product under --math fp16: a float16 copy made once for a
+// constant, or a place in the workspace to convert it into each run.
+class HalfOperand {
+ public:
+  // Sets up input `i` of the node; `offset` is where its workspace part
+  // starts, and the bytes it needs there are returned.
+  size_t init(const DeviceContext& ctx, const Graph& g, const Node& n, size_t i, size_t offset,
+              const std::string& where) {
+    count_ = shape_numel(in_shape(g, n, i));
+    if (const Tensor* t = in_const(g, n, i)) {
+      std::vector<uint16_t> h(static_cast<size_t>(count_));
+      float_to_half(t->data<float>(), h.data(), h.size());
+      constant_ = DeviceBuffer(ctx.device, h.size() * 2, where + "a float16 operand");
+      constant_.upload(h.data(), h.size() * 2, where + "a float16 operand");
+      return 0;
+    }
+    offset_ = offset;
+    return (static_cast<size_t>(count_) * 2 + 255) / 256 * 256;
+  }
+  // The float16 operand for this run (converting `x` when it is not constant).
+  const void* get(const float* x, void* workspace, cudaStream_t stream) const {
+    if (constant_.get()) return constant_.get();
+    void* h = static_cast<char*>(workspace) + offset_;
+    launch_to_half(x, h, count_, stream);
+    return h;
+  }
+
+ private:
+  DeviceBuffer constant_;
+  size_t offset_ = 0;
+  int64_t count_ = 0;
+};
+
 class GemmKernel final : public CudaKernel {
  public:
-  GemmKernel(const Graph& g, const Node& n) : CudaKernel(node_context(g, n)), a_(n.attrs_as<GemmAttrs>()) {
+  GemmKernel(const DeviceContext& ctx, const Graph& g, const Node& n)
+      : CudaKernel(node_context(g, n)), a_(n.attrs_as<GemmAttrs>()) {
     const Shape& sa = in_shape(g, n, 0);
     const Shape& y = out_shape(g, n, 0);
     m_ = y[0];
@@ -47,8 +97,13 @@ class GemmKernel final : public CudaKernel {
       c_view_.stride[1] = c[1] == 1 ? 0 : 1;
       c_view_.count = m_ * n_;
     }
+    if ((half_ = ctx.fp16)) {
+      workspace_ = ha_.init(ctx, g, n, 0, 0, where());
+      workspace_ += hb_.init(ctx, g, n, 1, workspace_, where());
+    }
   }
-  std::string describe() const override { return "cuBLAS sgemm"; }
+  std::string describe() const override { return half_ ? "cuBLAS gemmEx, float16 operands" : "cuBLAS sgemm"; }
+  size_t workspace_bytes() const override { return workspace_; }
   void launch(const KernelArgs& args, StreamState& s) override {
     float* y = out<float>(args, 0);
     if (has_c_) {
@@ -57,8 +112,16 @@ class GemmKernel final : public CudaKernel {
     }
     int64_t lda = a_.trans_a ? m_ : k_;
     int64_t ldb = a_.trans_b ? k_ : n_;
-    gemm_row_major(s.blas, a_.trans_a, a_.trans_b, m_, n_, k_, a_.alpha, in<float>(args, 0), lda, in<float>(args, 1),
-                   ldb, has_c_ ? a_.beta : 0.0f, y, where());
+    if (half_) {
+      const void* a = ha_.get(in<float>(args, 0), args.workspace, s.stream);
+      const void* b = hb_.get(in<float>(args, 1), args.workspace, s.stream);
+      check_launch("the operands' conversion to float16");
+      gemm_row_major_half(s.blas, a_.trans_a, a_.trans_b, m_, n_, k_, a_.alpha, a, lda, b, ldb, has_c_ ? a_.beta : 0.0f,
+                          y, where());
+    } else {
+      gemm_row_major(s.blas, a_.trans_a, a_.trans_b, m_, n_, k_, a_.alpha, in<float>(args, 0), lda, in<float>(args, 1),
+                     ldb, has_c_ ? a_.beta : 0.0f, y, where());
+    }
     if (a_.act.kind != ActKind::kNone) {
       launch_activation(y, y, m_ * n_, ActParams{a_.act.kind, a_.act.alpha, a_.act.beta}, s.stream);
       check_launch("the fused activation");
@@ -70,6 +133,9 @@ class GemmKernel final : public CudaKernel {
   int64_t m_ = 0, n_ = 0, k_ = 0;
   bool has_c_ = false;
   ViewArgs c_view_;
+  bool half_ = false;
+  HalfOperand ha_, hb_;
+  size_t workspace_ = 0;
 };
 
 // MatMul with NumPy semantics: 1-D operands get a unit axis, batch axes
@@ -78,7 +144,7 @@ class GemmKernel final : public CudaKernel {
 // single products at precomputed offsets.
 class MatMulKernel final : public CudaKernel {
  public:
-  MatMulKernel(const Graph& g, const Node& n) : CudaKernel(node_context(g, n)) {
+  MatMulKernel(const DeviceContext& ctx, const Graph& g, const Node& n) : CudaKernel(node_context(g, n)) {
     // The geometry (runtime/ops/linalg.h, shared with the CPU kernel).
     MatMulGeometry geo = matmul_geometry(in_shape(g, n, 0), in_shape(g, n, 1));
     geo.fold_shared_b();  // one taller product
@@ -101,13 +167,20 @@ class MatMulKernel final : public CudaKernel {
         strided_ = strided_ && a_index_[e] == e * step_a_ && b_index_[e] == e * step_b_;
       strided_ = strided_ && batch_ <= INT_MAX;
     }
+    if ((half_ = ctx.fp16)) {
+      workspace_ = ha_.init(ctx, g, n, 0, 0, where());
+      workspace_ += hb_.init(ctx, g, n, 1, workspace_, where());
+    }
   }
   std::string describe() const override {
-    if (batch_ == 1) return "cuBLAS sgemm";
-    return strided_ ? "cuBLAS sgemm, strided batch of " + std::to_string(batch_)
-                    : "cuBLAS sgemm, " + std::to_string(batch_) + " products";
+    std::string what = half_ ? "cuBLAS gemmEx (float16 operands)" : "cuBLAS sgemm";
+    if (batch_ == 1) return what;
+    return strided_ ? what + ", strided batch of " + std::to_string(batch_)
+                    : what + ", " + std::to_string(batch_) + " products";
   }
+  size_t workspace_bytes() const override { return workspace_; }
   void launch(const KernelArgs& args, StreamState& s) override {
+    if (half_) return launch_half(args, s);
     const float* a = in<float>(args, 0);
     const float* b = in<float>(args, 1);
     float* y = out<float>(args, 0);
@@ -131,9 +204,38 @@ class MatMulKernel final : public CudaKernel {
   }
 
  private:
+  // The same products on float16 operands (offsets in elements, as above).
+  void launch_half(const KernelArgs& args, StreamState& s) {
+    const auto* a = static_cast<const uint16_t*>(ha_.get(in<float>(args, 0), args.workspace, s.stream));
+    const auto* b = static_cast<const uint16_t*>(hb_.get(in<float>(args, 1), args.workspace, s.stream));
+    check_launch("the operands' conversion to float16");
+    float* y = out<float>(args, 0);
+    const float one = 1.0f, zero = 0.0f;
+    int64_t mat_a = m_ * k_, mat_b = k_ * n_, mat_y = m_ * n_;
+    if (batch_ == 1) {
+      gemm_row_major_half(s.blas, false, false, m_, n_, k_, 1.0f, a, k_, b, n_, 0.0f, y, where());
+      return;
+    }
+    if (strided_) {
+      check_cublas(cublasGemmStridedBatchedEx(
+                       s.blas, CUBLAS_OP_N, CUBLAS_OP_N, static_cast<int>(n_), static_cast<int>(m_),
+                       static_cast<int>(k_), &one, b, CUDA_R_16F, static_cast<int>(n_), step_b_ * mat_b, a, CUDA_R_16F,
+                       static_cast<int>(k_), step_a_ * mat_a, &zero, y, CUDA_R_32F, static_cast<int>(n_), mat_y,
+                       static_cast<int>(batch_), CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT),
+                   where() + "cublasGemmStridedBatchedEx (float16)");
+      return;
+    }
+    for (int64_t e = 0; e < batch_; ++e)
+      gemm_row_major_half(s.blas, false, false, m_, n_, k_, 1.0f, a + a_index_[e] * mat_a, k_, b + b_index_[e] * mat_b,
+                          n_, 0.0f, y + e * mat_y, where());
+  }
+
   int64_t m_ = 0, n_ = 0, k_ = 0, batch_ = 1, step_a_ = 0, step_b_ = 0;
   bool strided_ = false;
   std::vector<int64_t> a_index_, b_index_;
+  bool half_ = false;
+  HalfOperand ha_, hb_;
+  size_t workspace_ = 0;
 };
 
 constexpr KernelEntry kBlasKernels[] = {

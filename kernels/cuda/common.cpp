@@ -125,9 +125,9 @@ TensorDesc::~TensorDesc() {
   if (d) cudnnDestroyTensorDescriptor(d);
 }
 
-void TensorDesc::set(const std::vector<int>& dims, const std::string& what) {
+void TensorDesc::set(const std::vector<int>& dims, const std::string& what, cudnnDataType_t type) {
   std::vector<int> st = packed_strides(dims);
-  check_cudnn(cudnnSetTensorNdDescriptor(d, CUDNN_DATA_FLOAT, static_cast<int>(dims.size()), dims.data(), st.data()),
+  check_cudnn(cudnnSetTensorNdDescriptor(d, type, static_cast<int>(dims.size()), dims.data(), st.data()),
               what + ": cudnnSetTensorNdDescriptor");
 }
 

@@ -40,7 +40,10 @@ void check_cublas(cublasStatus_t s, const std::string& what);
 // The device and library facts kernels are made with. One per backend.
 struct DeviceContext {
   int device = 0;
-  bool tf32 = false;
+  bool tf32 = false;  // --math tf32: TF32 tensor cores in cuDNN and cuBLAS
+  bool fp16 = false;  // --math fp16: convolutions and products in float16 on tensor cores
+  // Whether tensor-core candidates (the "+tensor_op" ones) may run.
+  bool tensor_cores() const { return tf32 || fp16; }
   int cc_major = 0, cc_minor = 0;
   // For plan-time queries (algorithm choice), under mu; runs use the stream's own handles.
   mutable std::mutex mu;
@@ -143,8 +146,9 @@ struct TensorDesc {
   ~TensorDesc();
   TensorDesc(const TensorDesc&) = delete;
   TensorDesc& operator=(const TensorDesc&) = delete;
-  // A packed float tensor of these dims (at least 4 of them; pad with 1s first).
-  void set(const std::vector<int>& dims, const std::string& what);
+  // A packed tensor of these dims (at least 4 of them; pad with 1s first),
+  // float unless said otherwise.
+  void set(const std::vector<int>& dims, const std::string& what, cudnnDataType_t type = CUDNN_DATA_FLOAT);
 };
 
 // The kernels of each file are made through the tables of registry.h.

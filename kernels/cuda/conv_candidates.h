@@ -69,10 +69,11 @@ inline bool is_tensor_op(cudnnMathType_t m) {
 // permission), so that a name from the cache runs what was chosen.
 inline bool may_use_tensor_cores(cudnnMathType_t m) { return m != CUDNN_FMA_MATH; }
 
-// The math types a candidate may use: exact fp32 (FMA) always; TF32 tensor
-// cores only when the session asked for TF32.
-inline std::vector<cudnnMathType_t> allowed_math(bool tf32) {
-  if (tf32) return {CUDNN_FMA_MATH, CUDNN_TENSOR_OP_MATH};
+// The math types a candidate may use: FMA always; tensor cores only when
+// the session asked for them (--math tf32: TF32 on float32 data; --math
+// fp16: float16 data), DeviceContext::tensor_cores().
+inline std::vector<cudnnMathType_t> allowed_math(bool tensor_cores) {
+  if (tensor_cores) return {CUDNN_FMA_MATH, CUDNN_TENSOR_OP_MATH};
   return {CUDNN_FMA_MATH};
 }
 
@@ -84,8 +85,9 @@ inline std::string candidate_name(cudnnConvolutionFwdAlgo_t a, cudnnMathType_t m
   return s;
 }
 
-inline bool parse_candidate(bool tf32, const std::string& name, cudnnConvolutionFwdAlgo_t* a, cudnnMathType_t* m) {
-  for (cudnnMathType_t math : allowed_math(tf32))
+inline bool parse_candidate(bool tensor_cores, const std::string& name, cudnnConvolutionFwdAlgo_t* a,
+                            cudnnMathType_t* m) {
+  for (cudnnMathType_t math : allowed_math(tensor_cores))
     for (cudnnConvolutionFwdAlgo_t algo : kAllFwdAlgos)
       if (candidate_name(algo, math) == name) {
         *a = algo;

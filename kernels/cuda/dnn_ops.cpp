@@ -13,7 +13,15 @@
 // mode allows, named like "cudnn_implicit_precomp_gemm" (FMA math) and
 // "cudnn_winograd_nonfused+tensor_op" (TF32 tensor cores, --math tf32 only),
 // timed by cudnnFindConvolutionForwardAlgorithmEx.
+//
+// Under --math fp16 (DeviceContext::fp16) a convolution runs in float16 on
+// tensor cores: the weights are converted once, when the kernel is made; each
+// run converts the (padded) input to float16 in the workspace, convolves with
+// float32 accumulation (cuDNN's pseudo-half configuration: float16 tensors,
+// a float32 convolution descriptor), converts the output back, then adds the
+// bias and applies the activation in float32.
 #include <minirt/error.h>
+#include <minirt/half.h>
 
 #include <algorithm>
 #include <cctype>
@@ -58,7 +66,7 @@ ConvChoice choose_conv_algorithm(const DeviceContext& ctx, cudnnTensorDescriptor
                                  const std::string& where) {
   std::lock_guard<std::mutex> lock(ctx.mu);
   cudnnHandle_t h = ctx.plan_dnn;
-  check_cudnn(cudnnSetConvolutionMathType(conv, ctx.tf32 ? CUDNN_DEFAULT_MATH : CUDNN_FMA_MATH),
+  check_cudnn(cudnnSetConvolutionMathType(conv, ctx.tensor_cores() ? CUDNN_DEFAULT_MATH : CUDNN_FMA_MATH),
               where + "cudnnSetConvolutionMathType");
   int max = 0;
   check_cudnn(cudnnGetConvolutionForwardAlgorithmMaxCount(h, &max),
@@ -71,10 +79,11 @@ ConvChoice choose_conv_algorithm(const DeviceContext& ctx, cudnnTensorDescriptor
   for (int i = 0; i < got; ++i) {
     const auto& p = perf[static_cast<size_t>(i)];
     if (p.status != CUDNN_STATUS_SUCCESS) continue;
-    if (!ctx.tf32 && is_tensor_op(p.mathType)) continue;
+    if (!ctx.tensor_cores() && is_tensor_op(p.mathType)) continue;
     // Under TF32 the math the candidate's name stands for (+tensor_op or
     // not), so that running the name later (from the cache) runs the same.
-    cudnnMathType_t math = ctx.tf32 && may_use_tensor_cores(p.mathType) ? CUDNN_TENSOR_OP_MATH : CUDNN_FMA_MATH;
+    cudnnMathType_t math =
+        ctx.tensor_cores() && may_use_tensor_cores(p.mathType) ? CUDNN_TENSOR_OP_MATH : CUDNN_FMA_MATH;
     if (cudnnSetConvolutionMathType(conv, math) != CUDNN_STATUS_SUCCESS) continue;
     size_t ws = 0;
     if (cudnnGetConvolutionForwardWorkspaceSize(h, x, w, conv, y, p.algo, &ws) != CUDNN_STATUS_SUCCESS) continue;
@@ -83,7 +92,7 @@ ConvChoice choose_conv_algorithm(const DeviceContext& ctx, cudnnTensorDescriptor
   }
   // Nothing usable in the list: implicit GEMM needs no workspace and takes every shape.
   ConvChoice c;
-  c.math = ctx.tf32 ? CUDNN_TENSOR_OP_MATH : CUDNN_FMA_MATH;
+  c.math = ctx.tensor_cores() ? CUDNN_TENSOR_OP_MATH : CUDNN_FMA_MATH;
   check_cudnn(cudnnSetConvolutionMathType(conv, c.math), where + "cudnnSetConvolutionMathType");
   check_cudnn(cudnnGetConvolutionForwardWorkspaceSize(h, x, w, conv, y, c.algo, &c.workspace),
               where + "cudnnGetConvolutionForwardWorkspaceSize");
@@ -141,13 +150,31 @@ class ConvKernel final : public CudaKernel {
       pad_.count = shape_numel(xp);
       pad_bytes_ = align_up(static_cast<size_t>(pad_.count) * sizeof(float));
     }
-    xd_.set(to_int(xp), w);
-    yd_.set(to_int(y), w);
+    half_ = ctx.fp16;
+    const cudnnDataType_t data = half_ ? CUDNN_DATA_HALF : CUDNN_DATA_FLOAT;
+    xd_.set(to_int(xp), w, data);
+    yd_.set(to_int(y), w, data);
     check_cudnn(cudnnCreateFilterDescriptor(&fd_), w + "cudnnCreateFilterDescriptor");
     std::vector<int> fdims = to_int(f);
-    check_cudnn(cudnnSetFilterNdDescriptor(fd_, CUDNN_DATA_FLOAT, CUDNN_TENSOR_NCHW, static_cast<int>(fdims.size()),
-                                           fdims.data()),
+    check_cudnn(cudnnSetFilterNdDescriptor(fd_, data, CUDNN_TENSOR_NCHW, static_cast<int>(fdims.size()), fdims.data()),
                 w + "cudnnSetFilterNdDescriptor");
+    if (half_) {
+      // float16 copies in the workspace: the input, the output, and the
+      // weights when they are computed at run time; constant weights are
+      // converted here, once.
+      xh_bytes_ = align_up(static_cast<size_t>(shape_numel(xp)) * 2);
+      yh_bytes_ = align_up(static_cast<size_t>(shape_numel(y)) * 2);
+      const size_t wcount = static_cast<size_t>(shape_numel(f));
+      if (const Tensor* wt = in_const(g, n, 1)) {
+        std::vector<uint16_t> wh(wcount);
+        float_to_half(wt->data<float>(), wh.data(), wcount);
+        w_half_ = DeviceBuffer(ctx.device, wcount * 2, w + "the float16 weights");
+        w_half_.upload(wh.data(), wcount * 2, w + "the float16 weights");
+      } else {
+        wh_bytes_ = align_up(wcount * 2);
+      }
+    }
+    extra_bytes_ = pad_bytes_ + xh_bytes_ + yh_bytes_ + wh_bytes_;
     check_cudnn(cudnnCreateConvolutionDescriptor(&cd_), w + "cudnnCreateConvolutionDescriptor");
     check_cudnn(cudnnSetConvolutionNdDescriptor(cd_, sp, sym.data(), stride.data(), dil.data(), CUDNN_CROSS_CORRELATION,
                                                 CUDNN_DATA_FLOAT),
@@ -163,7 +190,7 @@ class ConvKernel final : public CudaKernel {
     if (algorithm.empty()) {
       choice_ = choose_conv_algorithm(ctx, xd_.d, fd_, cd_, yd_.d, w);
     } else {
-      if (!parse_candidate(ctx.tf32, algorithm, &choice_.algo, &choice_.math))
+      if (!parse_candidate(ctx.tensor_cores(), algorithm, &choice_.algo, &choice_.math))
         throw Error(ErrorCode::kInvalidArgument, w + "'" + algorithm + "' is not a cuDNN candidate in this math mode");
       std::lock_guard<std::mutex> lock(ctx.mu);
       check_cudnn(cudnnSetConvolutionMathType(cd_, choice_.math), w + "cudnnSetConvolutionMathType");
@@ -186,7 +213,7 @@ class ConvKernel final : public CudaKernel {
       bdims[1] = static_cast<int>(channels_);
       bd_.set(bdims, w);
     }
-    fused_ = has_bias_ && a.act.kind == ActKind::kRelu;
+    fused_ = has_bias_ && a.act.kind == ActKind::kRelu && !half_;
     if (fused_) {
       check_cudnn(cudnnCreateActivationDescriptor(&ad_), w + "cudnnCreateActivationDescriptor");
       check_cudnn(cudnnSetActivationDescriptor(ad_, CUDNN_ACTIVATION_RELU, CUDNN_NOT_PROPAGATE_NAN, 0.0),
@@ -200,7 +227,7 @@ class ConvKernel final : public CudaKernel {
     if (ad_) cudnnDestroyActivationDescriptor(ad_);
   }
 
-  size_t workspace_bytes() const override { return pad_bytes_ + choice_.workspace; }
+  size_t workspace_bytes() const override { return extra_bytes_ + choice_.workspace; }
 
   std::string chosen() const { return candidate_name(choice_.algo, choice_.math); }
 
@@ -209,7 +236,7 @@ class ConvKernel final : public CudaKernel {
   std::vector<AlgorithmOption> candidates(const DeviceContext& ctx) const {
     std::vector<AlgorithmOption> out;
     std::lock_guard<std::mutex> lock(ctx.mu);
-    for (cudnnMathType_t math : allowed_math(ctx.tf32)) {
+    for (cudnnMathType_t math : allowed_math(ctx.tensor_cores())) {
       for (cudnnConvolutionFwdAlgo_t algo : kAllFwdAlgos) {
         AlgorithmOption o;
         o.name = candidate_name(algo, math);
@@ -220,7 +247,7 @@ class ConvKernel final : public CudaKernel {
         if (st != CUDNN_STATUS_SUCCESS)
           o.declined = "cuDNN does not take this shape: " + cudnn_error_text(st);
         else
-          o.workspace = pad_bytes_ + ws;
+          o.workspace = extra_bytes_ + ws;
         out.push_back(std::move(o));
       }
     }
@@ -236,15 +263,16 @@ class ConvKernel final : public CudaKernel {
     size_t ws = 0;
     for (const auto& c : cands)
       if (c.declined.empty() && (workspace_limit == 0 || c.workspace <= workspace_limit))
-        ws = std::max(ws, c.workspace > pad_bytes_ ? c.workspace - pad_bytes_ : size_t{0});
-    const size_t xbytes = static_cast<size_t>(shape_numel(xp_)) * sizeof(float);
-    const size_t wbytes = static_cast<size_t>(shape_numel(wshape_)) * sizeof(float);
+        ws = std::max(ws, c.workspace > extra_bytes_ ? c.workspace - extra_bytes_ : size_t{0});
+    const size_t elem = half_ ? 2 : sizeof(float);  // the tensors as cuDNN sees them
+    const size_t xbytes = static_cast<size_t>(shape_numel(xp_)) * elem;
+    const size_t wbytes = static_cast<size_t>(shape_numel(wshape_)) * elem;
     DeviceBuffer xb(ctx.device, xbytes, where() + "the tuning input");
     DeviceBuffer wb(ctx.device, wbytes, where() + "the tuning weights");
-    DeviceBuffer yb(ctx.device, static_cast<size_t>(shape_numel(yshape_)) * sizeof(float),
-                    where() + "the tuning output");
+    DeviceBuffer yb(ctx.device, static_cast<size_t>(shape_numel(yshape_)) * elem, where() + "the tuning output");
     DeviceBuffer wsb(ctx.device, ws, where() + "the tuning workspace");
-    // Small non-zero values (0x3c3c3c3c is about 0.0115): no algorithm has a shortcut for them.
+    // Small non-zero values (0x3c3c3c3c is about 0.0115 in float32, 0x3c3c
+    // about 1.06 in float16): no algorithm has a shortcut for them.
     check_cuda(cudaMemset(xb.get(), 0x3c, xbytes), where() + "cudaMemset");
     check_cuda(cudaMemset(wb.get(), 0x3c, wbytes), where() + "cudaMemset");
     std::lock_guard<std::mutex> lock(ctx.mu);
@@ -252,7 +280,7 @@ class ConvKernel final : public CudaKernel {
     check_cudnn(cudnnGetConvolutionForwardAlgorithmMaxCount(ctx.plan_dnn, &max),
                 where() + "cudnnGetConvolutionForwardAlgorithmMaxCount");
     std::vector<cudnnConvolutionFwdAlgoPerf_t> perf(static_cast<size_t>(std::max(max, 1)));
-    for (cudnnMathType_t math : allowed_math(ctx.tf32)) {
+    for (cudnnMathType_t math : allowed_math(ctx.tensor_cores())) {
       std::vector<std::vector<double>> times(cands.size());
       for (int rep = 0; rep < 3; ++rep) {
         check_cudnn(cudnnSetConvolutionMathType(cd_, math), where() + "cudnnSetConvolutionMathType");
@@ -286,6 +314,7 @@ class ConvKernel final : public CudaKernel {
 
   std::string describe() const override {
     std::string s = std::string("cuDNN ") + algo_name(choice_.algo) + ", " + math_name(choice_.math);
+    if (half_) s += ", float16 data (float32 accumulation)";
     if (fused_ && fused_ok_.load())
       s += ", bias+ReLU fused";
     else if (has_bias_ || act_.kind != ActKind::kNone)
@@ -305,8 +334,31 @@ class ConvKernel final : public CudaKernel {
       check_launch("the input pad");
       x = reinterpret_cast<const float*>(ws);
     }
-    void* cws = choice_.workspace ? ws + pad_bytes_ : nullptr;
+    void* cws = choice_.workspace ? ws + extra_bytes_ : nullptr;
     const float one = 1.0f, zero = 0.0f;
+    if (half_) {
+      char* xh = ws + pad_bytes_;
+      char* yh = xh + xh_bytes_;
+      const void* fh = w_half_.get();
+      if (!fh) {
+        char* wh = yh + yh_bytes_;
+        launch_to_half(f, wh, shape_numel(wshape_), s.stream);
+        check_launch("the weights' conversion to float16");
+        fh = wh;
+      }
+      launch_to_half(x, xh, shape_numel(xp_), s.stream);
+      check_launch("the input's conversion to float16");
+      check_cudnn(cudnnConvolutionForward(s.dnn, &one, xd_.d, xh, fd_, fh, cd_, choice_.algo, cws, choice_.workspace,
+                                          &zero, yd_.d, yh),
+                  where() + "cudnnConvolutionForward (float16)");
+      launch_from_half(yh, y, shape_numel(yshape_), s.stream);
+      check_launch("the output's conversion from float16");
+      if (has_bias_ || act_.kind != ActKind::kNone) {
+        launch_bias_act(y, b, outer_, channels_, inner_, act_, s.stream);
+        check_launch("the bias and activation");
+      }
+      return;
+    }
     if (fused_ && fused_ok_.load()) {
       // y = ReLU(conv(x) + 0 * y + bias): z is y itself, with weight 0.
       cudnnStatus_t st =
@@ -341,6 +393,12 @@ class ConvKernel final : public CudaKernel {
   std::vector<int64_t> extra_begin_;
   PadArgs pad_;
   size_t pad_bytes_ = 0;
+  // --math fp16: float16 copies of the input, output and (computed) weights
+  // in the workspace after the pad; the constant weights' own buffer.
+  bool half_ = false;
+  size_t xh_bytes_ = 0, yh_bytes_ = 0, wh_bytes_ = 0;
+  size_t extra_bytes_ = 0;  // the workspace before cuDNN's: pad and float16 copies
+  DeviceBuffer w_half_;
   Shape xp_, wshape_, yshape_;  // the padded input, filter and output, for tuning buffers
 };
 

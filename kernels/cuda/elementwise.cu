@@ -1,9 +1,11 @@
 // Elementwise kernels: activations (the same formulas as runtime/ops/
 // activation.h, in device float math), unary math, per-channel bias plus
 // activation after a convolution, and broadcast arithmetic over up to four
-// operands, and Cast between the dtypes the support rule takes. Each is a
+// operands, Cast between the dtypes the support rule takes, and the float16
+// conversions around convolutions and products under --math fp16. Each is a
 // grid-stride loop over 64-bit indices. The unary and binary kernels switch
 // on the runtime's own UnaryKind and BinaryKind (runtime/ops/elementwise_kinds.h).
+#include <cuda_fp16.h>
 #include <cuda_runtime.h>
 
 #include <cstdint>
@@ -249,7 +251,29 @@ bool cast_from(const From* x, void* y, DType to, int64_t n, cudaStream_t stream)
   }
 }
 
+__global__ void to_half_kernel(const float* x, __half* y, int64_t n) {
+  for (int64_t i = blockIdx.x * static_cast<int64_t>(blockDim.x) + threadIdx.x; i < n;
+       i += static_cast<int64_t>(gridDim.x) * blockDim.x)
+    y[i] = __float2half_rn(x[i]);
+}
+
+__global__ void from_half_kernel(const __half* x, float* y, int64_t n) {
+  for (int64_t i = blockIdx.x * static_cast<int64_t>(blockDim.x) + threadIdx.x; i < n;
+       i += static_cast<int64_t>(gridDim.x) * blockDim.x)
+    y[i] = __half2float(x[i]);
+}
+
 }  // namespace
+
+void launch_to_half(const float* x, void* half, int64_t n, cudaStream_t stream) {
+  if (n <= 0) return;
+  to_half_kernel<<<blocks_for(n), kThreads, 0, stream>>>(x, static_cast<__half*>(half), n);
+}
+
+void launch_from_half(const void* half, float* y, int64_t n, cudaStream_t stream) {
+  if (n <= 0) return;
+  from_half_kernel<<<blocks_for(n), kThreads, 0, stream>>>(static_cast<const __half*>(half), y, n);
+}
 
 void launch_activation(const float* x, float* y, int64_t n, ActParams act, cudaStream_t stream) {
   if (n <= 0) return;

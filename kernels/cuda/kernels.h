@@ -105,6 +105,11 @@ void launch_broadcast(BinaryKind op, bool mean, const float* const* x, float* y,
 // false (launching nothing) for another dtype.
 bool launch_cast(const void* x, DType from, void* y, DType to, int64_t n, cudaStream_t stream);
 
+// --math fp16: n floats to IEEE float16 (round to nearest even; beyond
+// float16's range, infinity) and back. `half` holds 2 bytes per element.
+void launch_to_half(const float* x, void* half, int64_t n, cudaStream_t stream);
+void launch_from_half(const void* half, float* y, int64_t n, cudaStream_t stream);
+
 // ---- movement.cu ----
 
 // A strided view of x laid over the dense output y: output element with

@@ -248,7 +248,7 @@ void Session::Impl::choose_device(const SessionOptions& opts) {
   }
   std::vector<BackendFactory> candidates = backend_registry().candidates(opts.device);
   std::string why;
-  BackendRequest request{.threads = 1, .device_id = opts.device_id, .tf32 = opts.math == MathMode::kTf32};
+  BackendRequest request{.threads = 1, .device_id = opts.device_id, .math = opts.math};
   for (const BackendFactory& f : candidates) {
     OpenedBackend b = backend_registry().open_shared(f, request);
     if (b.kernels) {

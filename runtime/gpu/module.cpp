@@ -167,7 +167,9 @@ LoadedBackend load_cuda_backend(const ModuleOptions& options) {
   r.path = m.path;
   MinirtCudaOptions o = minirt_cuda_default_options();
   o.device = options.device;
-  o.math = options.tf32 ? kMinirtCudaMathTf32 : kMinirtCudaMathFp32;
+  o.math = options.math == MathMode::kTf32   ? kMinirtCudaMathTf32
+           : options.math == MathMode::kFp16 ? kMinirtCudaMathFp16
+                                             : kMinirtCudaMathFp32;
   char error[1024] = {0};
   char description[512] = {0};
   KernelProvider* b = m.create(&o, error, sizeof error, description, sizeof description);
@@ -194,7 +196,7 @@ BackendFactory cuda_backend_factory() {
       out.error = fatal ? fatal->message : gate.summary;
       return out;
     }
-    LoadedBackend m = load_cuda_backend({.device = request.device_id, .tf32 = request.tf32});
+    LoadedBackend m = load_cuda_backend({.device = request.device_id, .math = request.math});
     out.kernels = std::move(m.backend);
     out.description = std::move(m.description);
     out.error = std::move(m.error);

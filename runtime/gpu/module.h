@@ -37,8 +37,8 @@
 namespace minirt::gpu {
 
 struct ModuleOptions {
-  int device = 0;     // CUDA device ordinal
-  bool tf32 = false;  // TF32 math in cuBLAS and cuDNN (fp32 otherwise)
+  int device = 0;                   // CUDA device ordinal
+  MathMode math = MathMode::kFp32;  // cuBLAS's and cuDNN's math: fp32, TF32 or float16 tensor cores
 };
 
 struct LoadedBackend {

@@ -27,19 +27,19 @@
 
 // Raised whenever these entry points, MinirtCudaOptions or the KernelProvider
 // and ComputeDevice interfaces (runtime/backend.h) change. 4: the backend
-// became a KernelProvider owning a ComputeDevice.
-#define MINIRT_CUDA_MODULE_ABI 4
+// became a KernelProvider owning a ComputeDevice. 5: kMinirtCudaMathFp16.
+#define MINIRT_CUDA_MODULE_ABI 5
 
 extern "C" {
 
-enum { kMinirtCudaMathFp32 = 0, kMinirtCudaMathTf32 = 1 };
+enum { kMinirtCudaMathFp32 = 0, kMinirtCudaMathTf32 = 1, kMinirtCudaMathFp16 = 2 };
 enum { kMinirtCudaLayoutCount = 8 };
 
 struct MinirtCudaOptions {
-  uint32_t abi;    // MINIRT_CUDA_MODULE_ABI of the caller
-  uint32_t size;   // sizeof(MinirtCudaOptions) of the caller
-  int32_t device;  // CUDA device ordinal (of the visible devices)
-  int32_t math;    // kMinirtCudaMathFp32 (default) or kMinirtCudaMathTf32: cuBLAS's and cuDNN's math modes
+  uint32_t abi;                             // MINIRT_CUDA_MODULE_ABI of the caller
+  uint32_t size;                            // sizeof(MinirtCudaOptions) of the caller
+  int32_t device;                           // CUDA device ordinal (of the visible devices)
+  int32_t math;                             // kMinirtCudaMathFp32 (default), kMinirtCudaMathTf32 or kMinirtCudaMathFp16
   uint32_t layout[kMinirtCudaLayoutCount];  // minirt_cuda_layout() of the caller
 };
 

@@ -95,9 +95,11 @@ expect 1 "unknown option --bogus" -- "$bin/runmodel" "$model" --bogus
 expect 1 "no model given" -- "$bin/runmodel"
 expect 1 "--iterations expects an integer" -- "$bin/runmodel" "$model" --iterations zero
 expect 1 "--device expects cpu, cuda or auto" -- "$bin/runmodel" "$model" --device tpu
-expect 1 "--math expects fp32 or tf32" -- "$bin/runmodel" "$model" --math fp16
+expect 1 "--math expects fp32, tf32 or fp16" -- "$bin/runmodel" "$model" --math bf16
 expect 4 "no usable GPU backend" -- "$bin/runmodel" "$model" --device cuda
 expect 4 "no usable GPU backend" -- "$bin/runmodel" "$model" --device cuda --math tf32
+expect 4 "no usable GPU backend" -- "$bin/runmodel" "$model" --device cuda --math fp16
+expect 0 "device: cpu: running on the CPU" -- "$bin/runmodel" "$model" --device auto --math fp16 --iterations 1
 expect 0 "device: cpu: running on the CPU" -- "$bin/runmodel" "$model" --device auto --iterations 1
 expect 0 "usage: runmodel" -- "$bin/runmodel" --help
 expect 2 "usage: minirt-conformance" -- "$bin/minirt-conformance"

@@ -724,5 +724,47 @@ TEST(GpuOps, Tf32MathStaysClose) {
   EXPECT_TRUE(close(got[0], want[0], Tol{5e-2, 1e-2}));
 }
 
+// --math fp16: a convolution with bias and ReLU (bias and activation after
+// the float16 convolution, in float32), one with weights computed at run time
+// (converted each run), a Gemm with a constant B and C, and a batched MatMul
+// of two computed operands (the strided-batched call), against the CPU.
+TEST(GpuOps, Fp16MathStaysClose) {
+  MINIRT_CASES_SKIP_WITHOUT_GPU();
+  OpCase c("Conv, Gemm and MatMul on float16 tensor cores");
+  c.m.input("x", DType::kFloat32, {2, 16, 10, 10});
+  c.m.initializer("w", random_tensor({32, 16, 3, 3}, 2400));
+  c.m.initializer("b", random_tensor({32}, 2401));
+  c.m.node("Conv", {"x", "w", "b"}, {"c"}).ints("pads", {1, 1, 1, 1});
+  c.m.node("Relu", {"c"}, {"r"});
+  c.m.input("w2", DType::kFloat32, {8, 32, 1, 1});  // weights given at run time
+  c.m.node("Conv", {"r", "w2"}, {"c2"});
+  c.m.node("Flatten", {"c2"}, {"f"});
+  c.m.initializer("fc", random_tensor({800, 10}, 2402));
+  c.m.initializer("fcb", random_tensor({10}, 2403));
+  c.m.node("Gemm", {"f", "fc", "fcb"}, {"y"});
+  c.m.input("p", DType::kFloat32, {3, 5, 7});
+  c.m.input("q", DType::kFloat32, {3, 7, 4});
+  c.m.node("MatMul", {"p", "q"}, {"z"});
+  c.m.output("y");
+  c.m.output("z");
+  c.feed("x", random_tensor({2, 16, 10, 10}, 2404));
+  c.feed("w2", random_tensor({8, 32, 1, 1}, 2405));
+  c.feed("p", random_tensor({3, 5, 7}, 2406));
+  c.feed("q", random_tensor({3, 7, 4}, 2407));
+  if (load_only()) return load_on_cpu(c);
+  std::string bytes = c.m.bytes();
+  auto model = Model::load_from_memory(bytes.data(), bytes.size(), "fp16.onnx");
+  Session cpu(model, {.device = Device::kCpu});
+  Session fp16(model, {.device = Device::kCuda, .math = MathMode::kFp16});
+  auto want = cpu.run(c.inputs);
+  auto got = fp16.run(c.inputs);
+  // float16 keeps 10 mantissa bits, as TF32, and rounds the data too.
+  EXPECT_TRUE(close(got[0], want[0], Tol{5e-2, 2e-2}));
+  EXPECT_TRUE(close(got[1], want[1], Tol{5e-2, 1e-2}));
+  // The convolutions and products were placed on cuda, and the plan says float16.
+  EXPECT_NE(fp16.placement().find("on cuda"), std::string::npos) << fp16.placement();
+  EXPECT_NE(fp16.plan_report().find("float16"), std::string::npos) << fp16.plan_report();
+}
+
 }  // namespace
 }  // namespace minirt::gputest

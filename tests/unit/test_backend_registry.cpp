@@ -191,10 +191,12 @@ TEST(BackendRegistry, ASessionRunsOnABackendOnlyTheTestKnows) {
 
 TEST(BackendRegistry, SessionsOnOneDeviceShareItsBackend) {
   int opened = 0;
+  MathMode last_math = MathMode::kFp32;
   BackendFactory f = fake_factory("sharedgpu", 1000, nullptr);
   auto open = f.open;
-  f.open = [open, &opened](const BackendRequest& r) {
+  f.open = [open, &opened, &last_math](const BackendRequest& r) {
     ++opened;
+    last_math = r.math;
     return open(r);
   };
   Registered reg(f);
@@ -211,10 +213,18 @@ TEST(BackendRegistry, SessionsOnOneDeviceShareItsBackend) {
     Session c(model, {.device = Device::kCuda, .threads = 1, .device_id = 1});
     EXPECT_EQ(opened, 2);
     EXPECT_EQ(c.device_reason(), "running on sharedgpu: a pretend GPU, device 1");
+    // Another math mode is another backend too (its kernels are made for
+    // it), opened with the mode asked for.
+    for (MathMode m : {MathMode::kFp16, MathMode::kTf32}) {
+      Session e(model, {.device = Device::kCuda, .threads = 1, .math = m});
+      EXPECT_EQ(last_math, m);
+      Session e2(model, {.device = Device::kCuda, .threads = 1, .math = m});
+      EXPECT_EQ(opened, m == MathMode::kFp16 ? 3 : 4) << "one backend per math mode";
+    }
   }
   // Once every session is gone, the next one opens it afresh.
   Session d(model, {.device = Device::kCuda, .threads = 1});
-  EXPECT_EQ(opened, 3);
+  EXPECT_EQ(opened, 5);
 }
 
 TEST(BackendRegistry, ABackendThatCannotStartIsPassedOverWithItsReason) {

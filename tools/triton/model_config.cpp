@@ -258,8 +258,10 @@ Parameters read_parameters(const json::Value& config, const std::string& where) 
       out.math = MathMode::kFp32;
     else if (v == "tf32")
       out.math = MathMode::kTf32;
+    else if (v == "fp16")
+      out.math = MathMode::kFp16;
     else
-      throw ConfigError(where + ": parameter 'math' must be fp32 or tf32, got " + quoted(v));
+      throw ConfigError(where + ": parameter 'math' must be fp32, tf32 or fp16, got " + quoted(v));
   }
   return out;
 }
