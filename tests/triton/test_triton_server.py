@@ -68,6 +68,8 @@ def reference(model_path, feeds):
 
 def assert_close(test, got, want, what):
     test.assertEqual(got.shape, want.shape, what)
+    if want.size == 0:
+        return
     test.assertTrue(np.allclose(got, want, rtol=RTOL, atol=ATOL),
                     f"{what}: max abs diff {np.max(np.abs(got - want)):.3g}")
 
@@ -166,6 +168,10 @@ parameters { key: "tuning" value { string_value: "heuristic" } }
         # float16 inputs, weights and outputs (TYPE_FP16), auto-completed.
         cls.onnx["mnist_fp16"] = os.path.join(m, "mnist_cnn_fp16.onnx")
         write_model(repo, "mnist_fp16", cls.onnx["mnist_fp16"])
+        # NonMaxSuppression between two plan stages, auto-completed: its
+        # output's rows are boxes kept, so no batching.
+        cls.onnx["nms_tail"] = os.path.join(m, "nms_tail.onnx")
+        write_model(repo, "nms_tail", cls.onnx["nms_tail"])
         cls.shared = {}
         if ARGS.shared and os.path.isdir(ARGS.shared):
             for name, file in [("mnist8", "mnist-8.onnx"), ("ultraface", "ultraface-slim-320.onnx"),
@@ -194,7 +200,7 @@ output [ { name: "logits", data_type: TYPE_FP32, dims: [ 1000 ] } ]
                             extra=["--backend-config=minirt,default-max-batch-size=8"])
         cls.client = httpclient.InferenceServerClient(cls.server.http, concurrency=16, network_timeout=120)
         cls.gclient = grpcclient.InferenceServerClient(cls.server.grpc)
-        for name in ["resnet18", "mnist_cnn", "resnet18_explicit", "mnist_fp16", *cls.shared]:
+        for name in ["resnet18", "mnist_cnn", "resnet18_explicit", "mnist_fp16", "nms_tail", *cls.shared]:
             cls.client.load_model(name)
         cls.rng = np.random.default_rng(7)
 
@@ -433,6 +439,33 @@ output [ { name: "logits", data_type: TYPE_FP32, dims: [ 1000 ] } ]
         # A float32 tensor for a TYPE_FP16 input is refused, and the server goes on.
         self.expect_error(lambda: self.infer_http("mnist_fp16", {"input": x.astype(np.float32)}), "input")
         self.good_request_still_works()
+
+    def test_11_value_sized_outputs(self):
+        # NonMaxSuppression's rows depend on the data: each request gets its
+        # own count (none kept included), equal to onnxruntime's, and the
+        # configuration turned batching off (the output's first dimension is
+        # num_selected, not the inputs' N).
+        cfg = self.client.get_model_config("nms_tail")
+        self.assertEqual(cfg.get("max_batch_size", 0), 0)
+        self.assertEqual([[int(d) for d in o["dims"]] for o in cfg["output"]], [[-1, 3], [-1, 4]])
+        rng = np.random.default_rng(11)
+        counts = set()
+        # The last request's logits are all below -1: sigmoid < 0.4, none kept.
+        for n, scale, offset in ((1, 3.0, 0.0), (2, 3.0, 0.0), (1, -1.0, -1.0)):
+            xy = rng.uniform(0, 6, size=(n, 8, 2))
+            wh = rng.uniform(1, 3, size=(n, 8, 2))
+            boxes = np.concatenate([xy, wh], axis=2).astype(np.float32)
+            logits = (scale * np.abs(rng.standard_normal((n, 8, 3))) + offset).astype(np.float32)
+            want = reference(self.onnx["nms_tail"], {"boxes": boxes, "logits": logits})
+            for r, how in ((self.infer_http("nms_tail", {"boxes": boxes, "logits": logits}), "HTTP"),
+                           (self.infer_grpc("nms_tail", {"boxes": boxes, "logits": logits}), "gRPC")):
+                got = r.as_numpy("selected")
+                self.assertTrue(np.array_equal(got, want["selected"]),
+                                f"nms_tail selected over {how}: {got.tolist()} vs {want['selected'].tolist()}")
+                assert_close(self, r.as_numpy("picked"), want["picked"], f"nms_tail picked over {how}")
+            counts.add(want["selected"].shape[0])
+        self.assertIn(0, counts)
+        self.assertGreater(len(counts), 2, f"the requests kept {sorted(counts)} boxes: too alike to test sizes")
 
     def test_99_clean_shutdown(self):
         # Open keep-alive connections would hold the server until its exit timeout.
