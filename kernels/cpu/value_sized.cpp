@@ -7,10 +7,22 @@
 #include <algorithm>
 #include <cmath>
 #include <numeric>
+#include <type_traits>
 
 namespace minirt::cpu {
 
 namespace {
+
+// A strict weak order on values with NaN after every number (and NaNs equal
+// among themselves), so that sorting data with NaN is well defined.
+template <typename T>
+bool before(T u, T v) {
+  if constexpr (std::is_floating_point_v<T>) {
+    if (std::isnan(v)) return !std::isnan(u);
+    if (std::isnan(u)) return false;
+  }
+  return u < v;
+}
 
 // Errors name only what is wrong: the session puts the file, node and op in
 // front (node_context).
@@ -74,9 +86,10 @@ class NonZeroKernel final : public ValueSizedKernel {
 
 // Unique: the distinct elements (no axis: of the flattened input) or the
 // distinct slices along an axis, ascending (slices compared element by
-// element in row-major order) or in order of first occurrence; with the index
-// of each one's first occurrence, each input element's (slice's) index into
-// the result, and how often each occurs.
+// element in row-major order; NaN after every number, all NaNs one value) or
+// in order of first occurrence; with the index of each one's first
+// occurrence, each input element's (slice's) index into the result, and how
+// often each occurs.
 class UniqueKernel final : public ValueSizedKernel {
  public:
   explicit UniqueKernel(const Node& n) : attrs_(n.attrs_as<UniqueAttrs>()) {}
@@ -122,8 +135,8 @@ class UniqueKernel final : public ValueSizedKernel {
       for (int64_t o = 0; o < outer; ++o)
         for (int64_t j = 0; j < inner; ++j) {
           T u = p[(o * n + a) * inner + j], v = p[(o * n + b) * inner + j];
-          if (u < v) return true;
-          if (v < u) return false;
+          if (before(u, v)) return true;
+          if (before(v, u)) return false;
         }
       return false;
     };
@@ -178,7 +191,7 @@ class UniqueKernel final : public ValueSizedKernel {
 };
 
 // NonMaxSuppression: per batch and class, the boxes over score_threshold in
-// order of falling score (ties: the lower box index first), each kept unless
+// order of falling score (ties: the lower box index first; a NaN score last), each kept unless
 // its IoU with a box kept before is above iou_threshold, at most
 // max_output_boxes_per_class of them. Output rows [batch, class, box], by
 // batch, then class, then the order kept.
@@ -231,7 +244,11 @@ class NmsKernel final : public ValueSizedKernel {
           order.clear();
           for (int64_t i = 0; i < nboxes; ++i)
             if (!has_score_threshold || sc[i] > score_threshold) order.push_back(i);
-          std::stable_sort(order.begin(), order.end(), [&](int64_t x, int64_t y) { return sc[x] > sc[y]; });
+          // Falling score (a NaN score last), ties by the lower box index.
+          std::stable_sort(order.begin(), order.end(), [&](int64_t x, int64_t y) {
+            if (std::isnan(sc[x])) return false;
+            return std::isnan(sc[y]) || sc[x] > sc[y];
+          });
           kept.clear();
           for (int64_t i : order) {
             if (static_cast<int64_t>(kept.size()) >= max_per_class) break;

@@ -13,6 +13,7 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <cstring>
 #include <thread>
 
@@ -202,6 +203,39 @@ TEST(ValueSized, BadInputNamesTheNodeAndTheSessionStaysUsable) {
   ASSERT_EQ(out[0].shape(), (Shape{2, 3}));
   const int64_t* sel = out[0].data<int64_t>();
   EXPECT_EQ(std::vector<int64_t>(sel, sel + 6), (std::vector<int64_t>{0, 0, 1, 0, 0, 2}));
+}
+
+// NaN sorts after every number (so the sorts stay well defined) and all NaNs
+// are one value of Unique.
+TEST(ValueSized, NanSortsLastInUniqueAndNonMaxSuppression) {
+  ModelBuilder m(11);
+  m.input("x", DType::kFloat32, {6});
+  m.node("Unique", {"x"}, {"y", "first", "inverse", "counts"}, "unique");
+  m.output("y");
+  m.output("counts", DType::kInt64);
+  Session s(load(m, "unique.onnx"), SessionOptions{.device = Device::kCpu, .threads = 1});
+  const float nan = std::nanf("");
+  auto out = s.run({{"x", floats({3, nan, 1, nan, 3, -0.0f})}});
+  ASSERT_EQ(out[0].shape(), (Shape{4}));
+  const float* y = out[0].data<float>();
+  EXPECT_EQ(y[0], 0.0f);
+  EXPECT_EQ(y[1], 1.0f);
+  EXPECT_EQ(y[2], 3.0f);
+  EXPECT_TRUE(std::isnan(y[3]));
+  const int64_t* c = out[1].data<int64_t>();
+  EXPECT_EQ(std::vector<int64_t>(c, c + 4), (std::vector<int64_t>{1, 1, 2, 2}));
+
+  Session nms(load(nms_model(), "detector.onnx"), SessionOptions{.device = Device::kCpu, .threads = 1});
+  Tensor boxes = Tensor::zeros(DType::kFloat32, {1, 3, 4});
+  const float b[] = {0, 0, 1, 1, 5, 5, 6, 6, 10, 10, 11, 11};  // apart: none suppresses another
+  std::copy(b, b + 12, boxes.data<float>());
+  Tensor scores = Tensor::zeros(DType::kFloat32, {1, 1, 3});
+  const float sc[] = {nan, 0.2f, 0.7f};
+  std::copy(sc, sc + 3, scores.data<float>());
+  auto kept = nms.run({{"boxes", boxes}, {"scores", scores}});
+  ASSERT_EQ(kept[0].shape(), (Shape{3, 3}));
+  const int64_t* k = kept[0].data<int64_t>();
+  EXPECT_EQ((std::vector<int64_t>{k[2], k[5], k[8]}), (std::vector<int64_t>{2, 1, 0}));
 }
 
 TEST(ValueSized, ConcurrentRunsOfOneSessionEachGetTheirOwnCounts) {
