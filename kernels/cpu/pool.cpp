@@ -999,10 +999,122 @@ class LpPoolKernel final : public Kernel {
   float p_ = 2.0f;
 };
 
+// Pooling over up to three spatial axes, plainly: each output position
+// reduces the taps of its window that fall inside the input, with the
+// semantics of the 2-D kernels above (max ignores NaN and starts from the
+// lowest float; the average divides by the taps inside the input, or inside
+// the pads with count_include_pad, never the overhang ceil_mode adds; LpPool
+// adds |x|^p, the padding adding zero). For the ranks the 2-D engines do not
+// take: 3-D MaxPool and AveragePool, 1-D and 3-D LpPool.
+class PoolNdKernel final : public Kernel {
+ public:
+  enum class Mode { kMax, kAverage, kLp };
+  PoolNdKernel(const Graph& g, const Node& n, Mode mode, const WindowAttrs& a, bool count_include_pad, float p)
+      : mode_(mode), count_include_pad_(count_include_pad), p_(p) {
+    const Shape& x = in_shape(g, n, 0);
+    const Shape& y = out_shape(g, n, 0);
+    const int64_t sp = a.spatial();
+    planes_ = x[0] * x[1];
+    // Right-aligned in three axes; the missing leading ones are unit windows.
+    for (int64_t i = 0; i < sp; ++i) {
+      const int64_t j = 3 - sp + i;
+      in_[j] = x[2 + i];
+      out_[j] = y[2 + i];
+      k_[j] = a.kernel_shape[i];
+      s_[j] = a.strides[i];
+      d_[j] = a.dilations[i];
+      pb_[j] = a.pad_begin(i);
+      pe_[j] = a.pad_end(i);
+    }
+  }
+
+  void run(const KernelArgs& args) override {
+    const float* x = static_cast<const float*>(args.inputs[0]);
+    float* y = static_cast<float*>(args.outputs[0]);
+    const int64_t in_plane = in_[0] * in_[1] * in_[2], out_plane = out_[0] * out_[1] * out_[2];
+    if (planes_ <= 0 || out_plane <= 0) return;
+    const int64_t taps = std::max<int64_t>(1, k_[0] * k_[1] * k_[2]);
+    const int64_t grain = std::max<int64_t>(1, kGrainFloats / std::max<int64_t>(1, out_plane * taps));
+    args.pool->parallel_for(
+        planes_,
+        [&](int64_t p0, int64_t p1) {
+          for (int64_t c = p0; c < p1; ++c) plane(x + c * in_plane, y + c * out_plane);
+        },
+        grain);
+  }
+
+ private:
+  void plane(const float* x, float* y) const {
+    int64_t t0[3], t1[3], start[3];
+    for (int64_t o0 = 0; o0 < out_[0]; ++o0) {
+      axis(0, o0, start, t0, t1);
+      for (int64_t o1 = 0; o1 < out_[1]; ++o1) {
+        axis(1, o1, start, t0, t1);
+        for (int64_t o2 = 0; o2 < out_[2]; ++o2) {
+          axis(2, o2, start, t0, t1);
+          float acc = mode_ == Mode::kMax ? std::numeric_limits<float>::lowest() : 0.0f;
+          for (int64_t a = t0[0]; a < t1[0]; ++a) {
+            const int64_t i0 = start[0] + a * d_[0];
+            for (int64_t b = t0[1]; b < t1[1]; ++b) {
+              const int64_t i1 = start[1] + b * d_[1];
+              const float* row = x + (i0 * in_[1] + i1) * in_[2];
+              for (int64_t c = t0[2]; c < t1[2]; ++c) {
+                const float v = row[start[2] + c * d_[2]];
+                if (mode_ == Mode::kMax)
+                  acc = v > acc ? v : acc;
+                else if (mode_ == Mode::kAverage)
+                  acc += v;
+                else if (p_ == 1.0f)
+                  acc += std::fabs(v);
+                else if (p_ == 2.0f)
+                  acc += v * v;
+                else
+                  acc += std::pow(std::fabs(v), p_);
+              }
+            }
+          }
+          if (mode_ == Mode::kAverage) {
+            int64_t n = 1;
+            const int64_t o[3] = {o0, o1, o2};
+            for (int j = 0; j < 3; ++j) {
+              const int64_t first = o[j] * s_[j] - pb_[j];
+              n *= count_include_pad_ ? taps_in(first, k_[j], d_[j], -pb_[j], in_[j] + pe_[j])
+                                      : taps_in(first, k_[j], d_[j], 0, in_[j]);
+            }
+            acc = n > 0 ? acc / static_cast<float>(n) : 0.0f;
+          } else if (mode_ == Mode::kLp) {
+            acc = p_ == 1.0f ? acc : p_ == 2.0f ? std::sqrt(acc) : std::pow(acc, 1.0f / p_);
+          }
+          y[(o0 * out_[1] + o1) * out_[2] + o2] = acc;
+        }
+      }
+    }
+  }
+  // Axis j at output index o: the window's first input index and its taps inside the input.
+  void axis(int j, int64_t o, int64_t* start, int64_t* t0, int64_t* t1) const {
+    start[j] = o * s_[j] - pb_[j];
+    taps_inside(start[j], k_[j], d_[j], in_[j], t0[j], t1[j]);
+  }
+
+  Mode mode_;
+  bool count_include_pad_;
+  float p_;
+  int64_t planes_ = 0;
+  int64_t in_[3] = {1, 1, 1}, out_[3] = {1, 1, 1}, k_[3] = {1, 1, 1}, s_[3] = {1, 1, 1}, d_[3] = {1, 1, 1};
+  int64_t pb_[3] = {0, 0, 0}, pe_[3] = {0, 0, 0};
+};
+
 std::unique_ptr<Kernel> make_pool(const Graph& g, const Node& n, int t) {
+  const auto& a = n.attrs_as<PoolAttrs>();
+  if (a.spatial() > 2)
+    return std::make_unique<PoolNdKernel>(
+        g, n, a.kind == PoolKind::kMax ? PoolNdKernel::Mode::kMax : PoolNdKernel::Mode::kAverage, a,
+        a.count_include_pad, 0.0f);
   return std::make_unique<PoolKernel>(g, n, t);
 }
 std::unique_ptr<Kernel> make_lppool(const Graph& g, const Node& n, int t) {
+  const auto& a = n.attrs_as<LpPoolAttrs>();
+  if (a.spatial() != 2) return std::make_unique<PoolNdKernel>(g, n, PoolNdKernel::Mode::kLp, a, false, a.p);
   return std::make_unique<LpPoolKernel>(g, n, t);
 }
 std::unique_ptr<Kernel> make_global(const Graph& g, const Node& n, int t) {

@@ -105,7 +105,7 @@ bool conv(const Graph& g, const Node& n, std::string* why) {
 bool pool(const Graph& g, const Node& n, std::string* why) {
   if (!all_float(g, n, why)) return false;
   size_t r = g.values[n.inputs[0]].shape.size();
-  if (r < 3 || r > 4) return say(why, std::to_string(r - 2) + "-D pooling (1-D and 2-D, as on the CPU)");
+  if (r < 3 || r > 4) return say(why, std::to_string(r - 2) + "-D pooling (1-D and 2-D on cuda; 3-D on the CPU)");
   return true;
 }
 

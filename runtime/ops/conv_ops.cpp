@@ -229,8 +229,8 @@ void infer_pool(InferContext& ctx) {
   const Shape& x = ctx.shape(0);
   if (x.size() < 3) ctx.fail("input must have rank 3 or more, got " + shape_str(x));
   int64_t sp = static_cast<int64_t>(x.size()) - 2;
-  if (sp > 2)
-    ctx.unsupported("only 1-D and 2-D pooling is supported, this one has " + std::to_string(sp) + " spatial axes");
+  if (sp > 3)
+    ctx.unsupported("only 1-D, 2-D and 3-D pooling is supported, this one has " + std::to_string(sp) + " spatial axes");
   auto a = std::make_shared<PoolAttrs>(ctx.attrs<PoolAttrs>());
   Shape y = pool_output(ctx, *a, x, a->ceil_mode);
   ctx.set_attrs(a);
@@ -262,8 +262,9 @@ std::shared_ptr<const OpAttrs> parse_lppool(const ParseContext& ctx) {
 void infer_lppool(InferContext& ctx) {
   ctx.expect_dtype(0, {DType::kFloat32});
   const Shape& x = ctx.shape(0);
-  if (x.size() != 4)
-    ctx.unsupported("only 2-D LpPool (an N, C, H, W input) is supported, the input is " + shape_str(x));
+  if (x.size() < 3 || x.size() > 5)
+    ctx.unsupported("only 1-D, 2-D and 3-D LpPool is supported (an input of rank 3 to 5), the input is " +
+                    shape_str(x));
   auto a = std::make_shared<LpPoolAttrs>(ctx.attrs<LpPoolAttrs>());
   Shape y = pool_output(ctx, *a, x, a->ceil_mode);
   ctx.set_attrs(a);
@@ -384,15 +385,15 @@ void add_pool_schemas(std::vector<OpSchema>& out) {
                  .max_outputs = 2,
                  .parse = parse_pool,
                  .infer = infer_pool,
-                 .semantics = "opset 12 (dilations and ceil_mode from opset 10)"});
+                 .semantics = "opset 12 (dilations and ceil_mode from opset 10); 1-D to 3-D"});
   out.push_back({.op = "AveragePool",
                  .parse = parse_pool,
                  .infer = infer_pool,
-                 .semantics = "opset 19 (dilations from 19, ceil_mode from 10)"});
+                 .semantics = "opset 19 (dilations from 19, ceil_mode from 10); 1-D to 3-D"});
   out.push_back({.op = "LpPool",
                  .parse = parse_lppool,
                  .infer = infer_lppool,
-                 .semantics = "opset 18 (dilations and ceil_mode from 18, p a float in version 1); 2-D only"});
+                 .semantics = "opset 18 (dilations and ceil_mode from 18, p a float in version 1); 1-D to 3-D"});
   out.push_back({.op = "GlobalAveragePool", .infer = infer_global_pool});
   out.push_back({.op = "GlobalMaxPool", .infer = infer_global_pool});
   out.push_back({.op = "LRN", .parse = parse_lrn, .infer = infer_same_float});

@@ -506,6 +506,20 @@ def pool_cases():
     for cip in (0, 1):
         out.append(pool_case("AveragePool", 1, 3, (15, 16), (7, 5), (2, 1), pads=(3, 2, 1, 2), ceil=1, cip=cip))
         out.append(pool_case("AveragePool", 1, 3, (13, 13), (9, 9), (1, 1), pads=(4, 4, 4, 4), cip=cip))
+    # 3-D (video and volumetric models): strides, uneven pads, ceil_mode,
+    # dilations, count_include_pad, auto_pad; between 3-D convolutions' shapes.
+    for op in ("MaxPool", "AveragePool"):
+        for ks, s, pads, ceil, d in (((2, 2, 2), (2, 2, 2), (0,) * 6, 0, None),
+                                     ((3, 3, 3), (1, 1, 1), (1,) * 6, 0, None),
+                                     ((3, 2, 3), (2, 1, 2), (0, 1, 1, 1, 0, 0), 1, None),
+                                     ((1, 3, 3), (1, 2, 2), (0, 1, 1, 0, 1, 1), 1, None),
+                                     ((2, 2, 3), (1, 2, 1), (1, 0, 1, 0, 1, 1), 0, (2, 1, 2))):
+            for cip in ((None,) if op == "MaxPool" else (0, 1)):
+                out.append(pool_case(op, 2, 3, (5, 7, 6), ks, s, pads=pads, ceil=ceil, cip=cip, d=d,
+                                     opset=19 if d is not None else None))
+        out.append(pool_case(op, 1, 4, (4, 9, 8), (2, 3, 3), (2, 2, 2), auto_pad="SAME_UPPER",
+                             cip=None if op == "MaxPool" else 1))
+    out.append(pool_case("MaxPool", 2, 16, (8, 16, 16), (3, 3, 3), (2, 2, 2), pads=(1,) * 6))  # split across threads
     out += lppool_cases()
     out = [c for c in out if c is not None]
     # Global pools, 1-D to 3-D.
@@ -548,6 +562,11 @@ def lppool_cases():
     out.append(lppool_case(1, 4, (6, 6), (2, 2), (2, 2), p=2, pads=(0, 0, 0, 0), opset=22))
     # Big enough to split across threads.
     out.append(lppool_case(2, 32, (20, 20), (3, 3), (1, 1), pads=(1, 1, 1, 1)))
+    # 1-D and 3-D.
+    for p in (1, 2, 3):
+        out.append(lppool_case(2, 3, (13,), (3,), (2,), p=p, pads=(1, 0), ceil=p == 2))
+        out.append(lppool_case(1, 3, (5, 6, 7), (2, 3, 2), (1, 2, 2), p=p, pads=(0, 1, 1, 1, 0, 0),
+                               d=(2, 1, 1) if p == 3 else None))
     # Between blocked-layout ops (Conv, Relu): LpPool reads and writes plain NCHW.
     c = Case("lppool_opset18_p2_k3x3_s2x2_between_conv_relu_1x16x12x12", opset=18)
     y = add_conv(c, c.input(c.uniform([1, 16, 12, 12])), 16, 32, (3, 3), 1, True, pads=[1, 1, 1, 1])
