@@ -555,10 +555,168 @@ class ConvTransposeKernel final : public Kernel {
   int64_t cg_ = 0, mg_ = 0, k_ = 0;
 };
 
+// 3-D convolutions (video and volumetric models), plainly: per image and
+// group, the window's taps gathered into columns (im2col over three axes,
+// zeros for the padding), one product with the group's weights, then bias,
+// a fused residual and the fused activation. ConvTranspose runs the other
+// way: one product into columns, each column added into the output window
+// it came from (col2im). The tuned 2-D lowerings above take no 3-D shape, so
+// the tuner has no choice to make here.
+struct Geometry3 {
+  int64_t n = 0, c = 0, m = 0, groups = 1;  // c: the input's channels, m: the output's
+  int64_t in[3] = {1, 1, 1}, out[3] = {1, 1, 1}, k[3] = {1, 1, 1}, s[3] = {1, 1, 1}, d[3] = {1, 1, 1}, p[3] = {0, 0, 0};
+  int64_t in_plane() const { return in[0] * in[1] * in[2]; }
+  int64_t out_plane() const { return out[0] * out[1] * out[2]; }
+  int64_t taps() const { return k[0] * k[1] * k[2]; }
+};
+
+// Of the forward convolution from `x` (the larger side of a ConvTranspose) to `y`.
+Geometry3 geometry3(const Shape& x, const Shape& y, const WindowAttrs& a, int64_t groups) {
+  Geometry3 q;
+  q.n = x[0];
+  q.c = x[1];
+  q.m = y[1];
+  q.groups = groups;
+  for (int i = 0; i < 3; ++i) {
+    q.in[i] = x[2 + i];
+    q.out[i] = y[2 + i];
+    q.k[i] = a.kernel_shape[i];
+    q.s[i] = a.strides[i];
+    q.d[i] = a.dilations[i];
+    q.p[i] = a.pad_begin(i);
+  }
+  return q;
+}
+
+// Calls f(row, column, input offset) for each tap row (channel, tap) and
+// output position of one group's channels inside the input; taps in the
+// padding are skipped (the caller has zeroed or ignores them).
+template <typename F>
+void for_each_tap3(const Geometry3& q, int64_t channels, F&& f) {
+  const int64_t cols = q.out_plane();
+  for (int64_t ch = 0; ch < channels; ++ch)
+    for (int64_t a = 0; a < q.k[0]; ++a)
+      for (int64_t b = 0; b < q.k[1]; ++b)
+        for (int64_t c = 0; c < q.k[2]; ++c) {
+          const int64_t row = ((ch * q.k[0] + a) * q.k[1] + b) * q.k[2] + c;
+          for (int64_t o0 = 0; o0 < q.out[0]; ++o0) {
+            const int64_t i0 = o0 * q.s[0] - q.p[0] + a * q.d[0];
+            if (i0 < 0 || i0 >= q.in[0]) continue;
+            for (int64_t o1 = 0; o1 < q.out[1]; ++o1) {
+              const int64_t i1 = o1 * q.s[1] - q.p[1] + b * q.d[1];
+              if (i1 < 0 || i1 >= q.in[1]) continue;
+              const int64_t base = (ch * q.in[0] + i0) * q.in[1] + i1;
+              for (int64_t o2 = 0; o2 < q.out[2]; ++o2) {
+                const int64_t i2 = o2 * q.s[2] - q.p[2] + c * q.d[2];
+                if (i2 < 0 || i2 >= q.in[2]) continue;
+                f(row * cols + (o0 * q.out[1] + o1) * q.out[2] + o2, base * q.in[2] + i2);
+              }
+            }
+          }
+        }
+}
+
+class Conv3dKernel final : public Kernel {
+ public:
+  Conv3dKernel(const Graph& g, const Node& n, int) {
+    const auto& a = n.attrs_as<ConvAttrs>();
+    q_ = geometry3(in_shape(g, n, 0), out_shape(g, n, 0), a, a.group);
+    cg_ = q_.c / q_.groups;
+    mg_ = q_.m / q_.groups;
+    k_ = cg_ * q_.taps();
+    has_bias_ = n.input(2) >= 0;
+    residual_ = n.input(3) >= 0;
+    act_ = a.act;
+  }
+  size_t workspace_bytes() const override {
+    return static_cast<size_t>(q_.n * q_.groups * k_ * q_.out_plane()) * sizeof(float);
+  }
+  void run(const KernelArgs& args) override {
+    const float* x = static_cast<const float*>(args.inputs[0]);
+    const float* w = static_cast<const float*>(args.inputs[1]);
+    const float* b = has_bias_ ? static_cast<const float*>(args.inputs[2]) : nullptr;
+    const float* r = residual_ ? static_cast<const float*>(args.inputs[3]) : nullptr;
+    float* y = static_cast<float*>(args.outputs[0]);
+    float* ws = static_cast<float*>(args.workspace);
+    const int64_t cols = q_.out_plane(), in_plane = q_.in_plane();
+    auto body = [&](int64_t i0, int64_t i1) {
+      for (int64_t it = i0; it < i1; ++it) {
+        const int64_t g = it % q_.groups, img = it / q_.groups;
+        float* col = ws + it * k_ * cols;
+        std::fill(col, col + k_ * cols, 0.0f);
+        const float* xg = x + (img * q_.c + g * cg_) * in_plane;
+        for_each_tap3(q_, cg_, [&](int64_t at, int64_t from) { col[at] = xg[from]; });
+        float* yg = y + (img * q_.m + g * mg_) * cols;
+        mat(yg, mg_, cols, cols).noalias() = cmat(w + g * mg_ * k_, mg_, k_, k_) * cmat(col, k_, cols, cols);
+        for (int64_t o = 0; o < mg_; ++o) {
+          float* yo = yg + o * cols;
+          const float bias = b ? b[g * mg_ + o] : 0.0f;
+          const float* ro = r ? r + (yo - y) : nullptr;
+          for (int64_t i = 0; i < cols; ++i) yo[i] += bias + (ro ? ro[i] : 0.0f);
+          apply_activation(act_, yo, cols);
+        }
+      }
+    };
+    args.pool->parallel_for(q_.n * q_.groups, body);
+  }
+
+ private:
+  Geometry3 q_;
+  int64_t cg_ = 0, mg_ = 0, k_ = 0;
+  bool has_bias_ = false, residual_ = false;
+  Activation act_;
+};
+
+class ConvTranspose3dKernel final : public Kernel {
+ public:
+  ConvTranspose3dKernel(const Graph& g, const Node& n, int) {
+    const auto& a = n.attrs_as<ConvAttrs>();
+    const Shape& x = in_shape(g, n, 0);
+    // The forward convolution maps y (its input) to x (its output).
+    q_ = geometry3(out_shape(g, n, 0), x, a, a.group);
+    cg_ = q_.c / q_.groups;  // output channels per group
+    mg_ = q_.m / q_.groups;  // input channels per group
+    k_ = cg_ * q_.taps();
+    has_bias_ = n.input(2) >= 0;
+  }
+  size_t workspace_bytes() const override {
+    return static_cast<size_t>(q_.n * q_.groups * k_ * q_.out_plane()) * sizeof(float);
+  }
+  void run(const KernelArgs& args) override {
+    const float* x = static_cast<const float*>(args.inputs[0]);
+    const float* w = static_cast<const float*>(args.inputs[1]);
+    const float* b = has_bias_ ? static_cast<const float*>(args.inputs[2]) : nullptr;
+    float* y = static_cast<float*>(args.outputs[0]);
+    float* ws = static_cast<float*>(args.workspace);
+    const int64_t cols = q_.out_plane(), y_plane = q_.in_plane();
+    auto body = [&](int64_t i0, int64_t i1) {
+      for (int64_t it = i0; it < i1; ++it) {
+        const int64_t g = it % q_.groups, img = it / q_.groups;
+        float* col = ws + it * k_ * cols;
+        const float* xg = x + (img * q_.m + g * mg_) * cols;
+        mat(col, k_, cols, cols).noalias() =
+            cmat(w + g * mg_ * k_, mg_, k_, k_).transpose() * cmat(xg, mg_, cols, cols);
+        float* yg = y + (img * q_.c + g * cg_) * y_plane;
+        for (int64_t c = 0; c < cg_; ++c)
+          std::fill(yg + c * y_plane, yg + (c + 1) * y_plane, b ? b[g * cg_ + c] : 0.0f);
+        for_each_tap3(q_, cg_, [&](int64_t at, int64_t to) { yg[to] += col[at]; });
+      }
+    };
+    args.pool->parallel_for(q_.n * q_.groups, body);
+  }
+
+ private:
+  Geometry3 q_;
+  int64_t cg_ = 0, mg_ = 0, k_ = 0;
+  bool has_bias_ = false;
+};
+
 std::unique_ptr<Kernel> make_conv(const Graph& g, const Node& n, int threads) {
+  if (in_shape(g, n, 0).size() == 5) return std::make_unique<Conv3dKernel>(g, n, threads);
   return std::make_unique<ConvKernel>(g, n, threads, default_algo(conv_shape(g, n)));
 }
 std::unique_ptr<Kernel> make_conv_transpose(const Graph& g, const Node& n, int threads) {
+  if (in_shape(g, n, 0).size() == 5) return std::make_unique<ConvTranspose3dKernel>(g, n, threads);
   return std::make_unique<ConvTransposeKernel>(g, n, threads);
 }
 

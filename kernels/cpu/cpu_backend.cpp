@@ -80,7 +80,7 @@ class CpuBackend final : public KernelProvider {
   // reason so that a report can say why they were not tried.
   std::vector<AlgorithmOption> algorithms(const Graph& g, const Node& n) const override {
     std::vector<AlgorithmOption> out;
-    if (n.op != "Conv") return out;
+    if (n.op != "Conv" || conv3d(g, n)) return out;  // 3-D: one way only (conv.cpp's Conv3dKernel)
     bool b = blocked(g, n);
     for (const std::string& a : b ? cpu::nchwc_conv_algorithm_names() : cpu::conv_algorithm_names()) {
       AlgorithmOption o;
@@ -94,13 +94,13 @@ class CpuBackend final : public KernelProvider {
     return out;
   }
   std::string heuristic_algorithm(const Graph& g, const Node& n) const override {
-    if (n.op != "Conv") return {};
+    if (n.op != "Conv" || conv3d(g, n)) return {};
     return blocked(g, n) ? cpu::nchwc_conv_heuristic(g, n, threads_) : cpu::conv_heuristic_algorithm(g, n, threads_);
   }
   std::unique_ptr<Kernel> make_kernel_with(const Graph& g, const Node& n, const std::string& algorithm) const override {
     // No name: no choice made, the rules' pick (what make_kernel runs).
     if (algorithm.empty()) return make_kernel(g, n);
-    if (n.op == "Conv")
+    if (n.op == "Conv" && !conv3d(g, n))
       return blocked(g, n) ? cpu::make_nchwc_kernel(g, n, threads_, algorithm)
                            : cpu::make_conv_kernel(g, n, threads_, algorithm);
     node_fail(ErrorCode::kInvalidArgument, g, n,
@@ -125,6 +125,7 @@ class CpuBackend final : public KernelProvider {
 
  private:
   // A node with a blocked input or output runs on the blocked kernels.
+  static bool conv3d(const Graph& g, const Node& n) { return in_shape(g, n, 0).size() == 5; }
   static bool blocked(const Graph& g, const Node& n) {
     if (n.domain == "minirt") return true;  // the reorders
     for (int v : n.inputs)

@@ -95,9 +95,8 @@ namespace rules {
 bool conv(const Graph& g, const Node& n, std::string* why) {
   if (!all_float(g, n, why)) return false;
   size_t r = g.values[n.inputs[0]].shape.size();
-  // The loader takes 1-D and 2-D windows only (runtime/ops/conv_ops.cpp),
-  // for every backend: a 3-D one never reaches here, and is not claimed.
-  if (r < 3 || r > 4) return say(why, std::to_string(r - 2) + "-D convolution (1-D and 2-D, as on the CPU)");
+  // 3-D windows run on the CPU (kernels/cpu/conv.cpp's Conv3dKernel).
+  if (r < 3 || r > 4) return say(why, std::to_string(r - 2) + "-D convolution (1-D and 2-D on cuda; 3-D on the CPU)");
   if (n.input(3) >= 0) return say(why, "a fused residual input (the CPU's fusion)");
   return true;
 }

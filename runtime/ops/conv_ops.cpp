@@ -109,8 +109,8 @@ void infer_conv(InferContext& ctx) {
   if (w.size() != x.size())
     ctx.fail("weights " + shape_str(w) + " and input " + shape_str(x) + " must have the same rank");
   int64_t sp = static_cast<int64_t>(x.size()) - 2;
-  if (sp > 2)
-    ctx.unsupported("only 1-D and 2-D convolutions are supported, this one has " + std::to_string(sp) +
+  if (sp > 3)
+    ctx.unsupported("only 1-D, 2-D and 3-D convolutions are supported, this one has " + std::to_string(sp) +
                     " spatial axes");
   auto a = std::make_shared<ConvAttrs>(ctx.attrs<ConvAttrs>());
   Shape ks(w.begin() + 2, w.end());
@@ -142,8 +142,8 @@ void infer_conv_transpose(InferContext& ctx) {
   if (x.size() < 3 || w.size() != x.size())
     ctx.fail("input " + shape_str(x) + " and weights " + shape_str(w) + " must both have rank 3 or more");
   int64_t sp = static_cast<int64_t>(x.size()) - 2;
-  if (sp > 2)
-    ctx.unsupported("only 1-D and 2-D convolutions are supported, this one has " + std::to_string(sp) +
+  if (sp > 3)
+    ctx.unsupported("only 1-D, 2-D and 3-D convolutions are supported, this one has " + std::to_string(sp) +
                     " spatial axes");
   auto a = std::make_shared<ConvAttrs>(ctx.attrs<ConvAttrs>());
   Shape ks(w.begin() + 2, w.end());
@@ -368,7 +368,7 @@ void add_conv_schemas(std::vector<OpSchema>& out) {
                  .max_inputs = 3,
                  .parse = parse_conv,
                  .infer = infer_conv,
-                 .semantics = "opset 11 (same since opset 1)",
+                 .semantics = "opset 11 (same since opset 1); 1-D to 3-D",
                  .tuning_problem = conv_tuning_problem,
                  .tuning_summary = conv_tuning_summary});
   out.push_back({.op = "ConvTranspose",
@@ -376,7 +376,7 @@ void add_conv_schemas(std::vector<OpSchema>& out) {
                  .max_inputs = 3,
                  .parse = parse_conv,
                  .infer = infer_conv_transpose,
-                 .semantics = "opset 11 (same since opset 1)"});
+                 .semantics = "opset 11 (same since opset 1); 1-D to 3-D"});
 }
 
 void add_pool_schemas(std::vector<OpSchema>& out) {

@@ -191,7 +191,7 @@ def conv_case(n, cin, m, hw, ks, s, d, group, bias, pads=None, auto_pad=None, po
     pt = auto_pad.lower().replace("_", "") if auto_pad else pads_tag(pads)
     gt = "dw" if group == cin and m == cin else ("dwm%d" % (m // cin) if group == cin else str(group))
     name = "%s_k%s_s%s_d%s_%s_g%s_c%dm%d_n%d_%s%s%s" % (
-        "conv1d" if one_d else "conv2d", kt, st, dt, pt, gt, cin, m, n, "x".join(map(str, hw)),
+        "conv%dd" % len(hw), kt, st, dt, pt, gt, cin, m, n, "x".join(map(str, hw)),
         "_bias" if bias else "", "".join("_" + p for p in post))
     # Skip geometries without any output.
     for i in range(len(hw)):
@@ -324,6 +324,22 @@ def conv_cases():
     for (n, cin, m, hw, ks, s, d, g, b), post in fused:
         pads = tuple(k // 2 for k in ks) * 2
         out.append(conv_case(n, cin, m, hw, ks, s, d, g, b, pads=pads, post=post))
+    # 3-D (video and volumetric models): strides, dilations, uneven pads,
+    # groups and depthwise, auto_pad, the fusions (bias, BatchNormalization,
+    # activations) and a residual Add.
+    for n, cin, m, hw, ks, s, d, g, b, pads, post in (
+            (1, 3, 4, (5, 6, 7), (3, 3, 3), (1, 1, 1), (1, 1, 1), 1, True, (1,) * 6, ()),
+            (2, 4, 6, (6, 7, 5), (2, 3, 3), (2, 1, 2), (1, 1, 1), 2, False, (0, 1, 1, 1, 0, 1), ("relu",)),
+            (1, 4, 4, (5, 8, 8), (3, 3, 3), (1, 2, 2), (1, 1, 1), 4, True, (1,) * 6, ("bn", "clip6")),
+            (1, 3, 5, (7, 7, 7), (3, 2, 3), (1, 1, 2), (2, 1, 2), 1, True, (2, 0, 1, 2, 1, 1), ("silu",)),
+            (1, 16, 8, (4, 14, 14), (1, 3, 3), (1, 1, 1), (1, 1, 1), 1, True, (0, 1, 1, 0, 1, 1), ("bn", "relu"))):
+        out.append(conv_case(n, cin, m, hw, ks, s, d, g, b, pads=pads, post=post))
+    out.append(conv_case(1, 3, 4, (5, 6, 7), (3, 3, 3), (2, 2, 2), (1, 1, 1), 1, True, auto_pad="SAME_UPPER"))
+    c = Case("conv3d_k3_residual_add_relu_c8m8_n1_4x6x6")  # Conv + Add(x) fuses the residual on the CPU
+    x = c.input(c.uniform([1, 8, 4, 6, 6]))
+    y = add_conv(c, x, 8, 8, (3, 3, 3), 1, True, pads=[1] * 6)
+    c.output(c.node("Relu", [c.node("Add", [y, x])]))
+    out.append(c)
     return out
 
 
@@ -368,6 +384,12 @@ def convt_cases():
         for pads in ((0, 0, 0, 0), (1, 1, 1, 1), (0, 1, 1, 0)):
             out.append(convt_case(1 + 2 * (i % 2), 3, 2, (5, 4), (3, 3), (s, s), 1, i % 3 != 2, pads=pads))
             i += 1
+    # 3-D: strides, pads, dilations, groups, output_padding and output_shape.
+    out.append(convt_case(2, 3, 2, (3, 4, 5), (3, 3, 3), (1, 1, 1), 1, True, pads=(1,) * 6))
+    out.append(convt_case(1, 4, 3, (3, 4, 3), (2, 3, 3), (2, 2, 1), 2, False, pads=(0, 1, 1, 0, 0, 1),
+                          output_padding=(1, 0, 0)))
+    out.append(convt_case(1, 2, 2, (3, 3, 4), (3, 2, 2), (2, 1, 2), 1, True, d=(1, 2, 1), pads=(0,) * 6))
+    out.append(convt_case(1, 3, 2, (2, 3, 3), (3, 3, 3), (2, 2, 2), 1, True, output_shape=(5, 6, 7)))
     out.append(convt_case(1, 3, 2, (5, 4), (3, 3), (2, 2), 1, True, pads=(1, 1, 1, 1), output_padding=(1, 0)))
     out.append(convt_case(3, 3, 2, (5, 4), (3, 3), (2, 2), 1, False, pads=(0, 0, 0, 0), output_padding=(1, 1)))
     out.append(convt_case(1, 3, 2, (5, 4), (2, 4), (3, 2), 1, True, pads=(0, 1, 1, 0), output_padding=(2, 1)))
