@@ -616,20 +616,35 @@ void for_each_tap3(const Geometry3& q, int64_t channels, F&& f) {
         }
 }
 
+// The (image, group) units of a 3-D kernel cut into one task per thread
+// (at most), each with its own columns in the workspace.
+struct Units3 {
+  int64_t units = 0, tasks = 1;
+  Units3(int64_t n, int threads) : units(n), tasks(std::clamp<int64_t>(threads, 1, std::max<int64_t>(n, 1))) {}
+  template <typename F>
+  void run(ThreadPool& pool, F&& fn) const {
+    pool.parallel_ranges(
+        tasks, [&](int64_t t) { return t * units / tasks; }, (units + tasks - 1) / tasks,
+        [&](int64_t t, int64_t u0, int64_t u1) {
+          for (int64_t u = u0; u < u1; ++u) fn(t, u);
+        });
+  }
+};
+
 class Conv3dKernel final : public Kernel {
  public:
-  Conv3dKernel(const Graph& g, const Node& n, int) {
-    const auto& a = n.attrs_as<ConvAttrs>();
-    q_ = geometry3(in_shape(g, n, 0), out_shape(g, n, 0), a, a.group);
+  Conv3dKernel(const Graph& g, const Node& n, int threads)
+      : q_(geometry3(in_shape(g, n, 0), out_shape(g, n, 0), n.attrs_as<ConvAttrs>(), n.attrs_as<ConvAttrs>().group)),
+        units_(q_.n * q_.groups, threads) {
     cg_ = q_.c / q_.groups;
     mg_ = q_.m / q_.groups;
     k_ = cg_ * q_.taps();
     has_bias_ = n.input(2) >= 0;
     residual_ = n.input(3) >= 0;
-    act_ = a.act;
+    act_ = n.attrs_as<ConvAttrs>().act;
   }
   size_t workspace_bytes() const override {
-    return static_cast<size_t>(q_.n * q_.groups * k_ * q_.out_plane()) * sizeof(float);
+    return static_cast<size_t>(units_.tasks * k_ * q_.out_plane()) * sizeof(float);
   }
   void run(const KernelArgs& args) override {
     const float* x = static_cast<const float*>(args.inputs[0]);
@@ -639,10 +654,10 @@ class Conv3dKernel final : public Kernel {
     float* y = static_cast<float*>(args.outputs[0]);
     float* ws = static_cast<float*>(args.workspace);
     const int64_t cols = q_.out_plane(), in_plane = q_.in_plane();
-    auto body = [&](int64_t i0, int64_t i1) {
-      for (int64_t it = i0; it < i1; ++it) {
+    units_.run(*args.pool, [&](int64_t task, int64_t it) {
+      {
         const int64_t g = it % q_.groups, img = it / q_.groups;
-        float* col = ws + it * k_ * cols;
+        float* col = ws + task * k_ * cols;
         std::fill(col, col + k_ * cols, 0.0f);
         const float* xg = x + (img * q_.c + g * cg_) * in_plane;
         for_each_tap3(q_, cg_, [&](int64_t at, int64_t from) { col[at] = xg[from]; });
@@ -656,12 +671,12 @@ class Conv3dKernel final : public Kernel {
           apply_activation(act_, yo, cols);
         }
       }
-    };
-    args.pool->parallel_for(q_.n * q_.groups, body);
+    });
   }
 
  private:
   Geometry3 q_;
+  Units3 units_;
   int64_t cg_ = 0, mg_ = 0, k_ = 0;
   bool has_bias_ = false, residual_ = false;
   Activation act_;
@@ -669,18 +684,17 @@ class Conv3dKernel final : public Kernel {
 
 class ConvTranspose3dKernel final : public Kernel {
  public:
-  ConvTranspose3dKernel(const Graph& g, const Node& n, int) {
-    const auto& a = n.attrs_as<ConvAttrs>();
-    const Shape& x = in_shape(g, n, 0);
-    // The forward convolution maps y (its input) to x (its output).
-    q_ = geometry3(out_shape(g, n, 0), x, a, a.group);
+  // The forward convolution maps y (its input) to x (its output).
+  ConvTranspose3dKernel(const Graph& g, const Node& n, int threads)
+      : q_(geometry3(out_shape(g, n, 0), in_shape(g, n, 0), n.attrs_as<ConvAttrs>(), n.attrs_as<ConvAttrs>().group)),
+        units_(q_.n * q_.groups, threads) {
     cg_ = q_.c / q_.groups;  // output channels per group
     mg_ = q_.m / q_.groups;  // input channels per group
     k_ = cg_ * q_.taps();
     has_bias_ = n.input(2) >= 0;
   }
   size_t workspace_bytes() const override {
-    return static_cast<size_t>(q_.n * q_.groups * k_ * q_.out_plane()) * sizeof(float);
+    return static_cast<size_t>(units_.tasks * k_ * q_.out_plane()) * sizeof(float);
   }
   void run(const KernelArgs& args) override {
     const float* x = static_cast<const float*>(args.inputs[0]);
@@ -689,10 +703,10 @@ class ConvTranspose3dKernel final : public Kernel {
     float* y = static_cast<float*>(args.outputs[0]);
     float* ws = static_cast<float*>(args.workspace);
     const int64_t cols = q_.out_plane(), y_plane = q_.in_plane();
-    auto body = [&](int64_t i0, int64_t i1) {
-      for (int64_t it = i0; it < i1; ++it) {
+    units_.run(*args.pool, [&](int64_t task, int64_t it) {
+      {
         const int64_t g = it % q_.groups, img = it / q_.groups;
-        float* col = ws + it * k_ * cols;
+        float* col = ws + task * k_ * cols;
         const float* xg = x + (img * q_.m + g * mg_) * cols;
         mat(col, k_, cols, cols).noalias() =
             cmat(w + g * mg_ * k_, mg_, k_, k_).transpose() * cmat(xg, mg_, cols, cols);
@@ -701,12 +715,12 @@ class ConvTranspose3dKernel final : public Kernel {
           std::fill(yg + c * y_plane, yg + (c + 1) * y_plane, b ? b[g * cg_ + c] : 0.0f);
         for_each_tap3(q_, cg_, [&](int64_t at, int64_t to) { yg[to] += col[at]; });
       }
-    };
-    args.pool->parallel_for(q_.n * q_.groups, body);
+    });
   }
 
  private:
   Geometry3 q_;
+  Units3 units_;
   int64_t cg_ = 0, mg_ = 0, k_ = 0;
   bool has_bias_ = false;
 };

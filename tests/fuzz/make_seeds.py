@@ -180,6 +180,26 @@ def main():
          numpy_helper.from_array(np.array(0.5, np.float32), "half")])
     save(helper.make_model(g7, opset_imports=[helper.make_opsetid("", 13)]), "value_sized.onnx")
 
+    # 3-D: Conv with a residual Add and Relu, MaxPool and AveragePool with
+    # uneven pads and ceil_mode, ConvTranspose, and a 1-D LpPool.
+    g8 = helper.make_graph(
+        [helper.make_node("Conv", ["x", "w"], ["c"], pads=[1, 1, 1, 1, 1, 1], name="conv3d"),
+         helper.make_node("Add", ["c", "x"], ["r"]),
+         helper.make_node("Relu", ["r"], ["a"]),
+         helper.make_node("MaxPool", ["a"], ["m"], kernel_shape=[2, 3, 2], strides=[2, 2, 1],
+                          pads=[0, 1, 0, 1, 0, 1], ceil_mode=1),
+         helper.make_node("AveragePool", ["m"], ["p"], kernel_shape=[1, 2, 2], pads=[0, 0, 1, 0, 1, 0],
+                          count_include_pad=1),
+         helper.make_node("ConvTranspose", ["p", "wt"], ["y"], strides=[1, 2, 2], name="convt3d"),
+         helper.make_node("LpPool", ["s"], ["l"], kernel_shape=[3], strides=[2], pads=[1, 0], p=2)],
+        "three_d",
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 2, 4, 6, 5]),
+         helper.make_tensor_value_info("s", TensorProto.FLOAT, [1, 3, 9])],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, None),
+         helper.make_tensor_value_info("l", TensorProto.FLOAT, None)],
+        [w("w", (2, 2, 3, 3, 3), 8), w("wt", (2, 3, 1, 2, 2), 9)])
+    save(helper.make_model(g8, opset_imports=[helper.make_opsetid("", 18)]), "three_d.onnx")
+
     # float16: a half input and output, a half weight in raw_data, a half
     # Constant in int32_data (16-bit patterns), a Cast to float16 and back.
     h = helper.make_tensor_value_info("x", TensorProto.FLOAT16, [1, 2, 4, 4])
