@@ -7,6 +7,7 @@
 #include "runtime/ops/logic.h"
 
 #include <algorithm>
+#include <cmath>
 #include <cstring>
 
 namespace minirt::cpu {
@@ -148,6 +149,27 @@ class NotKernel final : public Kernel {
   int64_t count_;
 };
 
+// IsNaN, IsInf: float32 in, bool out.
+class ClassifyKernel final : public Kernel {
+ public:
+  ClassifyKernel(const Graph& g, const Node& n, int)
+      : count_(shape_numel(in_shape(g, n, 0))), attrs_(n.attrs_as<LogicAttrs>()) {}
+  void run(const KernelArgs& args) override {
+    const float* x = static_cast<const float*>(args.inputs[0]);
+    uint8_t* y = static_cast<uint8_t*>(args.outputs[0]);
+    if (attrs_.kind == LogicKind::kIsNaN) {
+      for (int64_t i = 0; i < count_; ++i) y[i] = std::isnan(x[i]);
+      return;
+    }
+    const bool pos = attrs_.detect_positive, neg = attrs_.detect_negative;
+    for (int64_t i = 0; i < count_; ++i) y[i] = std::isinf(x[i]) && (x[i] > 0 ? pos : neg);
+  }
+
+ private:
+  int64_t count_;
+  LogicAttrs attrs_;
+};
+
 // Where(cond, x, y): elements are moved as raw bits of their size.
 template <typename T>
 void where_run(const uint8_t* c, int64_t sc, const T* x, int64_t sx, const T* y, int64_t sy, T* out, int64_t n) {
@@ -216,6 +238,8 @@ void add_logic_kernels(std::vector<KernelEntry>& out) {
   for (const char* op : {"Equal", "Greater", "Less", "GreaterOrEqual", "LessOrEqual", "And", "Or", "Xor"})
     out.push_back({op, make<CompareKernel>});
   out.push_back({"Not", make<NotKernel>});
+  out.push_back({"IsNaN", make<ClassifyKernel>});
+  out.push_back({"IsInf", make<ClassifyKernel>});
   out.push_back({"Where", make<WhereKernel>});
 }
 

@@ -30,6 +30,7 @@ void add_resize_kernels(std::vector<KernelEntry>& out);
 void add_grid_sample_kernels(std::vector<KernelEntry>& out);  // grid_sample.cpp
 void add_logic_kernels(std::vector<KernelEntry>& out);        // logic.cpp
 void add_index_kernels(std::vector<KernelEntry>& out);        // index.cpp
-void add_value_sized_kernels(std::vector<KernelEntry>& out);  // value_sized.cpp: NonZero, Unique, NonMaxSuppression
+void add_value_sized_kernels(
+    std::vector<KernelEntry>& out);  // value_sized.cpp: NonZero, Compress, Unique, NonMaxSuppression
 
 }  // namespace minirt::cpu

@@ -1,11 +1,12 @@
 // Kernels of the value-sized ops, whose outputs' shapes follow from their
-// inputs' values: NonZero, Unique and NonMaxSuppression. The session runs them
+// inputs' values: NonZero, Compress, Unique and NonMaxSuppression. The session runs them
 // between plan stages (runtime/stages.h) through ValueSizedKernel::evaluate.
 #include "kernels/cpu/registry.h"
 #include "runtime/ops/index.h"
 
 #include <algorithm>
 #include <cmath>
+#include <cstring>
 #include <numeric>
 #include <type_traits>
 
@@ -82,6 +83,58 @@ class NonZeroKernel final : public ValueSizedKernel {
     outs.push_back(std::move(y));
     return outs;
   }
+};
+
+// Compress: the elements (no axis: of the flattened input) or the slices
+// along an axis whose condition is true; positions past the condition's
+// length are left out. Any element type (the bytes move as they are).
+class CompressKernel final : public ValueSizedKernel {
+ public:
+  explicit CompressKernel(const Node& n) : attrs_(n.attrs_as<CompressAttrs>()) {}
+
+  std::vector<Tensor> evaluate(const std::vector<const Tensor*>& in, ThreadPool&) override {
+    const Tensor& x = input_of(in, 0);
+    const Tensor& cond = input_of(in, 1);
+    if (cond.dtype() != DType::kBool || cond.rank() != 1)
+      fail(ErrorCode::kInvalidArgument, "condition must be a 1-D bool tensor, got " +
+                                            std::string(dtype_name(cond.dtype())) + " " + shape_str(cond.shape()));
+    const size_t elem = dtype_size(x.dtype());
+    if (elem == 0)
+      fail(ErrorCode::kUnsupported, "input dtype " + std::string(dtype_name(x.dtype())) + " is not supported");
+    const Shape& s = x.shape();
+    int64_t axis = 0, outer = 1, n = x.numel(), inner = 1;
+    if (attrs_.has_axis) {
+      const int64_t r = x.rank();
+      axis = attrs_.axis < 0 ? attrs_.axis + r : attrs_.axis;
+      if (r == 0 || axis < 0 || axis >= r)
+        fail(ErrorCode::kInvalidArgument,
+             "axis " + std::to_string(attrs_.axis) + " is out of range for input " + shape_str(s));
+      n = s[axis];
+      for (int64_t d = 0; d < axis; ++d) outer *= s[d];
+      for (int64_t d = axis + 1; d < r; ++d) inner *= s[d];
+    }
+    const uint8_t* c = cond.data<uint8_t>();
+    std::vector<int64_t> kept;
+    for (int64_t i = 0; i < std::min(n, cond.numel()); ++i)
+      if (c[i]) kept.push_back(i);
+    const int64_t count = static_cast<int64_t>(kept.size());
+    Shape ys = attrs_.has_axis ? s : Shape{count};
+    if (attrs_.has_axis) ys[static_cast<size_t>(axis)] = count;
+    Tensor y = Tensor::zeros(x.dtype(), ys);
+    const auto* src = static_cast<const uint8_t*>(x.raw());
+    auto* dst = static_cast<uint8_t*>(y.raw());
+    const size_t slice = static_cast<size_t>(inner) * elem;
+    for (int64_t o = 0; o < outer; ++o)
+      for (int64_t k = 0; k < count; ++k)
+        std::memcpy(dst + static_cast<size_t>(o * count + k) * slice,
+                    src + static_cast<size_t>(o * n + kept[static_cast<size_t>(k)]) * slice, slice);
+    std::vector<Tensor> outs;
+    outs.push_back(std::move(y));
+    return outs;
+  }
+
+ private:
+  CompressAttrs attrs_;
 };
 
 // Unique: the distinct elements (no axis: of the flattened input) or the
@@ -303,6 +356,7 @@ class NmsKernel final : public ValueSizedKernel {
 };
 
 std::unique_ptr<Kernel> make_nonzero(const Graph&, const Node&, int) { return std::make_unique<NonZeroKernel>(); }
+std::unique_ptr<Kernel> make_compress(const Graph&, const Node& n, int) { return std::make_unique<CompressKernel>(n); }
 std::unique_ptr<Kernel> make_unique_kernel(const Graph&, const Node& n, int) {
   return std::make_unique<UniqueKernel>(n);
 }
@@ -312,6 +366,7 @@ std::unique_ptr<Kernel> make_nms(const Graph&, const Node& n, int) { return std:
 
 void add_value_sized_kernels(std::vector<KernelEntry>& out) {
   out.push_back({"NonZero", make_nonzero});
+  out.push_back({"Compress", make_compress});
   out.push_back({"Unique", make_unique_kernel});
   out.push_back({"NonMaxSuppression", make_nms});
 }

@@ -31,11 +31,11 @@ void add_shape_schemas(std::vector<OpSchema>& out);
 // resize_ops.cpp: Resize, Upsample, GridSample.
 void add_resize_schemas(std::vector<OpSchema>& out);
 // logic_ops.cpp: Equal, Greater, Less, GreaterOrEqual, LessOrEqual, Not, And,
-// Or, Xor, Where.
+// Or, Xor, IsNaN, IsInf, Where.
 void add_logic_schemas(std::vector<OpSchema>& out);
 // index_ops.cpp: ArgMax, ArgMin, TopK, GatherElements, ScatterElements,
-// Scatter, ScatterND, OneHot, Trilu, Hardmax; the value-sized NonZero, Unique
-// and NonMaxSuppression (kernels in kernels/cpu/value_sized.cpp).
+// Scatter, ScatterND, OneHot, Trilu, Hardmax; the value-sized NonZero,
+// Compress, Unique and NonMaxSuppression (kernels in kernels/cpu/value_sized.cpp).
 void add_index_schemas(std::vector<OpSchema>& out);
 
 inline constexpr SchemaFamily kSchemaFamilies[] = {

@@ -51,6 +51,11 @@ struct HardmaxAttrs : OpAttrs {
   bool coerce_2d = false;  // before opset 13: the input is seen as [outer, inner] split at axis
 };
 
+struct CompressAttrs : OpAttrs {
+  bool has_axis = false;  // without an axis the input is flattened
+  int64_t axis = 0;       // resolved against the input's rank when it runs (negative from opset 11)
+};
+
 struct UniqueAttrs : OpAttrs {
   bool has_axis = false;  // without an axis the input is flattened
   int64_t axis = 0;       // resolved against the input's rank when it runs

@@ -1,6 +1,6 @@
 // Schemas of ArgMax, ArgMin, TopK, GatherElements, ScatterElements (and
 // Scatter), ScatterND, OneHot, Trilu, Hardmax, and the value-sized NonZero,
-// Unique and NonMaxSuppression.
+// Compress, Unique and NonMaxSuppression.
 #include "runtime/op_registry.h"
 #include "runtime/ops/families.h"
 #include "runtime/ops/index.h"
@@ -288,6 +288,14 @@ std::shared_ptr<const OpAttrs> parse_nms(const ParseContext& ctx) {
   return a;
 }
 
+std::shared_ptr<const OpAttrs> parse_compress(const ParseContext& ctx) {
+  auto a = std::make_shared<CompressAttrs>();
+  a->has_axis = ctx.has("axis");
+  a->axis = ctx.get_int("axis", 0);
+  if (a->axis < 0 && ctx.opset() < 11) ctx.invalid("a negative axis needs opset 11 or later");
+  return a;
+}
+
 std::shared_ptr<const OpAttrs> parse_unique(const ParseContext& ctx) {
   auto a = std::make_shared<UniqueAttrs>();
   a->has_axis = ctx.has("axis");
@@ -315,6 +323,15 @@ void add_index_schemas(std::vector<OpSchema>& out) {
                  .infer = infer_value_sized,
                  .foldable = false,
                  .semantics = "runs on the host between plan stages (output size from values)",
+                 .value_sized = true});
+  out.push_back({.op = "Compress",
+                 .min_inputs = 2,
+                 .max_inputs = 2,
+                 .parse = parse_compress,
+                 .infer = infer_value_sized,
+                 .foldable = false,
+                 .semantics = "runs on the host between plan stages (output size from values); negative axis "
+                              "from opset 11",
                  .value_sized = true});
   out.push_back({.op = "Unique",
                  .max_outputs = 4,

@@ -17,11 +17,14 @@ enum class LogicKind {
   kXor,
   kNot,
   kWhere,
+  kIsNaN,
+  kIsInf,
 };
 
 struct LogicAttrs : OpAttrs {
   LogicKind kind = LogicKind::kEqual;
-  LegacyBroadcast legacy;  // And, Or, Xor, Equal, Greater, Less before opset 7
+  LegacyBroadcast legacy;                               // And, Or, Xor, Equal, Greater, Less before opset 7
+  bool detect_positive = true, detect_negative = true;  // IsInf
 };
 
 }  // namespace minirt

@@ -1,6 +1,6 @@
 // Schemas of the comparisons (Equal, Greater, Less, GreaterOrEqual,
-// LessOrEqual: numbers in, bool out), the boolean ops (Not, And, Or, Xor)
-// and Where. All but Not broadcast their inputs together, NumPy style.
+// LessOrEqual: numbers in, bool out), the boolean ops (Not, And, Or, Xor),
+// the classifications IsNaN and IsInf, and Where. All but Not broadcast their inputs together, NumPy style.
 #include "runtime/op_registry.h"
 #include "runtime/ops/families.h"
 #include "runtime/ops/logic.h"
@@ -14,7 +14,12 @@ std::function<std::shared_ptr<const OpAttrs>(const ParseContext&)> logic(LogicKi
     auto a = std::make_shared<LogicAttrs>();
     a->kind = kind;
     // Before opset 7, broadcast and axis (GreaterOrEqual and LessOrEqual came at 12, Where at 9).
-    if (kind != LogicKind::kNot && kind != LogicKind::kWhere) a->legacy = parse_legacy_broadcast(ctx);
+    if (kind != LogicKind::kNot && kind != LogicKind::kWhere && kind != LogicKind::kIsNaN && kind != LogicKind::kIsInf)
+      a->legacy = parse_legacy_broadcast(ctx);
+    if (kind == LogicKind::kIsInf) {
+      a->detect_positive = ctx.get_int("detect_positive", 1) != 0;
+      a->detect_negative = ctx.get_int("detect_negative", 1) != 0;
+    }
     return a;
   };
 }
@@ -42,6 +47,11 @@ void infer_bool_binary(InferContext& ctx) {
 
 void infer_not(InferContext& ctx) {
   ctx.expect_dtype(0, {DType::kBool});
+  ctx.set_output(0, DType::kBool, ctx.shape(0));
+}
+
+void infer_classify(InferContext& ctx) {
+  ctx.expect_dtype(0, {DType::kFloat32});
   ctx.set_output(0, DType::kBool, ctx.shape(0));
 }
 
@@ -86,6 +96,15 @@ void add_logic_schemas(std::vector<OpSchema>& out) {
                    .prepare = prepare_legacy_broadcast<LogicAttrs>,
                    .semantics = "multidirectional broadcasting (opset 7 and later); before 7 broadcast and axis"});
   out.push_back({.op = "Not", .parse = logic(LogicKind::kNot), .infer = infer_not});
+  out.push_back({.op = "IsNaN",
+                 .parse = logic(LogicKind::kIsNaN),
+                 .infer = infer_classify,
+                 .semantics = "float32 (float16 and bfloat16 models through float32); later versions add only types"});
+  out.push_back(
+      {.op = "IsInf",
+       .parse = logic(LogicKind::kIsInf),
+       .infer = infer_classify,
+       .semantics = "float32 (float16 and bfloat16 models through float32); detect_positive, detect_negative"});
   out.push_back(
       {.op = "Where", .min_inputs = 3, .max_inputs = 3, .parse = logic(LogicKind::kWhere), .infer = infer_where});
 }

@@ -152,7 +152,8 @@ def main():
 
     # Value-sized ops (the model runs in stages cut at them): scores computed
     # from an input, NonMaxSuppression, the kept boxes gathered; NonZero of a
-    # mask and a Reshape whose shape comes from its count; Unique along an axis.
+    # mask and a Reshape whose shape comes from its count; Unique along an axis;
+    # IsNaN and IsInf; Compress of the boxes by a constant condition.
     g7 = helper.make_graph(
         [helper.make_node("Sigmoid", ["logits"], ["sg"]),
          helper.make_node("Transpose", ["sg"], ["scores"], perm=[0, 2, 1]),
@@ -165,19 +166,26 @@ def main():
          helper.make_node("NonZero", ["mask"], ["nz"], name="nonzero"),
          helper.make_node("Shape", ["nz"], ["nzs"]),
          helper.make_node("Reshape", ["nz", "nzs"], ["pos"]),
-         helper.make_node("Unique", ["mask"], ["uq", "uqi", "uqinv", "uqc"], axis=1, sorted=0, name="unique")],
+         helper.make_node("Unique", ["mask"], ["uq", "uqi", "uqinv", "uqc"], axis=1, sorted=0, name="unique"),
+         helper.make_node("IsNaN", ["logits"], ["nan"]),
+         helper.make_node("Not", ["nan"], ["finite"]),
+         helper.make_node("Compress", ["boxes", "rowsel"], ["kept"], axis=1, name="compress"),
+         helper.make_node("IsInf", ["kept"], ["inf"], detect_negative=0)],
         "value_sized",
         [helper.make_tensor_value_info("boxes", TensorProto.FLOAT, [1, 6, 4]),
          helper.make_tensor_value_info("logits", TensorProto.FLOAT, [1, 6, 2])],
         [helper.make_tensor_value_info("picked", TensorProto.FLOAT, None),
          helper.make_tensor_value_info("pos", TensorProto.INT64, None),
-         helper.make_tensor_value_info("uqinv", TensorProto.INT64, None)],
+         helper.make_tensor_value_info("uqinv", TensorProto.INT64, None),
+         helper.make_tensor_value_info("finite", TensorProto.BOOL, None),
+         helper.make_tensor_value_info("inf", TensorProto.BOOL, None)],
         [numpy_helper.from_array(np.array([3], np.int64), "maxk"),
          numpy_helper.from_array(np.array([0.5], np.float32), "iou"),
          numpy_helper.from_array(np.array([0.1], np.float32), "thr"),
          numpy_helper.from_array(np.array(2, np.int64), "two"),
          numpy_helper.from_array(np.array([-1, 4], np.int64), "flat"),
-         numpy_helper.from_array(np.array(0.5, np.float32), "half")])
+         numpy_helper.from_array(np.array(0.5, np.float32), "half"),
+         numpy_helper.from_array(np.array([True, False, True, True, False, True]), "rowsel")])
     save(helper.make_model(g7, opset_imports=[helper.make_opsetid("", 13)]), "value_sized.onnx")
 
     # 3-D: Conv with a residual Add and Relu, MaxPool and AveragePool with

@@ -1361,7 +1361,7 @@ def detector_op_cases():
 
 
 def value_sized_cases():
-    """NonZero, Unique and NonMaxSuppression, whose output sizes follow from the
+    """NonZero, Compress, Unique and NonMaxSuppression, whose output sizes follow from the
     data: minirt cuts the model at them (runtime/stages.h). Alone, between
     computed stages, feeding shape-dependent ops, and chained."""
     out = []
@@ -1405,6 +1405,40 @@ def value_sized_cases():
     y = c.node("Unique", [c.input(np.array([3, 1, 3, 2, 1, 5], np.float32))], sorted=0)
     c.output(c.node("Mul", [y, c.init(np.float32(10.0))]))
     out.append(c)
+
+    # Compress: flattened and along each axis (negative from opset 11), a
+    # condition shorter than the axis, none and all kept, dtypes.
+    def cond(n, p=0.5):
+        return rng.random(n) < p
+    out.append(op_case("compress_flat_3x4", "Compress", [rng.uniform(-1, 1, (3, 4)).astype(np.float32), cond(12)],
+                       opset=11))
+    out.append(op_case("compress_flat_short_cond_3x4", "Compress",
+                       [rng.uniform(-1, 1, (3, 4)).astype(np.float32), cond(5, 0.7)], opset=11))
+    for axis in (0, 1, 2, -1):
+        out.append(op_case("compress_axis%d_3x4x5" % axis, "Compress",
+                           [rng.uniform(-1, 1, (3, 4, 5)).astype(np.float32), cond((3, 4, 5)[axis])], opset=11,
+                           axis=axis))
+    out.append(op_case("compress_axis1_none_2x3", "Compress",
+                       [rng.uniform(-1, 1, (2, 3)).astype(np.float32), np.zeros(3, np.bool_)], opset=11, axis=1))
+    out.append(op_case("compress_axis0_all_int64_4x2", "Compress",
+                       [rng.integers(-9, 9, (4, 2)).astype(np.int64), np.ones(4, np.bool_)], opset=11, axis=0))
+    out.append(op_case("compress_axis1_uint8_2x6", "Compress",
+                       [rng.integers(0, 255, (2, 6)).astype(np.uint8), cond(4)], opset=11, axis=1))
+    # Compress's condition computed in the model (a score threshold), then more work on what was kept.
+    c = Case("compress_scores_over_threshold_then_softmax_8x5")
+    x = c.input(rng.uniform(-1, 1, (8, 5)).astype(np.float32))
+    keep = c.node("Greater", [c.node("ReduceMax", [x], axes=[1], keepdims=0), c.init(np.float32(0.3))])
+    c.output(c.node("Softmax", [c.node("Compress", [x, keep], axis=0)], axis=1))
+    out.append(c)
+
+    # IsNaN, IsInf (each sign alone and both).
+    special = np.array([[0.0, -0.0, np.inf, -np.inf, np.nan, 1e38], [-1e-40, 3.5, -np.nan, np.inf, -2.0, -np.inf]],
+                       np.float32)
+    out.append(op_case("isnan_2x6", "IsNaN", [special], opset=13))
+    out.append(op_case("isnan_opset20_2x6", "IsNaN", [special], opset=20))
+    for pos, neg in ((1, 1), (1, 0), (0, 1), (0, 0)):
+        out.append(op_case("isinf_pos%d_neg%d_2x6" % (pos, neg), "IsInf", [special], opset=10, detect_positive=pos,
+                           detect_negative=neg))
 
     # NonMaxSuppression: both box encodings, thresholds given or not, limits,
     # several batches and classes, ties in score, boxes without area.
