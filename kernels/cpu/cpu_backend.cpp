@@ -56,6 +56,7 @@ class CpuBackend final : public KernelProvider {
     cpu::add_shape_kernels(entries);
     cpu::add_resize_kernels(entries);
     cpu::add_grid_sample_kernels(entries);
+    cpu::add_roi_align_kernels(entries);
     cpu::add_logic_kernels(entries);
     cpu::add_index_kernels(entries);
     cpu::add_value_sized_kernels(entries);

@@ -300,6 +300,52 @@ inline int64_t index_at(const void* p, bool i64, int64_t i) {
                   std::to_string(len) + " (valid: " + std::to_string(-len) + " to " + std::to_string(len - 1) + ")");
 }
 
+// ---- GatherND ----
+
+// Per batch (the first batch_dims axes), each index tuple of k picks the
+// slice of data past axis batch_dims + k; slices move as bytes.
+class GatherNDKernel final : public Kernel {
+ public:
+  GatherNDKernel(const Graph& g, const Node& n, int) : where_(node_context(g, n)) {
+    const int64_t b = n.attrs_as<GatherNDAttrs>().batch_dims;
+    const Shape& x = in_shape(g, n, 0);
+    const Shape& idx = in_shape(g, n, 1);
+    k_ = idx.back();
+    batches_ = shape_numel(Shape(x.begin(), x.begin() + b));
+    tuples_ = shape_numel(Shape(idx.begin() + b, idx.end() - 1));
+    block_ = shape_numel(Shape(x.begin() + b, x.end()));
+    dims_.assign(x.begin() + b, x.begin() + b + k_);
+    std::vector<int64_t> st = strides_of(Shape(x.begin() + b, x.end()));
+    stride_.assign(st.begin(), st.begin() + k_);
+    slice_bytes_ = static_cast<size_t>(shape_numel(Shape(x.begin() + b + k_, x.end()))) * dtype_size(in_dtype(g, n, 0));
+    elem_ = dtype_size(in_dtype(g, n, 0));
+  }
+  void run(const KernelArgs& args) override {
+    const auto* x = static_cast<const uint8_t*>(args.inputs[0]);
+    const auto* idx = static_cast<const int64_t*>(args.inputs[1]);
+    auto* y = static_cast<uint8_t*>(args.outputs[0]);
+    if (slice_bytes_ == 0) return;
+    for (int64_t bi = 0; bi < batches_; ++bi)
+      for (int64_t t = 0; t < tuples_; ++t) {
+        const int64_t* tuple = idx + (bi * tuples_ + t) * k_;
+        int64_t off = 0;
+        for (int64_t j = 0; j < k_; ++j) {
+          int64_t i = tuple[j], len = dims_[static_cast<size_t>(j)];
+          if (i < -len || i >= len) index_fail(where_, i, len, "axis " + std::to_string(j) + " past the batch of data");
+          off += (i < 0 ? i + len : i) * stride_[static_cast<size_t>(j)];
+        }
+        std::memcpy(y + static_cast<size_t>(bi * tuples_ + t) * slice_bytes_,
+                    x + static_cast<size_t>(bi * block_ + off) * elem_, slice_bytes_);
+      }
+  }
+
+ private:
+  std::string where_;
+  int64_t k_ = 1, batches_ = 1, tuples_ = 0, block_ = 0;
+  std::vector<int64_t> dims_, stride_;
+  size_t slice_bytes_ = 0, elem_ = 4;
+};
+
 // The scatters' first step: the output starts as a copy of data (input 0),
 // split over the pool in 64 KiB chunks.
 void copy_data(const KernelArgs& args, int64_t bytes) {
@@ -578,6 +624,7 @@ void add_index_kernels(std::vector<KernelEntry>& out) {
   out.push_back({"ArgMin", make<ArgKernel>});
   out.push_back({"TopK", make<TopKKernel>});
   out.push_back({"GatherElements", make<GatherElementsKernel>});
+  out.push_back({"GatherND", make<GatherNDKernel>});
   out.push_back({"ScatterElements", make<ScatterElementsKernel>});
   out.push_back({"Scatter", make<ScatterElementsKernel>});
   out.push_back({"ScatterND", make<ScatterNDKernel>});

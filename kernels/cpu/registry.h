@@ -28,6 +28,7 @@ void add_norm_kernels(std::vector<KernelEntry>& out);
 void add_shape_kernels(std::vector<KernelEntry>& out);
 void add_resize_kernels(std::vector<KernelEntry>& out);
 void add_grid_sample_kernels(std::vector<KernelEntry>& out);  // grid_sample.cpp
+void add_roi_align_kernels(std::vector<KernelEntry>& out);    // roi_align.cpp
 void add_logic_kernels(std::vector<KernelEntry>& out);        // logic.cpp
 void add_index_kernels(std::vector<KernelEntry>& out);        // index.cpp
 void add_value_sized_kernels(

@@ -28,12 +28,12 @@ void add_norm_schemas(std::vector<OpSchema>& out);
 // Gather, Shape, Size, Cast, CastLike, Constant, ConstantOfShape, Range,
 // Transpose, Pad, Expand, Tile, DepthToSpace, SpaceToDepth.
 void add_shape_schemas(std::vector<OpSchema>& out);
-// resize_ops.cpp: Resize, Upsample, GridSample.
+// resize_ops.cpp: Resize, Upsample, GridSample, RoiAlign.
 void add_resize_schemas(std::vector<OpSchema>& out);
 // logic_ops.cpp: Equal, Greater, Less, GreaterOrEqual, LessOrEqual, Not, And,
 // Or, Xor, IsNaN, IsInf, Where.
 void add_logic_schemas(std::vector<OpSchema>& out);
-// index_ops.cpp: ArgMax, ArgMin, TopK, GatherElements, ScatterElements,
+// index_ops.cpp: ArgMax, ArgMin, TopK, GatherElements, GatherND, ScatterElements,
 // Scatter, ScatterND, OneHot, Trilu, Hardmax; the value-sized NonZero,
 // Compress, Unique and NonMaxSuppression (kernels in kernels/cpu/value_sized.cpp).
 void add_index_schemas(std::vector<OpSchema>& out);

@@ -51,6 +51,10 @@ struct HardmaxAttrs : OpAttrs {
   bool coerce_2d = false;  // before opset 13: the input is seen as [outer, inner] split at axis
 };
 
+struct GatherNDAttrs : OpAttrs {
+  int64_t batch_dims = 0;  // opset 12: leading axes of data and indices that are one batch
+};
+
 struct CompressAttrs : OpAttrs {
   bool has_axis = false;  // without an axis the input is flattened
   int64_t axis = 0;       // resolved against the input's rank when it runs (negative from opset 11)

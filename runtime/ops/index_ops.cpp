@@ -1,4 +1,4 @@
-// Schemas of ArgMax, ArgMin, TopK, GatherElements, ScatterElements (and
+// Schemas of ArgMax, ArgMin, TopK, GatherElements, GatherND, ScatterElements (and
 // Scatter), ScatterND, OneHot, Trilu, Hardmax, and the value-sized NonZero,
 // Compress, Unique and NonMaxSuppression.
 #include "runtime/op_registry.h"
@@ -113,6 +113,37 @@ void infer_gather_elements(InferContext& ctx) {
   a->axis = check_element_indices(ctx, a->axis);
   ctx.set_attrs(a);
   ctx.set_output(0, ctx.dtype(0), ctx.shape(1));
+}
+
+std::shared_ptr<const OpAttrs> parse_gather_nd(const ParseContext& ctx) {
+  auto a = std::make_shared<GatherNDAttrs>();
+  a->batch_dims = ctx.get_int("batch_dims", 0);
+  if (a->batch_dims < 0) ctx.invalid("batch_dims must be 0 or more, got " + std::to_string(a->batch_dims));
+  return a;
+}
+
+// GatherND: indices [..., k] pick slices of data past its first b + k axes;
+// the output is indices' shape without its last axis, then those slices.
+void infer_gather_nd(InferContext& ctx) {
+  ctx.expect_dtype(0, {DType::kFloat32, DType::kInt64, DType::kInt32, DType::kInt8, DType::kUInt8, DType::kBool});
+  ctx.expect_dtype(1, {DType::kInt64});
+  const int64_t b = ctx.attrs<GatherNDAttrs>().batch_dims;
+  const Shape& x = ctx.shape(0);
+  const Shape& idx = ctx.shape(1);
+  const int64_t r = static_cast<int64_t>(x.size()), q = static_cast<int64_t>(idx.size());
+  if (r < 1 || q < 1) ctx.fail("data and indices must have rank 1 or more");
+  if (b >= std::min(r, q)) ctx.fail("batch_dims " + std::to_string(b) + " must be below the ranks of data and indices");
+  for (int64_t d = 0; d < b; ++d)
+    if (x[d] != idx[d])
+      ctx.fail("data " + shape_str(x) + " and indices " + shape_str(idx) + " differ in batch axis " +
+               std::to_string(d));
+  const int64_t k = idx.back();
+  if (k < 1 || k > r - b)
+    ctx.fail("the last axis of indices " + shape_str(idx) + " must be 1 to " + std::to_string(r - b) +
+             " (data's rank past batch_dims)");
+  Shape y(idx.begin(), idx.end() - 1);
+  y.insert(y.end(), x.begin() + b + k, x.end());
+  ctx.set_output(0, ctx.dtype(0), y);
 }
 
 const std::initializer_list<DType> kDataTypes = {DType::kFloat32, DType::kInt64, DType::kInt32,
@@ -367,6 +398,12 @@ void add_index_schemas(std::vector<OpSchema>& out) {
                  .max_inputs = 2,
                  .parse = parse_gather_elements,
                  .infer = infer_gather_elements});
+  out.push_back({.op = "GatherND",
+                 .min_inputs = 2,
+                 .max_inputs = 2,
+                 .parse = parse_gather_nd,
+                 .infer = infer_gather_nd,
+                 .semantics = "batch_dims from opset 12; negative indices count from the end"});
   out.push_back({.op = "ScatterElements",
                  .min_inputs = 3,
                  .max_inputs = 3,

@@ -44,6 +44,14 @@ struct ResizeAttrs : OpAttrs {
 enum class GridMode { kNearest, kLinear, kCubic };
 enum class GridPadding { kZeros, kBorder, kReflection };
 
+struct RoiAlignAttrs : OpAttrs {
+  bool half_pixel = true;  // coordinate_transformation_mode; opset 10 behaves as output_half_pixel
+  bool max = false;        // mode: avg (the default) or max
+  int64_t output_height = 1, output_width = 1;
+  int64_t sampling_ratio = 0;  // samples per bin along each axis; 0: ceil(bin size)
+  float spatial_scale = 1.0f;
+};
+
 struct GridSampleAttrs : OpAttrs {
   GridMode mode = GridMode::kLinear;
   GridPadding padding = GridPadding::kZeros;

@@ -1,4 +1,4 @@
-// Schemas of Resize, Upsample and GridSample.
+// Schemas of Resize, Upsample, GridSample and RoiAlign.
 #include "runtime/op_registry.h"
 #include "runtime/ops/families.h"
 #include "runtime/ops/resize.h"
@@ -259,6 +259,40 @@ void infer_grid_sample(InferContext& ctx) {
   ctx.set_output(0, DType::kFloat32, {x[0], x[1], grid[1], grid[2]});
 }
 
+std::shared_ptr<const OpAttrs> parse_roi_align(const ParseContext& ctx) {
+  auto a = std::make_shared<RoiAlignAttrs>();
+  const std::string ctm =
+      ctx.get_string("coordinate_transformation_mode", ctx.opset() < 16 ? "output_half_pixel" : "half_pixel");
+  if (ctm != "half_pixel" && ctm != "output_half_pixel")
+    ctx.invalid("coordinate_transformation_mode '" + ctm + "' is not half_pixel or output_half_pixel");
+  a->half_pixel = ctm == "half_pixel";
+  const std::string mode = ctx.get_string("mode", "avg");
+  if (mode != "avg" && mode != "max") ctx.invalid("mode '" + mode + "' is not avg or max");
+  a->max = mode == "max";
+  a->output_height = ctx.get_int("output_height", 1);
+  a->output_width = ctx.get_int("output_width", 1);
+  if (a->output_height < 1 || a->output_width < 1) ctx.invalid("output_height and output_width must be 1 or more");
+  a->sampling_ratio = ctx.get_int("sampling_ratio", 0);
+  if (a->sampling_ratio < 0) ctx.invalid("sampling_ratio must be 0 or more");
+  a->spatial_scale = ctx.get_float("spatial_scale", 1.0f);
+  return a;
+}
+
+void infer_roi_align(InferContext& ctx) {
+  ctx.expect_dtype(0, {DType::kFloat32});
+  ctx.expect_dtype(1, {DType::kFloat32});
+  ctx.expect_dtype(2, {DType::kInt64});
+  const Shape& x = ctx.shape(0);
+  const Shape& rois = ctx.shape(1);
+  const Shape& bi = ctx.shape(2);
+  if (x.size() != 4) ctx.fail("X must be N, C, H, W, got " + shape_str(x));
+  if (rois.size() != 2 || rois[1] != 4) ctx.fail("rois must be [num_rois, 4], got " + shape_str(rois));
+  if (bi.size() != 1 || bi[0] != rois[0])
+    ctx.fail("batch_indices must be [num_rois] = [" + std::to_string(rois[0]) + "], got " + shape_str(bi));
+  const auto& a = ctx.attrs<RoiAlignAttrs>();
+  ctx.set_output(0, DType::kFloat32, {rois[0], x[1], a.output_height, a.output_width});
+}
+
 }  // namespace
 
 void add_resize_schemas(std::vector<OpSchema>& out) {
@@ -286,6 +320,13 @@ void add_resize_schemas(std::vector<OpSchema>& out) {
                  .parse = parse_grid_sample,
                  .infer = infer_grid_sample,
                  .semantics = "2-D (4-D input) at every opset; the N-D sampling of opset 20 is refused"});
+  out.push_back({.op = "RoiAlign",
+                 .min_inputs = 3,
+                 .max_inputs = 3,
+                 .parse = parse_roi_align,
+                 .infer = infer_roi_align,
+                 .semantics = "coordinate_transformation_mode from opset 16 (output_half_pixel before); max mode "
+                              "as onnxruntime (the largest weighted corner of each sample)"});
 }
 
 }  // namespace minirt

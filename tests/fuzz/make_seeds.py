@@ -208,6 +208,24 @@ def main():
         [w("w", (2, 2, 3, 3, 3), 8), w("wt", (2, 3, 1, 2, 2), 9)])
     save(helper.make_model(g8, opset_imports=[helper.make_opsetid("", 18)]), "three_d.onnx")
 
+    # Two-stage detector heads: RoiAlign of regions over a feature map (avg
+    # and max, both coordinate modes), GatherND with batch_dims.
+    g9 = helper.make_graph(
+        [helper.make_node("RoiAlign", ["feat", "rois", "bidx"], ["pooled"], output_height=3, output_width=2,
+                          sampling_ratio=0, spatial_scale=0.5, name="roialign"),
+         helper.make_node("RoiAlign", ["feat", "rois", "bidx"], ["pooled_max"], mode="max",
+                          coordinate_transformation_mode="output_half_pixel", sampling_ratio=2, name="roialign_max"),
+         helper.make_node("GatherND", ["feat", "nd"], ["picked"], batch_dims=1, name="gathernd")],
+        "heads",
+        [helper.make_tensor_value_info("feat", TensorProto.FLOAT, [2, 3, 8, 8]),
+         helper.make_tensor_value_info("rois", TensorProto.FLOAT, [3, 4])],
+        [helper.make_tensor_value_info("pooled", TensorProto.FLOAT, None),
+         helper.make_tensor_value_info("pooled_max", TensorProto.FLOAT, None),
+         helper.make_tensor_value_info("picked", TensorProto.FLOAT, None)],
+        [numpy_helper.from_array(np.array([0, 1, 1], np.int64), "bidx"),
+         numpy_helper.from_array(np.array([[1, 2], [0, -1]], np.int64), "nd")])
+    save(helper.make_model(g9, opset_imports=[helper.make_opsetid("", 16)]), "heads.onnx")
+
     # float16: a half input and output, a half weight in raw_data, a half
     # Constant in int32_data (16-bit patterns), a Cast to float16 and back.
     h = helper.make_tensor_value_info("x", TensorProto.FLOAT16, [1, 2, 4, 4])

@@ -1267,6 +1267,43 @@ def detector_op_cases():
             a = np.where(rng.random(a.shape) < 0.5, a - length, a)
         return a
 
+    # GatherND: tuples of every length, negative indices, batch_dims 1 and 2,
+    # dtypes, and indices computed in the model (TensorFlow detectors' boxes).
+    def nd_idx(shape, dims):
+        a = np.stack([rng.integers(-d, d, size=shape) for d in dims], axis=-1)
+        return a.astype(np.int64)
+    out.append(op_case("gathernd_k1_4x3x5", "GatherND", [f(4, 3, 5), nd_idx((6,), (4,))], opset=11))
+    out.append(op_case("gathernd_k2_4x3x5", "GatherND", [f(4, 3, 5), nd_idx((2, 3), (4, 3))], opset=11))
+    out.append(op_case("gathernd_k3_scalars_4x3x5", "GatherND", [f(4, 3, 5), nd_idx((7,), (4, 3, 5))], opset=12))
+    out.append(op_case("gathernd_batch1_k1_2x4x3", "GatherND", [f(2, 4, 3), nd_idx((2, 5), (4,))], opset=12,
+                       batch_dims=1))
+    out.append(op_case("gathernd_batch2_k1_2x3x4x5", "GatherND", [f(2, 3, 4, 5), nd_idx((2, 3, 2), (4,))], opset=13,
+                       batch_dims=2))
+    out.append(op_case("gathernd_int64_data_k2_3x3", "GatherND", [i64(3, 3), nd_idx((4,), (3, 3))], opset=13))
+    c = Case("gathernd_indices_from_argmax_3x6x4")  # the best row's features, per image
+    x = c.input(f(3, 6, 4))
+    best = c.node("ArgMax", [c.node("ReduceSum", [x], axes=[2], keepdims=0)], axis=1, keepdims=1)
+    c.output(c.node("GatherND", [x, best], batch_dims=1))
+    c.opset = 12
+    out.append(c)
+
+    # RoiAlign (Mask R-CNN's heads): both modes and coordinate modes,
+    # sampling ratios (0: adaptive), spatial_scale, regions partly outside
+    # the image, tiny and inverted ones, opset 10's behaviour.
+    x = f(2, 3, 10, 12)
+    rois = np.array([[0.5, 1.0, 7.5, 8.0], [2.0, 2.0, 2.4, 2.3], [-3.0, -2.0, 5.0, 4.0], [8.0, 6.0, 14.0, 13.0],
+                     [6.0, 5.0, 1.0, 2.0], [0.0, 0.0, 11.0, 9.0]], np.float32)
+    batch = np.array([0, 1, 1, 0, 1, 0], np.int64)
+    for mode in ("avg", "max"):
+        for ctm in ("half_pixel", "output_half_pixel"):
+            for ratio, oh, ow, scale in ((0, 3, 4, 1.0), (2, 2, 2, 0.5), (1, 5, 3, 1.0)):
+                out.append(op_case("roialign_%s_%s_r%d_o%dx%d_s%g" % (mode, ctm.replace("_", ""), ratio, oh, ow, scale),
+                                   "RoiAlign", [x, rois, batch], opset=16, mode=mode,
+                                   coordinate_transformation_mode=ctm, sampling_ratio=ratio, output_height=oh,
+                                   output_width=ow, spatial_scale=scale))
+    out.append(op_case("roialign_opset10_avg_o2x2", "RoiAlign", [x, rois, batch], opset=10, output_height=2,
+                       output_width=2, sampling_ratio=2))
+
     # ScatterElements: axis 0 / 1 / -1, distinct indices for reduction none.
     idx = perm_rows(5, 4, 3)  # [3, 5] into axis 0 of [4, 5]
     out.append(op_case("scatterelements_axis0_4x5", "ScatterElements", [f(4, 5), idx, f(3, 5)], axis=0))
