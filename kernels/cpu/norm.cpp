@@ -1,5 +1,5 @@
 // Normalization and reduction ops on the CPU: BatchNormalization (inference),
-// InstanceNormalization, LayerNormalization, Softmax and LogSoftmax, the
+// InstanceNormalization, GroupNormalization, LayerNormalization, Softmax and LogSoftmax, the
 // Reduce ops (Mean, Sum, Max, Min, L1, L2, LogSum, LogSumExp, Prod,
 // SumSquare) and LRN.
 // Every kernel reads its shapes once, when it is made, as an
@@ -68,6 +68,59 @@ class BatchNormKernel final : public Kernel {
  private:
   float eps_;
   int64_t channels_ = 1, planes_ = 0, plane_ = 1;
+};
+
+// ---- GroupNormalization ----
+
+// Each (image, group): the mean and variance over the group's channels and
+// positions (in double), then per channel (x - mean) * scale * inv + bias.
+class GroupNormKernel final : public Kernel {
+ public:
+  GroupNormKernel(const Graph& g, const Node& n, int) : a_(n.attrs_as<GroupNormAttrs>()) {
+    const Shape& x = in_shape(g, n, 0);
+    channels_ = x[1];
+    images_ = x[0];
+    plane_ = product(x, 2, x.size());
+    per_group_ = channels_ / a_.num_groups;
+  }
+
+  void run(const KernelArgs& args) override {
+    const float* x = static_cast<const float*>(args.inputs[0]);
+    const float* scale = static_cast<const float*>(args.inputs[1]);
+    const float* bias = static_cast<const float*>(args.inputs[2]);
+    float* y = static_cast<float*>(args.outputs[0]);
+    const int64_t span = per_group_ * plane_;  // one group of one image, contiguous
+    if (span == 0) return;
+    auto body = [&](int64_t u0, int64_t u1) {
+      for (int64_t u = u0; u < u1; ++u) {
+        const int64_t grp = u % a_.num_groups;
+        const float* xp = x + u * span;
+        float* yp = y + u * span;
+        double sum = 0;
+        for (int64_t i = 0; i < span; ++i) sum += xp[i];
+        const double mean = sum / static_cast<double>(span);
+        double sq = 0;
+        for (int64_t i = 0; i < span; ++i) {
+          const double d = xp[i] - mean;
+          sq += d * d;
+        }
+        const double inv = 1.0 / std::sqrt(sq / static_cast<double>(span) + a_.epsilon);
+        const float m = static_cast<float>(mean);
+        for (int64_t k = 0; k < per_group_; ++k) {
+          const int64_t c = grp * per_group_ + k;
+          const float s = static_cast<float>(scale[c] * inv), b = bias[c];
+          const float* xc = xp + k * plane_;
+          float* yc = yp + k * plane_;
+          for (int64_t i = 0; i < plane_; ++i) yc[i] = (xc[i] - m) * s + b;
+        }
+      }
+    };
+    args.pool->parallel_for(images_ * a_.num_groups, body, grain_for(2 * span));
+  }
+
+ private:
+  GroupNormAttrs a_;
+  int64_t channels_ = 1, images_ = 0, plane_ = 1, per_group_ = 1;
 };
 
 // ---- InstanceNormalization ----
@@ -738,6 +791,7 @@ std::unique_ptr<Kernel> make(const Graph& g, const Node& n, int threads) {
 void add_norm_kernels(std::vector<KernelEntry>& out) {
   out.push_back({"BatchNormalization", make<BatchNormKernel>});
   out.push_back({"InstanceNormalization", make<InstanceNormKernel>});
+  out.push_back({"GroupNormalization", make<GroupNormKernel>});
   out.push_back({"LayerNormalization", make<LayerNormKernel>});
   out.push_back({"LpNormalization", make<LpNormKernel>});
   out.push_back({"Softmax", make<SoftmaxKernel>});

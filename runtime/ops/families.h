@@ -21,7 +21,7 @@ void add_pool_schemas(std::vector<OpSchema>& out);
 void add_elementwise_schemas(std::vector<OpSchema>& out);
 // linalg_ops.cpp: Gemm, MatMul.
 void add_gemm_schemas(std::vector<OpSchema>& out);
-// linalg_ops.cpp: BatchNormalization, InstanceNormalization,
+// linalg_ops.cpp: BatchNormalization, InstanceNormalization, GroupNormalization,
 // LayerNormalization, LpNormalization, Softmax, LogSoftmax, the Reduce ops.
 void add_norm_schemas(std::vector<OpSchema>& out);
 // shape_ops.cpp: Reshape, Flatten, Squeeze, Unsqueeze, Concat, Split, Slice,

@@ -48,6 +48,11 @@ struct BatchNormAttrs : OpAttrs {  // BatchNormalization, InstanceNormalization
   float epsilon = 1e-5f;
 };
 
+struct GroupNormAttrs : OpAttrs {  // version 21: scale and bias per channel
+  float epsilon = 1e-5f;
+  int64_t num_groups = 1;
+};
+
 struct LayerNormAttrs : OpAttrs {
   int64_t axis = -1;  // first normalized axis; resolved to [0, rank) by infer
   float epsilon = 1e-5f;

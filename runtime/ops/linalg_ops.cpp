@@ -1,4 +1,4 @@
-// Schemas of Gemm, MatMul, BatchNormalization, InstanceNormalization,
+// Schemas of Gemm, MatMul, BatchNormalization, InstanceNormalization, GroupNormalization,
 // LayerNormalization, Softmax, LogSoftmax and the Reduce ops.
 #include "runtime/op_registry.h"
 #include "runtime/ops/families.h"
@@ -109,6 +109,36 @@ void infer_instancenorm(InferContext& ctx) {
   for (size_t i = 1; i < 3; ++i)
     if (ctx.shape(i) != Shape{x[1]})
       ctx.fail(std::string(i == 1 ? "scale" : "B") + " has shape " + shape_str(ctx.shape(i)) + ", expected " +
+               std::to_string(x[1]) + " (the channel count)");
+  ctx.set_output(0, DType::kFloat32, x);
+}
+
+std::shared_ptr<const OpAttrs> parse_groupnorm(const ParseContext& ctx) {
+  auto a = std::make_shared<GroupNormAttrs>();
+  a->epsilon = ctx.get_float("epsilon", 1e-5f);
+  if (!ctx.has("num_groups")) ctx.invalid("attribute 'num_groups' is required");
+  a->num_groups = ctx.get_int("num_groups", 1);
+  if (a->num_groups < 1) ctx.invalid("num_groups must be 1 or more, got " + std::to_string(a->num_groups));
+  if (ctx.opset() < 21)
+    ctx.unsupported(
+        "version 18 (scale and bias per group, deprecated by ONNX) is not supported; version 21 "
+        "takes them per channel: export at opset 21 or later");
+  if (ctx.get_int("stash_type", 1) != 1) ctx.unsupported("stash_type other than 1 (float32) is not supported");
+  return a;
+}
+
+// GroupNormalization: the channels in num_groups groups, each group of an
+// image normalized over its channels and spatial positions together.
+void infer_groupnorm(InferContext& ctx) {
+  for (size_t i = 0; i < 3; ++i) ctx.expect_dtype(i, {DType::kFloat32});
+  const auto& a = ctx.attrs<GroupNormAttrs>();
+  const Shape& x = ctx.shape(0);
+  if (x.size() < 2) ctx.fail("input must have rank 2 or more");
+  if (x[1] % a.num_groups != 0)
+    ctx.fail(std::to_string(x[1]) + " channels do not split into " + std::to_string(a.num_groups) + " groups");
+  for (size_t i = 1; i < 3; ++i)
+    if (ctx.shape(i) != Shape{x[1]})
+      ctx.fail(std::string(i == 1 ? "scale" : "bias") + " has shape " + shape_str(ctx.shape(i)) + ", expected " +
                std::to_string(x[1]) + " (the channel count)");
   ctx.set_output(0, DType::kFloat32, x);
 }
@@ -285,6 +315,13 @@ void add_norm_schemas(std::vector<OpSchema>& out) {
                  .max_inputs = 3,
                  .parse = parse_instancenorm,
                  .infer = infer_instancenorm});
+  out.push_back({.op = "GroupNormalization",
+                 .min_inputs = 3,
+                 .max_inputs = 3,
+                 .parse = parse_groupnorm,
+                 .infer = infer_groupnorm,
+                 .semantics = "opset 21 (scale and bias per channel); version 18's per-group form is refused; "
+                              "statistics in float32"});
   out.push_back({.op = "LpNormalization",
                  .parse = parse_lpnorm,
                  .infer = infer_lpnorm,

@@ -49,6 +49,7 @@ const std::map<std::string, std::vector<int>>& table() {
     {"Greater", {1, 7, 9, 13}},
     {"GreaterOrEqual", {12, 16}},
     {"GridSample", {16, 20, 22}},
+    {"GroupNormalization", {18, 21}},
     {"HardSigmoid", {1, 6, 22}},
     {"HardSwish", {14, 22}},
     {"Hardmax", {1, 11, 13}},

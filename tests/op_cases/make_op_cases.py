@@ -122,8 +122,11 @@ def reference(case):
     types = {vi.name: vi.type.tensor_type.elem_type for vi in inferred.graph.output}
     types.update({vi.name: vi.type.tensor_type.elem_type for vi in inferred.graph.value_info})
     del m.graph.output[:]
+    # Where ONNX's inference leaves a type open (a function op such as
+    # GroupNormalization-21), the first input's type: the ops so written keep it.
+    first = NP_TO_ONNX[case.inputs[0][1].dtype] if case.inputs else TensorProto.FLOAT
     for n in case.outputs:
-        m.graph.output.append(helper.make_tensor_value_info(n, types[n], None))
+        m.graph.output.append(helper.make_tensor_value_info(n, types.get(n) or first, None))
     so = ort.SessionOptions()
     so.log_severity_level = 3
     so.graph_optimization_level = ort.GraphOptimizationLevel.ORT_DISABLE_ALL
@@ -1286,6 +1289,16 @@ def detector_op_cases():
     c.output(c.node("GatherND", [x, best], batch_dims=1))
     c.opset = 12
     out.append(c)
+
+    # GroupNormalization (opset 21: scale and bias per channel; ONNX's
+    # checker refuses the deprecated version 18): groups of one channel to
+    # all channels, 3-D to 5-D inputs.
+    for shape, groups in (((2, 6, 5, 4), 3), ((1, 8, 7), 8), ((2, 4, 3, 3, 2), 1), ((2, 6, 5, 4), 2)):
+        c = Case("groupnorm_opset21_g%d_%s" % (groups, "x".join(map(str, shape))), opset=21)
+        y = c.node("GroupNormalization", [c.input(f(*shape) * 3 + 1), c.init(f(shape[1])), c.init(f(shape[1]))],
+                   num_groups=groups, epsilon=1e-3)
+        c.output(y)
+        out.append(c)
 
     # RoiAlign (Mask R-CNN's heads): both modes and coordinate modes,
     # sampling ratios (0: adaptive), spatial_scale, regions partly outside
