@@ -255,10 +255,13 @@ class MINIRT_API Session {
   int threads() const;
 
   // The plan of the last run: each step with its op, device, shapes and
-  // arena offsets, then the arena size. Empty before the first run.
+  // arena offsets, then the arena size. Empty before the first run. A model
+  // with NonZero, Compress, Unique or NonMaxSuppression runs in plan stages
+  // cut at those nodes: then each stage's plan, and the cuts between them.
   std::string plan_report() const;
-  size_t arena_bytes() const;
-  // Number of plans made so far (one per new input signature).
+  size_t arena_bytes() const;  // of the last run's plans (every stage's)
+  // Number of plans made so far (one per new input signature; in a cut
+  // model, one per stage and signature of that stage's inputs).
   int plans_made() const;
   // Where the last plan's nodes run when the session has a GPU: "placed N
   // nodes on <the GPU backend>, M nodes on cpu (<op>: <why not on the GPU>,
