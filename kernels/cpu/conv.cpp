@@ -655,21 +655,19 @@ class Conv3dKernel final : public Kernel {
     float* ws = static_cast<float*>(args.workspace);
     const int64_t cols = q_.out_plane(), in_plane = q_.in_plane();
     units_.run(*args.pool, [&](int64_t task, int64_t it) {
-      {
-        const int64_t g = it % q_.groups, img = it / q_.groups;
-        float* col = ws + task * k_ * cols;
-        std::fill(col, col + k_ * cols, 0.0f);
-        const float* xg = x + (img * q_.c + g * cg_) * in_plane;
-        for_each_tap3(q_, cg_, [&](int64_t at, int64_t from) { col[at] = xg[from]; });
-        float* yg = y + (img * q_.m + g * mg_) * cols;
-        mat(yg, mg_, cols, cols).noalias() = cmat(w + g * mg_ * k_, mg_, k_, k_) * cmat(col, k_, cols, cols);
-        for (int64_t o = 0; o < mg_; ++o) {
-          float* yo = yg + o * cols;
-          const float bias = b ? b[g * mg_ + o] : 0.0f;
-          const float* ro = r ? r + (yo - y) : nullptr;
-          for (int64_t i = 0; i < cols; ++i) yo[i] += bias + (ro ? ro[i] : 0.0f);
-          apply_activation(act_, yo, cols);
-        }
+      const int64_t g = it % q_.groups, img = it / q_.groups;
+      float* col = ws + task * k_ * cols;
+      std::fill(col, col + k_ * cols, 0.0f);
+      const float* xg = x + (img * q_.c + g * cg_) * in_plane;
+      for_each_tap3(q_, cg_, [&](int64_t at, int64_t from) { col[at] = xg[from]; });
+      float* yg = y + (img * q_.m + g * mg_) * cols;
+      mat(yg, mg_, cols, cols).noalias() = cmat(w + g * mg_ * k_, mg_, k_, k_) * cmat(col, k_, cols, cols);
+      for (int64_t o = 0; o < mg_; ++o) {
+        float* yo = yg + o * cols;
+        const float bias = b ? b[g * mg_ + o] : 0.0f;
+        const float* ro = r ? r + (yo - y) : nullptr;
+        for (int64_t i = 0; i < cols; ++i) yo[i] += bias + (ro ? ro[i] : 0.0f);
+        apply_activation(act_, yo, cols);
       }
     });
   }
@@ -704,17 +702,13 @@ class ConvTranspose3dKernel final : public Kernel {
     float* ws = static_cast<float*>(args.workspace);
     const int64_t cols = q_.out_plane(), y_plane = q_.in_plane();
     units_.run(*args.pool, [&](int64_t task, int64_t it) {
-      {
-        const int64_t g = it % q_.groups, img = it / q_.groups;
-        float* col = ws + task * k_ * cols;
-        const float* xg = x + (img * q_.m + g * mg_) * cols;
-        mat(col, k_, cols, cols).noalias() =
-            cmat(w + g * mg_ * k_, mg_, k_, k_).transpose() * cmat(xg, mg_, cols, cols);
-        float* yg = y + (img * q_.c + g * cg_) * y_plane;
-        for (int64_t c = 0; c < cg_; ++c)
-          std::fill(yg + c * y_plane, yg + (c + 1) * y_plane, b ? b[g * cg_ + c] : 0.0f);
-        for_each_tap3(q_, cg_, [&](int64_t at, int64_t to) { yg[to] += col[at]; });
-      }
+      const int64_t g = it % q_.groups, img = it / q_.groups;
+      float* col = ws + task * k_ * cols;
+      const float* xg = x + (img * q_.m + g * mg_) * cols;
+      mat(col, k_, cols, cols).noalias() = cmat(w + g * mg_ * k_, mg_, k_, k_).transpose() * cmat(xg, mg_, cols, cols);
+      float* yg = y + (img * q_.c + g * cg_) * y_plane;
+      for (int64_t c = 0; c < cg_; ++c) std::fill(yg + c * y_plane, yg + (c + 1) * y_plane, b ? b[g * cg_ + c] : 0.0f);
+      for_each_tap3(q_, cg_, [&](int64_t at, int64_t to) { yg[to] += col[at]; });
     });
   }
 

@@ -32,6 +32,25 @@ const Tensor& input_of(const std::vector<const Tensor*>& in, size_t i) {
   return *in[i];
 }
 
+// The input seen as [outer, n, inner] around the axis (without one: the
+// flattened input as [1, numel, 1]), the axis resolved; an axis out of range
+// fails naming it. Compress's and Unique's slices.
+struct AxisSplit {
+  int64_t axis, outer, n, inner;
+};
+AxisSplit split_at_axis(const Shape& s, bool has_axis, int64_t given) {
+  AxisSplit q{0, 1, shape_numel(s), 1};
+  if (!has_axis) return q;
+  const int64_t r = static_cast<int64_t>(s.size());
+  q.axis = given < 0 ? given + r : given;
+  if (r == 0 || q.axis < 0 || q.axis >= r)
+    fail(ErrorCode::kInvalidArgument, "axis " + std::to_string(given) + " is out of range for input " + shape_str(s));
+  q.n = s[static_cast<size_t>(q.axis)];
+  for (int64_t d = 0; d < q.axis; ++d) q.outer *= s[static_cast<size_t>(d)];
+  for (int64_t d = q.axis + 1; d < r; ++d) q.inner *= s[static_cast<size_t>(d)];
+  return q;
+}
+
 // NonZero: the indices of the elements that are not zero, one row per axis
 // ([rank, count], int64), in row-major order. A scalar counts as one axis.
 class NonZeroKernel final : public ValueSizedKernel {
@@ -102,17 +121,7 @@ class CompressKernel final : public ValueSizedKernel {
     if (elem == 0)
       fail(ErrorCode::kUnsupported, "input dtype " + std::string(dtype_name(x.dtype())) + " is not supported");
     const Shape& s = x.shape();
-    int64_t axis = 0, outer = 1, n = x.numel(), inner = 1;
-    if (attrs_.has_axis) {
-      const int64_t r = x.rank();
-      axis = attrs_.axis < 0 ? attrs_.axis + r : attrs_.axis;
-      if (r == 0 || axis < 0 || axis >= r)
-        fail(ErrorCode::kInvalidArgument,
-             "axis " + std::to_string(attrs_.axis) + " is out of range for input " + shape_str(s));
-      n = s[axis];
-      for (int64_t d = 0; d < axis; ++d) outer *= s[d];
-      for (int64_t d = axis + 1; d < r; ++d) inner *= s[d];
-    }
+    const auto [axis, outer, n, inner] = split_at_axis(s, attrs_.has_axis, attrs_.axis);
     const uint8_t* c = cond.data<uint8_t>();
     std::vector<int64_t> kept;
     for (int64_t i = 0; i < std::min(n, cond.numel()); ++i)
@@ -171,17 +180,7 @@ class UniqueKernel final : public ValueSizedKernel {
   template <typename T>
   std::vector<Tensor> unique(const Tensor& x) const {
     const Shape& s = x.shape();
-    int64_t axis = 0, outer = 1, n = x.numel(), inner = 1;
-    if (attrs_.has_axis) {
-      const int64_t r = x.rank();
-      axis = attrs_.axis < 0 ? attrs_.axis + r : attrs_.axis;
-      if (r == 0 || axis < 0 || axis >= r)
-        fail(ErrorCode::kInvalidArgument,
-             "axis " + std::to_string(attrs_.axis) + " is out of range for input " + shape_str(s));
-      n = s[axis];
-      for (int64_t d = 0; d < axis; ++d) outer *= s[d];
-      for (int64_t d = axis + 1; d < r; ++d) inner *= s[d];
-    }
+    const auto [axis, outer, n, inner] = split_at_axis(s, attrs_.has_axis, attrs_.axis);
     const T* p = x.data<T>();
     // Slice i: the elements p[(o * n + i) * inner + j], o and j in order.
     auto less = [&](int64_t a, int64_t b) {
