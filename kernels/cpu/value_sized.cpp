@@ -121,7 +121,8 @@ class CompressKernel final : public ValueSizedKernel {
     if (elem == 0)
       fail(ErrorCode::kUnsupported, "input dtype " + std::string(dtype_name(x.dtype())) + " is not supported");
     const Shape& s = x.shape();
-    const auto [axis, outer, n, inner] = split_at_axis(s, attrs_.has_axis, attrs_.axis);
+    const AxisSplit q = split_at_axis(s, attrs_.has_axis, attrs_.axis);
+    const int64_t axis = q.axis, outer = q.outer, n = q.n, inner = q.inner;  // plain names: lambdas capture them
     const uint8_t* c = cond.data<uint8_t>();
     std::vector<int64_t> kept;
     for (int64_t i = 0; i < std::min(n, cond.numel()); ++i)
@@ -180,7 +181,8 @@ class UniqueKernel final : public ValueSizedKernel {
   template <typename T>
   std::vector<Tensor> unique(const Tensor& x) const {
     const Shape& s = x.shape();
-    const auto [axis, outer, n, inner] = split_at_axis(s, attrs_.has_axis, attrs_.axis);
+    const AxisSplit q = split_at_axis(s, attrs_.has_axis, attrs_.axis);
+    const int64_t axis = q.axis, outer = q.outer, n = q.n, inner = q.inner;  // plain names: lambdas capture them
     const T* p = x.data<T>();
     // Slice i: the elements p[(o * n + i) * inner + j], o and j in order.
     auto less = [&](int64_t a, int64_t b) {
