@@ -489,7 +489,7 @@ class GlobalPoolKernel final : public CudaKernel {
   GlobalPoolKernel(const Graph& g, const Node& n) : CudaKernel(node_context(g, n)), max_(n.op == "GlobalMaxPool") {
     const Shape& x = in_shape(g, n, 0);
     planes_ = x[0] * x[1];
-    size_ = shape_numel(x) / planes_;
+    size_ = planes_ > 0 ? shape_numel(x) / planes_ : 0;  // an empty batch: nothing to launch
   }
   void launch(const KernelArgs& args, StreamState& s) override {
     launch_global_pool(in<float>(args, 0), out<float>(args, 0), planes_, size_, max_, s.stream);

@@ -4,6 +4,7 @@
 // plus the global pools. Movers work on any element of 1, 2, 4 or 8 bytes.
 #include <cuda_runtime.h>
 
+#include "kernels/cuda/global_pool_launch.h"
 #include "kernels/cuda/kernels.h"
 
 namespace minirt::cuda {
@@ -168,28 +169,42 @@ __global__ void pool_kernel(const float* x, float* y, PoolArgs a) {
   }
 }
 
-// One block per plane: partial results per thread, then a tree in shared memory.
-__global__ void global_pool_kernel(const float* x, float* y, int64_t size, bool max) {
-  __shared__ float part[kThreads];
-  const float* xp = x + blockIdx.x * size;
+// The global pools, with kLanes threads per plane (global_pool_launch.h):
+// each lane combines the elements it reads at a stride of kLanes, then the
+// lanes of a plane combine their partials — none to do for one lane, warp
+// shuffles for a warp, and for a whole block the warps' results through
+// shared memory. Threads past the last plane take part with nothing read.
+template <int kLanes>
+__global__ void global_pool_kernel(const float* x, float* y, int64_t planes, int64_t size, bool max) {
+  const int64_t plane = global_pool_plane(kLanes, blockIdx.x, threadIdx.x);
+  const int lane = global_pool_lane(kLanes, threadIdx.x);
   float acc = max ? kLowest : 0.0f;
-  for (int64_t i = threadIdx.x; i < size; i += blockDim.x) {
-    float v = xp[i];
-    if (max)
-      acc = v > acc ? v : acc;
-    else
-      acc += v;
-  }
-  part[threadIdx.x] = acc;
-  __syncthreads();
-  for (int s = blockDim.x / 2; s > 0; s /= 2) {
-    if (static_cast<int>(threadIdx.x) < s) {
-      float o = part[threadIdx.x + s];
-      part[threadIdx.x] = max ? (o > part[threadIdx.x] ? o : part[threadIdx.x]) : part[threadIdx.x] + o;
+  if (plane < planes) {
+    const float* xp = x + plane * size;
+    for (int64_t i = lane; i < size; i += kLanes) {
+      float v = xp[i];
+      if (max)
+        acc = v > acc ? v : acc;
+      else
+        acc += v;
     }
-    __syncthreads();
   }
-  if (threadIdx.x == 0) y[blockIdx.x] = max ? part[0] : part[0] / static_cast<float>(size);
+  if constexpr (kLanes > 1) {
+    for (int off = kWarp / 2; off > 0; off /= 2) {
+      float o = __shfl_down_sync(0xffffffffu, acc, off);
+      acc = max ? (o > acc ? o : acc) : acc + o;
+    }
+  }
+  if constexpr (kLanes > kWarp) {
+    __shared__ float part[kGlobalPoolThreads / kWarp];
+    const int warp = threadIdx.x / kWarp;
+    if (threadIdx.x % kWarp == 0) part[warp] = acc;
+    __syncthreads();
+    if (threadIdx.x == 0) {
+      for (int w = 1; w < kGlobalPoolThreads / kWarp; ++w) acc = max ? (part[w] > acc ? part[w] : acc) : acc + part[w];
+    }
+  }
+  if (lane == 0 && plane < planes) y[plane] = max ? acc : acc / static_cast<float>(size);
 }
 
 template <template <typename> class Launch, typename... Args>
@@ -262,8 +277,15 @@ void launch_pool(const float* x, float* y, const PoolArgs& a, cudaStream_t strea
 }
 
 void launch_global_pool(const float* x, float* y, int64_t planes, int64_t size, bool max, cudaStream_t stream) {
-  if (planes <= 0 || size <= 0) return;
-  global_pool_kernel<<<static_cast<unsigned>(planes), kThreads, 0, stream>>>(x, y, size, max);
+  const GlobalPoolLaunch l = global_pool_launch(planes, size);
+  if (l.blocks == 0) return;
+  const auto blocks = static_cast<unsigned>(l.blocks);
+  if (l.lanes == 1)
+    global_pool_kernel<1><<<blocks, kGlobalPoolThreads, 0, stream>>>(x, y, planes, size, max);
+  else if (l.lanes == kWarp)
+    global_pool_kernel<kWarp><<<blocks, kGlobalPoolThreads, 0, stream>>>(x, y, planes, size, max);
+  else
+    global_pool_kernel<kGlobalPoolThreads><<<blocks, kGlobalPoolThreads, 0, stream>>>(x, y, planes, size, max);
 }
 
 }  // namespace minirt::cuda
