@@ -18,6 +18,7 @@
 
 #include <memory>
 #include <string>
+#include <vector>
 
 namespace minirt {
 
@@ -60,6 +61,16 @@ struct DeviceRunTimes {
   double compute_ms = 0;
   double d2h_ms = 0;
   int h2d_copies = 0, kernels = 0, d2h_copies = 0;  // operations counted in each phase
+};
+
+// One step of a profiled run as the device's own clock saw it: from just
+// before its first operation to just after its last (CUDA events recorded
+// around the step on its stream). start_us counts from the first step the
+// device timed in the run.
+struct DeviceStepTime {
+  size_t step = 0;  // the step's index in the plan
+  double start_us = 0;
+  double duration_us = 0;
 };
 
 // One way a backend can run a node (an algorithm for a convolution), for
@@ -110,6 +121,14 @@ class ComputeDevice {
   virtual void begin_run(void* stream) const = 0;
   virtual void end_run(void* stream) const = 0;
   virtual DeviceRunTimes run_times(void* stream) const = 0;
+  // Profiling: the session brackets each step it runs on this device with
+  // step_begun() and step_ended() (only when it profiles); after end_run(),
+  // step_times() gives the bracketed steps' times on the device's clock. A
+  // device whose work is done when the kernel call returns (or that does not
+  // time itself) keeps these defaults, and the host's times stand.
+  virtual void step_begun(void* stream, size_t step) const {}
+  virtual void step_ended(void* stream, size_t step) const {}
+  virtual std::vector<DeviceStepTime> step_times(void* stream) const { return {}; }
 };
 
 // The host's memory: is_device() is false, so the planner never asks it for

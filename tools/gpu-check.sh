@@ -29,7 +29,8 @@
 #      cuda under fp32, tf32 and fp16 (parity and latency), against PyTorch eager with
 #      torch.backends.cudnn.benchmark=True on the same architectures with
 #      random weights (tools/gpu_bench_torch.py; torchvision's models when
-#      torchvision is installed, the script's own definitions otherwise);
+#      torchvision is installed, the script's own definitions otherwise),
+#      and runmodel --profile's per-op device time (CUDA events per step);
 # and writes into OUTDIR at most 8 files, as the GPU machine returns no more
 # (`tools/gpu-check.sh --outputs` lists them): results.md (date, GPU,
 # driver, library versions, the doctor's decision, test and parity results,
@@ -680,9 +681,16 @@ for m in resnet50 mobilenetv2; do
       fi
     done
   done
-  # One text run for the log: the placement line and the device phases.
-  stage "runmodel $m --print-plan" 60 "$logs/runmodel-$m-plan.txt" "$bin/runmodel" "$models/$m.onnx" --device cuda \
-    --iterations 5 --print-plan || note "runmodel $m --print-plan failed (see logs/runmodel-$m-plan.txt)"
+  # One text run for the log: the placement line, the device phases and the
+  # per-op profile, each GPU step timed by its own CUDA events (the trace in
+  # logs.tar.gz; the summary's head in results.md).
+  if stage "runmodel $m --print-plan --profile" 60 "$logs/runmodel-$m-plan.txt" "$bin/runmodel" "$models/$m.onnx" \
+    --device cuda --iterations 5 --print-plan --profile "$logs/profile-$m.json"; then
+    { echo; echo "## $m: per-op device time (runmodel --profile, batch 1, fp32)"; echo; echo '```text'
+      sed -n '/^per-op time/,$p' "$logs/runmodel-$m-plan.txt" | head -16; echo '```'; } >>"$results"
+  else
+    note "runmodel $m --print-plan --profile failed (see logs/runmodel-$m-plan.txt)"
+  fi
   # The tensor-core modes against the CPU on a whole model (--math fp16 has
   # never run on a GPU before this check): outputs within --compare's
   # tensor-core tolerance, and their latency next to each other.

@@ -121,7 +121,8 @@ comparing devices
 reports
   --print-plan            print every step with its shapes and arena offsets, and the arena size
   --profile FILE.json     write per-step timings of the timed runs as Chrome trace JSON
-                          (open in Perfetto or chrome://tracing) and print a per-op summary
+                          (open in Perfetto or chrome://tracing) and print a per-op summary; steps
+                          on a GPU are timed by the GPU (CUDA events around each step), on a track of their own
   --json                  print the summary as JSON instead of text
   --list-ops              print every op minirt runs, its opset versions and notes, as a Markdown
                           table (no model needed), and exit
@@ -586,6 +587,7 @@ int run(const Args& a) {
 
   // Per-op totals over the timed runs, and the Chrome trace.
   std::vector<std::pair<std::string, double>> op_totals;
+  std::string device_clocks;  // the devices whose steps were timed on their own clock
   if (so.profile) {
     std::ofstream f(a.profile);
     if (!f) {
@@ -593,23 +595,40 @@ int run(const Args& a) {
       return kOutputError;
     }
     std::map<std::string, double> by_op;
+    // One track per clock: the host's (tid 1), and each device that timed
+    // its own steps (tid 2, 3, ...), named in the trace's metadata. A step
+    // that ran off the CPU is summed under "op @device".
+    std::map<std::string, int> tracks;
     f << "{\"traceEvents\":[\n";
     double offset = 0;
     bool first = true;
     for (size_t it = 0; it < traces.size(); ++it) {
       double end = 0;
       for (const auto& s : traces[it]) {
+        const std::string track = s.device_clock ? s.device : std::string("host");
+        const int tid = tracks.emplace(track, static_cast<int>(tracks.size()) + 1).first->second;
         f << (first ? "" : ",\n") << "{\"name\":" << json_str(s.name) << ",\"cat\":" << json_str(s.op)
-          << ",\"ph\":\"X\",\"pid\":1,\"tid\":1,\"ts\":" << offset + s.start_us << ",\"dur\":" << s.duration_us
-          << ",\"args\":{\"op\":" << json_str(s.op) << ",\"shapes\":" << json_str(s.shapes) << ",\"iteration\":" << it
-          << "}}";
+          << ",\"ph\":\"X\",\"pid\":1,\"tid\":" << tid << ",\"ts\":" << offset + s.start_us
+          << ",\"dur\":" << s.duration_us << ",\"args\":{\"op\":" << json_str(s.op)
+          << ",\"shapes\":" << json_str(s.shapes) << ",\"device\":" << json_str(s.device)
+          << ",\"clock\":" << json_str(s.device_clock ? "device" : "host") << ",\"iteration\":" << it << "}}";
         first = false;
         end = std::max(end, s.start_us + s.duration_us);
-        by_op[s.op] += s.duration_us / 1000.0 / static_cast<double>(traces.size());
+        const std::string key = s.device.empty() || s.device == "cpu" ? s.op : s.op + " @" + s.device;
+        by_op[key] += s.duration_us / 1000.0 / static_cast<double>(traces.size());
       }
       offset += end + 10;
     }
+    for (const auto& [track, tid] : tracks) {
+      const std::string label = track == "host" ? "host clock (cpu steps, and any device's enqueue)"
+                                                : track + " (its own clock: events around each step)";
+      f << (first ? "" : ",\n") << "{\"name\":\"thread_name\",\"ph\":\"M\",\"pid\":1,\"tid\":" << tid
+        << ",\"args\":{\"name\":" << json_str(label) << "}}";
+      first = false;
+    }
     f << "\n],\"displayTimeUnit\":\"ms\"}\n";
+    for (const auto& [track, tid] : tracks)
+      if (track != "host") device_clocks += (device_clocks.empty() ? "" : ", ") + track;
     if (!f) {
       std::fprintf(stderr, "runmodel: --profile: write to %s failed\n", a.profile.c_str());
       return kOutputError;
@@ -759,7 +778,9 @@ int run(const Args& a) {
   if (!op_totals.empty()) {
     double sum = 0;
     for (const auto& p : op_totals) sum += p.second;
-    std::printf("per-op time (mean per run, from %s):\n", a.profile.c_str());
+    std::printf("per-op time (mean per run, from %s%s%s):\n", a.profile.c_str(),
+                device_clocks.empty() ? "" : "; steps on ",
+                device_clocks.empty() ? "" : (device_clocks + " timed by the device itself").c_str());
     for (const auto& [op, t] : op_totals) std::printf("  %-28s %9.3f ms  %5.1f%%\n", op.c_str(), t, 100.0 * t / sum);
   }
   return kOk;

@@ -199,6 +199,7 @@ class CudaDevice final : public ComputeDevice {
       if (b.host) cudaFreeHost(b.host);
     }
     for (cudaEvent_t e : s->event_pool) cudaEventDestroy(e);
+    for (cudaEvent_t e : s->step_event_pool) cudaEventDestroy(e);
     if (s->stream) cudaStreamDestroy(s->stream);
     cudaGetLastError();
     delete s;
@@ -310,6 +311,8 @@ class CudaDevice final : public ComputeDevice {
     StreamState& s = state(stream);
     check_cuda(cudaSetDevice(s.device), "cudaSetDevice");
     s.marks.clear();
+    s.step_marks.clear();
+    s.step_timing = true;
     s.current = Phase::kNone;
     s.counts[0] = s.counts[1] = s.counts[2] = 0;
     s.timing = true;
@@ -349,9 +352,26 @@ class CudaDevice final : public ComputeDevice {
     }
     s.timing = false;
     s.last = t;
+    s.read_step_marks();
   }
 
   DeviceRunTimes run_times(void* stream) const override { return state(stream).last; }
+
+  // A step's events are recorded on its stream around its kernel: the
+  // difference is the device's execution of everything the step enqueued.
+  void step_begun(void* stream, size_t step) const override {
+    StreamState& s = state(stream);
+    if (cudaEvent_t e = s.record_step_event()) s.step_marks.push_back({step, e, nullptr});
+  }
+  void step_ended(void* stream, size_t step) const override {
+    StreamState& s = state(stream);
+    if (s.step_marks.empty() || s.step_marks.back().step != step || s.step_marks.back().end) return;
+    if (cudaEvent_t e = s.record_step_event())
+      s.step_marks.back().end = e;
+    else
+      s.step_marks.pop_back();
+  }
+  std::vector<DeviceStepTime> step_times(void* stream) const override { return state(stream).last_steps; }
 
  private:
   static StreamState& state(void* stream) {

@@ -61,6 +61,46 @@ void StreamState::enter(Phase p) {
   current = p;
 }
 
+cudaEvent_t StreamState::record_step_event() {
+  if (!step_timing) return nullptr;
+  const size_t used = step_marks.size() * 2 + (step_marks.empty() || step_marks.back().end ? 0 : 1);
+  if (step_event_pool.size() <= used) {
+    cudaEvent_t e = nullptr;
+    if (cudaEventCreate(&e) != cudaSuccess) {  // timing is a report, never a failure
+      cudaGetLastError();
+      step_timing = false;
+      return nullptr;
+    }
+    step_event_pool.push_back(e);
+  }
+  cudaEvent_t e = step_event_pool[used];
+  if (cudaEventRecord(e, stream) != cudaSuccess) {
+    cudaGetLastError();
+    step_timing = false;
+    return nullptr;
+  }
+  return e;
+}
+
+void StreamState::read_step_marks() {
+  last_steps.clear();
+  if (step_timing && !step_marks.empty()) {
+    const cudaEvent_t origin = step_marks.front().begin;
+    for (const StepMark& m : step_marks) {
+      float start_ms = 0, ms = 0;
+      if (!m.end || cudaEventElapsedTime(&start_ms, origin, m.begin) != cudaSuccess ||
+          cudaEventElapsedTime(&ms, m.begin, m.end) != cudaSuccess) {
+        cudaGetLastError();
+        last_steps.clear();
+        break;
+      }
+      last_steps.push_back({m.step, start_ms * 1000.0, ms * 1000.0});
+    }
+  }
+  step_marks.clear();
+  step_timing = true;
+}
+
 void CudaKernel::run(const KernelArgs& args) {
   auto* s = static_cast<StreamState*>(args.stream);
   if (!s) throw Error(ErrorCode::kInternal, where_ + ": a GPU kernel was run without its stream");

@@ -87,6 +87,23 @@ struct StreamState {
 
   // Records a phase change before an operation of `p` (when timing).
   void enter(Phase p);
+
+  // Per-step timing when the session profiles: an event pair around each
+  // step (step_begun/step_ended), read in end_run() into last_steps.
+  struct StepMark {
+    size_t step;
+    cudaEvent_t begin, end;
+  };
+  std::vector<cudaEvent_t> step_event_pool;  // timing events, reused run after run
+  std::vector<StepMark> step_marks;
+  bool step_timing = true;  // false once an event failed in this run: the host's times stand
+  std::vector<DeviceStepTime> last_steps;
+
+  // Records the next timing event of the step pool on the stream; nullptr
+  // (and step timing off for this run) when the event cannot be made.
+  cudaEvent_t record_step_event();
+  // After the stream has finished: the marks' times into last_steps.
+  void read_step_marks();
 };
 
 // Base of every GPU kernel: makes the stream the kernel's device is current

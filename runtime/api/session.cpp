@@ -491,6 +491,7 @@ void Session::Impl::bind(RunContext& ctx, std::shared_ptr<const PlanEntry> entry
     ctx.profile[i].name = plan.steps[i].label;
     ctx.profile[i].op = plan.steps[i].op;
     ctx.profile[i].shapes = plan.steps[i].shapes;
+    ctx.profile[i].device = plan.spaces[plan.steps[i].space].backend->name();
   }
   ctx.bound = std::move(entry);
 }
@@ -512,6 +513,28 @@ void Session::Impl::deadline_exceeded(const Plan& plan, size_t steps_done, Clock
                   " (SessionOptions::run_timeout_seconds, runmodel --run-timeout); the session stays usable: "
                   "give smaller inputs or a longer limit");
 }
+
+namespace {
+
+// A device's own times for the steps it ran replace the host's times of
+// those steps (the enqueue): durations as measured, starts on the host's
+// line from the host's start of the device's first timed step.
+void apply_device_clock(std::vector<StepTiming>& profile, const std::vector<DeviceStepTime>& times) {
+  if (times.empty()) return;
+  size_t first = times.front().step;
+  for (const DeviceStepTime& t : times) first = std::min(first, t.step);
+  if (first >= profile.size()) return;
+  const double origin = profile[first].start_us;
+  for (const DeviceStepTime& t : times) {
+    if (t.step >= profile.size()) continue;
+    StepTiming& p = profile[t.step];
+    p.start_us = origin + t.start_us;
+    p.duration_us = t.duration_us;
+    p.device_clock = true;
+  }
+}
+
+}  // namespace
 
 void Session::Impl::execute(RunContext& ctx, std::vector<Tensor>& outputs, Clock::time_point started) {
   const PlanEntry& e = *ctx.bound;
@@ -561,16 +584,21 @@ void Session::Impl::execute(RunContext& ctx, std::vector<Tensor>& outputs, Clock
       st.kernel->run(args);
       continue;
     }
+    const ComputeDevice* dev = st.space > 0 ? &plan.spaces[st.space].backend->device() : nullptr;
     auto a = std::chrono::steady_clock::now();
+    if (dev) dev->step_begun(args.stream, s);
     st.kernel->run(args);
+    if (dev) dev->step_ended(args.stream, s);
     auto b = std::chrono::steady_clock::now();
     ctx.profile[s].start_us = std::chrono::duration<double, std::micro>(a - t0).count();
     ctx.profile[s].duration_us = std::chrono::duration<double, std::micro>(b - a).count();
+    ctx.profile[s].device_clock = false;
   }
   for (size_t sp = 1; sp < ns; ++sp) {
     const KernelProvider* b = plan.spaces[sp].backend;
     b->device().end_run(ctx.streams[sp]);
     ctx.device_times[sp - 1] = {b, b->device().run_times(ctx.streams[sp])};
+    if (timing) apply_device_clock(ctx.profile, b->device().step_times(ctx.streams[sp]));
   }
   // Outputs that are not written in place: constants, inputs, repeats.
   for (size_t i = 0; i < nout; ++i) {
@@ -723,6 +751,7 @@ void Session::Impl::run_parts(RunContext& ctx, std::vector<Tensor>& outputs, Clo
         t.name = n.name;
         t.op = n.op;
         t.shapes = "-> " + shapes;
+        t.device = "cpu";  // value-sized nodes run on the host, between the stages
         t.start_us = std::chrono::duration<double, std::micro>(a - t0).count();
         t.duration_us = std::chrono::duration<double, std::micro>(b - a).count();
         profile.push_back(std::move(t));
@@ -738,7 +767,8 @@ void Session::Impl::run_parts(RunContext& ctx, std::vector<Tensor>& outputs, Clo
       ctx.where[static_cast<size_t>(part.graph.outputs[k])] = &ctx.stage_out[p][k];
     if (options.profile) {
       double offset = std::chrono::duration<double, std::micro>(Clock::now() - t0).count();
-      double first = sub->profile.empty() ? 0 : sub->profile.back().start_us + sub->profile.back().duration_us;
+      double first = 0;  // the stage's end on its own line (a device-timed step may end last)
+      for (const StepTiming& t : sub->profile) first = std::max(first, t.start_us + t.duration_us);
       for (StepTiming t : sub->profile) {
         t.start_us += offset - first;
         profile.push_back(std::move(t));

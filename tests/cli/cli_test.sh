@@ -122,9 +122,14 @@ s = json.load(open(f"{w}/summary.json"))
 assert s["iterations"] == 3 and s["latency_ms"]["min"] <= s["latency_ms"]["median"] <= s["latency_ms"]["max"], s
 assert s["outputs"][0]["name"] == "logits" and s["outputs"][0]["shape"] == [1, 10], s
 t = json.load(open(f"{w}/trace.json"))
-ev = t["traceEvents"]
-assert ev and all(e["ph"] == "X" and e["dur"] >= 0 for e in ev), "bad trace"
+ev = [e for e in t["traceEvents"] if e["ph"] == "X"]
+meta = [e for e in t["traceEvents"] if e["ph"] == "M"]
+assert ev and all(e["dur"] >= 0 for e in ev), "bad trace"
 assert {e["args"]["iteration"] for e in ev} == {0, 1, 2}, "trace should hold every timed run"
+# The CPU alone: every step on the host's clock, one named track.
+assert all(e["args"]["device"] == "cpu" and e["args"]["clock"] == "host" and e["tid"] == 1 for e in ev), ev[0]
+assert [(m["name"], m["tid"]) for m in meta] == [("thread_name", 1)], meta
+assert meta[0]["args"]["name"].startswith("host clock"), meta
 y = np.load(f"{w}/out/logits.npy")
 so = ort.SessionOptions(); so.log_severity_level = 3
 ref = ort.InferenceSession(f"{w}/mnist_cnn.onnx", so, providers=["CPUExecutionProvider"]).run(

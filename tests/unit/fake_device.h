@@ -17,6 +17,7 @@
 #include <cstring>
 #include <map>
 #include <mutex>
+#include <optional>
 #include <set>
 #include <stdexcept>
 #include <string>
@@ -100,6 +101,40 @@ class FakeDevice final : public KernelProvider, public ComputeDevice {
   void begin_run(void* stream) const override { check_stream(stream); }
   void end_run(void* stream) const override { check_stream(stream); }
   DeviceRunTimes run_times(void*) const override { return {}; }
+  // With clocked(): a device clock of its own for profiling, on which step k
+  // takes exactly 1000 + k microseconds and the steps follow one another
+  // without gaps, so a test can tell the device's times from the host's.
+  FakeDevice& clocked() {
+    clocked_ = true;
+    return *this;
+  }
+  void step_begun(void* stream, size_t step) const override {
+    check_stream(stream);
+    if (!clocked_) return;
+    std::lock_guard<std::mutex> lock(clock_mu_);
+    auto& open = open_[stream];
+    if (open.has_value()) fail("step_begun twice without step_ended");
+    open = step;
+  }
+  void step_ended(void* stream, size_t step) const override {
+    check_stream(stream);
+    if (!clocked_) return;
+    std::lock_guard<std::mutex> lock(clock_mu_);
+    auto& open = open_[stream];
+    if (open != step) fail("step_ended for a step that was not begun");
+    open.reset();
+    auto& steps = timed_[stream];
+    const double start = steps.empty() ? 0.0 : steps.back().start_us + steps.back().duration_us;
+    steps.push_back({step, start, 1000.0 + static_cast<double>(step)});
+  }
+  std::vector<DeviceStepTime> step_times(void* stream) const override {
+    std::lock_guard<std::mutex> lock(clock_mu_);
+    auto it = timed_.find(stream);
+    if (it == timed_.end()) return {};
+    std::vector<DeviceStepTime> out = std::move(it->second);
+    timed_.erase(it);
+    return out;
+  }
   std::shared_ptr<void> upload(const Tensor& t) const override {
     void* p = memory_->allocate(std::max<size_t>(t.nbytes(), 1));
     xor_bytes(p, t.raw(), t.nbytes());
@@ -178,6 +213,10 @@ class FakeDevice final : public KernelProvider, public ComputeDevice {
 
   std::set<std::string> ops_;
   std::string name_ = "fakegpu";
+  bool clocked_ = false;
+  mutable std::mutex clock_mu_;
+  mutable std::map<void*, std::optional<size_t>> open_;
+  mutable std::map<void*, std::vector<DeviceStepTime>> timed_;
   std::unique_ptr<KernelProvider> cpu_;
   std::shared_ptr<FakeDeviceMemory> memory_ = std::make_shared<FakeDeviceMemory>();
 };

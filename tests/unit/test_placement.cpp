@@ -101,6 +101,58 @@ TEST(Placement, PartialSupportInsertsCopiesAndMatchesTheCpu) {
   EXPECT_THAT(mixed.report, HasSubstr("weights on devices: 3 tensors"));
 }
 
+// --profile with a device that times itself: its steps take the device's
+// durations (the pretend clock: step k lasts 1000 + k us, back to back), laid
+// on the host's line from the host's start of the first device step; the
+// CPU's steps keep the host's times. Issue 11, item 13: a GPU step's time
+// was the enqueue's.
+TEST(Placement, ProfiledDeviceStepsCarryTheDevicesClock) {
+  for (bool clocked : {true, false}) {
+    SCOPED_TRACE(clocked ? "a device that times itself" : "a device that does not");
+    auto dev = std::make_shared<FakeDevice>(std::set<std::string>{"Conv", "MaxPool", "Gemm"});
+    if (clocked) dev->clocked();
+    Session s(cnn(), {.device = Device::kCpu, .threads = 1, .profile = true});
+    SessionInternals::add_device(s, dev);
+    for (int run = 0; run < 2; ++run) {  // the second run reuses the context and its device clock
+      s.run({{"x", input(1)}});
+      const std::vector<StepTiming> prof = s.last_profile();
+      ASSERT_FALSE(prof.empty());
+      int on_device = 0, on_cpu = 0;
+      double next_start = -1;
+      for (size_t k = 0; k < prof.size(); ++k) {
+        const StepTiming& t = prof[k];
+        SCOPED_TRACE(t.op + " '" + t.name + "'");
+        ASSERT_TRUE(t.device == "fakegpu" || t.device == "cpu") << t.device;
+        if (t.device == "cpu") {
+          ++on_cpu;
+          EXPECT_FALSE(t.device_clock);
+          EXPECT_LT(t.duration_us, 1000.0);  // the host's own measure of a tiny kernel
+          continue;
+        }
+        ++on_device;
+        EXPECT_EQ(t.device_clock, clocked);
+        if (!clocked) continue;
+        EXPECT_DOUBLE_EQ(t.duration_us, 1000.0 + static_cast<double>(k));
+        if (next_start >= 0) {
+          EXPECT_DOUBLE_EQ(t.start_us, next_start);
+        }
+        next_start = t.start_us + t.duration_us;
+      }
+      // Conv+Relu, MaxPool, Gemm and the two copies to the device and two back run on it.
+      EXPECT_EQ(on_device, 7);
+      EXPECT_EQ(on_cpu, 2);  // Flatten, Softmax
+    }
+  }
+  // Without --profile the session asks the device for nothing and keeps no profile.
+  auto dev = std::make_shared<FakeDevice>(std::set<std::string>{"Conv"});
+  dev->clocked();
+  Session s(cnn(), {.device = Device::kCpu, .threads = 1});
+  SessionInternals::add_device(s, dev);
+  s.run({{"x", input(1)}});
+  EXPECT_TRUE(s.last_profile().empty());
+  EXPECT_EQ(dev->errors.load(), 0);
+}
+
 TEST(Placement, EverythingOnTheDeviceNeedsOnlyTheEdgeCopies) {
   auto dev = std::make_shared<FakeDevice>(std::set<std::string>{"Conv", "MaxPool", "Flatten", "Gemm", "Softmax"});
   Outcome cpu = run_with(nullptr, CpuLayout::kNchw), gpu = run_with(dev);

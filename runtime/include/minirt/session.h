@@ -224,11 +224,18 @@ struct SeamCopies {
   size_t bytes_to_device = 0, bytes_to_host = 0;
 };
 
-// Timing of one step of the last run, for --profile.
+// Timing of one step of the last run, for --profile. A step on the CPU is
+// timed by the host around the kernel call. A step on a GPU is timed by the
+// GPU itself (device_clock: CUDA events recorded around it on its stream), so
+// its duration is the device's execution, not the host's enqueue; its start
+// is placed on the host's time line at the enqueue of the run's first GPU
+// step (the stream is idle then, so the two clocks meet there).
 struct StepTiming {
-  std::string name;    // node name (or the fused nodes' names)
-  std::string op;      // op type, e.g. "Conv+Relu"
-  std::string shapes;  // "1x64x56x56 -> 1x64x56x56"
+  std::string name;           // node name (or the fused nodes' names)
+  std::string op;             // op type, e.g. "Conv+Relu"
+  std::string shapes;         // "1x64x56x56 -> 1x64x56x56"
+  std::string device;         // the backend that ran it, as in the placement line ("cpu", "cuda")
+  bool device_clock = false;  // timed by the device (see above); false: by the host
   double start_us = 0;
   double duration_us = 0;
 };
