@@ -117,6 +117,8 @@ TEST(CudaSupport, DeclinesPreciselyWithAReason) {
   m.input("i", DType::kInt64, {3});
   m.input("e", DType::kInt64, {4});
   m.input("z", DType::kFloat32, {0, 3});
+  m.input("v", DType::kFloat32, {1, 2, 4, 4, 4});
+  m.initializer("w3", testing::iota({3, 2, 2, 2, 2}, -0.2f, 0.01f));
   m.node("LRN", {"x"}, {"l4"}, "lrn_even").i("size", 4);
   m.node("LRN", {"x"}, {"l5"}, "lrn_odd").i("size", 5);
   m.node("LRN", {"x"}, {"l17"}, "lrn_wide").i("size", 17);
@@ -134,8 +136,12 @@ TEST(CudaSupport, DeclinesPreciselyWithAReason) {
   m.node("Dropout", {"x"}, {"d", "mask"}, "dropout_mask");
   m.node("Transpose", {"i"}, {"it"}, "transpose_int");
   m.node("ArgMax", {"x"}, {"am"}, "argmax");
-  for (const char* o :
-       {"l4", "l5", "l17", "lb", "lk", "lk2", "ii", "pw", "ci", "s5", "s4", "zr", "d", "mask", "it", "am"}) {
+  // 3-D windows run on the CPU alone (issue 11, item 10).
+  m.node("Conv", {"v", "w3"}, {"c3"}, "conv_3d").ints("kernel_shape", {2, 2, 2});
+  m.node("MaxPool", {"v"}, {"p3"}, "maxpool_3d").ints("kernel_shape", {2, 2, 2});
+  m.node("AveragePool", {"v"}, {"a3"}, "averagepool_3d").ints("kernel_shape", {2, 2, 2});
+  for (const char* o : {"l4", "l5", "l17", "lb", "lk", "lk2", "ii", "pw", "ci", "s5", "s4", "zr", "d", "mask", "it",
+                        "am", "c3", "p3", "a3"}) {
     DType t = std::string(o) == "ii" || std::string(o) == "ci" || std::string(o) == "it" || std::string(o) == "am"
                   ? DType::kInt64
               : std::string(o) == "mask" ? DType::kBool
@@ -145,7 +151,8 @@ TEST(CudaSupport, DeclinesPreciselyWithAReason) {
   auto a = ask(m, {{"x", random_tensor({1, 8, 4, 4}, 4)},
                    {"i", int_tensor<int64_t>(DType::kInt64, {3}, {1, 2, 3})},
                    {"e", int_tensor<int64_t>(DType::kInt64, {4}, {2, 2, 2, 2})},
-                   {"z", Tensor::zeros(DType::kFloat32, {0, 3})}});
+                   {"z", Tensor::zeros(DType::kFloat32, {0, 3})},
+                   {"v", random_tensor({1, 2, 4, 4, 4}, 5)}});
   EXPECT_EQ(a["lrn_even"], "yes");  // cuDNN's window for even sizes is ONNX's
   EXPECT_EQ(a["lrn_odd"], "yes");
   EXPECT_EQ(a["lrn_wide"], "size 17 (cuDNN's LRN takes sizes from 1 to 16)");
@@ -161,6 +168,9 @@ TEST(CudaSupport, DeclinesPreciselyWithAReason) {
   EXPECT_EQ(a["dropout_mask"], "its mask output");
   EXPECT_EQ(a["transpose_int"], "yes");  // data movement takes any element size
   EXPECT_EQ(a["argmax"], "not implemented on cuda");
+  EXPECT_EQ(a["conv_3d"], "3-D convolution (1-D and 2-D on cuda; 3-D on the CPU)");
+  EXPECT_EQ(a["maxpool_3d"], "3-D pooling (1-D and 2-D on cuda; 3-D on the CPU)");
+  EXPECT_EQ(a["averagepool_3d"], "3-D pooling (1-D and 2-D on cuda; 3-D on the CPU)");
 }
 
 TEST(CudaSupport, ConcatAndSplitRowsBeyondTheMemcpy2DPitchStayOnTheCpu) {
