@@ -312,6 +312,7 @@ class CudaDevice final : public ComputeDevice {
     check_cuda(cudaSetDevice(s.device), "cudaSetDevice");
     s.marks.clear();
     s.step_marks.clear();
+    s.step_events_used = 0;
     s.step_timing = true;
     s.current = Phase::kNone;
     s.counts[0] = s.counts[1] = s.counts[2] = 0;

@@ -63,8 +63,7 @@ void StreamState::enter(Phase p) {
 
 cudaEvent_t StreamState::record_step_event() {
   if (!step_timing) return nullptr;
-  const size_t used = step_marks.size() * 2 + (step_marks.empty() || step_marks.back().end ? 0 : 1);
-  if (step_event_pool.size() <= used) {
+  if (step_event_pool.size() <= step_events_used) {
     cudaEvent_t e = nullptr;
     if (cudaEventCreate(&e) != cudaSuccess) {  // timing is a report, never a failure
       cudaGetLastError();
@@ -73,12 +72,13 @@ cudaEvent_t StreamState::record_step_event() {
     }
     step_event_pool.push_back(e);
   }
-  cudaEvent_t e = step_event_pool[used];
+  cudaEvent_t e = step_event_pool[step_events_used];
   if (cudaEventRecord(e, stream) != cudaSuccess) {
     cudaGetLastError();
     step_timing = false;
     return nullptr;
   }
+  ++step_events_used;
   return e;
 }
 
@@ -98,6 +98,7 @@ void StreamState::read_step_marks() {
     }
   }
   step_marks.clear();
+  step_events_used = 0;
   step_timing = true;
 }
 

@@ -95,6 +95,7 @@ struct StreamState {
     cudaEvent_t begin, end;
   };
   std::vector<cudaEvent_t> step_event_pool;  // timing events, reused run after run
+  size_t step_events_used = 0;               // of the pool, in this run
   std::vector<StepMark> step_marks;
   bool step_timing = true;  // false once an event failed in this run: the host's times stand
   std::vector<DeviceStepTime> last_steps;

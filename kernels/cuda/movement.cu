@@ -4,6 +4,8 @@
 // plus the global pools. Movers work on any element of 1, 2, 4 or 8 bytes.
 #include <cuda_runtime.h>
 
+#include <cmath>
+
 #include "kernels/cuda/global_pool_launch.h"
 #include "kernels/cuda/kernels.h"
 
@@ -178,7 +180,7 @@ template <int kLanes>
 __global__ void global_pool_kernel(const float* x, float* y, int64_t planes, int64_t size, bool max) {
   const int64_t plane = global_pool_plane(kLanes, blockIdx.x, threadIdx.x);
   const int lane = global_pool_lane(kLanes, threadIdx.x);
-  float acc = max ? kLowest : 0.0f;
+  float acc = max ? -INFINITY : 0.0f;  // a plane of -inf has max -inf, not the lowest float
   if (plane < planes) {
     const float* xp = x + plane * size;
     for (int64_t i = lane; i < size; i += kLanes) {

@@ -206,6 +206,17 @@ TEST(GpuOps, GlobalPooling) {
       c.feed("x", random_tensor(x, seed++));
       check_case(c, std::string(op) == "GlobalMaxPool" ? kExact : kReduce);
     }
+  // A plane all -inf has max -inf (the kernel once started from the lowest
+  // float); one -inf among finite values changes nothing.
+  OpCase c("GlobalMaxPool of -inf planes");
+  c.m.input("x", DType::kFloat32, {1, 2, 3, 3});
+  c.m.node("GlobalMaxPool", {"x"}, {"y"});
+  c.m.output("y");
+  Tensor x = random_tensor({1, 2, 3, 3}, seed++);
+  for (int i = 0; i < 9; ++i) x.data<float>()[i] = -INFINITY;
+  x.data<float>()[12] = -INFINITY;
+  c.feed("x", x);
+  check_case(c, kExact);
 }
 
 // ---- Normalizations, Softmax ----
