@@ -74,7 +74,7 @@ build_layout() {
 }
 
 rows=()
-printf '%-14s %-6s %-10s %-9s %s\n' scenario device "latency" "vs CPU" "decision"
+printf '%-14s %-6s %-10s %-8s %-9s %s\n' scenario device "latency" "speed-up" "vs CPU" "decision"
 while IFS='|' read -r id title layout envs rule says; do
   id=$(trim "$id")
   case "$id" in '' | '#'*) continue ;; esac
@@ -104,9 +104,11 @@ while IFS='|' read -r id title layout envs rule says; do
   cpu_latency=$(awk '/^\[1\] cpu:/{b=1} b && /latency median/{for(i=1;i<=NF;i++) if($i=="median"){print $(i+1); exit}}' "$log")
   agree=$(awk '/^\[2\] auto against/{b=1; next} b && /-> /{if ($0 ~ /-> FAIL/) f=1; n++} END{print (n==0 ? "-" : (f ? "differ" : "match"))}' "$log")
   [ "$rc" -eq 0 ] || [ "$rc" -eq 8 ] || { agree="error (exit $rc)"; sentence=$(tail -3 "$log" | tr '\n' ' '); }
+  # Speed-up over the CPU alone in the same process (about 1x where the run fell back).
+  speedup=$(awk -v c="${cpu_latency:-0}" -v l="${latency:-0}" 'BEGIN{if (c > 0 && l > 0) printf "%.2fx", c / l}')
   # The terminal gets each sentence up to its advice; fallback.md has it whole.
-  printf '%-14s %-6s %-10s %-9s %s\n' "$id" "$device" "${latency:--} ms" "$agree" "${sentence%%; *}"
-  rows+=("$id|$title|$device|${latency:-}|${cpu_latency:-}|$agree|$sentence")
+  printf '%-14s %-6s %-10s %-8s %-9s %s\n' "$id" "$device" "${latency:--} ms" "${speedup:--}" "$agree" "${sentence%%; *}"
+  rows+=("$id|$title|$device|${latency:-}|${cpu_latency:-}|${speedup:-}|$agree|$sentence")
 done <"$scenarios"
 
 # fallback.md: the table, every sentence in full.
@@ -117,11 +119,11 @@ done <"$scenarios"
   echo "each row is a real \`runmodel --compare cpu,auto\` with the GPU stack laid out as the scenario says"
   echo "(fake CUDA libraries in a folder ROOT of its own, \`MINIRT_PROBE_ONLY=1\`); the first row is the machine's own stack."
   echo
-  echo "| scenario | what the machine has | ran on | latency median (ms) | CPU alone (ms) | outputs vs CPU | the gate's decision |"
-  echo "| --- | --- | --- | ---: | ---: | --- | --- |"
+  echo "| scenario | what the machine has | ran on | latency median (ms) | CPU alone (ms) | speed-up | outputs vs CPU | the gate's decision |"
+  echo "| --- | --- | --- | ---: | ---: | ---: | --- | --- |"
   for r in "${rows[@]}"; do
-    IFS='|' read -r id title device lat cpu agree sentence <<<"$r"
-    echo "| $id | $title | $device | ${lat:--} | ${cpu:--} | $agree | ${sentence//|/\\|} |"
+    IFS='|' read -r id title device lat cpu speedup agree sentence <<<"$r"
+    echo "| $id | $title | $device | ${lat:--} | ${cpu:--} | ${speedup:--} | $agree | ${sentence//|/\\|} |"
   done
 } >"$outdir/fallback.md"
 
@@ -129,7 +131,7 @@ done <"$scenarios"
 {
   max=0
   for r in "${rows[@]}"; do
-    IFS='|' read -r _ _ _ lat _ _ _ <<<"$r"
+    IFS='|' read -r _ _ _ lat _ _ _ _ <<<"$r"
     max=$(awk -v a="$max" -v b="${lat:-0}" 'BEGIN{print (b > a ? b : a)}')
   done
   n=${#rows[@]}
@@ -138,13 +140,13 @@ done <"$scenarios"
   echo "<text x=\"10\" y=\"20\" font-size=\"14\">$(basename "$model" | sed 's/&/\&amp;/g; s/</\&lt;/g'): latency median per scenario (ms), runmodel --device auto</text>"
   i=0
   for r in "${rows[@]}"; do
-    IFS='|' read -r id _ device lat _ agree _ <<<"$r"
+    IFS='|' read -r id _ device lat _ speedup agree _ <<<"$r"
     y=$((40 + 28 * i))
     w=$(awk -v l="${lat:-0}" -v m="$max" 'BEGIN{printf "%d", (m > 0 ? 440 * l / m : 0)}')
     colour="#4a7bd0"; [ "$device" = cuda ] && colour="#3aa655"; [ "$device" = none ] && colour="#999999"
     echo "<text x=\"10\" y=\"$((y + 15))\">$id</text>"
     echo "<rect x=\"130\" y=\"$y\" width=\"$w\" height=\"20\" fill=\"$colour\"/>"
-    echo "<text x=\"$((136 + w))\" y=\"$((y + 15))\">${lat:-n/a} ms on $device, outputs: $agree</text>"
+    echo "<text x=\"$((136 + w))\" y=\"$((y + 15))\">${lat:-n/a} ms on $device (${speedup:-n/a} the CPU's speed), outputs: $agree</text>"
     i=$((i + 1))
   done
   echo "<text x=\"10\" y=\"$((h - 10))\" fill=\"#555\">blue: CPU (fallback), green: GPU, grey: did not run</text>"

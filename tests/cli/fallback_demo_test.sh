@@ -41,6 +41,8 @@ while IFS='|' read -r id title layout envs rule says; do
   rows=$((rows + 1))
   line=$(grep -F "| $id |" "$md") || { fail "$id: no row in fallback.md"; continue; }
   grep -qF "| match |" <<<"$line" || fail "$id: outputs did not match the CPU's: $line"
+  # The speed-up over the CPU alone: a ratio on every row (about 1x where the run fell back).
+  grep -qE "\| [0-9]+\.[0-9]{2}x \|" <<<"$line" || fail "$id: no speed-up over the CPU: $line"
   if [ "$id" = as_installed ]; then
     if [ "$gpu_here" -eq 1 ]; then
       grep -qF "| cuda |" <<<"$line" || fail "as_installed: a usable GPU here, but the run was not on it: $line"

@@ -234,7 +234,7 @@ struct StepTiming {
   std::string name;           // node name (or the fused nodes' names)
   std::string op;             // op type, e.g. "Conv+Relu"
   std::string shapes;         // "1x64x56x56 -> 1x64x56x56"
-  std::string device;         // the backend that ran it, as in the placement line ("cpu", "cuda")
+  std::string device;         // the backend that ran it, named as in the placement line
   bool device_clock = false;  // timed by the device (see above); false: by the host
   double start_us = 0;
   double duration_us = 0;
