@@ -83,7 +83,7 @@ execution
   --device cpu|cuda|auto  where to run (default auto: the GPU when usable, else the CPU, saying why)
   --math fp32|tf32|fp16   the GPU's math for convolutions and matrix products (default fp32;
                           tf32 uses tensor cores on Ampere and newer, with about 3 fewer digits;
-                          fp16 converts their weights and data to float16 for tensor cores, Volta
+                          fp16 converts their weights and data to float16 for tensor cores, Turing
                           and newer, accumulating in float32)
   --no-optimize           skip the graph passes (folding, fusion, blocked layout), for comparison
   --layout auto|nchw      the CPU's activation layout: auto (default) keeps activations channel-blocked

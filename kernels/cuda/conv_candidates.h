@@ -45,7 +45,7 @@ inline const char* math_name(cudnnMathType_t m) {
     case CUDNN_TENSOR_OP_MATH_ALLOW_CONVERSION:
       return "tensor cores (conversions allowed)";
     case CUDNN_FMA_MATH:
-      return "fp32 FMA";
+      return "FMA (no tensor cores)";
   }
   return "?";
 }
@@ -60,14 +60,19 @@ inline constexpr cudnnConvolutionFwdAlgo_t kAllFwdAlgos[] = {
 inline bool is_tensor_op(cudnnMathType_t m) {
   return m == CUDNN_TENSOR_OP_MATH || m == CUDNN_TENSOR_OP_MATH_ALLOW_CONVERSION;
 }
-// Whether a result cuDNN reports may have run on tensor cores (for fp32
-// data: TF32): every math type but CUDNN_FMA_MATH. cuDNN documents
+// Whether a result cuDNN reports may have run on tensor cores. For float32
+// data (TF32): every math type but CUDNN_FMA_MATH. cuDNN documents
 // CUDNN_DEFAULT_MATH as permitting TF32 tensor-core operation on Ampere and
 // newer, so under TF32 its heuristics and Find report such kernels as
 // DEFAULT_MATH as well as TENSOR_OP_MATH; both become "+tensor_op"
-// candidates, run under CUDNN_TENSOR_OP_MATH (for fp32 data, the same
-// permission), so that a name from the cache runs what was chosen.
-inline bool may_use_tensor_cores(cudnnMathType_t m) { return m != CUDNN_FMA_MATH; }
+// candidates, run under CUDNN_TENSOR_OP_MATH (for float32 data, the same
+// permission), so that a name from the cache runs what was chosen. For
+// float16 data (--math fp16) the TF32 permission means nothing: a
+// DEFAULT_MATH kernel there is an FMA one, and only the tensor-op types
+// count.
+inline bool may_use_tensor_cores(cudnnMathType_t m, bool half_data) {
+  return half_data ? is_tensor_op(m) : m != CUDNN_FMA_MATH;
+}
 
 // The math types a candidate may use: FMA always; tensor cores only when
 // the session asked for them (--math tf32: TF32 on float32 data; --math
@@ -77,7 +82,8 @@ inline std::vector<cudnnMathType_t> allowed_math(bool tensor_cores) {
   return {CUDNN_FMA_MATH};
 }
 
-// "cudnn_implicit_precomp_gemm", "+tensor_op" when it runs on tensor cores.
+// "cudnn_implicit_precomp_gemm", "+tensor_op" when it runs on tensor cores
+// (TF32 on float32 data, float16 tensor cores under --math fp16).
 inline std::string candidate_name(cudnnConvolutionFwdAlgo_t a, cudnnMathType_t m) {
   std::string s = "cudnn_";
   for (const char* p = algo_name(a); *p; ++p) s += static_cast<char>(std::tolower(static_cast<unsigned char>(*p)));

@@ -11,7 +11,8 @@
 // cudnnGetConvolutionForwardAlgorithm_v7); with one (runtime/tuner.h) the
 // candidates are cuDNN's forward algorithms under each math type the math
 // mode allows, named like "cudnn_implicit_precomp_gemm" (FMA math) and
-// "cudnn_winograd_nonfused+tensor_op" (TF32 tensor cores, --math tf32 only),
+// "cudnn_winograd_nonfused+tensor_op" (tensor cores: TF32 under --math tf32,
+// float16 under --math fp16),
 // timed by cudnnFindConvolutionForwardAlgorithmEx.
 //
 // Under --math fp16 (DeviceContext::fp16) a convolution runs in float16 on
@@ -66,8 +67,10 @@ ConvChoice choose_conv_algorithm(const DeviceContext& ctx, cudnnTensorDescriptor
                                  const std::string& where) {
   std::lock_guard<std::mutex> lock(ctx.mu);
   cudnnHandle_t h = ctx.plan_dnn;
-  check_cudnn(cudnnSetConvolutionMathType(conv, ctx.tensor_cores() ? CUDNN_DEFAULT_MATH : CUDNN_FMA_MATH),
-              where + "cudnnSetConvolutionMathType");
+  // The heuristics' question: float16 data asks for tensor cores outright;
+  // TF32 is what DEFAULT_MATH permits on float32 data.
+  const cudnnMathType_t asked = ctx.fp16 ? CUDNN_TENSOR_OP_MATH : ctx.tf32 ? CUDNN_DEFAULT_MATH : CUDNN_FMA_MATH;
+  check_cudnn(cudnnSetConvolutionMathType(conv, asked), where + "cudnnSetConvolutionMathType");
   int max = 0;
   check_cudnn(cudnnGetConvolutionForwardAlgorithmMaxCount(h, &max),
               where + "cudnnGetConvolutionForwardAlgorithmMaxCount");
@@ -80,10 +83,11 @@ ConvChoice choose_conv_algorithm(const DeviceContext& ctx, cudnnTensorDescriptor
     const auto& p = perf[static_cast<size_t>(i)];
     if (p.status != CUDNN_STATUS_SUCCESS) continue;
     if (!ctx.tensor_cores() && is_tensor_op(p.mathType)) continue;
-    // Under TF32 the math the candidate's name stands for (+tensor_op or
-    // not), so that running the name later (from the cache) runs the same.
+    // Under TF32 or fp16 the math the candidate's name stands for
+    // (+tensor_op or not), so that running the name later (from the cache)
+    // runs the same.
     cudnnMathType_t math =
-        ctx.tensor_cores() && may_use_tensor_cores(p.mathType) ? CUDNN_TENSOR_OP_MATH : CUDNN_FMA_MATH;
+        ctx.tensor_cores() && may_use_tensor_cores(p.mathType, ctx.fp16) ? CUDNN_TENSOR_OP_MATH : CUDNN_FMA_MATH;
     if (cudnnSetConvolutionMathType(conv, math) != CUDNN_STATUS_SUCCESS) continue;
     size_t ws = 0;
     if (cudnnGetConvolutionForwardWorkspaceSize(h, x, w, conv, y, p.algo, &ws) != CUDNN_STATUS_SUCCESS) continue;
@@ -293,9 +297,10 @@ class ConvKernel final : public CudaKernel {
           const auto& p = perf[static_cast<size_t>(i)];
           if (p.status != CUDNN_STATUS_SUCCESS || p.memory > ws) continue;
           // Under FMA math cuDNN reports what it ran (tensor-op results are
-          // not FMA ones); under TENSOR_OP math a result may come back as
-          // DEFAULT_MATH, which also permits TF32: only FMA ones are not it.
-          if (is_tensor_op(math) ? !may_use_tensor_cores(p.mathType) : is_tensor_op(p.mathType)) continue;
+          // not FMA ones); under TENSOR_OP math a float32 result may come
+          // back as DEFAULT_MATH, which also permits TF32 (a float16 one so
+          // reported ran without tensor cores, and is not this candidate).
+          if (is_tensor_op(math) ? !may_use_tensor_cores(p.mathType, half_) : is_tensor_op(p.mathType)) continue;
           std::string name = candidate_name(p.algo, math);
           for (size_t c = 0; c < cands.size(); ++c)
             if (cands[c].name == name) times[c].push_back(static_cast<double>(p.time));

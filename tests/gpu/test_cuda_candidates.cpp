@@ -44,13 +44,19 @@ TEST(CudaCandidates, TensorOpNamesOnlyUnderTf32) {
   EXPECT_FALSE(parse_candidate(true, "winograd_f4x4", &a, &m));
 }
 
-TEST(CudaCandidates, DefaultMathCountsAsTensorCores) {
-  // DEFAULT_MATH permits TF32 on Ampere and newer: a result reported so is a
-  // +tensor_op candidate; only FMA_MATH is strict FP32.
-  EXPECT_TRUE(may_use_tensor_cores(CUDNN_DEFAULT_MATH));
-  EXPECT_TRUE(may_use_tensor_cores(CUDNN_TENSOR_OP_MATH));
-  EXPECT_TRUE(may_use_tensor_cores(CUDNN_TENSOR_OP_MATH_ALLOW_CONVERSION));
-  EXPECT_FALSE(may_use_tensor_cores(CUDNN_FMA_MATH));
+TEST(CudaCandidates, DefaultMathCountsAsTensorCoresForFloat32DataOnly) {
+  // DEFAULT_MATH permits TF32 on Ampere and newer: a float32 result reported
+  // so is a +tensor_op candidate; only FMA_MATH is strict FP32.
+  EXPECT_TRUE(may_use_tensor_cores(CUDNN_DEFAULT_MATH, false));
+  EXPECT_TRUE(may_use_tensor_cores(CUDNN_TENSOR_OP_MATH, false));
+  EXPECT_TRUE(may_use_tensor_cores(CUDNN_TENSOR_OP_MATH_ALLOW_CONVERSION, false));
+  EXPECT_FALSE(may_use_tensor_cores(CUDNN_FMA_MATH, false));
+  // On float16 data (--math fp16) TF32 does not apply: a DEFAULT_MATH kernel
+  // is an FMA one, so it is never timed or named as +tensor_op.
+  EXPECT_FALSE(may_use_tensor_cores(CUDNN_DEFAULT_MATH, true));
+  EXPECT_TRUE(may_use_tensor_cores(CUDNN_TENSOR_OP_MATH, true));
+  EXPECT_TRUE(may_use_tensor_cores(CUDNN_TENSOR_OP_MATH_ALLOW_CONVERSION, true));
+  EXPECT_FALSE(may_use_tensor_cores(CUDNN_FMA_MATH, true));
   EXPECT_FALSE(is_tensor_op(CUDNN_DEFAULT_MATH));  // but not an explicit tensor-op request
   EXPECT_EQ(candidate_name(CUDNN_CONVOLUTION_FWD_ALGO_GEMM, CUDNN_DEFAULT_MATH), "cudnn_gemm");
 }

@@ -96,9 +96,10 @@ MINIRT_API const char* device_name(Device d);
 enum class MathMode {
   kFp32,  // full fp32 (the default): cuBLAS's default math, cuDNN restricted to FMA kernels
   kTf32,  // TF32 tensor cores (Ampere and newer): faster, about 3 fewer decimal digits in products
-  // float16 tensor cores for convolutions and matrix products (Volta and
-  // newer): weights converted to float16 once, at plan time; each such op's
-  // input converted to float16 and its output back to float32; products
+  // float16 tensor cores for convolutions and matrix products (every GPU
+  // CUDA 13 runs: Turing, cc 7.5, and newer): weights converted to float16
+  // once, at plan time; each such op's input converted to float16 and its
+  // output back to float32; products
   // accumulated in float32. About 3 decimal digits, and float16's range (to
   // 65504). Every other op, and the CPU, compute in float32.
   kFp16,
