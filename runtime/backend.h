@@ -38,6 +38,9 @@ class Kernel {
   virtual size_t workspace_bytes() const { return 0; }
   // A short note for the plan report, e.g. the algorithm chosen.
   virtual std::string describe() const { return {}; }
+  // Device memory the kernel holds for constants of its own making (the
+  // float16 weights of --math fp16), for the plan report.
+  virtual size_t own_constant_bytes() const { return 0; }
 };
 
 // The kernel of an op whose outputs' shapes follow from its inputs' values
@@ -151,6 +154,12 @@ class KernelProvider {
   // Makes the kernel for a node whose shapes are all known. Constant inputs
   // (weights) may be read and repacked here.
   virtual std::unique_ptr<Kernel> make_kernel(const Graph& g, const Node& n) const = 0;
+  // Whether the kernel of a node placed here reads constant input `input`
+  // at run time from the copy the planner uploads into device(). A kernel
+  // that keeps its own form of the constant, made from the host's copy when
+  // the kernel is made (float16 weights under --math fp16), says false: the
+  // constant is then not uploaded (its host pointer is passed, unread).
+  virtual bool reads_uploaded_constant(const Graph& g, const Node& n, size_t input) const { return true; }
 
   // ---- Channel-blocked activations (a backend may have them) ----
   // The channel block B of this backend's blocked layout [N][C/B][H][W][B]

@@ -221,8 +221,14 @@ void make_steps(Plan& plan, const std::vector<int>& order, const std::vector<int
   };
   for (int idx : order) {
     Node& n = g.nodes[idx];
-    for (int& in : n.inputs)
-      if (in >= 0 && home[in] != node_space[idx]) in = copy_of(in, node_space[idx]);
+    const KernelProvider* b = plan.spaces[node_space[idx]].backend;
+    for (size_t k = 0; k < n.inputs.size(); ++k) {
+      int& in = n.inputs[k];
+      if (in < 0 || home[in] == node_space[idx]) continue;
+      // A constant the device's kernel keeps in a form of its own: no upload.
+      if (node_space[idx] != 0 && g.values[in].constant && !b->reads_uploaded_constant(g, n, k)) continue;
+      in = copy_of(in, node_space[idx]);
+    }
     plan.steps.push_back(make_step_for(idx));
   }
   for (int& v : plan.output_values)
@@ -312,10 +318,21 @@ std::string Plan::report() const {
     os << ": " << format_bytes(spaces[sp].arena_bytes) << " (" << spaces[sp].arena_bytes << " bytes; without reuse "
        << format_bytes(spaces[sp].naive_bytes) << ")\n";
   }
-  if (!uploads.empty()) {
+  size_t own = 0;  // constants the device kernels hold in their own form
+  int holders = 0;
+  for (const Step& s : steps)
+    if (s.space != 0 && s.kernel->own_constant_bytes()) {
+      own += s.kernel->own_constant_bytes();
+      ++holders;
+    }
+  if (!uploads.empty() || own) {
     size_t bytes = 0;
     for (const auto& u : uploads) bytes += value_bytes(graph.values[u.value]);
-    os << "weights on devices: " << uploads.size() << " tensors, " << format_bytes(bytes) << "\n";
+    os << "weights on devices: " << uploads.size() << " tensors, " << format_bytes(bytes);
+    if (own)
+      os << "; and " << format_bytes(own) << " held by " << holders << " kernel" << (holders == 1 ? "" : "s")
+         << " in a form of their own (e.g. float16 weights)";
+    os << "\n";
   }
   return os.str();
 }

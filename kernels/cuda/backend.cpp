@@ -418,6 +418,16 @@ class CudaBackend final : public KernelProvider {
   const ComputeDevice& device() const override { return dev_; }
 
   bool supports(const Graph& g, const Node& n, std::string* why) const override { return cuda_supports(g, n, why); }
+  // Under --math fp16 Conv's weights and Gemm's and MatMul's constant
+  // operands are converted to float16 once, from the host's copy, when the
+  // kernel is made (ConvKernel, HalfOperand); the float32 upload would go
+  // unread.
+  bool reads_uploaded_constant(const Graph& g, const Node& n, size_t input) const override {
+    if (!dev_.context().fp16) return true;
+    if (n.op == "Conv") return input != 1;
+    if (n.op == "Gemm" || n.op == "MatMul") return input > 1;
+    return true;
+  }
 
   std::unique_ptr<Kernel> make_kernel(const Graph& g, const Node& n) const override {
     std::string why;

@@ -69,6 +69,8 @@ class HalfOperand {
     launch_to_half(x, h, count_, stream);
     return h;
   }
+  // Device bytes of the float16 copy of a constant operand (0 otherwise).
+  size_t constant_bytes() const { return constant_.get() ? static_cast<size_t>(count_) * 2 : 0; }
 
  private:
   DeviceBuffer constant_;
@@ -104,6 +106,7 @@ class GemmKernel final : public CudaKernel {
   }
   std::string describe() const override { return half_ ? "cuBLAS gemmEx, float16 operands" : "cuBLAS sgemm"; }
   size_t workspace_bytes() const override { return workspace_; }
+  size_t own_constant_bytes() const override { return ha_.constant_bytes() + hb_.constant_bytes(); }
   void launch(const KernelArgs& args, StreamState& s) override {
     float* y = out<float>(args, 0);
     if (has_c_) {
@@ -179,6 +182,7 @@ class MatMulKernel final : public CudaKernel {
                     : what + ", " + std::to_string(batch_) + " products";
   }
   size_t workspace_bytes() const override { return workspace_; }
+  size_t own_constant_bytes() const override { return ha_.constant_bytes() + hb_.constant_bytes(); }
   void launch(const KernelArgs& args, StreamState& s) override {
     if (half_) return launch_half(args, s);
     const float* a = in<float>(args, 0);

@@ -232,6 +232,9 @@ class ConvKernel final : public CudaKernel {
   }
 
   size_t workspace_bytes() const override { return extra_bytes_ + choice_.workspace; }
+  size_t own_constant_bytes() const override {
+    return w_half_.get() ? static_cast<size_t>(shape_numel(wshape_)) * 2 : 0;
+  }
 
   std::string chosen() const { return candidate_name(choice_.algo, choice_.math); }
 

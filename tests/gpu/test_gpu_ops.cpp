@@ -758,12 +758,21 @@ TEST(GpuOps, Fp16MathStaysClose) {
   c.m.input("p", DType::kFloat32, {3, 5, 7});
   c.m.input("q", DType::kFloat32, {3, 7, 4});
   c.m.node("MatMul", {"p", "q"}, {"z"});
+  // Asymmetric padding (the padded input converted in the workspace) and a transposed constant B.
+  c.m.initializer("w3", random_tensor({4, 16, 2, 2}, 2408));
+  c.m.node("Conv", {"x", "w3"}, {"a"}).ints("pads", {0, 1, 1, 0});
+  c.m.input("u", DType::kFloat32, {4, 6});
+  c.m.initializer("bt", random_tensor({3, 6}, 2409));
+  c.m.node("Gemm", {"u", "bt"}, {"t"}).i("transB", 1);
   c.m.output("y");
   c.m.output("z");
+  c.m.output("a");
+  c.m.output("t");
   c.feed("x", random_tensor({2, 16, 10, 10}, 2404));
   c.feed("w2", random_tensor({8, 32, 1, 1}, 2405));
   c.feed("p", random_tensor({3, 5, 7}, 2406));
   c.feed("q", random_tensor({3, 7, 4}, 2407));
+  c.feed("u", random_tensor({4, 6}, 2410));
   if (load_only()) return load_on_cpu(c);
   std::string bytes = c.m.bytes();
   auto model = Model::load_from_memory(bytes.data(), bytes.size(), "fp16.onnx");
@@ -774,9 +783,23 @@ TEST(GpuOps, Fp16MathStaysClose) {
   // float16 keeps 10 mantissa bits, as TF32, and rounds the data too.
   EXPECT_TRUE(close(got[0], want[0], Tol{5e-2, 2e-2}));
   EXPECT_TRUE(close(got[1], want[1], Tol{5e-2, 1e-2}));
-  // The convolutions and products were placed on cuda, and the plan says float16.
-  EXPECT_NE(fp16.placement().find("on cuda"), std::string::npos) << fp16.placement();
-  EXPECT_NE(fp16.plan_report().find("float16"), std::string::npos) << fp16.plan_report();
+  EXPECT_TRUE(close(got[2], want[2], Tol{5e-2, 1e-2}));
+  EXPECT_TRUE(close(got[3], want[3], Tol{5e-2, 1e-2}));
+  // Every node on cuda; each Conv, Gemm and MatMul in float16; the constant
+  // weights (w, w3, fc, bt) held once, as float16, by their kernels, and
+  // only the biases uploaded as float32.
+  EXPECT_NE(fp16.placement().find(" 0 nodes on cpu"), std::string::npos) << fp16.placement();
+  const std::string report = fp16.plan_report();
+  size_t convs = 0, gemms = 0;
+  for (size_t at = report.find("float16 data"); at != std::string::npos; at = report.find("float16 data", at + 1))
+    ++convs;
+  for (size_t at = report.find("float16 operands"); at != std::string::npos;
+       at = report.find("float16 operands", at + 1))
+    ++gemms;
+  EXPECT_EQ(convs, 3u) << report;
+  EXPECT_EQ(gemms, 3u) << report;  // two Gemms and the MatMul
+  EXPECT_NE(report.find("weights on devices: 2 tensors"), std::string::npos) << report;
+  EXPECT_NE(report.find("held by 4 kernels"), std::string::npos) << report;
 }
 
 }  // namespace

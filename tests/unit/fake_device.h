@@ -79,6 +79,17 @@ class FakeDevice final : public KernelProvider, public ComputeDevice {
   std::unique_ptr<Kernel> make_kernel(const Graph& g, const Node& n) const override {
     return std::make_unique<Wrapped>(this, cpu_->make_kernel(g, n), g, n);
   }
+  // With keeps_weights(): Conv's and Gemm's constant weights (input 1) are
+  // kept by the kernel in a form of its own, made when it is made, as the
+  // CUDA kernels keep float16 weights under --math fp16; the planner then
+  // uploads no copy of them, and the kernel never reads what it is passed.
+  FakeDevice& keeps_weights() {
+    keeps_weights_ = true;
+    return *this;
+  }
+  bool reads_uploaded_constant(const Graph&, const Node& n, size_t input) const override {
+    return !(keeps_weights_ && input == 1 && (n.op == "Conv" || n.op == "Gemm"));
+  }
   bool is_device() const override { return true; }
   std::shared_ptr<RawAllocator> allocator() const override { return memory_; }
   void copy_to_device(void* dst, const void* src, size_t bytes, void* stream) const override {
@@ -153,6 +164,12 @@ class FakeDevice final : public KernelProvider, public ComputeDevice {
    public:
     Wrapped(const FakeDevice* dev, std::unique_ptr<Kernel> k, const Graph& g, const Node& n)
         : dev_(dev), k_(std::move(k)) {
+      for (size_t i = 0; i < n.inputs.size(); ++i) {
+        const int v = n.inputs[i];
+        kept_.emplace_back(v >= 0 && g.values[v].constant && !dev->reads_uploaded_constant(g, n, i)
+                               ? g.values[v].constant->clone()
+                               : Tensor());
+      }
       for (int v : n.inputs)
         in_bytes_.push_back(
             v < 0 ? 0 : static_cast<size_t>(shape_numel(g.values[v].shape)) * dtype_size(g.values[v].dtype));
@@ -162,6 +179,11 @@ class FakeDevice final : public KernelProvider, public ComputeDevice {
     }
     size_t workspace_bytes() const override { return k_->workspace_bytes(); }
     std::string describe() const override { return "on fakegpu: " + k_->describe(); }
+    size_t own_constant_bytes() const override {
+      size_t bytes = 0;
+      for (const Tensor& t : kept_) bytes += t.nbytes();
+      return bytes;
+    }
     void run(const KernelArgs& args) override {
       dev_->check_stream(args.stream);
       std::vector<std::vector<unsigned char>> ins(in_bytes_.size()), outs(out_bytes_.size());
@@ -170,6 +192,11 @@ class FakeDevice final : public KernelProvider, public ComputeDevice {
       for (size_t i = 0; i < in_bytes_.size(); ++i) {
         if (!args.inputs[i]) {
           in_ptrs.push_back(nullptr);
+          continue;
+        }
+        if (!kept_[i].empty()) {  // its own copy; what it was passed must not be device memory it reads
+          if (dev_->memory_->contains(args.inputs[i], in_bytes_[i])) dev_->fail("a kept weight was uploaded too");
+          in_ptrs.push_back(kept_[i].raw());
           continue;
         }
         dev_->check(args.inputs[i], in_bytes_[i], "kernel input");
@@ -198,6 +225,7 @@ class FakeDevice final : public KernelProvider, public ComputeDevice {
     const FakeDevice* dev_;
     std::unique_ptr<Kernel> k_;
     std::vector<size_t> in_bytes_, out_bytes_;
+    std::vector<Tensor> kept_;  // per input: the kernel's own copy of a kept weight, else empty
   };
 
   void check(const void* p, size_t bytes, const char* what) const {
@@ -214,6 +242,7 @@ class FakeDevice final : public KernelProvider, public ComputeDevice {
   std::set<std::string> ops_;
   std::string name_ = "fakegpu";
   bool clocked_ = false;
+  bool keeps_weights_ = false;
   mutable std::mutex clock_mu_;
   mutable std::map<void*, std::optional<size_t>> open_;
   mutable std::map<void*, std::vector<DeviceStepTime>> timed_;

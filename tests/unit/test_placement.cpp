@@ -101,6 +101,21 @@ TEST(Placement, PartialSupportInsertsCopiesAndMatchesTheCpu) {
   EXPECT_THAT(mixed.report, HasSubstr("weights on devices: 3 tensors"));
 }
 
+// A device kernel that keeps a weight in a form of its own (as the CUDA
+// kernels keep float16 weights under --math fp16) gets no upload of it: the
+// device holds the weight once, not twice, the outputs are the CPU's, and
+// the plan report counts what the kernels hold.
+TEST(Placement, AKernelThatKeepsItsWeightsGetsNoUploadOfThem) {
+  auto dev = std::make_shared<FakeDevice>(std::set<std::string>{"Conv", "MaxPool", "Gemm"});
+  dev->keeps_weights();
+  Outcome cpu = run_with(nullptr, CpuLayout::kNchw), mixed = run_with(dev);
+  expect_same(cpu.out, mixed.out);
+  EXPECT_EQ(dev->errors.load(), 0);
+  EXPECT_EQ(dev->uploads.load(), 1);  // b1 alone: w1 (Conv) and fc (Gemm) are the kernels' own
+  EXPECT_EQ(dev->kernels_run.load(), 3);
+  EXPECT_THAT(mixed.report, HasSubstr("weights on devices: 1 tensors, 16 B; and 1.5 KiB held by 2 kernels"));
+}
+
 // --profile with a device that times itself: its steps take the device's
 // durations (the pretend clock: step k lasts 1000 + k us, back to back), laid
 // on the host's line from the host's start of the first device step; the
