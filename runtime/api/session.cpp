@@ -139,6 +139,20 @@ struct Session::Impl {
   // Device backends nodes may be placed on, and their memory pools.
   std::vector<std::shared_ptr<KernelProvider>> devices;
   std::vector<std::unique_ptr<MemoryPool>> device_memory;
+  // The stream of copy_from_device/copy_to_device, made at the first copy;
+  // declared after `devices`, so it goes before the backend that made it.
+  struct CopyStream {
+    std::mutex mu;
+    const KernelProvider* owner = nullptr;
+    void* stream = nullptr;
+    ~CopyStream() {
+      if (stream) owner->device().destroy_stream(stream);
+    }
+  };
+  mutable CopyStream copy_stream;
+  // The device backend for a copy, and its stream (made now when needed);
+  // called with copy_stream.mu held.
+  const KernelProvider& copy_backend(const char* what) const;
   PoolOptions pool_options;  // of every pool: SessionOptions' limit and policy
 
   std::mutex mu;  // guards everything below
@@ -795,6 +809,33 @@ std::vector<Tensor> Session::run(const NamedTensors& inputs) {
   std::vector<Tensor> out;
   run(inputs, out);
   return out;
+}
+
+const KernelProvider& Session::Impl::copy_backend(const char* what) const {
+  if (devices.empty())
+    throw Error(ErrorCode::kInvalidArgument, std::string("Session::") + what + ": " + model->info().path +
+                                                 " runs on the CPU alone (" + reason +
+                                                 "); it has no device memory to copy with");
+  const KernelProvider& b = *devices.front();
+  if (!copy_stream.stream) {
+    copy_stream.stream = b.device().create_stream();
+    copy_stream.owner = &b;
+  }
+  return b;
+}
+
+void Session::copy_from_device(void* host_dst, const void* device_src, size_t bytes) const {
+  std::lock_guard<std::mutex> lock(impl_->copy_stream.mu);
+  const KernelProvider& b = impl_->copy_backend("copy_from_device");
+  if (bytes) b.device().copy_to_host(host_dst, device_src, bytes, impl_->copy_stream.stream);
+}
+
+void Session::copy_to_device(void* device_dst, const void* host_src, size_t bytes) const {
+  std::lock_guard<std::mutex> lock(impl_->copy_stream.mu);
+  const KernelProvider& b = impl_->copy_backend("copy_to_device");
+  if (!bytes) return;
+  b.device().copy_to_device(device_dst, host_src, bytes, impl_->copy_stream.stream);
+  b.device().synchronize(impl_->copy_stream.stream);  // arrived, not only left the host
 }
 
 void SessionInternals::add_device(Session& session, std::shared_ptr<KernelProvider> device) {

@@ -17,9 +17,15 @@ std::vector<std::string>& log_lines() {
   return l;
 }
 
+std::function<void*(size_t)>& gpu_allocator() {
+  static std::function<void*(size_t)> a;
+  return a;
+}
+
 void reset() {
   sent_responses().clear();
   log_lines().clear();
+  gpu_allocator() = nullptr;
 }
 
 }  // namespace fake_triton
@@ -243,7 +249,7 @@ TRITONSERVER_Error* TRITONBACKEND_InputBuffer(TRITONBACKEND_Input* input, const 
                                               uint64_t* buffer_byte_size, TRITONSERVER_MemoryType* memory_type,
                                               int64_t* memory_type_id) {
   if (index >= input->buffers.size()) return fail(TRITONSERVER_ERROR_INVALID_ARG, "buffer index");
-  *buffer = input->buffers[index].data();
+  *buffer = index < input->device_buffers.size() ? input->device_buffers[index] : input->buffers[index].data();
   *buffer_byte_size = input->buffers[index].size();
   *memory_type = input->memory;
   *memory_type_id = 0;
@@ -277,6 +283,7 @@ TRITONSERVER_Error* TRITONBACKEND_ResponseOutput(TRITONBACKEND_Response* respons
                                                  const char* name, const TRITONSERVER_DataType datatype,
                                                  const int64_t* shape, const uint32_t dims_count) {
   response->outputs.push_back({name, datatype, std::vector<int64_t>(shape, shape + dims_count), {}});
+  response->outputs.back().memory = response->request->output_memory;
   *output = &response->outputs.back();
   return nullptr;
 }
@@ -288,6 +295,12 @@ TRITONSERVER_Error* TRITONBACKEND_OutputBuffer(TRITONBACKEND_Output* output, voi
   *buffer = output->data.data();
   *memory_type = TRITONSERVER_MEMORY_CPU;
   *memory_type_id = 0;
+  if (output->memory == TRITONSERVER_MEMORY_GPU) {
+    if (!fake_triton::gpu_allocator()) return fail(TRITONSERVER_ERROR_INTERNAL, "no GPU memory in this test");
+    output->device_data = fake_triton::gpu_allocator()(buffer_byte_size);
+    *buffer = output->device_data;
+    *memory_type = TRITONSERVER_MEMORY_GPU;
+  }
   return nullptr;
 }
 

@@ -7,6 +7,7 @@
 
 #include <cstdint>
 #include <deque>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <string>
@@ -64,12 +65,18 @@ struct TRITONBACKEND_Input {
   std::vector<int64_t> shape;
   std::vector<std::vector<unsigned char>> buffers;
   TRITONSERVER_MemoryType memory = TRITONSERVER_MEMORY_CPU;
+  // When set (one per buffer): what InputBuffer hands out instead of the
+  // buffers' own bytes, buffers[i].size() bytes each (a pretend GPU's memory).
+  std::vector<const void*> device_buffers;
 };
 
 struct TRITONBACKEND_Request {
   std::string id;
   std::deque<TRITONBACKEND_Input> inputs;
   std::vector<std::string> outputs;  // requested
+  // Where OutputBuffer puts the outputs: CPU (a host vector) or GPU (from
+  // fake_triton::gpu_allocator(), as a client's CUDA shared memory).
+  TRITONSERVER_MemoryType output_memory = TRITONSERVER_MEMORY_CPU;
   int released = 0;
 };
 
@@ -77,7 +84,9 @@ struct TRITONBACKEND_Output {
   std::string name;
   TRITONSERVER_DataType datatype;
   std::vector<int64_t> shape;
-  std::vector<unsigned char> data;
+  std::vector<unsigned char> data;  // the buffer in CPU memory
+  TRITONSERVER_MemoryType memory = TRITONSERVER_MEMORY_CPU;
+  void* device_data = nullptr;  // the buffer in GPU memory (memory GPU), data.size() bytes
 };
 
 struct TRITONBACKEND_Response {
@@ -93,6 +102,8 @@ namespace fake_triton {
 // Responses sent, in order; log lines, as "LEVEL message".
 std::vector<std::unique_ptr<TRITONBACKEND_Response>>& sent_responses();
 std::vector<std::string>& log_lines();
+// Allocates the GPU memory of outputs asked for there (set by a test).
+std::function<void*(size_t)>& gpu_allocator();
 void reset();
 
 }  // namespace fake_triton

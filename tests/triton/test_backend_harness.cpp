@@ -17,7 +17,9 @@
 #include <fstream>
 #include <map>
 
+#include "runtime/backend_registry.h"
 #include "tests/triton/fake_triton.h"
+#include "tests/unit/fake_device.h"
 #include "tests/unit/model_builder.h"
 
 namespace {
@@ -402,6 +404,94 @@ TEST_F(BackendHarness, AGpuInstanceWithoutAUsableGpuFailsOrFallsBackSayingWhy) {
     warned =
         warned || l.rfind("WARN minirt: model 'm' instance 'm_0' (KIND_GPU device 0): running on the CPU: ", 0) == 0;
   EXPECT_TRUE(warned);
+}
+
+// A KIND_GPU instance on a GPU (the pretend one of tests/unit/fake_device.h,
+// registered as the "cuda" backend: its memory is host memory XOR-encoded,
+// so bytes read or written without its copies come out wrong): an input in
+// GPU memory (a client's CUDA shared memory) is read through the instance's
+// GPU, an output asked for in GPU memory is written there, and requests of
+// both kinds share a batch with plain ones.
+TEST_F(BackendHarness, TensorsInGpuMemoryGoThroughTheInstancesGpu) {
+  auto gpu = std::make_shared<minirt::testing::FakeDevice>(std::set<std::string>{"Mul", "Relu"});
+  gpu->named("cuda");
+  minirt::BackendRegistry& registry = minirt::backend_registry();
+  struct Restore {
+    std::vector<minirt::BackendFactory> saved = minirt::backend_registry().candidates(minirt::Device::kCuda);
+    ~Restore() {
+      minirt::backend_registry().remove("cuda");
+      for (auto& f : saved) minirt::backend_registry().add(f);
+    }
+  } restore;
+  registry.add({"cuda", minirt::Device::kCuda, 100, [gpu](const minirt::BackendRequest&) {
+                  minirt::OpenedBackend b;
+                  b.kernels = gpu;
+                  b.description = "a pretend GPU";
+                  return b;
+                }});
+  std::vector<void*> allocated;
+  fake_triton::gpu_allocator() = [&](size_t bytes) {
+    allocated.push_back(gpu->allocator()->allocate(bytes));
+    return allocated.back();
+  };
+
+  TRITONBACKEND_Model* m = nullptr;
+  ASSERT_EQ(load("m", R"({"name":"m","backend":"minirt"})", &m), "");
+  TRITONBACKEND_ModelInstance* inst = nullptr;
+  ASSERT_EQ(start(m, TRITONSERVER_INSTANCEGROUPKIND_GPU, &inst), "");
+  bool on_gpu = false;
+  for (const std::string& l : fake_triton::log_lines())
+    on_gpu = on_gpu || l.find("(KIND_GPU device 0): running on cuda") != std::string::npos;
+  EXPECT_TRUE(on_gpu);
+
+  // Puts a request's input into the pretend GPU's memory, in two pieces.
+  auto to_gpu = [&](TRITONBACKEND_Request& r) {
+    TRITONBACKEND_Input& in = r.inputs[0];
+    std::vector<unsigned char> all = in.buffers[0];
+    in.buffers = {std::vector<unsigned char>(all.begin(), all.begin() + 30),
+                  std::vector<unsigned char>(all.begin() + 30, all.end())};
+    for (const auto& b : in.buffers) {
+      allocated.push_back(gpu->allocator()->allocate(b.size()));
+      minirt::testing::xor_bytes(allocated.back(), b.data(), b.size());
+      in.device_buffers.push_back(allocated.back());
+    }
+    in.memory = TRITONSERVER_MEMORY_GPU;
+  };
+  std::vector<std::unique_ptr<TRITONBACKEND_Request>> reqs;
+  reqs.push_back(request("gpu_in", {1, 2, 3, 3}));
+  to_gpu(*reqs.back());
+  reqs.push_back(request("gpu_out", {2, 2, 3, 3}));
+  reqs.back()->output_memory = TRITONSERVER_MEMORY_GPU;
+  reqs.push_back(request("both", {1, 2, 3, 3}));
+  to_gpu(*reqs.back());
+  reqs.back()->output_memory = TRITONSERVER_MEMORY_GPU;
+  reqs.push_back(request("plain", {1, 2, 3, 3}));
+  std::vector<TRITONBACKEND_Request*> raw;
+  for (auto& r : reqs) raw.push_back(r.get());
+  ASSERT_EQ(take(TRITONBACKEND_ModelInstanceExecute(inst, raw.data(), static_cast<uint32_t>(raw.size()))), "");
+
+  expect_answer("gpu_in", {1, 2, 3, 3});
+  expect_answer("plain", {1, 2, 3, 3});
+  for (const char* id : {"gpu_out", "both"}) {
+    const TRITONBACKEND_Response* r = response_of(id);
+    ASSERT_NE(r, nullptr) << id;
+    ASSERT_FALSE(r->error_code) << id << ": " << r->error;
+    const TRITONBACKEND_Output& o = r->outputs.at(0);
+    ASSERT_EQ(o.memory, TRITONSERVER_MEMORY_GPU);
+    ASSERT_NE(o.device_data, nullptr);
+    std::vector<float> y(o.data.size() / 4);
+    minirt::testing::xor_bytes(y.data(), o.device_data, o.data.size());  // what the client's GPU holds
+    for (size_t k = 0; k < y.size(); ++k) {
+      float x = 0.25f * static_cast<float>(k) - 3.0f;
+      ASSERT_EQ(y[k], std::max(0.0f, 2.0f * x)) << id << " element " << k;
+    }
+  }
+  std::vector<uint64_t> batches;
+  for (const auto& s : inst->batch_stats) batches.push_back(s.batch_size);
+  EXPECT_EQ(batches, (std::vector<uint64_t>{5}));  // one run for all four
+  EXPECT_EQ(gpu->errors.load(), 0);
+  EXPECT_GE(gpu->kernels_run.load(), 1);
+  for (void* p : allocated) gpu->allocator()->deallocate(p, 0);
 }
 
 }  // namespace

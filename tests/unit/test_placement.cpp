@@ -101,6 +101,46 @@ TEST(Placement, PartialSupportInsertsCopiesAndMatchesTheCpu) {
   EXPECT_THAT(mixed.report, HasSubstr("weights on devices: 3 tensors"));
 }
 
+// Session::copy_to_device / copy_from_device go through the device the
+// session runs on, on one stream of their own; a session on the CPU alone
+// says it has no device memory.
+TEST(Placement, CopiesBetweenTheHostAndTheSessionsDevice) {
+  auto dev = std::make_shared<FakeDevice>(std::set<std::string>{"Conv"});
+  Session s(cnn(), {.device = Device::kCpu, .threads = 1});
+  SessionInternals::add_device(s, dev);
+  std::vector<float> src(16), back(16, -1.0f);
+  for (size_t i = 0; i < src.size(); ++i) src[i] = 0.5f * static_cast<float>(i) - 2.0f;
+  void* on_device = dev->allocator()->allocate(src.size() * sizeof(float));
+  s.copy_to_device(on_device, src.data(), src.size() * sizeof(float));
+  std::vector<float> decoded(16);
+  testing::xor_bytes(decoded.data(), on_device, decoded.size() * sizeof(float));  // the fake's encoding
+  EXPECT_EQ(decoded, src);
+  s.copy_from_device(back.data(), on_device, back.size() * sizeof(float));
+  EXPECT_EQ(back, src);
+  s.copy_from_device(back.data(), on_device, 0);  // nothing to do
+  EXPECT_EQ(dev->to_device.load(), 1);
+  EXPECT_EQ(dev->to_host.load(), 1);
+  const long streams = dev->streams_made.load();
+  s.copy_to_device(on_device, src.data(), 4);
+  EXPECT_EQ(dev->streams_made.load(), streams);  // the copies' stream is made once
+  // A host pointer given as device memory: the device's own error, no crash.
+  EXPECT_THROW(s.copy_from_device(back.data(), src.data(), 4), std::logic_error);
+  dev->errors = 0;
+  dev->allocator()->deallocate(on_device, 0);
+  s.run({{"x", input(1)}});  // runs still work beside the copies
+
+  Session cpu(cnn(), {.device = Device::kCpu, .threads = 1});
+  try {
+    cpu.copy_from_device(back.data(), src.data(), 4);
+    ADD_FAILURE() << "a CPU session copied from a device";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.code(), ErrorCode::kInvalidArgument);
+    EXPECT_THAT(e.what(), HasSubstr("Session::copy_from_device: cnn.onnx runs on the CPU alone ("));
+    EXPECT_THAT(e.what(), HasSubstr("it has no device memory to copy with"));
+  }
+  EXPECT_THROW(cpu.copy_to_device(back.data(), src.data(), 4), Error);
+}
+
 // A device kernel that keeps a weight in a form of its own (as the CUDA
 // kernels keep float16 weights under --math fp16) gets no upload of it: the
 // device holds the weight once, not twice, the outputs are the CPU's, and

@@ -145,12 +145,19 @@ struct Pending {
   TRITONBACKEND_Response* response = nullptr;
   TRITONSERVER_Error* error = nullptr;  // set: the request is answered with it
   int64_t batch = 1;
-  std::vector<InputView> inputs;  // in the configuration's input order
+  std::vector<InputView> inputs;                        // in the configuration's input order
+  std::vector<std::vector<unsigned char>> host_copies;  // of input buffers Triton holds in GPU memory
   uint64_t compute_start = 0, compute_end = 0;
 };
 
-// Reads and checks one request's inputs against the configuration.
-TRITONSERVER_Error* read_request(const ModelConfig& config, Pending& p) {
+// Whether an instance's session runs on a GPU (a KIND_GPU instance that did
+// not fall back to the CPU): only then can it reach tensors in GPU memory.
+bool runs_on_gpu(const minirt::Session& s) { return s.device() == minirt::Device::kCuda; }
+
+// Reads and checks one request's inputs against the configuration. Inputs
+// in GPU memory (a client's CUDA shared memory) are copied to the host
+// through the instance's GPU, minirt's inputs being host tensors.
+TRITONSERVER_Error* read_request(const ModelConfig& config, const minirt::Session& session, Pending& p) {
   const bool batched = config.max_batch_size > 0;
   uint32_t count = 0;
   MINIRT_TRITON_RETURN_IF_ERROR(TRITONBACKEND_RequestInputCount(p.request, &count));
@@ -225,11 +232,22 @@ TRITONSERVER_Error* read_request(const ModelConfig& config, Pending& p) {
       TRITONSERVER_MemoryType mem = TRITONSERVER_MEMORY_CPU;
       int64_t mem_id = 0;
       MINIRT_TRITON_RETURN_IF_ERROR(TRITONBACKEND_InputBuffer(input, b, &data, &size, &mem, &mem_id));
-      if (mem == TRITONSERVER_MEMORY_GPU)
-        return make_error(
-            TRITONSERVER_ERROR_UNSUPPORTED,
-            "input '" + tc.name + "' is in GPU memory (device " + std::to_string(mem_id) +
-                "); the minirt backend reads inputs from CPU memory (send them without CUDA shared memory)");
+      if (mem == TRITONSERVER_MEMORY_GPU && size) {
+        if (!runs_on_gpu(session))
+          return make_error(TRITONSERVER_ERROR_UNSUPPORTED,
+                            "input '" + tc.name + "' is in GPU memory (device " + std::to_string(mem_id) +
+                                ") but this instance runs on the CPU (" + session.device_reason() +
+                                "); send it in CPU memory, or serve the model from a KIND_GPU instance");
+        std::vector<unsigned char>& copy = p.host_copies.emplace_back(static_cast<size_t>(size));
+        try {
+          session.copy_from_device(copy.data(), data, copy.size());
+        } catch (const std::exception& e) {
+          return make_error(TRITONSERVER_ERROR_INTERNAL, "input '" + tc.name + "' in GPU memory (device " +
+                                                             std::to_string(mem_id) +
+                                                             ") could not be copied to the host: " + e.what());
+        }
+        data = copy.data();
+      }
       if (size) v.buffers.emplace_back(data, static_cast<size_t>(size));
     }
     v.bytes = want_bytes;
@@ -291,11 +309,26 @@ TRITONSERVER_Error* write_outputs(InstanceState& st, const std::vector<minirt::T
     TRITONSERVER_MemoryType mem = TRITONSERVER_MEMORY_CPU;
     int64_t mem_id = 0;
     MINIRT_TRITON_RETURN_IF_ERROR(TRITONBACKEND_OutputBuffer(output, &dst, bytes, &mem, &mem_id));
-    if (mem == TRITONSERVER_MEMORY_GPU)
+    if (!bytes) continue;
+    if (mem != TRITONSERVER_MEMORY_GPU) {
+      std::memcpy(dst, src, bytes);
+      continue;
+    }
+    // Asked for in GPU memory (the client's CUDA shared memory): through the instance's GPU.
+    if (!runs_on_gpu(*st.session))
       return make_error(TRITONSERVER_ERROR_UNSUPPORTED,
-                        std::string("output '") + name +
-                            "' was asked for in GPU memory; the minirt backend writes outputs to CPU memory");
-    if (bytes) std::memcpy(dst, src, bytes);
+                        std::string("output '") + name + "' was asked for in GPU memory (device " +
+                            std::to_string(mem_id) + ") but this instance runs on the CPU (" +
+                            st.session->device_reason() +
+                            "); ask for it in CPU memory, or serve the model from a "
+                            "KIND_GPU instance");
+    try {
+      st.session->copy_to_device(dst, src, bytes);
+    } catch (const std::exception& e) {
+      return make_error(TRITONSERVER_ERROR_INTERNAL, std::string("output '") + name +
+                                                         "' could not be copied into GPU memory (device " +
+                                                         std::to_string(mem_id) + "): " + e.what());
+    }
   }
   return nullptr;
 }
@@ -701,7 +734,7 @@ TRITONBACKEND_ISPEC TRITONSERVER_Error* TRITONBACKEND_ModelInstanceExecute(TRITO
       TRITONSERVER_ErrorDelete(e);
       p.response = nullptr;
     }
-    p.error = read_request(st.model->config, p);
+    p.error = read_request(st.model->config, *st.session, p);
     if (p.error) {
       const char* id = "";
       if (TRITONSERVER_Error* e = TRITONBACKEND_RequestId(p.request, &id)) {

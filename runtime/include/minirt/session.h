@@ -295,6 +295,17 @@ class MINIRT_API Session {
   // segments. Runs in progress are untouched. Returns the bytes given back.
   size_t trim();
 
+  // Copies `bytes` between host memory and the memory of the GPU the
+  // session runs on, for callers whose data already lives there (a serving
+  // request in CUDA shared memory): device pointers are that GPU's (with
+  // CUDA's unified addressing, another GPU's work as well). They return
+  // when the bytes have arrived. Copies of one session take turns (one
+  // stream of the session's own, made at the first copy). Throws
+  // Error(kInvalidArgument) when the session runs on the CPU alone, and the
+  // device's sentence when a copy fails.
+  void copy_from_device(void* host_dst, const void* device_src, size_t bytes) const;
+  void copy_to_device(void* device_dst, const void* host_src, size_t bytes) const;
+
   struct Impl;
 
  private:
