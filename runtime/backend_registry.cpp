@@ -59,24 +59,40 @@ void BackendRegistry::add(BackendFactory factory) {
   if (factory.kind == Device::kAuto)
     throw Error(ErrorCode::kInvalidArgument, "BackendRegistry::add: backend '" + factory.name +
                                                  "' must say its kind (Device::kCpu or kCuda), not kAuto");
-  std::lock_guard<std::mutex> lock(mu_);
-  for (const BackendFactory& f : factories_)
-    if (factory.kind == Device::kCpu && f.kind == Device::kCpu && f.name != factory.name)
-      throw Error(ErrorCode::kInvalidArgument, "BackendRegistry::add: '" + factory.name +
-                                                   "' would be a second host backend beside '" + f.name + "'");
-  auto same = std::find_if(factories_.begin(), factories_.end(),
-                           [&](const BackendFactory& f) { return f.name == factory.name; });
-  if (same != factories_.end())
-    *same = std::move(factory);
-  else
-    factories_.push_back(std::move(factory));
+  const std::string name = factory.name;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    for (const BackendFactory& f : factories_)
+      if (factory.kind == Device::kCpu && f.kind == Device::kCpu && f.name != factory.name)
+        throw Error(ErrorCode::kInvalidArgument, "BackendRegistry::add: '" + factory.name +
+                                                     "' would be a second host backend beside '" + f.name + "'");
+    auto same = std::find_if(factories_.begin(), factories_.end(),
+                             [&](const BackendFactory& f) { return f.name == factory.name; });
+    if (same != factories_.end())
+      *same = std::move(factory);
+    else
+      factories_.push_back(std::move(factory));
+  }
+  forget_opened(name);  // a replaced factory's backends are not handed out again (after mu_: one lock at a time)
+}
+
+void BackendRegistry::forget_opened(const std::string& name) {
+  std::lock_guard<std::mutex> lock(open_mu_);
+  const std::string prefix = name + "|";
+  open_.erase(std::remove_if(open_.begin(), open_.end(),
+                             [&](const Open& o) { return o.key.compare(0, prefix.size(), prefix) == 0; }),
+              open_.end());
 }
 
 bool BackendRegistry::remove(const std::string& name) {
-  std::lock_guard<std::mutex> lock(mu_);
-  auto it = std::find_if(factories_.begin(), factories_.end(), [&](const BackendFactory& f) { return f.name == name; });
-  if (it == factories_.end()) return false;
-  factories_.erase(it);
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    auto it =
+        std::find_if(factories_.begin(), factories_.end(), [&](const BackendFactory& f) { return f.name == name; });
+    if (it == factories_.end()) return false;
+    factories_.erase(it);
+  }
+  forget_opened(name);
   return true;
 }
 

@@ -81,6 +81,10 @@ class BackendRegistry {
   OpenedBackend open_shared(const BackendFactory& factory, const BackendRequest& request);
 
  private:
+  // A replaced or removed factory's backends stay with the sessions that
+  // hold them but are no longer handed to new ones.
+  void forget_opened(const std::string& name);
+
   mutable std::mutex mu_;
   std::vector<BackendFactory> factories_;
   struct Open {

@@ -227,6 +227,32 @@ TEST(BackendRegistry, SessionsOnOneDeviceShareItsBackend) {
   EXPECT_EQ(opened, 5);
 }
 
+// A factory replaced (or removed and added back) while a session still
+// holds a backend it opened: that backend stays with the session, and new
+// sessions open the new factory's (a test that stands in for the CUDA
+// backend must not leave its pretend GPU behind for the next session).
+TEST(BackendRegistry, AReplacedFactorysBackendIsNotHandedOutAgain) {
+  std::shared_ptr<FakeDevice> first, second;
+  Registered reg(fake_factory("swapgpu", 1000, &first));
+  auto model = cnn();
+  Session a(model, {.device = Device::kCuda, .threads = 1});
+  ASSERT_NE(first, nullptr);
+  backend_registry().add(fake_factory("swapgpu", 1000, &second));  // replaces it
+  Session b(model, {.device = Device::kCuda, .threads = 1});
+  ASSERT_NE(second, nullptr) << "the replaced factory's backend was handed out again";
+  EXPECT_NE(first, second);
+  std::shared_ptr<FakeDevice> third;
+  backend_registry().remove("swapgpu");
+  backend_registry().add(fake_factory("swapgpu", 1000, &third));
+  Session c(model, {.device = Device::kCuda, .threads = 1});
+  EXPECT_NE(third, nullptr) << "a removed factory's backend was handed out again";
+  // Each session runs on the backend it was given.
+  for (Session* s : {&a, &b, &c}) s->run({{"x", input()}});
+  EXPECT_GE(first->kernels_run.load(), 1);
+  EXPECT_GE(second->kernels_run.load(), 1);
+  EXPECT_GE(third->kernels_run.load(), 1);
+}
+
 TEST(BackendRegistry, ABackendThatCannotStartIsPassedOverWithItsReason) {
   Registered broken(broken_factory("brokengpu", 2000));
   // kAuto: the broken one first, then the others of the registry (the CUDA
