@@ -181,7 +181,7 @@ TEST(Placement, ProfiledDeviceStepsCarryTheDevicesClock) {
         if (t.device == "cpu") {
           ++on_cpu;
           EXPECT_FALSE(t.device_clock);
-          EXPECT_LT(t.duration_us, 1000.0);  // the host's own measure of a tiny kernel
+          EXPECT_NE(t.duration_us, 1000.0 + static_cast<double>(k));  // the host's own measure, not the pretend clock's
           continue;
         }
         ++on_device;
