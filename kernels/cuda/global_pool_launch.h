@@ -4,8 +4,10 @@
 // their partial results. The lane count follows the plane's size, so that
 // small planes (a ResNet's last 7x7, or 1x1) do not leave most of a block's
 // threads without an element:
-//   size <= kGlobalPoolThreadPlane   one thread per plane (256 planes a block)
-//   size <= kGlobalPoolWarpPlane     one warp per plane (8 planes a block)
+//   size <= kGlobalPoolWarpPlane     the fewest of 1, 2, 4, ..., 32 lanes (a
+//                                    warp or a slice of one) that give each
+//                                    lane at most kGlobalPoolPerLane elements
+//                                    (up to 128 at 32 lanes): every lane reads
 //   larger                           one block per plane
 // Plain C++ with __host__ __device__ under nvcc, so the kernel and the unit
 // test (tests/unit/test_cuda_launch.cpp, every machine) use the same mapping.
@@ -23,18 +25,22 @@ namespace minirt::cuda {
 
 constexpr int kGlobalPoolThreads = 256;         // threads per block
 constexpr int kWarp = 32;                       // lanes of a warp on every NVIDIA GPU so far
-constexpr int64_t kGlobalPoolThreadPlane = 8;   // up to this many elements: one thread reads the plane
-constexpr int64_t kGlobalPoolWarpPlane = 4096;  // up to this many: one warp (at most 128 elements a lane)
+constexpr int64_t kGlobalPoolPerLane = 4;       // elements a lane reads before the plane gets more lanes
+constexpr int64_t kGlobalPoolWarpPlane = 4096;  // up to this many: at most a warp (128 elements a lane)
 
 struct GlobalPoolLaunch {
-  int lanes = 1;       // threads that share one plane: 1, kWarp or kGlobalPoolThreads
+  int lanes = 1;       // threads that share one plane: 1, 2, 4, ..., kWarp, or kGlobalPoolThreads
   int64_t blocks = 0;  // blocks of kGlobalPoolThreads in the grid (0: nothing to do)
 };
 
 inline GlobalPoolLaunch global_pool_launch(int64_t planes, int64_t size) {
   GlobalPoolLaunch l;
   if (planes <= 0 || size <= 0) return l;
-  l.lanes = size <= kGlobalPoolThreadPlane ? 1 : size <= kGlobalPoolWarpPlane ? kWarp : kGlobalPoolThreads;
+  if (size > kGlobalPoolWarpPlane) {
+    l.lanes = kGlobalPoolThreads;
+  } else {
+    while (l.lanes < kWarp && l.lanes * kGlobalPoolPerLane < size) l.lanes *= 2;
+  }
   const int64_t per_block = kGlobalPoolThreads / l.lanes;
   l.blocks = (planes + per_block - 1) / per_block;
   return l;

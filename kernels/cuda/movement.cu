@@ -174,8 +174,9 @@ __global__ void pool_kernel(const float* x, float* y, PoolArgs a) {
 // The global pools, with kLanes threads per plane (global_pool_launch.h):
 // each lane combines the elements it reads at a stride of kLanes, then the
 // lanes of a plane combine their partials — none to do for one lane, warp
-// shuffles for a warp, and for a whole block the warps' results through
-// shared memory. Threads past the last plane take part with nothing read.
+// shuffles within each slice of kLanes lanes (or the whole warp), and for a
+// whole block the warps' results through shared memory. Threads past the
+// last plane take part with nothing read.
 template <int kLanes>
 __global__ void global_pool_kernel(const float* x, float* y, int64_t planes, int64_t size, bool max) {
   const int64_t plane = global_pool_plane(kLanes, blockIdx.x, threadIdx.x);
@@ -192,8 +193,9 @@ __global__ void global_pool_kernel(const float* x, float* y, int64_t planes, int
     }
   }
   if constexpr (kLanes > 1) {
-    for (int off = kWarp / 2; off > 0; off /= 2) {
-      float o = __shfl_down_sync(0xffffffffu, acc, off);
+    constexpr int kWidth = kLanes < kWarp ? kLanes : kWarp;  // the lanes a shuffle stays within
+    for (int off = kWidth / 2; off > 0; off /= 2) {
+      float o = __shfl_down_sync(0xffffffffu, acc, off, kWidth);
       acc = max ? (o > acc ? o : acc) : acc + o;
     }
   }
@@ -282,12 +284,28 @@ void launch_global_pool(const float* x, float* y, int64_t planes, int64_t size, 
   const GlobalPoolLaunch l = global_pool_launch(planes, size);
   if (l.blocks == 0) return;
   const auto blocks = static_cast<unsigned>(l.blocks);
-  if (l.lanes == 1)
-    global_pool_kernel<1><<<blocks, kGlobalPoolThreads, 0, stream>>>(x, y, planes, size, max);
-  else if (l.lanes == kWarp)
-    global_pool_kernel<kWarp><<<blocks, kGlobalPoolThreads, 0, stream>>>(x, y, planes, size, max);
-  else
-    global_pool_kernel<kGlobalPoolThreads><<<blocks, kGlobalPoolThreads, 0, stream>>>(x, y, planes, size, max);
+  switch (l.lanes) {
+    case 1:
+      global_pool_kernel<1><<<blocks, kGlobalPoolThreads, 0, stream>>>(x, y, planes, size, max);
+      break;
+    case 2:
+      global_pool_kernel<2><<<blocks, kGlobalPoolThreads, 0, stream>>>(x, y, planes, size, max);
+      break;
+    case 4:
+      global_pool_kernel<4><<<blocks, kGlobalPoolThreads, 0, stream>>>(x, y, planes, size, max);
+      break;
+    case 8:
+      global_pool_kernel<8><<<blocks, kGlobalPoolThreads, 0, stream>>>(x, y, planes, size, max);
+      break;
+    case 16:
+      global_pool_kernel<16><<<blocks, kGlobalPoolThreads, 0, stream>>>(x, y, planes, size, max);
+      break;
+    case kWarp:
+      global_pool_kernel<kWarp><<<blocks, kGlobalPoolThreads, 0, stream>>>(x, y, planes, size, max);
+      break;
+    default:  // kGlobalPoolThreads
+      global_pool_kernel<kGlobalPoolThreads><<<blocks, kGlobalPoolThreads, 0, stream>>>(x, y, planes, size, max);
+  }
 }
 
 }  // namespace minirt::cuda

@@ -195,10 +195,11 @@ TEST(GpuOps, GlobalPooling) {
   MINIRT_CASES_SKIP_WITHOUT_GPU();
   uint64_t seed = 700;
   for (const char* op : {"GlobalAveragePool", "GlobalMaxPool"})
-    // Planes of 1 and 4 elements (a thread each), 9 to 4096 (a warp each), more (a block each);
-    // plane counts that do not fill the last block.
+    // Planes of 1 and 4 elements (a thread each), 6 to 4096 (2 to 32 lanes: 6, 9, 25, 49, 60, 196,
+    // 4096), more (a block each); plane counts that do not fill the last block.
     for (Shape x : {Shape{1, 3, 7, 7}, Shape{4, 64, 14, 14}, Shape{2, 5, 9}, Shape{1, 2, 3, 4, 5}, Shape{2, 2048, 1, 1},
-                    Shape{3, 5, 2, 2}, Shape{2, 300, 7, 7}, Shape{1, 3, 64, 64}, Shape{1, 4, 224, 224}}) {
+                    Shape{3, 5, 2, 2}, Shape{2, 300, 7, 7}, Shape{1, 3, 64, 64}, Shape{1, 4, 224, 224}, Shape{2, 3, 6},
+                    Shape{1, 4, 5, 5}}) {
       OpCase c(std::string(op) + " " + dims(x));
       c.m.input("x", DType::kFloat32, x);
       c.m.node(op, {"x"}, {"y"});

@@ -57,10 +57,12 @@ TEST(CudaGlobalPoolLaunch, EveryElementReadOnceEveryPlaneWrittenOnce) {
 TEST(CudaGlobalPoolLaunch, LanesFollowThePlaneSize) {
   EXPECT_EQ(global_pool_launch(2048, 1).lanes, 1);  // 1x1 planes: a thread each, 8 blocks
   EXPECT_EQ(global_pool_launch(2048, 1).blocks, 8);
-  EXPECT_EQ(global_pool_launch(2048, 8).lanes, 1);
-  EXPECT_EQ(global_pool_launch(2048, 9).lanes, kWarp);
-  EXPECT_EQ(global_pool_launch(2048, 49).lanes, kWarp);  // ResNet-50's last 7x7: a warp each
-  EXPECT_EQ(global_pool_launch(2048, 49).blocks, 256);
+  EXPECT_EQ(global_pool_launch(2048, 4).lanes, 1);
+  EXPECT_EQ(global_pool_launch(2048, 5).lanes, 2);
+  EXPECT_EQ(global_pool_launch(2048, 9).lanes, 4);    // 3x3: 4 lanes of 2 or 3 elements
+  EXPECT_EQ(global_pool_launch(2048, 49).lanes, 16);  // ResNet-50's last 7x7: 16 lanes, 16 planes a block
+  EXPECT_EQ(global_pool_launch(2048, 49).blocks, 128);
+  EXPECT_EQ(global_pool_launch(2048, 128).lanes, 32);
   EXPECT_EQ(global_pool_launch(3, 4096).lanes, kWarp);
   EXPECT_EQ(global_pool_launch(3, 4097).lanes, kGlobalPoolThreads);
   EXPECT_EQ(global_pool_launch(3, 50176).blocks, 3);  // 224x224: a block each
@@ -68,13 +70,13 @@ TEST(CudaGlobalPoolLaunch, LanesFollowThePlaneSize) {
   EXPECT_EQ(global_pool_launch(5, 0).blocks, 0);
 }
 
-TEST(CudaGlobalPoolLaunch, SmallPlanesKeepMostThreadsBusy) {
+TEST(CudaGlobalPoolLaunch, EveryLaneOfAFullBlockReads) {
   // The old launch (a 256-thread block per plane) had 49 of 256 threads
-  // reading on a 7x7 plane and 1 of 256 on a 1x1 plane.
-  for (int64_t size : {1, 4, 49, 196}) {
-    const Coverage c = walk(2048, size);
-    const double busy = static_cast<double>(c.busy_threads) / static_cast<double>(c.threads);
-    EXPECT_GE(busy, size < kWarp ? 0.5 : 1.0) << size << " elements a plane: " << busy << " of the threads read";
+  // reading on a 7x7 plane and 1 of 256 on a 1x1 plane. Now every lane has
+  // an element whatever the size, when the planes fill the blocks.
+  for (int64_t size = 1; size <= 4200; size += size < 70 ? 1 : 37) {
+    const Coverage c = walk(256, size);
+    EXPECT_EQ(c.busy_threads, c.threads) << size << " elements a plane";
   }
 }
 
