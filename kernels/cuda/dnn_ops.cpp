@@ -103,10 +103,16 @@ ConvChoice choose_conv_algorithm(const DeviceContext& ctx, cudnnTensorDescriptor
   return c;
 }
 
+// What a ConvKernel is made for: running, or only the tuner's questions
+// (its candidates, the heuristic's pick, Find's timings on buffers of its
+// own), which need no float16 copy of the weights.
+enum class ConvUse { kRun, kQuery };
+
 class ConvKernel final : public CudaKernel {
  public:
   // `algorithm`: a candidate name to run with, or empty for cuDNN's heuristic pick.
-  ConvKernel(const DeviceContext& ctx, const Graph& g, const Node& n, const std::string& algorithm = {})
+  ConvKernel(const DeviceContext& ctx, const Graph& g, const Node& n, const std::string& algorithm = {},
+             ConvUse use = ConvUse::kRun)
       : CudaKernel(node_context(g, n)) {
     const auto& a = n.attrs_as<ConvAttrs>();
     const std::string& w = where();
@@ -169,13 +175,14 @@ class ConvKernel final : public CudaKernel {
       xh_bytes_ = align_up(static_cast<size_t>(shape_numel(xp)) * 2);
       yh_bytes_ = align_up(static_cast<size_t>(shape_numel(y)) * 2);
       const size_t wcount = static_cast<size_t>(shape_numel(f));
-      if (const Tensor* wt = in_const(g, n, 1)) {
+      const Tensor* wt = in_const(g, n, 1);
+      if (!wt) {
+        wh_bytes_ = align_up(wcount * 2);
+      } else if (use == ConvUse::kRun) {  // a query kernel never runs: no copy
         std::vector<uint16_t> wh(wcount);
         float_to_half(wt->data<float>(), wh.data(), wcount);
         w_half_ = DeviceBuffer(ctx.device, wcount * 2, w + "the float16 weights");
         w_half_.upload(wh.data(), wcount * 2, w + "the float16 weights");
-      } else {
-        wh_bytes_ = align_up(wcount * 2);
       }
     }
     extra_bytes_ = pad_bytes_ + xh_bytes_ + yh_bytes_ + wh_bytes_;
@@ -651,11 +658,11 @@ class DnnActivationKernel final : public CudaKernel {
 }  // namespace
 
 std::vector<AlgorithmOption> conv_algorithms(const DeviceContext& ctx, const Graph& g, const Node& n) {
-  return ConvKernel(ctx, g, n).candidates(ctx);
+  return ConvKernel(ctx, g, n, {}, ConvUse::kQuery).candidates(ctx);
 }
 
 std::string conv_heuristic(const DeviceContext& ctx, const Graph& g, const Node& n) {
-  return ConvKernel(ctx, g, n).chosen();
+  return ConvKernel(ctx, g, n, {}, ConvUse::kQuery).chosen();
 }
 
 std::unique_ptr<Kernel> make_conv_kernel_with(const DeviceContext& ctx, const Graph& g, const Node& n,
@@ -665,7 +672,7 @@ std::unique_ptr<Kernel> make_conv_kernel_with(const DeviceContext& ctx, const Gr
 
 std::vector<double> conv_measure(const DeviceContext& ctx, const Graph& g, const Node& n,
                                  const std::vector<AlgorithmOption>& candidates, size_t workspace_limit) {
-  return ConvKernel(ctx, g, n).measure(ctx, candidates, workspace_limit);
+  return ConvKernel(ctx, g, n, {}, ConvUse::kQuery).measure(ctx, candidates, workspace_limit);
 }
 
 namespace {
