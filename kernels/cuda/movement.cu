@@ -211,6 +211,12 @@ __global__ void global_pool_kernel(const float* x, float* y, int64_t planes, int
   if (lane == 0 && plane < planes) y[plane] = max ? acc : acc / static_cast<float>(size);
 }
 
+template <int kLanes>
+void launch_lanes(const float* x, float* y, int64_t planes, int64_t size, bool max, unsigned blocks,
+                  cudaStream_t stream) {
+  global_pool_kernel<kLanes><<<blocks, kGlobalPoolThreads, 0, stream>>>(x, y, planes, size, max);
+}
+
 template <template <typename> class Launch, typename... Args>
 void by_size(size_t elem_size, Args&&... args) {
   switch (elem_size) {
@@ -283,29 +289,19 @@ void launch_pool(const float* x, float* y, const PoolArgs& a, cudaStream_t strea
 void launch_global_pool(const float* x, float* y, int64_t planes, int64_t size, bool max, cudaStream_t stream) {
   const GlobalPoolLaunch l = global_pool_launch(planes, size);
   if (l.blocks == 0) return;
-  const auto blocks = static_cast<unsigned>(l.blocks);
-  switch (l.lanes) {
-    case 1:
-      global_pool_kernel<1><<<blocks, kGlobalPoolThreads, 0, stream>>>(x, y, planes, size, max);
-      break;
-    case 2:
-      global_pool_kernel<2><<<blocks, kGlobalPoolThreads, 0, stream>>>(x, y, planes, size, max);
-      break;
-    case 4:
-      global_pool_kernel<4><<<blocks, kGlobalPoolThreads, 0, stream>>>(x, y, planes, size, max);
-      break;
-    case 8:
-      global_pool_kernel<8><<<blocks, kGlobalPoolThreads, 0, stream>>>(x, y, planes, size, max);
-      break;
-    case 16:
-      global_pool_kernel<16><<<blocks, kGlobalPoolThreads, 0, stream>>>(x, y, planes, size, max);
-      break;
-    case kWarp:
-      global_pool_kernel<kWarp><<<blocks, kGlobalPoolThreads, 0, stream>>>(x, y, planes, size, max);
-      break;
-    default:  // kGlobalPoolThreads
-      global_pool_kernel<kGlobalPoolThreads><<<blocks, kGlobalPoolThreads, 0, stream>>>(x, y, planes, size, max);
-  }
+  // One instantiation per lane count: 1, 2, 4, 8, 16, 32, then a block.
+  using Launch = void (*)(const float*, float*, int64_t, int64_t, bool, unsigned, cudaStream_t);
+  constexpr Launch kByLanes[] = {launch_lanes<1>,
+                                 launch_lanes<2>,
+                                 launch_lanes<4>,
+                                 launch_lanes<8>,
+                                 launch_lanes<16>,
+                                 launch_lanes<kWarp>,
+                                 launch_lanes<kGlobalPoolThreads>};
+  int k = 0;
+  while (k < 5 && (1 << k) < l.lanes) ++k;
+  if (l.lanes == kGlobalPoolThreads) k = 6;
+  kByLanes[k](x, y, planes, size, max, static_cast<unsigned>(l.blocks), stream);
 }
 
 }  // namespace minirt::cuda
