@@ -362,7 +362,7 @@ class CudaDevice final : public ComputeDevice {
   // difference is the device's execution of everything the step enqueued.
   void step_begun(void* stream, size_t step) const override {
     StreamState& s = state(stream);
-    if (cudaEvent_t e = s.record_step_event()) s.step_marks.push_back({step, e, nullptr});
+    if (cudaEvent_t e = s.record_step_event(2)) s.step_marks.push_back({step, e, nullptr});  // the end's made too
   }
   void step_ended(void* stream, size_t step) const override {
     StreamState& s = state(stream);

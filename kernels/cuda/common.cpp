@@ -44,7 +44,8 @@ void StreamState::enter(Phase p) {
   if (!timing || p == current) return;
   if (event_pool.size() <= marks.size()) {
     cudaEvent_t e = nullptr;
-    if (cudaEventCreate(&e) != cudaSuccess) {  // timing is a report, never a failure
+    // An event belongs to the current device; it must be the stream's.
+    if (cudaSetDevice(device) != cudaSuccess || cudaEventCreate(&e) != cudaSuccess) {  // a report, never a failure
       cudaGetLastError();
       timing = false;
       return;
@@ -61,11 +62,14 @@ void StreamState::enter(Phase p) {
   current = p;
 }
 
-cudaEvent_t StreamState::record_step_event() {
+cudaEvent_t StreamState::record_step_event(size_t ahead) {
   if (!step_timing) return nullptr;
-  if (step_event_pool.size() <= step_events_used) {
+  // Made before the first is recorded: creating the end event between a
+  // step's kernels and its end mark would count in the step's time.
+  while (step_event_pool.size() < step_events_used + ahead) {
     cudaEvent_t e = nullptr;
-    if (cudaEventCreate(&e) != cudaSuccess) {  // timing is a report, never a failure
+    // An event belongs to the current device; it must be the stream's.
+    if (cudaSetDevice(device) != cudaSuccess || cudaEventCreate(&e) != cudaSuccess) {  // a report, never a failure
       cudaGetLastError();
       step_timing = false;
       return nullptr;

@@ -100,9 +100,10 @@ struct StreamState {
   bool step_timing = true;  // false once an event failed in this run: the host's times stand
   std::vector<DeviceStepTime> last_steps;
 
-  // Records the next timing event of the step pool on the stream; nullptr
-  // (and step timing off for this run) when the event cannot be made.
-  cudaEvent_t record_step_event();
+  // Records the next timing event of the step pool on the stream, with at
+  // least `ahead` events (this one included) made beforehand; nullptr (and
+  // step timing off for this run) when an event cannot be made or recorded.
+  cudaEvent_t record_step_event(size_t ahead = 1);
   // After the stream has finished: the marks' times into last_steps.
   void read_step_marks();
 };

@@ -149,10 +149,10 @@ struct Session::Impl {
       if (stream) owner->device().destroy_stream(stream);
     }
   };
-  mutable CopyStream copy_stream;
+  CopyStream copy_stream;
   // The device backend for a copy, and its stream (made now when needed);
   // called with copy_stream.mu held.
-  const KernelProvider& copy_backend(const char* what) const;
+  const KernelProvider& copy_backend(const char* what);
   PoolOptions pool_options;  // of every pool: SessionOptions' limit and policy
 
   std::mutex mu;  // guards everything below
@@ -811,12 +811,17 @@ std::vector<Tensor> Session::run(const NamedTensors& inputs) {
   return out;
 }
 
-const KernelProvider& Session::Impl::copy_backend(const char* what) const {
-  if (devices.empty())
+const KernelProvider& Session::Impl::copy_backend(const char* what) {
+  const KernelProvider* first = nullptr;
+  {
+    std::lock_guard<std::mutex> lock(mu);  // devices may still be added (tests)
+    if (!devices.empty()) first = devices.front().get();
+  }
+  if (!first)
     throw Error(ErrorCode::kInvalidArgument, std::string("Session::") + what + ": " + model->info().path +
                                                  " runs on the CPU alone (" + reason +
                                                  "); it has no device memory to copy with");
-  const KernelProvider& b = *devices.front();
+  const KernelProvider& b = *first;
   if (!copy_stream.stream) {
     copy_stream.stream = b.device().create_stream();
     copy_stream.owner = &b;

@@ -28,7 +28,11 @@
 // Raised whenever these entry points, MinirtCudaOptions or the KernelProvider
 // and ComputeDevice interfaces (runtime/backend.h) change. 4: the backend
 // became a KernelProvider owning a ComputeDevice. 5: kMinirtCudaMathFp16.
-#define MINIRT_CUDA_MODULE_ABI 5
+// 6: per-step device timing (ComputeDevice::step_begun/step_ended/
+// step_times), KernelProvider::reads_uploaded_constant and
+// Kernel::own_constant_bytes (new virtual functions move the vtables: a
+// module of 5 would call the wrong ones).
+#define MINIRT_CUDA_MODULE_ABI 6
 
 extern "C" {
 

@@ -228,9 +228,11 @@ struct SeamCopies {
 // Timing of one step of the last run, for --profile. A step on the CPU is
 // timed by the host around the kernel call. A step on a GPU is timed by the
 // GPU itself (device_clock: CUDA events recorded around it on its stream), so
-// its duration is the device's execution, not the host's enqueue; its start
-// is placed on the host's time line at the enqueue of the run's first GPU
-// step (the stream is idle then, so the two clocks meet there).
+// its duration is the device's execution, not the host's enqueue (though
+// never less than the enqueue when the GPU waits on the host: a step of tiny
+// kernels on an idle GPU shows their launch cost); its start is placed on the
+// host's time line at the enqueue of the run's first GPU step (the stream is
+// idle then, so the two clocks meet there).
 struct StepTiming {
   std::string name;           // node name (or the fused nodes' names)
   std::string op;             // op type, e.g. "Conv+Relu"
