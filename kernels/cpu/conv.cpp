@@ -631,21 +631,38 @@ struct Units3 {
   }
 };
 
-class Conv3dKernel final : public Kernel {
+// What the 3-D kernels share: the geometry of the forward convolution (for
+// ConvTranspose, the convolution whose transpose it is), the (image, group)
+// units cut into tasks, channels per group and the columns' rows, and a
+// workspace of one column matrix per task.
+class Conv3dBase : public Kernel {
  public:
-  Conv3dKernel(const Graph& g, const Node& n, int threads)
-      : q_(geometry3(in_shape(g, n, 0), out_shape(g, n, 0), n.attrs_as<ConvAttrs>(), n.attrs_as<ConvAttrs>().group)),
-        units_(q_.n * q_.groups, threads) {
-    cg_ = q_.c / q_.groups;
-    mg_ = q_.m / q_.groups;
-    k_ = cg_ * q_.taps();
-    has_bias_ = n.input(2) >= 0;
-    residual_ = n.input(3) >= 0;
-    act_ = n.attrs_as<ConvAttrs>().act;
-  }
+  Conv3dBase(Geometry3 q, int threads, bool has_bias)
+      : q_(q),
+        units_(q_.n * q_.groups, threads),
+        cg_(q_.c / q_.groups),
+        mg_(q_.m / q_.groups),
+        k_(cg_ * q_.taps()),
+        has_bias_(has_bias) {}
   size_t workspace_bytes() const override {
     return static_cast<size_t>(units_.tasks * k_ * q_.out_plane()) * sizeof(float);
   }
+
+ protected:
+  Geometry3 q_;
+  Units3 units_;
+  int64_t cg_, mg_, k_;  // the forward convolution's input and output channels per group; column rows
+  bool has_bias_;
+};
+
+class Conv3dKernel final : public Conv3dBase {
+ public:
+  Conv3dKernel(const Graph& g, const Node& n, int threads)
+      : Conv3dBase(
+            geometry3(in_shape(g, n, 0), out_shape(g, n, 0), n.attrs_as<ConvAttrs>(), n.attrs_as<ConvAttrs>().group),
+            threads, n.input(2) >= 0),
+        residual_(n.input(3) >= 0),
+        act_(n.attrs_as<ConvAttrs>().act) {}
   void run(const KernelArgs& args) override {
     const float* x = static_cast<const float*>(args.inputs[0]);
     const float* w = static_cast<const float*>(args.inputs[1]);
@@ -673,27 +690,18 @@ class Conv3dKernel final : public Kernel {
   }
 
  private:
-  Geometry3 q_;
-  Units3 units_;
-  int64_t cg_ = 0, mg_ = 0, k_ = 0;
-  bool has_bias_ = false, residual_ = false;
+  bool residual_;
   Activation act_;
 };
 
-class ConvTranspose3dKernel final : public Kernel {
+class ConvTranspose3dKernel final : public Conv3dBase {
  public:
-  // The forward convolution maps y (its input) to x (its output).
+  // The forward convolution maps y (its input) to x (its output): cg_ is
+  // the output channels per group here, mg_ the input ones.
   ConvTranspose3dKernel(const Graph& g, const Node& n, int threads)
-      : q_(geometry3(out_shape(g, n, 0), in_shape(g, n, 0), n.attrs_as<ConvAttrs>(), n.attrs_as<ConvAttrs>().group)),
-        units_(q_.n * q_.groups, threads) {
-    cg_ = q_.c / q_.groups;  // output channels per group
-    mg_ = q_.m / q_.groups;  // input channels per group
-    k_ = cg_ * q_.taps();
-    has_bias_ = n.input(2) >= 0;
-  }
-  size_t workspace_bytes() const override {
-    return static_cast<size_t>(units_.tasks * k_ * q_.out_plane()) * sizeof(float);
-  }
+      : Conv3dBase(
+            geometry3(out_shape(g, n, 0), in_shape(g, n, 0), n.attrs_as<ConvAttrs>(), n.attrs_as<ConvAttrs>().group),
+            threads, n.input(2) >= 0) {}
   void run(const KernelArgs& args) override {
     const float* x = static_cast<const float*>(args.inputs[0]);
     const float* w = static_cast<const float*>(args.inputs[1]);
@@ -711,12 +719,6 @@ class ConvTranspose3dKernel final : public Kernel {
       for_each_tap3(q_, cg_, [&](int64_t at, int64_t to) { yg[to] += col[at]; });
     });
   }
-
- private:
-  Geometry3 q_;
-  Units3 units_;
-  int64_t cg_ = 0, mg_ = 0, k_ = 0;
-  bool has_bias_ = false;
 };
 
 std::unique_ptr<Kernel> make_conv(const Graph& g, const Node& n, int threads) {
