@@ -31,6 +31,8 @@ class RoiAlignKernel final : public Kernel {
     rois_ = in_shape(g, n, 1)[0];
   }
 
+  size_t workspace_bytes() const override { return static_cast<size_t>(rois_) * sizeof(Region); }
+
   void run(const KernelArgs& args) override {
     const float* x = static_cast<const float*>(args.inputs[0]);
     const float* rois = static_cast<const float*>(args.inputs[1]);
@@ -42,29 +44,67 @@ class RoiAlignKernel final : public Kernel {
                                                      std::to_string(batch[r]) + ", not an image of the " +
                                                      std::to_string(n_) + " in X");
     const int64_t oh = a_.output_height, ow = a_.output_width, plane = h_ * w_;
+    // Each region's bins and sampling grid, checked before any work: the
+    // coordinates come from data.
+    Region* regions = static_cast<Region*>(args.workspace);  // per run: the plan's kernel is shared by runs
+    for (int64_t r = 0; r < rois_; ++r) regions[r] = region(rois + 4 * r, r);
     args.pool->parallel_for(rois_ * c_, [&](int64_t u0, int64_t u1) {
       for (int64_t u = u0; u < u1; ++u) {
         const int64_t r = u / c_, ch = u % c_;
         const float* img = x + (batch[r] * c_ + ch) * plane;
-        roi(img, rois + 4 * r, y + u * oh * ow);
+        roi(img, regions[r], y + u * oh * ow);
       }
     });
   }
 
  private:
-  void roi(const float* img, const float* box, float* out) const {
+  // A region in the input's coordinates: its corner, its bins' size and the
+  // sampling grid of each bin.
+  struct Region {
+    float x0 = 0, y0 = 0, bw = 0, bh = 0;
+    int64_t gh = 1, gw = 1;
+  };
+  // More samples than this for one region and channel is refused (the
+  // adaptive grid of a region far larger than the image).
+  static constexpr double kMaxSamples = double(int64_t{1} << 26);
+
+  Region region(const float* box, int64_t r) const {
     const float offset = a_.half_pixel ? 0.5f : 0.0f;
-    const float x0 = box[0] * a_.spatial_scale - offset, y0 = box[1] * a_.spatial_scale - offset;
+    Region q;
+    q.x0 = box[0] * a_.spatial_scale - offset;
+    q.y0 = box[1] * a_.spatial_scale - offset;
     const float x1 = box[2] * a_.spatial_scale - offset, y1 = box[3] * a_.spatial_scale - offset;
-    float rw = x1 - x0, rh = y1 - y0;
+    float rw = x1 - q.x0, rh = y1 - q.y0;
     if (!a_.half_pixel) {
       rw = std::max(rw, 1.0f);
       rh = std::max(rh, 1.0f);
     }
     const int64_t oh = a_.output_height, ow = a_.output_width;
-    const float bh = rh / static_cast<float>(oh), bw = rw / static_cast<float>(ow);
-    const int64_t gh = a_.sampling_ratio > 0 ? a_.sampling_ratio : static_cast<int64_t>(std::ceil(rh / oh));
-    const int64_t gw = a_.sampling_ratio > 0 ? a_.sampling_ratio : static_cast<int64_t>(std::ceil(rw / ow));
+    q.bh = rh / static_cast<float>(oh);
+    q.bw = rw / static_cast<float>(ow);
+    // The grid as onnxruntime sizes it: sampling_ratio, else ceil(size / bins).
+    const double gh = a_.sampling_ratio > 0 ? double(a_.sampling_ratio) : std::ceil(double(rh) / double(oh));
+    const double gw = a_.sampling_ratio > 0 ? double(a_.sampling_ratio) : std::ceil(double(rw) / double(ow));
+    const std::string which = "rois[" + std::to_string(r) + "]";
+    if (!std::isfinite(q.x0) || !std::isfinite(q.y0) || !std::isfinite(x1) || !std::isfinite(y1) ||
+        !std::isfinite(gh) || !std::isfinite(gw))
+      throw Error(ErrorCode::kInvalidArgument, where_ + which + " (" + std::to_string(box[0]) + ", " +
+                                                   std::to_string(box[1]) + ", " + std::to_string(box[2]) + ", " +
+                                                   std::to_string(box[3]) + ") times spatial_scale is not finite");
+    if (std::max(gh, 1.0) * std::max(gw, 1.0) * double(oh) * double(ow) > kMaxSamples)
+      throw Error(ErrorCode::kInvalidArgument,
+                  where_ + which + " is " + std::to_string(rw) + " x " + std::to_string(rh) +
+                      " pixels, whose sampling grid would take more than 2^26 samples per channel; give "
+                      "sampling_ratio, or regions within the image");
+    q.gh = static_cast<int64_t>(gh);
+    q.gw = static_cast<int64_t>(gw);
+    return q;
+  }
+
+  void roi(const float* img, const Region& q, float* out) const {
+    const float x0 = q.x0, y0 = q.y0, bh = q.bh, bw = q.bw;
+    const int64_t gh = q.gh, gw = q.gw;
+    const int64_t oh = a_.output_height, ow = a_.output_width;
     const float count = static_cast<float>(std::max<int64_t>(gh * gw, 1));
     for (int64_t ph = 0; ph < oh; ++ph)
       for (int64_t pw = 0; pw < ow; ++pw) {
