@@ -48,6 +48,10 @@ class RoiAlignKernel final : public Kernel {
     // coordinates come from data.
     Region* regions = static_cast<Region*>(args.workspace);  // per run: the plan's kernel is shared by runs
     for (int64_t r = 0; r < rois_; ++r) regions[r] = region(rois + 4 * r, r);
+    if (plane == 0) {  // an image without pixels: every sample is outside, every bin 0
+      std::fill(y, y + rois_ * c_ * oh * ow, 0.0f);
+      return;
+    }
     args.pool->parallel_for(rois_ * c_, [&](int64_t u0, int64_t u1) {
       for (int64_t u = u0; u < u1; ++u) {
         const int64_t r = u / c_, ch = u % c_;

@@ -19,9 +19,9 @@ namespace {
 using ::testing::HasSubstr;
 using testing::ModelBuilder;
 
-std::shared_ptr<const Model> roi_model(int64_t sampling_ratio) {
+std::shared_ptr<const Model> roi_model(int64_t sampling_ratio, int64_t height = 6) {
   ModelBuilder m(16);
-  m.input("x", DType::kFloat32, {1, 2, 6, 6});
+  m.input("x", DType::kFloat32, {1, 2, height, 6});
   m.input("rois", DType::kFloat32, {2, 4});
   m.input("batch", DType::kInt64, {2});
   m.node("RoiAlign", {"x", "rois", "batch"}, {"y"}, "align")
@@ -73,6 +73,17 @@ TEST(RoiAlign, RegionsThatCannotBeSampledAreErrorsNotHangsOrCrashes) {
   Session fixed(roi_model(2), {.device = Device::kCpu, .threads = 1});
   std::vector<Tensor> y = fixed.run(feed(1e12f));
   for (int64_t i = 0; i < y[0].numel(); ++i) ASSERT_TRUE(std::isfinite(y[0].data<float>()[i])) << i;
+}
+
+// An image without pixels: every sample is outside it, every bin 0 (the
+// kernel once read before the image's first element).
+TEST(RoiAlign, AnImageWithoutPixelsGivesZeros) {
+  Session s(roi_model(0, 0), {.device = Device::kCpu, .threads = 1});
+  NamedTensors in = feed(4.0f);
+  in[0].second = Tensor::zeros(DType::kFloat32, {1, 2, 0, 6});
+  std::vector<Tensor> y = s.run(in);
+  ASSERT_EQ(y[0].shape(), (Shape{2, 2, 2, 3}));
+  for (int64_t i = 0; i < y[0].numel(); ++i) ASSERT_EQ(y[0].data<float>()[i], 0.0f) << i;
 }
 
 }  // namespace
