@@ -41,6 +41,9 @@ class Kernel {
   // Device memory the kernel holds for constants of its own making (the
   // float16 weights of --math fp16), for the plan report.
   virtual size_t own_constant_bytes() const { return 0; }
+  // The precision its products run in, for the plan report: "fp32" (the
+  // default), "bf16" (MathMode::kBf16's CPU convolutions), "fp16", "tf32".
+  virtual const char* precision() const { return "fp32"; }
 };
 
 // The kernel of an op whose outputs' shapes follow from its inputs' values
@@ -184,6 +187,10 @@ class KernelProvider {
   // algorithm cache's key: device identity, instruction sets, library
   // versions, math mode, e.g. "cpu | AMD EPYC 9R14 | avx512f avx2 fma | minirt 0.1.0 | eigen 3.4.0 | fp32".
   virtual std::string tuning_context() const { return name(); }
+  // What math its kernels run when that is not plain float32, or why the
+  // math asked for is not run: "bf16 convolutions on AMX tiles", "fp32:
+  // this CPU has no AVX512_BF16 or AMX-BF16 instructions". Empty: float32 as asked.
+  virtual std::string math_note() const { return {}; }
   // Times the candidates on the device with the backend's own means (cuDNN's
   // cudnnFindConvolutionForwardAlgorithmEx), within `workspace_limit` bytes
   // (0: none): the median milliseconds of each candidate, in the order given,

@@ -16,6 +16,8 @@ const char* math_name(MathMode m) {
       return "tf32";
     case MathMode::kFp16:
       return "fp16";
+    case MathMode::kBf16:
+      return "bf16";
   }
   return "?";
 }

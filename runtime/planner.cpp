@@ -12,6 +12,7 @@
 #include <algorithm>
 #include <functional>
 #include <cstdio>
+#include <cstring>
 #include <map>
 #include <set>
 #include <sstream>
@@ -292,6 +293,24 @@ std::string Plan::report() const {
     os << "layout: nchw" << stats.block << "c for " << stats.blocked << " values (shapes marked /" << stats.block
        << "c), " << stats.reorders << " reorder" << (stats.reorders == 1 ? "" : "s") << "\n";
   if (!placement.empty()) os << placement << "\n";
+  // Steps whose products run in another precision than float32 (MathMode::kBf16's
+  // convolutions); each such step says it after its description.
+  std::map<std::string, int> lower;
+  for (const Step& s : steps)
+    if (std::strcmp(s.kernel->precision(), "fp32") != 0) ++lower[s.kernel->precision()];
+  if (!lower.empty()) {
+    os << "precision:";
+    const char* sep = " ";
+    for (const auto& [p, count] : lower) {
+      os << sep << count << " step" << (count == 1 ? "" : "s") << " in " << p;
+      sep = ", ";
+    }
+    os << ", the other " << steps.size() - [&] {
+      size_t k = 0;
+      for (const auto& [p, count] : lower) k += static_cast<size_t>(count);
+      return k;
+    }() << " in fp32 (products; every value between steps is float32)\n";
+  }
   char line[512];
   for (size_t i = 0; i < steps.size(); ++i) {
     const Step& s = steps[i];
@@ -309,6 +328,7 @@ std::string Plan::report() const {
     os << line;
     std::string d = s.kernel->describe();
     if (!d.empty()) os << "  " << d;
+    if (std::strcmp(s.kernel->precision(), "fp32") != 0) os << "  precision " << s.kernel->precision();
     if (s.workspace_bytes) os << "  workspace " << format_bytes(s.workspace_bytes) << " @" << s.workspace_offset;
     os << "\n";
   }

@@ -108,6 +108,7 @@ std::optional<MathMode> parse_math(const std::string& text) {
   if (text == "fp32") return MathMode::kFp32;
   if (text == "tf32") return MathMode::kTf32;
   if (text == "fp16") return MathMode::kFp16;
+  if (text == "bf16") return MathMode::kBf16;
   return std::nullopt;
 }
 

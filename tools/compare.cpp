@@ -134,6 +134,8 @@ std::vector<CompareRun> parse_compare(const std::string& text, const SessionOpti
         r.options.math = MathMode::kFp32;
       else if (p == "fp16")
         r.options.math = MathMode::kFp16;
+      else if (p == "bf16")
+        r.options.math = MathMode::kBf16;
       else if (p == "heuristic")
         r.options.tuning = TuningMode::kHeuristic;
       else if (p == "exhaustive")
@@ -226,8 +228,10 @@ CompareReport compare_runs(const std::shared_ptr<const Model>& model, const Name
   const std::vector<ValueDesc>& outs = model->outputs();
   // TF32 and float16 tensor cores keep a 10-bit mantissa in products: both
   // get the looser tolerance.
+  // bf16 on the CPU keeps 8 bits: the same looser tolerance.
   auto tensor_cores = [&](size_t i) {
-    return rep.runs[i].device == Device::kCuda && runs[i].options.math != MathMode::kFp32;
+    return (rep.runs[i].device == Device::kCuda && runs[i].options.math != MathMode::kFp32) ||
+           runs[i].options.math == MathMode::kBf16;
   };
   const bool ref_tensor_cores = tensor_cores(static_cast<size_t>(rep.reference));
   for (size_t i = 0; i < rep.runs.size(); ++i) {

@@ -50,8 +50,9 @@ options
   --threads N             intra-op threads (default, or 0: every core this process may use);
                           at most 4 x those cores (at least 8, never more than 1024)
   --device cpu|cuda|auto  where to measure (default auto: the GPU when usable, else the CPU)
-  --math fp32|tf32|fp16   the GPU's math (tf32 and fp16 add the tensor-core candidates; fp16
-                          runs the convolutions on float16 data)
+  --math fp32|tf32|fp16|bf16  the math (on the GPU, tf32 and fp16 add the tensor-core candidates;
+                          fp16 runs the convolutions on float16 data; on the CPU, bf16 adds
+                          nchwc_bf16, AMX or AVX512_BF16)
   --workspace-limit SIZE  candidates needing more scratch are skipped (bytes, or K, M, G suffix; 0: none)
   --repeats N             timed runs per candidate after one warm-up (default: at least 3,
                           until 20 ms or 25 runs)
@@ -164,7 +165,7 @@ Args parse_args(int argc, char** argv) {
     } else if (s == "--math") {
       std::string v = next();
       std::optional<MathMode> m = tools::parse_math(v);
-      if (!m) throw UsageError("--math expects fp32, tf32 or fp16, got '" + v + "'");
+      if (!m) throw UsageError("--math expects fp32, tf32, fp16 or bf16, got '" + v + "'");
       a.math = *m;
     } else if (s == "--workspace-limit") {
       std::string v = next();

@@ -81,10 +81,12 @@ timing
                           between two steps (exit 7). 0: no limit (default)
 execution
   --device cpu|cuda|auto  where to run (default auto: the GPU when usable, else the CPU, saying why)
-  --math fp32|tf32|fp16   the GPU's math for convolutions and matrix products (default fp32;
-                          tf32 uses tensor cores on Ampere and newer, with about 3 fewer digits;
-                          fp16 converts their weights and data to float16 for tensor cores, Turing
-                          and newer, accumulating in float32)
+  --math fp32|tf32|fp16|bf16  the math of convolutions and matrix products (default fp32;
+                          on the GPU, tf32 uses tensor cores on Ampere and newer, with about 3 fewer
+                          digits; fp16 converts their weights and data to float16 for tensor cores,
+                          Turing and newer, accumulating in float32; bf16 runs the CPU's
+                          convolutions in bfloat16 on AMX or AVX512_BF16, accumulating in float32,
+                          and says why not on a CPU without them)
   --no-optimize           skip the graph passes (folding, fusion, blocked layout), for comparison
   --layout auto|nchw      the CPU's activation layout: auto (default) keeps activations channel-blocked
                           (NCHW16c on AVX-512, NCHW8c on AVX2) where the kernels can; nchw keeps them plain
@@ -116,7 +118,7 @@ comparing devices
                           seams, session, first-run and latency times, and each output's largest
                           differences from the first entry that ran, pass or fail (exit 8 on a failure)
   --rtol X, --atol X      the tolerance of --compare: |a - b| <= atol + rtol x |first| element-wise
-                          (default 1e-4 and 1e-5; 5e-2 and 1e-2 when a run uses tf32 or fp16; rtol at least
+                          (default 1e-4 and 1e-5; 5e-2 and 1e-2 when a run uses tf32, fp16 or bf16; rtol at least
                           2e-3 for a float16 output, 1.6e-2 for a bfloat16 one: two steps of the type)
 reports
   --print-plan            print every step with its shapes and arena offsets, and the arena size
@@ -277,7 +279,7 @@ Args parse_args(int argc, char** argv) {
     } else if (s == "--math") {
       std::string v = next();
       std::optional<MathMode> m = tools::parse_math(v);
-      if (!m) throw UsageError("--math expects fp32, tf32 or fp16, got '" + v + "'");
+      if (!m) throw UsageError("--math expects fp32, tf32, fp16 or bf16, got '" + v + "'");
       a.math = *m;
     } else if (s == "--layout") {
       std::string v = next();
@@ -655,7 +657,8 @@ int run(const Args& a) {
     o << "{\"model\":" << json_str(a.model) << ",\"ir_version\":" << info.ir_version << ",\"opset\":" << info.opset
       << ",\"producer\":" << json_str(info.producer) << ",\"half_precision\":" << json_str(info.half_precision)
       << ",\"device\":" << json_str(device_name(session->device()))
-      << ",\"device_reason\":" << json_str(session->device_reason()) << ",\"threads\":" << session->threads()
+      << ",\"device_reason\":" << json_str(session->device_reason())
+      << ",\"cpu_math\":" << json_str(session->math_reason()) << ",\"threads\":" << session->threads()
       << ",\"load_ms\":" << load_ms << ",\"first_run_ms\":" << first_ms << ",\"iterations\":" << lat.size()
       << ",\"warmup\":" << a.warmup << ",\"latency_ms\":{\"min\":" << *std::min_element(lat.begin(), lat.end())
       << ",\"mean\":" << mean << ",\"median\":" << tools::percentile(lat, 50)
@@ -730,6 +733,7 @@ int run(const Args& a) {
               info.producer.empty() ? "unknown producer" : info.producer.c_str(), info.node_count);
   if (!info.half_precision.empty()) std::printf("precision: %s\n", info.half_precision.c_str());
   std::printf("device: %s: %s\n", device_name(session->device()), session->device_reason().c_str());
+  if (std::string m = session->math_reason(); !m.empty()) std::printf("cpu math: %s\n", m.c_str());
   std::printf("threads: %d\n", session->threads());
   if (!placement.empty()) std::printf("placement: %s\n", placement.c_str());
   for (const auto& n : input_notes) std::printf("input: %s\n", n.c_str());

@@ -1,6 +1,7 @@
 #include "kernels/cpu/cpu_backend.h"
 
 #include "kernels/cpu/conv_algorithms.h"
+#include "kernels/cpu/cpu_caps.h"
 #include "kernels/cpu/eigen_util.h"
 #include "kernels/cpu/nchwc.h"
 #include "kernels/cpu/registry.h"
@@ -46,7 +47,8 @@ const char* isa_features(cpu::SgemmIsa isa) {
 
 class CpuBackend final : public KernelProvider {
  public:
-  explicit CpuBackend(int threads) : threads_(threads) {
+  CpuBackend(int threads, MathMode math)
+      : threads_(threads), bf16_(math == MathMode::kBf16 ? cpu::bf16_isa() : cpu::Bf16Isa::kNone) {
     std::vector<cpu::KernelEntry> entries;
     cpu::add_conv_kernels(entries);
     cpu::add_pool_kernels(entries);
@@ -61,7 +63,16 @@ class CpuBackend final : public KernelProvider {
     cpu::add_index_kernels(entries);
     cpu::add_value_sized_kernels(entries);
     for (const auto& e : entries) table_[e.op] = e.make;
+    if (math == MathMode::kBf16) {
+      std::string why = cpu::bf16_isa_reason();
+      if (bf16_ == cpu::Bf16Isa::kNone)
+        math_note_ = "fp32 (MathMode::kBf16 asked): " + why;
+      else
+        math_note_ = std::string("bf16 convolutions on ") +
+                     (bf16_ == cpu::Bf16Isa::kAmx ? "AMX tiles" : "AVX512_BF16 (" + why + ")");
+    }
   }
+  std::string math_note() const override { return math_note_; }
   const char* name() const override { return "cpu"; }
   const ComputeDevice& device() const override { return host_device(); }
   bool supports(const Graph&, const Node& n, std::string* why) const override {
@@ -71,7 +82,7 @@ class CpuBackend final : public KernelProvider {
     return false;
   }
   std::unique_ptr<Kernel> make_kernel(const Graph& g, const Node& n) const override {
-    if (blocked(g, n)) return cpu::make_nchwc_kernel(g, n, threads_, "");
+    if (blocked(g, n)) return cpu::make_nchwc_kernel(g, n, threads_, "", bf16_);
     auto it = table_.find(n.op);
     if (it == table_.end()) node_fail(ErrorCode::kUnsupported, g, n, "the CPU backend has no kernel for " + n.op);
     return it->second(g, n, threads_);
@@ -86,23 +97,24 @@ class CpuBackend final : public KernelProvider {
     for (const std::string& a : b ? cpu::nchwc_conv_algorithm_names() : cpu::conv_algorithm_names()) {
       AlgorithmOption o;
       o.name = a;
-      o.declined = b ? cpu::nchwc_conv_declined(g, n, a) : cpu::conv_algorithm_declined(g, n, a);
+      o.declined = b ? cpu::nchwc_conv_declined(g, n, a, bf16_) : cpu::conv_algorithm_declined(g, n, a);
       if (o.declined.empty())
-        o.workspace =
-            b ? cpu::nchwc_conv_workspace_bytes(g, n, threads_, a) : cpu::conv_workspace_bytes(g, n, threads_, a);
+        o.workspace = b ? cpu::nchwc_conv_workspace_bytes(g, n, threads_, a, bf16_)
+                        : cpu::conv_workspace_bytes(g, n, threads_, a);
       out.push_back(std::move(o));
     }
     return out;
   }
   std::string heuristic_algorithm(const Graph& g, const Node& n) const override {
     if (n.op != "Conv" || conv3d(g, n)) return {};
-    return blocked(g, n) ? cpu::nchwc_conv_heuristic(g, n, threads_) : cpu::conv_heuristic_algorithm(g, n, threads_);
+    return blocked(g, n) ? cpu::nchwc_conv_heuristic(g, n, threads_, bf16_)
+                         : cpu::conv_heuristic_algorithm(g, n, threads_);
   }
   std::unique_ptr<Kernel> make_kernel_with(const Graph& g, const Node& n, const std::string& algorithm) const override {
     // No name: no choice made, the rules' pick (what make_kernel runs).
     if (algorithm.empty()) return make_kernel(g, n);
     if (n.op == "Conv" && !conv3d(g, n))
-      return blocked(g, n) ? cpu::make_nchwc_kernel(g, n, threads_, algorithm)
+      return blocked(g, n) ? cpu::make_nchwc_kernel(g, n, threads_, algorithm, bf16_)
                            : cpu::make_conv_kernel(g, n, threads_, algorithm);
     node_fail(ErrorCode::kInvalidArgument, g, n,
               "the CPU backend has no algorithm choice for " + n.op + ", so not '" + algorithm + "'");
@@ -116,12 +128,14 @@ class CpuBackend final : public KernelProvider {
 
   // "cpu | AMD EPYC | avx2+fma | minirt 0.1.0 | eigen 3.4.0 | fp32": what a
   // measured choice depends on. The ISA is the one kernels are made with now
-  // (MINIRT_SGEMM_ISA may force a lesser one).
+  // (MINIRT_CPU_ISA may force a lesser one); the math is "bf16-amx" or
+  // "bf16-avx512_bf16" when bf16 convolutions are candidates.
   std::string tuning_context() const override {
     static const std::string model = cpu_model_name();
+    std::string math = bf16_ == cpu::Bf16Isa::kNone ? "fp32" : std::string("bf16-") + cpu::bf16_isa_name(bf16_);
     return "cpu | " + model + " | " + isa_features(cpu::sgemm_default_isa()) + " | minirt " MINIRT_VERSION_STRING +
            " | eigen " + std::to_string(EIGEN_WORLD_VERSION) + "." + std::to_string(EIGEN_MAJOR_VERSION) + "." +
-           std::to_string(EIGEN_MINOR_VERSION) + " | fp32";
+           std::to_string(EIGEN_MINOR_VERSION) + " | " + math;
   }
 
  private:
@@ -137,13 +151,23 @@ class CpuBackend final : public KernelProvider {
   }
 
   int threads_;
+  cpu::Bf16Isa bf16_;  // kNone: float32 math
+  std::string math_note_;
   std::unordered_map<std::string, cpu::KernelFactory> table_;
 };
 
 }  // namespace
 
-std::unique_ptr<KernelProvider> make_cpu_backend(int threads) {
-  return std::make_unique<CpuBackend>(threads < 1 ? 1 : threads);
+std::unique_ptr<KernelProvider> make_cpu_backend(int threads, MathMode math) {
+  return std::make_unique<CpuBackend>(threads < 1 ? 1 : threads, math);
+}
+
+std::string cpu_math_summary(MathMode math, std::string* why) {
+  if (math != MathMode::kBf16) return "fp32";
+  cpu::Bf16Isa isa = cpu::bf16_isa();
+  if (why) *why = cpu::bf16_isa_reason();
+  if (isa == cpu::Bf16Isa::kNone) return "fp32";
+  return std::string("bf16 (") + cpu::bf16_isa_name(isa) + ")";
 }
 
 BackendFactory cpu_backend_factory() {
@@ -154,12 +178,14 @@ BackendFactory cpu_backend_factory() {
     OpenedBackend b;
     // A kernel override that cannot be followed stops here, said, rather
     // than running other kernels than the ones asked for.
-    if (std::string problem = cpu::sgemm_env_isa_problem(); !problem.empty()) {
+    std::string problem = cpu::cpu_env_isa_problem();
+    if (problem.empty()) problem = cpu::sgemm_env_isa_problem();
+    if (!problem.empty()) {
       b.error = problem;
       b.error_code = ErrorCode::kInvalidArgument;
       return b;
     }
-    b.kernels = make_cpu_backend(request.threads);
+    b.kernels = make_cpu_backend(request.threads, request.math);
     b.description = "the CPU";
     return b;
   };

@@ -15,6 +15,7 @@
 //   nchwc_reorder_to_plain(xb, x, n, c, h * w, b, pool);
 #pragma once
 
+#include "kernels/cpu/cpu_caps.h"
 #include "kernels/cpu/sgemm.h"
 #include "runtime/backend.h"
 #include "runtime/thread_pool.h"
@@ -46,12 +47,17 @@ bool nchwc_blocked_inputs(const Graph& g, const Node& n, int b, std::vector<Layo
 // The kernel of a node with blocked inputs or outputs (and of the
 // ReorderToBlocked / ReorderToPlain nodes); `algo` names a Conv algorithm
 // (empty: the heuristic's). Throws naming the node when there is none.
-std::unique_ptr<Kernel> make_nchwc_kernel(const Graph& g, const Node& n, int threads, const std::string& algo);
+// `bf16`: the backend's bf16 instruction set under MathMode::kBf16 (kNone:
+// float32 math), which makes nchwc_bf16 a candidate and the heuristic's pick
+// where it can run.
+std::unique_ptr<Kernel> make_nchwc_kernel(const Graph& g, const Node& n, int threads, const std::string& algo,
+                                          Bf16Isa bf16 = Bf16Isa::kNone);
 // Conv in the blocked layout: its candidates, why one declines, the
 // heuristic's pick, and a candidate's workspace.
 const std::vector<std::string>& nchwc_conv_algorithm_names();
-std::string nchwc_conv_declined(const Graph& g, const Node& n, const std::string& algo);
-std::string nchwc_conv_heuristic(const Graph& g, const Node& n, int threads);
-size_t nchwc_conv_workspace_bytes(const Graph& g, const Node& n, int threads, const std::string& algo);
+std::string nchwc_conv_declined(const Graph& g, const Node& n, const std::string& algo, Bf16Isa bf16 = Bf16Isa::kNone);
+std::string nchwc_conv_heuristic(const Graph& g, const Node& n, int threads, Bf16Isa bf16 = Bf16Isa::kNone);
+size_t nchwc_conv_workspace_bytes(const Graph& g, const Node& n, int threads, const std::string& algo,
+                                  Bf16Isa bf16 = Bf16Isa::kNone);
 
 }  // namespace minirt::cpu

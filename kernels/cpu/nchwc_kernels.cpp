@@ -4,6 +4,7 @@
 // (the native blocked algorithms, and every plain lowering wrapped in
 // reorders so the tuner can still pick it).
 #include "kernels/cpu/conv_algorithms.h"
+#include "kernels/cpu/conv_bf16.h"
 #include "kernels/cpu/conv_common.h"
 #include "kernels/cpu/nchwc.h"
 #include "kernels/cpu/nchwc_conv.h"
@@ -470,8 +471,11 @@ constexpr const char* kDirect = "nchwc_direct";
 constexpr const char* kDepthwise = "nchwc_depthwise";
 constexpr const char* kWinograd2 = "nchwc_winograd_f2";
 constexpr const char* kWinograd4 = "nchwc_winograd_f4";
+constexpr const char* kBf16 = "nchwc_bf16";
 
-bool is_native(const std::string& a) { return a == kDirect || a == kDepthwise || a == kWinograd2 || a == kWinograd4; }
+bool is_native(const std::string& a) {
+  return a == kDirect || a == kDepthwise || a == kWinograd2 || a == kWinograd4 || a == kBf16;
+}
 int winograd_tile(const std::string& a) { return a == kWinograd2 ? 2 : a == kWinograd4 ? 4 : 0; }
 
 NchwcConvSpec conv_spec(const Graph& g, const Node& n) {
@@ -486,7 +490,7 @@ NchwcConvSpec conv_spec(const Graph& g, const Node& n) {
   return s;
 }
 
-std::string native_declined(const Graph& g, const Node& n, const std::string& algo) {
+std::string native_declined(const Graph& g, const Node& n, const std::string& algo, Bf16Isa bf16) {
   NchwcConvSpec s = conv_spec(g, n);
   if (s.block == 0 || nchwc_block(s.isa) != s.block)
     return "needs its output in the blocked layout of the ISA kernels are made for";
@@ -494,18 +498,25 @@ std::string native_declined(const Graph& g, const Node& n, const std::string& al
   if (algo == kDirect) return nchwc_direct_declined(s);
   if (algo == kDepthwise) return nchwc_depthwise_declined(s);
   if (int t = winograd_tile(algo)) return nchwc_winograd_declined(s, t);
+  if (algo == kBf16)
+    return bf16 == Bf16Isa::kNone ? "needs bf16 math (SessionOptions::math = MathMode::kBf16) on a CPU with "
+                                    "AVX512_BF16 or AMX"
+                                  : bf16_conv_declined(s, bf16);
   return "is not a CPU Conv algorithm";
 }
 
 class NativeConvKernel final : public Kernel {
  public:
   // plan_only: the workspace sized, the weights neither read nor packed.
-  NativeConvKernel(const Graph& g, const Node& n, int threads, const std::string& algo, bool plan_only = false)
+  NativeConvKernel(const Graph& g, const Node& n, int threads, const std::string& algo, Bf16Isa bf16,
+                   bool plan_only = false)
       : residual_(n.input(3) >= 0) {
     NchwcConvSpec s = conv_spec(g, n);
     const float* w = plan_only ? nullptr : in_const(g, n, 1)->data<float>();
     const float* b = !plan_only && n.input(2) >= 0 ? in_const(g, n, 2)->data<float>() : nullptr;
-    if (algo == kDepthwise)
+    if (algo == kBf16)
+      bf16_ = std::make_unique<Bf16Conv>(s, bf16, w, b, threads);
+    else if (algo == kDepthwise)
       dw_ = std::make_unique<NchwcDepthwiseConv>(s, w, b, threads);
     else if (int t = winograd_tile(algo))
       wino_ = std::make_unique<NchwcWinogradConv>(s, t, w, b, threads);
@@ -517,7 +528,9 @@ class NativeConvKernel final : public Kernel {
     const float* r = residual_ ? static_cast<const float*>(args.inputs[3]) : nullptr;
     float* y = static_cast<float*>(args.outputs[0]);
     float* ws = static_cast<float*>(args.workspace);
-    if (dw_)
+    if (bf16_)
+      bf16_->run(x, r, y, ws, *args.pool);
+    else if (dw_)
       dw_->run(x, r, y, 0, ws, *args.pool);
     else if (wino_)
       wino_->run(x, r, y, 0, ws, *args.pool);
@@ -525,18 +538,26 @@ class NativeConvKernel final : public Kernel {
       direct_->run(x, r, y, 0, ws, *args.pool);
   }
   size_t workspace_bytes() const override {
-    return dw_ ? dw_->workspace_bytes() : wino_ ? wino_->workspace_bytes() : direct_->workspace_bytes();
+    return bf16_   ? bf16_->workspace_bytes()
+           : dw_   ? dw_->workspace_bytes()
+           : wino_ ? wino_->workspace_bytes()
+                   : direct_->workspace_bytes();
   }
   std::string describe() const override {
     // "nchwc_direct isa=avx512 nb=2 ur=12 ...", as the kernel describes itself.
-    return "algo=" + (dw_ ? dw_->describe() : wino_ ? wino_->describe() : direct_->describe());
+    return "algo=" + (bf16_   ? bf16_->describe()
+                      : dw_   ? dw_->describe()
+                      : wino_ ? wino_->describe()
+                              : direct_->describe());
   }
+  const char* precision() const override { return bf16_ ? "bf16" : "fp32"; }
 
  private:
   bool residual_;
   std::unique_ptr<NchwcDirectConv> direct_;
   std::unique_ptr<NchwcDepthwiseConv> dw_;
   std::unique_ptr<NchwcWinogradConv> wino_;
+  std::unique_ptr<Bf16Conv> bf16_;
 };
 
 bool conv_blocked_ok(const Graph& g, const Node& n) {
@@ -618,49 +639,52 @@ bool nchwc_blocked_inputs(const Graph& g, const Node& n, int b, std::vector<Layo
 const std::vector<std::string>& nchwc_conv_algorithm_names() {
   // The native ones, then every plain lowering run through reorders.
   static const std::vector<std::string> names = [] {
-    std::vector<std::string> v = {kDirect, kDepthwise, kWinograd2, kWinograd4};
+    std::vector<std::string> v = {kDirect, kDepthwise, kWinograd2, kWinograd4, kBf16};
     for (const std::string& a : conv_algorithm_names()) v.push_back(a);
     return v;
   }();
   return names;
 }
 
-std::string nchwc_conv_declined(const Graph& g, const Node& n, const std::string& algo) {
-  if (is_native(algo)) return native_declined(g, n, algo);
+std::string nchwc_conv_declined(const Graph& g, const Node& n, const std::string& algo, Bf16Isa bf16) {
+  if (is_native(algo)) return native_declined(g, n, algo, bf16);
   return conv_algorithm_declined(g, n, algo);
 }
 
-std::string nchwc_conv_heuristic(const Graph& g, const Node& n, int threads) {
-  if (native_declined(g, n, kDepthwise).empty()) return kDepthwise;
+std::string nchwc_conv_heuristic(const Graph& g, const Node& n, int threads, Bf16Isa bf16) {
+  // Under bf16 math, every convolution it takes (the accuracy policy in bf16_conv_declined).
+  if (bf16 != Bf16Isa::kNone && native_declined(g, n, kBf16, bf16).empty()) return kBf16;
+  if (native_declined(g, n, kDepthwise, bf16).empty()) return kDepthwise;
   // Winograd where it was measured to win (bench NchwcWinograd, AVX-512 and
   // AVX2, 1 and 2 threads): every 3x3 stride-1 layer of 64 channels and
   // more; F(4x4) up to 256 channels on planes of 14 and more, F(2x2) on the
   // 512-channel 7x7 and 13x13 ones (F(4x4)'s transformed weights, 4x the
   // direct kernel's, no longer stream fast enough there).
   const auto& q = conv_spec(g, n).q;
-  if (q.c >= kMinWinogradChannels && q.m >= kMinWinogradChannels && native_declined(g, n, kWinograd4).empty()) {
+  if (q.c >= kMinWinogradChannels && q.m >= kMinWinogradChannels && native_declined(g, n, kWinograd4, bf16).empty()) {
     if (q.c <= 256 && std::min(q.oh, q.ow) >= 14) return kWinograd4;
     return kWinograd2;
   }
-  if (native_declined(g, n, kDirect).empty()) return kDirect;
+  if (native_declined(g, n, kDirect, bf16).empty()) return kDirect;
   return conv_heuristic_algorithm(g, n, threads);
 }
 
-size_t nchwc_conv_workspace_bytes(const Graph& g, const Node& n, int threads, const std::string& algo) {
-  if (is_native(algo)) return NativeConvKernel(g, n, threads, algo, /*plan_only=*/true).workspace_bytes();
+size_t nchwc_conv_workspace_bytes(const Graph& g, const Node& n, int threads, const std::string& algo, Bf16Isa bf16) {
+  if (is_native(algo)) return NativeConvKernel(g, n, threads, algo, bf16, /*plan_only=*/true).workspace_bytes();
   return WrappedConvKernel(g, n, threads, algo, /*plan_only=*/true).workspace_bytes();
 }
 
-std::unique_ptr<Kernel> make_nchwc_kernel(const Graph& g, const Node& n, int threads, const std::string& algo) {
+std::unique_ptr<Kernel> make_nchwc_kernel(const Graph& g, const Node& n, int threads, const std::string& algo,
+                                          Bf16Isa bf16) {
   const std::string& op = n.op;
   if (op == "ReorderToBlocked") return std::make_unique<ReorderKernel>(g, n, true);
   if (op == "ReorderToPlain") return std::make_unique<ReorderKernel>(g, n, false);
   if (op == "Conv") {
-    std::string a = algo.empty() ? nchwc_conv_heuristic(g, n, threads) : algo;
-    std::string why = nchwc_conv_declined(g, n, a);
+    std::string a = algo.empty() ? nchwc_conv_heuristic(g, n, threads, bf16) : algo;
+    std::string why = nchwc_conv_declined(g, n, a, bf16);
     if (!why.empty())
       node_fail(ErrorCode::kInvalidArgument, g, n, "Conv algorithm " + a + " cannot run this node: " + why);
-    if (is_native(a)) return std::make_unique<NativeConvKernel>(g, n, threads, a);
+    if (is_native(a)) return std::make_unique<NativeConvKernel>(g, n, threads, a, bf16);
     return std::make_unique<WrappedConvKernel>(g, n, threads, a, false);
   }
   if (op == "MaxPool" || op == "AveragePool" || op == "GlobalAveragePool" || op == "GlobalMaxPool" || op == "Resize" ||

@@ -8,6 +8,8 @@
 // kernel exists).
 #include "kernels/cpu/sgemm.h"
 
+#include "kernels/cpu/cpu_caps.h"
+
 #include "kernels/cpu/sgemm_isa.h"
 
 #include <minirt/error.h>
@@ -89,6 +91,12 @@ bool isa_from_name(const char* name, SgemmIsa* isa) {
 // cannot be followed (the CPU backend then refuses to start:
 // sgemm_env_isa_problem).
 SgemmIsa parse_env_isa(SgemmIsa fallback) {
+  // MINIRT_CPU_ISA (cpu_caps.h) first: its bf16 levels run the AVX-512 SGEMM.
+  if (std::getenv("MINIRT_CPU_ISA")) {
+    if (!cpu_env_isa_problem().empty()) return fallback;
+    CpuIsa c = cpu_isa();
+    return c >= CpuIsa::kAvx512 ? SgemmIsa::kAvx512 : c == CpuIsa::kAvx2 ? SgemmIsa::kAvx2 : SgemmIsa::kGeneric;
+  }
   const char* e = std::getenv("MINIRT_SGEMM_ISA");
   SgemmIsa want;
   if (!e || !isa_from_name(e, &want)) return fallback;
@@ -130,7 +138,7 @@ bool sgemm_isa_supported(SgemmIsa isa) {
 
 std::string sgemm_env_isa_problem() {
   const char* e = std::getenv("MINIRT_SGEMM_ISA");
-  if (!e) return {};
+  if (!e || std::getenv("MINIRT_CPU_ISA")) return {};  // MINIRT_CPU_ISA wins (cpu_env_isa_problem)
   SgemmIsa want;
   if (!isa_from_name(e, &want))
     return std::string("MINIRT_SGEMM_ISA='") + e + "' is not one of generic, avx2, avx512; set one of them or unset it";

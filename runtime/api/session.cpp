@@ -208,7 +208,7 @@ Session::Session(std::shared_ptr<const Model> model, SessionOptions options) : i
   impl_->choose_device(options);
   impl_->host_memory = std::make_unique<MemoryPool>(std::make_shared<HostAllocator>(), po);
   impl_->pool = std::make_unique<ThreadPool>(threads);
-  impl_->cpu = backend_registry().open_host({.threads = threads});
+  impl_->cpu = backend_registry().open_host({.threads = threads, .math = options.math});
   if (options.tuning == TuningMode::kFixed && options.tuning_algorithm.empty())
     throw Error(ErrorCode::kInvalidArgument, "SessionOptions: TuningMode::kFixed needs tuning_algorithm (its name)");
   TunerOptions to;
@@ -291,6 +291,7 @@ Session::~Session() = default;
 
 Device Session::device() const { return impl_->device; }
 const std::string& Session::device_reason() const { return impl_->reason; }
+std::string Session::math_reason() const { return impl_->cpu->math_note(); }
 int Session::threads() const { return impl_->pool->size(); }
 
 // The plans of the last run: one, or one per stage of a cut model.

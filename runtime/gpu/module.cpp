@@ -190,6 +190,10 @@ BackendFactory cuda_backend_factory() {
   f.priority = 100;
   f.open = [](const BackendRequest& request) {
     OpenedBackend out;
+    if (request.math == MathMode::kBf16) {
+      out.error = "the GPU backend has no bf16 math yet (MathMode::kBf16 runs on the CPU's AMX or AVX512_BF16)";
+      return out;
+    }
     const GateResult& gate = check_gpu_stack();
     if (!gate.usable) {
       const Verdict* fatal = gate.first_fatal();

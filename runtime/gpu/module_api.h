@@ -31,8 +31,9 @@
 // 6: per-step device timing (ComputeDevice::step_begun/step_ended/
 // step_times), KernelProvider::reads_uploaded_constant and
 // Kernel::own_constant_bytes (new virtual functions move the vtables: a
-// module of 5 would call the wrong ones).
-#define MINIRT_CUDA_MODULE_ABI 6
+// module of 5 would call the wrong ones). 7: Kernel::precision,
+// KernelProvider::math_note.
+#define MINIRT_CUDA_MODULE_ABI 7
 
 extern "C" {
 

@@ -95,7 +95,7 @@ expect 1 "unknown option --bogus" -- "$bin/runmodel" "$model" --bogus
 expect 1 "no model given" -- "$bin/runmodel"
 expect 1 "--iterations expects an integer" -- "$bin/runmodel" "$model" --iterations zero
 expect 1 "--device expects cpu, cuda or auto" -- "$bin/runmodel" "$model" --device tpu
-expect 1 "--math expects fp32, tf32 or fp16" -- "$bin/runmodel" "$model" --math bf16
+expect 1 "--math expects fp32, tf32, fp16 or bf16" -- "$bin/runmodel" "$model" --math fp8
 expect 4 "no usable GPU backend" -- "$bin/runmodel" "$model" --device cuda
 expect 4 "no usable GPU backend" -- "$bin/runmodel" "$model" --device cuda --math tf32
 expect 4 "no usable GPU backend" -- "$bin/runmodel" "$model" --device cuda --math fp16

@@ -263,7 +263,7 @@ TEST(TritonConfig, BadParametersNameTheParameterAndTheValue) {
   EXPECT_THAT(with("threads", "2x"), HasSubstr("got '2x'"));
   EXPECT_THAT(with("memory_limit", "lots"), HasSubstr("parameter 'memory_limit' must be a size"));
   EXPECT_THAT(with("memory_policy", "preallocate:1.5"), HasSubstr("needs a fraction in (0, 1]"));
-  EXPECT_THAT(with("math", "fp8"), HasSubstr("parameter 'math' must be fp32, tf32 or fp16, got 'fp8'"));
+  EXPECT_THAT(with("math", "fp8"), HasSubstr("parameter 'math' must be fp32, tf32, fp16 or bf16, got 'fp8'"));
   EXPECT_THAT(with("tuning", ""),
               HasSubstr("parameter 'tuning' must be cached, exhaustive, heuristic or an algorithm name, got ''"));
   EXPECT_THAT(with("tuning", "no way"), HasSubstr("got 'no way'"));

@@ -260,8 +260,10 @@ Parameters read_parameters(const json::Value& config, const std::string& where) 
       out.math = MathMode::kTf32;
     else if (v == "fp16")
       out.math = MathMode::kFp16;
+    else if (v == "bf16")
+      out.math = MathMode::kBf16;
     else
-      throw ConfigError(where + ": parameter 'math' must be fp32, tf32 or fp16, got " + quoted(v));
+      throw ConfigError(where + ": parameter 'math' must be fp32, tf32, fp16 or bf16, got " + quoted(v));
   }
   return out;
 }

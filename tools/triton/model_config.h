@@ -51,7 +51,7 @@ struct Parameters {
   size_t memory_limit = 0;                           // "memory_limit": bytes, "256M", "2G"
   MemoryPolicy memory_policy = MemoryPolicy::kGrow;  // "memory_policy": grow | preallocate:FRACTION
   double preallocate_fraction = 0;
-  MathMode math = MathMode::kFp32;  // "math": fp32 | tf32 | fp16
+  MathMode math = MathMode::kFp32;  // "math": fp32 | tf32 | fp16 | bf16 (the CPU's)
   bool warmup = true;               // "warmup": true | false: one run of zeros (batch 1) when an instance starts
   double run_timeout_ms = 0;        // "run_timeout_ms": the most one run may take; 0: no limit
 };

@@ -92,7 +92,8 @@ class MINIRT_API Model {
 enum class Device { kAuto, kCpu, kCuda };
 MINIRT_API const char* device_name(Device d);
 
-// Floating-point math of the GPU backend's matrix products and convolutions.
+// Floating-point math of the matrix products and convolutions: the GPU's
+// (fp32, tf32, fp16) or the CPU's (fp32, bf16).
 enum class MathMode {
   kFp32,  // full fp32 (the default): cuBLAS's default math, cuDNN restricted to FMA kernels
   kTf32,  // TF32 tensor cores (Ampere and newer): faster, about 3 fewer decimal digits in products
@@ -103,6 +104,15 @@ enum class MathMode {
   // accumulated in float32. About 3 decimal digits, and float16's range (to
   // 65504). Every other op, and the CPU, compute in float32.
   kFp16,
+  // bfloat16 products with float32 accumulation on the CPU (AMX tiles, else
+  // AVX512_BF16): each convolution's input and weights rounded to bfloat16
+  // (8 bits of mantissa, float32's range), float32 bias, residual,
+  // activation and output; the accuracy policy keeps the convolution that
+  // reads the image, and every other op, in float32 (kernels/cpu/README.md).
+  // A CPU without bf16 instructions runs float32 and
+  // Session::math_reason() says why; the GPU backend has no bf16 math yet,
+  // so Device::kAuto runs on the CPU and Device::kCuda is refused.
+  kBf16,
 };
 
 // How the session's memory pool reserves memory.
@@ -137,7 +147,8 @@ struct SessionOptions {
   // With kPreallocate: the fraction of free memory to reserve, in (0, 1]
   // (at most memory_limit when that is set). Ignored with kGrow.
   double preallocate_fraction = 0;
-  // The GPU's math mode (ignored on the CPU).
+  // The math of convolutions and matrix products: fp32, tf32 or fp16 on
+  // the GPU, fp32 or bf16 on the CPU (the CPU runs tf32 and fp16 as fp32).
   MathMode math = MathMode::kFp32;
   // The CUDA device ordinal for kCuda and kAuto (0: the first GPU, as
   // CUDA_VISIBLE_DEVICES orders them).
@@ -262,6 +273,10 @@ class MINIRT_API Session {
   // The device the session runs on and, in one sentence, why.
   Device device() const;
   const std::string& device_reason() const;
+  // What the CPU's convolutions compute in when SessionOptions::math asked
+  // for bf16: "bf16 convolutions on AMX tiles", or "fp32 (...): <why not>"
+  // on a CPU without bf16 instructions. Empty for float32 math.
+  std::string math_reason() const;
   int threads() const;
 
   // The plan of the last run: each step with its op, device, shapes and

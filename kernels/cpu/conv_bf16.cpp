@@ -1,0 +1,190 @@
+#include "kernels/cpu/conv_bf16.h"
+
+#include <minirt/error.h>
+#include <minirt/half.h>
+
+#include <algorithm>
+#include <cstring>
+
+#include "runtime/ops/activation.h"
+
+namespace minirt::cpu {
+
+namespace {
+
+// The portable forms of the ISA files' entry points, over the same layouts:
+// round to nearest even, products summed in float32 in the order group,
+// tap, channel.
+void pack_rows_reference(const Bf16ConvGeom& g, const float* x, uint16_t* xin, int64_t row0, int64_t row1) {
+  const int64_t plane = g.h * g.w * 16;
+  for (int64_t row = row0; row < row1; ++row) {
+    const int64_t a = row % (g.hq + 1);
+    const int64_t phase = (row / (g.hq + 1)) % g.phases;
+    const int64_t grp = row / ((g.hq + 1) * g.phases);
+    uint16_t* base = xin + (grp * g.phases + phase) * g.phase_pixels * 32;
+    if (a == g.hq) {
+      std::fill(base + g.hq * g.wq * 32, base + g.phase_pixels * 32, uint16_t{0});
+      continue;
+    }
+    uint16_t* d = base + a * g.wq * 32;
+    const int64_t ih = a * g.sh + phase / g.sw - g.ph;
+    for (int64_t b = 0; b < g.wq; ++b) {
+      const int64_t iw = b * g.sw + phase % g.sw - g.pw;
+      for (int64_t k = 0; k < 32; ++k) {
+        const int64_t ch = grp * 32 + k;
+        bool in = ih >= 0 && ih < g.h && iw >= 0 && iw < g.w && ch < g.c;
+        d[b * 32 + k] = in ? float_to_bfloat16(x[(ch / 16) * plane + (ih * g.w + iw) * 16 + ch % 16]) : 0;
+      }
+    }
+  }
+}
+
+void strip_reference(const Bf16ConvStrip& s) {
+  const Bf16ConvGeom& g = *s.g;
+  const int64_t plane = g.oh * g.ow * 16;
+  const int64_t group_px = g.phases * g.phase_pixels;
+  for (int64_t f = s.f0; f < s.f1; ++f) {
+    const int64_t oh = f / g.wq, ow = f % g.wq;
+    if (oh >= g.oh || ow >= g.ow) continue;
+    for (int64_t b = s.b0; b < s.b1; ++b) {
+      for (int n = 0; n < 16; ++n) {
+        float sum = 0;
+        for (int64_t grp = 0; grp < g.groups; ++grp)
+          for (int64_t t = 0; t < g.taps; ++t) {
+            const uint16_t* xp = s.xin + (grp * group_px + g.tap_off[t] + f) * 32;
+            const uint16_t* wp = s.w + ((b * g.groups + grp) * g.taps + t) * 512;
+            for (int k = 0; k < 32; ++k)
+              sum += bfloat16_to_float(xp[k]) * bfloat16_to_float(wp[(k / 2) * 32 + n * 2 + k % 2]);
+          }
+        const int64_t at = b * plane + (oh * g.ow + ow) * 16 + n;
+        float v = sum + s.bias[b * 16 + n];
+        if (s.r) v += s.r[at];
+        s.y[at] = s.act->apply(v);
+      }
+    }
+  }
+}
+
+}  // namespace
+
+std::string bf16_conv_declined(const NchwcConvSpec& s, Bf16Isa isa) {
+  if (isa == Bf16Isa::kNone) return bf16_isa_reason();
+  if (s.q.groups != 1) return "needs groups == 1";
+  if (s.block != 16) return "needs the 16-channel blocked layout (AVX-512)";
+  // The accuracy policy (kernels/cpu/README.md): a convolution that reads
+  // the image (a few plain channels) stays float32.
+  if (!s.input_blocked) return "reads the model's image (the first convolution stays float32)";
+  if (s.y_channels != 0 && s.y_channels != s.q.m) return "writes only an output of its own (y_channels == m)";
+  if (s.q.kh * s.q.kw > 4096) return "needs at most 4096 taps";
+  return {};
+}
+
+Bf16Conv::Bf16Conv(const NchwcConvSpec& s, Bf16Isa isa, const float* w, const float* bias, int threads)
+    : s_(s), isa_(isa), threads_(std::max(threads, 1)) {
+  const Geometry& q = s.q;
+  Bf16ConvGeom& g = g_;
+  g.c = q.c;
+  g.h = q.h;
+  g.w = q.w;
+  g.m = q.m;
+  g.oh = q.oh;
+  g.ow = q.ow;
+  g.kh = q.kh;
+  g.kw = q.kw;
+  g.sh = q.sh;
+  g.sw = q.sw;
+  g.dh = q.dh;
+  g.dw = q.dw;
+  g.ph = q.ph;
+  g.pw = q.pw;
+  g.groups = ceil_div(q.c, 32);
+  g.blocks = ceil_div(q.m, 16);
+  g.hq = q.oh + ((q.kh - 1) * q.dh) / q.sh;
+  g.wq = q.ow + ((q.kw - 1) * q.dw) / q.sw;
+  g.phases = q.sh * q.sw;
+  // Slack: the last 32-pixel step of the flat grid reads up to 31 pixels
+  // past it, plus the farthest tap's offset beyond the grid.
+  g.phase_pixels = g.hq * g.wq + g.wq + 32;
+  g.taps = q.kh * q.kw;
+  g.flat = q.oh * g.wq;
+  tap_off_.resize(static_cast<size_t>(g.taps));
+  for (int64_t i = 0; i < q.kh; ++i)
+    for (int64_t j = 0; j < q.kw; ++j) {
+      int64_t di = i * q.dh, dj = j * q.dw;
+      int64_t phase = (di % q.sh) * q.sw + dj % q.sw;
+      tap_off_[static_cast<size_t>(i * q.kw + j)] = phase * g.phase_pixels + (di / q.sh) * g.wq + dj / q.sw;
+    }
+  g.tap_off = tap_off_.data();
+  image_elems_ = static_cast<size_t>(g.groups * g.phases * g.phase_pixels * 32);
+  ws_bytes_ = (static_cast<size_t>(q.n) * image_elems_ * sizeof(uint16_t) + 63) / 64 * 64;
+
+  // Units: blocks whose packed weights fit about 512 KiB of L2 (an even
+  // number, for the 2-block steps), times strips of 32-pixel steps.
+  const int64_t block_bytes = g.groups * g.taps * 512 * 2;
+  blocks_per_unit_ = std::clamp<int64_t>((512 * 1024) / std::max<int64_t>(block_bytes, 1) / 2 * 2, 2, 64);
+  blocks_per_unit_ = std::min(blocks_per_unit_, g.blocks);
+  pixels_per_unit_ = 128;
+
+  if (!w) return;
+  w_.assign(static_cast<size_t>(g.blocks * g.groups * g.taps * 512), 0);
+  for (int64_t b = 0; b < g.blocks; ++b)
+    for (int64_t grp = 0; grp < g.groups; ++grp)
+      for (int64_t t = 0; t < g.taps; ++t) {
+        uint16_t* d = w_.data() + ((b * g.groups + grp) * g.taps + t) * 512;
+        for (int k = 0; k < 32; ++k)
+          for (int n = 0; n < 16; ++n) {
+            int64_t co = b * 16 + n, ci = grp * 32 + k;
+            if (co < q.m && ci < q.c) d[(k / 2) * 32 + n * 2 + k % 2] = float_to_bfloat16(w[(co * q.c + ci) * g.taps + t]);
+          }
+      }
+  bias_.assign(static_cast<size_t>(g.blocks * 16), 0.0f);
+  if (bias) std::copy(bias, bias + q.m, bias_.begin());
+}
+
+void Bf16Conv::run(const float* x, const float* r, float* y, void* workspace, ThreadPool& pool) const {
+  const Bf16ConvGeom& g = g_;
+  uint16_t* xin = static_cast<uint16_t*>(workspace);
+  const int64_t n = s_.q.n;
+  const int64_t rows = g.groups * g.phases * (g.hq + 1);
+  const int64_t x_image = ceil_div(g.c, 16) * g.h * g.w * 16;
+  const int64_t y_image = g.blocks * g.oh * g.ow * 16;
+  auto pack = isa_ == Bf16Isa::kNone ? pack_rows_reference : bf16_pack_rows_avx512bf16;
+  pool.parallel_for(
+      n * rows,
+      [&](int64_t u0, int64_t u1) {
+        for (int64_t u = u0; u < u1;) {
+          int64_t img = u / rows, r0 = u % rows, r1 = std::min(rows, r0 + (u1 - u));
+          pack(g, x + img * x_image, xin + img * image_elems_, r0, r1);
+          u += r1 - r0;
+        }
+      },
+      4);
+  auto strip = isa_ == Bf16Isa::kAmx ? bf16_conv_strip_amx
+               : isa_ == Bf16Isa::kAvx512Bf16 ? bf16_conv_strip_avx512bf16
+                                               : strip_reference;
+  const int64_t bunits = ceil_div(g.blocks, blocks_per_unit_);
+  const int64_t punits = ceil_div(g.flat, pixels_per_unit_);
+  const int64_t units = n * bunits * punits;
+  pool.parallel_for(units, [&](int64_t u0, int64_t u1) {
+    for (int64_t u = u0; u < u1; ++u) {
+      int64_t img = u / (bunits * punits), rest = u % (bunits * punits);
+      int64_t bu = rest / punits, pu = rest % punits;
+      Bf16ConvStrip st{&g,   xin + img * image_elems_, w_.data(), bias_.data(), r ? r + img * y_image : nullptr,
+                       &s_.act, y + img * y_image,       0,         0,           0,
+                       0};
+      st.f0 = pu * pixels_per_unit_;
+      st.f1 = std::min(g.flat, st.f0 + pixels_per_unit_);
+      st.b0 = bu * blocks_per_unit_;
+      st.b1 = std::min(g.blocks, st.b0 + blocks_per_unit_);
+      strip(st);
+    }
+  });
+}
+
+std::string Bf16Conv::describe() const {
+  return std::string("nchwc_bf16 isa=") + bf16_isa_name(isa_) + " groups32=" + std::to_string(g_.groups) +
+         " phases=" + std::to_string(g_.phases) + " flat=" + std::to_string(g_.flat) + "/" +
+         std::to_string(g_.oh * g_.ow);
+}
+
+}  // namespace minirt::cpu

@@ -1,0 +1,96 @@
+// The bf16 convolution's AMX code: the products of a strip on tiles
+// (tdpbf16ps: bf16 pairs, fp32 accumulation), 32 pixels x 32 output
+// channels per step in four C tiles (tmm0-3), two A tiles of 16 pixels x 32
+// input channels (tmm4-5) and two B tiles of 32 input x 16 output channels
+// (tmm6-7). Layouts in conv_bf16_isa.h. Compiled with -mamx-tile
+// -mamx-bf16 and the AVX-512 flags (CMakeLists.txt); called only where
+// cpu_isa() is amx, which implies the process has Linux's tile permission
+// (cpu_caps.cpp). The entry point is its only global symbol
+// (tests/cli/isa_objects_test.sh).
+#include <immintrin.h>
+
+#include <cstdint>
+
+#include "kernels/cpu/conv_bf16_isa.h"
+
+namespace minirt::cpu {
+namespace {
+
+// Palette 1, every tile 16 rows of 64 bytes.
+struct alignas(64) TileConfig {
+  uint8_t palette = 1;
+  uint8_t start_row = 0;
+  uint8_t reserved[14] = {};
+  uint16_t colsb[16] = {};
+  uint8_t rows[16] = {};
+};
+
+void configure() {
+  TileConfig cfg;
+  for (int t = 0; t < 8; ++t) {
+    cfg.colsb[t] = 64;
+    cfg.rows[t] = 16;
+  }
+  _tile_loadconfig(&cfg);
+}
+
+// MT x NT tiles of C (MT, NT in {1, 2}) for flat pixels from f and blocks
+// from b, summed over every group and tap, stored into cbuf[mt][nt].
+template <int MT, int NT>
+void step(const Bf16ConvStrip& s, int64_t f, int64_t b, float* cbuf) {
+  const Bf16ConvGeom& g = *s.g;
+  const int64_t group_px = g.phases * g.phase_pixels;
+  const int64_t wstride = g.groups * g.taps * 512;  // uint16s per block
+  _tile_zero(0);
+  if (NT > 1) _tile_zero(1);
+  if (MT > 1) _tile_zero(2);
+  if (MT > 1 && NT > 1) _tile_zero(3);
+  for (int64_t grp = 0; grp < g.groups; ++grp) {
+    const uint16_t* xg = s.xin + (grp * group_px + f) * 32;
+    const uint16_t* wg = s.w + (b * g.groups + grp) * g.taps * 512;
+    for (int64_t t = 0; t < g.taps; ++t) {
+      const uint16_t* xp = xg + g.tap_off[t] * 32;
+      const uint16_t* wp = wg + t * 512;
+      _tile_loadd(6, wp, 64);
+      if (NT > 1) _tile_loadd(7, wp + wstride, 64);
+      _tile_loadd(4, xp, 64);
+      _tile_dpbf16ps(0, 4, 6);
+      if (NT > 1) _tile_dpbf16ps(1, 4, 7);
+      if (MT > 1) {
+        _tile_loadd(5, xp + 16 * 32, 64);
+        _tile_dpbf16ps(2, 5, 6);
+        if (NT > 1) _tile_dpbf16ps(3, 5, 7);
+      }
+    }
+  }
+  // cbuf[t][n] = tile 2 t + n.
+  _tile_stored(0, cbuf, 64);
+  if (NT > 1) _tile_stored(1, cbuf + 256, 64);
+  if (MT > 1) _tile_stored(2, cbuf + 512, 64);
+  if (MT > 1 && NT > 1) _tile_stored(3, cbuf + 768, 64);
+}
+
+}  // namespace
+
+void bf16_conv_strip_amx(const Bf16ConvStrip& s) {
+  alignas(64) float cbuf[4 * 256];
+  configure();
+  for (int64_t f = s.f0; f < s.f1; f += 32) {
+    const int mt = s.f1 - f > 16 ? 2 : 1;
+    for (int64_t b = s.b0; b < s.b1; b += 2) {
+      const int nt = s.b1 - b > 1 ? 2 : 1;
+      if (mt == 2 && nt == 2)
+        step<2, 2>(s, f, b, cbuf);
+      else if (mt == 2)
+        step<2, 1>(s, f, b, cbuf);
+      else if (nt == 2)
+        step<1, 2>(s, f, b, cbuf);
+      else
+        step<1, 1>(s, f, b, cbuf);
+      bf16_conv_epilogue_avx512(s, cbuf, f, mt, b, nt);
+    }
+  }
+  _tile_release();
+}
+
+}  // namespace minirt::cpu

@@ -1,0 +1,146 @@
+// The bf16 convolution's AVX512_BF16 code: the input packing (vcvtne2ps2bf16,
+// round to nearest even), the products of a strip with vdpbf16ps (fp32
+// accumulation), and the AVX-512 epilogue both strips use. Layouts in
+// conv_bf16_isa.h. Compiled with -mavx512f -mavx512bw -mavx512vl
+// -mavx512bf16 -mavx2 -mfma (CMakeLists.txt) and called only where
+// cpu_isa() is avx512_bf16 or amx (conv_bf16.cpp); the entry points are its
+// only global symbols (tests/cli/isa_objects_test.sh).
+#include <immintrin.h>
+
+#include <cstdint>
+
+#include "kernels/cpu/conv_bf16_isa.h"
+#include "runtime/ops/activation.h"  // the Activation struct's fields
+
+// vmath.h's register forms local to this object (MINIRT_VMATH_INLINE there).
+#define MINIRT_VMATH_INLINE static inline
+#include "kernels/cpu/vmath.h"  // act_avx512: always inlined, target avx512f,avx2,fma
+
+namespace minirt::cpu {
+namespace {
+
+// Lanes [0, n) of 16 (n clamped to [0, 16]).
+inline __mmask16 first_lanes(int64_t n) {
+  if (n <= 0) return 0;
+  if (n >= 16) return 0xffff;
+  return static_cast<__mmask16>((1u << n) - 1);
+}
+
+// `rows` (at most 8) pixels from flat pixel f times blocks [b, b + NT), summed
+// over every group, tap and channel pair; out[n * 256 + row * 16 + lane]
+// (the rows of C tiles [n] of cbuf).
+template <int NT>
+void tile_products(const Bf16ConvStrip& s, int64_t f, int rows, int64_t b, float* out) {
+  const Bf16ConvGeom& g = *s.g;
+  __m512 acc[8][NT];
+  for (int r = 0; r < 8; ++r)
+    for (int n = 0; n < NT; ++n) acc[r][n] = _mm512_setzero_ps();
+  const int64_t group_px = g.phases * g.phase_pixels;
+  const int64_t wstride = g.groups * g.taps * 512;  // uint16s per block
+  for (int64_t grp = 0; grp < g.groups; ++grp) {
+    for (int64_t t = 0; t < g.taps; ++t) {
+      const uint32_t* xp = reinterpret_cast<const uint32_t*>(s.xin + (grp * group_px + g.tap_off[t] + f) * 32);
+      const uint16_t* wp = s.w + ((b * g.groups + grp) * g.taps + t) * 512;
+      for (int pair = 0; pair < 16; ++pair) {
+        __m512bh wv[NT];
+        for (int n = 0; n < NT; ++n)
+          wv[n] = reinterpret_cast<__m512bh>(_mm512_loadu_si512(wp + n * wstride + pair * 32));
+        for (int r = 0; r < rows; ++r) {
+          __m512bh xv = reinterpret_cast<__m512bh>(_mm512_set1_epi32(static_cast<int>(xp[r * 16 + pair])));
+          for (int n = 0; n < NT; ++n) acc[r][n] = _mm512_dpbf16_ps(acc[r][n], xv, wv[n]);
+        }
+      }
+    }
+  }
+  for (int n = 0; n < NT; ++n)
+    for (int r = 0; r < rows; ++r) _mm512_storeu_ps(out + (n * 16 + r) * 16, acc[r][n]);
+}
+
+}  // namespace
+
+void bf16_pack_rows_avx512bf16(const Bf16ConvGeom& g, const float* x, uint16_t* xin, int64_t row0, int64_t row1) {
+  const int64_t cblocks = (g.c + 15) / 16;
+  const int64_t plane = g.h * g.w * 16;
+  const __m512i zero = _mm512_setzero_si512();
+  for (int64_t row = row0; row < row1; ++row) {
+    const int64_t a = row % (g.hq + 1);
+    const int64_t ph_index = (row / (g.hq + 1)) % g.phases;
+    const int64_t grp = row / ((g.hq + 1) * g.phases);
+    uint16_t* phase_base = xin + (grp * g.phases + ph_index) * g.phase_pixels * 32;
+    if (a == g.hq) {  // the phase's slack: zeros
+      uint16_t* d = phase_base + g.hq * g.wq * 32;
+      for (int64_t p = 0; p < g.phase_pixels - g.hq * g.wq; ++p) _mm512_storeu_si512(d + p * 32, zero);
+      continue;
+    }
+    uint16_t* d = phase_base + a * g.wq * 32;
+    const int64_t pa = ph_index / g.sw, pb = ph_index % g.sw;
+    const int64_t ih = a * g.sh + pa - g.ph;
+    if (ih < 0 || ih >= g.h) {
+      for (int64_t p = 0; p < g.wq; ++p) _mm512_storeu_si512(d + p * 32, zero);
+      continue;
+    }
+    const int64_t cb0 = grp * 2, cb1 = grp * 2 + 1;
+    const __mmask16 m0 = first_lanes(g.c - cb0 * 16), m1 = first_lanes(g.c - cb1 * 16);
+    const float* x0 = x + cb0 * plane + ih * g.w * 16;
+    const float* x1 = cb1 < cblocks ? x + cb1 * plane + ih * g.w * 16 : nullptr;
+    for (int64_t b = 0; b < g.wq; ++b) {
+      const int64_t iw = b * g.sw + pb - g.pw;
+      if (iw < 0 || iw >= g.w) {
+        _mm512_storeu_si512(d + b * 32, zero);
+        continue;
+      }
+      __m512 lo = _mm512_maskz_loadu_ps(m0, x0 + iw * 16);
+      __m512 hi = x1 ? _mm512_maskz_loadu_ps(m1, x1 + iw * 16) : _mm512_setzero_ps();
+      __m512bh v = _mm512_cvtne2ps_pbh(hi, lo);  // lanes 0-15 from lo, 16-31 from hi
+      _mm512_storeu_si512(d + b * 32, reinterpret_cast<__m512i>(v));
+    }
+  }
+}
+
+void bf16_conv_epilogue_avx512(const Bf16ConvStrip& s, const float* cbuf, int64_t f, int mt, int64_t b, int nt) {
+  const Bf16ConvGeom& g = *s.g;
+  const Activation& act = *s.act;
+  const int64_t plane = g.oh * g.ow * 16;
+  for (int n = 0; n < nt; ++n) {
+    const int64_t blk = b + n;
+    const __m512 bias = _mm512_loadu_ps(s.bias + blk * 16);
+    float* yb = s.y + blk * plane;
+    const float* rb = s.r ? s.r + blk * plane : nullptr;
+    for (int t = 0; t < mt; ++t) {
+      const float* c = cbuf + (t * 2 + n) * 256;
+      for (int row = 0; row < 16; ++row) {
+        const int64_t fp = f + t * 16 + row;
+        const int64_t oh = fp / g.wq, ow = fp - oh * g.wq;
+        if (oh >= g.oh) break;
+        if (ow >= g.ow) continue;
+        const int64_t at = (oh * g.ow + ow) * 16;
+        __m512 v = _mm512_add_ps(_mm512_loadu_ps(c + row * 16), bias);
+        if (rb) v = _mm512_add_ps(v, _mm512_loadu_ps(rb + at));
+        _mm512_storeu_ps(yb + at, act_avx512(v, act));
+      }
+    }
+  }
+}
+
+void bf16_conv_strip_avx512bf16(const Bf16ConvStrip& s) {
+  alignas(64) float cbuf[4 * 256];
+  for (int64_t f = s.f0; f < s.f1; f += 32) {
+    const int mt = s.f1 - f > 16 ? 2 : 1;
+    for (int64_t b = s.b0; b < s.b1; b += 2) {
+      const int nt = s.b1 - b > 1 ? 2 : 1;
+      for (int t = 0; t < mt; ++t) {
+        // Two halves of 8 pixels: 8 x NT accumulators stay in registers.
+        for (int half = 0; half < 2; ++half) {
+          float* out = cbuf + t * 2 * 256 + half * 8 * 16;
+          if (nt == 2)
+            tile_products<2>(s, f + t * 16 + half * 8, 8, b, out);
+          else
+            tile_products<1>(s, f + t * 16 + half * 8, 8, b, out);
+        }
+      }
+      bf16_conv_epilogue_avx512(s, cbuf, f, mt, b, nt);
+    }
+  }
+}
+
+}  // namespace minirt::cpu
