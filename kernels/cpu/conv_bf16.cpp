@@ -134,7 +134,8 @@ Bf16Conv::Bf16Conv(const NchwcConvSpec& s, Bf16Isa isa, const float* w, const fl
         for (int k = 0; k < 32; ++k)
           for (int n = 0; n < 16; ++n) {
             int64_t co = b * 16 + n, ci = grp * 32 + k;
-            if (co < q.m && ci < q.c) d[(k / 2) * 32 + n * 2 + k % 2] = float_to_bfloat16(w[(co * q.c + ci) * g.taps + t]);
+            if (co < q.m && ci < q.c)
+              d[(k / 2) * 32 + n * 2 + k % 2] = float_to_bfloat16(w[(co * q.c + ci) * g.taps + t]);
           }
       }
   bias_.assign(static_cast<size_t>(g.blocks * 16), 0.0f);
@@ -159,9 +160,9 @@ void Bf16Conv::run(const float* x, const float* r, float* y, void* workspace, Th
         }
       },
       4);
-  auto strip = isa_ == Bf16Isa::kAmx ? bf16_conv_strip_amx
+  auto strip = isa_ == Bf16Isa::kAmx          ? bf16_conv_strip_amx
                : isa_ == Bf16Isa::kAvx512Bf16 ? bf16_conv_strip_avx512bf16
-                                               : strip_reference;
+                                              : strip_reference;
   const int64_t bunits = ceil_div(g.blocks, blocks_per_unit_);
   const int64_t punits = ceil_div(g.flat, pixels_per_unit_);
   const int64_t units = n * bunits * punits;
@@ -169,8 +170,16 @@ void Bf16Conv::run(const float* x, const float* r, float* y, void* workspace, Th
     for (int64_t u = u0; u < u1; ++u) {
       int64_t img = u / (bunits * punits), rest = u % (bunits * punits);
       int64_t bu = rest / punits, pu = rest % punits;
-      Bf16ConvStrip st{&g,   xin + img * image_elems_, w_.data(), bias_.data(), r ? r + img * y_image : nullptr,
-                       &s_.act, y + img * y_image,       0,         0,           0,
+      Bf16ConvStrip st{&g,
+                       xin + img * image_elems_,
+                       w_.data(),
+                       bias_.data(),
+                       r ? r + img * y_image : nullptr,
+                       &s_.act,
+                       y + img * y_image,
+                       0,
+                       0,
+                       0,
                        0};
       st.f0 = pu * pixels_per_unit_;
       st.f1 = std::min(g.flat, st.f0 + pixels_per_unit_);

@@ -26,11 +26,12 @@ inline __mmask16 first_lanes(int64_t n) {
   return static_cast<__mmask16>((1u << n) - 1);
 }
 
-// `rows` (at most 8) pixels from flat pixel f times blocks [b, b + NT), summed
+// 8 pixels from flat pixel f times blocks [b, b + NT), summed
 // over every group, tap and channel pair; out[n * 256 + row * 16 + lane]
 // (the rows of C tiles [n] of cbuf).
 template <int NT>
-void tile_products(const Bf16ConvStrip& s, int64_t f, int rows, int64_t b, float* out) {
+void tile_products(const Bf16ConvStrip& s, int64_t f, int64_t b, float* out) {
+  constexpr int rows = 8;
   const Bf16ConvGeom& g = *s.g;
   __m512 acc[8][NT];
   for (int r = 0; r < 8; ++r)
@@ -101,6 +102,14 @@ void bf16_conv_epilogue_avx512(const Bf16ConvStrip& s, const float* cbuf, int64_
   const Bf16ConvGeom& g = *s.g;
   const Activation& act = *s.act;
   const int64_t plane = g.oh * g.ow * 16;
+  // Where the rows land: the flat grid's pixel f + i is (oh, ow) = divmod(f + i, wq),
+  // walked without a division per row; -1 for a dropped column or a row past the plane.
+  int64_t at[32];
+  int64_t oh = f / g.wq, ow = f - oh * g.wq;
+  for (int i = 0; i < mt * 16; ++i) {
+    at[i] = oh < g.oh && ow < g.ow ? (oh * g.ow + ow) * 16 : -1;
+    if (++ow == g.wq) ow = 0, ++oh;
+  }
   for (int n = 0; n < nt; ++n) {
     const int64_t blk = b + n;
     const __m512 bias = _mm512_loadu_ps(s.bias + blk * 16);
@@ -109,14 +118,11 @@ void bf16_conv_epilogue_avx512(const Bf16ConvStrip& s, const float* cbuf, int64_
     for (int t = 0; t < mt; ++t) {
       const float* c = cbuf + (t * 2 + n) * 256;
       for (int row = 0; row < 16; ++row) {
-        const int64_t fp = f + t * 16 + row;
-        const int64_t oh = fp / g.wq, ow = fp - oh * g.wq;
-        if (oh >= g.oh) break;
-        if (ow >= g.ow) continue;
-        const int64_t at = (oh * g.ow + ow) * 16;
-        __m512 v = _mm512_add_ps(_mm512_loadu_ps(c + row * 16), bias);
-        if (rb) v = _mm512_add_ps(v, _mm512_loadu_ps(rb + at));
-        _mm512_storeu_ps(yb + at, act_avx512(v, act));
+        const int64_t p = at[t * 16 + row];
+        if (p < 0) continue;
+        __m512 v = _mm512_add_ps(_mm512_load_ps(c + row * 16), bias);
+        if (rb) v = _mm512_add_ps(v, _mm512_loadu_ps(rb + p));
+        _mm512_storeu_ps(yb + p, act_avx512(v, act));
       }
     }
   }
@@ -133,9 +139,9 @@ void bf16_conv_strip_avx512bf16(const Bf16ConvStrip& s) {
         for (int half = 0; half < 2; ++half) {
           float* out = cbuf + t * 2 * 256 + half * 8 * 16;
           if (nt == 2)
-            tile_products<2>(s, f + t * 16 + half * 8, 8, b, out);
+            tile_products<2>(s, f + t * 16 + half * 8, b, out);
           else
-            tile_products<1>(s, f + t * 16 + half * 8, 8, b, out);
+            tile_products<1>(s, f + t * 16 + half * 8, b, out);
         }
       }
       bf16_conv_epilogue_avx512(s, cbuf, f, mt, b, nt);

@@ -35,13 +35,13 @@ struct Bf16ConvGeom {
   int64_t c = 0, h = 0, w = 0;  // input channels and plane (x blocked, 16 channels per block)
   int64_t m = 0, oh = 0, ow = 0;
   int64_t kh = 0, kw = 0, sh = 1, sw = 1, dh = 1, dw = 1, ph = 0, pw = 0;
-  int64_t groups = 0;            // of 32 input channels: ceil(c / 32)
-  int64_t blocks = 0;            // of 16 output channels: ceil(m / 16)
-  int64_t hq = 0, wq = 0;        // a phase's grid
-  int64_t phases = 1;            // sh * sw
-  int64_t phase_pixels = 0;      // hq * wq + slack
-  int64_t taps = 0;              // kh * kw
-  int64_t flat = 0;              // oh * wq: pixels of the flat output grid
+  int64_t groups = 0;                // of 32 input channels: ceil(c / 32)
+  int64_t blocks = 0;                // of 16 output channels: ceil(m / 16)
+  int64_t hq = 0, wq = 0;            // a phase's grid
+  int64_t phases = 1;                // sh * sw
+  int64_t phase_pixels = 0;          // hq * wq + slack
+  int64_t taps = 0;                  // kh * kw
+  int64_t flat = 0;                  // oh * wq: pixels of the flat output grid
   const int64_t* tap_off = nullptr;  // per tap, in pixels from the group's start
 };
 

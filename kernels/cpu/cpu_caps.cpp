@@ -39,8 +39,8 @@ CpuFeatures read_features() {
   bool osxsave = c & (1u << 27);
   bool fma = c & (1u << 12);
   uint64_t xcr0 = osxsave ? xgetbv0() : 0;
-  bool os_avx = (xcr0 & 0x6) == 0x6;  // SSE and AVX state
-  f.os_avx512 = os_avx && (xcr0 & 0xe0) == 0xe0;  // opmask, ZMM_Hi256, Hi16_ZMM
+  bool os_avx = (xcr0 & 0x6) == 0x6;                 // SSE and AVX state
+  f.os_avx512 = os_avx && (xcr0 & 0xe0) == 0xe0;     // opmask, ZMM_Hi256, Hi16_ZMM
   f.os_amx = (xcr0 & (3ull << 17)) == (3ull << 17);  // TILECFG, TILEDATA
   if (__get_cpuid_max(0, nullptr) < 7) return f;
   __cpuid_count(7, 0, a, b, c, d);
@@ -239,8 +239,7 @@ std::string bf16_isa_reason() {
     int forced = g_forced.load(std::memory_order_relaxed);
     const char* var = std::getenv("MINIRT_CPU_ISA") ? "MINIRT_CPU_ISA" : "MINIRT_SGEMM_ISA";
     capped = forced >= 0 ? std::string("the kernels are capped at ") + cpu_isa_name(isa) + " (by a test)"
-                         : std::string(var) + "=" + cpu_isa_name(isa) + " caps the kernels below " +
-                               cpu_isa_name(best);
+                         : std::string(var) + "=" + cpu_isa_name(isa) + " caps the kernels below " + cpu_isa_name(best);
   }
   if (isa == CpuIsa::kAvx512Bf16) {
     if (!capped.empty()) return capped + ": AVX512_BF16 without AMX tiles";

@@ -1,0 +1,150 @@
+// The bf16 convolution (kernels/cpu/conv_bf16.h) on ResNet-50's and
+// MobileNetV2's dense layers, beside the float32 blocked kernel it replaces
+// under MathMode::kBf16, and the AMX tile peak to read its GFLOP/s against.
+//
+//   build/bin/minirt_bf16_bench                                  # every layer, AMX and AVX512_BF16, fp32
+//   build/bin/minirt_bf16_bench --benchmark_filter='Bf16Conv/resnet50.*isa:2'   # AMX only
+//
+// Bf16Conv/<model>/C/HW/K/R/stride/threads/isa: isa 0 float32 (NchwcDirectConv,
+// the rules' blocked direct kernel), 1 AVX512_BF16, 2 AMX; input and output
+// blocked (NCHW16c float32), bias and ReLU fused, as in the model. The
+// label is the kernel's own description. AmxPeak: a loop of tdpbf16ps on
+// tiles already loaded (four accumulators, no memory), the most the core's
+// tile unit does.
+#include <benchmark/benchmark.h>
+#include <immintrin.h>
+
+#include <memory>
+#include <random>
+#include <vector>
+
+#include "kernels/cpu/conv_bf16.h"
+#include "kernels/cpu/cpu_caps.h"
+#include "kernels/cpu/nchwc.h"
+#include "kernels/cpu/nchwc_conv.h"
+#include "runtime/thread_pool.h"
+
+namespace minirt {
+namespace {
+
+std::vector<float> random_floats(size_t n, uint32_t seed) {
+  std::mt19937 rng(seed);
+  std::uniform_real_distribution<float> u(-1.0f, 1.0f);
+  std::vector<float> v(n);
+  for (float& f : v) f = u(rng);
+  return v;
+}
+
+void BM_Bf16Conv(benchmark::State& state) {
+  using namespace cpu;
+  const int64_t c = state.range(0), hw = state.range(1), k = state.range(2), r = state.range(3), s = state.range(4);
+  const int threads = static_cast<int>(state.range(5));
+  const int isa_arg = static_cast<int>(state.range(6));
+  const Bf16Isa isa = isa_arg == 2 ? Bf16Isa::kAmx : isa_arg == 1 ? Bf16Isa::kAvx512Bf16 : Bf16Isa::kNone;
+  if (!cpu_isa_supported(CpuIsa::kAvx512)) return state.SkipWithError("needs AVX-512 (the 16-channel layout)");
+  if (isa == Bf16Isa::kAmx && !cpu_isa_supported(CpuIsa::kAmx)) return state.SkipWithError("no AMX here");
+  if (isa == Bf16Isa::kAvx512Bf16 && !cpu_isa_supported(CpuIsa::kAvx512Bf16))
+    return state.SkipWithError("no AVX512_BF16 here");
+  NchwcConvSpec spec;
+  spec.isa = SgemmIsa::kAvx512;
+  spec.block = 16;
+  Geometry& q = spec.q;
+  q.n = 1, q.c = c, q.h = q.w = hw, q.m = k, q.kh = q.kw = r, q.sh = q.sw = s, q.dh = q.dw = 1;
+  q.ph = q.pw = r / 2;
+  q.oh = q.ow = (hw + 2 * (r / 2) - r) / s + 1;
+  q.groups = 1;
+  spec.act.kind = ActKind::kRelu;
+  std::vector<float> x = random_floats(static_cast<size_t>(nchwc_padded(c, 16) * hw * hw), 1);
+  std::vector<float> w = random_floats(static_cast<size_t>(k * c * r * r), 2), b = random_floats(k, 3);
+  std::vector<float> y(static_cast<size_t>(nchwc_padded(k, 16) * q.oh * q.ow));
+  ThreadPool pool(threads);
+  std::unique_ptr<Bf16Conv> bf16;
+  std::unique_ptr<NchwcDirectConv> fp32;
+  size_t ws_bytes = 0;
+  if (isa == Bf16Isa::kNone) {
+    fp32 = std::make_unique<NchwcDirectConv>(spec, w.data(), b.data(), threads);
+  } else {
+    bf16 = std::make_unique<Bf16Conv>(spec, isa, w.data(), b.data(), threads);
+    ws_bytes = bf16->workspace_bytes();
+  }
+  std::vector<float> ws(ws_bytes / sizeof(float) + 16);
+  for (auto _ : state) {
+    if (bf16)
+      bf16->run(x.data(), nullptr, y.data(), ws.data(), pool);
+    else
+      fp32->run(x.data(), nullptr, y.data(), 0, nullptr, pool);
+    benchmark::DoNotOptimize(y.data());
+  }
+  const double flops = 2.0 * static_cast<double>(k * q.oh * q.ow) * c * r * r;
+  state.counters["GFLOP/s"] =
+      benchmark::Counter(flops, benchmark::Counter::kIsIterationInvariantRate, benchmark::Counter::kIs1000);
+  state.SetLabel(bf16 ? bf16->describe() : fp32->describe());
+}
+
+void resnet50_dense(benchmark::internal::Benchmark* b) {
+  // ResNet-50 (torchvision v1.5): the bottleneck layers (the stem stays float32).
+  const int64_t shapes[][5] = {
+      {64, 56, 64, 1, 1},   {64, 56, 64, 3, 1},   {64, 56, 256, 1, 1},   {256, 56, 64, 1, 1},
+      {256, 56, 128, 1, 1}, {128, 56, 128, 3, 2}, {128, 28, 512, 1, 1},  {256, 56, 512, 1, 2},
+      {512, 28, 128, 1, 1}, {128, 28, 128, 3, 1}, {512, 28, 256, 1, 1},  {256, 28, 256, 3, 2},
+      {256, 14, 1024, 1, 1}, {1024, 14, 256, 1, 1}, {256, 14, 256, 3, 1}, {1024, 14, 512, 1, 1},
+      {512, 14, 512, 3, 2}, {512, 7, 2048, 1, 1},  {2048, 7, 512, 1, 1},  {512, 7, 512, 3, 1},
+  };
+  for (int threads : {1, 2})
+    for (const auto& s : shapes)
+      for (int isa : {0, 1, 2}) b->Args({s[0], s[1], s[2], s[3], s[4], threads, isa});
+  b->ArgNames({"C", "HW", "K", "R", "stride", "threads", "isa"});
+}
+BENCHMARK(BM_Bf16Conv)
+    ->Name("Bf16Conv/resnet50")
+    ->Apply(resnet50_dense)
+    ->Unit(benchmark::kMicrosecond)
+    ->UseRealTime();
+
+// Four C tiles, two A and two B tiles loaded once: 4 tdpbf16ps per step,
+// 16 x 16 x 32 multiply-adds each.
+__attribute__((target("amx-tile,amx-bf16"))) void amx_loop(int64_t steps, const void* cfg, const uint16_t* a,
+                                                            const uint16_t* b, float* c) {
+  _tile_loadconfig(cfg);
+  _tile_zero(0);
+  _tile_zero(1);
+  _tile_zero(2);
+  _tile_zero(3);
+  _tile_loadd(4, a, 64);
+  _tile_loadd(5, a + 512, 64);
+  _tile_loadd(6, b, 64);
+  _tile_loadd(7, b + 512, 64);
+  for (int64_t i = 0; i < steps; ++i) {
+    _tile_dpbf16ps(0, 4, 6);
+    _tile_dpbf16ps(1, 4, 7);
+    _tile_dpbf16ps(2, 5, 6);
+    _tile_dpbf16ps(3, 5, 7);
+  }
+  _tile_stored(0, c, 64);
+  _tile_release();
+}
+
+void BM_AmxPeak(benchmark::State& state) {
+  if (!cpu::cpu_isa_supported(cpu::CpuIsa::kAmx)) return state.SkipWithError("no AMX here");
+  struct alignas(64) Cfg {
+    uint8_t palette = 1, start = 0, reserved[14] = {};
+    uint16_t colsb[16] = {};
+    uint8_t rows[16] = {};
+  } cfg;
+  for (int t = 0; t < 8; ++t) cfg.colsb[t] = 64, cfg.rows[t] = 16;
+  std::vector<uint16_t> a(1024, 0x3f80), b(1024, 0x3f80);  // 1.0 in bf16
+  std::vector<float> c(256);
+  const int64_t steps = 1 << 16;
+  for (auto _ : state) {
+    amx_loop(steps, &cfg, a.data(), b.data(), c.data());
+    benchmark::DoNotOptimize(c.data());
+  }
+  state.counters["GFLOP/s"] = benchmark::Counter(4.0 * 16 * 16 * 32 * 2 * steps, benchmark::Counter::kIsIterationInvariantRate,
+                                                 benchmark::Counter::kIs1000);
+}
+BENCHMARK(BM_AmxPeak)->Unit(benchmark::kMicrosecond)->UseRealTime();
+
+}  // namespace
+}  // namespace minirt
+
+BENCHMARK_MAIN();
