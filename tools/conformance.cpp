@@ -58,7 +58,14 @@ struct Options {
   bool tol_given = false;  // --rtol or --atol: used instead of the GPU's table
   int threads = 1;
   bool verbose = false;
-  bool gpu = false;  // --device cuda --reference cpu
+  bool gpu = false;                         // --device cuda --reference cpu
+  MathMode math = MathMode::kFp32;          // --math: the CPU session's (bf16)
+  TuningMode tuning = TuningMode::kCached;  // --tune
+  std::string tuning_algorithm;
+  // --scaled-error X: a float output passes when max|got - want| / max|want| <= X
+  // (instead of the element-wise tolerance), and a [N, classes] output keeps
+  // each row's largest class; negative: not used.
+  double scaled = -1;
 };
 
 // Exit status of the GPU mode when no GPU is usable here.
@@ -108,6 +115,40 @@ std::string compare(const Tensor& got_in, const Tensor& want_in, double rtol, do
                 static_cast<long long>(bad), static_cast<long long>(n), static_cast<long long>(first), a[first],
                 b[first], worst);
   return buf;
+}
+
+// max|got - want| / max|want| over a float output (0 when want is all zeros
+// and got equals it), and, for [N, classes] outputs of 10 classes or more,
+// whether each row's argmax is the same.
+struct Scaled {
+  double error = 0;
+  bool top1_kept = true;
+  bool classes = false;
+};
+bool floating(DType t) { return t == DType::kFloat32 || t == DType::kFloat16 || t == DType::kBFloat16; }
+std::optional<Scaled> scaled_error(const Tensor& got_in, const Tensor& want_in) {
+  if (got_in.shape() != want_in.shape() || !floating(got_in.dtype()) || !floating(want_in.dtype())) return std::nullopt;
+  const Tensor got = to_float32(got_in), want = to_float32(want_in);
+  const float* a = got.data<float>();
+  const float* b = want.data<float>();
+  double diff = 0, ref = 0;
+  for (int64_t i = 0; i < got.numel(); ++i) {
+    diff = std::max(diff, std::fabs(static_cast<double>(a[i]) - b[i]));
+    ref = std::max(ref, std::fabs(static_cast<double>(b[i])));
+  }
+  Scaled s;
+  s.error = ref > 0 ? diff / ref : (diff > 0 ? INFINITY : 0.0);
+  if (std::isnan(diff)) s.error = INFINITY;
+  const Shape& sh = got.shape();
+  if (sh.size() == 2 && sh[1] >= 10) {
+    s.classes = true;
+    for (int64_t r = 0; r < sh[0]; ++r) {
+      const float* ar = a + r * sh[1];
+      const float* br = b + r * sh[1];
+      if (std::max_element(ar, ar + sh[1]) - ar != std::max_element(br, br + sh[1]) - br) s.top1_kept = false;
+    }
+  }
+  return s;
 }
 
 // A test-data tensor for a value the model declares as `expect`. ONNX's
@@ -174,7 +215,11 @@ Result run_case(const fs::path& dir, const Options& opt) {
   SessionOptions so;
   so.device = Device::kCpu;
   so.threads = opt.threads;
+  so.math = opt.math;
+  so.tuning = opt.tuning;
+  so.tuning_algorithm = opt.tuning_algorithm;
   Session session(model, so);
+  std::string note;  // --scaled-error: each output's, for --verbose
   auto sets = sorted_files(dir, "test_data_set_");
   if (sets.empty()) return {Outcome::kSkip, "no test_data_set_* folders"};
   for (const auto& set : sets) {
@@ -199,13 +244,26 @@ Result run_case(const fs::path& dir, const Options& opt) {
         if (e.code() == ErrorCode::kUnsupported) return {Outcome::kSkip, e.what()};
         return {Outcome::kFail, e.what()};
       }
+      const std::string where =
+          set.filename().string() + ", output " + std::to_string(i) + " ('" + model->outputs()[i].name + "'): ";
+      if (opt.scaled >= 0) {
+        if (std::optional<Scaled> s = scaled_error(outputs[i], want)) {
+          char buf[160];
+          std::snprintf(buf, sizeof buf, "scaled error %.3g%s", s->error,
+                        !s->classes    ? ""
+                        : s->top1_kept ? ", top-1 kept"
+                                       : ", top-1 CHANGED");
+          if (!(s->error <= opt.scaled)) return {Outcome::kFail, where + buf + ", above " + std::to_string(opt.scaled)};
+          if (!s->top1_kept) return {Outcome::kFail, where + buf};
+          note += (note.empty() ? "" : "; ") + std::string(model->outputs()[i].name) + " " + buf;
+          continue;
+        }
+      }
       std::string diff = compare(outputs[i], want, opt.rtol, opt.atol);
-      if (!diff.empty())
-        return {Outcome::kFail, set.filename().string() + ", output " + std::to_string(i) + " ('" +
-                                    model->outputs()[i].name + "'): " + diff};
+      if (!diff.empty()) return {Outcome::kFail, where + diff};
     }
   }
-  return {Outcome::kPass, {}};
+  return {Outcome::kPass, note};
 }
 
 // The loosest tolerance of the case's nodes (tools/gpu_tolerance.h), read
@@ -317,6 +375,11 @@ void usage(std::FILE* f) {
                "                        cases (one per line: NAME REASON) whose expected data is known to\n"
                "                        disagree with the spec and onnxruntime; their failure counts as a skip\n"
                "  --verbose             print passing cases too\n"
+               "  --math fp32|bf16      the CPU session's math (default fp32; bf16: MathMode::kBf16)\n"
+               "  --tune MODE           cached (default), exhaustive, heuristic, or an algorithm's name\n"
+               "  --scaled-error X      a float output passes when max|got-want| / max|want| <= X, and a\n"
+               "                        [N, classes] output (10 classes or more) keeps every row's top-1;\n"
+               "                        --verbose prints each output's scaled error\n"
                "  --device cuda --reference cpu\n"
                "                        run each case on the GPU and compare with the CPU's run, with the\n"
                "                        tolerance of its op family (--print-tolerances; --rtol/--atol override);\n"
@@ -377,7 +440,36 @@ int main(int argc, char** argv) {
       opt.known = next();
     else if (a == "--verbose")
       opt.verbose = true;
-    else if (!a.empty() && a[0] == '-') {
+    else if (a == "--math") {
+      std::string v = next();
+      if (v == "fp32")
+        opt.math = MathMode::kFp32;
+      else if (v == "bf16")
+        opt.math = MathMode::kBf16;
+      else {
+        std::fprintf(stderr, "minirt-conformance: --math expects fp32 or bf16 (the CPU's), got '%s'\n", v.c_str());
+        return 2;
+      }
+    } else if (a == "--tune") {
+      std::string v = next();
+      auto t = tools::parse_tuning(v);
+      if (!t) {
+        std::fprintf(stderr,
+                     "minirt-conformance: --tune expects cached, exhaustive, heuristic or an algorithm, got '%s'\n",
+                     v.c_str());
+        return 2;
+      }
+      opt.tuning = t->mode;
+      opt.tuning_algorithm = t->algorithm;
+    } else if (a == "--scaled-error") {
+      std::string v = next();
+      char* end = nullptr;
+      opt.scaled = std::strtod(v.c_str(), &end);
+      if (v.empty() || *end || !(opt.scaled >= 0)) {
+        std::fprintf(stderr, "minirt-conformance: --scaled-error expects a number of 0 or more, got '%s'\n", v.c_str());
+        return 2;
+      }
+    } else if (!a.empty() && a[0] == '-') {
       std::fprintf(stderr, "minirt-conformance: unknown option %s\n", a.c_str());
       usage(stderr);
       return 2;

@@ -490,6 +490,29 @@ NchwcConvSpec conv_spec(const Graph& g, const Node& n) {
   return s;
 }
 
+// Whether value v reaches another matrix product (Conv, ConvTranspose, Gemm,
+// MatMul) through the live nodes that read it. A convolution whose result
+// does not -- a detector's or segmenter's head, read by reshapes, sigmoids
+// and box decoding only -- is one of "the model's last layers" that the bf16
+// accuracy policy keeps in float32: its rounding would reach the outputs
+// undamped, and it is cheap.
+bool feeds_product(const Graph& g, int v) {
+  std::vector<int> todo = {v};
+  std::vector<char> seen(g.values.size(), 0);
+  while (!todo.empty()) {
+    int cur = todo.back();
+    todo.pop_back();
+    if (cur < 0 || seen[static_cast<size_t>(cur)]) continue;
+    seen[static_cast<size_t>(cur)] = 1;
+    for (const Node& m : g.nodes) {
+      if (m.dead || std::find(m.inputs.begin(), m.inputs.end(), cur) == m.inputs.end()) continue;
+      if (m.op == "Conv" || m.op == "ConvTranspose" || m.op == "Gemm" || m.op == "MatMul") return true;
+      for (int o : m.outputs) todo.push_back(o);
+    }
+  }
+  return false;
+}
+
 std::string native_declined(const Graph& g, const Node& n, const std::string& algo, Bf16Isa bf16) {
   NchwcConvSpec s = conv_spec(g, n);
   if (s.block == 0 || nchwc_block(s.isa) != s.block)
@@ -498,10 +521,16 @@ std::string native_declined(const Graph& g, const Node& n, const std::string& al
   if (algo == kDirect) return nchwc_direct_declined(s);
   if (algo == kDepthwise) return nchwc_depthwise_declined(s);
   if (int t = winograd_tile(algo)) return nchwc_winograd_declined(s, t);
-  if (algo == kBf16)
-    return bf16 == Bf16Isa::kNone ? "needs bf16 math (SessionOptions::math = MathMode::kBf16) on a CPU with "
-                                    "AVX512_BF16 or AMX"
-                                  : bf16_conv_declined(s, bf16);
+  if (algo == kBf16) {
+    if (bf16 == Bf16Isa::kNone)
+      return "needs bf16 math (SessionOptions::math = MathMode::kBf16) on a CPU with AVX512_BF16 or AMX";
+    std::string why = bf16_conv_declined(s, bf16);
+    if (why.empty() && !feeds_product(g, n.outputs[0]))
+      why =
+          "is one of the model's last layers (its result reaches the outputs through no other product: "
+          "float32 by the accuracy policy)";
+    return why;
+  }
   return "is not a CPU Conv algorithm";
 }
 
@@ -652,8 +681,12 @@ std::string nchwc_conv_declined(const Graph& g, const Node& n, const std::string
 }
 
 std::string nchwc_conv_heuristic(const Graph& g, const Node& n, int threads, Bf16Isa bf16) {
-  // Under bf16 math, every convolution it takes (the accuracy policy in bf16_conv_declined).
-  if (bf16 != Bf16Isa::kNone && native_declined(g, n, kBf16, bf16).empty()) return kBf16;
+  // Under bf16 math on AMX, every convolution it takes (the accuracy policy
+  // in bf16_conv_declined and native_declined). vdpbf16ps alone does no more
+  // multiply-adds per cycle than the float32 FMAs (bench/bf16_bench.cpp), so
+  // without AMX the rules keep the float32 kernels and nchwc_bf16 is left to
+  // measurement (it wins where the weights' memory traffic dominates).
+  if (bf16 == Bf16Isa::kAmx && native_declined(g, n, kBf16, bf16).empty()) return kBf16;
   if (native_declined(g, n, kDepthwise, bf16).empty()) return kDepthwise;
   // Winograd where it was measured to win (bench NchwcWinograd, AVX-512 and
   // AVX2, 1 and 2 threads): every 3x3 stride-1 layer of 64 channels and

@@ -179,5 +179,45 @@ TEST(NoAlloc, CountingWorks) {
   EXPECT_GE(g_allocations.load(), 1);
 }
 
+// bf16 math on the CPU (the packed bf16 input lives in the arena's
+// workspace, the packed weights in the kernel): a residual block and a
+// classifier allocate nothing either. On a CPU without bf16 instructions
+// the session runs float32 and says why; the run must still allocate nothing.
+TEST(NoAlloc, Bf16MathAllocatesNothingEither) {
+  ModelBuilder m(13);
+  m.input("x", DType::kFloat32, {-1, 16, 12, 12}, {"N"});
+  m.initializer("w1", testing::iota({32, 16, 3, 3}, -0.2f, 0.0001f));
+  m.initializer("w2", testing::iota({32, 32, 1, 1}, -0.1f, 0.0002f));
+  m.initializer("fc", testing::iota({32, 10}, -0.05f, 0.001f));
+  m.node("Conv", {"x", "w1"}, {"c1"}, "conv1").ints("pads", {1, 1, 1, 1}).ints("strides", {2, 2});
+  m.node("Relu", {"c1"}, {"r1"}, "relu1");
+  m.node("Conv", {"r1", "w2"}, {"c2"}, "conv2");
+  m.node("Add", {"c2", "r1"}, {"sum"}, "add");
+  m.node("Relu", {"sum"}, {"r2"}, "relu2");
+  m.node("GlobalAveragePool", {"r2"}, {"gap"}, "gap");
+  m.node("Flatten", {"gap"}, {"flat"}, "flatten");
+  m.node("MatMul", {"flat", "fc"}, {"y"}, "fc");
+  m.output("y");
+  std::string bytes = m.bytes();
+  auto model = Model::load_from_memory(bytes.data(), bytes.size(), "alloc_bf16.onnx");
+  for (int threads : {1, 3}) {
+    Session s(model, {.device = Device::kCpu, .threads = threads, .math = MathMode::kBf16});
+    Tensor x = testing::iota({2, 16, 12, 12}, -1.0f, 0.001f);
+    NamedTensors in = {{"x", x}};
+    std::vector<Tensor> out;
+    s.run(in, out);
+    s.run(in, out);
+    if (s.math_reason().find("AMX tiles") != std::string::npos) {
+      EXPECT_NE(s.plan_report().find("precision bf16"), std::string::npos) << s.plan_report();
+    }
+    g_allocations = 0;
+    g_counting = true;
+    for (int i = 0; i < 20; ++i) s.run(in, out);
+    g_counting = false;
+    EXPECT_EQ(g_allocations.load(), 0) << threads << " threads; " << s.math_reason();
+    ASSERT_EQ(out.size(), 1u);
+    EXPECT_EQ(out[0].shape(), (Shape{2, 10}));
+  }
+}
 }  // namespace
 }  // namespace minirt

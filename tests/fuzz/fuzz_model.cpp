@@ -94,16 +94,18 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     }
     // Every convolution algorithm gets fuzzed shapes: the input's length
     // picks one (fixed mode falls back to the rules' pick where it
-    // declines), or the rules alone, and the activation layout (blocked,
-    // where the native blocked kernels run, or plain). Fixed mode measures
-    // nothing and never touches the algorithm cache file.
+    // declines), or the rules alone, the activation layout (blocked,
+    // where the native blocked kernels run, or plain) and the CPU math
+    // (bf16 runs nchwc_bf16 on AMX or AVX512_BF16 where the CPU has them).
+    // Fixed mode measures nothing and never touches the algorithm cache file.
     static const char* const kAlgorithms[] = {
         "im2col_gemm",  "implicit_gemm",   "gemm_1x1",          "depthwise_direct",  "winograd_f2x2", "winograd_f4x4",
-        "nchwc_direct", "nchwc_depthwise", "nchwc_winograd_f2", "nchwc_winograd_f4", nullptr};
+        "nchwc_direct", "nchwc_depthwise", "nchwc_winograd_f2", "nchwc_winograd_f4", "nchwc_bf16",    nullptr};
     constexpr size_t kCount = sizeof kAlgorithms / sizeof kAlgorithms[0];
     const char* algo = kAlgorithms[size % kCount];
     SessionOptions options{.device = Device::kCpu, .threads = 1, .memory_limit = 256u << 20};
     options.layout = (size / kCount) % 3 == 2 ? CpuLayout::kNchw : CpuLayout::kAuto;
+    options.math = (size / kCount / 3) % 2 ? MathMode::kBf16 : MathMode::kFp32;
     options.tuning = algo ? TuningMode::kFixed : TuningMode::kHeuristic;
     if (algo) options.tuning_algorithm = algo;
     Session session(model, options);

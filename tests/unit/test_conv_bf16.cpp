@@ -133,8 +133,9 @@ bool run_case(const Case& cs, Bf16Isa isa) {
               for (int64_t kx = 0; kx < cs.kw; ++kx) {
                 int64_t iy = y * cs.sh - cs.pt + ky * cs.dh, ix = z * cs.sw - cs.pl + kx * cs.dw;
                 if (iy < 0 || iy >= cs.h || ix < 0 || ix >= cs.w) continue;
-                double t = static_cast<double>(rounded(x[static_cast<size_t>(((i * cs.c + ci) * cs.h + iy) * cs.w + ix)])) *
-                           rounded(w[static_cast<size_t>(((co * cs.c + ci) * cs.kh + ky) * cs.kw + kx)]);
+                double t =
+                    static_cast<double>(rounded(x[static_cast<size_t>(((i * cs.c + ci) * cs.h + iy) * cs.w + ix)])) *
+                    rounded(w[static_cast<size_t>(((co * cs.c + ci) * cs.kh + ky) * cs.kw + kx)]);
                 s += t;
                 a += std::fabs(t);
               }
@@ -207,12 +208,39 @@ std::vector<Case> cases() {
   add({.c = 32, .h = 9, .w = 17, .m = 16, .kh = 7, .kw = 1, .sh = 1, .sw = 2, .pt = 3, .pb = 3});
   add({.c = 96, .h = 20, .w = 40, .m = 80, .kh = 3, .kw = 3, .pt = 1, .pl = 1, .pb = 1, .pr = 1});
   // The epilogue: residual, no bias, activations in registers and out of line, batch 2.
-  add({.n = 2, .c = 32, .h = 6, .w = 6, .m = 24, .kh = 3, .kw = 3, .pt = 1, .pl = 1, .pb = 1, .pr = 1,
-       .residual = true, .act = act_of(ActKind::kRelu)});
+  add({.n = 2,
+       .c = 32,
+       .h = 6,
+       .w = 6,
+       .m = 24,
+       .kh = 3,
+       .kw = 3,
+       .pt = 1,
+       .pl = 1,
+       .pb = 1,
+       .pr = 1,
+       .residual = true,
+       .act = act_of(ActKind::kRelu)});
   add({.c = 48, .h = 5, .w = 7, .m = 16, .bias = false, .act = act_of(ActKind::kClip)});
-  add({.c = 32, .h = 4, .w = 4, .m = 16, .kh = 3, .kw = 3, .pt = 1, .pl = 1, .pb = 1, .pr = 1,
+  add({.c = 32,
+       .h = 4,
+       .w = 4,
+       .m = 16,
+       .kh = 3,
+       .kw = 3,
+       .pt = 1,
+       .pl = 1,
+       .pb = 1,
+       .pr = 1,
        .act = act_of(ActKind::kSigmoid)});
-  add({.n = 2, .c = 16, .h = 8, .w = 8, .m = 32, .sh = 2, .sw = 2, .residual = true,
+  add({.n = 2,
+       .c = 16,
+       .h = 8,
+       .w = 8,
+       .m = 32,
+       .sh = 2,
+       .sw = 2,
+       .residual = true,
        .act = act_of(ActKind::kHardSwish)});
   return out;
 }
@@ -225,7 +253,8 @@ void run_all(Bf16Isa isa) {
 TEST(ConvBf16, ReferenceMatchesRoundedOperands) { run_all(Bf16Isa::kNone); }
 
 TEST(ConvBf16, Avx512Bf16MatchesRoundedOperands) {
-  if (!cpu_isa_supported(CpuIsa::kAvx512Bf16)) GTEST_SKIP() << "this CPU has no AVX512_BF16 (" << cpu_features_line() << ")";
+  if (!cpu_isa_supported(CpuIsa::kAvx512Bf16))
+    GTEST_SKIP() << "this CPU has no AVX512_BF16 (" << cpu_features_line() << ")";
   run_all(Bf16Isa::kAvx512Bf16);
 }
 

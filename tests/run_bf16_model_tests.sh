@@ -1,0 +1,98 @@
+#!/usr/bin/env bash
+# bf16 math on the CPU against onnxruntime's float32 (ctest models.bf16_vs_onnxruntime).
+#
+#   tests/run_bf16_model_tests.sh --bin BUILD/bin --build BUILD
+#
+# Reads the cases models.generated_vs_onnxruntime wrote (BUILD/model_tests:
+# the generated models, ../shared/models and ONNX's light models, each with
+# onnxruntime's float32 outputs; ctest runs that test first, a fixture) and
+# runs minirt-conformance on them with MathMode::kBf16, judged by the
+# accuracy bar of issue 24, per output:
+#   scaled error  max|minirt - onnxruntime| / max|onnxruntime| <= 1e-2
+#   (3e-2 for yolov5s_like, a detector whose sigmoid outputs carry the
+#   rounding of 60 convolutions; OpenVINO's default bf16 is at 0.19 and 0.97
+#   on the real detectors measured in bench/results_cpu.md), and
+#   classifiers ([N, classes] outputs) keep every row's top-1.
+# Each instruction set this CPU has runs: AMX with the rules' choices, then
+# AVX512_BF16 alone (MINIRT_CPU_ISA=avx512_bf16, AMX masked) with every
+# convolution it takes forced onto it (--tune nchwc_bf16: the rules would
+# keep float32 there), then a cap below bf16 (MINIRT_CPU_ISA=avx512), where
+# --math bf16 must run float32 and say why. A CPU without bf16 instructions
+# runs only the last (the fallback), and says so.
+set -euo pipefail
+
+bin="" build=""
+while [ $# -gt 0 ]; do
+  case "$1" in
+    --bin) bin="$2"; shift 2 ;;
+    --build) build="$2"; shift 2 ;;
+    *) echo "run_bf16_model_tests.sh: unknown argument $1" >&2; exit 2 ;;
+  esac
+done
+if [ -z "$bin" ] || [ -z "$build" ]; then
+  echo "usage: run_bf16_model_tests.sh --bin BUILD/bin --build BUILD" >&2
+  exit 2
+fi
+cases="$build/model_tests"
+if [ ! -d "$cases/resnet50" ]; then
+  echo "run_bf16_model_tests: no cases in $cases; models.generated_vs_onnxruntime makes them (ctest runs it first)" >&2
+  exit 1
+fi
+threads=2
+flags=$(grep -m1 '^flags' /proc/cpuinfo 2>/dev/null || true)
+has() { [[ " $flags " == *" $1 "* ]]; }
+status=0
+
+# One pass over every case; $1 names the pass, the rest are extra options.
+run_pass() {
+  local label=$1 out
+  shift
+  echo "== $label"
+  out=$("$bin/minirt-conformance" --verbose --threads "$threads" --math bf16 "$@" --scaled-error 1e-2 "$cases" || true)
+  grep -v '^PASS light_' <<<"$out" | sed 's/^FAIL yolov5s_like: /above 1e-2, judged at 3e-2 below: yolov5s_like: /' || true
+  if grep '^FAIL' <<<"$out" | grep -qv '^FAIL yolov5s_like'; then status=1; fi
+  if grep -q '^SKIP' <<<"$out"; then status=1; fi
+  # yolov5s_like at its own bar.
+  if ! "$bin/minirt-conformance" --threads "$threads" --math bf16 "$@" --scaled-error 3e-2 --filter yolov5s_like \
+    "$cases" >/dev/null; then
+    echo "FAIL yolov5s_like above 3e-2 ($label)"
+    status=1
+  else
+    echo "yolov5s_like within 3e-2"
+  fi
+}
+
+# What --math bf16 runs on this CPU, as runmodel says it.
+say_math() {
+  "$bin/runmodel" "$build/models/resnet18.onnx" --device cpu --math bf16 --iterations 1 --warmup 0 --tune heuristic |
+    grep -E '^cpu math:' || true
+}
+
+if has amx_bf16 && has amx_tile; then
+  echo "$(say_math)"
+  run_pass "AMX (the rules' choices)" --tune heuristic
+fi
+if has avx512_bf16; then
+  echo "$(MINIRT_CPU_ISA=avx512_bf16 say_math)"
+  MINIRT_CPU_ISA=avx512_bf16 run_pass "AVX512_BF16 alone (AMX masked), every convolution it takes" --tune nchwc_bf16
+else
+  echo "note: this CPU has no AVX512_BF16: the bf16 kernels are tested only by the unit tests' reference here"
+fi
+if has avx512f; then
+  line=$(MINIRT_CPU_ISA=avx512 say_math)
+  echo "$line"
+  if [[ $line != *"fp32 (MathMode::kBf16 asked): MINIRT_CPU_ISA=avx512 caps the kernels below"* ]]; then
+    echo "FAIL: with MINIRT_CPU_ISA=avx512, --math bf16 did not say it runs float32 and why: '$line'"
+    status=1
+  fi
+  # float32 there: the ordinary tolerance holds.
+  out=$(MINIRT_CPU_ISA=avx512 "$bin/minirt-conformance" --threads "$threads" --math bf16 --rtol 1e-4 --atol 1e-5 \
+    "$cases" || true)
+  echo "${out##*$'\n'} (bf16 asked, bf16 left out by MINIRT_CPU_ISA=avx512: float32 tolerance)"
+  if grep -q '^FAIL' <<<"$out"; then
+    grep '^FAIL' <<<"$out"
+    status=1
+  fi
+fi
+[ "$status" = 0 ] && echo "bf16 models: every pass within its bar"
+exit "$status"
