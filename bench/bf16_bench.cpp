@@ -84,27 +84,22 @@ void BM_Bf16Conv(benchmark::State& state) {
 void resnet50_dense(benchmark::internal::Benchmark* b) {
   // ResNet-50 (torchvision v1.5): the bottleneck layers (the stem stays float32).
   const int64_t shapes[][5] = {
-      {64, 56, 64, 1, 1},   {64, 56, 64, 3, 1},   {64, 56, 256, 1, 1},   {256, 56, 64, 1, 1},
-      {256, 56, 128, 1, 1}, {128, 56, 128, 3, 2}, {128, 28, 512, 1, 1},  {256, 56, 512, 1, 2},
-      {512, 28, 128, 1, 1}, {128, 28, 128, 3, 1}, {512, 28, 256, 1, 1},  {256, 28, 256, 3, 2},
-      {256, 14, 1024, 1, 1}, {1024, 14, 256, 1, 1}, {256, 14, 256, 3, 1}, {1024, 14, 512, 1, 1},
-      {512, 14, 512, 3, 2}, {512, 7, 2048, 1, 1},  {2048, 7, 512, 1, 1},  {512, 7, 512, 3, 1},
+      {64, 56, 64, 1, 1},    {64, 56, 64, 3, 1},   {64, 56, 256, 1, 1},   {256, 56, 64, 1, 1},   {256, 56, 128, 1, 1},
+      {128, 56, 128, 3, 2},  {128, 28, 512, 1, 1}, {256, 56, 512, 1, 2},  {512, 28, 128, 1, 1},  {128, 28, 128, 3, 1},
+      {512, 28, 256, 1, 1},  {256, 28, 256, 3, 2}, {256, 14, 1024, 1, 1}, {1024, 14, 256, 1, 1}, {256, 14, 256, 3, 1},
+      {1024, 14, 512, 1, 1}, {512, 14, 512, 3, 2}, {512, 7, 2048, 1, 1},  {2048, 7, 512, 1, 1},  {512, 7, 512, 3, 1},
   };
   for (int threads : {1, 2})
     for (const auto& s : shapes)
       for (int isa : {0, 1, 2}) b->Args({s[0], s[1], s[2], s[3], s[4], threads, isa});
   b->ArgNames({"C", "HW", "K", "R", "stride", "threads", "isa"});
 }
-BENCHMARK(BM_Bf16Conv)
-    ->Name("Bf16Conv/resnet50")
-    ->Apply(resnet50_dense)
-    ->Unit(benchmark::kMicrosecond)
-    ->UseRealTime();
+BENCHMARK(BM_Bf16Conv)->Name("Bf16Conv/resnet50")->Apply(resnet50_dense)->Unit(benchmark::kMicrosecond)->UseRealTime();
 
 // Four C tiles, two A and two B tiles loaded once: 4 tdpbf16ps per step,
 // 16 x 16 x 32 multiply-adds each.
 __attribute__((target("amx-tile,amx-bf16"))) void amx_loop(int64_t steps, const void* cfg, const uint16_t* a,
-                                                            const uint16_t* b, float* c) {
+                                                           const uint16_t* b, float* c) {
   _tile_loadconfig(cfg);
   _tile_zero(0);
   _tile_zero(1);
@@ -139,8 +134,8 @@ void BM_AmxPeak(benchmark::State& state) {
     amx_loop(steps, &cfg, a.data(), b.data(), c.data());
     benchmark::DoNotOptimize(c.data());
   }
-  state.counters["GFLOP/s"] = benchmark::Counter(4.0 * 16 * 16 * 32 * 2 * steps, benchmark::Counter::kIsIterationInvariantRate,
-                                                 benchmark::Counter::kIs1000);
+  state.counters["GFLOP/s"] = benchmark::Counter(
+      4.0 * 16 * 16 * 32 * 2 * steps, benchmark::Counter::kIsIterationInvariantRate, benchmark::Counter::kIs1000);
 }
 BENCHMARK(BM_AmxPeak)->Unit(benchmark::kMicrosecond)->UseRealTime();
 

@@ -18,6 +18,11 @@
 // process started by a masked one needs LD_PRELOAD in its environment too
 // (the environment passes it down by default).
 //
+// MINIRT_CPUID_MASK chooses what is hidden: `avx2` (the default: everything
+// an AVX2-only CPU lacks, as above), `amx` (the AMX tiles alone: minirt's
+// --math bf16 then runs on AVX512_BF16), or `bf16` (AMX and AVX512_BF16:
+// --math bf16 then runs float32 and says why).
+//
 // Set MINIRT_CPUID_MASK_QUIET=1 to silence the one line it prints to stderr.
 #include <asm/prctl.h>
 #include <signal.h>
@@ -34,6 +39,26 @@
 namespace {
 
 struct sigaction g_previous;
+
+enum class Mode { kAvx2, kAmx, kBf16 };
+Mode g_mode = Mode::kAvx2;
+
+// What the lesser modes hide: AMX (leaf 7 EDX bits 22, 24, 25; XSAVE
+// components 17, 18; the tile leaves), and for kBf16 AVX512_BF16 and
+// AMX-FP16 too (leaf 7 subleaf 1 EAX bits 5, 21).
+void mask_bf16(Mode m, uint32_t leaf, uint32_t subleaf, uint32_t& a, uint32_t& b, uint32_t& c, uint32_t& d) {
+  (void)b;
+  (void)c;
+  if (leaf == 7 && subleaf == 0) {
+    d &= ~((1u << 22) | (1u << 24) | (1u << 25));
+  } else if (leaf == 7 && subleaf == 1) {
+    if (m == Mode::kBf16) a &= ~((1u << 5) | (1u << 21));
+  } else if (leaf == 0xD && subleaf == 0) {
+    a &= ~((1u << 17) | (1u << 18));
+  } else if (leaf == 0x1D || leaf == 0x1E) {
+    a = b = c = d = 0;
+  }
+}
 
 long set_cpuid_enabled(int enabled) { return syscall(SYS_arch_prctl, ARCH_SET_CPUID, enabled); }
 
@@ -70,7 +95,10 @@ void on_segv(int sig, siginfo_t* info, void* raw) {
     set_cpuid_enabled(1);
     __cpuid_count(leaf, subleaf, a, b, c, d);
     set_cpuid_enabled(0);
-    mask(leaf, subleaf, a, b, c, d);
+    if (g_mode == Mode::kAvx2)
+      mask(leaf, subleaf, a, b, c, d);
+    else
+      mask_bf16(g_mode, leaf, subleaf, a, b, c, d);
     r[REG_RAX] = a;
     r[REG_RBX] = b;
     r[REG_RCX] = c;
@@ -90,6 +118,13 @@ void on_segv(int sig, siginfo_t* info, void* raw) {
 }
 
 __attribute__((constructor(101))) void install() {
+  const char* mode = std::getenv("MINIRT_CPUID_MASK");
+  if (mode && std::strcmp(mode, "amx") == 0)
+    g_mode = Mode::kAmx;
+  else if (mode && std::strcmp(mode, "bf16") == 0)
+    g_mode = Mode::kBf16;
+  else if (mode && *mode && std::strcmp(mode, "avx2") != 0)
+    std::fprintf(stderr, "cpuid-mask: MINIRT_CPUID_MASK=%s is not avx2, amx or bf16; masking as avx2\n", mode);
   struct sigaction sa;
   std::memset(&sa, 0, sizeof sa);
   sa.sa_sigaction = on_segv;
@@ -105,7 +140,11 @@ __attribute__((constructor(101))) void install() {
     sigaction(SIGSEGV, &g_previous, nullptr);
     return;
   }
-  if (!(quiet && *quiet == '1')) std::fprintf(stderr, "cpuid-mask: AVX-512, AMX and AVX-VNNI hidden from CPUID\n");
+  if (!(quiet && *quiet == '1'))
+    std::fprintf(stderr, "cpuid-mask: %s hidden from CPUID\n",
+                 g_mode == Mode::kAmx    ? "AMX"
+                 : g_mode == Mode::kBf16 ? "AMX and AVX512_BF16"
+                                         : "AVX-512, AMX and AVX-VNNI");
 }
 
 }  // namespace

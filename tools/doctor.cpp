@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "kernels/cpu/cpu_caps.h"
 #include "runtime/gpu/gate.h"
 #include "runtime/gpu/probe.h"
 #include "runtime/gpu/stack.h"
@@ -569,7 +570,30 @@ void print_json(std::ostream& o, const GateReport& rep, int exit_code) {
     o << (i ? "," : "") << "{\"layer\":" << js(layer_name(x.layer)) << ",\"level\":" << js(level_name(x.level))
       << ",\"rule\":" << js(x.rule) << ",\"message\":" << js(x.message) << "}";
   }
-  o << "]}\n";
+  o << "]";
+  namespace cpu = minirt::cpu;
+  o << ",\"cpu\":{\"features\":" << js(cpu::cpu_features_line()) << ",\"isa\":" << js(cpu::cpu_isa_name(cpu::cpu_isa()))
+    << ",\"bf16\":" << js(cpu::bf16_isa_name(cpu::bf16_isa())) << ",\"bf16_reason\":" << js(cpu::bf16_isa_reason())
+    << "}}\n";
+}
+
+// The CPU beside the GPU stack: what MathMode::kBf16 would run on, and why not better.
+void print_cpu(std::ostream& o) {
+  namespace cpu = minirt::cpu;
+  o << "\ncpu       " << cpu::cpu_features_line() << "\n";
+  o << kIndent << "kernels: " << cpu::cpu_isa_name(cpu::cpu_isa()) << "; bf16 math (--math bf16): ";
+  switch (cpu::bf16_isa()) {
+    case cpu::Bf16Isa::kAmx:
+      o << "AMX tiles";
+      break;
+    case cpu::Bf16Isa::kAvx512Bf16:
+      o << "AVX512_BF16 (" << cpu::bf16_isa_reason() << ")";
+      break;
+    case cpu::Bf16Isa::kNone:
+      o << "none, float32 runs (" << cpu::bf16_isa_reason() << ")";
+      break;
+  }
+  o << "\n";
 }
 
 }  // namespace
@@ -588,7 +612,9 @@ int main(int argc, char** argv) {
   int code = exit_code_for(rep.result);
   if (a.json)
     print_json(std::cout, rep, code);
-  else
+  else {
     print_text(std::cout, rep, a.verbose);
+    print_cpu(std::cout);
+  }
   return code;
 }

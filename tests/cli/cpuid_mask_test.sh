@@ -25,6 +25,16 @@ if grep -qw cpuid_fault /proc/cpuinfo; then
   # A fault that is not CPUID goes on to the default action: the process dies of SIGSEGV (128 + 11).
   expect 139 '' -- env LD_PRELOAD="$mask" MINIRT_CPUID_MASK_QUIET=1 bash -c 'kill -SEGV $$'
   expect 139 '' -- env LD_PRELOAD="$mask" MINIRT_CPUID_MASK_QUIET=1 python3 -c 'import ctypes; ctypes.string_at(0)'
+  # The bf16 modes: what minirt-doctor says --math bf16 runs on, with AMX hidden, then AVX512_BF16 too.
+  if grep -qw amx_bf16 /proc/cpuinfo && grep -qw avx512_bf16 /proc/cpuinfo; then
+    bf16_of() { env LD_PRELOAD="$mask" MINIRT_CPUID_MASK_QUIET=1 MINIRT_CPUID_MASK=$1 "$bin/minirt-doctor" --json |
+      sed -n 's/.*"bf16":"\([a-z0-9_]*\)".*/\1/p'; }
+    got=$(bf16_of amx)
+    [ "$got" = avx512_bf16 ] || { echo "FAIL: MINIRT_CPUID_MASK=amx: bf16 runs on '$got', want avx512_bf16"; failures=$((failures + 1)); }
+    got=$(bf16_of bf16)
+    [ "$got" = none ] || { echo "FAIL: MINIRT_CPUID_MASK=bf16: bf16 runs on '$got', want none"; failures=$((failures + 1)); }
+    echo "bf16 masks: amx -> $(bf16_of amx), bf16 -> $(bf16_of bf16)"
+  fi
 else
   [ "$masked" = "$native" ] || { echo "FAIL: no CPUID faulting here, yet the ISA changed to '$masked'"; failures=$((failures + 1)); }
   grep -q 'cannot make CPUID fault' <<<"$err" || { echo "FAIL: the library did not say it could not mask"; failures=$((failures + 1)); }
