@@ -191,6 +191,13 @@ class KernelProvider {
   // math asked for is not run: "bf16 convolutions on AMX tiles", "fp32:
   // this CPU has no AVX512_BF16 or AMX-BF16 instructions". Empty: float32 as asked.
   virtual std::string math_note() const { return {}; }
+  // Called once per plan whose every node runs on this backend, after the
+  // algorithms are chosen (`algorithm`: node index -> name, empty or absent
+  // for the rules' pick) and before any kernel is made: the backend may store
+  // values between its own kernels in a narrower form of its own (the CPU's
+  // bfloat16 values between MathMode::kBf16 convolutions: Value::dtype
+  // kBFloat16, Value::block 32). Returns how many values it changed.
+  virtual int narrow_values(Graph&, const std::map<int, std::string>& /*algorithm*/) const { return 0; }
   // Times the candidates on the device with the backend's own means (cuDNN's
   // cudnnFindConvolutionForwardAlgorithmEx), within `workspace_limit` bytes
   // (0: none): the median milliseconds of each candidate, in the order given,

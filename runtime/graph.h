@@ -56,7 +56,8 @@ struct Value {
 // Bytes a value's buffer holds: its shape's elements, with the channels
 // rounded up to whole blocks when it is blocked.
 size_t value_bytes(const Value& v);
-// "1x64x56x56", with "/16c" appended when blocked.
+// "1x64x56x56", with "/16c" appended when blocked ("/32c bf16": the CPU's
+// bf16 values between MathMode::kBf16 convolutions).
 std::string value_shape_str(const Value& v);
 
 struct Node {

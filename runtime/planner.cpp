@@ -272,6 +272,10 @@ std::unique_ptr<Plan> make_plan(const Graph& model, const std::vector<const Tens
     for (int idx : order) nodes.emplace_back(idx, plan->spaces[placed.node_space[idx]].backend);
     algorithm = options.tuner->tune(g, nodes, pool);
   }
+  // A plan the CPU runs alone may keep some values in a narrower form
+  // between its kernels (bf16 between MathMode::kBf16 convolutions).
+  if (std::all_of(order.begin(), order.end(), [&](int idx) { return placed.node_space[idx] == 0; }))
+    plan->stats.narrowed = cpu.narrow_values(g, algorithm);
   make_steps(*plan, order, placed.node_space, algorithm);
   plan_memory(*plan, options.optimize);
   return plan;
@@ -289,9 +293,13 @@ std::string Plan::report() const {
   if (stats.concats_elided) os << ", " << stats.concats_elided << " Concat made in place";
   os << "\n";
   if (graph.half.any()) os << graph.half.summary() << "\n";
-  if (stats.block)
+  if (stats.block) {
     os << "layout: nchw" << stats.block << "c for " << stats.blocked << " values (shapes marked /" << stats.block
-       << "c), " << stats.reorders << " reorder" << (stats.reorders == 1 ? "" : "s") << "\n";
+       << "c), " << stats.reorders << " reorder" << (stats.reorders == 1 ? "" : "s");
+    if (stats.narrowed)
+      os << "; " << stats.narrowed << " of them bf16 in groups of 32 channels between bf16 convolutions (/32c bf16)";
+    os << "\n";
+  }
   if (!placement.empty()) os << placement << "\n";
   // Steps whose products run in another precision than float32 (MathMode::kBf16's
   // convolutions); each such step says it after its description.

@@ -83,6 +83,7 @@ struct PlanStats {
   int blocked = 0;         // values in the blocked layout
   int reorders = 0;        // layout changes inserted
   int concats_elided = 0;  // Concat steps whose inputs were made in their slices
+  int narrowed = 0;        // values the backend keeps narrower (KernelProvider::narrow_values)
 };
 
 struct Plan {

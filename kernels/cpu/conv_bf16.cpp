@@ -39,6 +39,34 @@ void pack_rows_reference(const Bf16ConvGeom& g, const float* x, uint16_t* xin, i
   }
 }
 
+// The same rows from a bf16 value ([groups][h][w][32]): copies, zero outside.
+void pack_rows_from_bf16(const Bf16ConvGeom& g, const uint16_t* x, uint16_t* xin, int64_t row0, int64_t row1) {
+  for (int64_t row = row0; row < row1; ++row) {
+    const int64_t a = row % (g.hq + 1);
+    const int64_t phase = (row / (g.hq + 1)) % g.phases;
+    const int64_t grp = row / ((g.hq + 1) * g.phases);
+    uint16_t* base = xin + (grp * g.phases + phase) * g.phase_pixels * 32;
+    if (a == g.hq) {
+      std::fill(base + g.hq * g.wq * 32, base + g.phase_pixels * 32, uint16_t{0});
+      continue;
+    }
+    uint16_t* d = base + a * g.wq * 32;
+    const int64_t ih = a * g.sh + phase / g.sw - g.ph;
+    if (ih < 0 || ih >= g.h) {
+      std::fill(d, d + g.wq * 32, uint16_t{0});
+      continue;
+    }
+    const uint16_t* src = x + (grp * g.h + ih) * g.w * 32;
+    for (int64_t b = 0; b < g.wq; ++b) {
+      const int64_t iw = b * g.sw + phase % g.sw - g.pw;
+      if (iw < 0 || iw >= g.w)
+        std::fill(d + b * 32, d + b * 32 + 32, uint16_t{0});
+      else
+        std::memcpy(d + b * 32, src + iw * 32, 64);
+    }
+  }
+}
+
 void strip_reference(const Bf16ConvStrip& s) {
   const Bf16ConvGeom& g = *s.g;
   const int64_t plane = g.oh * g.ow * 16;
@@ -59,7 +87,16 @@ void strip_reference(const Bf16ConvStrip& s) {
         const int64_t at = b * plane + (oh * g.ow + ow) * 16 + n;
         float v = sum + s.bias[b * 16 + n];
         if (s.r) v += s.r[at];
-        s.y[at] = s.act->apply(v);
+        v = s.act->apply(v);
+        if (g.y_bf16) {
+          // Channel b * 16 + n of the 32-channel groups; a lone last block's partner lanes are zero.
+          const int64_t ch = b * 16 + n;
+          uint16_t* y = static_cast<uint16_t*>(s.y) + ((ch / 32) * g.oh * g.ow + oh * g.ow + ow) * 32;
+          y[ch % 32] = float_to_bfloat16(v);
+          if (b + 1 == g.blocks && b % 2 == 0) y[16 + n] = 0;
+        } else {
+          static_cast<float*>(s.y)[at] = v;
+        }
       }
     }
   }
@@ -102,9 +139,14 @@ Bf16Conv::Bf16Conv(const NchwcConvSpec& s, Bf16Isa isa, const float* w, const fl
   g.hq = q.oh + ((q.kh - 1) * q.dh) / q.sh;
   g.wq = q.ow + ((q.kw - 1) * q.dw) / q.sw;
   g.phases = q.sh * q.sw;
+  g.y_bf16 = s.y_bf16;
+  // A bf16 input of a 1x1, stride-1, unpadded convolution is read in place
+  // (conv_bf16_isa.h); every other input is packed per run.
+  direct_ = s.x_bf16 && q.kh == 1 && q.kw == 1 && q.sh == 1 && q.sw == 1 && q.ph == 0 && q.pw == 0 && q.oh == q.h &&
+            q.ow == q.w;
   // Slack: the last 32-pixel step of the flat grid reads up to 31 pixels
   // past it, plus the farthest tap's offset beyond the grid.
-  g.phase_pixels = g.hq * g.wq + g.wq + 32;
+  g.phase_pixels = direct_ ? q.h * q.w : g.hq * g.wq + g.wq + 32;
   g.taps = q.kh * q.kw;
   g.flat = q.oh * g.wq;
   tap_off_.resize(static_cast<size_t>(g.taps));
@@ -116,13 +158,13 @@ Bf16Conv::Bf16Conv(const NchwcConvSpec& s, Bf16Isa isa, const float* w, const fl
     }
   g.tap_off = tap_off_.data();
   image_elems_ = static_cast<size_t>(g.groups * g.phases * g.phase_pixels * 32);
-  ws_bytes_ = (static_cast<size_t>(q.n) * image_elems_ * sizeof(uint16_t) + 63) / 64 * 64;
+  ws_bytes_ = direct_ ? 0 : (static_cast<size_t>(q.n) * image_elems_ * sizeof(uint16_t) + 63) / 64 * 64;
 
   // Units: blocks whose packed weights fit about 512 KiB of L2 (an even
   // number, for the 2-block steps), times strips of 32-pixel steps.
   const int64_t block_bytes = g.groups * g.taps * 512 * 2;
   blocks_per_unit_ = std::clamp<int64_t>((512 * 1024) / std::max<int64_t>(block_bytes, 1) / 2 * 2, 2, 64);
-  blocks_per_unit_ = std::min(blocks_per_unit_, g.blocks);
+  blocks_per_unit_ = std::min(blocks_per_unit_, (g.blocks + 1) / 2 * 2);  // even: a unit starts a 32-channel group
   pixels_per_unit_ = 128;
 
   if (!w) return;
@@ -142,24 +184,35 @@ Bf16Conv::Bf16Conv(const NchwcConvSpec& s, Bf16Isa isa, const float* w, const fl
   if (bias) std::copy(bias, bias + q.m, bias_.begin());
 }
 
-void Bf16Conv::run(const float* x, const float* r, float* y, void* workspace, ThreadPool& pool) const {
+void Bf16Conv::run(const void* x, const float* r, void* y, void* workspace, ThreadPool& pool) const {
   const Bf16ConvGeom& g = g_;
-  uint16_t* xin = static_cast<uint16_t*>(workspace);
   const int64_t n = s_.q.n;
   const int64_t rows = g.groups * g.phases * (g.hq + 1);
-  const int64_t x_image = ceil_div(g.c, 16) * g.h * g.w * 16;
-  const int64_t y_image = g.blocks * g.oh * g.ow * 16;
-  auto pack = isa_ == Bf16Isa::kNone ? pack_rows_reference : bf16_pack_rows_avx512bf16;
-  pool.parallel_for(
-      n * rows,
-      [&](int64_t u0, int64_t u1) {
-        for (int64_t u = u0; u < u1;) {
-          int64_t img = u / rows, r0 = u % rows, r1 = std::min(rows, r0 + (u1 - u));
-          pack(g, x + img * x_image, xin + img * image_elems_, r0, r1);
-          u += r1 - r0;
-        }
-      },
-      4);
+  // Elements (floats or bf16s) per image of x and y.
+  const int64_t x_image = s_.x_bf16 ? g.groups * g.h * g.w * 32 : ceil_div(g.c, 16) * g.h * g.w * 16;
+  const int64_t y_image = g.y_bf16 ? ceil_div(g.m, 32) * g.oh * g.ow * 32 : g.blocks * g.oh * g.ow * 16;
+  const int64_t r_image = g.blocks * g.oh * g.ow * 16;
+  const uint16_t* xin = static_cast<const uint16_t*>(direct_ ? x : workspace);
+  const int64_t xin_image = direct_ ? x_image : static_cast<int64_t>(image_elems_);
+  if (!direct_) {
+    uint16_t* dst = static_cast<uint16_t*>(workspace);
+    pool.parallel_for(
+        n * rows,
+        [&](int64_t u0, int64_t u1) {
+          for (int64_t u = u0; u < u1;) {
+            int64_t img = u / rows, r0 = u % rows, r1 = std::min(rows, r0 + (u1 - u));
+            uint16_t* d = dst + img * xin_image;
+            if (s_.x_bf16)
+              pack_rows_from_bf16(g, static_cast<const uint16_t*>(x) + img * x_image, d, r0, r1);
+            else if (isa_ == Bf16Isa::kNone)
+              pack_rows_reference(g, static_cast<const float*>(x) + img * x_image, d, r0, r1);
+            else
+              bf16_pack_rows_avx512bf16(g, static_cast<const float*>(x) + img * x_image, d, r0, r1);
+            u += r1 - r0;
+          }
+        },
+        4);
+  }
   auto strip = isa_ == Bf16Isa::kAmx          ? bf16_conv_strip_amx
                : isa_ == Bf16Isa::kAvx512Bf16 ? bf16_conv_strip_avx512bf16
                                               : strip_reference;
@@ -171,12 +224,13 @@ void Bf16Conv::run(const float* x, const float* r, float* y, void* workspace, Th
       int64_t img = u / (bunits * punits), rest = u % (bunits * punits);
       int64_t bu = rest / punits, pu = rest % punits;
       Bf16ConvStrip st{&g,
-                       xin + img * image_elems_,
+                       xin + img * xin_image,
                        w_.data(),
                        bias_.data(),
-                       r ? r + img * y_image : nullptr,
+                       r ? r + img * r_image : nullptr,
                        &s_.act,
-                       y + img * y_image,
+                       g.y_bf16 ? static_cast<void*>(static_cast<uint16_t*>(y) + img * y_image)
+                                : static_cast<void*>(static_cast<float*>(y) + img * y_image),
                        0,
                        0,
                        0,

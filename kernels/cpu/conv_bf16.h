@@ -43,8 +43,9 @@ class Bf16Conv {
   // isa kNone runs the portable reference (tests).
   Bf16Conv(const NchwcConvSpec& s, Bf16Isa isa, const float* w, const float* bias, int threads);
   size_t workspace_bytes() const { return ws_bytes_; }
-  // x, r (or null), y blocked, all q.n images.
-  void run(const float* x, const float* r, float* y, void* workspace, ThreadPool& pool) const;
+  // x, r (or null), y for all q.n images: x and y blocked floats, or bf16
+  // groups of 32 channels where the spec's x_bf16 / y_bf16 say so; r blocked floats.
+  void run(const void* x, const float* r, void* y, void* workspace, ThreadPool& pool) const;
   std::string describe() const;
   Bf16Isa isa() const { return isa_; }
 
@@ -57,6 +58,7 @@ class Bf16Conv {
   std::vector<float> bias_;  // blocks * 16
   size_t image_elems_ = 0;   // uint16s of one image's packed input
   size_t ws_bytes_ = 0;
+  bool direct_ = false;  // x (bf16) read in place, nothing packed
   int64_t blocks_per_unit_ = 0, pixels_per_unit_ = 0;
   int threads_ = 1;
 };

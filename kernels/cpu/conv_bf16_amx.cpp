@@ -51,6 +51,14 @@ void step(const Bf16ConvStrip& s, int64_t f, int64_t b, float* cbuf) {
     for (int64_t t = 0; t < g.taps; ++t) {
       const uint16_t* xp = xg + g.tap_off[t] * 32;
       const uint16_t* wp = wg + t * 512;
+      // The next step's weights (the next tap, or the next group's first:
+      // contiguous) into L1 while these tiles multiply: the B tiles' loads
+      // from L2 were where the loop waited (perf annotate; 3x3 layers 15%
+      // faster in minirt_bf16_bench).
+      for (int line = 0; line < 16; ++line) {
+        _mm_prefetch(reinterpret_cast<const char*>(wp + 512 + line * 32), _MM_HINT_T0);
+        if (NT > 1) _mm_prefetch(reinterpret_cast<const char*>(wp + wstride + 512 + line * 32), _MM_HINT_T0);
+      }
       _tile_loadd(6, wp, 64);
       if (NT > 1) _tile_loadd(7, wp + wstride, 64);
       _tile_loadd(4, xp, 64);

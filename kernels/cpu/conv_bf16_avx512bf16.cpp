@@ -101,19 +101,45 @@ void bf16_pack_rows_avx512bf16(const Bf16ConvGeom& g, const float* x, uint16_t* 
 void bf16_conv_epilogue_avx512(const Bf16ConvStrip& s, const float* cbuf, int64_t f, int mt, int64_t b, int nt) {
   const Bf16ConvGeom& g = *s.g;
   const Activation& act = *s.act;
-  const int64_t plane = g.oh * g.ow * 16;
+  const int64_t pixels = g.oh * g.ow, plane = pixels * 16;
   // Where the rows land: the flat grid's pixel f + i is (oh, ow) = divmod(f + i, wq),
   // walked without a division per row; -1 for a dropped column or a row past the plane.
   int64_t at[32];
   int64_t oh = f / g.wq, ow = f - oh * g.wq;
   for (int i = 0; i < mt * 16; ++i) {
-    at[i] = oh < g.oh && ow < g.ow ? (oh * g.ow + ow) * 16 : -1;
+    at[i] = oh < g.oh && ow < g.ow ? oh * g.ow + ow : -1;
     if (++ow == g.wq) ow = 0, ++oh;
+  }
+  if (g.y_bf16) {
+    // Blocks b and b + 1 (b even) are one group of 32 bf16 channels per pixel.
+    const __m512 bias0 = _mm512_loadu_ps(s.bias + b * 16);
+    const __m512 bias1 = nt > 1 ? _mm512_loadu_ps(s.bias + (b + 1) * 16) : _mm512_setzero_ps();
+    const float* r0 = s.r ? s.r + b * plane : nullptr;
+    const float* r1 = s.r && nt > 1 ? s.r + (b + 1) * plane : nullptr;
+    uint16_t* yg = static_cast<uint16_t*>(s.y) + (b / 2) * pixels * 32;
+    for (int t = 0; t < mt; ++t) {
+      const float* c0 = cbuf + t * 2 * 256;
+      for (int row = 0; row < 16; ++row) {
+        const int64_t p = at[t * 16 + row];
+        if (p < 0) continue;
+        __m512 v0 = _mm512_add_ps(_mm512_load_ps(c0 + row * 16), bias0);
+        if (r0) v0 = _mm512_add_ps(v0, _mm512_loadu_ps(r0 + p * 16));
+        v0 = act_avx512(v0, act);
+        __m512 v1 = _mm512_setzero_ps();
+        if (nt > 1) {
+          v1 = _mm512_add_ps(_mm512_load_ps(c0 + 256 + row * 16), bias1);
+          if (r1) v1 = _mm512_add_ps(v1, _mm512_loadu_ps(r1 + p * 16));
+          v1 = act_avx512(v1, act);
+        }
+        _mm512_storeu_si512(yg + p * 32, reinterpret_cast<__m512i>(_mm512_cvtne2ps_pbh(v1, v0)));
+      }
+    }
+    return;
   }
   for (int n = 0; n < nt; ++n) {
     const int64_t blk = b + n;
     const __m512 bias = _mm512_loadu_ps(s.bias + blk * 16);
-    float* yb = s.y + blk * plane;
+    float* yb = static_cast<float*>(s.y) + blk * plane;
     const float* rb = s.r ? s.r + blk * plane : nullptr;
     for (int t = 0; t < mt; ++t) {
       const float* c = cbuf + (t * 2 + n) * 256;
@@ -121,8 +147,8 @@ void bf16_conv_epilogue_avx512(const Bf16ConvStrip& s, const float* cbuf, int64_
         const int64_t p = at[t * 16 + row];
         if (p < 0) continue;
         __m512 v = _mm512_add_ps(_mm512_load_ps(c + row * 16), bias);
-        if (rb) v = _mm512_add_ps(v, _mm512_loadu_ps(rb + p));
-        _mm512_storeu_ps(yb + p, act_avx512(v, act));
+        if (rb) v = _mm512_add_ps(v, _mm512_loadu_ps(rb + p * 16));
+        _mm512_storeu_ps(yb + p * 16, act_avx512(v, act));
       }
     }
   }

@@ -43,12 +43,20 @@ struct Bf16ConvGeom {
   int64_t taps = 0;                  // kh * kw
   int64_t flat = 0;                  // oh * wq: pixels of the flat output grid
   const int64_t* tap_off = nullptr;  // per tap, in pixels from the group's start
+  bool y_bf16 = false;               // y is bf16 [ceil(m / 32)][oh][ow][32] (the epilogue rounds)
 };
 
 // The work of one call: flat output pixels [f0, f1) and output blocks
-// [b0, b1) of one image; y = act(sum + bias (+ r)), y and r blocked
-// [blocks][oh][ow][16] floats of this image. bias holds blocks * 16 floats
+// [b0, b1) of one image (b0 even); y = act(sum + bias (+ r)), r blocked
+// [blocks][oh][ow][16] floats of this image, y the same or, with
+// g.y_bf16, bf16 [ceil(m / 32)][oh][ow][32]. bias holds blocks * 16 floats
 // (zero past m).
+//
+// A bf16 value (x_bf16) whose convolution is 1x1, stride 1, unpadded is its
+// own packed input (phases 1, hq x wq = h x w, no slack of its own): the
+// rows read past a group's plane fall in the next group's or in the
+// value's slack (value_bytes adds 32 pixels to every bf16 blocked value),
+// and feed only rows of C that the epilogue drops.
 struct Bf16ConvStrip {
   const Bf16ConvGeom* g;
   const uint16_t* xin;  // this image's packed input
@@ -56,7 +64,7 @@ struct Bf16ConvStrip {
   const float* bias;
   const float* r;  // null: no residual
   const Activation* act;
-  float* y;
+  void* y;
   int64_t f0, f1, b0, b1;
 };
 

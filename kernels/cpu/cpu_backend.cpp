@@ -74,6 +74,9 @@ class CpuBackend final : public KernelProvider {
     }
   }
   std::string math_note() const override { return math_note_; }
+  int narrow_values(Graph& g, const std::map<int, std::string>& algorithm) const override {
+    return cpu::nchwc_bf16_values(g, algorithm, threads_, bf16_);
+  }
   const char* name() const override { return "cpu"; }
   const ComputeDevice& device() const override { return host_device(); }
   bool supports(const Graph&, const Node& n, std::string* why) const override {

@@ -22,6 +22,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <map>
 #include <memory>
 #include <string>
 #include <vector>
@@ -57,6 +58,12 @@ std::unique_ptr<Kernel> make_nchwc_kernel(const Graph& g, const Node& n, int thr
 const std::vector<std::string>& nchwc_conv_algorithm_names();
 std::string nchwc_conv_declined(const Graph& g, const Node& n, const std::string& algo, Bf16Isa bf16 = Bf16Isa::kNone);
 std::string nchwc_conv_heuristic(const Graph& g, const Node& n, int threads, Bf16Isa bf16 = Bf16Isa::kNone);
+// The values between two nchwc_bf16 convolutions -- made by one, read only
+// as the data input of others -- become bf16 in groups of 32 channels
+// (dtype kBFloat16, block 32): half the memory traffic, and a 1x1 stride-1
+// reader takes its input in place. `algorithm`: each node's chosen Conv
+// algorithm (empty or absent: the rules' pick). Returns how many.
+int nchwc_bf16_values(Graph& g, const std::map<int, std::string>& algorithm, int threads, Bf16Isa bf16);
 size_t nchwc_conv_workspace_bytes(const Graph& g, const Node& n, int threads, const std::string& algo,
                                   Bf16Isa bf16 = Bf16Isa::kNone);
 

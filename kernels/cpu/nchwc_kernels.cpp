@@ -35,6 +35,10 @@ bool float4d(const Graph& g, int v) {
 }
 
 int block_of(const Graph& g, int v) { return v >= 0 ? g.values[v].block : 0; }
+// A bf16 blocked value: bfloat16 in groups of 32 channels, between bf16 convolutions.
+bool is_bf16_value(const Graph& g, int v) {
+  return v >= 0 && g.values[v].block > 0 && g.values[v].dtype == DType::kBFloat16;
+}
 
 // Floats a value's buffer holds (padded channels included).
 int64_t value_floats(const Graph& g, int v) { return static_cast<int64_t>(value_bytes(g.values[v]) / sizeof(float)); }
@@ -485,6 +489,10 @@ NchwcConvSpec conv_spec(const Graph& g, const Node& n) {
   s.isa = sgemm_default_isa();
   s.block = block_of(g, n.outputs[0]);
   s.input_blocked = block_of(g, n.inputs[0]) > 0;
+  // bf16 values between bf16 convolutions (nchwc_bf16_values): 32 channels per group.
+  s.x_bf16 = is_bf16_value(g, n.inputs[0]);
+  s.y_bf16 = is_bf16_value(g, n.outputs[0]);
+  if (s.y_bf16) s.block = 16;
   s.act = a.act;
   s.residual = n.input(3) >= 0;
   return s;
@@ -517,7 +525,11 @@ std::string native_declined(const Graph& g, const Node& n, const std::string& al
   NchwcConvSpec s = conv_spec(g, n);
   if (s.block == 0 || nchwc_block(s.isa) != s.block)
     return "needs its output in the blocked layout of the ISA kernels are made for";
-  if (s.input_blocked && block_of(g, n.inputs[0]) != s.block) return "needs its input in the same block as its output";
+  if (s.x_bf16 || s.y_bf16) {
+    if (algo != kBf16) return "reads or writes a bf16 value, which only nchwc_bf16 does";
+  } else if (s.input_blocked && block_of(g, n.inputs[0]) != s.block) {
+    return "needs its input in the same block as its output";
+  }
   if (algo == kDirect) return nchwc_direct_declined(s);
   if (algo == kDepthwise) return nchwc_depthwise_declined(s);
   if (int t = winograd_tile(algo)) return nchwc_winograd_declined(s, t);
@@ -558,7 +570,7 @@ class NativeConvKernel final : public Kernel {
     float* y = static_cast<float*>(args.outputs[0]);
     float* ws = static_cast<float*>(args.workspace);
     if (bf16_)
-      bf16_->run(x, r, y, ws, *args.pool);
+      bf16_->run(args.inputs[0], r, args.outputs[0], ws, *args.pool);
     else if (dw_)
       dw_->run(x, r, y, 0, ws, *args.pool);
     else if (wino_)
@@ -700,6 +712,49 @@ std::string nchwc_conv_heuristic(const Graph& g, const Node& n, int threads, Bf1
   }
   if (native_declined(g, n, kDirect, bf16).empty()) return kDirect;
   return conv_heuristic_algorithm(g, n, threads);
+}
+
+int nchwc_bf16_values(Graph& g, const std::map<int, std::string>& algorithm, int threads, Bf16Isa bf16) {
+  if (bf16 == Bf16Isa::kNone) return 0;
+  // Each node's convolution algorithm, as make_nchwc_kernel will pick it.
+  auto runs_bf16 = [&](int idx) {
+    const Node& n = g.nodes[static_cast<size_t>(idx)];
+    if (n.dead || n.op != "Conv" || n.domain == "minirt") return false;
+    if (block_of(g, n.outputs[0]) == 0) return false;
+    auto a = algorithm.find(idx);
+    std::string name =
+        a != algorithm.end() && !a->second.empty() ? a->second : nchwc_conv_heuristic(g, n, threads, bf16);
+    return name == kBf16;
+  };
+  std::vector<int> producer(g.values.size(), -1);
+  std::vector<std::vector<std::pair<int, size_t>>> readers(g.values.size());  // (node, input slot)
+  for (size_t i = 0; i < g.nodes.size(); ++i) {
+    const Node& n = g.nodes[i];
+    if (n.dead) continue;
+    for (int o : n.outputs)
+      if (o >= 0) producer[static_cast<size_t>(o)] = static_cast<int>(i);
+    for (size_t k = 0; k < n.inputs.size(); ++k)
+      if (n.inputs[k] >= 0) readers[static_cast<size_t>(n.inputs[k])].emplace_back(static_cast<int>(i), k);
+  }
+  std::vector<char> is_output(g.values.size(), 0);
+  for (int o : g.outputs) is_output[static_cast<size_t>(o)] = 1;
+  std::vector<int> narrow;
+  for (size_t v = 0; v < g.values.size(); ++v) {
+    const Value& val = g.values[v];
+    if (val.block != 16 || val.dtype != DType::kFloat32 || val.constant || is_output[v] || readers[v].empty()) continue;
+    if (producer[v] < 0 || g.nodes[static_cast<size_t>(producer[v])].outputs[0] != static_cast<int>(v) ||
+        !runs_bf16(producer[v]))
+      continue;
+    bool ok = true;
+    for (const auto& [node, slot] : readers[v]) ok = ok && slot == 0 && runs_bf16(node);
+    if (ok) narrow.push_back(static_cast<int>(v));
+  }
+  // Marked after every decision: a node's pick reads its values' layouts.
+  for (int v : narrow) {
+    g.values[static_cast<size_t>(v)].dtype = DType::kBFloat16;
+    g.values[static_cast<size_t>(v)].block = 32;
+  }
+  return static_cast<int>(narrow.size());
 }
 
 size_t nchwc_conv_workspace_bytes(const Graph& g, const Node& n, int threads, const std::string& algo, Bf16Isa bf16) {

@@ -32,7 +32,7 @@
 // step_times), KernelProvider::reads_uploaded_constant and
 // Kernel::own_constant_bytes (new virtual functions move the vtables: a
 // module of 5 would call the wrong ones). 7: Kernel::precision,
-// KernelProvider::math_note.
+// KernelProvider::math_note and narrow_values.
 #define MINIRT_CUDA_MODULE_ABI 7
 
 extern "C" {

@@ -103,8 +103,28 @@ double slope(const Activation& a) {
   }
 }
 
-// One case on one instruction set at 1 and 3 threads; false after the first failure.
-bool run_case(const Case& cs, Bf16Isa isa) {
+// bf16 [n][ceil(c/32)][hw][32] of plain [n][c][hw], rounded to nearest even,
+// padding channels `pad`, and 32 pixels of slack holding NaNs (a reader may
+// run into them only with rows whose results it drops).
+std::vector<uint16_t> bf16_groups(const std::vector<float>& plain, int64_t n, int64_t c, int64_t hw, float pad) {
+  const int64_t groups = (c + 31) / 32;
+  std::vector<uint16_t> out(static_cast<size_t>(n * groups * hw * 32 + 32 * 32), float_to_bfloat16(pad));
+  for (size_t i = static_cast<size_t>(n * groups * hw * 32); i < out.size(); ++i) out[i] = 0x7fc0;  // NaN
+  for (int64_t i = 0; i < n; ++i)
+    for (int64_t ch = 0; ch < c; ++ch)
+      for (int64_t p = 0; p < hw; ++p)
+        out[static_cast<size_t>(((i * groups + ch / 32) * hw + p) * 32 + ch % 32)] =
+            float_to_bfloat16(plain[static_cast<size_t>((i * c + ch) * hw + p)]);
+  return out;
+}
+
+// Where x comes from and y goes: blocked floats, or bf16 groups of 32 channels.
+struct Form {
+  bool x_bf16 = false, y_bf16 = false;
+};
+
+// One case on one instruction set and form at 1 and 3 threads; false after the first failure.
+bool run_case(const Case& cs, Bf16Isa isa, Form form = {}) {
   const int64_t oh = cs.oh(), ow = cs.ow(), ohw = oh * ow, taps = cs.kh * cs.kw;
   const int64_t mb = (cs.m + 15) / 16;
   std::mt19937 rng(static_cast<uint32_t>(cs.c * 7919 + cs.m * 104729 + cs.h * 31 + cs.w * 17 + cs.kh * 5));
@@ -119,6 +139,7 @@ bool run_case(const Case& cs, Bf16Isa isa) {
   const std::vector<float> bias = fill(static_cast<size_t>(cs.m));
   const std::vector<float> r = fill(static_cast<size_t>(cs.n * cs.m * ohw));
   const std::vector<float> xb = blocked(x, cs.n, cs.c, cs.h * cs.w, 1e3f);
+  const std::vector<uint16_t> xg = bf16_groups(x, cs.n, cs.c, cs.h * cs.w, 1e3f);
   const std::vector<float> rb = blocked(r, cs.n, cs.m, ohw, 1e3f);
 
   // The yardstick, with the magnitude of each output's terms.
@@ -151,13 +172,52 @@ bool run_case(const Case& cs, Bf16Isa isa) {
   for (int threads : {1, 3}) {
     ThreadPool pool(threads);
     NchwcConvSpec s = spec_of(cs);
+    s.x_bf16 = form.x_bf16;
+    s.y_bf16 = form.y_bf16;
     Bf16Conv conv(s, isa, w.data(), cs.bias ? bias.data() : nullptr, threads);
     std::vector<uint8_t> ws(conv.workspace_bytes() + 64);
     void* wsp = ws.data() + (64 - reinterpret_cast<uintptr_t>(ws.data()) % 64) % 64;
     std::vector<float> y(static_cast<size_t>(cs.n * mb * 16 * ohw) + kGuard);
     poison(y.data(), y.size());
-    conv.run(xb.data(), cs.residual ? rb.data() : nullptr, y.data(), wsp, pool);
-    const std::string where = cs.str() + " isa=" + bf16_isa_name(isa) + " threads=" + std::to_string(threads);
+    const int64_t yg_groups = (cs.m + 31) / 32;
+    std::vector<uint16_t> yg(static_cast<size_t>(cs.n * yg_groups * ohw * 32) + kGuard, 0xffff);  // NaN
+    const void* xin = form.x_bf16 ? static_cast<const void*>(xg.data()) : static_cast<const void*>(xb.data());
+    void* yout = form.y_bf16 ? static_cast<void*>(yg.data()) : static_cast<void*>(y.data());
+    conv.run(xin, cs.residual ? rb.data() : nullptr, yout, wsp, pool);
+    const std::string where = cs.str() + " isa=" + bf16_isa_name(isa) + (form.x_bf16 ? " x=bf16" : "") +
+                              (form.y_bf16 ? " y=bf16" : "") + " threads=" + std::to_string(threads) + " (" +
+                              conv.describe() + ")";
+    if (form.y_bf16) {
+      // Every lane of every group written (padding lanes finite), each real
+      // one within the tolerance plus the final rounding to bf16 (2^-9 of it).
+      for (int64_t i = 0; i < cs.n; ++i)
+        for (int64_t grp = 0; grp < yg_groups; ++grp)
+          for (int64_t p = 0; p < ohw; ++p)
+            for (int64_t l = 0; l < 32; ++l) {
+              int64_t co = grp * 32 + l;
+              float got = bfloat16_to_float(yg[static_cast<size_t>(((i * yg_groups + grp) * ohw + p) * 32 + l)]);
+              if (co >= cs.m) {
+                if (!std::isfinite(got)) {
+                  ADD_FAILURE() << where << ": padding lane " << co << " of pixel " << p << " is " << got;
+                  return false;
+                }
+                continue;
+              }
+              size_t at = static_cast<size_t>((i * cs.m + co) * ohw + p);
+              double tol = 2e-5 * mag[at] * slope(cs.act) + std::ldexp(std::fabs(want[at]), -8) + 1e-6;
+              if (!(std::fabs(got - want[at]) <= tol)) {
+                ADD_FAILURE() << where << ": image " << i << " channel " << co << " pixel " << p << ": got " << got
+                              << ", want " << want[at] << " (tolerance " << tol << ")";
+                return false;
+              }
+            }
+      for (size_t k = yg.size() - kGuard; k < yg.size(); ++k)
+        if (yg[k] != 0xffff) {
+          ADD_FAILURE() << where << ": wrote past the output";
+          return false;
+        }
+      continue;
+    }
     for (int64_t i = 0; i < cs.n; ++i)
       for (int64_t blk = 0; blk < mb; ++blk)
         for (int64_t p = 0; p < ohw; ++p)
@@ -245,9 +305,14 @@ std::vector<Case> cases() {
   return out;
 }
 
+// Every form on the ISA kernels; the scalar reference (slow under the
+// sanitizers) takes the two that cover its code: floats in and out, bf16 in and out.
 void run_all(Bf16Isa isa) {
   for (const Case& c : cases())
-    if (!run_case(c, isa)) return;
+    for (Form f : {Form{false, false}, Form{true, true}, Form{true, false}, Form{false, true}}) {
+      if (isa == Bf16Isa::kNone && f.x_bf16 != f.y_bf16) continue;
+      if (!run_case(c, isa, f)) return;
+    }
 }
 
 TEST(ConvBf16, ReferenceMatchesRoundedOperands) { run_all(Bf16Isa::kNone); }
