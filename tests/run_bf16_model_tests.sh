@@ -8,10 +8,11 @@
 # onnxruntime's float32 outputs; ctest runs that test first, a fixture) and
 # runs minirt-conformance on them with MathMode::kBf16, judged by the
 # accuracy bar of issue 24, per output:
-#   scaled error  max|minirt - onnxruntime| / max|onnxruntime| <= 1e-2
-#   (3e-2 for yolov5s_like, a detector whose sigmoid outputs carry the
-#   rounding of 60 convolutions; OpenVINO's default bf16 is at 0.19 and 0.97
-#   on the real detectors measured in bench/results_cpu.md), and
+#   scaled error  max|minirt - onnxruntime| / max|onnxruntime| <= the case's
+#   bar: 1e-2; 5e-2 for MobileNetV2 (min(2x OpenVINO's 3e-2, 5e-2), the
+#   issue's rule); 3e-2 for yolov5s_like, a detector whose sigmoid outputs
+#   carry the rounding of 60 convolutions (OpenVINO's default bf16 is at 0.19
+#   and 0.97 on the real detectors of issue 24's table), and
 #   classifiers ([N, classes] outputs) keep every row's top-1.
 # Each instruction set this CPU has runs: AMX with the rules' choices, then
 # AVX512_BF16 alone (MINIRT_CPU_ISA=avx512_bf16, AMX masked) with every
@@ -44,22 +45,36 @@ has() { [[ " $flags " == *" $1 "* ]]; }
 status=0
 
 # One pass over every case; $1 names the pass, the rest are extra options.
+# The bar of a case: 5e-2 for MobileNetV2 (OpenVINO's default bf16 is at 3e-2
+# there, issue 24's table: the bar is min(2x that, 5e-2)), 3e-2 for the
+# YOLO-like detector, 1e-2 for the rest.
+bar_of() {
+  case "$1" in
+    mobilenetv2*) echo 5e-2 ;;
+    yolov5s_like*) echo 3e-2 ;;
+    *) echo 1e-2 ;;
+  esac
+}
+
+# One pass over every case at the loosest bar, then each case's largest
+# scaled error against its own bar. $1 names the pass, the rest are options.
 run_pass() {
-  local label=$1 out
+  local label=$1 out line name worst bar
   shift
   echo "== $label"
-  out=$("$bin/minirt-conformance" --verbose --threads "$threads" --math bf16 "$@" --scaled-error 1e-2 "$cases" || true)
-  grep -v '^PASS light_' <<<"$out" | sed 's/^FAIL yolov5s_like: /above 1e-2, judged at 3e-2 below: yolov5s_like: /' || true
-  if grep '^FAIL' <<<"$out" | grep -qv '^FAIL yolov5s_like'; then status=1; fi
-  if grep -q '^SKIP' <<<"$out"; then status=1; fi
-  # yolov5s_like at its own bar.
-  if ! "$bin/minirt-conformance" --threads "$threads" --math bf16 "$@" --scaled-error 3e-2 --filter yolov5s_like \
-    "$cases" >/dev/null; then
-    echo "FAIL yolov5s_like above 3e-2 ($label)"
-    status=1
-  else
-    echo "yolov5s_like within 3e-2"
-  fi
+  out=$("$bin/minirt-conformance" --verbose --threads "$threads" --math bf16 "$@" --scaled-error 5e-2 "$cases" || true)
+  grep -v '^PASS light_' <<<"$out" || true
+  if grep -qE '^(FAIL|SKIP)' <<<"$out"; then status=1; fi
+  while IFS= read -r line; do
+    name=${line#PASS }
+    name=${name%%:*}
+    worst=$(grep -oE 'scaled error [0-9.e+-]+' <<<"$line" | awk '{ if ($3 > m) m = $3 } END { printf "%g", m + 0 }')
+    bar=$(bar_of "$name")
+    if awk -v w="$worst" -v b="$bar" 'BEGIN { exit !(w > b) }'; then
+      echo "FAIL $name: scaled error $worst above its bar $bar ($label)"
+      status=1
+    fi
+  done < <(grep '^PASS ' <<<"$out")
 }
 
 # What --math bf16 runs on this CPU, as runmodel says it.

@@ -86,7 +86,13 @@ void strip_reference(const Bf16ConvStrip& s) {
           }
         const int64_t at = b * plane + (oh * g.ow + ow) * 16 + n;
         float v = sum + s.bias[b * 16 + n];
-        if (s.r) v += s.r[at];
+        if (s.r && g.r_bf16) {
+          const int64_t ch = b * 16 + n;
+          v += bfloat16_to_float(
+              static_cast<const uint16_t*>(s.r)[((ch / 32) * g.oh * g.ow + oh * g.ow + ow) * 32 + ch % 32]);
+        } else if (s.r) {
+          v += static_cast<const float*>(s.r)[at];
+        }
         v = s.act->apply(v);
         if (g.y_bf16) {
           // Channel b * 16 + n of the 32-channel groups; a lone last block's partner lanes are zero.
@@ -140,6 +146,7 @@ Bf16Conv::Bf16Conv(const NchwcConvSpec& s, Bf16Isa isa, const float* w, const fl
   g.wq = q.ow + ((q.kw - 1) * q.dw) / q.sw;
   g.phases = q.sh * q.sw;
   g.y_bf16 = s.y_bf16;
+  g.r_bf16 = s.r_bf16;
   // A bf16 input of a 1x1, stride-1, unpadded convolution is read in place
   // (conv_bf16_isa.h); every other input is packed per run.
   direct_ = s.x_bf16 && q.kh == 1 && q.kw == 1 && q.sh == 1 && q.sw == 1 && q.ph == 0 && q.pw == 0 && q.oh == q.h &&
@@ -184,14 +191,14 @@ Bf16Conv::Bf16Conv(const NchwcConvSpec& s, Bf16Isa isa, const float* w, const fl
   if (bias) std::copy(bias, bias + q.m, bias_.begin());
 }
 
-void Bf16Conv::run(const void* x, const float* r, void* y, void* workspace, ThreadPool& pool) const {
+void Bf16Conv::run(const void* x, const void* r, void* y, void* workspace, ThreadPool& pool) const {
   const Bf16ConvGeom& g = g_;
   const int64_t n = s_.q.n;
   const int64_t rows = g.groups * g.phases * (g.hq + 1);
   // Elements (floats or bf16s) per image of x and y.
   const int64_t x_image = s_.x_bf16 ? g.groups * g.h * g.w * 32 : ceil_div(g.c, 16) * g.h * g.w * 16;
   const int64_t y_image = g.y_bf16 ? ceil_div(g.m, 32) * g.oh * g.ow * 32 : g.blocks * g.oh * g.ow * 16;
-  const int64_t r_image = g.blocks * g.oh * g.ow * 16;
+  const int64_t r_image = g.r_bf16 ? ceil_div(g.m, 32) * g.oh * g.ow * 32 : g.blocks * g.oh * g.ow * 16;
   const uint16_t* xin = static_cast<const uint16_t*>(direct_ ? x : workspace);
   const int64_t xin_image = direct_ ? x_image : static_cast<int64_t>(image_elems_);
   if (!direct_) {
@@ -227,7 +234,9 @@ void Bf16Conv::run(const void* x, const float* r, void* y, void* workspace, Thre
                        xin + img * xin_image,
                        w_.data(),
                        bias_.data(),
-                       r ? r + img * r_image : nullptr,
+                       !r         ? nullptr
+                       : g.r_bf16 ? static_cast<const void*>(static_cast<const uint16_t*>(r) + img * r_image)
+                                  : static_cast<const void*>(static_cast<const float*>(r) + img * r_image),
                        &s_.act,
                        g.y_bf16 ? static_cast<void*>(static_cast<uint16_t*>(y) + img * y_image)
                                 : static_cast<void*>(static_cast<float*>(y) + img * y_image),
@@ -247,7 +256,11 @@ void Bf16Conv::run(const void* x, const float* r, void* y, void* workspace, Thre
 std::string Bf16Conv::describe() const {
   return std::string("nchwc_bf16 isa=") + bf16_isa_name(isa_) + " groups32=" + std::to_string(g_.groups) +
          " phases=" + std::to_string(g_.phases) + " flat=" + std::to_string(g_.flat) + "/" +
-         std::to_string(g_.oh * g_.ow);
+         std::to_string(g_.oh * g_.ow) +
+         (direct_     ? " in=bf16 in place"
+          : s_.x_bf16 ? " in=bf16 repacked"
+                      : "") +
+         (s_.y_bf16 ? " out=bf16" : "") + (s_.r_bf16 ? " residual=bf16" : "");
 }
 
 }  // namespace minirt::cpu

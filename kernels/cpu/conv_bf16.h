@@ -43,9 +43,9 @@ class Bf16Conv {
   // isa kNone runs the portable reference (tests).
   Bf16Conv(const NchwcConvSpec& s, Bf16Isa isa, const float* w, const float* bias, int threads);
   size_t workspace_bytes() const { return ws_bytes_; }
-  // x, r (or null), y for all q.n images: x and y blocked floats, or bf16
-  // groups of 32 channels where the spec's x_bf16 / y_bf16 say so; r blocked floats.
-  void run(const void* x, const float* r, void* y, void* workspace, ThreadPool& pool) const;
+  // x, r (or null), y for all q.n images: blocked floats, or bf16 groups of
+  // 32 channels where the spec's x_bf16 / r_bf16 / y_bf16 say so.
+  void run(const void* x, const void* r, void* y, void* workspace, ThreadPool& pool) const;
   std::string describe() const;
   Bf16Isa isa() const { return isa_; }
 

@@ -110,12 +110,20 @@ void bf16_conv_epilogue_avx512(const Bf16ConvStrip& s, const float* cbuf, int64_
     at[i] = oh < g.oh && ow < g.ow ? oh * g.ow + ow : -1;
     if (++ow == g.wq) ow = 0, ++oh;
   }
+  // The residual of block b + n at pixel p, as floats.
+  const float* rf = g.r_bf16 ? nullptr : static_cast<const float*>(s.r);
+  const uint16_t* rh = g.r_bf16 ? static_cast<const uint16_t*>(s.r) : nullptr;
+  auto residual = [&](int64_t blk, int64_t p) {
+    if (rf) return _mm512_loadu_ps(rf + blk * plane + p * 16);
+    __m256i h =
+        _mm256_loadu_si256(reinterpret_cast<const __m256i*>(rh + ((blk / 2) * pixels + p) * 32 + (blk % 2) * 16));
+    return _mm512_castsi512_ps(_mm512_slli_epi32(_mm512_cvtepu16_epi32(h), 16));
+  };
+  const bool has_r = s.r != nullptr;
   if (g.y_bf16) {
     // Blocks b and b + 1 (b even) are one group of 32 bf16 channels per pixel.
     const __m512 bias0 = _mm512_loadu_ps(s.bias + b * 16);
     const __m512 bias1 = nt > 1 ? _mm512_loadu_ps(s.bias + (b + 1) * 16) : _mm512_setzero_ps();
-    const float* r0 = s.r ? s.r + b * plane : nullptr;
-    const float* r1 = s.r && nt > 1 ? s.r + (b + 1) * plane : nullptr;
     uint16_t* yg = static_cast<uint16_t*>(s.y) + (b / 2) * pixels * 32;
     for (int t = 0; t < mt; ++t) {
       const float* c0 = cbuf + t * 2 * 256;
@@ -123,12 +131,12 @@ void bf16_conv_epilogue_avx512(const Bf16ConvStrip& s, const float* cbuf, int64_
         const int64_t p = at[t * 16 + row];
         if (p < 0) continue;
         __m512 v0 = _mm512_add_ps(_mm512_load_ps(c0 + row * 16), bias0);
-        if (r0) v0 = _mm512_add_ps(v0, _mm512_loadu_ps(r0 + p * 16));
+        if (has_r) v0 = _mm512_add_ps(v0, residual(b, p));
         v0 = act_avx512(v0, act);
         __m512 v1 = _mm512_setzero_ps();
         if (nt > 1) {
           v1 = _mm512_add_ps(_mm512_load_ps(c0 + 256 + row * 16), bias1);
-          if (r1) v1 = _mm512_add_ps(v1, _mm512_loadu_ps(r1 + p * 16));
+          if (has_r) v1 = _mm512_add_ps(v1, residual(b + 1, p));
           v1 = act_avx512(v1, act);
         }
         _mm512_storeu_si512(yg + p * 32, reinterpret_cast<__m512i>(_mm512_cvtne2ps_pbh(v1, v0)));
@@ -140,14 +148,13 @@ void bf16_conv_epilogue_avx512(const Bf16ConvStrip& s, const float* cbuf, int64_
     const int64_t blk = b + n;
     const __m512 bias = _mm512_loadu_ps(s.bias + blk * 16);
     float* yb = static_cast<float*>(s.y) + blk * plane;
-    const float* rb = s.r ? s.r + blk * plane : nullptr;
     for (int t = 0; t < mt; ++t) {
       const float* c = cbuf + (t * 2 + n) * 256;
       for (int row = 0; row < 16; ++row) {
         const int64_t p = at[t * 16 + row];
         if (p < 0) continue;
         __m512 v = _mm512_add_ps(_mm512_load_ps(c + row * 16), bias);
-        if (rb) v = _mm512_add_ps(v, _mm512_loadu_ps(rb + p * 16));
+        if (has_r) v = _mm512_add_ps(v, residual(blk, p));
         _mm512_storeu_ps(yb + p * 16, act_avx512(v, act));
       }
     }

@@ -44,13 +44,14 @@ struct Bf16ConvGeom {
   int64_t flat = 0;                  // oh * wq: pixels of the flat output grid
   const int64_t* tap_off = nullptr;  // per tap, in pixels from the group's start
   bool y_bf16 = false;               // y is bf16 [ceil(m / 32)][oh][ow][32] (the epilogue rounds)
+  bool r_bf16 = false;               // r (the residual) is bf16 in the same groups
 };
 
 // The work of one call: flat output pixels [f0, f1) and output blocks
-// [b0, b1) of one image (b0 even); y = act(sum + bias (+ r)), r blocked
-// [blocks][oh][ow][16] floats of this image, y the same or, with
-// g.y_bf16, bf16 [ceil(m / 32)][oh][ow][32]. bias holds blocks * 16 floats
-// (zero past m).
+// [b0, b1) of one image (b0 even); y = act(sum + bias (+ r)), y and r
+// blocked [blocks][oh][ow][16] floats of this image or, with g.y_bf16
+// (g.r_bf16), bf16 [ceil(m / 32)][oh][ow][32]. bias holds blocks * 16
+// floats (zero past m).
 //
 // A bf16 value (x_bf16) whose convolution is 1x1, stride 1, unpadded is its
 // own packed input (phases 1, hq x wq = h x w, no slack of its own): the
@@ -62,7 +63,7 @@ struct Bf16ConvStrip {
   const uint16_t* xin;  // this image's packed input
   const uint16_t* w;    // the packed weights (all blocks)
   const float* bias;
-  const float* r;  // null: no residual
+  const void* r;  // null: no residual; floats, or bf16 with g.r_bf16
   const Activation* act;
   void* y;
   int64_t f0, f1, b0, b1;

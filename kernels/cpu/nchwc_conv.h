@@ -85,7 +85,7 @@ struct NchwcConvSpec {
   int64_t y_channels = 0;            // channels of the tensor y points to (0: q.m)
   // The bf16 convolution's narrow values (conv_bf16.h): x (y) is bfloat16 in
   // groups of 32 channels, [N][ceil(C/32)][H][W][32], instead of blocked floats.
-  bool x_bf16 = false, y_bf16 = false;
+  bool x_bf16 = false, y_bf16 = false, r_bf16 = false;
 };
 
 // Why each kernel cannot run a spec ("needs groups == 1"), empty when it can.

@@ -492,6 +492,7 @@ NchwcConvSpec conv_spec(const Graph& g, const Node& n) {
   // bf16 values between bf16 convolutions (nchwc_bf16_values): 32 channels per group.
   s.x_bf16 = is_bf16_value(g, n.inputs[0]);
   s.y_bf16 = is_bf16_value(g, n.outputs[0]);
+  s.r_bf16 = is_bf16_value(g, n.input(3));
   if (s.y_bf16) s.block = 16;
   s.act = a.act;
   s.residual = n.input(3) >= 0;
@@ -525,7 +526,7 @@ std::string native_declined(const Graph& g, const Node& n, const std::string& al
   NchwcConvSpec s = conv_spec(g, n);
   if (s.block == 0 || nchwc_block(s.isa) != s.block)
     return "needs its output in the blocked layout of the ISA kernels are made for";
-  if (s.x_bf16 || s.y_bf16) {
+  if (s.x_bf16 || s.y_bf16 || s.r_bf16) {
     if (algo != kBf16) return "reads or writes a bf16 value, which only nchwc_bf16 does";
   } else if (s.input_blocked && block_of(g, n.inputs[0]) != s.block) {
     return "needs its input in the same block as its output";
@@ -570,7 +571,7 @@ class NativeConvKernel final : public Kernel {
     float* y = static_cast<float*>(args.outputs[0]);
     float* ws = static_cast<float*>(args.workspace);
     if (bf16_)
-      bf16_->run(args.inputs[0], r, args.outputs[0], ws, *args.pool);
+      bf16_->run(args.inputs[0], residual_ ? args.inputs[3] : nullptr, args.outputs[0], ws, *args.pool);
     else if (dw_)
       dw_->run(x, r, y, 0, ws, *args.pool);
     else if (wino_)
@@ -746,7 +747,8 @@ int nchwc_bf16_values(Graph& g, const std::map<int, std::string>& algorithm, int
         !runs_bf16(producer[v]))
       continue;
     bool ok = true;
-    for (const auto& [node, slot] : readers[v]) ok = ok && slot == 0 && runs_bf16(node);
+    // Read as the data input or the fused residual (slot 3) of a bf16 convolution.
+    for (const auto& [node, slot] : readers[v]) ok = ok && (slot == 0 || slot == 3) && runs_bf16(node);
     if (ok) narrow.push_back(static_cast<int>(v));
   }
   // Marked after every decision: a node's pick reads its values' layouts.

@@ -120,7 +120,7 @@ std::vector<uint16_t> bf16_groups(const std::vector<float>& plain, int64_t n, in
 
 // Where x comes from and y goes: blocked floats, or bf16 groups of 32 channels.
 struct Form {
-  bool x_bf16 = false, y_bf16 = false;
+  bool x_bf16 = false, y_bf16 = false, r_bf16 = false;
 };
 
 // One case on one instruction set and form at 1 and 3 threads; false after the first failure.
@@ -141,6 +141,7 @@ bool run_case(const Case& cs, Bf16Isa isa, Form form = {}) {
   const std::vector<float> xb = blocked(x, cs.n, cs.c, cs.h * cs.w, 1e3f);
   const std::vector<uint16_t> xg = bf16_groups(x, cs.n, cs.c, cs.h * cs.w, 1e3f);
   const std::vector<float> rb = blocked(r, cs.n, cs.m, ohw, 1e3f);
+  const std::vector<uint16_t> rg = bf16_groups(r, cs.n, cs.m, ohw, 1e3f);
 
   // The yardstick, with the magnitude of each output's terms.
   std::vector<double> want(static_cast<size_t>(cs.n * cs.m * ohw)), mag(want.size());
@@ -162,8 +163,9 @@ bool run_case(const Case& cs, Bf16Isa isa, Form form = {}) {
               }
           size_t at = static_cast<size_t>((i * cs.m + co) * ohw + y * ow + z);
           if (cs.residual) {
-            s += r[at];
-            a += std::fabs(r[at]);
+            const double rv = form.r_bf16 ? rounded(r[at]) : r[at];
+            s += rv;
+            a += std::fabs(rv);
           }
           want[at] = cs.act.apply(static_cast<float>(s));
           mag[at] = a;
@@ -174,6 +176,7 @@ bool run_case(const Case& cs, Bf16Isa isa, Form form = {}) {
     NchwcConvSpec s = spec_of(cs);
     s.x_bf16 = form.x_bf16;
     s.y_bf16 = form.y_bf16;
+    s.r_bf16 = form.r_bf16;
     Bf16Conv conv(s, isa, w.data(), cs.bias ? bias.data() : nullptr, threads);
     std::vector<uint8_t> ws(conv.workspace_bytes() + 64);
     void* wsp = ws.data() + (64 - reinterpret_cast<uintptr_t>(ws.data()) % 64) % 64;
@@ -183,10 +186,13 @@ bool run_case(const Case& cs, Bf16Isa isa, Form form = {}) {
     std::vector<uint16_t> yg(static_cast<size_t>(cs.n * yg_groups * ohw * 32) + kGuard, 0xffff);  // NaN
     const void* xin = form.x_bf16 ? static_cast<const void*>(xg.data()) : static_cast<const void*>(xb.data());
     void* yout = form.y_bf16 ? static_cast<void*>(yg.data()) : static_cast<void*>(y.data());
-    conv.run(xin, cs.residual ? rb.data() : nullptr, yout, wsp, pool);
+    const void* rin = !cs.residual  ? nullptr
+                      : form.r_bf16 ? static_cast<const void*>(rg.data())
+                                    : static_cast<const void*>(rb.data());
+    conv.run(xin, rin, yout, wsp, pool);
     const std::string where = cs.str() + " isa=" + bf16_isa_name(isa) + (form.x_bf16 ? " x=bf16" : "") +
-                              (form.y_bf16 ? " y=bf16" : "") + " threads=" + std::to_string(threads) + " (" +
-                              conv.describe() + ")";
+                              (form.y_bf16 ? " y=bf16" : "") + (form.r_bf16 ? " r=bf16" : "") +
+                              " threads=" + std::to_string(threads) + " (" + conv.describe() + ")";
     if (form.y_bf16) {
       // Every lane of every group written (padding lanes finite), each real
       // one within the tolerance plus the final rounding to bf16 (2^-9 of it).
@@ -309,9 +315,15 @@ std::vector<Case> cases() {
 // sanitizers) takes the two that cover its code: floats in and out, bf16 in and out.
 void run_all(Bf16Isa isa) {
   for (const Case& c : cases())
-    for (Form f : {Form{false, false}, Form{true, true}, Form{true, false}, Form{false, true}}) {
-      if (isa == Bf16Isa::kNone && f.x_bf16 != f.y_bf16) continue;
-      if (!run_case(c, isa, f)) return;
+    for (Form f : {Form{false, false, false}, Form{true, true, true}, Form{true, false, false},
+                   Form{false, true, false}, Form{true, false, true}}) {
+      if (isa == Bf16Isa::kNone && (f.x_bf16 != f.y_bf16 || f.y_bf16 != f.r_bf16)) continue;
+      Form g = f;
+      if (!c.residual) {
+        if (f.r_bf16 && !f.y_bf16) continue;  // the same as {x, y, false} without a residual
+        g.r_bf16 = false;
+      }
+      if (!run_case(c, isa, g)) return;
     }
 }
 
