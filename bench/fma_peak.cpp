@@ -17,7 +17,17 @@
 // The N-thread figure is the sum over threads that all start together (a
 // barrier) and run the same number of iterations, divided by the slowest
 // one's wall time; each figure is the best of a few repetitions.
+//
+// Where the CPU has AMX-BF16 tiles (CPUID, XCR0's tile state, and Linux's
+// permission, asked with arch_prctl(ARCH_REQ_XCOMP_PERM)), "amx_bf16" adds
+// the tile unit's peak the same way: each thread a loop of tdpbf16ps on
+// four accumulator tiles from two A and two B tiles loaded once (16 x 16 x
+// 32 multiply-adds each), the yardstick of the bf16 convolutions
+// (MathMode::kBf16). Without them: "amx_bf16": null and the reason.
+#include <cpuid.h>
 #include <immintrin.h>
+#include <sys/syscall.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <atomic>
@@ -87,6 +97,66 @@ __attribute__((target("avx2,fma"))) double fma_avx2(int64_t iters) {
   for (float v : lanes) t += v;
   g_sink = t;
   return static_cast<double>(iters) * kChains * 8 * 2;
+}
+
+// Palette 1, every tile 16 rows of 64 bytes.
+struct alignas(64) TileConfig {
+  uint8_t palette = 1, start_row = 0, reserved[14] = {};
+  uint16_t colsb[16] = {};
+  uint8_t rows[16] = {};
+};
+
+// `iters` rounds of four tdpbf16ps on tiles loaded once. Returns the flops done.
+__attribute__((target("amx-tile,amx-bf16"))) double amx_bf16(int64_t iters) {
+  TileConfig cfg;
+  for (int t = 0; t < 8; ++t) cfg.colsb[t] = 64, cfg.rows[t] = 16;
+  alignas(64) static const uint16_t zeros[1024] = {};  // the sums stay finite
+  alignas(64) float c[256];
+  _tile_loadconfig(&cfg);
+  _tile_zero(0);
+  _tile_zero(1);
+  _tile_zero(2);
+  _tile_zero(3);
+  _tile_loadd(4, zeros, 64);
+  _tile_loadd(5, zeros + 512, 64);
+  _tile_loadd(6, zeros, 64);
+  _tile_loadd(7, zeros + 512, 64);
+  for (int64_t i = 0; i < iters; ++i) {
+    _tile_dpbf16ps(0, 4, 6);
+    _tile_dpbf16ps(1, 4, 7);
+    _tile_dpbf16ps(2, 5, 6);
+    _tile_dpbf16ps(3, 5, 7);
+  }
+  _tile_stored(0, c, 64);
+  _tile_release();
+  g_sink = c[0];
+  return static_cast<double>(iters) * 4 * 16 * 16 * 32 * 2;
+}
+
+// Whether AMX-BF16 tiles can run here; `why` says why not.
+bool amx_usable(std::string* why) {
+  unsigned a, b, c, d;
+  if (__get_cpuid_max(0, nullptr) < 7) {
+    *why = "no CPUID leaf 7";
+    return false;
+  }
+  __cpuid_count(7, 0, a, b, c, d);
+  if (!(d & (1u << 24)) || !(d & (1u << 22))) {
+    *why = "this CPU has no AMX-BF16 tiles";
+    return false;
+  }
+  __get_cpuid(1, &a, &b, &c, &d);
+  uint32_t lo = 0, hi = 0;
+  if (c & (1u << 27)) __asm__ volatile("xgetbv" : "=a"(lo), "=d"(hi) : "c"(0));
+  if ((lo & (3u << 17)) != (3u << 17)) {
+    *why = "the OS does not enable the tile state (XCR0)";
+    return false;
+  }
+  if (syscall(SYS_arch_prctl, 0x1023 /* ARCH_REQ_XCOMP_PERM */, 18 /* XFEATURE_XTILEDATA */) != 0) {
+    *why = "Linux refused the tile data permission (arch_prctl ARCH_REQ_XCOMP_PERM)";
+    return false;
+  }
+  return true;
 }
 
 using Loop = double (*)(int64_t);
@@ -219,6 +289,28 @@ int main(int argc, char** argv) {
               isa == "avx512" ? 512 : 256, kChains, seconds);
   for (size_t k = 0; k < threads.size(); ++k)
     std::printf("%s{\"threads\": %d, \"gflops\": %.2f}", k ? ", " : "", threads[k], measure(loop, threads[k], iters));
-  std::printf("]}\n");
+  std::printf("]");
+  std::string why;
+  if (amx_usable(&why)) {
+    int64_t tile_iters = 1 << 12;
+    for (;;) {
+      const double t0 = now_s();
+      amx_bf16(tile_iters);
+      const double dt = now_s() - t0;
+      if (dt > 0.05 || tile_iters > (int64_t{1} << 40)) {
+        tile_iters = std::max<int64_t>(1, static_cast<int64_t>(static_cast<double>(tile_iters) * seconds / dt));
+        break;
+      }
+      tile_iters *= 4;
+    }
+    std::printf(", \"amx_bf16\": [");
+    for (size_t k = 0; k < threads.size(); ++k)
+      std::printf("%s{\"threads\": %d, \"gflops\": %.2f}", k ? ", " : "", threads[k],
+                  measure(amx_bf16, threads[k], tile_iters));
+    std::printf("]");
+  } else {
+    std::printf(", \"amx_bf16\": null, \"amx_bf16_why\": \"%s\"", why.c_str());
+  }
+  std::printf("}\n");
   return 0;
 }

@@ -1,7 +1,7 @@
 """Times onnxruntime on one model in its own process (so its peak RSS is its
 own) and prints a JSON line. Used by side_by_side.py.
 
-  ort_worker.py MODEL INPUT.npy THREADS WARMUP ITERATIONS [--profile PREFIX]
+  ort_worker.py MODEL INPUT.npy THREADS WARMUP ITERATIONS [--profile PREFIX] [--output OUT.npy]
 """
 import json
 import resource
@@ -28,6 +28,8 @@ def main():
     model, input_path, threads, warmup, iters = sys.argv[1:6]
     threads, warmup, iters = int(threads), int(warmup), int(iters)
     profile = sys.argv[7] if len(sys.argv) > 7 and sys.argv[6] == "--profile" else None
+    # --output OUT.npy: the first output of one more run (bf16_side_by_side.py's reference).
+    output = sys.argv[sys.argv.index("--output") + 1] if "--output" in sys.argv[6:] else None
     so = ort.SessionOptions()
     so.intra_op_num_threads = threads
     so.inter_op_num_threads = 1
@@ -52,6 +54,8 @@ def main():
            "peak_rss_kib": peak_rss_kib()}
     if profile:
         out["profile"] = sess.end_profiling()
+    if output:
+        np.save(output, np.asarray(sess.run(None, feed)[0], dtype=np.float32))
     print(json.dumps(out))
 
 

@@ -2,14 +2,17 @@
 RSS is its own) and prints a JSON line. Used by side_by_side.py, next to
 ort_worker.py.
 
-  ov_worker.py MODEL INPUT.npy THREADS WARMUP ITERATIONS [--profile]
+  ov_worker.py MODEL INPUT.npy THREADS WARMUP ITERATIONS [--profile] [--precision default|f32] [--output OUT.npy]
 
 The model is read from ONNX directly (no conversion step), reshaped to the
 input's concrete shape where the graph has symbolic dimensions (so OpenVINO
 compiles static shapes, as for a fixed-shape model), and compiled for the
 CPU with INFERENCE_NUM_THREADS = THREADS, PERFORMANCE_HINT = LATENCY (one
 stream, the whole thread budget on one request) and INFERENCE_PRECISION_HINT
-= f32 (no bf16/fp16 downcast on CPUs that have it). Timed: the synchronous
+= f32 (no bf16/fp16 downcast on CPUs that have it; --precision default leaves
+the hint unset, so OpenVINO runs bf16 where the CPU has bf16 instructions, its
+default). --output saves the first output of the last run (for accuracy
+against onnxruntime, bench/bf16_side_by_side.py). Timed: the synchronous
 InferRequest.infer of one request, reused. With --profile, PERF_COUNT is on
 and the JSON has per_op_ms: the mean real time per run of each layer type
 over the timed runs (OpenVINO's own, fused layer types).
@@ -41,7 +44,10 @@ def peak_rss_kib():
 def main():
     model_path, input_path, threads, warmup, iters = sys.argv[1:6]
     threads, warmup, iters = int(threads), int(warmup), int(iters)
-    profile = "--profile" in sys.argv[6:]
+    rest = sys.argv[6:]
+    profile = "--profile" in rest
+    precision = rest[rest.index("--precision") + 1] if "--precision" in rest else "f32"
+    output = rest[rest.index("--output") + 1] if "--output" in rest else None
     x = np.load(input_path)
 
     t0 = time.perf_counter()
@@ -53,8 +59,9 @@ def main():
     config = {
         "INFERENCE_NUM_THREADS": threads,
         "PERFORMANCE_HINT": "LATENCY",
-        "INFERENCE_PRECISION_HINT": "f32",
     }
+    if precision == "f32":
+        config["INFERENCE_PRECISION_HINT"] = "f32"
     if profile:
         config["PERF_COUNT"] = True
     compiled = core.compile_model(model, "CPU", config)
@@ -76,7 +83,10 @@ def main():
                 if p.status == ov.ProfilingInfo.Status.EXECUTED:
                     by_type[p.node_type] += p.real_time.total_seconds() * 1000
     out = {"load_ms": load_ms, "latency_ms": lat, "peak_rss_kib": peak_rss_kib(), "version": ov.__version__,
-           "threads": int(compiled.get_property("INFERENCE_NUM_THREADS"))}
+           "threads": int(compiled.get_property("INFERENCE_NUM_THREADS")),
+           "precision": str(compiled.get_property("INFERENCE_PRECISION_HINT")).replace("<Type: ", "").strip(">'")}
+    if output:
+        np.save(output, np.asarray(request.infer(feed)[compiled.outputs[0]], dtype=np.float32))
     if profile:
         out["per_op_ms"] = {k: v / max(iters, 1) for k, v in by_type.items()}
     print(json.dumps(out))

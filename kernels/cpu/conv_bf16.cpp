@@ -12,6 +12,43 @@ namespace minirt::cpu {
 
 namespace {
 
+// float -> bfloat16, round to nearest even (NaN kept a NaN): minirt/half.h's
+// float_to_bfloat16 inlined for the per-run packing of a folded input.
+inline uint16_t to_bf16(float f) {
+  uint32_t x;
+  std::memcpy(&x, &f, 4);
+  if ((x & 0x7fffffffu) > 0x7f800000u) return static_cast<uint16_t>((x >> 16) | 0x40u);
+  return static_cast<uint16_t>((x + 0x7fffu + ((x >> 16) & 1u)) >> 16);
+}
+
+// Rows [row0, row1) of a folded input (conv_bf16_isa.h), from the plain
+// image x [C][H][W]: row = phase * (hq + 1) + a, row hq of a phase its slack.
+void pack_rows_folded(const Bf16ConvGeom& g, const float* x, uint16_t* xin, int64_t row0, int64_t row1) {
+  for (int64_t row = row0; row < row1; ++row) {
+    const int64_t a = row % (g.hq + 1), phase = row / (g.hq + 1);
+    uint16_t* base = xin + phase * g.phase_pixels * 32;
+    if (a == g.hq) {
+      std::fill(base + g.hq * g.wq * 32, base + g.phase_pixels * 32, uint16_t{0});
+      continue;
+    }
+    uint16_t* d = base + a * g.wq * 32;
+    std::fill(d, d + g.wq * 32, uint16_t{0});
+    const int64_t ih = a * g.sh + phase - g.ph;
+    if (ih < 0 || ih >= g.h) continue;
+    for (int64_t ci = 0; ci < g.c; ++ci) {
+      const float* xr = x + (ci * g.h + ih) * g.w;
+      for (int64_t b = 0; b < g.wq; ++b) {
+        uint16_t* p = d + b * 32 + ci * g.kw;
+        const int64_t iw0 = b * g.sw - g.pw;
+        for (int64_t j = 0; j < g.kw; ++j) {
+          const int64_t iw = iw0 + j * g.dw;
+          if (iw >= 0 && iw < g.w) p[j] = to_bf16(xr[iw]);
+        }
+      }
+    }
+  }
+}
+
 // The portable forms of the ISA files' entry points, over the same layouts:
 // round to nearest even, products summed in float32 in the order group,
 // tap, channel.
@@ -116,7 +153,9 @@ std::string bf16_conv_declined(const NchwcConvSpec& s, Bf16Isa isa) {
   if (s.block != 16) return "needs the 16-channel blocked layout (AVX-512)";
   // The accuracy policy (kernels/cpu/README.md): a convolution that reads
   // the image (a few plain channels) stays float32.
-  if (!s.input_blocked) return "reads the model's image (the first convolution stays float32)";
+  if (!s.input_blocked && s.q.c * s.q.kw > 32)
+    return "reads plain channels whose window columns do not fold into 32 (C x kw > 32)";
+  if (!s.input_blocked && (s.x_bf16 || s.r_bf16)) return "reads plain floats";
   if (s.y_channels != 0 && s.y_channels != s.q.m) return "writes only an output of its own (y_channels == m)";
   if (s.q.kh * s.q.kw > 4096) return "needs at most 4096 taps";
   return {};
@@ -140,11 +179,12 @@ Bf16Conv::Bf16Conv(const NchwcConvSpec& s, Bf16Isa isa, const float* w, const fl
   g.dw = q.dw;
   g.ph = q.ph;
   g.pw = q.pw;
-  g.groups = ceil_div(q.c, 32);
+  folded_ = !s.input_blocked;
+  g.groups = folded_ ? 1 : ceil_div(q.c, 32);
   g.blocks = ceil_div(q.m, 16);
   g.hq = q.oh + ((q.kh - 1) * q.dh) / q.sh;
-  g.wq = q.ow + ((q.kw - 1) * q.dw) / q.sw;
-  g.phases = q.sh * q.sw;
+  g.wq = folded_ ? q.ow : q.ow + ((q.kw - 1) * q.dw) / q.sw;
+  g.phases = folded_ ? q.sh : q.sh * q.sw;
   g.y_bf16 = s.y_bf16;
   g.r_bf16 = s.r_bf16;
   // A bf16 input of a 1x1, stride-1, unpadded convolution is read in place
@@ -154,15 +194,21 @@ Bf16Conv::Bf16Conv(const NchwcConvSpec& s, Bf16Isa isa, const float* w, const fl
   // Slack: the last 32-pixel step of the flat grid reads up to 31 pixels
   // past it, plus the farthest tap's offset beyond the grid.
   g.phase_pixels = direct_ ? q.h * q.w : g.hq * g.wq + g.wq + 32;
-  g.taps = q.kh * q.kw;
+  g.taps = folded_ ? q.kh : q.kh * q.kw;
   g.flat = q.oh * g.wq;
   tap_off_.resize(static_cast<size_t>(g.taps));
-  for (int64_t i = 0; i < q.kh; ++i)
+  for (int64_t i = 0; i < q.kh; ++i) {
+    int64_t di = i * q.dh;
+    if (folded_) {
+      tap_off_[static_cast<size_t>(i)] = (di % q.sh) * g.phase_pixels + (di / q.sh) * g.wq;
+      continue;
+    }
     for (int64_t j = 0; j < q.kw; ++j) {
-      int64_t di = i * q.dh, dj = j * q.dw;
+      int64_t dj = j * q.dw;
       int64_t phase = (di % q.sh) * q.sw + dj % q.sw;
       tap_off_[static_cast<size_t>(i * q.kw + j)] = phase * g.phase_pixels + (di / q.sh) * g.wq + dj / q.sw;
     }
+  }
   g.tap_off = tap_off_.data();
   image_elems_ = static_cast<size_t>(g.groups * g.phases * g.phase_pixels * 32);
   ws_bytes_ = direct_ ? 0 : (static_cast<size_t>(q.n) * image_elems_ * sizeof(uint16_t) + 63) / 64 * 64;
@@ -182,9 +228,12 @@ Bf16Conv::Bf16Conv(const NchwcConvSpec& s, Bf16Isa isa, const float* w, const fl
         uint16_t* d = w_.data() + ((b * g.groups + grp) * g.taps + t) * 512;
         for (int k = 0; k < 32; ++k)
           for (int n = 0; n < 16; ++n) {
-            int64_t co = b * 16 + n, ci = grp * 32 + k;
-            if (co < q.m && ci < q.c)
-              d[(k / 2) * 32 + n * 2 + k % 2] = float_to_bfloat16(w[(co * q.c + ci) * g.taps + t]);
+            int64_t co = b * 16 + n;
+            // Folded: channel k is (ci, j) = divmod(k, kw) of window row t.
+            int64_t ci = folded_ ? k / q.kw : grp * 32 + k;
+            if (co >= q.m || ci >= q.c) continue;
+            int64_t src = folded_ ? ((co * q.c + ci) * q.kh + t) * q.kw + k % q.kw : (co * q.c + ci) * g.taps + t;
+            d[(k / 2) * 32 + n * 2 + k % 2] = float_to_bfloat16(w[src]);
           }
       }
   bias_.assign(static_cast<size_t>(g.blocks * 16), 0.0f);
@@ -196,7 +245,9 @@ void Bf16Conv::run(const void* x, const void* r, void* y, void* workspace, Threa
   const int64_t n = s_.q.n;
   const int64_t rows = g.groups * g.phases * (g.hq + 1);
   // Elements (floats or bf16s) per image of x and y.
-  const int64_t x_image = s_.x_bf16 ? g.groups * g.h * g.w * 32 : ceil_div(g.c, 16) * g.h * g.w * 16;
+  const int64_t x_image = folded_     ? g.c * g.h * g.w
+                          : s_.x_bf16 ? g.groups * g.h * g.w * 32
+                                      : ceil_div(g.c, 16) * g.h * g.w * 16;
   const int64_t y_image = g.y_bf16 ? ceil_div(g.m, 32) * g.oh * g.ow * 32 : g.blocks * g.oh * g.ow * 16;
   const int64_t r_image = g.r_bf16 ? ceil_div(g.m, 32) * g.oh * g.ow * 32 : g.blocks * g.oh * g.ow * 16;
   const uint16_t* xin = static_cast<const uint16_t*>(direct_ ? x : workspace);
@@ -209,7 +260,11 @@ void Bf16Conv::run(const void* x, const void* r, void* y, void* workspace, Threa
           for (int64_t u = u0; u < u1;) {
             int64_t img = u / rows, r0 = u % rows, r1 = std::min(rows, r0 + (u1 - u));
             uint16_t* d = dst + img * xin_image;
-            if (s_.x_bf16)
+            if (folded_ && isa_ != Bf16Isa::kNone && g.dw == 1 && g.kw <= 16)
+              bf16_pack_rows_folded_avx512bf16(g, static_cast<const float*>(x) + img * x_image, d, r0, r1);
+            else if (folded_)
+              pack_rows_folded(g, static_cast<const float*>(x) + img * x_image, d, r0, r1);
+            else if (s_.x_bf16)
               pack_rows_from_bf16(g, static_cast<const uint16_t*>(x) + img * x_image, d, r0, r1);
             else if (isa_ == Bf16Isa::kNone)
               pack_rows_reference(g, static_cast<const float*>(x) + img * x_image, d, r0, r1);
@@ -260,7 +315,8 @@ std::string Bf16Conv::describe() const {
          (direct_     ? " in=bf16 in place"
           : s_.x_bf16 ? " in=bf16 repacked"
                       : "") +
-         (s_.y_bf16 ? " out=bf16" : "") + (s_.r_bf16 ? " residual=bf16" : "");
+         (s_.y_bf16 ? " out=bf16" : "") + (s_.r_bf16 ? " residual=bf16" : "") +
+         (folded_ ? " in=plain, window columns folded" : "");
 }
 
 }  // namespace minirt::cpu

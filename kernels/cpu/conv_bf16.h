@@ -59,6 +59,7 @@ class Bf16Conv {
   size_t image_elems_ = 0;   // uint16s of one image's packed input
   size_t ws_bytes_ = 0;
   bool direct_ = false;  // x (bf16) read in place, nothing packed
+  bool folded_ = false;  // x plain floats (the image): window columns folded into the channels
   int64_t blocks_per_unit_ = 0, pixels_per_unit_ = 0;
   int threads_ = 1;
 };

@@ -98,6 +98,35 @@ void bf16_pack_rows_avx512bf16(const Bf16ConvGeom& g, const float* x, uint16_t* 
   }
 }
 
+void bf16_pack_rows_folded_avx512bf16(const Bf16ConvGeom& g, const float* x, uint16_t* xin, int64_t row0,
+                                      int64_t row1) {
+  const __m512i zero = _mm512_setzero_si512();
+  for (int64_t row = row0; row < row1; ++row) {
+    const int64_t a = row % (g.hq + 1), phase = row / (g.hq + 1);
+    uint16_t* base = xin + phase * g.phase_pixels * 32;
+    if (a == g.hq) {  // the phase's slack
+      for (int64_t p = g.hq * g.wq; p < g.phase_pixels; ++p) _mm512_storeu_si512(base + p * 32, zero);
+      continue;
+    }
+    uint16_t* d = base + a * g.wq * 32;
+    for (int64_t b = 0; b < g.wq; ++b) _mm512_storeu_si512(d + b * 32, zero);
+    const int64_t ih = a * g.sh + phase - g.ph;
+    if (ih < 0 || ih >= g.h) continue;
+    for (int64_t b = 0; b < g.wq; ++b) {
+      // Columns iw0 + j, j in [0, kw), of which [lo, hi) are inside the image.
+      const int64_t iw0 = b * g.sw - g.pw;
+      const int64_t lo = iw0 < 0 ? -iw0 : 0, hi = g.w - iw0 < g.kw ? g.w - iw0 : g.kw;
+      if (lo >= hi) continue;
+      const __mmask16 m = static_cast<__mmask16>(((1u << hi) - 1) & ~((1u << lo) - 1));
+      for (int64_t ci = 0; ci < g.c; ++ci) {
+        const float* src = x + (ci * g.h + ih) * g.w + iw0;
+        __m256bh v = _mm512_cvtneps_pbh(_mm512_maskz_loadu_ps(m, src));
+        _mm256_mask_storeu_epi16(d + b * 32 + ci * g.kw, m, reinterpret_cast<__m256i>(v));
+      }
+    }
+  }
+}
+
 void bf16_conv_epilogue_avx512(const Bf16ConvStrip& s, const float* cbuf, int64_t f, int mt, int64_t b, int nt) {
   const Bf16ConvGeom& g = *s.g;
   const Activation& act = *s.act;

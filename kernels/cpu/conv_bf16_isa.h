@@ -12,6 +12,12 @@
 // ow >= OW computed and dropped) reads, for tap t, pixel f + tap_off[t] of
 // the group. 16 output pixels are one AMX A tile (16 rows of 64 bytes).
 //
+// A convolution reading a few plain channels (the image, x [C][H][W] floats)
+// folds its window's columns into the channels instead ("folded"): pixel
+// (a, b) of phase pa holds the C x kw values x[ci][a sh + pa - ph][b sw - pw
+// + j dw] as channel ci kw + j (at most 32: one group), the phases split the
+// rows only, and the taps are the window's kh rows.
+//
 // The packed weights: per 16 output channels (a block), group and tap, a
 // 16 x 16 x 2 VNNI tile (row: a pair of input channels; column: the output
 // channel; the pair's two bf16 adjacent):
@@ -74,6 +80,11 @@ struct Bf16ConvStrip {
 // phase's zero slack), from x blocked [ceil(c / 16)][h][w][16] floats,
 // rounded to nearest even; channels >= c are zero.
 void bf16_pack_rows_avx512bf16(const Bf16ConvGeom& g, const float* x, uint16_t* xin, int64_t row0, int64_t row1);
+
+// The same for a folded input (the plain image x [C][H][W] floats) whose
+// window has dw == 1 and kw <= 16: each channel's kw columns converted with
+// one masked load (zeros outside the image) and one masked store.
+void bf16_pack_rows_folded_avx512bf16(const Bf16ConvGeom& g, const float* x, uint16_t* xin, int64_t row0, int64_t row1);
 
 // A strip, its products on AVX512_BF16 (vdpbf16ps) or AMX tiles; the AMX
 // one configures the tiles on entry and releases them on return.

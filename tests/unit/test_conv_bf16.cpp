@@ -51,6 +51,7 @@ struct Case {
   int64_t pt = 0, pl = 0, pb = 0, pr = 0;
   bool residual = false, bias = true;
   Activation act;
+  bool plain = false;  // x plain [n][c][h][w] floats (the image): window columns folded into the channels
 
   int64_t oh() const { return (h + pt + pb - ((kh - 1) * dh + 1)) / sh + 1; }
   int64_t ow() const { return (w + pl + pr - ((kw - 1) * dw + 1)) / sw + 1; }
@@ -58,7 +59,8 @@ struct Case {
     std::ostringstream s;
     s << "n" << n << " c" << c << " " << h << "x" << w << " m" << m << " k" << kh << "x" << kw << " s" << sh << "x"
       << sw << " d" << dh << "x" << dw << " pads " << pt << "," << pl << "," << pb << "," << pr
-      << (residual ? " residual" : "") << (bias ? "" : " no-bias") << (act.none() ? "" : " " + act.name());
+      << (residual ? " residual" : "") << (bias ? "" : " no-bias") << (act.none() ? "" : " " + act.name())
+      << (plain ? " plain-input" : "");
     return s.str();
   }
 };
@@ -71,7 +73,7 @@ NchwcConvSpec spec_of(const Case& cs) {
   q.groups = 1;
   s.block = 16;
   s.isa = SgemmIsa::kAvx512;
-  s.input_blocked = true;
+  s.input_blocked = !cs.plain;
   s.act = cs.act;
   s.residual = cs.residual;
   return s;
@@ -184,7 +186,9 @@ bool run_case(const Case& cs, Bf16Isa isa, Form form = {}) {
     poison(y.data(), y.size());
     const int64_t yg_groups = (cs.m + 31) / 32;
     std::vector<uint16_t> yg(static_cast<size_t>(cs.n * yg_groups * ohw * 32) + kGuard, 0xffff);  // NaN
-    const void* xin = form.x_bf16 ? static_cast<const void*>(xg.data()) : static_cast<const void*>(xb.data());
+    const void* xin = cs.plain      ? static_cast<const void*>(x.data())
+                      : form.x_bf16 ? static_cast<const void*>(xg.data())
+                                    : static_cast<const void*>(xb.data());
     void* yout = form.y_bf16 ? static_cast<void*>(yg.data()) : static_cast<void*>(y.data());
     const void* rin = !cs.residual  ? nullptr
                       : form.r_bf16 ? static_cast<const void*>(rg.data())
@@ -308,6 +312,63 @@ std::vector<Case> cases() {
        .sw = 2,
        .residual = true,
        .act = act_of(ActKind::kHardSwish)});
+  // Plain inputs (a model's image): ResNet's 7x7 stride-2 stem, MobileNetV2's
+  // 3x3 stride 2, a 1-channel 5x5 with dilation, C x kw of exactly 32.
+  add({.c = 3,
+       .h = 23,
+       .w = 21,
+       .m = 64,
+       .kh = 7,
+       .kw = 7,
+       .sh = 2,
+       .sw = 2,
+       .pt = 3,
+       .pl = 3,
+       .pb = 3,
+       .pr = 3,
+       .act = act_of(ActKind::kRelu),
+       .plain = true});
+  add({.n = 2,
+       .c = 3,
+       .h = 17,
+       .w = 16,
+       .m = 32,
+       .kh = 3,
+       .kw = 3,
+       .sh = 2,
+       .sw = 2,
+       .pt = 1,
+       .pl = 1,
+       .pb = 1,
+       .pr = 1,
+       .act = act_of(ActKind::kClip),
+       .plain = true});
+  add({.c = 1,
+       .h = 12,
+       .w = 13,
+       .m = 24,
+       .kh = 5,
+       .kw = 5,
+       .dh = 2,
+       .dw = 2,
+       .pt = 4,
+       .pl = 4,
+       .pb = 4,
+       .pr = 4,
+       .plain = true});
+  add({.c = 4,
+       .h = 9,
+       .w = 10,
+       .m = 16,
+       .kh = 8,
+       .kw = 8,
+       .sh = 1,
+       .sw = 3,
+       .pt = 2,
+       .pl = 2,
+       .pb = 2,
+       .pr = 2,
+       .plain = true});
   return out;
 }
 
@@ -319,6 +380,7 @@ void run_all(Bf16Isa isa) {
                    Form{false, true, false}, Form{true, false, true}}) {
       if (isa == Bf16Isa::kNone && (f.x_bf16 != f.y_bf16 || f.y_bf16 != f.r_bf16)) continue;
       Form g = f;
+      if (c.plain && (f.x_bf16 || f.r_bf16)) continue;  // a plain input is floats
       if (!c.residual) {
         if (f.r_bf16 && !f.y_bf16) continue;  // the same as {x, y, false} without a residual
         g.r_bf16 = false;
@@ -353,7 +415,10 @@ TEST(ConvBf16, DeclinesWithReasons) {
   EXPECT_EQ(bf16_conv_declined(g, Bf16Isa::kAmx), "needs groups == 1");
   NchwcConvSpec plain = s;
   plain.input_blocked = false;
-  EXPECT_NE(bf16_conv_declined(plain, Bf16Isa::kAmx).find("first convolution stays float32"), std::string::npos);
+  plain.q.c = 3, plain.q.kh = plain.q.kw = 7;
+  EXPECT_EQ(bf16_conv_declined(plain, Bf16Isa::kAmx), "") << "the stem: 3 x 7 columns fold into 32";
+  plain.q.c = 5;
+  EXPECT_NE(bf16_conv_declined(plain, Bf16Isa::kAmx).find("C x kw > 32"), std::string::npos);
   NchwcConvSpec avx2 = s;
   avx2.block = 8;
   EXPECT_NE(bf16_conv_declined(avx2, Bf16Isa::kAmx).find("16-channel"), std::string::npos);
