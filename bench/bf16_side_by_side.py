@@ -76,7 +76,7 @@ def scaled_error(a, ref):
     return err, top1
 
 
-def bench_one(args, tmp, stem, path, name, shape, batch, threads, macs):
+def bench_one(args, tmp, stem, path, name, shape, batch, threads, macs, first_output):
     import numpy as np
     npy = os.path.join(tmp, f"{stem}_b{batch}.npy")
     if not os.path.exists(npy):
@@ -100,8 +100,9 @@ def bench_one(args, tmp, stem, path, name, shape, batch, threads, macs):
         res["error"] = str(e)
         return res
     ref = np.load(ref_npy)
-    first = sorted(f for f in os.listdir(out_dir) if f.endswith(".npy"))
-    ours = np.load(os.path.join(out_dir, first[0])) if first else None
+    # runmodel writes each output as DIR/NAME.npy; the model's first output is the one compared.
+    mine = os.path.join(out_dir, f"{first_output}.npy")
+    ours = np.load(mine) if os.path.exists(mine) else None
     res["err_minirt"], res["top1_minirt"] = scaled_error(ours, ref) if ours is not None else (float("nan"), None)
     res["err_ov"], res["top1_ov"] = scaled_error(np.load(ov_npy), ref)
 
@@ -148,7 +149,7 @@ def report(args, rows, amx_peak, versions):
              "- scaled error: max|a - onnxruntime fp32| / max|onnxruntime fp32| of the first output, same input",
              "", "| model | batch | threads | minirt fp32 | minirt bf16 | onnxruntime | OpenVINO f32 | OpenVINO default "
              "| minirt bf16 / OV default | error minirt bf16 | error OV default | top-1 minirt / OV | bf16 GFLOP/s "
-             "(of AMX peak) |", "|" + " --- |" * 14]
+             "(of AMX peak) |", "|" + " --- |" * 13]
     for r in rows:
         if "error" in r:
             lines.append(f"| {r['stem']} | {r['batch']} | {r['threads']} | failed: {r['error']} |" + " |" * 10)
@@ -203,7 +204,8 @@ def main():
             except Exception:
                 macs = 0
             for threads in args.threads:
-                rows.append(bench_one(args, tmp, stem, bpath, name, shape, batch, threads, macs))
+                rows.append(bench_one(args, tmp, stem, bpath, name, shape, batch, threads, macs,
+                                      model.graph.output[0].name))
     versions = {"onnxruntime": sbs.version_of("onnxruntime"), "OpenVINO": sbs.version_of("openvino")}
     text = report(args, rows, amx_peak, versions)
     print(text)

@@ -151,11 +151,10 @@ std::string bf16_conv_declined(const NchwcConvSpec& s, Bf16Isa isa) {
   if (isa == Bf16Isa::kNone) return bf16_isa_reason();
   if (s.q.groups != 1) return "needs groups == 1";
   if (s.block != 16) return "needs the 16-channel blocked layout (AVX-512)";
-  // The accuracy policy (kernels/cpu/README.md): a convolution that reads
-  // the image (a few plain channels) stays float32.
+  // A convolution reading plain channels (the image) folds its window's
+  // columns into the 32 channels of a pixel (conv_bf16_isa.h).
   if (!s.input_blocked && s.q.c * s.q.kw > 32)
     return "reads plain channels whose window columns do not fold into 32 (C x kw > 32)";
-  if (!s.input_blocked && (s.x_bf16 || s.r_bf16)) return "reads plain floats";
   if (s.y_channels != 0 && s.y_channels != s.q.m) return "writes only an output of its own (y_channels == m)";
   if (s.q.kh * s.q.kw > 4096) return "needs at most 4096 taps";
   return {};

@@ -12,8 +12,11 @@
 //
 // Semantics: each input value and weight is rounded to bfloat16 (round to
 // nearest even, 8 bits of mantissa), products are summed in float32; the
-// bias, residual and activation are float32. bf16_conv_reference runs the
-// same semantics in portable C++ (the tests' yardstick on every host).
+// bias, residual and activation are float32 (the result rounded to bf16
+// where it is stored as a bf16 value). The AMX and AVX512_BF16 instructions
+// also treat denormal bf16 operands as zero, which the portable reference
+// (Bf16Isa::kNone, the tests' yardstick on every host) does not: a
+// difference below 2^-126 per product.
 //
 // Each run packs its input into the tile layout of conv_bf16_isa.h (a
 // bf16 copy, channels in groups of 32, the padded plane split into stride

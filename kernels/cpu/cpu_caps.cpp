@@ -217,11 +217,6 @@ std::string cpu_env_isa_problem() {
   return {};
 }
 
-std::string cpu_env_isa_deprecation() {
-  if (std::getenv("MINIRT_CPU_ISA") || !std::getenv("MINIRT_SGEMM_ISA")) return {};
-  return "MINIRT_SGEMM_ISA is deprecated: it is read as MINIRT_CPU_ISA, which also names avx512_bf16 and amx";
-}
-
 Bf16Isa bf16_isa() {
   CpuIsa isa = cpu_isa();
   if (isa == CpuIsa::kAmx) return Bf16Isa::kAmx;

@@ -54,11 +54,9 @@ void cpu_force_isa(CpuIsa isa);  // caps the ISA for kernels made afterwards; mu
 void cpu_reset_isa();
 bool cpu_isa_supported(CpuIsa isa);
 
-// Why MINIRT_CPU_ISA (or MINIRT_SGEMM_ISA) cannot be followed; empty when
-// unset or followed. Also names MINIRT_SGEMM_ISA as deprecated when only it is set.
+// Why MINIRT_CPU_ISA cannot be followed; empty when unset or followed
+// (MINIRT_SGEMM_ISA's own check is sgemm_env_isa_problem).
 std::string cpu_env_isa_problem();
-// A line for MINIRT_SGEMM_ISA's users: non-empty when only the old name is set.
-std::string cpu_env_isa_deprecation();
 
 // The bf16 path kernels made now would use, and why it is not better: empty
 // for AMX; otherwise a sentence ("this CPU has no AVX512_BF16 or AMX-BF16
