@@ -19,7 +19,8 @@
 # convolution it takes forced onto it (--tune nchwc_bf16: the rules would
 # keep float32 there), then a cap below bf16 (MINIRT_CPU_ISA=avx512), where
 # --math bf16 must run float32 and say why. A CPU without bf16 instructions
-# runs only the last (the fallback), and says so.
+# runs only the last (the fallback), and says so. Last, every op case under
+# --math bf16 at the float32 tolerance (single ops stay float32 by the policy).
 set -euo pipefail
 
 bin="" build=""
@@ -108,6 +109,21 @@ if has avx512f; then
     grep '^FAIL' <<<"$out"
     status=1
   fi
+fi
+# Every op case (BUILD/op_cases, from conformance.op_grid_vs_onnxruntime, a
+# fixture) under --math bf16 at the float32 tolerance: a single op is its
+# model's last layer, float32 by the accuracy policy, so bf16 math must change
+# nothing there -- every op, integer and float16 ones included, runs as before.
+if [ -d "$build/op_cases" ]; then
+  out=$("$bin/minirt-conformance" --threads "$threads" --math bf16 --rtol 1e-4 --atol 1e-5 "$build/op_cases" || true)
+  echo "op cases under --math bf16: ${out##*$'\n'}"
+  if grep -qE '^(FAIL|SKIP)' <<<"$out"; then
+    grep -E '^(FAIL|SKIP)' <<<"$out"
+    status=1
+  fi
+else
+  echo "FAIL: no op cases in $build/op_cases; conformance.op_grid_vs_onnxruntime makes them (ctest runs it first)"
+  status=1
 fi
 [ "$status" = 0 ] && echo "bf16 models: every pass within its bar"
 exit "$status"
