@@ -166,14 +166,6 @@ std::unique_ptr<KernelProvider> make_cpu_backend(int threads, MathMode math) {
   return std::make_unique<CpuBackend>(threads < 1 ? 1 : threads, math);
 }
 
-std::string cpu_math_summary(MathMode math, std::string* why) {
-  if (math != MathMode::kBf16) return "fp32";
-  cpu::Bf16Isa isa = cpu::bf16_isa();
-  if (why) *why = cpu::bf16_isa_reason();
-  if (isa == cpu::Bf16Isa::kNone) return "fp32";
-  return std::string("bf16 (") + cpu::bf16_isa_name(isa) + ")";
-}
-
 BackendFactory cpu_backend_factory() {
   BackendFactory f;
   f.name = "cpu";

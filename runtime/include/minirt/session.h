@@ -104,14 +104,16 @@ enum class MathMode {
   // accumulated in float32. About 3 decimal digits, and float16's range (to
   // 65504). Every other op, and the CPU, compute in float32.
   kFp16,
-  // bfloat16 products with float32 accumulation on the CPU (AMX tiles, else
-  // AVX512_BF16): each convolution's input and weights rounded to bfloat16
-  // (8 bits of mantissa, float32's range), float32 bias, residual,
-  // activation and output; the accuracy policy keeps the convolution that
-  // reads the image, and every other op, in float32 (kernels/cpu/README.md).
-  // A CPU without bf16 instructions runs float32 and
-  // Session::math_reason() says why; the GPU backend has no bf16 math yet,
-  // so Device::kAuto runs on the CPU and Device::kCuda is refused.
+  // bfloat16 products with float32 accumulation on the CPU (AMX tiles; on
+  // AVX512_BF16 alone where measured faster than float32): each dense
+  // convolution's input and weights rounded to bfloat16 (8 bits of mantissa,
+  // float32's range), float32 bias, residual and activation; values between
+  // two such convolutions are stored as bfloat16. The accuracy policy keeps
+  // every other op, depthwise and grouped convolutions and a model's last
+  // layers in float32 (README.md, "bf16 on the CPU"). A CPU without bf16
+  // instructions runs float32 and Session::math_reason() says why; the GPU
+  // backend has no bf16 math yet, so Device::kAuto runs on the CPU and
+  // Device::kCuda is refused.
   kBf16,
 };
 
