@@ -20,7 +20,8 @@
 # keep float32 there), then a cap below bf16 (MINIRT_CPU_ISA=avx512), where
 # --math bf16 must run float32 and say why. A CPU without bf16 instructions
 # runs only the last (the fallback), and says so. Last, every op case under
-# --math bf16 at the float32 tolerance (single ops stay float32 by the policy).
+# --math bf16 at the float32 tolerance (single ops stay float32 by the policy),
+# and the float16 models under --math bf16.
 set -euo pipefail
 
 bin="" build=""
@@ -123,6 +124,21 @@ if [ -d "$build/op_cases" ]; then
   fi
 else
   echo "FAIL: no op cases in $build/op_cases; conformance.op_grid_vs_onnxruntime makes them (ctest runs it first)"
+  status=1
+fi
+# float16 models (BUILD/f16_models/cases, from models.float16_vs_onnxruntime, a
+# fixture: their weights lowered to float32 at load) under --math bf16, against
+# onnxruntime on the float16 model: the same bars plus float16's own rounding
+# (5e-2 for all).
+if [ -d "$build/f16_models/cases" ]; then
+  out=$("$bin/minirt-conformance" --threads "$threads" --math bf16 --scaled-error 5e-2 "$build/f16_models/cases" || true)
+  echo "float16 models under --math bf16 (scaled error <= 5e-2): ${out##*$'\n'}"
+  if grep -qE '^(FAIL|SKIP)' <<<"$out"; then
+    grep -E '^(FAIL|SKIP)' <<<"$out"
+    status=1
+  fi
+else
+  echo "FAIL: no float16 cases in $build/f16_models/cases; models.float16_vs_onnxruntime makes them"
   status=1
 fi
 [ "$status" = 0 ] && echo "bf16 models: every pass within its bar"
