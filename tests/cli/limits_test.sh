@@ -85,6 +85,15 @@ expect 1 "--run-timeout expects seconds >= 0, got '-1'" -- "$bin/runmodel" "$mni
 expect 1 "--run-timeout expects seconds >= 0, got 'soon'" -- "$bin/runmodel" "$mnist" --run-timeout soon
 
 # The exit codes are documented.
+# bf16 math under a memory limit: runs within one (the packed bf16 inputs are
+# arena workspace, counted like the rest), and a limit below the arena ends
+# with the pool's sentence and exit 3, as in float32. On a CPU without bf16
+# instructions the same holds for the float32 run it falls back to.
+expect 0 "memory pool: policy grow, limit 16\.00 MiB" -- \
+  timeout 60 "$bin/runmodel" "$resnet" --device cpu --math bf16 --memory-limit 16M --iterations 2 --warmup 0 --memory-stats
+expect 3 "host memory pool: cannot allocate .* for the activation arena of .*resnet18\.onnx.*its memory limit is 1\.00 MiB" -- \
+  timeout 60 "$bin/runmodel" "$resnet" --device cpu --math bf16 --memory-limit 1M --iterations 1 --warmup 0
+
 expect 0 "6  the system would not start the threads.*7  a run took longer than --run-timeout" -- \
   bash -c "'$bin/runmodel' --help | tr '\n' ' '"
 
