@@ -14,7 +14,9 @@
 // read from the wrong phase or pixel, a channel pair swapped or a group
 // dropped moves a sum by one term, on average 1 / K of it (1e-4 or more).
 // A kernel that rounded the operands differently (truncation) would be off
-// by about 2^-9 of each term.
+// by about 2^-9 of each term. A bf16 output (groups of 32 channels, as
+// between two bf16 convolutions) is also allowed its own rounding, 2^-8 of
+// the value; a bf16 residual enters the yardstick rounded.
 //
 // The input's and the residual's padding lanes hold large finite values;
 // they must not reach a real output. The output starts as a NaN pattern
