@@ -1,6 +1,6 @@
-// The bf16 convolution (kernels/cpu/conv_bf16.h) on ResNet-50's and
-// MobileNetV2's dense layers, beside the float32 blocked kernel it replaces
-// under MathMode::kBf16, and the AMX tile peak to read its GFLOP/s against.
+// The bf16 convolution (kernels/cpu/conv_bf16.h) on ResNet-50's layers, beside the float32 blocked kernel it replaces
+// under MathMode::kBf16; `minirt-fma-peak` prints the AMX tile peak to read
+// its GFLOP/s against.
 //
 //   build/bin/minirt_bf16_bench                                  # every layer, AMX and AVX512_BF16, fp32
 //   build/bin/minirt_bf16_bench --benchmark_filter='Bf16Conv/resnet50.*isa:2'   # AMX only
@@ -10,11 +10,8 @@
 // blocked (NCHW16c float32), bias and ReLU fused; isa 3: AMX with bf16 input
 // and output (groups of 32 channels), as between two bf16 convolutions in a
 // model (the stem: bf16 output only). The
-// label is the kernel's own description. AmxPeak: a loop of tdpbf16ps on
-// tiles already loaded (four accumulators, no memory), the most the core's
-// tile unit does.
+// label is the kernel's own description.
 #include <benchmark/benchmark.h>
-#include <immintrin.h>
 
 #include <memory>
 #include <random>
@@ -71,7 +68,7 @@ void BM_Bf16Conv(benchmark::State& state) {
   if (isa == Bf16Isa::kNone) {
     fp32 = std::make_unique<NchwcDirectConv>(spec, w.data(), b.data(), threads);
   } else {
-    bf16 = std::make_unique<Bf16Conv>(spec, isa, w.data(), b.data(), threads);
+    bf16 = std::make_unique<Bf16Conv>(spec, isa, w.data(), b.data());
     ws_bytes = bf16->workspace_bytes();
   }
   std::vector<float> ws(ws_bytes / sizeof(float) + 16);
@@ -104,49 +101,6 @@ void resnet50_dense(benchmark::internal::Benchmark* b) {
   b->ArgNames({"C", "HW", "K", "R", "stride", "threads", "isa"});
 }
 BENCHMARK(BM_Bf16Conv)->Name("Bf16Conv/resnet50")->Apply(resnet50_dense)->Unit(benchmark::kMicrosecond)->UseRealTime();
-
-// Four C tiles, two A and two B tiles loaded once: 4 tdpbf16ps per step,
-// 16 x 16 x 32 multiply-adds each.
-__attribute__((target("amx-tile,amx-bf16"))) void amx_loop(int64_t steps, const void* cfg, const uint16_t* a,
-                                                           const uint16_t* b, float* c) {
-  _tile_loadconfig(cfg);
-  _tile_zero(0);
-  _tile_zero(1);
-  _tile_zero(2);
-  _tile_zero(3);
-  _tile_loadd(4, a, 64);
-  _tile_loadd(5, a + 512, 64);
-  _tile_loadd(6, b, 64);
-  _tile_loadd(7, b + 512, 64);
-  for (int64_t i = 0; i < steps; ++i) {
-    _tile_dpbf16ps(0, 4, 6);
-    _tile_dpbf16ps(1, 4, 7);
-    _tile_dpbf16ps(2, 5, 6);
-    _tile_dpbf16ps(3, 5, 7);
-  }
-  _tile_stored(0, c, 64);
-  _tile_release();
-}
-
-void BM_AmxPeak(benchmark::State& state) {
-  if (!cpu::cpu_isa_supported(cpu::CpuIsa::kAmx)) return state.SkipWithError("no AMX here");
-  struct alignas(64) Cfg {
-    uint8_t palette = 1, start = 0, reserved[14] = {};
-    uint16_t colsb[16] = {};
-    uint8_t rows[16] = {};
-  } cfg;
-  for (int t = 0; t < 8; ++t) cfg.colsb[t] = 64, cfg.rows[t] = 16;
-  std::vector<uint16_t> a(1024, 0x3f80), b(1024, 0x3f80);  // 1.0 in bf16
-  std::vector<float> c(256);
-  const int64_t steps = 1 << 16;
-  for (auto _ : state) {
-    amx_loop(steps, &cfg, a.data(), b.data(), c.data());
-    benchmark::DoNotOptimize(c.data());
-  }
-  state.counters["GFLOP/s"] = benchmark::Counter(
-      4.0 * 16 * 16 * 32 * 2 * steps, benchmark::Counter::kIsIterationInvariantRate, benchmark::Counter::kIs1000);
-}
-BENCHMARK(BM_AmxPeak)->Unit(benchmark::kMicrosecond)->UseRealTime();
 
 }  // namespace
 }  // namespace minirt

@@ -90,9 +90,8 @@ def bench_one(args, tmp, stem, path, name, shape, batch, threads, macs, first_ou
     try:
         for m, cache in caches.items():
             minirt(args, path, name, npy, shape, threads, m, "exhaustive", cache, 1)
-        minirt(args, path, name, npy, shape, threads, "bf16", "cached", caches["bf16"], 1, out_dir)
-        res["cpu_math"] = minirt(args, path, name, npy, shape, threads, "bf16", "cached", caches["bf16"],
-                                 1).get("cpu_math", "")
+        res["cpu_math"] = minirt(args, path, name, npy, shape, threads, "bf16", "cached", caches["bf16"], 1,
+                                 out_dir).get("cpu_math", "")
         peer("ort_worker.py", path, npy, threads, 1, 0, ["--output", ref_npy])
         ov = peer("ov_worker.py", path, npy, threads, 1, 0, ["--precision", "default", "--output", ov_npy])
         res["ov_precision"] = ov.get("precision", "?")

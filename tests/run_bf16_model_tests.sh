@@ -111,40 +111,32 @@ if has avx512f; then
     status=1
   fi
 fi
-# Every op case (BUILD/op_cases, from conformance.op_grid_vs_onnxruntime, a
-# fixture) under --math bf16 with the rules' choices (--tune heuristic, so no
-# cache decides): every op runs; integer and boolean outputs exact; float
-# outputs within a scaled error of 1e-2. A lone op is its model's last layer,
-# float32 by the accuracy policy (about 1e-6 here); the few cases with a
-# convolution feeding another product run it in bf16 (LpPool between two
-# convolutions: 5e-4).
-if [ -d "$build/op_cases" ]; then
-  out=$("$bin/minirt-conformance" --threads "$threads" --math bf16 --tune heuristic --scaled-error 1e-2 \
-    "$build/op_cases" || true)
-  echo "op cases under --math bf16: ${out##*$'\n'}"
+# A pass over a folder of cases another test makes (a ctest fixture), with the
+# rules' choices (--tune heuristic, so no cache decides): every case runs and
+# passes. $1 the folder, $2 what it is, $3 the test that makes it, the rest
+# minirt-conformance options.
+fixture_pass() {
+  local dir=$1 what=$2 maker=$3 out
+  shift 3
+  if [ ! -d "$dir" ]; then
+    echo "FAIL: no $what in $dir; $maker makes them (ctest runs it first)"
+    status=1
+    return
+  fi
+  out=$("$bin/minirt-conformance" --threads "$threads" --math bf16 --tune heuristic "$@" "$dir" || true)
+  echo "$what under --math bf16 ($*): ${out##*$'\n'}"
   if grep -qE '^(FAIL|SKIP)' <<<"$out"; then
     grep -E '^(FAIL|SKIP)' <<<"$out"
     status=1
   fi
-else
-  echo "FAIL: no op cases in $build/op_cases; conformance.op_grid_vs_onnxruntime makes them (ctest runs it first)"
-  status=1
-fi
-# float16 models (BUILD/f16_models/cases, from models.float16_vs_onnxruntime, a
-# fixture: their weights lowered to float32 at load) under --math bf16, against
-# onnxruntime on the float16 model: the same bars plus float16's own rounding
-# (5e-2 for all).
-if [ -d "$build/f16_models/cases" ]; then
-  out=$("$bin/minirt-conformance" --threads "$threads" --math bf16 --tune heuristic --scaled-error 5e-2 \
-    "$build/f16_models/cases" || true)
-  echo "float16 models under --math bf16 (scaled error <= 5e-2): ${out##*$'\n'}"
-  if grep -qE '^(FAIL|SKIP)' <<<"$out"; then
-    grep -E '^(FAIL|SKIP)' <<<"$out"
-    status=1
-  fi
-else
-  echo "FAIL: no float16 cases in $build/f16_models/cases; models.float16_vs_onnxruntime makes them"
-  status=1
-fi
+}
+# Every op case: integer and boolean outputs exact, float outputs within a
+# scaled error of 1e-2. A lone op is its model's last layer, float32 by the
+# accuracy policy (about 1e-6 here); the few cases with a convolution feeding
+# another product run it in bf16 (LpPool between two convolutions: 5e-4).
+fixture_pass "$build/op_cases" "op cases" conformance.op_grid_vs_onnxruntime --scaled-error 1e-2
+# The float16 models (their weights lowered to float32 at load), against
+# onnxruntime on the float16 model: the bars above plus float16's own rounding.
+fixture_pass "$build/f16_models/cases" "float16 models" models.float16_vs_onnxruntime --scaled-error 5e-2
 [ "$status" = 0 ] && echo "bf16 models: every pass within its bar"
 exit "$status"

@@ -21,19 +21,36 @@ inline uint16_t to_bf16(float f) {
   return static_cast<uint16_t>((x + 0x7fffu + ((x >> 16) & 1u)) >> 16);
 }
 
+// Where packed row `row` = (group * phases + phase) * (hq + 1) + a goes:
+// its wq pixels, or (a == hq) the phase's zero slack, which this writes.
+struct PackedRow {
+  int64_t a, phase, grp;
+  uint16_t* d;  // the row's first pixel; null for the slack
+};
+PackedRow packed_row(const Bf16ConvGeom& g, uint16_t* xin, int64_t row) {
+  PackedRow r;
+  r.a = row % (g.hq + 1);
+  r.phase = (row / (g.hq + 1)) % g.phases;
+  r.grp = row / ((g.hq + 1) * g.phases);
+  uint16_t* base = xin + (r.grp * g.phases + r.phase) * g.phase_pixels * 32;
+  if (r.a == g.hq) {
+    std::fill(base + g.hq * g.wq * 32, base + g.phase_pixels * 32, uint16_t{0});
+    r.d = nullptr;
+  } else {
+    r.d = base + r.a * g.wq * 32;
+  }
+  return r;
+}
+
 // Rows [row0, row1) of a folded input (conv_bf16_isa.h), from the plain
-// image x [C][H][W]: row = phase * (hq + 1) + a, row hq of a phase its slack.
+// image x [C][H][W] (one group; the phases split rows only).
 void pack_rows_folded(const Bf16ConvGeom& g, const float* x, uint16_t* xin, int64_t row0, int64_t row1) {
   for (int64_t row = row0; row < row1; ++row) {
-    const int64_t a = row % (g.hq + 1), phase = row / (g.hq + 1);
-    uint16_t* base = xin + phase * g.phase_pixels * 32;
-    if (a == g.hq) {
-      std::fill(base + g.hq * g.wq * 32, base + g.phase_pixels * 32, uint16_t{0});
-      continue;
-    }
-    uint16_t* d = base + a * g.wq * 32;
+    const PackedRow pr = packed_row(g, xin, row);
+    if (!pr.d) continue;
+    uint16_t* d = pr.d;
     std::fill(d, d + g.wq * 32, uint16_t{0});
-    const int64_t ih = a * g.sh + phase - g.ph;
+    const int64_t ih = pr.a * g.sh + pr.phase - g.ph;
     if (ih < 0 || ih >= g.h) continue;
     for (int64_t ci = 0; ci < g.c; ++ci) {
       const float* xr = x + (ci * g.h + ih) * g.w;
@@ -55,20 +72,14 @@ void pack_rows_folded(const Bf16ConvGeom& g, const float* x, uint16_t* xin, int6
 void pack_rows_reference(const Bf16ConvGeom& g, const float* x, uint16_t* xin, int64_t row0, int64_t row1) {
   const int64_t plane = g.h * g.w * 16;
   for (int64_t row = row0; row < row1; ++row) {
-    const int64_t a = row % (g.hq + 1);
-    const int64_t phase = (row / (g.hq + 1)) % g.phases;
-    const int64_t grp = row / ((g.hq + 1) * g.phases);
-    uint16_t* base = xin + (grp * g.phases + phase) * g.phase_pixels * 32;
-    if (a == g.hq) {
-      std::fill(base + g.hq * g.wq * 32, base + g.phase_pixels * 32, uint16_t{0});
-      continue;
-    }
-    uint16_t* d = base + a * g.wq * 32;
-    const int64_t ih = a * g.sh + phase / g.sw - g.ph;
+    const PackedRow pr = packed_row(g, xin, row);
+    if (!pr.d) continue;
+    uint16_t* d = pr.d;
+    const int64_t ih = pr.a * g.sh + pr.phase / g.sw - g.ph;
     for (int64_t b = 0; b < g.wq; ++b) {
-      const int64_t iw = b * g.sw + phase % g.sw - g.pw;
+      const int64_t iw = b * g.sw + pr.phase % g.sw - g.pw;
       for (int64_t k = 0; k < 32; ++k) {
-        const int64_t ch = grp * 32 + k;
+        const int64_t ch = pr.grp * 32 + k;
         bool in = ih >= 0 && ih < g.h && iw >= 0 && iw < g.w && ch < g.c;
         d[b * 32 + k] = in ? float_to_bfloat16(x[(ch / 16) * plane + (ih * g.w + iw) * 16 + ch % 16]) : 0;
       }
@@ -79,23 +90,17 @@ void pack_rows_reference(const Bf16ConvGeom& g, const float* x, uint16_t* xin, i
 // The same rows from a bf16 value ([groups][h][w][32]): copies, zero outside.
 void pack_rows_from_bf16(const Bf16ConvGeom& g, const uint16_t* x, uint16_t* xin, int64_t row0, int64_t row1) {
   for (int64_t row = row0; row < row1; ++row) {
-    const int64_t a = row % (g.hq + 1);
-    const int64_t phase = (row / (g.hq + 1)) % g.phases;
-    const int64_t grp = row / ((g.hq + 1) * g.phases);
-    uint16_t* base = xin + (grp * g.phases + phase) * g.phase_pixels * 32;
-    if (a == g.hq) {
-      std::fill(base + g.hq * g.wq * 32, base + g.phase_pixels * 32, uint16_t{0});
-      continue;
-    }
-    uint16_t* d = base + a * g.wq * 32;
-    const int64_t ih = a * g.sh + phase / g.sw - g.ph;
+    const PackedRow pr = packed_row(g, xin, row);
+    if (!pr.d) continue;
+    uint16_t* d = pr.d;
+    const int64_t ih = pr.a * g.sh + pr.phase / g.sw - g.ph;
     if (ih < 0 || ih >= g.h) {
       std::fill(d, d + g.wq * 32, uint16_t{0});
       continue;
     }
-    const uint16_t* src = x + (grp * g.h + ih) * g.w * 32;
+    const uint16_t* src = x + (pr.grp * g.h + ih) * g.w * 32;
     for (int64_t b = 0; b < g.wq; ++b) {
-      const int64_t iw = b * g.sw + phase % g.sw - g.pw;
+      const int64_t iw = b * g.sw + pr.phase % g.sw - g.pw;
       if (iw < 0 || iw >= g.w)
         std::fill(d + b * 32, d + b * 32 + 32, uint16_t{0});
       else
@@ -160,8 +165,7 @@ std::string bf16_conv_declined(const NchwcConvSpec& s, Bf16Isa isa) {
   return {};
 }
 
-Bf16Conv::Bf16Conv(const NchwcConvSpec& s, Bf16Isa isa, const float* w, const float* bias, int threads)
-    : s_(s), isa_(isa), threads_(std::max(threads, 1)) {
+Bf16Conv::Bf16Conv(const NchwcConvSpec& s, Bf16Isa isa, const float* w, const float* bias) : s_(s), isa_(isa) {
   const Geometry& q = s.q;
   Bf16ConvGeom& g = g_;
   g.c = q.c;
@@ -253,22 +257,23 @@ void Bf16Conv::run(const void* x, const void* r, void* y, void* workspace, Threa
   const int64_t xin_image = direct_ ? x_image : static_cast<int64_t>(image_elems_);
   if (!direct_) {
     uint16_t* dst = static_cast<uint16_t*>(workspace);
+    // The packer of this input's form; x_bf16 reads bf16 elements, the rest floats.
+    using FloatPack = void (*)(const Bf16ConvGeom&, const float*, uint16_t*, int64_t, int64_t);
+    const FloatPack fpack =
+        folded_
+            ? (isa_ != Bf16Isa::kNone && g.dw == 1 && g.kw <= 16 ? bf16_pack_rows_folded_avx512bf16 : pack_rows_folded)
+        : isa_ == Bf16Isa::kNone ? pack_rows_reference
+                                 : bf16_pack_rows_avx512bf16;
     pool.parallel_for(
         n * rows,
         [&](int64_t u0, int64_t u1) {
           for (int64_t u = u0; u < u1;) {
             int64_t img = u / rows, r0 = u % rows, r1 = std::min(rows, r0 + (u1 - u));
             uint16_t* d = dst + img * xin_image;
-            if (folded_ && isa_ != Bf16Isa::kNone && g.dw == 1 && g.kw <= 16)
-              bf16_pack_rows_folded_avx512bf16(g, static_cast<const float*>(x) + img * x_image, d, r0, r1);
-            else if (folded_)
-              pack_rows_folded(g, static_cast<const float*>(x) + img * x_image, d, r0, r1);
-            else if (s_.x_bf16)
+            if (s_.x_bf16)
               pack_rows_from_bf16(g, static_cast<const uint16_t*>(x) + img * x_image, d, r0, r1);
-            else if (isa_ == Bf16Isa::kNone)
-              pack_rows_reference(g, static_cast<const float*>(x) + img * x_image, d, r0, r1);
             else
-              bf16_pack_rows_avx512bf16(g, static_cast<const float*>(x) + img * x_image, d, r0, r1);
+              fpack(g, static_cast<const float*>(x) + img * x_image, d, r0, r1);
             u += r1 - r0;
           }
         },

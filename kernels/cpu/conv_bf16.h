@@ -6,7 +6,7 @@
 //
 //   NchwcConvSpec s = ...;                            // as for NchwcDirectConv, block 16
 //   if (bf16_conv_declined(s, Bf16Isa::kAmx).empty()) {
-//     Bf16Conv conv(s, Bf16Isa::kAmx, w, bias, threads);   // plan time: packs the weights to bf16
+//     Bf16Conv conv(s, Bf16Isa::kAmx, w, bias);   // plan time: packs the weights to bf16
 //     conv.run(x, r, y, workspace, pool);                  // run time: allocates nothing
 //   }
 //
@@ -44,7 +44,8 @@ class Bf16Conv {
  public:
   // w: [M][C][kh][kw] (ONNX layout), bias: [M] or null; w == nullptr: plan the workspace only.
   // isa kNone runs the portable reference (tests).
-  Bf16Conv(const NchwcConvSpec& s, Bf16Isa isa, const float* w, const float* bias, int threads);
+  // The work is cut per run, over the pool run() is given.
+  Bf16Conv(const NchwcConvSpec& s, Bf16Isa isa, const float* w, const float* bias);
   size_t workspace_bytes() const { return ws_bytes_; }
   // x, r (or null), y for all q.n images: blocked floats, or bf16 groups of
   // 32 channels where the spec's x_bf16 / r_bf16 / y_bf16 say so.
@@ -64,7 +65,6 @@ class Bf16Conv {
   bool direct_ = false;  // x (bf16) read in place, nothing packed
   bool folded_ = false;  // x plain floats (the image): window columns folded into the channels
   int64_t blocks_per_unit_ = 0, pixels_per_unit_ = 0;
-  int threads_ = 1;
 };
 
 }  // namespace minirt::cpu

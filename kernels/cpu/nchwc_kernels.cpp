@@ -557,7 +557,7 @@ class NativeConvKernel final : public Kernel {
     const float* w = plan_only ? nullptr : in_const(g, n, 1)->data<float>();
     const float* b = !plan_only && n.input(2) >= 0 ? in_const(g, n, 2)->data<float>() : nullptr;
     if (algo == kBf16)
-      bf16_ = std::make_unique<Bf16Conv>(s, bf16, w, b, threads);
+      bf16_ = std::make_unique<Bf16Conv>(s, bf16, w, b);
     else if (algo == kDepthwise)
       dw_ = std::make_unique<NchwcDepthwiseConv>(s, w, b, threads);
     else if (int t = winograd_tile(algo))

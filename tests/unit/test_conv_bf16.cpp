@@ -181,7 +181,7 @@ bool run_case(const Case& cs, Bf16Isa isa, Form form = {}) {
     s.x_bf16 = form.x_bf16;
     s.y_bf16 = form.y_bf16;
     s.r_bf16 = form.r_bf16;
-    Bf16Conv conv(s, isa, w.data(), cs.bias ? bias.data() : nullptr, threads);
+    Bf16Conv conv(s, isa, w.data(), cs.bias ? bias.data() : nullptr);
     std::vector<uint8_t> ws(conv.workspace_bytes() + 64);
     void* wsp = ws.data() + (64 - reinterpret_cast<uintptr_t>(ws.data()) % 64) % 64;
     std::vector<float> y(static_cast<size_t>(cs.n * mb * 16 * ohw) + kGuard);
