@@ -7,6 +7,7 @@
 #include "kernels/cpu/conv_bf16.h"
 #include "kernels/cpu/conv_common.h"
 #include "kernels/cpu/nchwc.h"
+#include "kernels/cpu/nchwc_binary_isa.h"
 #include "kernels/cpu/nchwc_conv.h"
 #include "kernels/cpu/nchwc_ops.h"
 #include "kernels/cpu/nchwc_winograd.h"
@@ -154,100 +155,26 @@ bool blocked_binary_kind(BinaryKind k) {
 
 // One pixel run of a blocked binary op: out[p] = a[p * sa] op c[p * sc] for
 // p in [0, n), pixels of B lanes; a step of 0 repeats one pixel (a channel
-// operand). Vector forms for B = 16 (AVX-512) and 8 (AVX2); max and min as
-// the plain kernel computes them (a > b ? a : b), which is what the vector
-// max and min instructions do.
+// operand). Vector forms for B = 16 (AVX-512) and 8 (AVX2) in the ISA files
+// nchwc_binary_avx512.cpp and nchwc_binary_avx2.cpp; max and min as the
+// plain kernel computes them (a > b ? a : b), which is what the vector max
+// and min instructions do.
 template <BinaryKind K>
 void binary_run_portable(const float* a, int64_t sa, const float* c, int64_t sc, float* out, int64_t n, int b) {
   for (int64_t p = 0; p < n; ++p)
     for (int l = 0; l < b; ++l) out[p * b + l] = binary(K, a[p * sa + l], c[p * sc + l]);
 }
 
-#if defined(__x86_64__) || defined(__i386__)
-template <BinaryKind K>
-MINIRT_TARGET_AVX512 inline __m512 binary16(__m512 a, __m512 c) {
-  switch (K) {
-    case BinaryKind::kAdd:
-      return _mm512_add_ps(a, c);
-    case BinaryKind::kSub:
-      return _mm512_sub_ps(a, c);
-    case BinaryKind::kMul:
-      return _mm512_mul_ps(a, c);
-    case BinaryKind::kMax:
-      return _mm512_max_ps(a, c);
-    case BinaryKind::kMin:
-      return _mm512_min_ps(a, c);
-    case BinaryKind::kDiv:
-      return _mm512_div_ps(a, c);
-    case BinaryKind::kPRelu:
-      return _mm512_mask_mul_ps(a, _mm512_cmp_ps_mask(a, _mm512_setzero_ps(), _CMP_LT_OQ), a, c);
-    default:
-      return a;
-  }
-}
-template <BinaryKind K>
-MINIRT_TARGET_AVX2 inline __m256 binary8(__m256 a, __m256 c) {
-  switch (K) {
-    case BinaryKind::kAdd:
-      return _mm256_add_ps(a, c);
-    case BinaryKind::kSub:
-      return _mm256_sub_ps(a, c);
-    case BinaryKind::kMul:
-      return _mm256_mul_ps(a, c);
-    case BinaryKind::kMax:
-      return _mm256_max_ps(a, c);
-    case BinaryKind::kMin:
-      return _mm256_min_ps(a, c);
-    case BinaryKind::kDiv:
-      return _mm256_div_ps(a, c);
-    case BinaryKind::kPRelu:
-      return _mm256_blendv_ps(a, _mm256_mul_ps(a, c), _mm256_cmp_ps(a, _mm256_setzero_ps(), _CMP_LT_OQ));
-    default:
-      return a;
-  }
-}
-template <BinaryKind K>
-MINIRT_TARGET_AVX512 void binary_run16(const float* a, int64_t sa, const float* c, int64_t sc, float* out, int64_t n) {
-  for (int64_t p = 0; p < n; ++p)
-    _mm512_storeu_ps(out + p * 16, binary16<K>(_mm512_loadu_ps(a + p * sa), _mm512_loadu_ps(c + p * sc)));
-}
-template <BinaryKind K>
-MINIRT_TARGET_AVX2 void binary_run8(const float* a, int64_t sa, const float* c, int64_t sc, float* out, int64_t n) {
-  for (int64_t p = 0; p < n; ++p)
-    _mm256_storeu_ps(out + p * 8, binary8<K>(_mm256_loadu_ps(a + p * sa), _mm256_loadu_ps(c + p * sc)));
-}
-#endif
+using BinaryRun = BlockedBinaryRun;
 
-using BinaryRun = void (*)(const float*, int64_t, const float*, int64_t, float*, int64_t);
-
-template <BinaryKind K>
-BinaryRun binary_run_for(int b) {
+// The vector loop for blocks of b lanes on this CPU (nchwc_binary_*.cpp), or
+// null: the portable loop below.
+BinaryRun binary_run(BinaryKind k, int b) {
 #if defined(__x86_64__) || defined(__i386__)
-  if (b == 16 && sgemm_isa_supported(SgemmIsa::kAvx512)) return binary_run16<K>;
-  if (b == 8 && sgemm_isa_supported(SgemmIsa::kAvx2)) return binary_run8<K>;
+  if (b == 16 && sgemm_isa_supported(SgemmIsa::kAvx512)) return nchwc_binary_run_avx512(k);
+  if (b == 8 && sgemm_isa_supported(SgemmIsa::kAvx2)) return nchwc_binary_run_avx2(k);
 #endif
   return nullptr;
-}
-
-BinaryRun binary_run(BinaryKind k, int b) {
-  switch (k) {
-    case BinaryKind::kAdd:
-      return binary_run_for<BinaryKind::kAdd>(b);
-    case BinaryKind::kSub:
-      return binary_run_for<BinaryKind::kSub>(b);
-    case BinaryKind::kMul:
-      return binary_run_for<BinaryKind::kMul>(b);
-    case BinaryKind::kMax:
-      return binary_run_for<BinaryKind::kMax>(b);
-    case BinaryKind::kMin:
-      return binary_run_for<BinaryKind::kMin>(b);
-    case BinaryKind::kDiv:
-      return binary_run_for<BinaryKind::kDiv>(b);
-    case BinaryKind::kPRelu:
-      return binary_run_for<BinaryKind::kPRelu>(b);
-    default:
-      return nullptr;
-  }
 }
 
 // A op B with both blocked and the same shape; or one of them per channel
