@@ -35,9 +35,9 @@ void configure() {
 }
 
 // MT x NT tiles of C (MT, NT in {1, 2}) for flat pixels from f and blocks
-// from b, summed over every group and tap, stored into cbuf[mt][nt].
+// from b, summed over every group and tap; left in the tiles (store()).
 template <int MT, int NT>
-void step(const Bf16ConvStrip& s, int64_t f, int64_t b, float* cbuf) {
+void step(const Bf16ConvStrip& s, int64_t f, int64_t b) {
   const Bf16ConvGeom& g = *s.g;
   const int64_t group_px = g.phases * g.phase_pixels;
   const int64_t wstride = g.groups * g.taps * 512;  // uint16s per block
@@ -71,33 +71,62 @@ void step(const Bf16ConvStrip& s, int64_t f, int64_t b, float* cbuf) {
       }
     }
   }
-  // cbuf[t][n] = tile 2 t + n.
+}
+
+// The C tiles into cbuf[t][n] (tile 2 t + n).
+template <int MT, int NT>
+void store(float* cbuf) {
   _tile_stored(0, cbuf, 64);
   if (NT > 1) _tile_stored(1, cbuf + 256, 64);
   if (MT > 1) _tile_stored(2, cbuf + 512, 64);
   if (MT > 1 && NT > 1) _tile_stored(3, cbuf + 768, 64);
 }
 
+// A step's epilogue, deferred until the next step's products are issued.
+struct Pending {
+  const Bf16ConvStrip* s;
+  const float* cbuf;
+  int64_t f, b;
+  int mt, nt;
+};
+void finish(const Pending& d) { bf16_conv_epilogue_avx512(*d.s, d.cbuf, d.f, d.mt, d.b, d.nt); }
+
+// One step: its products issued, then the previous step's epilogue (AVX-512
+// work the core runs while the tile unit multiplies), then its C stored.
+template <int MT, int NT>
+void step_and_store(const Bf16ConvStrip& s, int64_t f, int64_t b, float* cbuf, const Pending& previous) {
+  step<MT, NT>(s, f, b);
+  if (previous.cbuf) finish(previous);
+  store<MT, NT>(cbuf);
+}
+
 }  // namespace
 
 void bf16_conv_strip_amx(const Bf16ConvStrip& s) {
-  alignas(64) float cbuf[4 * 256];
+  // Two C buffers: step i stores into one while the epilogue of step i - 1
+  // reads the other, so the epilogue overlaps the tile unit's work (1x1
+  // layers, whose steps are short, spent a third of their time in it).
+  alignas(64) float cbuf[2][4 * 256];
   configure();
+  Pending pending{&s, nullptr, 0, 0, 0, 0};
+  int cur = 0;
   for (int64_t f = s.f0; f < s.f1; f += 32) {
     const int mt = s.f1 - f > 16 ? 2 : 1;
     for (int64_t b = s.b0; b < s.b1; b += 2) {
       const int nt = s.b1 - b > 1 ? 2 : 1;
       if (mt == 2 && nt == 2)
-        step<2, 2>(s, f, b, cbuf);
+        step_and_store<2, 2>(s, f, b, cbuf[cur], pending);
       else if (mt == 2)
-        step<2, 1>(s, f, b, cbuf);
+        step_and_store<2, 1>(s, f, b, cbuf[cur], pending);
       else if (nt == 2)
-        step<1, 2>(s, f, b, cbuf);
+        step_and_store<1, 2>(s, f, b, cbuf[cur], pending);
       else
-        step<1, 1>(s, f, b, cbuf);
-      bf16_conv_epilogue_avx512(s, cbuf, f, mt, b, nt);
+        step_and_store<1, 1>(s, f, b, cbuf[cur], pending);
+      pending = Pending{&s, cbuf[cur], f, b, mt, nt};
+      cur ^= 1;
     }
   }
+  if (pending.cbuf) finish(pending);
   _tile_release();
 }
 
