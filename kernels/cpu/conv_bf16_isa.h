@@ -82,8 +82,9 @@ struct Bf16ConvStrip {
 void bf16_pack_rows_avx512bf16(const Bf16ConvGeom& g, const float* x, uint16_t* xin, int64_t row0, int64_t row1);
 
 // The same for a folded input (the plain image x [C][H][W] floats) whose
-// window has dw == 1 and kw <= 16: each channel's kw columns converted with
-// one masked load (zeros outside the image) and one masked store.
+// window has dw == 1 and kw <= 16: each image row converted once into a
+// zero-padded bf16 copy, and each pixel gathered from it with one masked
+// load per channel and one 64-byte store.
 void bf16_pack_rows_folded_avx512bf16(const Bf16ConvGeom& g, const float* x, uint16_t* xin, int64_t row0, int64_t row1);
 
 // A strip, its products on AVX512_BF16 (vdpbf16ps) or AMX tiles; the AMX

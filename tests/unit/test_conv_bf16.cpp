@@ -371,6 +371,31 @@ std::vector<Case> cases() {
        .pb = 2,
        .pr = 2,
        .plain = true});
+  // Rows wider than the folded packer's 512-column chunks (three chunks each).
+  add({.c = 3,
+       .h = 5,
+       .w = 1100,
+       .m = 16,
+       .kh = 7,
+       .kw = 7,
+       .sh = 2,
+       .sw = 2,
+       .pt = 3,
+       .pl = 3,
+       .pb = 3,
+       .pr = 3,
+       .plain = true});
+  add({.c = 2,
+       .h = 4,
+       .w = 1030,
+       .m = 16,
+       .kh = 3,
+       .kw = 5,
+       .pt = 1,
+       .pl = 2,
+       .pb = 1,
+       .pr = 2,
+       .plain = true});
   return out;
 }
 
