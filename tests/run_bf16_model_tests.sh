@@ -88,6 +88,25 @@ say_math() {
 if has amx_bf16 && has amx_tile; then
   echo "$(say_math)"
   run_pass "AMX (the rules' choices)" --tune heuristic
+  # The policy's last layers, in the plan: SqueezeNet's classifier convolution,
+  # averaged into the logits, runs bf16; the YOLO-like detector's heads, read
+  # by the outputs as they are, stay float32.
+  plan_of() {
+    "$bin/runmodel" "$build/models/$1.onnx" --device cpu --math bf16 --iterations 1 --warmup 0 --tune heuristic \
+      --print-plan | grep -F -- " $2 " || true
+  }
+  line=$(plan_of squeezenet1_1 classifier.1+classifier.2)
+  if [[ $line != *"precision bf16"* ]]; then
+    echo "FAIL: SqueezeNet's averaged classifier convolution did not run bf16: '$line'"
+    status=1
+  fi
+  for head in model.24.m.0 model.24.m.1 model.24.m.2; do
+    line=$(plan_of yolov5s_like "$head")
+    if [[ -z $line || $line == *"precision bf16"* ]]; then
+      echo "FAIL: the YOLO-like head $head is not a float32 step: '$line'"
+      status=1
+    fi
+  done
 fi
 if has avx512_bf16; then
   echo "$(MINIRT_CPU_ISA=avx512_bf16 say_math)"
