@@ -213,6 +213,12 @@ Bf16Conv::Bf16Conv(const NchwcConvSpec& s, Bf16Isa isa, const float* w, const fl
     }
   }
   g.tap_off = tap_off_.data();
+  for (int64_t ph = 0; ph < g.phases; ++ph)
+    for (int64_t t = 0; t < g.taps; ++t)
+      if (tap_off_[static_cast<size_t>(t)] / g.phase_pixels == ph) {
+        phases_read_.push_back(ph);
+        break;
+      }
   image_elems_ = static_cast<size_t>(g.groups * g.phases * g.phase_pixels * 32);
   ws_bytes_ = direct_ ? 0 : (static_cast<size_t>(q.n) * image_elems_ * sizeof(uint16_t) + 63) / 64 * 64;
 
@@ -246,7 +252,6 @@ Bf16Conv::Bf16Conv(const NchwcConvSpec& s, Bf16Isa isa, const float* w, const fl
 void Bf16Conv::run(const void* x, const void* r, void* y, void* workspace, ThreadPool& pool) const {
   const Bf16ConvGeom& g = g_;
   const int64_t n = s_.q.n;
-  const int64_t rows = g.groups * g.phases * (g.hq + 1);
   // Elements (floats or bf16s) per image of x and y.
   const int64_t x_image = folded_     ? g.c * g.h * g.w
                           : s_.x_bf16 ? g.groups * g.h * g.w * 32
@@ -264,17 +269,23 @@ void Bf16Conv::run(const void* x, const void* r, void* y, void* workspace, Threa
             ? (isa_ != Bf16Isa::kNone && g.dw == 1 && g.kw <= 16 ? bf16_pack_rows_folded_avx512bf16 : pack_rows_folded)
         : isa_ == Bf16Isa::kNone ? pack_rows_reference
                                  : bf16_pack_rows_avx512bf16;
+    // Only the phases a tap reads: the rows (hq + 1 per group and phase) of
+    // those, unit u = ((img * groups + grp) * read + k) * (hq + 1) + a.
+    const int64_t read = static_cast<int64_t>(phases_read_.size()), prow = g.hq + 1;
     pool.parallel_for(
-        n * rows,
+        n * g.groups * read * prow,
         [&](int64_t u0, int64_t u1) {
           for (int64_t u = u0; u < u1;) {
-            int64_t img = u / rows, r0 = u % rows, r1 = std::min(rows, r0 + (u1 - u));
+            const int64_t run = u / prow, a = u % prow, a1 = std::min(prow, a + (u1 - u));
+            const int64_t img = run / (g.groups * read), grp = run / read % g.groups, k = run % read;
+            const int64_t r0 = (grp * g.phases + phases_read_[static_cast<size_t>(k)]) * prow + a;
+            const int64_t r1 = r0 + (a1 - a);
             uint16_t* d = dst + img * xin_image;
             if (s_.x_bf16)
               pack_rows_from_bf16(g, static_cast<const uint16_t*>(x) + img * x_image, d, r0, r1);
             else
               fpack(g, static_cast<const float*>(x) + img * x_image, d, r0, r1);
-            u += r1 - r0;
+            u += a1 - a;
           }
         },
         4);
