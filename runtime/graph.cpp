@@ -5,17 +5,22 @@
 
 namespace minirt {
 
-size_t value_bytes(const Value& v) {
+size_t value_data_bytes(const Value& v) {
   if (v.block > 0 && v.shape.size() == 4) {
     int64_t c = (v.shape[1] + v.block - 1) / v.block * v.block;
-    size_t bytes = static_cast<size_t>(v.shape[0] * c * v.shape[2] * v.shape[3]) * dtype_size(v.dtype);
-    // A bf16 blocked value (the CPU's MathMode::kBf16 convolutions) is read
-    // by AMX tiles of 16 and 32 pixels that may run past its end: 32 pixels
-    // of slack.
-    if (v.dtype == DType::kBFloat16) bytes += static_cast<size_t>(32 * v.block) * dtype_size(v.dtype);
-    return bytes;
+    return static_cast<size_t>(v.shape[0] * c * v.shape[2] * v.shape[3]) * dtype_size(v.dtype);
   }
   return static_cast<size_t>(shape_numel(v.shape)) * dtype_size(v.dtype);
+}
+
+size_t value_bytes(const Value& v) {
+  size_t bytes = value_data_bytes(v);
+  // A bf16 blocked value (the CPU's MathMode::kBf16 convolutions) is read
+  // by AMX tiles of 16 and 32 pixels that may run past its end: 32 pixels
+  // of slack.
+  if (v.block > 0 && v.shape.size() == 4 && v.dtype == DType::kBFloat16)
+    bytes += static_cast<size_t>(32 * v.block) * dtype_size(v.dtype);
+  return bytes;
 }
 
 std::string value_shape_str(const Value& v) {

@@ -56,6 +56,10 @@ struct Value {
 // Bytes a value's buffer holds: its shape's elements, with the channels
 // rounded up to whole blocks when it is blocked.
 size_t value_bytes(const Value& v);
+// The bytes of its elements alone (padded channels included, the bf16
+// slack not): where the next slice starts when values are laid end to end
+// as the channel slices of one (an in-place Concat).
+size_t value_data_bytes(const Value& v);
 // "1x64x56x56", with "/16c" appended when blocked ("/32c bf16": the CPU's
 // bf16 values between MathMode::kBf16 convolutions).
 std::string value_shape_str(const Value& v);

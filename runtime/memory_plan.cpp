@@ -132,7 +132,9 @@ void plan_memory(Plan& plan, bool share_slices) {
       for (int v : s.inputs) {
         root[v] = out;
         delta[v] = at;
-        at += value_bytes(g.values[v]);
+        // Slices end to end: a bf16 input's slack (value_bytes) lies in the
+        // next slice, or in the output's own slack for the last.
+        at += value_data_bytes(g.values[v]);
       }
       s.kernel = std::make_unique<ElidedKernel>();
       plan.stats.concats_elided++;

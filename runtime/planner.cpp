@@ -297,7 +297,7 @@ std::string Plan::report() const {
     os << "layout: nchw" << stats.block << "c for " << stats.blocked << " values (shapes marked /" << stats.block
        << "c), " << stats.reorders << " reorder" << (stats.reorders == 1 ? "" : "s");
     if (stats.narrowed)
-      os << "; " << stats.narrowed << " of them bf16 in groups of 32 channels between bf16 convolutions (/32c bf16)";
+      os << "; " << stats.narrowed << " of them bf16 in groups of 32 channels between bf16 steps (/32c bf16)";
     os << "\n";
   }
   if (!placement.empty()) os << placement << "\n";
@@ -317,7 +317,9 @@ std::string Plan::report() const {
       size_t k = 0;
       for (const auto& [p, count] : lower) k += static_cast<size_t>(count);
       return k;
-    }() << " in fp32 (products; every value between steps is float32)\n";
+    }() << " in fp32 (the math of the products; "
+       << (stats.narrowed ? "values marked /32c bf16 are stored in bf16, the rest in float32)\n"
+                          : "every value between steps is float32)\n");
   }
   char line[512];
   for (size_t i = 0; i < steps.size(); ++i) {

@@ -689,24 +689,51 @@ int nchwc_bf16_values(Graph& g, const std::map<int, std::string>& algorithm, int
   }
   std::vector<char> is_output(g.values.size(), 0);
   for (int o : g.outputs) is_output[static_cast<size_t>(o)] = 1;
-  std::vector<int> narrow;
+  // MaxPool and Concat between bf16 convolutions move bf16 values exactly
+  // (nchwc_bf16_data_supports): ResNet's stem -> max pool -> first block,
+  // SqueezeNet's fire modules, YOLO's SPPF.
+  auto moves_bf16 = [&](int idx) {
+    const Node& n = g.nodes[static_cast<size_t>(idx)];
+    return block_of(g, n.outputs.empty() ? -1 : n.outputs[0]) == 16 && nchwc_bf16_data_supports(g, n);
+  };
+  std::vector<char> narrow(g.values.size(), 0);
   for (size_t v = 0; v < g.values.size(); ++v) {
     const Value& val = g.values[v];
     if (val.block != 16 || val.dtype != DType::kFloat32 || val.constant || is_output[v] || readers[v].empty()) continue;
-    if (producer[v] < 0 || g.nodes[static_cast<size_t>(producer[v])].outputs[0] != static_cast<int>(v) ||
-        !runs_bf16(producer[v]))
+    const int p = producer[v];
+    if (p < 0 || g.nodes[static_cast<size_t>(p)].outputs[0] != static_cast<int>(v) || !(runs_bf16(p) || moves_bf16(p)))
       continue;
     bool ok = true;
-    // Read as the data input or the fused residual (slot 3) of a bf16 convolution.
-    for (const auto& [node, slot] : readers[v]) ok = ok && (slot == 0 || slot == 3) && runs_bf16(node);
-    if (ok) narrow.push_back(static_cast<int>(v));
+    // Read as the data input or the fused residual (slot 3) of a bf16
+    // convolution, or by a MaxPool or Concat that moves bf16 values.
+    for (const auto& [node, slot] : readers[v])
+      ok = ok && (((slot == 0 || slot == 3) && runs_bf16(node)) || moves_bf16(node));
+    narrow[v] = ok;
+  }
+  // A MaxPool or Concat runs on bf16 values only where all its inputs and its
+  // output are: drop the rest until nothing changes.
+  for (bool changed = true; changed;) {
+    changed = false;
+    for (size_t i = 0; i < g.nodes.size(); ++i) {
+      const Node& n = g.nodes[i];
+      if (n.dead || !moves_bf16(static_cast<int>(i))) continue;
+      bool all = narrow[static_cast<size_t>(n.outputs[0])];
+      for (int in : n.inputs) all = all && in >= 0 && narrow[static_cast<size_t>(in)];
+      if (all) continue;
+      for (int v : n.inputs)
+        if (v >= 0 && narrow[static_cast<size_t>(v)]) narrow[static_cast<size_t>(v)] = 0, changed = true;
+      if (narrow[static_cast<size_t>(n.outputs[0])]) narrow[static_cast<size_t>(n.outputs[0])] = 0, changed = true;
+    }
   }
   // Marked after every decision: a node's pick reads its values' layouts.
-  for (int v : narrow) {
-    g.values[static_cast<size_t>(v)].dtype = DType::kBFloat16;
-    g.values[static_cast<size_t>(v)].block = 32;
+  int count = 0;
+  for (size_t v = 0; v < g.values.size(); ++v) {
+    if (!narrow[v]) continue;
+    ++count;
+    g.values[v].dtype = DType::kBFloat16;
+    g.values[v].block = 32;
   }
-  return static_cast<int>(narrow.size());
+  return count;
 }
 
 size_t nchwc_conv_workspace_bytes(const Graph& g, const Node& n, int threads, const std::string& algo, Bf16Isa bf16) {
@@ -727,6 +754,8 @@ std::unique_ptr<Kernel> make_nchwc_kernel(const Graph& g, const Node& n, int thr
     if (is_native(a)) return std::make_unique<NativeConvKernel>(g, n, threads, a, bf16);
     return std::make_unique<WrappedConvKernel>(g, n, threads, a, false);
   }
+  if ((op == "MaxPool" || op == "Concat") && is_bf16_value(g, n.outputs[0]))
+    return make_nchwc_bf16_data_kernel(g, n, threads);
   if (op == "MaxPool" || op == "AveragePool" || op == "GlobalAveragePool" || op == "GlobalMaxPool" || op == "Resize" ||
       op == "Upsample" || op == "Concat")
     return make_nchwc_data_kernel(g, n, threads, block_of(g, n.outputs[0]));

@@ -19,6 +19,7 @@
 #include "kernels/cpu/nchwc_ops.h"
 
 #include "kernels/cpu/nchwc.h"
+#include "kernels/cpu/pool_bf16_isa.h"
 #include "kernels/cpu/registry.h"
 #include "kernels/cpu/sgemm.h"
 #include "kernels/cpu/vmath.h"
@@ -260,6 +261,9 @@ class ResizeKernel final : public Kernel {
 // multiple of b in that input and end inside it: one contiguous copy of
 // H * W * b floats, padding lanes included) or gathered lane by lane from the
 // inputs' blocks, its padding lanes zero.
+// T: float (blocks of b floats), or uint16_t for bf16 values (groups of 32
+// bfloat16: b = 32), whose lanes move the same way.
+template <typename T>
 class ConcatKernel final : public Kernel {
  public:
   ConcatKernel(const Graph& g, const Node& n, int b) : b_(b) {
@@ -303,34 +307,34 @@ class ConcatKernel final : public Kernel {
   std::string describe() const override { return "nchwc"; }
 
   void run(const KernelArgs& args) override {
-    float* y = static_cast<float*>(args.outputs[0]);
-    const int64_t b = b_, blk_floats = hw_ * b;
+    T* y = static_cast<T*>(args.outputs[0]);
+    const int64_t b = b_, blk_elems = hw_ * b;
     auto body = [&](int64_t u0, int64_t u1) {
       for (int64_t u = u0; u < u1; ++u) {
         int64_t img = u / cb_, ob = u % cb_;
         const Block& blk = blocks_[static_cast<size_t>(ob)];
-        float* dst = y + u * blk_floats;
+        T* dst = y + u * blk_elems;
         auto src_block = [&](const Lane& s) {
           size_t i = static_cast<size_t>(s.input);
-          const float* x = static_cast<const float*>(args.inputs[i]);
-          return x + (img * nchwc_blocks(in_c_[i], b_) + s.block) * blk_floats;
+          const T* x = static_cast<const T*>(args.inputs[i]);
+          return x + (img * nchwc_blocks(in_c_[i], b_) + s.block) * blk_elems;
         };
         if (blk.whole) {
-          std::memcpy(dst, src_block(blk.lanes[0]), static_cast<size_t>(blk_floats) * sizeof(float));
+          std::memcpy(dst, src_block(blk.lanes[0]), static_cast<size_t>(blk_elems) * sizeof(T));
           continue;
         }
-        const float* src[16];
+        const T* src[32];
         for (int64_t l = 0; l < b; ++l) {
           const Lane& s = blk.lanes[static_cast<size_t>(l)];
           src[l] = s.input >= 0 ? src_block(s) + s.lane : nullptr;
         }
         for (int64_t p = 0; p < hw_; ++p) {
-          float* d = dst + p * b;
-          for (int64_t l = 0; l < b; ++l) d[l] = src[l] ? src[l][p * b] : 0.0f;
+          T* d = dst + p * b;
+          for (int64_t l = 0; l < b; ++l) d[l] = src[l] ? src[l][p * b] : T{0};
         }
       }
     };
-    args.pool->parallel_for(n_ * cb_, body, std::max<int64_t>(1, kCopyGrain / std::max<int64_t>(blk_floats, 1)));
+    args.pool->parallel_for(n_ * cb_, body, std::max<int64_t>(1, kCopyGrain / std::max<int64_t>(blk_elems, 1)));
   }
 
  private:
@@ -345,6 +349,40 @@ class ConcatKernel final : public Kernel {
   int64_t n_ = 0, c_ = 0, cb_ = 0, hw_ = 0;
   std::vector<int64_t> in_c_, in_off_;
   std::vector<Block> blocks_;
+};
+
+// MaxPool from a bf16 value to a bf16 value (groups of 32 channels): max is
+// exact on bf16 numbers, so a max pool between bf16 convolutions keeps their
+// values bf16 (nchwc_bf16_values) at half the memory traffic.
+class Bf16MaxPoolKernel final : public Kernel {
+ public:
+  Bf16MaxPoolKernel(const Graph& g, const Node& n, int threads) {
+    const PoolWindow w = pool_window(n.attrs_as<PoolAttrs>(), in_shape(g, n, 0), out_shape(g, n, 0));
+    q_ = Bf16PoolGeom{w.h, w.w, w.oh, w.ow, w.kh, w.kw, w.sh, w.sw, w.dh, w.dw, w.ph, w.pw};
+    planes_ = in_shape(g, n, 0)[0] * nchwc_blocks(in_shape(g, n, 0)[1], 32);
+    units_ = planes_ * q_.oh;
+    const int64_t moved = planes_ * 32 * (q_.h * q_.w + q_.oh * q_.ow);
+    tasks_ = std::clamp<int64_t>(moved / kPoolGrain, 1, std::min<int64_t>(threads, std::max<int64_t>(1, units_)));
+  }
+  std::string describe() const override { return "nchwc bf16 (32c)"; }
+  void run(const KernelArgs& args) override {
+    const uint16_t* x = static_cast<const uint16_t*>(args.inputs[0]);
+    uint16_t* y = static_cast<uint16_t*>(args.outputs[0]);
+    if (units_ == 0 || q_.ow == 0) return;
+    const int64_t in_plane = q_.h * q_.w * 32, out_plane = q_.oh * q_.ow * 32;
+    args.pool->parallel_for(tasks_, [&](int64_t t0, int64_t t1) {
+      for (int64_t t = t0; t < t1; ++t)
+        for (int64_t u = units_ * t / tasks_, ue = units_ * (t + 1) / tasks_; u < ue;) {
+          const int64_t p = u / q_.oh, r0 = u % q_.oh, r1 = std::min(q_.oh, r0 + (ue - u));
+          bf16_max_rows_avx512(q_, x + p * in_plane, y + p * out_plane, r0, r1);
+          u += r1 - r0;
+        }
+    });
+  }
+
+ private:
+  Bf16PoolGeom q_;
+  int64_t planes_ = 0, units_ = 0, tasks_ = 1;
 };
 
 }  // namespace
@@ -394,7 +432,23 @@ std::unique_ptr<Kernel> make_nchwc_data_kernel(const Graph& g, const Node& n, in
   if (n.op == "MaxPool" || n.op == "AveragePool") return std::make_unique<PoolKernel>(g, n, threads, b);
   if (n.op == "GlobalAveragePool" || n.op == "GlobalMaxPool") return std::make_unique<GlobalPoolKernel>(g, n, b);
   if (n.op == "Resize" || n.op == "Upsample") return std::make_unique<ResizeKernel>(g, n, threads, b);
-  return std::make_unique<ConcatKernel>(g, n, b);
+  return std::make_unique<ConcatKernel<float>>(g, n, b);
+}
+
+bool nchwc_bf16_data_supports(const Graph& g, const Node& n) {
+  if (n.dead || !n.parsed || n.outputs.empty() || n.outputs[0] < 0) return false;
+  for (size_t i = 1; i < n.outputs.size(); ++i)
+    if (n.outputs[i] >= 0) return false;  // MaxPool's Indices
+  if (n.op == "MaxPool") return n.attrs_as<PoolAttrs>().spatial() == 2 && n.inputs.size() == 1;
+  if (n.op == "Concat") return n.attrs_as<AxisAttrs>().axis == 1;
+  return false;
+}
+
+std::unique_ptr<Kernel> make_nchwc_bf16_data_kernel(const Graph& g, const Node& n, int threads) {
+  if (!nchwc_bf16_data_supports(g, n))
+    node_fail(ErrorCode::kUnsupported, g, n, "no kernel for " + n.op + " on bf16 values");
+  if (n.op == "MaxPool") return std::make_unique<Bf16MaxPoolKernel>(g, n, threads);
+  return std::make_unique<ConcatKernel<uint16_t>>(g, n, 32);
 }
 
 }  // namespace minirt::cpu

@@ -45,6 +45,13 @@ bool nchwc_data_supports(const Graph& g, const Node& n, int b, std::string* why)
 // nchwc_data_supports says no.
 std::unique_ptr<Kernel> make_nchwc_data_kernel(const Graph& g, const Node& n, int threads, int b);
 
+// The same ops between bf16 convolutions (MathMode::kBf16): MaxPool (2-D, no
+// Indices) and Concat on channels, their inputs and output bf16 values
+// ([N][C/32][H][W][32] bfloat16, nchwc_bf16_values). Max and copies are
+// exact on bf16 numbers. The kernel fails (node_fail) where supports says no.
+bool nchwc_bf16_data_supports(const Graph& g, const Node& n);
+std::unique_ptr<Kernel> make_nchwc_bf16_data_kernel(const Graph& g, const Node& n, int threads);
+
 // ---------------------------------------------------------------- shared engines
 //
 // Planes of pixels, each pixel `lanes` floats: lanes = 1 is the plain layout
