@@ -9,9 +9,11 @@
 #include "kernels/cpu/nchwc_conv.h"
 
 #include <minirt/error.h>
+#include <minirt/half.h>
 
 #include <algorithm>
 #include <array>
+#include <cstring>
 #include <limits>
 #include <type_traits>
 #include <utility>
@@ -818,6 +820,16 @@ std::string nchwc_direct_declined(const NchwcConvSpec& s) {
 std::string nchwc_depthwise_declined(const NchwcConvSpec& s) {
   if (!(s.q.groups == s.q.c && s.q.m == s.q.c)) return "needs groups == channels == filters";
   if (!s.input_blocked) return "needs a blocked input";
+  if (s.x_bf16 || s.y_bf16 || s.r_bf16) {
+    // bf16 values (MathMode::kBf16) are read into and written from the
+    // padded frame's float rows; the math stays float32.
+    const Geometry& q = s.q;
+    if (s.block != 16) return "reads or writes bf16 values only with the 16-channel blocks of AVX-512";
+    if (s.residual || s.r_bf16) return "reads or writes bf16 values only without a fused residual";
+    if (s.y_channels != 0 && s.y_channels != q.m) return "reads or writes bf16 values only into an output of its own";
+    if (q.kh == 1 && q.kw == 1 && q.sh == 1 && q.sw == 1 && q.ph == 0 && q.pw == 0)
+      return "reads or writes bf16 values only with a window (not a 1x1, stride-1 scale)";
+  }
   return common_declined(s);
 }
 
@@ -1026,6 +1038,26 @@ void NchwcDirectConv::run(const float* x, const float* r, float* y, int64_t y_ch
 
 // ---------------------------------------------------------------- depthwise
 
+namespace {
+
+// n pixels of 16 lanes between a bf16 value (pixel stride `stride`
+// uint16s) and float rows (16 floats a pixel): exact one way (a bf16 is the
+// top half of a float), rounded to nearest even the other (NaN kept a NaN).
+void bf16_lanes_to_floats(const uint16_t* src, int64_t stride, float* dst, int64_t n) {
+  for (int64_t p = 0; p < n; ++p)
+    for (int l = 0; l < 16; ++l) {
+      const uint32_t bits = static_cast<uint32_t>(src[p * stride + l]) << 16;
+      std::memcpy(dst + p * 16 + l, &bits, 4);
+    }
+}
+void floats_to_bf16_lanes(const float* src, uint16_t* dst, int64_t stride, int64_t n) {
+  for (int64_t p = 0; p < n; ++p)
+    for (int l = 0; l < 16; ++l) dst[p * stride + l] = float_to_bfloat16(src[p * 16 + l]);
+}
+
+}  // namespace
+
+
 NchwcDepthwiseConv::NchwcDepthwiseConv(const NchwcConvSpec& s, const float* w, const float* bias, int threads,
                                        DwBorder border)
     : s_(s), q_(s.q) {
@@ -1041,6 +1073,7 @@ NchwcDepthwiseConv::NchwcDepthwiseConv(const NchwcConvSpec& s, const float* w, c
   // (NchwcDepthwiseBorder, AVX-512, SiLU): 7x7 with a 5x5 window (82%
   // border) 1.5x faster padded; 7x7 3x3 (49%) even; 14x14 5x5 (49%) and
   // larger planes slower padded, which computes the zero taps as well.
+  bf16_io_ = s.x_bf16 || s.y_bf16;
   if (!empty_ && !tg_.flat) {
     frame_h_ = (q_.oh - 1) * q_.sh + (q_.kh - 1) * q_.dh + 1;
     frame_w_ = (q_.ow - 1) * q_.sw + (q_.kw - 1) * q_.dw + 1;
@@ -1048,6 +1081,10 @@ NchwcDepthwiseConv::NchwcDepthwiseConv(const NchwcConvSpec& s, const float* w, c
     const int64_t plane = q_.oh * q_.ow, inner = (tg_.row_hi - tg_.row_lo) * (tg_.col_hi - tg_.col_lo);
     const bool small = frame_floats_ * static_cast<int64_t>(sizeof(float)) <= kDwFrameBytes;
     padded_ = border == DwBorder::kPadded || (border == DwBorder::kAuto && small && 2 * (plane - inner) > plane);
+    // bf16 values go through the frame (converted as it is filled) and, out,
+    // through one float row per task (converted as it is stored).
+    if (bf16_io_) padded_ = true;
+    if (s.y_bf16) row_floats_ = ceil_div(q_.ow, 16) * 16 * B;
   }
   if (!w) return;
   // [block][kh][kw][B], zero past C.
@@ -1075,6 +1112,7 @@ void NchwcDepthwiseConv::run(const float* x, const float* r, float* y, int64_t y
   const int64_t x_img = cbs_ * q.h * q.w * B;
   const int64_t y_img = nchwc_blocks(s_.y_channels ? s_.y_channels : q.m, s_.block) * plane * B;
   const int64_t r_img = cbs_ * plane * B;
+  const int64_t x_img16 = ceil_div(q.c, 32) * q.h * q.w * 32, y_img16 = ceil_div(q.m, 32) * plane * 32;  // bf16 values
   const int64_t yob0 = y_channel_offset / B;
   const bool res = s_.residual && r;
   const DwRow& row_table = dw_table(s_.isa, B, q.sw * B);
@@ -1088,10 +1126,19 @@ void NchwcDepthwiseConv::run(const float* x, const float* r, float* y, int64_t y
         pool, tasks_, q.n * cbs_, tg_.units, min_piece_units(tg_), [](int64_t) { return int64_t{1}; },
         [&](int64_t outer, int64_t s0, int64_t s1, int64_t task) {
           const int64_t img = outer / cbs_, cb = outer % cbs_;
-          const float* xb = x + img * x_img + cb * q.h * q.w * B;
+          // bf16 values: block cb is lanes (cb % 2) * 16 of 32-channel group cb / 2.
+          const int64_t half = (cb % 2) * 16;
+          const float* xb = s_.x_bf16 ? nullptr : x + img * x_img + cb * q.h * q.w * B;
+          const uint16_t* xh = s_.x_bf16 ? static_cast<const uint16_t*>(static_cast<const void*>(x)) +
+                                               img * x_img16 + (cb / 2) * q.h * q.w * 32 + half
+                                         : nullptr;
           const float* rb = res ? r + img * r_img + cb * plane * B : nullptr;
-          float* yb = y + img * y_img + (yob0 + cb) * plane * B;
-          float* frame = workspace + task * frame_floats_;
+          float* frame = workspace + task * (frame_floats_ + row_floats_);
+          float* yrow = frame + frame_floats_;  // y_bf16: one output row, then rounded into y
+          float* yb = s_.y_bf16 ? nullptr : y + img * y_img + (yob0 + cb) * plane * B;
+          uint16_t* yh = s_.y_bf16 ? static_cast<uint16_t*>(static_cast<void*>(y)) + img * y_img16 +
+                                         (cb / 2) * plane * 32 + half
+                                   : nullptr;
           // The frame rows output rows [s0, s1) read: zeros outside the input.
           const int64_t f0 = s0 * q.sh, f1 = (s1 - 1) * q.sh + (q.kh - 1) * q.dh + 1;
           for (int64_t fr = f0; fr < f1; ++fr) {
@@ -1102,8 +1149,12 @@ void NchwcDepthwiseConv::run(const float* x, const float* r, float* y, int64_t y
               continue;
             }
             std::fill(dst, dst + c0 * B, 0.0f);
-            const float* src = xb + ih * q.w * B;
-            std::copy(src, src + (c1 - c0) * B, dst + c0 * B);
+            if (xh) {
+              bf16_lanes_to_floats(xh + ih * q.w * 32, 32, dst + c0 * B, c1 - c0);
+            } else {
+              const float* src = xb + ih * q.w * B;
+              std::copy(src, src + (c1 - c0) * B, dst + c0 * B);
+            }
             std::fill(dst + c1 * B, dst + fw, 0.0f);
           }
           DwArgs a{};
@@ -1124,12 +1175,18 @@ void NchwcDepthwiseConv::run(const float* x, const float* r, float* y, int64_t y
               const int64_t pix = (oy * q.ow + ox) * B;
               a.x = frame + oy * q.sh * fw + ox * q.sw * B;
               a.r = rb ? rb + pix : nullptr;
-              a.y = yb + pix;
+              a.y = yh ? yrow + ox * B : yb + pix;
               a.count = count;
               row_table[n - 1](a);
             };
             tiles(0, sz + 1, big);
             tiles(big * (sz + 1), sz, nt - big);
+            if (yh) {
+              // Rounded into the group; a lone last block also zeroes its partner lanes.
+              floats_to_bf16_lanes(yrow, yh + oy * q.ow * 32, 32, q.ow);
+              if (cb + 1 == cbs_ && cb % 2 == 0)
+                for (int64_t p = 0; p < q.ow; ++p) std::fill_n(yh + (oy * q.ow + p) * 32 + 16, 16, uint16_t{0});
+            }
           }
         });
     return;

@@ -162,7 +162,9 @@ class NchwcDepthwiseConv {
   NchwcDepthwiseConv(const NchwcConvSpec& s, const float* w, const float* bias, int threads,
                      DwBorder border = DwBorder::kAuto);
   // The padded frames, one per task; 0 when the border is walked in place.
-  size_t workspace_bytes() const { return padded_ ? static_cast<size_t>(tasks_ * frame_floats_) * sizeof(float) : 0; }
+  size_t workspace_bytes() const {
+    return padded_ ? static_cast<size_t>(tasks_ * (frame_floats_ + row_floats_)) * sizeof(float) : 0;
+  }
   void run(const float* x, const float* r, float* y, int64_t y_channel_offset, float* workspace,
            ThreadPool& pool) const;
   std::string describe() const;
@@ -179,6 +181,11 @@ class NchwcDepthwiseConv {
   // The padded frame: rows and columns the windows of all outputs read
   // (input row r at frame row r + ph), and its size in floats (one block).
   int64_t frame_h_ = 0, frame_w_ = 0, frame_floats_ = 0;
+  // x or y a bf16 value (spec x_bf16, y_bf16): always the padded frame, which
+  // is filled from bf16; with y_bf16, each output row goes through a float
+  // row of row_floats_ per task, rounded into y.
+  bool bf16_io_ = false;
+  int64_t row_floats_ = 0;
 };
 
 }  // namespace minirt::cpu

@@ -477,7 +477,8 @@ std::string native_declined(const Graph& g, const Node& n, const std::string& al
   if (s.block == 0 || nchwc_block(s.isa) != s.block)
     return "needs its output in the blocked layout of the ISA kernels are made for";
   if (s.x_bf16 || s.y_bf16 || s.r_bf16) {
-    if (algo != kBf16) return "reads or writes a bf16 value, which only nchwc_bf16 does";
+    if (algo != kBf16 && algo != kDepthwise)
+      return "reads or writes a bf16 value, which only nchwc_bf16 and nchwc_depthwise do";
   } else if (s.input_blocked && block_of(g, n.inputs[0]) != s.block) {
     return "needs its input in the same block as its output";
   }
@@ -689,6 +690,20 @@ int nchwc_bf16_values(Graph& g, const std::map<int, std::string>& algorithm, int
   }
   std::vector<char> is_output(g.values.size(), 0);
   for (int o : g.outputs) is_output[static_cast<size_t>(o)] = 1;
+  // A depthwise convolution (nchwc_depthwise) reads and writes bf16 values
+  // with its math in float32: MobileNet's and EfficientNet's expand ->
+  // depthwise -> project chains keep their wide values bf16.
+  auto dw_bf16 = [&](int idx) {
+    const Node& n = g.nodes[static_cast<size_t>(idx)];
+    if (n.dead || n.op != "Conv" || n.domain == "minirt" || block_of(g, n.outputs[0]) != 16) return false;
+    auto a = algorithm.find(idx);
+    std::string name =
+        a != algorithm.end() && !a->second.empty() ? a->second : nchwc_conv_heuristic(g, n, threads, bf16);
+    if (name != kDepthwise) return false;
+    NchwcConvSpec sp = conv_spec(g, n);
+    sp.x_bf16 = sp.y_bf16 = true;
+    return nchwc_depthwise_declined(sp).empty();
+  };
   // MaxPool and Concat between bf16 convolutions move bf16 values exactly
   // (nchwc_bf16_data_supports): ResNet's stem -> max pool -> first block,
   // SqueezeNet's fire modules, YOLO's SPPF.
@@ -701,13 +716,15 @@ int nchwc_bf16_values(Graph& g, const std::map<int, std::string>& algorithm, int
     const Value& val = g.values[v];
     if (val.block != 16 || val.dtype != DType::kFloat32 || val.constant || is_output[v] || readers[v].empty()) continue;
     const int p = producer[v];
-    if (p < 0 || g.nodes[static_cast<size_t>(p)].outputs[0] != static_cast<int>(v) || !(runs_bf16(p) || moves_bf16(p)))
+    if (p < 0 || g.nodes[static_cast<size_t>(p)].outputs[0] != static_cast<int>(v) ||
+        !(runs_bf16(p) || moves_bf16(p) || dw_bf16(p)))
       continue;
     bool ok = true;
     // Read as the data input or the fused residual (slot 3) of a bf16
-    // convolution, or by a MaxPool or Concat that moves bf16 values.
+    // convolution, the data input of a depthwise one, or by a MaxPool or
+    // Concat that moves bf16 values.
     for (const auto& [node, slot] : readers[v])
-      ok = ok && (((slot == 0 || slot == 3) && runs_bf16(node)) || moves_bf16(node));
+      ok = ok && (((slot == 0 || slot == 3) && runs_bf16(node)) || (slot == 0 && dw_bf16(node)) || moves_bf16(node));
     narrow[v] = ok;
   }
   // A MaxPool or Concat runs on bf16 values only where all its inputs and its

@@ -29,6 +29,7 @@
 // guard, must be left alone.
 #include <gtest/gtest.h>
 #include <minirt/error.h>
+#include <minirt/half.h>
 
 #include <cmath>
 #include <cstring>
@@ -437,6 +438,96 @@ TEST(NchwcConv, EmptyBatchWritesNothing) {
   NchwcDirectConv k(s, w.data(), nullptr, 2);
   ThreadPool pool(2);
   k.run(nullptr, nullptr, nullptr, 0, nullptr, pool);
+}
+
+// The depthwise kernel on bf16 values (MathMode::kBf16's [N][C/32][H][W][32]
+// bfloat16 between bf16 convolutions): the input converted into the padded
+// frame, the math the float32 frame's, each output rounded to nearest even.
+// Against the float32 kernel with the padded frame on the same (bf16-exact)
+// numbers, the results must be the float ones rounded, bit for bit; a lone
+// last block's partner lanes zero; nothing written past the output. Every
+// form: bf16 in and out, bf16 in only, bf16 out only.
+TEST(NchwcConv, DepthwiseOnBf16ValuesIsTheFloatFrameRounded) {
+  if (!sgemm_isa_supported(SgemmIsa::kAvx512)) GTEST_SKIP() << "bf16 values use the AVX-512 blocks";
+  const Isa isa{SgemmIsa::kAvx512, 16};
+  std::vector<Case> cases = {conv(96, 12, 11, 96, 3, 2, 1), conv(40, 9, 10, 40, 3, 1, 1), conv(48, 7, 7, 48, 5, 1, 2),
+                             conv(16, 6, 13, 16, 3, 2, 0)};
+  cases[1].n = 2;
+  cases[1].act = act_of(ActKind::kClip);
+  cases[2].dh = cases[2].dw = 2;
+  cases[2].pt = cases[2].pl = cases[2].pb = cases[2].pr = 4;
+  cases[3].act = act_of(ActKind::kRelu);
+  std::mt19937 rng(11);
+  std::uniform_real_distribution<float> u(-2.0f, 2.0f);
+  auto round_bf16 = [](float f) { return bfloat16_to_float(float_to_bfloat16(f)); };
+  for (Case cs : cases) {
+    cs.depthwise = true;
+    const int64_t hw = cs.h * cs.w, ohw = cs.oh() * cs.ow(), cb = nchwc_blocks(cs.c, 16), g32 = (cs.c + 31) / 32;
+    ThreadPool pool(2);
+    std::vector<float> x(static_cast<size_t>(cs.n * cs.c * hw)), w(static_cast<size_t>(cs.c * cs.kh * cs.kw)),
+        bias(static_cast<size_t>(cs.c));
+    for (float& f : x) f = round_bf16(u(rng));
+    for (float& f : w) f = u(rng);
+    for (float& f : bias) f = u(rng);
+    const std::vector<float> xb = blocked(x, cs.n, cs.c, hw, 16, 0.0f, pool);
+    // The same numbers as a bf16 value, padding lanes zero.
+    std::vector<uint16_t> xh(static_cast<size_t>(cs.n * g32 * hw * 32), 0);
+    for (int64_t i = 0; i < cs.n; ++i)
+      for (int64_t c = 0; c < cs.c; ++c)
+        for (int64_t p = 0; p < hw; ++p)
+          xh[static_cast<size_t>(((i * g32 + c / 32) * hw + p) * 32 + c % 32)] =
+              float_to_bfloat16(x[static_cast<size_t>((i * cs.c + c) * hw + p)]);
+    const NchwcConvSpec fs = spec_of(cs, isa);
+    NchwcDepthwiseConv fk(fs, w.data(), bias.data(), 2, DwBorder::kPadded);
+    std::vector<float> fws(fk.workspace_bytes() / sizeof(float) + 1);
+    std::vector<float> yf(static_cast<size_t>(cs.n * cb * ohw * 16));
+    fk.run(xb.data(), nullptr, yf.data(), 0, fws.data(), pool);
+    for (int form = 0; form < 3; ++form) {
+      NchwcConvSpec s = fs;
+      s.x_bf16 = form != 2;
+      s.y_bf16 = form != 1;
+      SCOPED_TRACE(cs.str() + (s.x_bf16 ? " x bf16" : "") + (s.y_bf16 ? " y bf16" : ""));
+      ASSERT_EQ(nchwc_depthwise_declined(s), "");
+      NchwcDepthwiseConv k(s, w.data(), bias.data(), 2);
+      std::vector<float> ws(k.workspace_bytes() / sizeof(float) + 1);
+      for (float& f : ws) std::memcpy(&f, &kPoison, 4);
+      const size_t ysize = s.y_bf16 ? static_cast<size_t>(cs.n * g32 * ohw * 32) : yf.size();
+      std::vector<uint16_t> yh(ysize + 64, 0x7fa5);
+      std::vector<float> y32(ysize + 64);
+      for (float& f : y32) std::memcpy(&f, &kPoison, 4);
+      const float* xin = s.x_bf16 ? reinterpret_cast<const float*>(xh.data()) : xb.data();
+      float* yout = s.y_bf16 ? reinterpret_cast<float*>(yh.data()) : y32.data();
+      k.run(xin, nullptr, yout, 0, ws.data(), pool);
+      int bad = 0;
+      for (int64_t i = 0; i < cs.n && bad < 5; ++i)
+        for (int64_t c = 0; c < (s.y_bf16 ? g32 * 32 : cb * 16) && bad < 5; ++c)
+          for (int64_t p = 0; p < ohw && bad < 5; ++p) {
+            const float want = c < cs.c ? yf[static_cast<size_t>(((i * cb + c / 16) * ohw + p) * 16 + c % 16)] : 0.0f;
+            if (s.y_bf16) {
+              const uint16_t got = yh[static_cast<size_t>(((i * g32 + c / 32) * ohw + p) * 32 + c % 32)];
+              if (c >= cb * 16 ? got != 0 : (c < cs.c && got != float_to_bfloat16(want))) {
+                ADD_FAILURE() << "image " << i << " channel " << c << " pixel " << p << ": 0x" << std::hex << got
+                              << ", want 0x" << float_to_bfloat16(want) << std::dec;
+                ++bad;
+              }
+            } else if (c < cs.c) {
+              const float got = y32[static_cast<size_t>(((i * cb + c / 16) * ohw + p) * 16 + c % 16)];
+              if (got != want) {
+                ADD_FAILURE() << "image " << i << " channel " << c << " pixel " << p << ": " << got << ", want "
+                              << want;
+                ++bad;
+              }
+            }
+          }
+      for (size_t i = ysize; i < ysize + 64; ++i) {
+        if (s.y_bf16) {
+          ASSERT_EQ(yh[i], 0x7fa5) << "written past the output";
+        } else {
+          ASSERT_TRUE(is_poison(y32[i])) << "written past the output";
+        }
+      }
+    }
+  }
 }
 
 }  // namespace
