@@ -9,7 +9,6 @@
 #include "kernels/cpu/nchwc_conv.h"
 
 #include <minirt/error.h>
-#include <minirt/half.h>
 
 #include <algorithm>
 #include <array>
@@ -18,6 +17,7 @@
 #include <type_traits>
 #include <utility>
 
+#include "kernels/cpu/bf16_values_isa.h"
 #include "kernels/cpu/nchwc.h"
 #include "kernels/cpu/vmath.h"
 
@@ -1038,24 +1038,6 @@ void NchwcDirectConv::run(const float* x, const float* r, float* y, int64_t y_ch
 
 // ---------------------------------------------------------------- depthwise
 
-namespace {
-
-// n pixels of 16 lanes between a bf16 value (pixel stride `stride`
-// uint16s) and float rows (16 floats a pixel): exact one way (a bf16 is the
-// top half of a float), rounded to nearest even the other (NaN kept a NaN).
-void bf16_lanes_to_floats(const uint16_t* src, int64_t stride, float* dst, int64_t n) {
-  for (int64_t p = 0; p < n; ++p)
-    for (int l = 0; l < 16; ++l) {
-      const uint32_t bits = static_cast<uint32_t>(src[p * stride + l]) << 16;
-      std::memcpy(dst + p * 16 + l, &bits, 4);
-    }
-}
-void floats_to_bf16_lanes(const float* src, uint16_t* dst, int64_t stride, int64_t n) {
-  for (int64_t p = 0; p < n; ++p)
-    for (int l = 0; l < 16; ++l) dst[p * stride + l] = float_to_bfloat16(src[p * 16 + l]);
-}
-
-}  // namespace
 
 
 NchwcDepthwiseConv::NchwcDepthwiseConv(const NchwcConvSpec& s, const float* w, const float* bias, int threads,
@@ -1139,9 +1121,12 @@ void NchwcDepthwiseConv::run(const float* x, const float* r, float* y, int64_t y
           uint16_t* yh = s_.y_bf16 ? static_cast<uint16_t*>(static_cast<void*>(y)) + img * y_img16 +
                                          (cb / 2) * plane * 32 + half
                                    : nullptr;
-          // The frame rows output rows [s0, s1) read: zeros outside the input.
-          const int64_t f0 = s0 * q.sh, f1 = (s1 - 1) * q.sh + (q.kh - 1) * q.dh + 1;
-          for (int64_t fr = f0; fr < f1; ++fr) {
+          // The frame rows output rows [s0, s1) read, zeros outside the input,
+          // each filled just before the first output row that reads it (the
+          // rows just filled are in cache when the tiles read them).
+          int64_t filled = s0 * q.sh;
+          auto fill = [&](int64_t f1) {
+          for (int64_t fr = filled; fr < f1; ++fr) {
             float* dst = frame + fr * fw;
             const int64_t ih = fr - q.ph;
             if (ih < 0 || ih >= q.h) {
@@ -1150,13 +1135,15 @@ void NchwcDepthwiseConv::run(const float* x, const float* r, float* y, int64_t y
             }
             std::fill(dst, dst + c0 * B, 0.0f);
             if (xh) {
-              bf16_lanes_to_floats(xh + ih * q.w * 32, 32, dst + c0 * B, c1 - c0);
+              bf16_lanes_to_floats_avx512(xh + ih * q.w * 32, 32, dst + c0 * B, c1 - c0);
             } else {
               const float* src = xb + ih * q.w * B;
               std::copy(src, src + (c1 - c0) * B, dst + c0 * B);
             }
             std::fill(dst + c1 * B, dst + fw, 0.0f);
           }
+          filled = std::max(filled, f1);
+          };
           DwArgs a{};
           a.bias = bias_.data() + cb * B;
           a.w = w_.data() + cb * taps * B;
@@ -1170,6 +1157,7 @@ void NchwcDepthwiseConv::run(const float* x, const float* r, float* y, int64_t y
           a.fin = finish_of(s_.act, true);
           a.act = &s_.act;
           for (int64_t oy = s0; oy < s1; ++oy) {
+            fill(oy * q.sh + (q.kh - 1) * q.dh + 1);
             auto tiles = [&](int64_t ox, int64_t n, int64_t count) {
               if (count <= 0) return;
               const int64_t pix = (oy * q.ow + ox) * B;
@@ -1183,7 +1171,7 @@ void NchwcDepthwiseConv::run(const float* x, const float* r, float* y, int64_t y
             tiles(big * (sz + 1), sz, nt - big);
             if (yh) {
               // Rounded into the group; a lone last block also zeroes its partner lanes.
-              floats_to_bf16_lanes(yrow, yh + oy * q.ow * 32, 32, q.ow);
+              floats_to_bf16_lanes_avx512(yrow, yh + oy * q.ow * 32, 32, q.ow);
               if (cb + 1 == cbs_ && cb % 2 == 0)
                 for (int64_t p = 0; p < q.ow; ++p) std::fill_n(yh + (oy * q.ow + p) * 32 + 16, 16, uint16_t{0});
             }

@@ -19,7 +19,7 @@
 #include "kernels/cpu/nchwc_ops.h"
 
 #include "kernels/cpu/nchwc.h"
-#include "kernels/cpu/pool_bf16_isa.h"
+#include "kernels/cpu/bf16_values_isa.h"
 #include "kernels/cpu/registry.h"
 #include "kernels/cpu/sgemm.h"
 #include "kernels/cpu/vmath.h"

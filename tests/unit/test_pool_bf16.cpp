@@ -1,4 +1,4 @@
-// MaxPool on bf16 values (kernels/cpu/pool_bf16_isa.h: bf16_max_rows_avx512),
+// MaxPool on bf16 values (kernels/cpu/bf16_values_isa.h: bf16_max_rows_avx512),
 // the kernel that keeps ResNet's stem -> max pool -> first block and YOLO's
 // SPPF in bf16 between bf16 convolutions.
 //
@@ -20,7 +20,7 @@
 #include <vector>
 
 #include "kernels/cpu/cpu_caps.h"
-#include "kernels/cpu/pool_bf16_isa.h"
+#include "kernels/cpu/bf16_values_isa.h"
 
 namespace minirt::cpu {
 namespace {

@@ -1,8 +1,8 @@
-// MaxPool on bf16 values: 32 lanes a pixel, compared as floats (two AVX-512
-// registers: a bf16 is the top half of a float32), the result converted back
-// exactly. Compiled with the AVX512_BF16 flags (CMakeLists.txt); called only
+// Moving bf16 values: MaxPool, 32 lanes a pixel compared as floats (two
+// AVX-512 registers: a bf16 is the top half of a float32), the result
+// converted back exactly; and the depthwise convolution's conversions. Compiled with the AVX512_BF16 flags (CMakeLists.txt); called only
 // on bf16 values, which exist only where cpu_isa() has AVX512_BF16. Layouts
-// in pool_bf16_isa.h; the entry point is its only global symbol
+// in bf16_values_isa.h; the entry point is its only global symbol
 // (tests/cli/isa_objects_test.sh).
 #include <immintrin.h>
 
@@ -10,7 +10,7 @@
 #include <cfloat>
 #include <cstdint>
 
-#include "kernels/cpu/pool_bf16_isa.h"
+#include "kernels/cpu/bf16_values_isa.h"
 
 namespace minirt::cpu {
 namespace {
@@ -49,6 +49,19 @@ void bf16_max_rows_avx512(const Bf16PoolGeom& q, const uint16_t* x, uint16_t* y,
       _mm512_storeu_si512(y + (oh * q.ow + ow) * 32, reinterpret_cast<__m512i>(_mm512_cvtne2ps_pbh(hi, lo)));
     }
   }
+}
+
+void bf16_lanes_to_floats_avx512(const uint16_t* src, int64_t stride, float* dst, int64_t n) {
+  for (int64_t p = 0; p < n; ++p) {
+    const __m256i h = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(src + p * stride));
+    _mm512_storeu_ps(dst + p * 16, _mm512_castsi512_ps(_mm512_slli_epi32(_mm512_cvtepu16_epi32(h), 16)));
+  }
+}
+
+void floats_to_bf16_lanes_avx512(const float* src, uint16_t* dst, int64_t stride, int64_t n) {
+  for (int64_t p = 0; p < n; ++p)
+    _mm256_storeu_si256(reinterpret_cast<__m256i*>(dst + p * stride),
+                        reinterpret_cast<__m256i>(_mm512_cvtneps_pbh(_mm512_loadu_ps(src + p * 16))));
 }
 
 }  // namespace minirt::cpu
