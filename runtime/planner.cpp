@@ -313,11 +313,14 @@ std::string Plan::report() const {
       os << sep << count << " step" << (count == 1 ? "" : "s") << " in " << p;
       sep = ", ";
     }
-    os << ", the other " << steps.size() - [&] {
-      size_t k = 0;
-      for (const auto& [p, count] : lower) k += static_cast<size_t>(count);
-      return k;
-    }() << " in fp32 (the math of the products; "
+    os << ", the other "
+       << steps.size() -
+              [&] {
+                size_t k = 0;
+                for (const auto& [p, count] : lower) k += static_cast<size_t>(count);
+                return k;
+              }()
+       << " in fp32 (the math of the products; "
        << (stats.narrowed ? "values marked /32c bf16 are stored in bf16, the rest in float32)\n"
                           : "every value between steps is float32)\n");
   }

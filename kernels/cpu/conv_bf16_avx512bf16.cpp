@@ -113,8 +113,7 @@ void bf16_pack_rows_folded_avx512bf16(const Bf16ConvGeom& g, const float* x, uin
   alignas(64) uint16_t row[32][kSpan + 32];
   const int64_t chunk = (kSpan - g.kw) / g.sw + 1;  // pixels of a chunk
   __mmask32 window[32];
-  for (int64_t ci = 0; ci < g.c; ++ci)
-    window[ci] = static_cast<__mmask32>(((uint64_t{1} << g.kw) - 1) << (ci * g.kw));
+  for (int64_t ci = 0; ci < g.c; ++ci) window[ci] = static_cast<__mmask32>(((uint64_t{1} << g.kw) - 1) << (ci * g.kw));
   for (int64_t r = row0; r < row1; ++r) {
     const int64_t a = r % (g.hq + 1), phase = r / (g.hq + 1);
     uint16_t* base = xin + phase * g.phase_pixels * 32;

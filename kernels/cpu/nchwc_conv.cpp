@@ -12,7 +12,6 @@
 
 #include <algorithm>
 #include <array>
-#include <cstring>
 #include <limits>
 #include <type_traits>
 #include <utility>
@@ -1038,8 +1037,6 @@ void NchwcDirectConv::run(const float* x, const float* r, float* y, int64_t y_ch
 
 // ---------------------------------------------------------------- depthwise
 
-
-
 NchwcDepthwiseConv::NchwcDepthwiseConv(const NchwcConvSpec& s, const float* w, const float* bias, int threads,
                                        DwBorder border)
     : s_(s), q_(s.q) {
@@ -1111,38 +1108,38 @@ void NchwcDepthwiseConv::run(const float* x, const float* r, float* y, int64_t y
           // bf16 values: block cb is lanes (cb % 2) * 16 of 32-channel group cb / 2.
           const int64_t half = (cb % 2) * 16;
           const float* xb = s_.x_bf16 ? nullptr : x + img * x_img + cb * q.h * q.w * B;
-          const uint16_t* xh = s_.x_bf16 ? static_cast<const uint16_t*>(static_cast<const void*>(x)) +
-                                               img * x_img16 + (cb / 2) * q.h * q.w * 32 + half
+          const uint16_t* xh = s_.x_bf16 ? static_cast<const uint16_t*>(static_cast<const void*>(x)) + img * x_img16 +
+                                               (cb / 2) * q.h * q.w * 32 + half
                                          : nullptr;
           const float* rb = res ? r + img * r_img + cb * plane * B : nullptr;
           float* frame = workspace + task * (frame_floats_ + row_floats_);
           float* yrow = frame + frame_floats_;  // y_bf16: one output row, then rounded into y
           float* yb = s_.y_bf16 ? nullptr : y + img * y_img + (yob0 + cb) * plane * B;
-          uint16_t* yh = s_.y_bf16 ? static_cast<uint16_t*>(static_cast<void*>(y)) + img * y_img16 +
-                                         (cb / 2) * plane * 32 + half
-                                   : nullptr;
+          uint16_t* yh =
+              s_.y_bf16 ? static_cast<uint16_t*>(static_cast<void*>(y)) + img * y_img16 + (cb / 2) * plane * 32 + half
+                        : nullptr;
           // The frame rows output rows [s0, s1) read, zeros outside the input,
           // each filled just before the first output row that reads it (the
           // rows just filled are in cache when the tiles read them).
           int64_t filled = s0 * q.sh;
           auto fill = [&](int64_t f1) {
-          for (int64_t fr = filled; fr < f1; ++fr) {
-            float* dst = frame + fr * fw;
-            const int64_t ih = fr - q.ph;
-            if (ih < 0 || ih >= q.h) {
-              std::fill(dst, dst + fw, 0.0f);
-              continue;
+            for (int64_t fr = filled; fr < f1; ++fr) {
+              float* dst = frame + fr * fw;
+              const int64_t ih = fr - q.ph;
+              if (ih < 0 || ih >= q.h) {
+                std::fill(dst, dst + fw, 0.0f);
+                continue;
+              }
+              std::fill(dst, dst + c0 * B, 0.0f);
+              if (xh) {
+                bf16_lanes_to_floats_avx512(xh + ih * q.w * 32, 32, dst + c0 * B, c1 - c0);
+              } else {
+                const float* src = xb + ih * q.w * B;
+                std::copy(src, src + (c1 - c0) * B, dst + c0 * B);
+              }
+              std::fill(dst + c1 * B, dst + fw, 0.0f);
             }
-            std::fill(dst, dst + c0 * B, 0.0f);
-            if (xh) {
-              bf16_lanes_to_floats_avx512(xh + ih * q.w * 32, 32, dst + c0 * B, c1 - c0);
-            } else {
-              const float* src = xb + ih * q.w * B;
-              std::copy(src, src + (c1 - c0) * B, dst + c0 * B);
-            }
-            std::fill(dst + c1 * B, dst + fw, 0.0f);
-          }
-          filled = std::max(filled, f1);
+            filled = std::max(filled, f1);
           };
           DwArgs a{};
           a.bias = bias_.data() + cb * B;

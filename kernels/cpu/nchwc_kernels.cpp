@@ -711,20 +711,30 @@ int nchwc_bf16_values(Graph& g, const std::map<int, std::string>& algorithm, int
     const Node& n = g.nodes[static_cast<size_t>(idx)];
     return block_of(g, n.outputs.empty() ? -1 : n.outputs[0]) == 16 && nchwc_bf16_data_supports(g, n);
   };
+  // Each node's answers, asked once (the rules' picks read the graph).
+  std::vector<char> conv_b(g.nodes.size()), dw_b(g.nodes.size()), move_b(g.nodes.size());
+  for (size_t i = 0; i < g.nodes.size(); ++i) {
+    conv_b[i] = runs_bf16(static_cast<int>(i));
+    dw_b[i] = !conv_b[i] && dw_bf16(static_cast<int>(i));
+    move_b[i] = moves_bf16(static_cast<int>(i));
+  }
+  auto conv_at = [&](int idx) { return conv_b[static_cast<size_t>(idx)] != 0; };
+  auto dw_at = [&](int idx) { return dw_b[static_cast<size_t>(idx)] != 0; };
+  auto move_at = [&](int idx) { return move_b[static_cast<size_t>(idx)] != 0; };
   std::vector<char> narrow(g.values.size(), 0);
   for (size_t v = 0; v < g.values.size(); ++v) {
     const Value& val = g.values[v];
     if (val.block != 16 || val.dtype != DType::kFloat32 || val.constant || is_output[v] || readers[v].empty()) continue;
     const int p = producer[v];
     if (p < 0 || g.nodes[static_cast<size_t>(p)].outputs[0] != static_cast<int>(v) ||
-        !(runs_bf16(p) || moves_bf16(p) || dw_bf16(p)))
+        !(conv_at(p) || move_at(p) || dw_at(p)))
       continue;
     bool ok = true;
     // Read as the data input or the fused residual (slot 3) of a bf16
     // convolution, the data input of a depthwise one, or by a MaxPool or
     // Concat that moves bf16 values.
     for (const auto& [node, slot] : readers[v])
-      ok = ok && (((slot == 0 || slot == 3) && runs_bf16(node)) || (slot == 0 && dw_bf16(node)) || moves_bf16(node));
+      ok = ok && (((slot == 0 || slot == 3) && conv_at(node)) || (slot == 0 && dw_at(node)) || move_at(node));
     narrow[v] = ok;
   }
   // A MaxPool or Concat runs on bf16 values only where all its inputs and its
@@ -736,8 +746,8 @@ int nchwc_bf16_values(Graph& g, const std::map<int, std::string>& algorithm, int
     changed = false;
     for (size_t i = 0; i < g.nodes.size(); ++i) {
       const Node& n = g.nodes[i];
-      const bool dw = dw_bf16(static_cast<int>(i));
-      if (n.dead || !(dw || moves_bf16(static_cast<int>(i)))) continue;
+      const bool dw = dw_b[i] != 0;
+      if (n.dead || !(dw || move_b[i])) continue;
       const std::vector<int> ins = dw ? std::vector<int>{n.inputs[0]} : n.inputs;
       bool all = narrow[static_cast<size_t>(n.outputs[0])];
       for (int in : ins) all = all && in >= 0 && narrow[static_cast<size_t>(in)];

@@ -64,11 +64,11 @@ uint16_t yardstick(const Bf16PoolGeom& q, const std::vector<uint16_t>& x, int64_
 TEST(PoolBf16, MaxMatchesTheDefinitionBitForBit) {
   if (bf16_isa() == Bf16Isa::kNone) GTEST_SKIP() << "no AVX512_BF16 here (" << cpu_features_line() << ")";
   const std::vector<Bf16PoolGeom> cases = {
-      geom(112, 112, 3, 2, 1, 1, 1, false),  // ResNet's max pool
-      geom(55, 55, 3, 2, 1, 0, 0, true),     // SqueezeNet's, ceil_mode
-      geom(20, 20, 5, 1, 1, 2, 2, false),    // YOLO's SPPF
-      geom(9, 11, 2, 2, 1, 0, 0, false),     geom(13, 7, 3, 1, 2, 2, 2, false),  // dilated
-      geom(6, 5, 4, 3, 1, 1, 2, true),       geom(1, 1, 3, 1, 1, 1, 1, false),
+      geom(112, 112, 3, 2, 1, 1, 1, false),                                     // ResNet's max pool
+      geom(55, 55, 3, 2, 1, 0, 0, true),                                        // SqueezeNet's, ceil_mode
+      geom(20, 20, 5, 1, 1, 2, 2, false),                                       // YOLO's SPPF
+      geom(9, 11, 2, 2, 1, 0, 0, false),    geom(13, 7, 3, 1, 2, 2, 2, false),  // dilated
+      geom(6, 5, 4, 3, 1, 1, 2, true),      geom(1, 1, 3, 1, 1, 1, 1, false),
   };
   std::mt19937 rng(7);
   std::uniform_real_distribution<float> u(-4.0f, 4.0f);
