@@ -294,6 +294,9 @@ std::vector<Case> cases() {
        .residual = true,
        .act = act_of(ActKind::kRelu)});
   add({.c = 48, .h = 5, .w = 7, .m = 16, .bias = false, .act = act_of(ActKind::kClip)});
+  // A 1x1 residual (AMX adds a bf16 one on the tiles): two 32-pixel steps,
+  // the last short, and a lone last block of 16 channels.
+  add({.c = 64, .h = 9, .w = 7, .m = 48, .residual = true, .act = act_of(ActKind::kRelu)});
   add({.c = 32,
        .h = 4,
        .w = 4,
