@@ -59,9 +59,9 @@ class Bf16Conv {
   Bf16ConvGeom g_;
   std::vector<int64_t> tap_off_;
   std::vector<int64_t> phases_read_;  // the phases some tap reads, ascending (a 1x1 stride-2 one reads 1 of 4)
-  std::vector<uint16_t> w_;  // packed (conv_bf16_isa.h)
-  std::vector<float> bias_;  // blocks * 16
-  size_t image_elems_ = 0;   // uint16s of one image's packed input
+  std::vector<uint16_t> w_;           // packed (conv_bf16_isa.h)
+  std::vector<float> bias_;           // blocks * 16
+  size_t image_elems_ = 0;            // uint16s of one image's packed input
   size_t ws_bytes_ = 0;
   bool direct_ = false;  // x (bf16) read in place, nothing packed
   bool folded_ = false;  // x plain floats (the image): window columns folded into the channels

@@ -426,13 +426,16 @@ NchwcConvSpec conv_spec(const Graph& g, const Node& n) {
   return s;
 }
 
-// Whether value v reaches another matrix product (Conv, ConvTranspose, Gemm,
-// MatMul) through the live nodes that read it. A convolution whose result
-// does not -- a detector's or segmenter's head, read by reshapes, sigmoids
-// and box decoding only -- is one of "the model's last layers" that the bf16
-// accuracy policy keeps in float32: its rounding would reach the outputs
-// undamped, and it is cheap.
-bool feeds_product(const Graph& g, int v) {
+// What a walk over the readers of a value does at each live node that reads
+// a value it reached.
+enum class Reach { kFound, kStop, kGoOn };
+
+// Walks from value v through the live nodes that read it, and their
+// outputs: true once `at` says kFound of a node (or `found_value` of a value
+// reached), and false when the walk ends without; kStop ends the walk past
+// that node.
+template <typename AtNode, typename AtValue>
+bool walk_readers(const Graph& g, int v, AtNode at, AtValue found_value) {
   std::vector<int> todo = {v};
   std::vector<char> seen(g.values.size(), 0);
   while (!todo.empty()) {
@@ -440,13 +443,32 @@ bool feeds_product(const Graph& g, int v) {
     todo.pop_back();
     if (cur < 0 || seen[static_cast<size_t>(cur)]) continue;
     seen[static_cast<size_t>(cur)] = 1;
+    if (found_value(cur)) return true;
     for (const Node& m : g.nodes) {
       if (m.dead || std::find(m.inputs.begin(), m.inputs.end(), cur) == m.inputs.end()) continue;
-      if (m.op == "Conv" || m.op == "ConvTranspose" || m.op == "Gemm" || m.op == "MatMul") return true;
+      const Reach r = at(m);
+      if (r == Reach::kFound) return true;
+      if (r == Reach::kStop) continue;
       for (int o : m.outputs) todo.push_back(o);
     }
   }
   return false;
+}
+
+// Whether value v reaches another matrix product (Conv, ConvTranspose, Gemm,
+// MatMul) through the live nodes that read it. A convolution whose result
+// does not -- a detector's or segmenter's head, read by reshapes, sigmoids
+// and box decoding only -- is one of "the model's last layers" that the bf16
+// accuracy policy keeps in float32: its rounding would reach the outputs
+// undamped, and it is cheap.
+bool feeds_product(const Graph& g, int v) {
+  return walk_readers(
+      g, v,
+      [](const Node& m) {
+        return m.op == "Conv" || m.op == "ConvTranspose" || m.op == "Gemm" || m.op == "MatMul" ? Reach::kFound
+                                                                                               : Reach::kGoOn;
+      },
+      [](int) { return false; });
 }
 
 // Whether value v reaches a graph output without being averaged over pixels
@@ -455,21 +477,13 @@ bool feeds_product(const Graph& g, int v) {
 // 1000-channel 1x1, a third of that model's time -- has its rounding
 // averaged too, and runs bf16; a detector's head does not.
 bool reaches_outputs_unaveraged(const Graph& g, int v) {
-  std::vector<int> todo = {v};
-  std::vector<char> seen(g.values.size(), 0);
-  while (!todo.empty()) {
-    int cur = todo.back();
-    todo.pop_back();
-    if (cur < 0 || seen[static_cast<size_t>(cur)]) continue;
-    seen[static_cast<size_t>(cur)] = 1;
-    if (std::find(g.outputs.begin(), g.outputs.end(), cur) != g.outputs.end()) return true;
-    for (const Node& m : g.nodes) {
-      if (m.dead || std::find(m.inputs.begin(), m.inputs.end(), cur) == m.inputs.end()) continue;
-      if (m.op == "GlobalAveragePool" || m.op == "AveragePool" || m.op == "ReduceMean") continue;
-      for (int o : m.outputs) todo.push_back(o);
-    }
-  }
-  return false;
+  return walk_readers(
+      g, v,
+      [](const Node& m) {
+        return m.op == "GlobalAveragePool" || m.op == "AveragePool" || m.op == "ReduceMean" ? Reach::kStop
+                                                                                            : Reach::kGoOn;
+      },
+      [&](int cur) { return std::find(g.outputs.begin(), g.outputs.end(), cur) != g.outputs.end(); });
 }
 
 std::string native_declined(const Graph& g, const Node& n, const std::string& algo, Bf16Isa bf16) {

@@ -388,17 +388,7 @@ std::vector<Case> cases() {
        .pb = 3,
        .pr = 3,
        .plain = true});
-  add({.c = 2,
-       .h = 4,
-       .w = 1030,
-       .m = 16,
-       .kh = 3,
-       .kw = 5,
-       .pt = 1,
-       .pl = 2,
-       .pb = 1,
-       .pr = 2,
-       .plain = true});
+  add({.c = 2, .h = 4, .w = 1030, .m = 16, .kh = 3, .kw = 5, .pt = 1, .pl = 2, .pb = 1, .pr = 2, .plain = true});
   return out;
 }
 
