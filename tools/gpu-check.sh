@@ -26,7 +26,7 @@
 #      one algorithm cache (the second must measure nothing);
 #   4. a benchmark of ResNet-50 and MobileNetV2 at batch 1 and 32 with
 #      runmodel --device cuda (fp32 and tf32) and a --compare of the CPU with
-#      cuda under fp32, tf32 and fp16 (parity and latency), against PyTorch eager with
+#      cuda under fp32, tf32, fp16 and bf16 (parity and latency), against PyTorch eager with
 #      torch.backends.cudnn.benchmark=True on the same architectures with
 #      random weights (tools/gpu_bench_torch.py; torchvision's models when
 #      torchvision is installed, the script's own definitions otherwise),
@@ -691,16 +691,17 @@ for m in resnet50 mobilenetv2; do
   else
     note "runmodel $m --print-plan --profile failed (see logs/runmodel-$m-plan.txt)"
   fi
-  # The tensor-core modes against the CPU on a whole model (--math fp16 has
-  # never run on a GPU before this check): outputs within --compare's
-  # tensor-core tolerance, and their latency next to each other.
-  if stage "runmodel $m --compare cpu,cuda,cuda:tf32,cuda:fp16" 90 "$logs/compare-$m.txt" "$bin/runmodel" \
-    "$models/$m.onnx" --compare cpu,cuda,cuda:tf32,cuda:fp16 --warmup 3 --iterations 10 --top-k 0; then
-    echo "compare $m: $(grep -E 'fp16|tf32|agree|differ' "$logs/compare-$m.txt" | head -c 1500)" >>"$logs/bench.log"
-    { echo; echo "## $m: cpu, cuda, cuda:tf32, cuda:fp16 (runmodel --compare)"; echo; echo '```text'
+  # The tensor-core modes against the CPU on a whole model (--math fp16 and
+  # bf16 have never run on a GPU before this check): outputs within
+  # --compare's tensor-core tolerance, and their latency next to each other.
+  if stage "runmodel $m --compare cpu,cuda,cuda:tf32,cuda:fp16,cuda:bf16" 90 "$logs/compare-$m.txt" \
+    "$bin/runmodel" "$models/$m.onnx" --compare cpu,cuda,cuda:tf32,cuda:fp16,cuda:bf16 --warmup 3 --iterations 10 \
+    --top-k 0; then
+    echo "compare $m: $(grep -E 'bf16|fp16|tf32|agree|differ' "$logs/compare-$m.txt" | head -c 1500)" >>"$logs/bench.log"
+    { echo; echo "## $m: cpu, cuda, cuda:tf32, cuda:fp16, cuda:bf16 (runmodel --compare)"; echo; echo '```text'
       head -c 4000 "$logs/compare-$m.txt"; echo '```'; } >>"$results"
   else
-    note "runmodel $m --compare cpu,cuda,cuda:tf32,cuda:fp16 failed or disagreed (see logs/compare-$m.txt)"
+    note "runmodel $m --compare cpu,cuda,cuda:tf32,cuda:fp16,cuda:bf16 failed or disagreed (see logs/compare-$m.txt)"
   fi
   snapshot
 done

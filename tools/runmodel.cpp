@@ -84,9 +84,10 @@ execution
   --math fp32|tf32|fp16|bf16  the math of convolutions and matrix products (default fp32;
                           on the GPU, tf32 uses tensor cores on Ampere and newer, with about 3 fewer
                           digits; fp16 converts their weights and data to float16 for tensor cores,
-                          Turing and newer, accumulating in float32; bf16 runs the CPU's
-                          convolutions in bfloat16 on AMX or AVX512_BF16, accumulating in float32,
-                          and says why not on a CPU without them)
+                          Turing and newer, accumulating in float32; bf16 does the same in bfloat16
+                          on the GPU (Ampere and newer) and runs the CPU's convolutions in bfloat16
+                          on AMX or AVX512_BF16, accumulating in float32; each says why not where
+                          the hardware lacks it)
   --no-optimize           skip the graph passes (folding, fusion, blocked layout), for comparison
   --layout auto|nchw      the CPU's activation layout: auto (default) keeps activations channel-blocked
                           (NCHW16c on AVX-512, NCHW8c on AVX2) where the kernels can; nchw keeps them plain

@@ -98,12 +98,13 @@ std::string version3(int major, int minor, int patch) {
 // handles and pinned staging, copies, constant uploads and the timing of a run.
 class CudaDevice final : public ComputeDevice {
  public:
-  // `math`: kMinirtCudaMathFp32, kMinirtCudaMathTf32 or kMinirtCudaMathFp16.
+  // `math`: kMinirtCudaMathFp32, kMinirtCudaMathTf32, kMinirtCudaMathFp16 or
+  // kMinirtCudaMathBf16 (bfloat16 tensor cores: compute capability 8.0 and
+  // newer; an older GPU runs float32 and its description says why).
   CudaDevice(int device, int math) {
     ctx_.device = device;
     ctx_.tf32 = math == kMinirtCudaMathTf32;
     ctx_.fp16 = math == kMinirtCudaMathFp16;
-    const char* math_text = ctx_.fp16 ? "fp16" : ctx_.tf32 ? "tf32" : "fp32";
     int count = 0;
     cudaError_t e = cudaGetDeviceCount(&count);
     if (e != cudaSuccess) {
@@ -120,6 +121,9 @@ class CudaDevice final : public ComputeDevice {
     check_cuda(cudaGetDeviceProperties(&prop, device), "cudaGetDeviceProperties");
     ctx_.cc_major = prop.major;
     ctx_.cc_minor = prop.minor;
+    ctx_.bf16 = math == kMinirtCudaMathBf16 && prop.major >= 8;
+    const bool bf16_declined = math == kMinirtCudaMathBf16 && !ctx_.bf16;
+    const char* math_text = ctx_.bf16 ? "bf16" : ctx_.fp16 ? "fp16" : ctx_.tf32 ? "tf32" : "fp32";
     int driver = 0;
     check_cuda(cudaDriverGetVersion(&driver), "cudaDriverGetVersion");
     check_cudnn(cudnnCreate(&ctx_.plan_dnn), "cudnnCreate");
@@ -138,7 +142,10 @@ class CudaDevice final : public ComputeDevice {
         ", cuBLAS " + version3(bmaj, bmin, bpat) +
         (ctx_.tf32   ? ", TF32 math"
          : ctx_.fp16 ? ", FP16 math (convolutions and products)"
-                     : "");
+         : ctx_.bf16 ? ", BF16 math (convolutions and products)"
+         : bf16_declined
+             ? ", FP32 math (BF16 asked: bfloat16 tensor cores need compute capability 8.0, Ampere, or newer)"
+             : "");
     allocator_ = std::make_shared<CudaAllocator>(device);
     tuning_context_ =
         std::string("cuda | ") + name + " cc " + std::to_string(prop.major) + "." + std::to_string(prop.minor) +
@@ -418,12 +425,12 @@ class CudaBackend final : public KernelProvider {
   const ComputeDevice& device() const override { return dev_; }
 
   bool supports(const Graph& g, const Node& n, std::string* why) const override { return cuda_supports(g, n, why); }
-  // Under --math fp16 Conv's weights and Gemm's and MatMul's constant
-  // operands are converted to float16 once, from the host's copy, when the
+  // Under --math fp16 and bf16 Conv's weights and Gemm's and MatMul's constant
+  // operands are converted to 16 bits once, from the host's copy, when the
   // kernel is made (ConvKernel, HalfOperand); the float32 upload would go
   // unread.
   bool reads_uploaded_constant(const Graph& g, const Node& n, size_t input) const override {
-    if (!dev_.context().fp16) return true;
+    if (!dev_.context().narrow16()) return true;
     if (n.op == "Conv") return input != 1;
     if (n.op == "Gemm" || n.op == "MatMul") return input > 1;
     return true;
@@ -505,7 +512,7 @@ MINIRT_MODULE_EXPORT minirt::KernelProvider* minirt_cuda_create(const MinirtCuda
         return nullptr;
       }
     if (options->math != kMinirtCudaMathFp32 && options->math != kMinirtCudaMathTf32 &&
-        options->math != kMinirtCudaMathFp16) {
+        options->math != kMinirtCudaMathFp16 && options->math != kMinirtCudaMathBf16) {
       copy_text(error, error_size, ("unknown math mode " + std::to_string(options->math)).c_str());
       return nullptr;
     }

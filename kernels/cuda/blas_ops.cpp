@@ -32,19 +32,22 @@ void gemm_row_major(cublasHandle_t h, bool trans_a, bool trans_b, int64_t rows, 
                where + "cublasSgemm");
 }
 
-// The same product on float16 operands, float32 output and accumulation.
-void gemm_row_major_half(cublasHandle_t h, bool trans_a, bool trans_b, int64_t rows, int64_t cols, int64_t k,
+// The same product on 16-bit operands (bfloat16 with bf16, else float16),
+// float32 output and accumulation.
+void gemm_row_major_half(cublasHandle_t h, bool bf16, bool trans_a, bool trans_b, int64_t rows, int64_t cols, int64_t k,
                          float alpha, const void* a, int64_t lda, const void* b, int64_t ldb, float beta, float* y,
                          const std::string& where) {
+  const cudaDataType_t t = bf16 ? CUDA_R_16BF : CUDA_R_16F;
   check_cublas(cublasGemmEx(h, trans_b ? CUBLAS_OP_T : CUBLAS_OP_N, trans_a ? CUBLAS_OP_T : CUBLAS_OP_N,
-                            static_cast<int>(cols), static_cast<int>(rows), static_cast<int>(k), &alpha, b, CUDA_R_16F,
-                            static_cast<int>(ldb), a, CUDA_R_16F, static_cast<int>(lda), &beta, y, CUDA_R_32F,
+                            static_cast<int>(cols), static_cast<int>(rows), static_cast<int>(k), &alpha, b, t,
+                            static_cast<int>(ldb), a, t, static_cast<int>(lda), &beta, y, CUDA_R_32F,
                             static_cast<int>(cols), CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT),
-               where + "cublasGemmEx (float16)");
+               where + (bf16 ? "cublasGemmEx (bfloat16)" : "cublasGemmEx (float16)"));
 }
 
-// One operand of a product under --math fp16: a float16 copy made once for a
-// constant, or a place in the workspace to convert it into each run.
+// One operand of a product under --math fp16 or bf16: a 16-bit copy made
+// once for a constant, or a place in the workspace to convert it into each
+// run.
 class HalfOperand {
  public:
   // Sets up input `i` of the node; `offset` is where its workspace part
@@ -52,11 +55,16 @@ class HalfOperand {
   size_t init(const DeviceContext& ctx, const Graph& g, const Node& n, size_t i, size_t offset,
               const std::string& where) {
     count_ = shape_numel(in_shape(g, n, i));
+    bf16_ = ctx.bf16;
     if (const Tensor* t = in_const(g, n, i)) {
       std::vector<uint16_t> h(static_cast<size_t>(count_));
-      float_to_half(t->data<float>(), h.data(), h.size());
-      constant_ = DeviceBuffer(ctx.device, h.size() * 2, where + "a float16 operand");
-      constant_.upload(h.data(), h.size() * 2, where + "a float16 operand");
+      if (bf16_)
+        float_to_bfloat16(t->data<float>(), h.data(), h.size());
+      else
+        float_to_half(t->data<float>(), h.data(), h.size());
+      const std::string what = where + "a " + ctx.name16() + " operand";
+      constant_ = DeviceBuffer(ctx.device, h.size() * 2, what);
+      constant_.upload(h.data(), h.size() * 2, what);
       return 0;
     }
     offset_ = offset;
@@ -66,7 +74,7 @@ class HalfOperand {
   const void* get(const float* x, void* workspace, cudaStream_t stream) const {
     if (constant_.get()) return constant_.get();
     void* h = static_cast<char*>(workspace) + offset_;
-    launch_to_half(x, h, count_, stream);
+    launch_to_16(bf16_, x, h, count_, stream);
     return h;
   }
   // Device bytes of the float16 copy of a constant operand (0 otherwise).
@@ -76,6 +84,7 @@ class HalfOperand {
   DeviceBuffer constant_;
   size_t offset_ = 0;
   int64_t count_ = 0;
+  bool bf16_ = false;
 };
 
 class GemmKernel final : public CudaKernel {
@@ -99,12 +108,15 @@ class GemmKernel final : public CudaKernel {
       c_view_.stride[1] = c[1] == 1 ? 0 : 1;
       c_view_.count = m_ * n_;
     }
-    if ((half_ = ctx.fp16)) {
+    if ((half_ = ctx.narrow16())) {
+      bf16_ = ctx.bf16;
       workspace_ = ha_.init(ctx, g, n, 0, 0, where());
       workspace_ += hb_.init(ctx, g, n, 1, workspace_, where());
     }
   }
-  std::string describe() const override { return half_ ? "cuBLAS gemmEx, float16 operands" : "cuBLAS sgemm"; }
+  std::string describe() const override {
+    return !half_ ? "cuBLAS sgemm" : bf16_ ? "cuBLAS gemmEx, bfloat16 operands" : "cuBLAS gemmEx, float16 operands";
+  }
   size_t workspace_bytes() const override { return workspace_; }
   size_t own_constant_bytes() const override { return ha_.constant_bytes() + hb_.constant_bytes(); }
   void launch(const KernelArgs& args, StreamState& s) override {
@@ -118,9 +130,9 @@ class GemmKernel final : public CudaKernel {
     if (half_) {
       const void* a = ha_.get(in<float>(args, 0), args.workspace, s.stream);
       const void* b = hb_.get(in<float>(args, 1), args.workspace, s.stream);
-      check_launch("the operands' conversion to float16");
-      gemm_row_major_half(s.blas, a_.trans_a, a_.trans_b, m_, n_, k_, a_.alpha, a, lda, b, ldb, has_c_ ? a_.beta : 0.0f,
-                          y, where());
+      check_launch("the operands' conversion to 16 bits");
+      gemm_row_major_half(s.blas, bf16_, a_.trans_a, a_.trans_b, m_, n_, k_, a_.alpha, a, lda, b, ldb,
+                          has_c_ ? a_.beta : 0.0f, y, where());
     } else {
       gemm_row_major(s.blas, a_.trans_a, a_.trans_b, m_, n_, k_, a_.alpha, in<float>(args, 0), lda, in<float>(args, 1),
                      ldb, has_c_ ? a_.beta : 0.0f, y, where());
@@ -137,6 +149,7 @@ class GemmKernel final : public CudaKernel {
   bool has_c_ = false;
   ViewArgs c_view_;
   bool half_ = false;
+  bool bf16_ = false;  // the 16-bit type is bfloat16 (--math bf16), else float16
   HalfOperand ha_, hb_;
   size_t workspace_ = 0;
 };
@@ -170,13 +183,16 @@ class MatMulKernel final : public CudaKernel {
         strided_ = strided_ && a_index_[e] == e * step_a_ && b_index_[e] == e * step_b_;
       strided_ = strided_ && batch_ <= INT_MAX;
     }
-    if ((half_ = ctx.fp16)) {
+    if ((half_ = ctx.narrow16())) {
+      bf16_ = ctx.bf16;
       workspace_ = ha_.init(ctx, g, n, 0, 0, where());
       workspace_ += hb_.init(ctx, g, n, 1, workspace_, where());
     }
   }
   std::string describe() const override {
-    std::string what = half_ ? "cuBLAS gemmEx (float16 operands)" : "cuBLAS sgemm";
+    std::string what = !half_  ? "cuBLAS sgemm"
+                       : bf16_ ? "cuBLAS gemmEx (bfloat16 operands)"
+                               : "cuBLAS gemmEx (float16 operands)";
     if (batch_ == 1) return what;
     return strided_ ? what + ", strided batch of " + std::to_string(batch_)
                     : what + ", " + std::to_string(batch_) + " products";
@@ -208,36 +224,38 @@ class MatMulKernel final : public CudaKernel {
   }
 
  private:
-  // The same products on float16 operands (offsets in elements, as above).
+  // The same products on 16-bit operands (offsets in elements, as above).
   void launch_half(const KernelArgs& args, StreamState& s) {
     const auto* a = static_cast<const uint16_t*>(ha_.get(in<float>(args, 0), args.workspace, s.stream));
     const auto* b = static_cast<const uint16_t*>(hb_.get(in<float>(args, 1), args.workspace, s.stream));
-    check_launch("the operands' conversion to float16");
+    check_launch("the operands' conversion to 16 bits");
+    const cudaDataType_t t = bf16_ ? CUDA_R_16BF : CUDA_R_16F;
     float* y = out<float>(args, 0);
     const float one = 1.0f, zero = 0.0f;
     int64_t mat_a = m_ * k_, mat_b = k_ * n_, mat_y = m_ * n_;
     if (batch_ == 1) {
-      gemm_row_major_half(s.blas, false, false, m_, n_, k_, 1.0f, a, k_, b, n_, 0.0f, y, where());
+      gemm_row_major_half(s.blas, bf16_, false, false, m_, n_, k_, 1.0f, a, k_, b, n_, 0.0f, y, where());
       return;
     }
     if (strided_) {
-      check_cublas(cublasGemmStridedBatchedEx(
-                       s.blas, CUBLAS_OP_N, CUBLAS_OP_N, static_cast<int>(n_), static_cast<int>(m_),
-                       static_cast<int>(k_), &one, b, CUDA_R_16F, static_cast<int>(n_), step_b_ * mat_b, a, CUDA_R_16F,
-                       static_cast<int>(k_), step_a_ * mat_a, &zero, y, CUDA_R_32F, static_cast<int>(n_), mat_y,
-                       static_cast<int>(batch_), CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT),
-                   where() + "cublasGemmStridedBatchedEx (float16)");
+      check_cublas(
+          cublasGemmStridedBatchedEx(s.blas, CUBLAS_OP_N, CUBLAS_OP_N, static_cast<int>(n_), static_cast<int>(m_),
+                                     static_cast<int>(k_), &one, b, t, static_cast<int>(n_), step_b_ * mat_b, a, t,
+                                     static_cast<int>(k_), step_a_ * mat_a, &zero, y, CUDA_R_32F, static_cast<int>(n_),
+                                     mat_y, static_cast<int>(batch_), CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT),
+          where() + (bf16_ ? "cublasGemmStridedBatchedEx (bfloat16)" : "cublasGemmStridedBatchedEx (float16)"));
       return;
     }
     for (int64_t e = 0; e < batch_; ++e)
-      gemm_row_major_half(s.blas, false, false, m_, n_, k_, 1.0f, a + a_index_[e] * mat_a, k_, b + b_index_[e] * mat_b,
-                          n_, 0.0f, y + e * mat_y, where());
+      gemm_row_major_half(s.blas, bf16_, false, false, m_, n_, k_, 1.0f, a + a_index_[e] * mat_a, k_,
+                          b + b_index_[e] * mat_b, n_, 0.0f, y + e * mat_y, where());
   }
 
   int64_t m_ = 0, n_ = 0, k_ = 0, batch_ = 1, step_a_ = 0, step_b_ = 0;
   bool strided_ = false;
   std::vector<int64_t> a_index_, b_index_;
   bool half_ = false;
+  bool bf16_ = false;  // the 16-bit type is bfloat16 (--math bf16), else float16
   HalfOperand ha_, hb_;
   size_t workspace_ = 0;
 };

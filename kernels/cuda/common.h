@@ -42,8 +42,13 @@ struct DeviceContext {
   int device = 0;
   bool tf32 = false;  // --math tf32: TF32 tensor cores in cuDNN and cuBLAS
   bool fp16 = false;  // --math fp16: convolutions and products in float16 on tensor cores
+  bool bf16 = false;  // --math bf16: the same in bfloat16 (compute capability 8.0 and newer)
+  // Whether convolutions' and products' operands are converted to a 16-bit
+  // type (float16 or bfloat16; accumulation stays float32), and its name.
+  bool narrow16() const { return fp16 || bf16; }
+  const char* name16() const { return bf16 ? "bfloat16" : "float16"; }
   // Whether tensor-core candidates (the "+tensor_op" ones) may run.
-  bool tensor_cores() const { return tf32 || fp16; }
+  bool tensor_cores() const { return tf32 || narrow16(); }
   int cc_major = 0, cc_minor = 0;
   // For plan-time queries (algorithm choice), under mu; runs use the stream's own handles.
   mutable std::mutex mu;

@@ -12,7 +12,7 @@
 // candidates are cuDNN's forward algorithms under each math type the math
 // mode allows, named like "cudnn_implicit_precomp_gemm" (FMA math) and
 // "cudnn_winograd_nonfused+tensor_op" (tensor cores: TF32 under --math tf32,
-// float16 under --math fp16),
+// float16 under --math fp16, bfloat16 under --math bf16),
 // timed by cudnnFindConvolutionForwardAlgorithmEx.
 //
 // Under --math fp16 (DeviceContext::fp16) a convolution runs in float16 on
@@ -20,7 +20,10 @@
 // run converts the (padded) input to float16 in the workspace, convolves with
 // float32 accumulation (cuDNN's pseudo-half configuration: float16 tensors,
 // a float32 convolution descriptor), converts the output back, then adds the
-// bias and applies the activation in float32.
+// bias and applies the activation in float32. --math bf16 (DeviceContext::
+// bf16, compute capability 8.0 and newer) is the same with bfloat16 tensors
+// (CUDNN_DATA_BFLOAT16, float32 descriptor): float32's range, 8 bits of
+// mantissa.
 #include <minirt/error.h>
 #include <minirt/half.h>
 
@@ -67,9 +70,9 @@ ConvChoice choose_conv_algorithm(const DeviceContext& ctx, cudnnTensorDescriptor
                                  const std::string& where) {
   std::lock_guard<std::mutex> lock(ctx.mu);
   cudnnHandle_t h = ctx.plan_dnn;
-  // The heuristics' question: float16 data asks for tensor cores outright;
+  // The heuristics' question: 16-bit data asks for tensor cores outright;
   // TF32 is what DEFAULT_MATH permits on float32 data.
-  const cudnnMathType_t asked = ctx.fp16 ? CUDNN_TENSOR_OP_MATH : ctx.tf32 ? CUDNN_DEFAULT_MATH : CUDNN_FMA_MATH;
+  const cudnnMathType_t asked = ctx.narrow16() ? CUDNN_TENSOR_OP_MATH : ctx.tf32 ? CUDNN_DEFAULT_MATH : CUDNN_FMA_MATH;
   check_cudnn(cudnnSetConvolutionMathType(conv, asked), where + "cudnnSetConvolutionMathType");
   int max = 0;
   check_cudnn(cudnnGetConvolutionForwardAlgorithmMaxCount(h, &max),
@@ -87,7 +90,7 @@ ConvChoice choose_conv_algorithm(const DeviceContext& ctx, cudnnTensorDescriptor
     // (+tensor_op or not), so that running the name later (from the cache)
     // runs the same.
     cudnnMathType_t math =
-        ctx.tensor_cores() && may_use_tensor_cores(p.mathType, ctx.fp16) ? CUDNN_TENSOR_OP_MATH : CUDNN_FMA_MATH;
+        ctx.tensor_cores() && may_use_tensor_cores(p.mathType, ctx.narrow16()) ? CUDNN_TENSOR_OP_MATH : CUDNN_FMA_MATH;
     if (cudnnSetConvolutionMathType(conv, math) != CUDNN_STATUS_SUCCESS) continue;
     size_t ws = 0;
     if (cudnnGetConvolutionForwardWorkspaceSize(h, x, w, conv, y, p.algo, &ws) != CUDNN_STATUS_SUCCESS) continue;
@@ -160,8 +163,9 @@ class ConvKernel final : public CudaKernel {
       pad_.count = shape_numel(xp);
       pad_bytes_ = align_up(static_cast<size_t>(pad_.count) * sizeof(float));
     }
-    half_ = ctx.fp16;
-    const cudnnDataType_t data = half_ ? CUDNN_DATA_HALF : CUDNN_DATA_FLOAT;
+    half_ = ctx.narrow16();
+    bf16_ = ctx.bf16;
+    const cudnnDataType_t data = !half_ ? CUDNN_DATA_FLOAT : bf16_ ? CUDNN_DATA_BFLOAT16 : CUDNN_DATA_HALF;
     xd_.set(to_int(xp), w, data);
     yd_.set(to_int(y), w, data);
     check_cudnn(cudnnCreateFilterDescriptor(&fd_), w + "cudnnCreateFilterDescriptor");
@@ -169,7 +173,7 @@ class ConvKernel final : public CudaKernel {
     check_cudnn(cudnnSetFilterNdDescriptor(fd_, data, CUDNN_TENSOR_NCHW, static_cast<int>(fdims.size()), fdims.data()),
                 w + "cudnnSetFilterNdDescriptor");
     if (half_) {
-      // float16 copies in the workspace: the input, the output, and the
+      // 16-bit copies in the workspace: the input, the output, and the
       // weights when they are computed at run time; constant weights are
       // converted here, once.
       xh_bytes_ = align_up(static_cast<size_t>(shape_numel(xp)) * 2);
@@ -180,9 +184,13 @@ class ConvKernel final : public CudaKernel {
         wh_bytes_ = align_up(wcount * 2);
       } else if (use == ConvUse::kRun) {  // a query kernel never runs: no copy
         std::vector<uint16_t> wh(wcount);
-        float_to_half(wt->data<float>(), wh.data(), wcount);
-        w_half_ = DeviceBuffer(ctx.device, wcount * 2, w + "the float16 weights");
-        w_half_.upload(wh.data(), wcount * 2, w + "the float16 weights");
+        if (bf16_)
+          float_to_bfloat16(wt->data<float>(), wh.data(), wcount);
+        else
+          float_to_half(wt->data<float>(), wh.data(), wcount);
+        const std::string what = w + "the " + ctx.name16() + " weights";
+        w_half_ = DeviceBuffer(ctx.device, wcount * 2, what);
+        w_half_.upload(wh.data(), wcount * 2, what);
       }
     }
     extra_bytes_ = pad_bytes_ + xh_bytes_ + yh_bytes_ + wh_bytes_;
@@ -329,7 +337,7 @@ class ConvKernel final : public CudaKernel {
 
   std::string describe() const override {
     std::string s = std::string("cuDNN ") + algo_name(choice_.algo) + ", " + math_name(choice_.math);
-    if (half_) s += ", float16 data (float32 accumulation)";
+    if (half_) s += bf16_ ? ", bfloat16 data (float32 accumulation)" : ", float16 data (float32 accumulation)";
     if (fused_ && fused_ok_.load())
       s += ", bias+ReLU fused";
     else if (has_bias_ || act_.kind != ActKind::kNone)
@@ -357,17 +365,17 @@ class ConvKernel final : public CudaKernel {
       const void* fh = w_half_.get();
       if (!fh) {
         char* wh = yh + yh_bytes_;
-        launch_to_half(f, wh, shape_numel(wshape_), s.stream);
-        check_launch("the weights' conversion to float16");
+        launch_to_16(bf16_, f, wh, shape_numel(wshape_), s.stream);
+        check_launch("the weights' conversion to 16 bits");
         fh = wh;
       }
-      launch_to_half(x, xh, shape_numel(xp_), s.stream);
-      check_launch("the input's conversion to float16");
+      launch_to_16(bf16_, x, xh, shape_numel(xp_), s.stream);
+      check_launch("the input's conversion to 16 bits");
       check_cudnn(cudnnConvolutionForward(s.dnn, &one, xd_.d, xh, fd_, fh, cd_, choice_.algo, cws, choice_.workspace,
                                           &zero, yd_.d, yh),
-                  where() + "cudnnConvolutionForward (float16)");
-      launch_from_half(yh, y, shape_numel(yshape_), s.stream);
-      check_launch("the output's conversion from float16");
+                  where() + (bf16_ ? "cudnnConvolutionForward (bfloat16)" : "cudnnConvolutionForward (float16)"));
+      launch_from_16(bf16_, yh, y, shape_numel(yshape_), s.stream);
+      check_launch("the output's conversion from 16 bits");
       if (has_bias_ || act_.kind != ActKind::kNone) {
         launch_bias_act(y, b, outer_, channels_, inner_, act_, s.stream);
         check_launch("the bias and activation");
@@ -411,6 +419,7 @@ class ConvKernel final : public CudaKernel {
   // --math fp16: float16 copies of the input, output and (computed) weights
   // in the workspace after the pad; the constant weights' own buffer.
   bool half_ = false;
+  bool bf16_ = false;  // the 16-bit type is bfloat16 (--math bf16), else float16
   size_t xh_bytes_ = 0, yh_bytes_ = 0, wh_bytes_ = 0;
   size_t extra_bytes_ = 0;  // the workspace before cuDNN's: pad and float16 copies
   DeviceBuffer w_half_;

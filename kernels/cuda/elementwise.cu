@@ -5,6 +5,7 @@
 // conversions around convolutions and products under --math fp16. Each is a
 // grid-stride loop over 64-bit indices. The unary and binary kernels switch
 // on the runtime's own UnaryKind and BinaryKind (runtime/ops/elementwise_kinds.h).
+#include <cuda_bf16.h>
 #include <cuda_fp16.h>
 #include <cuda_runtime.h>
 
@@ -263,16 +264,34 @@ __global__ void from_half_kernel(const __half* x, float* y, int64_t n) {
     y[i] = __half2float(x[i]);
 }
 
-}  // namespace
-
-void launch_to_half(const float* x, void* half, int64_t n, cudaStream_t stream) {
-  if (n <= 0) return;
-  to_half_kernel<<<blocks_for(n), kThreads, 0, stream>>>(x, static_cast<__half*>(half), n);
+__global__ void to_bf16_kernel(const float* x, __nv_bfloat16* y, int64_t n) {
+  for (int64_t i = blockIdx.x * static_cast<int64_t>(blockDim.x) + threadIdx.x; i < n;
+       i += static_cast<int64_t>(gridDim.x) * blockDim.x)
+    y[i] = __float2bfloat16_rn(x[i]);
 }
 
-void launch_from_half(const void* half, float* y, int64_t n, cudaStream_t stream) {
+__global__ void from_bf16_kernel(const __nv_bfloat16* x, float* y, int64_t n) {
+  for (int64_t i = blockIdx.x * static_cast<int64_t>(blockDim.x) + threadIdx.x; i < n;
+       i += static_cast<int64_t>(gridDim.x) * blockDim.x)
+    y[i] = __bfloat162float(x[i]);
+}
+
+}  // namespace
+
+void launch_to_16(bool bf16, const float* x, void* h, int64_t n, cudaStream_t stream) {
   if (n <= 0) return;
-  from_half_kernel<<<blocks_for(n), kThreads, 0, stream>>>(static_cast<const __half*>(half), y, n);
+  if (bf16)
+    to_bf16_kernel<<<blocks_for(n), kThreads, 0, stream>>>(x, static_cast<__nv_bfloat16*>(h), n);
+  else
+    to_half_kernel<<<blocks_for(n), kThreads, 0, stream>>>(x, static_cast<__half*>(h), n);
+}
+
+void launch_from_16(bool bf16, const void* h, float* y, int64_t n, cudaStream_t stream) {
+  if (n <= 0) return;
+  if (bf16)
+    from_bf16_kernel<<<blocks_for(n), kThreads, 0, stream>>>(static_cast<const __nv_bfloat16*>(h), y, n);
+  else
+    from_half_kernel<<<blocks_for(n), kThreads, 0, stream>>>(static_cast<const __half*>(h), y, n);
 }
 
 void launch_activation(const float* x, float* y, int64_t n, ActParams act, cudaStream_t stream) {

@@ -105,10 +105,11 @@ void launch_broadcast(BinaryKind op, bool mean, const float* const* x, float* y,
 // false (launching nothing) for another dtype.
 bool launch_cast(const void* x, DType from, void* y, DType to, int64_t n, cudaStream_t stream);
 
-// --math fp16: n floats to IEEE float16 (round to nearest even; beyond
-// float16's range, infinity) and back. `half` holds 2 bytes per element.
-void launch_to_half(const float* x, void* half, int64_t n, cudaStream_t stream);
-void launch_from_half(const void* half, float* y, int64_t n, cudaStream_t stream);
+// --math fp16 and bf16: n floats to IEEE float16 (bf16 false; round to
+// nearest even, beyond float16's range infinity) or to bfloat16 (bf16 true;
+// round to nearest even), and back. `h` holds 2 bytes per element.
+void launch_to_16(bool bf16, const float* x, void* h, int64_t n, cudaStream_t stream);
+void launch_from_16(bool bf16, const void* h, float* y, int64_t n, cudaStream_t stream);
 
 // ---- movement.cu ----
 

@@ -169,6 +169,7 @@ LoadedBackend load_cuda_backend(const ModuleOptions& options) {
   o.device = options.device;
   o.math = options.math == MathMode::kTf32   ? kMinirtCudaMathTf32
            : options.math == MathMode::kFp16 ? kMinirtCudaMathFp16
+           : options.math == MathMode::kBf16 ? kMinirtCudaMathBf16
                                              : kMinirtCudaMathFp32;
   char error[1024] = {0};
   char description[512] = {0};
@@ -190,10 +191,6 @@ BackendFactory cuda_backend_factory() {
   f.priority = 100;
   f.open = [](const BackendRequest& request) {
     OpenedBackend out;
-    if (request.math == MathMode::kBf16) {
-      out.error = "the GPU backend has no bf16 math yet (MathMode::kBf16 runs on the CPU's AMX or AVX512_BF16)";
-      return out;
-    }
     const GateResult& gate = check_gpu_stack();
     if (!gate.usable) {
       const Verdict* fatal = gate.first_fatal();

@@ -32,12 +32,12 @@
 // step_times), KernelProvider::reads_uploaded_constant and
 // Kernel::own_constant_bytes (new virtual functions move the vtables: a
 // module of 5 would call the wrong ones). 7: Kernel::precision,
-// KernelProvider::math_note and narrow_values.
-#define MINIRT_CUDA_MODULE_ABI 7
+// KernelProvider::math_note and narrow_values. 8: kMinirtCudaMathBf16.
+#define MINIRT_CUDA_MODULE_ABI 8
 
 extern "C" {
 
-enum { kMinirtCudaMathFp32 = 0, kMinirtCudaMathTf32 = 1, kMinirtCudaMathFp16 = 2 };
+enum { kMinirtCudaMathFp32 = 0, kMinirtCudaMathTf32 = 1, kMinirtCudaMathFp16 = 2, kMinirtCudaMathBf16 = 3 };
 enum { kMinirtCudaLayoutCount = 8 };
 
 struct MinirtCudaOptions {

@@ -215,16 +215,17 @@ TEST(BackendRegistry, SessionsOnOneDeviceShareItsBackend) {
     EXPECT_EQ(c.device_reason(), "running on sharedgpu: a pretend GPU, device 1");
     // Another math mode is another backend too (its kernels are made for
     // it), opened with the mode asked for.
-    for (MathMode m : {MathMode::kFp16, MathMode::kTf32}) {
+    int want = 2;
+    for (MathMode m : {MathMode::kFp16, MathMode::kTf32, MathMode::kBf16}) {
       Session e(model, {.device = Device::kCuda, .threads = 1, .math = m});
       EXPECT_EQ(last_math, m);
       Session e2(model, {.device = Device::kCuda, .threads = 1, .math = m});
-      EXPECT_EQ(opened, m == MathMode::kFp16 ? 3 : 4) << "one backend per math mode";
+      EXPECT_EQ(opened, ++want) << "one backend per math mode";
     }
   }
   // Once every session is gone, the next one opens it afresh.
   Session d(model, {.device = Device::kCuda, .threads = 1});
-  EXPECT_EQ(opened, 5);
+  EXPECT_EQ(opened, 6);
 }
 
 // A factory replaced (or removed and added back) while a session still

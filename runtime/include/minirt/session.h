@@ -111,9 +111,11 @@ enum class MathMode {
   // two such convolutions are stored as bfloat16. The accuracy policy keeps
   // every other op, depthwise and grouped convolutions and a model's last
   // layers in float32 (README.md, "bf16 on the CPU"). A CPU without bf16
-  // instructions runs float32 and Session::math_reason() says why; the GPU
-  // backend has no bf16 math yet, so Device::kAuto runs on the CPU and
-  // Device::kCuda is refused.
+  // instructions runs float32 and Session::math_reason() says why. On the
+  // GPU, Conv, Gemm and MatMul run on bfloat16 copies of their operands on
+  // tensor cores with float32 accumulation, as kFp16 does (compute
+  // capability 8.0 and newer; an older GPU runs float32 and its backend
+  // description says why).
   kBf16,
 };
 
