@@ -38,6 +38,7 @@
 #include <sstream>
 #include <vector>
 
+#include "kernels/cpu/cpu_caps.h"
 #include "kernels/cpu/nchwc.h"
 #include "kernels/cpu/nchwc_conv.h"
 #include "kernels/cpu/sgemm.h"
@@ -448,7 +449,8 @@ TEST(NchwcConv, EmptyBatchWritesNothing) {
 // last block's partner lanes zero; nothing written past the output. Every
 // form: bf16 in and out, bf16 in only, bf16 out only.
 TEST(NchwcConv, DepthwiseOnBf16ValuesIsTheFloatFrameRounded) {
-  if (!sgemm_isa_supported(SgemmIsa::kAvx512)) GTEST_SKIP() << "bf16 values use the AVX-512 blocks";
+  // bf16 values exist only where the CPU has AVX512_BF16 (their conversions use it).
+  if (bf16_isa() == Bf16Isa::kNone) GTEST_SKIP() << "no AVX512_BF16 here: " << bf16_isa_reason();
   const Isa isa{SgemmIsa::kAvx512, 16};
   std::vector<Case> cases = {conv(96, 12, 11, 96, 3, 2, 1), conv(40, 9, 10, 40, 3, 1, 1), conv(48, 7, 7, 48, 5, 1, 2),
                              conv(16, 6, 13, 16, 3, 2, 0)};
