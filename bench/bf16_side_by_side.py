@@ -154,7 +154,8 @@ def report(args, rows, amx_peak, versions):
             lines.append(f"| {r['stem']} | {r['batch']} | {r['threads']} | failed: {r['error']} |" + " |" * 10)
             continue
         m = r["ms"]
-        gf = 2 * r["macs"] * r["batch"] / (m["minirt bf16"] / 1000) / 1e9 if r["macs"] else None
+        # macs counts the batched model (count_macs at the batched shape).
+        gf = 2 * r["macs"] / (m["minirt bf16"] / 1000) / 1e9 if r["macs"] else None
         peak = amx_peak.get(r["threads"])
         frac = f"{gf:.0f} ({100 * gf / peak:.0f}%)" if gf and peak else fmt(gf, ".0f")
         lines.append(f"| {r['stem']} | {r['batch']} | {r['threads']} | " + " | ".join(
