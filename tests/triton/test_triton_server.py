@@ -165,6 +165,15 @@ parameters { key: "threads" value { string_value: "1" } }
 parameters { key: "tuning" value { string_value: "heuristic" } }
 """)
         cls.onnx["resnet18_explicit"] = cls.onnx["resnet18"]
+        # The CPU's bf16 math (MathMode::kBf16) from the model's configuration.
+        write_model(repo, "resnet18_bf16", cls.onnx["resnet18"], config="""
+backend: "minirt"
+max_batch_size: 4
+parameters { key: "threads" value { string_value: "1" } }
+parameters { key: "tuning" value { string_value: "heuristic" } }
+parameters { key: "math" value { string_value: "bf16" } }
+""")
+        cls.onnx["resnet18_bf16"] = cls.onnx["resnet18"]
         # float16 inputs, weights and outputs (TYPE_FP16), auto-completed.
         cls.onnx["mnist_fp16"] = os.path.join(m, "mnist_cnn_fp16.onnx")
         write_model(repo, "mnist_fp16", cls.onnx["mnist_fp16"])
@@ -200,7 +209,8 @@ output [ { name: "logits", data_type: TYPE_FP32, dims: [ 1000 ] } ]
                             extra=["--backend-config=minirt,default-max-batch-size=8"])
         cls.client = httpclient.InferenceServerClient(cls.server.http, concurrency=16, network_timeout=120)
         cls.gclient = grpcclient.InferenceServerClient(cls.server.grpc)
-        for name in ["resnet18", "mnist_cnn", "resnet18_explicit", "mnist_fp16", "nms_tail", *cls.shared]:
+        for name in ["resnet18", "mnist_cnn", "resnet18_explicit", "resnet18_bf16", "mnist_fp16", "nms_tail",
+                     *cls.shared]:
             cls.client.load_model(name)
         cls.rng = np.random.default_rng(7)
 
@@ -439,6 +449,26 @@ output [ { name: "logits", data_type: TYPE_FP32, dims: [ 1000 ] } ]
         # A float32 tensor for a TYPE_FP16 input is refused, and the server goes on.
         self.expect_error(lambda: self.infer_http("mnist_fp16", {"input": x.astype(np.float32)}), "input")
         self.good_request_still_works()
+
+    def test_12_bf16_math(self):
+        # "math": "bf16" runs the CPU's convolutions in bfloat16 where the CPU
+        # has AMX or AVX512_BF16, and says which in the instance's log line;
+        # elsewhere float32, saying why. Against onnxruntime's float32: the
+        # bf16 model tests' bar (scaled error 1e-2) and the same top-1.
+        line = next((l for l in self.server.log_text().splitlines()
+                     if "model 'resnet18_bf16' instance" in l and "cpu math:" in l), "")
+        self.assertTrue("cpu math: bf16 convolutions on" in line or "cpu math: fp32 (MathMode::kBf16 asked)" in line,
+                        f"the bf16 instance's log line: {line!r}")
+        x = self.input_like((2, 3, 224, 224))
+        want = reference(self.onnx["resnet18_bf16"], {"input": x})["logits"]
+        for r, how in ((self.infer_http("resnet18_bf16", {"input": x}), "HTTP"),
+                       (self.infer_grpc("resnet18_bf16", {"input": x}), "gRPC")):
+            got = r.as_numpy("logits")
+            self.assertEqual(got.shape, want.shape)
+            err = float(np.max(np.abs(got - want)) / np.max(np.abs(want)))
+            self.assertLessEqual(err, 1e-2, f"resnet18_bf16 over {how}: scaled error {err:.3g}")
+            self.assertTrue(np.array_equal(np.argmax(got, axis=1), np.argmax(want, axis=1)),
+                            f"resnet18_bf16 over {how}: top-1 changed")
 
     def test_11_value_sized_outputs(self):
         # NonMaxSuppression's rows depend on the data: each request gets its

@@ -694,7 +694,8 @@ static TRITONSERVER_Error* initialize_instance(TRITONBACKEND_ModelInstance* inst
   log(fell_back ? TRITONSERVER_LOG_WARN : TRITONSERVER_LOG_INFO,
       "minirt: model '" + ms->name + "' instance '" + state->name + "' (" + kind_name(kind) +
           (kind == TRITONSERVER_INSTANCEGROUPKIND_GPU ? " device " + std::to_string(device_id) : std::string()) +
-          "): " + s.device_reason() + "; " + std::to_string(s.threads()) + " threads");
+          "): " + s.device_reason() + "; " + std::to_string(s.threads()) + " threads" +
+          (s.math_reason().empty() ? std::string() : "; cpu math: " + s.math_reason()));
   if (config.parameters.warmup) warm_up(*ms, *state);
   MINIRT_TRITON_RETURN_IF_ERROR(TRITONBACKEND_ModelInstanceSetState(instance, state.release()));
   return nullptr;
