@@ -1,8 +1,10 @@
 // Moving bf16 values: MaxPool, 32 lanes a pixel compared as floats (two
 // AVX-512 registers: a bf16 is the top half of a float32), the result
-// converted back exactly; and the depthwise convolution's conversions. Compiled with the AVX512_BF16 flags
-// (CMakeLists.txt); called only on bf16 values, which exist only where cpu_isa() has AVX512_BF16. Layouts in
-// bf16_values_isa.h; the entry point is its only global symbol (tests/cli/isa_objects_test.sh).
+// converted back exactly; and the depthwise convolution's conversions.
+// Compiled with the AVX512_BF16 flags (CMakeLists.txt); called only on bf16
+// values, which exist only where cpu_isa() has AVX512_BF16. Layouts in
+// bf16_values_isa.h; its entry points are its only global symbols
+// (tests/cli/isa_objects_test.sh).
 #include <immintrin.h>
 
 #include <algorithm>
