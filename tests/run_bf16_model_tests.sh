@@ -100,6 +100,15 @@ if has amx_bf16 && has amx_tile; then
     echo "FAIL: SqueezeNet's averaged classifier convolution did not run bf16: '$line'"
     status=1
   fi
+  # A classifier's fully connected layer (its input pooled over pixels) runs
+  # bf16 too, on AVX512_BF16 (gemm_bf16.h): ResNet-50's fc and MobileNetV2's.
+  for fc in "resnet50 fc" "mobilenetv2 classifier.1"; do
+    line=$(plan_of $fc)
+    if [[ $line != *"precision bf16"* || $line != *"bf16_gemm"* ]]; then
+      echo "FAIL: the classifier product '$fc' did not run bf16: '$line'"
+      status=1
+    fi
+  done
   for head in model.24.m.0 model.24.m.1 model.24.m.2; do
     line=$(plan_of yolov5s_like "$head")
     if [[ -z $line || $line == *"precision bf16"* ]]; then

@@ -7,6 +7,8 @@
 // a whole matrix the result is added to) and the fused activation are applied
 // in the GEMM's epilogue. Work is split over the pool by the engine: rows
 // when there are many, columns when there are few (a batch-1 classifier).
+#include "kernels/cpu/gemm_bf16.h"
+#include "kernels/cpu/nchwc.h"  // bf16_policy_keeps_float32
 #include "kernels/cpu/registry.h"
 #include "kernels/cpu/sgemm.h"
 #include "runtime/ops/linalg.h"
@@ -194,7 +196,114 @@ std::unique_ptr<Kernel> make_matmul(const Graph& g, const Node& n, int t) {
   return std::make_unique<MatMulKernel>(g, n, t);
 }
 
+// Gemm or MatMul under bf16 math (gemm_bf16.h): B a constant matrix, A
+// float32 (a Gemm's rows or a MatMul's batch folded into rows), alpha, a
+// bias along the columns (Gemm's beta * C) and the fused activation.
+struct Bf16ProductPlan {
+  int64_t m = 0, k = 0, n = 0;
+  int64_t ars = 0, acs = 1, brs = 0, bcs = 1;
+  float alpha = 1.0f, beta = 0.0f;
+  bool col_bias = false;  // Gemm's C: one row (or a scalar) of n
+  Activation act;
+};
+
+// Why n runs float32 under bf16 math (empty: it can run bf16), and its plan.
+std::string bf16_product_plan(const Graph& g, const Node& n, Bf16Isa isa, Bf16ProductPlan* plan) {
+  Bf16ProductPlan p;
+  if (in_dtype(g, n, 0) != DType::kFloat32 || in_dtype(g, n, 1) != DType::kFloat32)
+    return "reads a type other than float32";
+  const Tensor* b = in_const(g, n, 1);
+  if (!b) return "multiplies by a B that is not a constant (bf16 packs the weights once)";
+  if (in_const(g, n, 0)) return "has a constant A (folded or float32)";
+  if (n.op == "Gemm") {
+    const auto& at = n.attrs_as<GemmAttrs>();
+    const Shape& sa = in_shape(g, n, 0);
+    const Shape& sb = in_shape(g, n, 1);
+    p.m = at.trans_a ? sa[1] : sa[0];
+    p.k = at.trans_a ? sa[0] : sa[1];
+    p.n = at.trans_b ? sb[0] : sb[1];
+    p.ars = at.trans_a ? 1 : p.k;
+    p.acs = at.trans_a ? p.m : 1;
+    p.brs = at.trans_b ? 1 : p.n;
+    p.bcs = at.trans_b ? p.k : 1;
+    p.alpha = at.alpha;
+    p.beta = at.beta;
+    p.act = at.act;
+    if (n.input(2) >= 0 && at.beta != 0.0f) {
+      if (in_dtype(g, n, 2) != DType::kFloat32) return "adds a C of a type other than float32";
+      Shape c = in_shape(g, n, 2);
+      while (c.size() < 2) c.insert(c.begin(), 1);
+      if (c[0] != 1) return "adds a C that is not one row (the bf16 product adds a bias along the columns)";
+      p.col_bias = true;
+    }
+  } else if (n.op == "MatMul") {
+    MatMulGeometry geo = matmul_geometry(in_shape(g, n, 0), in_shape(g, n, 1));
+    geo.fold_shared_b();
+    if (geo.count() != 1 || geo.b_mats != 1) return "multiplies by a batch of B matrices";
+    p.m = geo.m;
+    p.k = geo.k;
+    p.n = geo.n;
+    p.ars = geo.k;
+    p.brs = geo.n;
+  } else {
+    return "is not a matrix product";
+  }
+  if (p.m == 0 || p.n == 0 || p.k == 0) return "is empty";
+  if (std::string why = bf16_gemm_declined(p.m, isa); !why.empty()) return why;
+  if (bf16_policy_keeps_float32(g, n))
+    return "is one of the model's last layers (its result reaches the outputs through no other product, and its "
+           "input is not pooled over pixels: float32 by the accuracy policy)";
+  if (plan) *plan = p;
+  return {};
+}
+
+class Bf16ProductKernel final : public Kernel {
+ public:
+  Bf16ProductKernel(const Graph& g, const Node& n, Bf16Isa isa, const Bf16ProductPlan& p)
+      : p_(p), gemm_(isa, p.m, p.k, p.n, in_const(g, n, 1)->data<float>(), p.brs, p.bcs) {
+    if (p_.col_bias) {
+      c_elems_ = shape_numel(in_shape(g, n, 2));
+      bias_at_ = (gemm_.workspace_bytes() + 63) / 64 * 64;
+      ws_bytes_ = bias_at_ + static_cast<size_t>(p.n) * sizeof(float);
+    } else {
+      ws_bytes_ = gemm_.workspace_bytes();
+    }
+  }
+  size_t workspace_bytes() const override { return ws_bytes_; }
+  std::string describe() const override { return gemm_.describe(); }
+  const char* precision() const override { return "bf16"; }
+  void run(const KernelArgs& args) override {
+    const float* a = static_cast<const float*>(args.inputs[0]);
+    float* bias = nullptr;
+    if (p_.col_bias) {
+      // beta * C along the columns (a scalar C broadcast).
+      const float* c = static_cast<const float*>(args.inputs[2]);
+      const bool scalar = c_elems_ == 1;
+      bias = reinterpret_cast<float*>(static_cast<char*>(args.workspace) + bias_at_);
+      for (int64_t j = 0; j < p_.n; ++j) bias[j] = p_.beta * c[scalar ? 0 : j];
+    }
+    gemm_.run(a, p_.ars, p_.acs, bias, p_.alpha, p_.act, static_cast<float*>(args.outputs[0]), args.workspace,
+              *args.pool);
+  }
+
+ private:
+  Bf16ProductPlan p_;
+  Bf16Gemm gemm_;
+  size_t bias_at_ = 0, ws_bytes_ = 0;
+  int64_t c_elems_ = 0;
+};
+
 }  // namespace
+
+std::string bf16_product_declined(const Graph& g, const Node& n, Bf16Isa isa) {
+  return bf16_product_plan(g, n, isa, nullptr);
+}
+
+std::unique_ptr<Kernel> make_bf16_product_kernel(const Graph& g, const Node& n, Bf16Isa isa) {
+  Bf16ProductPlan p;
+  if (!bf16_product_plan(g, n, isa, &p).empty()) return nullptr;
+  return std::make_unique<Bf16ProductKernel>(g, n, isa, p);
+}
 
 void add_gemm_kernels(std::vector<KernelEntry>& out) {
   out.push_back({"Gemm", make_gemm});

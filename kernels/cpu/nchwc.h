@@ -66,5 +66,12 @@ std::string nchwc_conv_heuristic(const Graph& g, const Node& n, int threads, Bf1
 int nchwc_bf16_values(Graph& g, const std::map<int, std::string>& algorithm, int threads, Bf16Isa bf16);
 size_t nchwc_conv_workspace_bytes(const Graph& g, const Node& n, int threads, const std::string& algo,
                                   Bf16Isa bf16 = Bf16Isa::kNone);
+// The bf16 accuracy policy's "last layers" (README, "bf16 on the CPU"): a
+// Conv, Gemm or MatMul whose result reaches the outputs through no other
+// matrix product and without being averaged over pixels stays float32 --
+// a detector's head -- except a Gemm or MatMul whose input is pooled over
+// pixels (GlobalAveragePool, AveragePool, ReduceMean, through reshapes): a
+// classifier's fully connected layer.
+bool bf16_policy_keeps_float32(const Graph& g, const Node& n);
 
 }  // namespace minirt::cpu

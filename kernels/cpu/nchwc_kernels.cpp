@@ -486,6 +486,34 @@ bool reaches_outputs_unaveraged(const Graph& g, int v) {
       [&](int cur) { return std::find(g.outputs.begin(), g.outputs.end(), cur) != g.outputs.end(); });
 }
 
+// Whether value v is pooled over pixels: made by GlobalAveragePool,
+// AveragePool or ReduceMean, through nodes that only reshape or move it.
+bool pooled_over_pixels(const Graph& g, int v) {
+  for (int guard = 0; v >= 0 && guard < 64; ++guard) {
+    const Node* maker = nullptr;
+    for (const Node& m : g.nodes)
+      if (!m.dead && std::find(m.outputs.begin(), m.outputs.end(), v) != m.outputs.end()) maker = &m;
+    if (!maker) return false;
+    const std::string& op = maker->op;
+    if (op == "GlobalAveragePool" || op == "AveragePool" || op == "ReduceMean") return true;
+    if (op != "Flatten" && op != "Reshape" && op != "Squeeze" && op != "Unsqueeze" && op != "Identity" &&
+        op != "Dropout" && op != "ReorderToPlain")
+      return false;
+    v = maker->inputs.empty() ? -1 : maker->inputs[0];
+  }
+  return false;
+}
+
+}  // namespace
+
+bool bf16_policy_keeps_float32(const Graph& g, const Node& n) {
+  if (n.outputs.empty() || n.inputs.empty()) return false;
+  if (feeds_product(g, n.outputs[0]) || !reaches_outputs_unaveraged(g, n.outputs[0])) return false;
+  return !((n.op == "Gemm" || n.op == "MatMul") && pooled_over_pixels(g, n.inputs[0]));
+}
+
+namespace {
+
 std::string native_declined(const Graph& g, const Node& n, const std::string& algo, Bf16Isa bf16) {
   NchwcConvSpec s = conv_spec(g, n);
   if (s.block == 0 || nchwc_block(s.isa) != s.block)
@@ -503,7 +531,7 @@ std::string native_declined(const Graph& g, const Node& n, const std::string& al
     if (bf16 == Bf16Isa::kNone)
       return "needs bf16 math (SessionOptions::math = MathMode::kBf16) on a CPU with AVX512_BF16 or AMX";
     std::string why = bf16_conv_declined(s, bf16);
-    if (why.empty() && !feeds_product(g, n.outputs[0]) && reaches_outputs_unaveraged(g, n.outputs[0]))
+    if (why.empty() && bf16_policy_keeps_float32(g, n))
       why =
           "is one of the model's last layers (its result reaches the outputs through no other product and "
           "is not averaged over pixels on the way: float32 by the accuracy policy)";

@@ -212,6 +212,7 @@ TEST(NoAlloc, Bf16MathAllocatesNothingEither) {
     s.run(in, out);
     if (s.math_reason().find("AMX tiles") != std::string::npos) {
       EXPECT_NE(s.plan_report().find("precision bf16"), std::string::npos) << s.plan_report();
+      EXPECT_NE(s.plan_report().find("bf16_gemm"), std::string::npos) << "the classifier's MatMul\n" << s.plan_report();
     }
     g_allocations = 0;
     g_counting = true;
