@@ -7,6 +7,9 @@
 // a whole matrix the result is added to) and the fused activation are applied
 // in the GEMM's epilogue. Work is split over the pool by the engine: rows
 // when there are many, columns when there are few (a batch-1 classifier).
+//
+// Under bf16 math a classifier's fully connected layer runs gemm_bf16.h's
+// product instead (make_bf16_product_kernel, asked first by the backend).
 #include "kernels/cpu/gemm_bf16.h"
 #include "kernels/cpu/nchwc.h"  // bf16_policy_keeps_float32
 #include "kernels/cpu/registry.h"
@@ -208,7 +211,7 @@ struct Bf16ProductPlan {
 };
 
 // Why n runs float32 under bf16 math (empty: it can run bf16), and its plan.
-std::string bf16_product_plan(const Graph& g, const Node& n, Bf16Isa isa, Bf16ProductPlan* plan) {
+std::string bf16_product_plan(const Graph& g, const Node& n, Bf16Isa isa, Bf16ProductPlan& plan) {
   Bf16ProductPlan p;
   if (in_dtype(g, n, 0) != DType::kFloat32 || in_dtype(g, n, 1) != DType::kFloat32)
     return "reads a type other than float32";
@@ -253,7 +256,7 @@ std::string bf16_product_plan(const Graph& g, const Node& n, Bf16Isa isa, Bf16Pr
   if (bf16_policy_keeps_float32(g, n))
     return "is one of the model's last layers (its result reaches the outputs through no other product, and its "
            "input is not pooled over pixels: float32 by the accuracy policy)";
-  if (plan) *plan = p;
+  plan = p;
   return {};
 }
 
@@ -295,13 +298,9 @@ class Bf16ProductKernel final : public Kernel {
 
 }  // namespace
 
-std::string bf16_product_declined(const Graph& g, const Node& n, Bf16Isa isa) {
-  return bf16_product_plan(g, n, isa, nullptr);
-}
-
 std::unique_ptr<Kernel> make_bf16_product_kernel(const Graph& g, const Node& n, Bf16Isa isa) {
   Bf16ProductPlan p;
-  if (!bf16_product_plan(g, n, isa, &p).empty()) return nullptr;
+  if (!bf16_product_plan(g, n, isa, p).empty()) return nullptr;
   return std::make_unique<Bf16ProductKernel>(g, n, isa, p);
 }
 

@@ -46,12 +46,10 @@ constexpr int64_t kBf16GemmMaxRows = 16;
 // Why the bf16 product cannot run m rows on `isa`, empty when it can.
 std::string bf16_gemm_declined(int64_t m, Bf16Isa isa);
 
-// A Gemm or MatMul node under bf16 math (gemm.cpp): why it runs float32
-// (empty: it can run bf16), and its kernel (null where declined). It runs
-// bf16 when B is a constant float32 matrix, A has at most
-// kBf16GemmMaxRows rows, a Gemm's C is one row, and the accuracy policy
-// (bf16_policy_keeps_float32) lets it.
-std::string bf16_product_declined(const Graph& g, const Node& n, Bf16Isa isa);
+// A Gemm or MatMul node's kernel under bf16 math (gemm.cpp), or null where
+// it runs float32: it runs bf16 when B is a constant float32 matrix, A has
+// at most kBf16GemmMaxRows rows, a Gemm's C is one row, and the accuracy
+// policy (bf16_policy_keeps_float32) lets it.
 std::unique_ptr<Kernel> make_bf16_product_kernel(const Graph& g, const Node& n, Bf16Isa isa);
 
 class Bf16Gemm {
