@@ -494,9 +494,15 @@ class ConvKernel final : public Kernel {
 
 // ConvTranspose: per image and group, col = W_g^T * X_g, then col2im adds
 // each column into the output window it came from.
+// 2-D ConvTranspose: per image and group, one product into columns
+// (cols[c, kh, kw][input pixel] = sum over input channels of w * x) on the
+// SGEMM engine over the pool, the weights packed into its A panels once
+// when they are constant; then each output channel's plane, in parallel,
+// is the bias plus every column added into the output window it came from
+// (col2im).
 class ConvTransposeKernel final : public Kernel {
  public:
-  ConvTransposeKernel(const Graph& g, const Node& n, int) {
+  ConvTransposeKernel(const Graph& g, const Node& n, int threads) : isa_(sgemm_default_isa()) {
     const auto& a = n.attrs_as<ConvAttrs>();
     const Shape& x = in_shape(g, n, 0);
     const Shape& y = out_shape(g, n, 0);
@@ -505,54 +511,115 @@ class ConvTransposeKernel final : public Kernel {
     q_.m = x[1];
     q_.c = y[1];
     has_bias_ = n.input(2) >= 0;
+    act_ = a.act;            // fused by the planner (2-D only)
     cg_ = q_.c / q_.groups;  // output channels per group
     mg_ = q_.m / q_.groups;  // input channels per group
     k_ = cg_ * q_.kh * q_.kw;
+    hw_in_ = q_.oh * q_.ow;
+    empty_ = q_.n == 0 || q_.c == 0 || hw_in_ == 0 || q_.h * q_.w == 0 || mg_ == 0;
+    if (empty_) return;
+    // A of group g: W_g transposed, element (r, c) = w[(g * mg + c) * k + r].
+    a_floats_ = round_up16(sgemm_packed_a_floats(isa_, k_, mg_));
+    if (const Tensor* w = in_const(g, n, 1)) {
+      packed_a_ = AlignedFloats(a_floats_ * static_cast<size_t>(q_.groups));
+      for (int64_t gi = 0; gi < q_.groups; ++gi)
+        sgemm_pack_a(isa_, w->data<float>() + gi * mg_ * k_, 1, k_, k_, mg_, packed_a_.data() + gi * a_floats_);
+    }
+    split_ = sgemm_split(isa_, q_.n * q_.groups, k_, hw_in_, mg_, threads, 0, true);
+    // Workspace: [columns per image and group][A per group, when W is not constant][SGEMM scratch].
+    cols_floats_ = round_up16(static_cast<size_t>(q_.n * q_.groups * k_ * hw_in_));
+    scratch_at_ = cols_floats_ + (packed_a_.empty() ? a_floats_ * static_cast<size_t>(q_.groups) : 0);
+    ws_bytes_ = scratch_at_ * sizeof(float) + sgemm_workspace_bytes(split_, isa_, mg_, hw_in_, true);
   }
-  size_t workspace_bytes() const override {
-    return static_cast<size_t>(q_.n * q_.groups * k_ * q_.oh * q_.ow) * sizeof(float);
+  size_t workspace_bytes() const override { return empty_ ? 0 : ws_bytes_; }
+  std::string describe() const override {
+    return std::string("sgemm+col2im isa=") + sgemm_isa_name(isa_) + (act_.none() ? "" : " act=" + act_.name());
   }
   void run(const KernelArgs& args) override {
+    if (empty_) {
+      // No columns: the output is the bias alone (or zeros).
+      fill_bias(args, 0, q_.n * q_.c);
+      return;
+    }
     const float* x = static_cast<const float*>(args.inputs[0]);
     const float* w = static_cast<const float*>(args.inputs[1]);
-    const float* b = has_bias_ ? static_cast<const float*>(args.inputs[2]) : nullptr;
-    float* y = static_cast<float*>(args.outputs[0]);
     float* ws = static_cast<float*>(args.workspace);
-    int64_t hw_in = q_.oh * q_.ow;  // the transposed conv's input plane
-    int64_t hw_out = q_.h * q_.w;
-    auto body = [&](int64_t i0, int64_t i1) {
-      for (int64_t it = i0; it < i1; ++it) {
-        int64_t g = it % q_.groups, img = it / q_.groups;
-        float* col = ws + it * k_ * hw_in;
-        const float* xg = x + (img * q_.m + g * mg_) * hw_in;
-        const float* wg = w + g * mg_ * k_;  // [mg, k] row-major
-        mat(col, k_, hw_in, hw_in).noalias() = cmat(wg, mg_, k_, k_).transpose() * cmat(xg, mg_, hw_in, hw_in);
-        float* yg = y + (img * q_.c + g * cg_) * hw_out;
-        for (int64_t c = 0; c < cg_; ++c) {
-          float* yc = yg + c * hw_out;
-          std::fill(yc, yc + hw_out, b ? b[g * cg_ + c] : 0.0f);
-          for (int64_t i = 0; i < q_.kh; ++i)
-            for (int64_t j = 0; j < q_.kw; ++j) {
-              const float* cr = col + ((c * q_.kh + i) * q_.kw + j) * hw_in;
-              for (int64_t oh = 0; oh < q_.oh; ++oh) {
-                int64_t ih = oh * q_.sh - q_.ph + i * q_.dh;
-                if (ih < 0 || ih >= q_.h) continue;
-                for (int64_t ow = 0; ow < q_.ow; ++ow) {
-                  int64_t iw = ow * q_.sw - q_.pw + j * q_.dw;
-                  if (iw >= 0 && iw < q_.w) yc[ih * q_.w + iw] += cr[oh * q_.ow + ow];
-                }
+    ThreadPool& pool = *args.pool;
+    const float* a = packed_a_.data();
+    if (packed_a_.empty()) {
+      float* dst = ws + cols_floats_;
+      for (int64_t gi = 0; gi < q_.groups; ++gi)
+        sgemm_pack_a_parallel(pool, isa_, w + gi * mg_ * k_, 1, k_, k_, mg_, dst + gi * a_floats_);
+      a = dst;
+    }
+    sgemm_run_batch(pool, split_, isa_, k_, hw_in_, mg_, ws + scratch_at_, [&](int64_t it, SgemmArgs& g) {
+      const int64_t gi = it % q_.groups, img = it / q_.groups;
+      g.isa = isa_;
+      g.m = k_;
+      g.n = hw_in_;
+      g.k = mg_;
+      g.a = a + gi * a_floats_;
+      g.b = SgemmB::matrix(x + (img * q_.m + gi * mg_) * hw_in_, hw_in_, 1);
+      g.c = ws + it * k_ * hw_in_;
+      g.ldc = hw_in_;
+    });
+    // col2im: output channel planes over the pool.
+    const int64_t hw_out = q_.h * q_.w;
+    float* y = static_cast<float*>(args.outputs[0]);
+    const float* b = has_bias_ ? static_cast<const float*>(args.inputs[2]) : nullptr;
+    pool.parallel_for(q_.n * q_.c, [&](int64_t p0, int64_t p1) {
+      for (int64_t p = p0; p < p1; ++p) {
+        const int64_t img = p / q_.c, ch = p % q_.c, gi = ch / cg_, c = ch % cg_;
+        const float* col = ws + (img * q_.groups + gi) * k_ * hw_in_;
+        float* yc = y + p * hw_out;
+        std::fill(yc, yc + hw_out, b ? b[ch] : 0.0f);
+        for (int64_t i = 0; i < q_.kh; ++i)
+          for (int64_t j = 0; j < q_.kw; ++j) {
+            const float* cr = col + ((c * q_.kh + i) * q_.kw + j) * hw_in_;
+            for (int64_t oh = 0; oh < q_.oh; ++oh) {
+              const int64_t ih = oh * q_.sh - q_.ph + i * q_.dh;
+              if (ih < 0 || ih >= q_.h) continue;
+              float* yr = yc + ih * q_.w;
+              const float* crr = cr + oh * q_.ow;
+              // The columns ow whose iw = ow * sw - pw + j * dw lands inside the row.
+              const int64_t off = j * q_.dw - q_.pw, last = q_.w - 1 - off;
+              if (last < 0) continue;
+              const int64_t ow0 = off >= 0 ? 0 : (-off + q_.sw - 1) / q_.sw;
+              const int64_t ow1 = std::min(q_.ow, last / q_.sw + 1);
+              if (q_.sw == 1) {
+                for (int64_t ow = ow0; ow < ow1; ++ow) yr[ow + off] += crr[ow];
+              } else {
+                for (int64_t ow = ow0; ow < ow1; ++ow) yr[ow * q_.sw + off] += crr[ow];
               }
             }
-        }
+          }
+        if (!act_.none()) apply_activation(act_, yc, hw_out);  // the plane is whole, and in cache
       }
-    };
-    args.pool->parallel_for(q_.n * q_.groups, body);
+    });
   }
 
  private:
+  static size_t round_up16(size_t n) { return (n + 15) / 16 * 16; }
+  // y = the bias (or 0) on planes [p0, p1) of (image, channel).
+  void fill_bias(const KernelArgs& args, int64_t p0, int64_t p1) const {
+    const int64_t hw_out = q_.h * q_.w;
+    if (hw_out == 0) return;
+    float* y = static_cast<float*>(args.outputs[0]);
+    const float* b = has_bias_ ? static_cast<const float*>(args.inputs[2]) : nullptr;
+    for (int64_t p = p0; p < p1; ++p) {
+      std::fill(y + p * hw_out, y + (p + 1) * hw_out, b ? b[p % q_.c] : 0.0f);
+      if (!act_.none()) apply_activation(act_, y + p * hw_out, hw_out);
+    }
+  }
+
+  SgemmIsa isa_;
   Geometry q_;
-  bool has_bias_ = false;
-  int64_t cg_ = 0, mg_ = 0, k_ = 0;
+  Activation act_;
+  bool has_bias_ = false, empty_ = false;
+  int64_t cg_ = 0, mg_ = 0, k_ = 0, hw_in_ = 0;
+  AlignedFloats packed_a_;
+  size_t a_floats_ = 0, cols_floats_ = 0, scratch_at_ = 0, ws_bytes_ = 0;
+  SgemmSplit split_;
 };
 
 // 3-D convolutions (video and volumetric models), plainly: per image and

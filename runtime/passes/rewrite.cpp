@@ -109,6 +109,39 @@ void fold_bn_slice(Graph& g, Node& conv, const Node& bn, int64_t c0) {
   conv.inputs[2] = bv;
 }
 
+// The same for a ConvTranspose, whose filters are [C_in][C_out / group][k...]:
+// output channel gi * (C_out / group) + c of group gi scales w[ci][c] for the
+// group's input channels ci.
+void fold_bn_transpose(Graph& g, Node& ct, const Node& bn) {
+  const Tensor& w = *g.values[ct.inputs[1]].constant;
+  const float* scale = g.values[bn.inputs[1]].constant->data<float>();
+  const float* shift = g.values[bn.inputs[2]].constant->data<float>();
+  const float* mean = g.values[bn.inputs[3]].constant->data<float>();
+  const float* var = g.values[bn.inputs[4]].constant->data<float>();
+  const float eps = bn.attrs_as<BatchNormAttrs>().epsilon;
+  const int64_t groups = std::max<int64_t>(1, ct.attrs_as<ConvAttrs>().group);
+  const int64_t cin = w.shape()[0], cg = w.shape()[1], per = w.numel() / (cin * cg), m = cg * groups;
+  const int64_t cin_g = cin / groups;
+  std::vector<float> s(static_cast<size_t>(m));
+  for (int64_t k = 0; k < m; ++k) s[static_cast<size_t>(k)] = scale[k] / std::sqrt(var[k] + eps);
+  Tensor nw = w.clone();
+  for (int64_t ci = 0; ci < cin; ++ci)
+    for (int64_t c = 0; c < cg; ++c) {
+      const float f = s[static_cast<size_t>((ci / cin_g) * cg + c)];
+      float* row = nw.data<float>() + (ci * cg + c) * per;
+      for (int64_t j = 0; j < per; ++j) row[j] *= f;
+    }
+  Tensor nb = Tensor::zeros(DType::kFloat32, {m});
+  const float* ob = ct.input(2) >= 0 ? g.values[ct.inputs[2]].constant->data<float>() : nullptr;
+  for (int64_t k = 0; k < m; ++k)
+    nb.data<float>()[k] = ((ob ? ob[k] : 0.0f) - mean[k]) * s[static_cast<size_t>(k)] + shift[k];
+  int wv = g.add_constant(g.values[ct.inputs[1]].name + "/bn_folded", std::move(nw));
+  int bv = g.add_constant(ct.name + "/bn_bias", std::move(nb));
+  ct.inputs.resize(std::max<size_t>(ct.inputs.size(), 3));
+  ct.inputs[1] = wv;
+  ct.inputs[2] = bv;
+}
+
 bool bn_params_const(const Graph& g, const Node& bn) {
   if (bn.inputs.size() < 5) return false;
   for (int k = 1; k < 5; ++k)
@@ -149,7 +182,17 @@ int concat_of_convs(const Graph& g, int v) {
 int fold_batchnorm(Graph& g) {
   int folded = 0;
   for (auto& conv : g.nodes) {
-    if (conv.dead || conv.op != "Conv") continue;
+    if (conv.dead || (conv.op != "Conv" && conv.op != "ConvTranspose")) continue;
+    // A ConvTranspose (a text detector's upsampling head) with float32 constant filters and bias.
+    if (conv.op == "ConvTranspose") {
+      auto f32_const = [&](int v) {
+        return is_const(g, v) && g.values[v].constant->dtype() == DType::kFloat32 &&
+               g.values[v].constant->shape().size() >= 1;
+      };
+      if (conv.inputs.size() < 2 || !f32_const(conv.inputs[1]) ||
+          g.values[conv.inputs[1]].constant->shape().size() < 3 || (conv.input(2) >= 0 && !f32_const(conv.inputs[2])))
+        continue;
+    }
     const auto& ca = conv.attrs_as<ConvAttrs>();
     if (!ca.act.none() || !is_const(g, conv.inputs[1]) || (conv.input(2) >= 0 && !is_const(g, conv.inputs[2])))
       continue;
@@ -157,7 +200,10 @@ int fold_batchnorm(Graph& g) {
     if (c < 0) continue;
     Node& bn = g.nodes[c];
     if (bn.op != "BatchNormalization" || bn.inputs[0] != conv.outputs[0] || !bn_params_const(g, bn)) continue;
-    fold_bn_slice(g, conv, bn, 0);
+    if (conv.op == "ConvTranspose")
+      fold_bn_transpose(g, conv, bn);
+    else
+      fold_bn_slice(g, conv, bn, 0);
     int out = bn.outputs[0];
     bn.dead = true;
     absorb(conv, bn);
@@ -232,8 +278,12 @@ int fold_bias_add(Graph& g) {
 int fuse_activations(Graph& g) {
   int fused = 0;
   for (auto& host : g.nodes) {
-    if (host.dead || (host.op != "Conv" && host.op != "Gemm")) continue;
-    Activation current = host.op == "Conv" ? host.attrs_as<ConvAttrs>().act : host.attrs_as<GemmAttrs>().act;
+    // A 2-D ConvTranspose applies its activation after the columns are added
+    // (kernels/cpu/conv.cpp); the 3-D one does not take one.
+    const bool transpose2d = host.op == "ConvTranspose" && !host.inputs.empty() && host.inputs[0] >= 0 &&
+                             g.values[host.inputs[0]].shape.size() == 4;
+    if (host.dead || (host.op != "Conv" && host.op != "Gemm" && !transpose2d)) continue;
+    Activation current = host.op == "Gemm" ? host.attrs_as<GemmAttrs>().act : host.attrs_as<ConvAttrs>().act;
     if (!current.none()) continue;
     int c = sole_consumer(g, host.outputs[0]);
     if (c < 0) continue;
@@ -253,7 +303,7 @@ int fuse_activations(Graph& g) {
     } else {
       continue;
     }
-    if (host.op == "Conv") {
+    if (host.op != "Gemm") {
       auto a = std::make_shared<ConvAttrs>(host.attrs_as<ConvAttrs>());
       a->act = fused_act;
       host.parsed = a;

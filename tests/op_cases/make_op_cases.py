@@ -349,7 +349,7 @@ def conv_cases():
 # ---------------------------------------------------------------- ConvTranspose
 
 def convt_case(n, cin, mg, hw, ks, s, group, bias, pads=None, d=None, output_padding=None, output_shape=None,
-               auto_pad=None):
+               auto_pad=None, post=()):
     sp = len(hw)
     d = d or (1,) * sp
     parts = ["convtranspose%dd" % sp, "k" + "x".join(map(str, ks)), "s" + "x".join(map(str, s)),
@@ -370,13 +370,24 @@ def convt_case(n, cin, mg, hw, ks, s, group, bias, pads=None, d=None, output_pad
     parts += ["g%d" % group, "c%dm%d" % (cin, mg * group), "n%d" % n, "x".join(map(str, hw))]
     if bias:
         parts.append("bias")
+    parts += list(post)
     c = Case("_".join(parts))
     x = c.input(c.uniform([n, cin] + list(hw)))
     w = c.init(conv_weights(c, [cin, mg] + list(ks)))
     ins = [x, w]
     if bias:
         ins.append(c.init(c.uniform([mg * group])))
-    c.output(c.node("ConvTranspose", ins, **attrs))
+    y = c.node("ConvTranspose", ins, **attrs)
+    # What the planner folds into a ConvTranspose: BatchNormalization into its
+    # filters and bias, then (2-D) the activation after the columns are added.
+    for p in post:
+        if p == "bn":
+            y = add_batchnorm(c, y, mg * group)
+        elif p == "relu":
+            y = c.node("Relu", [y])
+        elif p == "sigmoid":
+            y = c.node("Sigmoid", [y])
+    c.output(y)
     return c
 
 
@@ -418,6 +429,16 @@ def convt_cases():
             out.append(convt_case(1, 3, 2, (5, 4), (k, k), (2, 2), 1, True, auto_pad=ap))
         out.append(convt_case(1, 3, 2, (5, 4), (3, 3), (1, 1), 1, True, auto_pad=ap))
     out.append(convt_case(1, 3, 2, (5, 4), (3, 3), (2, 2), 1, True, auto_pad="VALID"))
+    # A text detector's upsampling head (DB): k2 s2 with BatchNormalization
+    # and Relu, then the map's Sigmoid; groups; a 1-D and a 3-D one, whose
+    # activation stays a step of its own.
+    out.append(convt_case(1, 6, 4, (5, 7), (2, 2), (2, 2), 1, True, post=("bn", "relu")))
+    out.append(convt_case(2, 6, 2, (5, 7), (2, 2), (2, 2), 2, False, post=("bn", "relu")))
+    out.append(convt_case(1, 4, 1, (6, 5), (2, 2), (2, 2), 1, True, post=("sigmoid",)))
+    out.append(convt_case(1, 4, 3, (5, 4), (3, 3), (2, 2), 1, True, pads=(1, 1, 1, 1), output_padding=(1, 1),
+                          post=("bn", "relu")))
+    out.append(convt_case(1, 3, 2, (9,), (4,), (2,), 1, True, pads=(1, 1), post=("bn", "relu")))
+    out.append(convt_case(1, 3, 2, (3, 4, 3), (2, 2, 2), (2, 2, 2), 1, True, post=("bn", "relu")))
     out.append(convt_case(1, 16, 8, (9, 7), (4, 4), (2, 2), 1, True, pads=(1, 1, 1, 1)))
     # 1-D.
     out.append(convt_case(1, 3, 2, (7,), (3,), (1,), 1, True, pads=(0, 0)))

@@ -131,6 +131,37 @@ TEST(Passes, ConvBatchNormFoldsIntoOneConv) {
   for (size_t i = 0; i < ref.size(); ++i) EXPECT_NEAR(y[i], ref[i], 1e-4 * (1 + std::fabs(ref[i]))) << i;
 }
 
+// ConvTranspose (a text detector's upsampling head): BatchNormalization
+// folds into its filters and bias, and a 2-D one takes the activation; a 3-D
+// one leaves the activation a step of its own. (The numbers of these chains
+// are held to onnxruntime by the op cases: convtranspose*_bn_relu.)
+TEST(Passes, BatchNormAndActivationFoldIntoConvTranspose) {
+  for (int rank : {4, 5}) {
+    ModelBuilder m;
+    const Shape xs = rank == 4 ? Shape{1, 4, 5, 6} : Shape{1, 4, 3, 5, 6};
+    const Shape ws = rank == 4 ? Shape{4, 3, 2, 2} : Shape{4, 3, 2, 2, 2};
+    m.input("x", DType::kFloat32, xs);
+    m.initializer("w", testing::iota(ws, -0.3f, 0.01f));
+    m.initializer("scale", testing::iota({6}, 0.5f, 0.2f)).initializer("shift", testing::iota({6}, -0.2f, 0.1f));
+    m.initializer("mean", testing::iota({6}, 0.1f, -0.05f)).initializer("var", testing::iota({6}, 0.5f, 0.3f));
+    testing::NodeRef n = m.node("ConvTranspose", {"x", "w"}, {"t"}, "up");
+    n.i("group", 2);
+    if (rank == 4)
+      n.ints("kernel_shape", {2, 2}).ints("strides", {2, 2});
+    else
+      n.ints("kernel_shape", {2, 2, 2}).ints("strides", {2, 2, 2});
+    m.node("BatchNormalization", {"t", "scale", "shift", "mean", "var"}, {"n"}, "bn");
+    m.node("Relu", {"n"}, {"y"}, "relu");
+    m.output("y");
+    Planned p = plan_of(m.bytes(), {testing::iota(xs, -1.0f, 0.01f)});
+    EXPECT_EQ(p.plan->stats.batchnorms, 1) << "rank " << rank;
+    if (rank == 4)
+      EXPECT_EQ(p.ops, (std::vector<std::string>{"ConvTranspose+BatchNormalization+Relu"}));
+    else
+      EXPECT_EQ(p.ops, (std::vector<std::string>{"ConvTranspose+BatchNormalization", "Relu"}));
+  }
+}
+
 TEST(Passes, PerChannelAddFoldsIntoConvBias) {
   // CNTK and some PyTorch exports add the bias as a separate Add.
   ModelBuilder m(8, 3);
