@@ -12,7 +12,9 @@
 #   bar: 1e-2; 5e-2 for MobileNetV2 (min(2x OpenVINO's 3e-2, 5e-2), the
 #   issue's rule); 3e-2 for yolov5s_like, a detector whose sigmoid outputs
 #   carry the rounding of 60 convolutions (OpenVINO's default bf16 is at 0.19
-#   and 0.97 on the real detectors of issue 24's table), and
+#   and 0.97 on the real detectors of issue 24's table); 5e-2 for dbnet_like,
+#   the PP-OCR-like text detector, by the issue's rule (OpenVINO's default
+#   is at 3.7e-2 on its probability map, bench/results_cpu.md), and
 #   classifiers ([N, classes] outputs) keep every row's top-1.
 # Each instruction set this CPU has runs: AMX with the rules' choices, then
 # AVX512_BF16 alone (MINIRT_CPU_ISA=avx512_bf16, AMX masked) with every
@@ -54,6 +56,7 @@ bar_of() {
   case "$1" in
     mobilenetv2*) echo 5e-2 ;;
     yolov5s_like*) echo 3e-2 ;;
+    dbnet_like*) echo 5e-2 ;;
     *) echo 1e-2 ;;
   esac
 }

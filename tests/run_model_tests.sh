@@ -45,7 +45,7 @@ atol=1e-5
 threads=2
 models="$build/models"
 cases="$build/model_tests"
-generated=(resnet18 resnet50 mobilenetv2 squeezenet1_1 mnist_cnn efficientnet_b0 yolov5s_like)
+generated=(resnet18 resnet50 mobilenetv2 squeezenet1_1 mnist_cnn efficientnet_b0 yolov5s_like dbnet_like)
 batched=(resnet18 mobilenetv2 squeezenet1_1)  # symbolic batch: also run at batch 2
 
 rm -rf "$models" "$cases" "$build/model_tests_repeat"

@@ -7,7 +7,8 @@
 //
 // The layer structures are torchvision's (ResNet-18/50 v1.5, MobileNetV2
 // width 1.0, SqueezeNet 1.1, EfficientNet-B0), a YOLOv5s-like detector
-// (ultralytics' v5.0 layout at 416x416) and a small MNIST CNN. Conv, BatchNormalization
+// (ultralytics' v5.0 layout at 416x416), a PP-OCR-like text detector (DBNet
+// at 320x320) and a small MNIST CNN. Conv, BatchNormalization
 // and activations are separate nodes, as an exporter writes them (SiLU as
 // Mul(x, Sigmoid(x)), as torch exports it), so minirt's folding and fusion
 // passes have work to do. Weights come from a counter-free
@@ -593,9 +594,9 @@ std::string spp(Builder& b, const std::string& p, const std::string& x, int64_t 
 
 // nn.Upsample(scale_factor=2, mode="nearest") as torch exports it at opset
 // 11 and later: Resize(x, roi = empty constant, scales = [1, 1, 2, 2]).
-std::string upsample2(Builder& b, const std::string& name, const std::string& x) {
+std::string upsample(Builder& b, const std::string& name, const std::string& x, float factor) {
   std::string roi = b.initializer(name + ".roi", {0}, {});
-  std::string scales = b.initializer(name + ".scales", {4}, {1.0f, 1.0f, 2.0f, 2.0f});
+  std::string scales = b.initializer(name + ".scales", {4}, {1.0f, 1.0f, factor, factor});
   po::NodeProto* n = b.node("Resize", name, {x, roi, scales}, {name});
   Builder::attr_string(n, "coordinate_transformation_mode", "asymmetric");
   Builder::attr_float(n, "cubic_coeff_a", -0.75f);
@@ -603,6 +604,7 @@ std::string upsample2(Builder& b, const std::string& name, const std::string& x)
   Builder::attr_string(n, "nearest_mode", "floor");
   return name;
 }
+std::string upsample2(Builder& b, const std::string& name, const std::string& x) { return upsample(b, name, x, 2.0f); }
 
 std::string yolov5s_like(uint64_t seed) {
   constexpr int64_t kSize = 416, kAnchors = 3, kOutputs = 5 + 80;
@@ -668,6 +670,90 @@ std::string yolov5s_like(uint64_t seed) {
 }
 
 // ---------------------------------------------------------------------------
+// A PP-OCR-like text detector at 320x320 (DBNet, the layout of PaddleOCR's
+// det models): a MobileNetV2-style backbone at width 0.5 (features at
+// strides 4, 8, 16 and 32), an FPN (1x1 convs to 96 channels, nearest 2x
+// upsampling and adds, a 3x3 conv to 24 channels per level, each upsampled
+// to stride 4 and concatenated) and the DB head: 3x3 conv + BN + ReLU,
+// ConvTranspose 2x2 stride 2 + BN + ReLU, ConvTranspose 2x2 stride 2 +
+// Sigmoid -- the text probability map at the input's size. The head is
+// what issue 24's detector row measures: its ConvTranspose steps.
+
+std::string conv_transpose2x2(Builder& b, const std::string& name, const std::string& x, int64_t cin, int64_t cout,
+                              bool bias, double gain = 1.0) {
+  // Each output pixel reads one tap of each input channel: fan-in cin.
+  const double bound = gain * std::sqrt(6.0 / static_cast<double>(cin));
+  std::vector<std::string> ins = {
+      x, b.initializer(name + ".weight", {cin, cout, 2, 2}, b.uniform(name + ".weight", cin * cout * 4, 0, bound))};
+  if (bias) ins.push_back(b.initializer(name + ".bias", {cout}, b.uniform(name + ".bias", cout, 0, 0.05)));
+  po::NodeProto* n = b.node("ConvTranspose", name, ins, {name});
+  Builder::attr_ints(n, "kernel_shape", {2, 2});
+  Builder::attr_ints(n, "strides", {2, 2});
+  return name;
+}
+
+std::string dbnet_like(uint64_t seed) {
+  constexpr int64_t kSize = 320;
+  Builder b("dbnet_like", seed);
+  b.declare(true, "x", {1, 3, kSize, kSize});
+  std::string x = b.relu("backbone.stem.act", b.conv_bn("backbone.stem.conv", "backbone.stem.bn", "x", 3, 16, 3, 2, 1));
+  // (expansion, channels, blocks, stride): MobileNetV2's settings at width 0.5.
+  struct Setting {
+    int64_t t, c, n, s;
+  };
+  const Setting settings[] = {{1, 8, 1, 1},  {6, 12, 2, 2}, {6, 16, 3, 2}, {6, 32, 4, 2},
+                              {6, 48, 3, 1}, {6, 80, 3, 2}, {6, 160, 1, 1}};
+  int64_t cin = 16;
+  int block = 0;
+  std::vector<std::pair<std::string, int64_t>> levels;  // strides 4, 8, 16, 32
+  for (size_t si = 0; si < std::size(settings); ++si) {
+    const Setting& st = settings[si];
+    for (int64_t i = 0; i < st.n; ++i, ++block) {
+      const int64_t stride = i == 0 ? st.s : 1, hidden = cin * st.t;
+      const bool residual = stride == 1 && cin == st.c;
+      const std::string p = "backbone.blocks." + std::to_string(block);
+      std::string y = x;
+      if (st.t != 1)
+        y = b.relu6(p + ".expand.act", b.conv_bn(p + ".expand", p + ".expand.bn", y, cin, hidden, 1, 1, 0));
+      y = b.relu6(p + ".dw.act", b.conv_bn(p + ".dw", p + ".dw.bn", y, hidden, hidden, 3, stride, 1, hidden));
+      y = b.conv_bn(p + ".project", p + ".project.bn", y, hidden, st.c, 1, 1, 0, 1, residual ? kResidualGain : 1.0);
+      x = residual ? b.add(p + ".add", x, y) : y;
+      cin = st.c;
+    }
+    // The last block of the stride-4, 8, 16 stages, and the end (stride 32).
+    if (si == 1 || si == 2 || si == 4 || si == 6) levels.push_back({x, cin});
+  }
+  // FPN, top-down.
+  constexpr int64_t kInner = 96, kOut = 24;
+  std::string in[4];
+  for (int i = 0; i < 4; ++i)
+    in[i] = b.conv("neck.in" + std::to_string(i), levels[static_cast<size_t>(i)].first,
+                   levels[static_cast<size_t>(i)].second, kInner, 1, 1, 0);
+  std::string up = in[3];
+  std::string merged[4];
+  merged[3] = in[3];
+  for (int i = 2; i >= 0; --i) {
+    up = b.add("neck.add" + std::to_string(i), upsample2(b, "neck.up" + std::to_string(i), up), in[i]);
+    merged[i] = up;
+  }
+  std::vector<std::string> maps;
+  for (int i = 0; i < 4; ++i) {
+    std::string p = b.conv("neck.out" + std::to_string(i), merged[i], kInner, kOut, 3, 1, 1);
+    if (i > 0) p = upsample(b, "neck.out" + std::to_string(i) + ".up", p, static_cast<float>(1 << i));
+    maps.push_back(p);
+  }
+  std::string f = b.concat("neck.cat", maps);  // 96 channels at stride 4
+  // DB head (the probability branch).
+  std::string h = b.relu("head.conv.act", b.conv_bn("head.conv", "head.conv.bn", f, 4 * kOut, kOut, 3, 1, 1));
+  h = b.relu("head.up1.act", b.batchnorm("head.up1.bn", conv_transpose2x2(b, "head.up1", h, kOut, kOut, true), kOut));
+  // The map's logits damped (as YOLO's kDetectGain) so that it is not all 0 or 1.
+  h = conv_transpose2x2(b, "head.up2", h, kOut, 1, true, kDetectGain);
+  b.node("Sigmoid", "head.sigmoid", {h}, {"maps"});
+  b.declare(false, "maps", {1, 1, kSize, kSize});
+  return b.serialize();
+}
+
+// ---------------------------------------------------------------------------
 // A small MNIST CNN at a fixed 1x1x28x28.
 
 std::string mnist_cnn(uint64_t seed) {
@@ -699,6 +785,7 @@ const std::map<std::string, std::function<std::string(uint64_t)>>& makers() {
       {"mnist_cnn", mnist_cnn},
       {"efficientnet_b0", efficientnet_b0},
       {"yolov5s_like", yolov5s_like},
+      {"dbnet_like", dbnet_like},
   };
   return m;
 }
