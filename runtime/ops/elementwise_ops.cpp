@@ -44,56 +44,61 @@ std::function<std::shared_ptr<const OpAttrs>(const ParseContext&)> unary(UnaryKi
   };
 }
 
+// The ONNX activations and their kinds: add_elementwise_schemas registers
+// exactly these ops with parse_activation, so an op cannot be registered
+// without a kind (it would have parsed as kNone and run as the identity).
+struct ActivationOp {
+  const char* op;
+  ActKind kind;
+};
+constexpr ActivationOp kActivationOps[] = {
+    {"Relu", ActKind::kRelu},
+    {"LeakyRelu", ActKind::kLeakyRelu},
+    {"Sigmoid", ActKind::kSigmoid},
+    {"Tanh", ActKind::kTanh},
+    {"HardSigmoid", ActKind::kHardSigmoid},
+    {"HardSwish", ActKind::kHardSwish},
+    {"Elu", ActKind::kElu},
+    {"Selu", ActKind::kSelu},
+    {"Celu", ActKind::kCelu},
+    {"Softplus", ActKind::kSoftplus},
+    {"Softsign", ActKind::kSoftsign},
+    {"ThresholdedRelu", ActKind::kThresholdedRelu},
+    {"Mish", ActKind::kMish},
+    {"Gelu", ActKind::kGelu},  // or kGeluTanh, by its attribute
+    {"Clip", ActKind::kClip},
+};
+
 std::shared_ptr<const OpAttrs> parse_activation(const ParseContext& ctx) {
   auto a = std::make_shared<UnaryAttrs>();
   a->kind = UnaryKind::kActivation;
   const std::string& op = ctx.node().op;
-  if (op == "Relu") {
-    a->act.kind = ActKind::kRelu;
-  } else if (op == "LeakyRelu") {
-    a->act.kind = ActKind::kLeakyRelu;
+  for (const ActivationOp& e : kActivationOps)
+    if (op == e.op) a->act.kind = e.kind;
+  // The attributes of the kinds that have them.
+  if (op == "LeakyRelu") {
     a->act.alpha = ctx.get_float("alpha", 0.01f);
-  } else if (op == "Sigmoid") {
-    a->act.kind = ActKind::kSigmoid;
-  } else if (op == "Tanh") {
-    a->act.kind = ActKind::kTanh;
   } else if (op == "HardSigmoid") {
-    a->act.kind = ActKind::kHardSigmoid;
     a->act.alpha = ctx.get_float("alpha", 0.2f);
     a->act.beta = ctx.get_float("beta", 0.5f);
-  } else if (op == "HardSwish") {
-    a->act.kind = ActKind::kHardSwish;
   } else if (op == "Elu") {
-    a->act.kind = ActKind::kElu;
     a->act.alpha = ctx.get_float("alpha", 1.0f);
   } else if (op == "Selu") {
-    a->act.kind = ActKind::kSelu;
     // Version 1 (before opset 6) defaults to the rounded 1.6732 and 1.0507.
     a->act.alpha = ctx.get_float("alpha", ctx.opset() < 6 ? 1.6732f : 1.67326319217681884765625f);
     a->act.beta = ctx.get_float("gamma", ctx.opset() < 6 ? 1.0507f : 1.05070102214813232421875f);
   } else if (op == "Celu") {
-    a->act.kind = ActKind::kCelu;
     a->act.alpha = ctx.get_float("alpha", 1.0f);
     if (a->act.alpha == 0.0f) ctx.invalid("alpha must not be 0");
-  } else if (op == "Softplus") {
-    a->act.kind = ActKind::kSoftplus;
-  } else if (op == "Softsign") {
-    a->act.kind = ActKind::kSoftsign;
   } else if (op == "ThresholdedRelu") {
-    a->act.kind = ActKind::kThresholdedRelu;
     a->act.alpha = ctx.get_float("alpha", 1.0f);
-  } else if (op == "Mish") {
-    a->act.kind = ActKind::kMish;
   } else if (op == "Gelu") {
     std::string approx = ctx.get_string("approximate", "none");
-    if (approx == "none")
-      a->act.kind = ActKind::kGelu;
-    else if (approx == "tanh")
+    if (approx == "tanh")
       a->act.kind = ActKind::kGeluTanh;
-    else
+    else if (approx != "none")
       ctx.invalid("approximate must be 'none' or 'tanh', not '" + approx + "'");
   } else if (op == "Clip") {
-    a->act.kind = ActKind::kClip;
     // Before opset 11, min and max are attributes; from 11 they are inputs.
     a->act.alpha = ctx.opset() < 11 ? ctx.get_float("min", -std::numeric_limits<float>::infinity())
                                     : -std::numeric_limits<float>::infinity();
@@ -278,19 +283,23 @@ void infer_variadic(InferContext& ctx) {
 }  // namespace
 
 void add_elementwise_schemas(std::vector<OpSchema>& out) {
-  for (const char* op : {"Relu", "LeakyRelu", "Sigmoid", "Tanh", "HardSigmoid", "HardSwish", "Elu", "Selu", "Celu",
-                         "Softplus", "Softsign", "ThresholdedRelu", "Mish"})
-    out.push_back({.op = op, .parse = parse_activation, .infer = infer_float_unary});
-  out.push_back({.op = "Gelu",
-                 .parse = parse_activation,
-                 .infer = infer_float_unary,
-                 .semantics = "opset 20: approximate none (erf) or tanh"});
-  out.push_back({.op = "Clip",
-                 .max_inputs = 3,
-                 .parse = parse_activation,
-                 .infer = infer_clip,
-                 .shape_inputs = {1, 2},
-                 .semantics = "min/max attributes before opset 11, inputs from 11"});
+  for (const ActivationOp& e : kActivationOps) {
+    const std::string op = e.op;
+    if (op == "Gelu")
+      out.push_back({.op = op,
+                     .parse = parse_activation,
+                     .infer = infer_float_unary,
+                     .semantics = "opset 20: approximate none (erf) or tanh"});
+    else if (op == "Clip")
+      out.push_back({.op = op,
+                     .max_inputs = 3,
+                     .parse = parse_activation,
+                     .infer = infer_clip,
+                     .shape_inputs = {1, 2},
+                     .semantics = "min/max attributes before opset 11, inputs from 11"});
+    else
+      out.push_back({.op = op, .parse = parse_activation, .infer = infer_float_unary});
+  }
   out.push_back({.op = "Exp", .parse = unary(UnaryKind::kExp), .infer = infer_float_unary});
   out.push_back({.op = "Log", .parse = unary(UnaryKind::kLog), .infer = infer_float_unary});
   out.push_back({.op = "Sqrt", .parse = unary(UnaryKind::kSqrt), .infer = infer_float_unary});
