@@ -419,9 +419,13 @@ MINIRT_TARGET_AVX512 __m512 act_costly_avx512(__m512 x, const Activation& a) {
       return act_kind_avx512<ActKind::kGeluTanh>(x, a);
     case ActKind::kSilu:
       return act_kind_avx512<ActKind::kSilu>(x, a);
-    default:
+    case ActKind::kNone:
+    case ActKind::kRelu:
+    case ActKind::kLeakyRelu:
+    case ActKind::kClip:
       return act_avx512(x, a);  // the cheap ones, inline there
   }
+  return x;  // not reached: every kind has its case (no default, so -Wswitch names a kind added without one)
 }
 
 MINIRT_TARGET_AVX2 __m256 act_costly_avx2(__m256 x, const Activation& a) {
@@ -454,9 +458,13 @@ MINIRT_TARGET_AVX2 __m256 act_costly_avx2(__m256 x, const Activation& a) {
       return act_kind_avx2<ActKind::kGeluTanh>(x, a);
     case ActKind::kSilu:
       return act_kind_avx2<ActKind::kSilu>(x, a);
-    default:
-      return act_avx2(x, a);
+    case ActKind::kNone:
+    case ActKind::kRelu:
+    case ActKind::kLeakyRelu:
+    case ActKind::kClip:
+      return act_avx2(x, a);  // the cheap ones, inline there
   }
+  return x;  // not reached: every kind has its case (no default, so -Wswitch names a kind added without one)
 }
 MINIRT_AVX512_WARNINGS_ON
 #endif
