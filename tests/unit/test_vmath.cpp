@@ -302,6 +302,23 @@ const ActCase kActCases[] = {
 };
 static_assert(std::size(kActCases) == static_cast<size_t>(cpu::kActKindCount), "a case for every ActKind");
 
+// kActKindCount (vmath.h: the last kind + 1) sizes the per-kind tables
+// kAct512/kAct256; the static_assert above uses it too, so both go stale
+// together when a kind is appended. Activation::name() names every kind
+// (its switch has no default: -Wswitch makes a new kind add its case), so
+// a kind past the count with a name is one the count forgot.
+TEST(Vmath, ActKindCountCoversEveryNamedKind) {
+  for (int k = 1; k < cpu::kActKindCount; ++k) {
+    Activation a;
+    a.kind = static_cast<ActKind>(k);
+    EXPECT_NE(a.name(), "") << "kind " << k;
+  }
+  Activation past;
+  past.kind = static_cast<ActKind>(cpu::kActKindCount);
+  EXPECT_EQ(past.name(), "") << "ActKind " << cpu::kActKindCount << " is named '" << past.name()
+                             << "': kActKindCount in kernels/cpu/vmath.h must count it";
+}
+
 // Inputs: every 65521st bit pattern, a fine grid over [-20, 20], specials.
 std::vector<float> act_inputs() {
   std::vector<float> x = sweep_inputs(65521, {}, {0.625f, 0.75f, 3.0f, 6.0f, 20.0f, 88.7f, 1e-30f});
