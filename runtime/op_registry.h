@@ -128,6 +128,10 @@ struct OpSchema {
   // its shapes, and the op alone.
   std::function<std::string(const Graph& g, const Node& n)> tuning_problem;
   std::function<std::string(const Graph& g, const Node& n)> tuning_summary;
+  // Rewritten into other ops when the model loads (the QOperator ops:
+  // runtime/passes/quant.cpp), so no backend has a kernel for it and its
+  // infer() is never reached.
+  bool lowered_at_load = false;
 };
 
 const OpSchema* find_schema(const std::string& op);

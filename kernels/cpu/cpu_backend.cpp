@@ -62,6 +62,7 @@ class CpuBackend final : public KernelProvider {
     cpu::add_roi_align_kernels(entries);
     cpu::add_logic_kernels(entries);
     cpu::add_index_kernels(entries);
+    cpu::add_quant_kernels(entries);
     cpu::add_value_sized_kernels(entries);
     for (const auto& e : entries) table_[e.op] = e.make;
     if (math == MathMode::kBf16) {

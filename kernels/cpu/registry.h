@@ -31,6 +31,7 @@ void add_grid_sample_kernels(std::vector<KernelEntry>& out);  // grid_sample.cpp
 void add_roi_align_kernels(std::vector<KernelEntry>& out);    // roi_align.cpp
 void add_logic_kernels(std::vector<KernelEntry>& out);        // logic.cpp
 void add_index_kernels(std::vector<KernelEntry>& out);        // index.cpp
+void add_quant_kernels(std::vector<KernelEntry>& out);        // quant.cpp
 void add_value_sized_kernels(
     std::vector<KernelEntry>& out);  // value_sized.cpp: NonZero, Compress, Unique, NonMaxSuppression
 

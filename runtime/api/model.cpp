@@ -45,6 +45,8 @@ void check_static_shapes(const Graph& model) {
 
 std::unique_ptr<Model::Impl> build_impl(Graph g) {
   auto impl = std::make_unique<Model::Impl>();
+  // QLinearConv / QLinearMatMul become DequantizeLinear -> float op -> QuantizeLinear.
+  lower_qoperator_ops(g);
   // float16 / bfloat16 weights become float32 here, once.
   lower_half_precision(g);
   check_static_shapes(g);

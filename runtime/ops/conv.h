@@ -52,6 +52,12 @@ struct LrnAttrs : OpAttrs {
   int64_t size = 1;
 };
 
+// Conv's shape checks and output shape (x input 0, weights input 1, and a
+// bias at input 2 when `bias_input`); completes the attributes (kernel
+// shape, pads) with set_attrs. Shared with ConvInteger.
+class InferContext;
+Shape infer_conv_geometry(InferContext& ctx, bool bias_input);
+
 // Output length of one spatial axis of a forward window op.
 int64_t window_out_size(int64_t in, int64_t k, int64_t stride, int64_t dil, int64_t pb, int64_t pe, bool ceil);
 

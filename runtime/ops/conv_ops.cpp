@@ -103,35 +103,7 @@ std::shared_ptr<const OpAttrs> parse_conv(const ParseContext& ctx) {
 void infer_conv(InferContext& ctx) {
   ctx.expect_dtype(0, {DType::kFloat32});
   ctx.expect_dtype(1, {DType::kFloat32});
-  const Shape& x = ctx.shape(0);
-  const Shape& w = ctx.shape(1);
-  if (x.size() < 3) ctx.fail("input must have rank 3 or more (N, C, spatial...), got " + shape_str(x));
-  if (w.size() != x.size())
-    ctx.fail("weights " + shape_str(w) + " and input " + shape_str(x) + " must have the same rank");
-  int64_t sp = static_cast<int64_t>(x.size()) - 2;
-  if (sp > 3)
-    ctx.unsupported("only 1-D, 2-D and 3-D convolutions are supported, this one has " + std::to_string(sp) +
-                    " spatial axes");
-  auto a = std::make_shared<ConvAttrs>(ctx.attrs<ConvAttrs>());
-  Shape ks(w.begin() + 2, w.end());
-  if (a->kernel_shape.empty()) a->kernel_shape = ks;
-  if (a->kernel_shape != ks)
-    ctx.fail("kernel_shape " + shape_str(a->kernel_shape) + " does not match the weights " + shape_str(w));
-  if (x[1] != w[1] * a->group)
-    ctx.fail("input has " + std::to_string(x[1]) + " channels but weights " + shape_str(w) + " with group " +
-             std::to_string(a->group) + " expect " + std::to_string(w[1] * a->group));
-  if (w[0] % a->group != 0) ctx.fail("output channels must be divisible by group");
-  if (ctx.has_input(2) && ctx.shape(2) != Shape{w[0]})
-    ctx.fail("bias " + shape_str(ctx.shape(2)) + " must have shape " + std::to_string(w[0]));
-  resolve_window(ctx, *a, x, sp);
-  Shape y = {x[0], w[0]};
-  for (int64_t i = 0; i < sp; ++i) {
-    y.push_back(window_out_size(x[2 + i], a->kernel_shape[i], a->strides[i], a->dilations[i], a->pads[i],
-                                a->pads[i + sp], false));
-    check_window_fits(ctx, *a, x, i);
-  }
-  ctx.set_attrs(a);
-  ctx.set_output(0, DType::kFloat32, y);
+  ctx.set_output(0, DType::kFloat32, infer_conv_geometry(ctx, true));
 }
 
 void infer_conv_transpose(InferContext& ctx) {
@@ -361,6 +333,38 @@ std::string conv_tuning_summary(const Graph& g, const Node& n) {
 }
 
 }  // namespace
+
+Shape infer_conv_geometry(InferContext& ctx, bool bias_input) {
+  const Shape& x = ctx.shape(0);
+  const Shape& w = ctx.shape(1);
+  if (x.size() < 3) ctx.fail("input must have rank 3 or more (N, C, spatial...), got " + shape_str(x));
+  if (w.size() != x.size())
+    ctx.fail("weights " + shape_str(w) + " and input " + shape_str(x) + " must have the same rank");
+  int64_t sp = static_cast<int64_t>(x.size()) - 2;
+  if (sp > 3)
+    ctx.unsupported("only 1-D, 2-D and 3-D convolutions are supported, this one has " + std::to_string(sp) +
+                    " spatial axes");
+  auto a = std::make_shared<ConvAttrs>(ctx.attrs<ConvAttrs>());
+  Shape ks(w.begin() + 2, w.end());
+  if (a->kernel_shape.empty()) a->kernel_shape = ks;
+  if (a->kernel_shape != ks)
+    ctx.fail("kernel_shape " + shape_str(a->kernel_shape) + " does not match the weights " + shape_str(w));
+  if (x[1] != w[1] * a->group)
+    ctx.fail("input has " + std::to_string(x[1]) + " channels but weights " + shape_str(w) + " with group " +
+             std::to_string(a->group) + " expect " + std::to_string(w[1] * a->group));
+  if (w[0] % a->group != 0) ctx.fail("output channels must be divisible by group");
+  if (bias_input && ctx.has_input(2) && ctx.shape(2) != Shape{w[0]})
+    ctx.fail("bias " + shape_str(ctx.shape(2)) + " must have shape " + std::to_string(w[0]));
+  resolve_window(ctx, *a, x, sp);
+  Shape y = {x[0], w[0]};
+  for (int64_t i = 0; i < sp; ++i) {
+    y.push_back(window_out_size(x[2 + i], a->kernel_shape[i], a->strides[i], a->dilations[i], a->pads[i],
+                                a->pads[i + sp], false));
+    check_window_fits(ctx, *a, x, i);
+  }
+  ctx.set_attrs(a);
+  return y;
+}
 
 void add_conv_schemas(std::vector<OpSchema>& out) {
   out.push_back({.op = "Conv",

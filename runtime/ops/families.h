@@ -37,10 +37,13 @@ void add_logic_schemas(std::vector<OpSchema>& out);
 // Scatter, ScatterND, OneHot, Trilu, Hardmax; the value-sized NonZero,
 // Compress, Unique and NonMaxSuppression (kernels in kernels/cpu/value_sized.cpp).
 void add_index_schemas(std::vector<OpSchema>& out);
+// quant_ops.cpp: QuantizeLinear, DequantizeLinear, DynamicQuantizeLinear,
+// MatMulInteger, ConvInteger; QLinearConv and QLinearMatMul (rewritten at load).
+void add_quant_schemas(std::vector<OpSchema>& out);
 
 inline constexpr SchemaFamily kSchemaFamilies[] = {
     add_conv_schemas,  add_pool_schemas,   add_elementwise_schemas, add_gemm_schemas,  add_norm_schemas,
-    add_shape_schemas, add_resize_schemas, add_logic_schemas,       add_index_schemas,
+    add_shape_schemas, add_resize_schemas, add_logic_schemas,       add_index_schemas, add_quant_schemas,
 };
 
 }  // namespace minirt

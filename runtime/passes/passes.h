@@ -26,6 +26,13 @@ namespace minirt {
 // did is in g.half. Returns true when the graph had anything of half type.
 bool lower_half_precision(Graph& g);
 
+// The QOperator ops QLinearConv and QLinearMatMul (runs once, at load, before
+// the half lowering): each becomes DequantizeLinear of its quantized inputs
+// (the int32 bias of QLinearConv with scale x_scale * w_scale), the float
+// Conv or MatMul under the node's name, and QuantizeLinear of the result.
+// Returns the number of nodes rewritten. runtime/passes/quant.cpp.
+int lower_qoperator_ops(Graph& g);
+
 // Runs every live node's shape inference in topological order. A node whose
 // inputs are all known at plan time (initializers, Constant nodes, Shape of
 // a known shape, and what follows from them) is evaluated with `folder`'s

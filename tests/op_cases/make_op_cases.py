@@ -1720,6 +1720,114 @@ def legacy_opset_cases():
     return out
 
 
+# ================================================================ quantization
+# QuantizeLinear / DequantizeLinear per tensor, per axis and blocked, with
+# ties to even and saturation; DynamicQuantizeLinear; the QOperator ops
+# QLinearConv and QLinearMatMul (minirt rewrites them into the QDQ form at
+# load); MatMulInteger and ConvInteger. 8-bit outputs of the quantizing ones
+# may be one unit off (minirt-conformance's rule for models that quantize).
+
+def quant_op_cases():
+    out = []
+    rng = np.random.default_rng(25)
+    u8 = lambda *s: rng.integers(0, 256, size=s).astype(np.uint8)  # noqa: E731
+    i8 = lambda *s: rng.integers(-128, 128, size=s).astype(np.int8)  # noqa: E731
+
+    def ties(shape, scale):
+        # Multiples of scale / 2 (ties), values past the int8/uint8 range, random values.
+        k = rng.integers(-600, 600, size=shape)
+        x = (k * (np.float32(scale) / 2)).astype(np.float32)
+        return np.where(rng.random(shape) < 0.3, rng.uniform(-200, 200, size=shape) * np.float32(scale), x).astype(np.float32)
+
+    # QuantizeLinear.
+    x = ties((2, 3, 4, 5), 0.25)
+    out.append(op_case("quantizelinear_u8_tensor", "QuantizeLinear", [x],
+                       consts=[np.float32(0.25), np.uint8(128)]))
+    out.append(op_case("quantizelinear_i8_tensor_zp", "QuantizeLinear", [x],
+                       consts=[np.float32(0.25), np.int8(-3)]))
+    out.append(op_case("quantizelinear_default_u8_opset10", "QuantizeLinear", [x], opset=10,
+                       consts=[np.float32(0.25)]))
+    s3 = np.array([0.25, 0.5, 0.125], np.float32)
+    out.append(op_case("quantizelinear_i8_axis1", "QuantizeLinear", [x],
+                       consts=[s3, np.array([0, 5, -7], np.int8)]))
+    out.append(op_case("quantizelinear_u8_axis_neg1", "QuantizeLinear", [ties((2, 3, 4, 5), 0.5)], axis=-1,
+                       consts=[np.array([0.5, 0.25, 1.0, 2.0, 0.75], np.float32), np.array([128, 0, 255, 7, 9], np.uint8)]))
+    xb = ties((2, 6, 4), 0.5)
+    sb = rng.uniform(0.1, 1.0, size=(2, 3, 4)).astype(np.float32)
+    c = op_case("quantizelinear_i8_blocked_axis1", "QuantizeLinear", [xb], opset=21, axis=1, block_size=2,
+                consts=[sb, rng.integers(-5, 5, size=(2, 3, 4)).astype(np.int8)])
+    c.ref = "evaluator"
+    out.append(c)
+    # DequantizeLinear.
+    out.append(op_case("dequantizelinear_u8_tensor", "DequantizeLinear", [u8(2, 3, 4, 5)],
+                       consts=[np.float32(0.05), np.uint8(131)]))
+    out.append(op_case("dequantizelinear_i8_axis0", "DequantizeLinear", [i8(4, 3, 3, 3)], axis=0,
+                       consts=[rng.uniform(0.001, 0.1, size=4).astype(np.float32), i8(4)]))
+    out.append(op_case("dequantizelinear_i32_tensor", "DequantizeLinear",
+                       [rng.integers(-100000, 100000, size=(16,)).astype(np.int32)], consts=[np.float32(0.0007)]))
+    c = op_case("dequantizelinear_u8_blocked_axis0", "DequantizeLinear", [u8(5, 3)], opset=21, axis=0, block_size=2,
+                consts=[rng.uniform(0.01, 0.5, size=(3, 3)).astype(np.float32), u8(3, 3)])
+    c.ref = "evaluator"
+    out.append(c)
+    # DynamicQuantizeLinear.
+    out.append(op_case("dynamicquantizelinear_mixed", "DynamicQuantizeLinear", [rng.uniform(-3, 5, (3, 7)).astype(np.float32)],
+                       opset=11, n_out=3))
+    out.append(op_case("dynamicquantizelinear_positive", "DynamicQuantizeLinear",
+                       [rng.uniform(0.5, 9, (2, 33)).astype(np.float32)], opset=11, n_out=3))
+
+    # QLinearConv: uint8 data, int8 weights per output channel, int32 bias.
+    def qconv(name, n, cin, m, hw, ks, stride, pads, group, per_channel, bias, w_u8=False):
+        c = Case(name, opset=13)
+        xs, xz = np.float32(0.02), np.uint8(120)
+        ws = (rng.uniform(0.002, 0.02, size=m).astype(np.float32) if per_channel else np.float32(0.01))
+        wz = (np.zeros(m, np.uint8 if w_u8 else np.int8) if per_channel else (np.uint8(128) if w_u8 else np.int8(0)))
+        ys, yz = np.float32(0.05), np.uint8(100)
+        w = u8(m, cin // group, ks, ks) if w_u8 else i8(m, cin // group, ks, ks)
+        ins = [c.input(u8(n, cin, hw, hw)), c.init(xs), c.init(xz), c.init(w), c.init(ws), c.init(wz), c.init(ys), c.init(yz)]
+        if bias:
+            ins.append(c.init(rng.integers(-2000, 2000, size=m).astype(np.int32)))
+        c.output(c.node("QLinearConv", ins, kernel_shape=[ks, ks], strides=[stride, stride], pads=pads, group=group))
+        return c
+
+    out.append(qconv("qlinearconv_3x3_perchannel_bias", 1, 8, 16, 9, 3, 1, [1, 1, 1, 1], 1, True, True))
+    out.append(qconv("qlinearconv_3x3_s2_pertensor", 1, 4, 8, 10, 3, 2, [0, 0, 1, 1], 1, False, False))
+    out.append(qconv("qlinearconv_depthwise_bias", 2, 8, 8, 7, 3, 1, [1, 1, 1, 1], 8, True, True))
+    out.append(qconv("qlinearconv_1x1_u8_weights", 1, 16, 8, 5, 1, 1, [0, 0, 0, 0], 1, False, True, w_u8=True))
+
+    # QLinearMatMul: a per tensor, b per column.
+    def qmatmul(name, sa, sb, per_column, signed=False, opset=13):
+        c = Case(name, opset=opset)
+        q = i8 if signed else u8
+        zt = np.int8 if signed else np.uint8
+        n = sb[-1]
+        bs = rng.uniform(0.005, 0.05, size=n).astype(np.float32) if per_column else np.float32(0.02)
+        bz = np.array(rng.integers(-3 if signed else 120, 3 if signed else 136, size=n), zt) if per_column else zt(5)
+        ins = [c.input(q(*sa)), c.init(np.float32(0.03)), c.init(zt(4)), c.init(q(*sb)), c.init(bs), c.init(bz),
+               c.init(np.float32(0.4)), c.init(zt(10))]
+        c.output(c.node("QLinearMatMul", ins))
+        return c
+
+    out.append(qmatmul("qlinearmatmul_2d_u8", (4, 24), (24, 6), False))
+    out.append(qmatmul("qlinearmatmul_3d_i8_percolumn", (2, 3, 16), (16, 5), True, signed=True, opset=21))
+
+    # MatMulInteger and ConvInteger (int32 results: exact).
+    c = op_case("matmulinteger_u8_i8_zp", "MatMulInteger", [u8(3, 20)], opset=10, consts=[i8(20, 7), np.uint8(7), np.int8(-2)])
+    out.append(c)
+    # Per-row and per-column zero points: onnxruntime takes scalars only, so
+    # NumPy spells out the spec (a's zero point per row, b's per column).
+    c = op_case("matmulinteger_batched_per_row_column", "MatMulInteger", [u8(2, 4, 9), u8(2, 9, 3)], opset=10,
+                consts=[u8(4), u8(3)])
+    names = [n for n, _ in c.inputs] + [n for n, _ in c.inits]
+    c.ref = lambda f, names=names: [np.matmul(f[names[0]].astype(np.int32) - f[names[2]].astype(np.int32)[:, None],
+                                              f[names[1]].astype(np.int32) - f[names[3]].astype(np.int32))]
+    out.append(c)
+    out.append(op_case("convinteger_3x3_pads_stride", "ConvInteger", [u8(1, 3, 8, 8)], opset=10,
+                       consts=[u8(4, 3, 3, 3), np.uint8(100), np.uint8(127)], pads=[1, 1, 1, 1], strides=[2, 2]))
+    out.append(op_case("convinteger_1d_i8", "ConvInteger", [i8(2, 4, 11)], opset=10,
+                       consts=[i8(6, 4, 3)], dilations=[2]))
+    return out
+
+
 # ---------------------------------------------------------------------------
 # Ops README's GPU table names that no family above covers, so that the
 # CPU/CUDA support matrix (minirt-support-matrix, ctest
@@ -1751,7 +1859,7 @@ def gpu_table_cases():
 
 
 FAMILIES = [conv_cases, convt_cases, pool_cases, resize_cases, linalg_cases, elementwise_cases, shape_cases,
-            newer_op_cases, detector_op_cases, legacy_opset_cases, gpu_table_cases]
+            newer_op_cases, detector_op_cases, legacy_opset_cases, quant_op_cases, gpu_table_cases]
 
 
 def all_cases():

@@ -20,6 +20,7 @@ TEST(Consistency, EverySchemaHasACpuKernel) {
   std::vector<std::string> missing;
   size_t checked = 0;
   for (const OpSchema* s : all_schemas()) {
+    if (s->lowered_at_load) continue;  // rewritten into other ops at load
     Node n;
     n.op = s->op;
     std::string why;

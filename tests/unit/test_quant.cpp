@@ -1,0 +1,227 @@
+// The quantization ops: values the ONNX spec's arithmetic gives by hand
+// (ties to even, saturation, per-axis and blocked scales), the QOperator
+// rewrite at load, and every kind of bad quantization parameter failing
+// with a sentence naming the node (the op cases compare with onnxruntime).
+#include <minirt/minirt.h>
+
+#include "load_error.h"
+#include "loaders/onnx/onnx_loader.h"
+#include "model_builder.h"
+#include "runtime/passes/passes.h"
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <limits>
+
+namespace minirt {
+namespace {
+
+using ::testing::AllOf;
+using ::testing::HasSubstr;
+using testing::load_error;
+using testing::ModelBuilder;
+
+template <typename T>
+Tensor tensor_of(DType dt, Shape shape, std::initializer_list<T> v) {
+  Tensor t = Tensor::zeros(dt, std::move(shape));
+  size_t i = 0;
+  for (T x : v) t.data<T>()[i++] = x;
+  return t;
+}
+Tensor floats(Shape shape, std::initializer_list<float> v) { return tensor_of<float>(DType::kFloat32, shape, v); }
+
+std::vector<Tensor> run(const ModelBuilder& m, const std::string& name, std::vector<std::pair<std::string, Tensor>> in,
+                        int threads = 1) {
+  const std::string bytes = m.bytes();
+  auto model = Model::load_from_memory(bytes.data(), bytes.size(), name);
+  Session s(model, {.device = Device::kCpu, .threads = threads});
+  return s.run(in);
+}
+
+// y = saturate(round_half_even(x / scale) + zero_point), worked by hand.
+TEST(Quant, QuantizeRoundsHalfToEvenAndSaturates) {
+  ModelBuilder m(13);
+  m.input("x", DType::kFloat32, {10});
+  m.initializer("s", floats({}, {0.5f}));
+  m.initializer("z", tensor_of<int8_t>(DType::kInt8, {}, {-1}));
+  m.node("QuantizeLinear", {"x", "s", "z"}, {"y"}, "q0");
+  m.output("y", DType::kInt8);
+  // x / 0.5: 0.5, 1.5, 2.5, -0.5, -1.5, -2.5, 1000, -1000, 63.25, 0
+  Tensor x = floats({10}, {0.25f, 0.75f, 1.25f, -0.25f, -0.75f, -1.25f, 500.0f, -500.0f, 31.625f, 0.0f});
+  for (int threads : {1, 3}) {
+    auto y = run(m, "q.onnx", {{"x", x}}, threads);
+    ASSERT_EQ(y[0].dtype(), DType::kInt8);
+    const int8_t want[10] = {-1, 1, 1, -1, -3, -3, 127, -128, 62, -1};
+    for (int i = 0; i < 10; ++i) EXPECT_EQ(y[0].data<int8_t>()[i], want[i]) << "element " << i;
+  }
+}
+
+// Per axis: channel c uses scale[c] and zero_point[c]; DequantizeLinear undoes it.
+TEST(Quant, PerAxisScalesAndTheRoundTrip) {
+  ModelBuilder m(13);
+  m.input("x", DType::kFloat32, {1, 2, 3});
+  m.initializer("s", floats({2}, {0.1f, 2.0f}));
+  m.initializer("z", tensor_of<uint8_t>(DType::kUInt8, {2}, {10, 200}));
+  m.node("QuantizeLinear", {"x", "s", "z"}, {"q"}, "q0").i("axis", 1);
+  m.node("DequantizeLinear", {"q", "s", "z"}, {"y"}, "dq0").i("axis", -2);
+  m.output("q", DType::kUInt8);
+  m.output("y");
+  Tensor x = floats({1, 2, 3}, {0.3f, -2.0f, 30.0f, 5.0f, -1.0f, 200.0f});
+  auto out = run(m, "axis.onnx", {{"x", x}});
+  // channel 0: 0.3/0.1 = 3 -> 13; -20 -> -10 -> 0; 300 -> 255. channel 1: 2.5 -> 2 -> 202; -0.5 -> 0 -> 200; 100 ->
+  // 255.
+  const uint8_t want_q[6] = {13, 0, 255, 202, 200, 255};
+  for (int i = 0; i < 6; ++i) EXPECT_EQ(out[0].data<uint8_t>()[i], want_q[i]) << "element " << i;
+  const float want_y[6] = {(13 - 10) * 0.1f, (0 - 10) * 0.1f, (255 - 10) * 0.1f, 4.0f, 0.0f, 110.0f};
+  for (int i = 0; i < 6; ++i) EXPECT_FLOAT_EQ(out[1].data<float>()[i], want_y[i]) << "element " << i;
+}
+
+// Blocked (opset 21): along axis 1 in blocks of 2, one scale per (row, block).
+TEST(Quant, BlockedScales) {
+  ModelBuilder m(21, 10);
+  m.input("x", DType::kInt8, {2, 3});
+  m.initializer("s", floats({2, 2}, {1.0f, 10.0f, 0.5f, 100.0f}));
+  m.node("DequantizeLinear", {"x", "s"}, {"y"}, "dq0").i("axis", 1).i("block_size", 2);
+  m.output("y");
+  Tensor x = tensor_of<int8_t>(DType::kInt8, {2, 3}, {1, 2, 3, -4, 5, 6});
+  auto y = run(m, "blocked.onnx", {{"x", x}});
+  const float want[6] = {1, 2, 30, -2, 2.5f, 600};
+  for (int i = 0; i < 6; ++i) EXPECT_FLOAT_EQ(y[0].data<float>()[i], want[i]) << "element " << i;
+}
+
+// QLinearConv becomes DequantizeLinear -> Conv (the node's name) -> QuantizeLinear at load.
+TEST(Quant, QLinearConvIsRewrittenIntoTheQdqForm) {
+  ModelBuilder m(13);
+  m.input("x", DType::kUInt8, {1, 2, 4, 4});
+  m.initializer("xs", floats({}, {0.1f}));
+  m.initializer("xz", tensor_of<uint8_t>(DType::kUInt8, {}, {128}));
+  Tensor w = Tensor::zeros(DType::kInt8, {3, 2, 1, 1});
+  m.initializer("w", w);
+  m.initializer("ws", floats({3}, {0.5f, 0.25f, 0.125f}));
+  m.initializer("wz", Tensor::zeros(DType::kInt8, {3}));
+  m.initializer("ys", floats({}, {0.2f}));
+  m.initializer("yz", tensor_of<uint8_t>(DType::kUInt8, {}, {7}));
+  m.initializer("b", tensor_of<int32_t>(DType::kInt32, {3}, {100, -100, 48}));
+  m.node("QLinearConv", {"x", "xs", "xz", "w", "ws", "wz", "ys", "yz", "b"}, {"y"}, "qconv");
+  m.output("y", DType::kUInt8);
+  const std::string bytes = m.bytes();
+  Graph g = onnx::load_bytes(bytes.data(), bytes.size(), "qconv.onnx");
+  EXPECT_EQ(lower_qoperator_ops(g), 1);
+  std::map<std::string, int> ops;
+  for (const Node& n : g.nodes)
+    if (!n.dead) ++ops[n.op];
+  EXPECT_EQ(ops["DequantizeLinear"], 3);  // x, w, bias
+  EXPECT_EQ(ops["Conv"], 1);
+  EXPECT_EQ(ops["QuantizeLinear"], 1);
+  EXPECT_EQ(ops["QLinearConv"], 0);
+  // With zero weights, y = saturate(round(bias * xs * ws / ys) + yz): 100*0.05/0.2 = 25 -> 32,
+  // -100*0.025/0.2 = -12.5 -> -12 -> -5 -> 0, 48*0.0125/0.2 = 3 -> 10.
+  auto y = run(m, "qconv.onnx", {{"x", Tensor::zeros(DType::kUInt8, {1, 2, 4, 4})}});
+  ASSERT_EQ(y[0].shape(), (Shape{1, 3, 4, 4}));
+  EXPECT_EQ(y[0].data<uint8_t>()[0], 32);
+  EXPECT_EQ(y[0].data<uint8_t>()[16], 0);
+  EXPECT_EQ(y[0].data<uint8_t>()[32], 10);
+}
+
+// A QuantizeLinear whose scale is `s` (per tensor), loaded with fixed shapes
+// so that the check runs at load.
+std::string quantize_model(Tensor s, Tensor z, int64_t axis = 1) {
+  ModelBuilder m(13);
+  m.input("x", DType::kFloat32, {1, 3, 2, 2});
+  m.initializer("scale", s);
+  m.initializer("zp", z);
+  m.node("QuantizeLinear", {"x", "scale", "zp"}, {"y"}, "quant_in").i("axis", axis);
+  m.output("y", z.dtype());
+  return m.bytes();
+}
+
+TEST(Quant, BadScalesAreRefusedNamingTheNode) {
+  const float inf = std::numeric_limits<float>::infinity();
+  for (float bad : {0.0f, -0.5f, std::numeric_limits<float>::quiet_NaN(), inf}) {
+    Error e = load_error(quantize_model(floats({}, {bad}), tensor_of<uint8_t>(DType::kUInt8, {}, {0})), "scale.onnx");
+    EXPECT_EQ(e.code(), ErrorCode::kInvalidModel) << bad;
+    EXPECT_THAT(e.what(), AllOf(HasSubstr("scale.onnx"), HasSubstr("'quant_in' (QuantizeLinear)"),
+                                HasSubstr("y_scale 'scale' holds"), HasSubstr("positive finite")))
+        << bad;
+  }
+  // Per axis: the index of the bad value.
+  Error e = load_error(quantize_model(floats({3}, {0.1f, 0.0f, 0.2f}), Tensor::zeros(DType::kInt8, {3})));
+  EXPECT_THAT(e.what(), HasSubstr("at index 1"));
+}
+
+TEST(Quant, BadZeroPointsAndShapesAreRefused) {
+  // Scale and zero point of different shapes.
+  Error e = load_error(quantize_model(floats({3}, {0.1f, 0.1f, 0.2f}), Tensor::zeros(DType::kInt8, {})));
+  EXPECT_THAT(e.what(), AllOf(HasSubstr("'quant_in'"), HasSubstr("y_zero_point has shape"), HasSubstr("one shape")));
+  // A per-axis scale of the wrong length, and an axis out of range.
+  e = load_error(quantize_model(floats({2}, {0.1f, 0.1f}), Tensor::zeros(DType::kInt8, {2})));
+  EXPECT_THAT(e.what(), AllOf(HasSubstr("y_scale has 2 values"), HasSubstr("needs 3")));
+  e = load_error(quantize_model(floats({3}, {0.1f, 0.1f, 0.1f}), Tensor::zeros(DType::kInt8, {3}), 4));
+  EXPECT_THAT(e.what(), AllOf(HasSubstr("'quant_in'"), HasSubstr("axis 4 is out of range")));
+  // A DequantizeLinear zero point of another type than its input.
+  {
+    ModelBuilder m(13);
+    m.input("x", DType::kUInt8, {4});
+    m.initializer("s", floats({}, {0.1f}));
+    m.initializer("z", Tensor::zeros(DType::kInt8, {}));
+    m.node("DequantizeLinear", {"x", "s", "z"}, {"y"}, "deq");
+    m.output("y");
+    e = load_error(m.bytes());
+    EXPECT_THAT(e.what(),
+                AllOf(HasSubstr("'deq' (DequantizeLinear)"), HasSubstr("x_zero_point is int8 but x is uint8")));
+  }
+  // output_dtype disagreeing with the zero point; int16 refused by name.
+  {
+    ModelBuilder m(21, 10);
+    m.input("x", DType::kFloat32, {4});
+    m.initializer("s", floats({}, {0.1f}));
+    m.initializer("z", Tensor::zeros(DType::kUInt8, {}));
+    m.node("QuantizeLinear", {"x", "s", "z"}, {"y"}, "q").i("output_dtype", static_cast<int64_t>(DType::kInt8));
+    m.output("y", DType::kUInt8);
+    e = load_error(m.bytes());
+    EXPECT_THAT(e.what(), HasSubstr("output_dtype is int8 but y_zero_point is uint8"));
+  }
+  {
+    ModelBuilder m(21, 10);
+    m.input("x", DType::kFloat32, {4});
+    m.initializer("s", floats({}, {0.1f}));
+    m.node("QuantizeLinear", {"x", "s"}, {"y"}, "q16").i("output_dtype", static_cast<int64_t>(DType::kInt16));
+    m.output("y", DType::kInt16);
+    e = load_error(m.bytes());
+    EXPECT_EQ(e.code(), ErrorCode::kUnsupported);
+    EXPECT_THAT(e.what(), AllOf(HasSubstr("'q16'"), HasSubstr("int16 quantization is not supported")));
+  }
+  // A blocked scale of the wrong shape.
+  {
+    ModelBuilder m(21, 10);
+    m.input("x", DType::kInt8, {2, 5});
+    m.initializer("s", Tensor::zeros(DType::kFloat32, {2, 2}));
+    m.node("DequantizeLinear", {"x", "s"}, {"y"}, "blk").i("axis", 1).i("block_size", 2);
+    m.output("y");
+    e = load_error(m.bytes());
+    EXPECT_THAT(e.what(), AllOf(HasSubstr("'blk'"), HasSubstr("needs 2x3")));
+  }
+}
+
+// A scale known only at run time is not checked at load; a zero one then
+// saturates (x / 0 is +-inf) instead of failing the run, and the session goes on.
+TEST(Quant, RunTimeScaleOfZeroSaturates) {
+  ModelBuilder m(13);
+  m.input("x", DType::kFloat32, {3});
+  m.input("s", DType::kFloat32, {});
+  m.node("QuantizeLinear", {"x", "s"}, {"y"}, "q");
+  m.output("y", DType::kUInt8);
+  const std::string bytes = m.bytes();
+  auto model = Model::load_from_memory(bytes.data(), bytes.size(), "runtime_scale.onnx");
+  Session s(model, {.device = Device::kCpu, .threads = 1});
+  auto y = s.run({{"x", floats({3}, {1.0f, -1.0f, 2.0f})}, {"s", floats({}, {0.0f})}});
+  EXPECT_EQ(y[0].data<uint8_t>()[0], 255);
+  EXPECT_EQ(y[0].data<uint8_t>()[1], 0);
+  y = s.run({{"x", floats({3}, {1.0f, -1.0f, 2.0f})}, {"s", floats({}, {0.5f})}});
+  EXPECT_EQ(y[0].data<uint8_t>()[2], 4);
+}
+
+}  // namespace
+}  // namespace minirt
