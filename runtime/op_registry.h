@@ -132,6 +132,10 @@ struct OpSchema {
   // runtime/passes/quant.cpp), so no backend has a kernel for it and its
   // infer() is never reached.
   bool lowered_at_load = false;
+  // The op's domain: "" for ONNX's default domain, else the one it belongs
+  // to ("com.microsoft" for onnxruntime's quantized contrib ops). The loader
+  // takes a node only when its domain is the schema's.
+  std::string domain;
 };
 
 const OpSchema* find_schema(const std::string& op);

@@ -16,6 +16,9 @@ import onnx.defs
 
 src = sys.argv[1]
 table_text = open(f"{src}/runtime/ops/op_versions.cpp").read()
+# onnxruntime's com.microsoft ops (between the markers) are not ONNX's.
+contrib_text = table_text[table_text.index("com.microsoft:begin"):table_text.index("com.microsoft:end")]
+table_text = table_text.replace(contrib_text, "")
 table = {m.group(1): [int(x) for x in m.group(2).split(",")]
          for m in re.finditer(r'\{"(\w+)", \{([\d, ]+)\}\}', table_text)}
 max_opset = int(re.search(r"kMaxOpset = (\d+);", open(f"{src}/runtime/op_registry.h").read()).group(1))

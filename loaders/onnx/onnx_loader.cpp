@@ -455,7 +455,9 @@ Graph load_bytes(const void* data, size_t size, const std::string& name) {
     std::string key = np.op_type();
     bool default_domain = np.domain().empty() || np.domain() == "ai.onnx";
     if (!default_domain) key = np.domain() + "::" + np.op_type();
-    if (!default_domain || !find_schema(np.op_type())) unsupported[key].push_back(node_label(np, i));
+    const OpSchema* schema = find_schema(np.op_type());
+    const bool known = schema && (default_domain ? schema->domain.empty() : schema->domain == np.domain());
+    if (!known) unsupported[key].push_back(node_label(np, i));
   }
   if (!unsupported.empty()) {
     std::string msg = "unsupported op" + std::string(unsupported.size() > 1 ? "s" : "") + ": ";

@@ -136,6 +136,17 @@ const std::map<std::string, std::vector<int>>& table() {
     {"Upsample", {1, 7, 9, 10}},
     {"Where", {9, 16}},
     {"Xor", {1, 7}},
+    // com.microsoft:begin (onnxruntime's contrib ops: version 1 of that domain)
+    {"QGemm", {1}},
+    {"QLinearAdd", {1}},
+    {"QLinearAveragePool", {1}},
+    {"QLinearConcat", {1}},
+    {"QLinearGlobalAveragePool", {1}},
+    {"QLinearLeakyRelu", {1}},
+    {"QLinearMul", {1}},
+    {"QLinearSigmoid", {1}},
+    {"QLinearSoftmax", {1}},
+    // com.microsoft:end
   };
   return t;
 }

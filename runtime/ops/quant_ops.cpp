@@ -177,6 +177,19 @@ void infer_conv_integer(InferContext& ctx) {
   ctx.set_output(0, DType::kInt32, y);
 }
 
+// A contrib op's attributes, checked by the float op it becomes (so a bad
+// one fails at load naming this node); channels_last layouts are refused.
+std::function<std::shared_ptr<const OpAttrs>(const ParseContext&)> parse_as(const char* float_op) {
+  return [float_op](const ParseContext& ctx) -> std::shared_ptr<const OpAttrs> {
+    if (ctx.get_int("channels_last", 0) != 0)
+      ctx.unsupported("channels_last=1 (NHWC data) is not supported; minirt's quantized ops take NCHW");
+    if (std::string(float_op) == "Softmax" && !ctx.has("opset"))
+      ctx.invalid("attribute 'opset' (the Softmax version whose semantics apply) is required");
+    const OpSchema* s = find_schema(float_op);
+    return s->parse ? s->parse(ctx) : nullptr;
+  };
+}
+
 // The QOperator ops never reach inference: the load-time lowering replaced them.
 void infer_lowered(InferContext& ctx) {
   ctx.fail("internal: " + ctx.node().op + " should have been rewritten at load (runtime/passes/quant.cpp)");
@@ -229,6 +242,40 @@ void add_quant_schemas(std::vector<OpSchema>& out) {
                  .semantics = "int8/uint8, per-row a and per-column b scales; runs as DequantizeLinear -> MatMul -> "
                               "QuantizeLinear",
                  .lowered_at_load = true});
+
+  // onnxruntime's com.microsoft quantized ops (its contrib-op semantics),
+  // rewritten at load like QLinearConv: DequantizeLinear of each quantized
+  // input, the float op, QuantizeLinear with the output's scale and zero point.
+  struct Contrib {
+    const char* op;
+    const char* float_op;
+    int min_inputs, max_inputs;
+    const char* semantics;
+  };
+  const Contrib contrib[] = {
+      {"QLinearAdd", "Add", 7, 8, "A + B (broadcasting)"},
+      {"QLinearMul", "Mul", 7, 8, "A * B (broadcasting)"},
+      {"QLinearGlobalAveragePool", "GlobalAveragePool", 4, 5, "NCHW (channels_last=0)"},
+      {"QLinearAveragePool", "AveragePool", 4, 5, "AveragePool's attributes, NCHW (channels_last=0)"},
+      {"QLinearSigmoid", "Sigmoid", 4, 5, ""},
+      {"QLinearLeakyRelu", "LeakyRelu", 4, 5, "alpha"},
+      {"QLinearSoftmax", "Softmax", 4, 5, "axis, with the Softmax semantics of attribute opset"},
+      {"QLinearConcat", "Concat", 5, 3 * 64 + 2,
+       "axis; inputs y_scale, y_zero_point, then (x, scale, zero point) each"},
+      {"QGemm", "Gemm", 6, 9,
+       "alpha, transA, transB; int32 C with scale alpha * a_scale * b_scale; float output "
+       "without y_scale"},
+  };
+  for (const Contrib& c : contrib)
+    out.push_back({.op = c.op,
+                   .min_inputs = c.min_inputs,
+                   .max_inputs = c.max_inputs,
+                   .parse = parse_as(c.float_op),
+                   .infer = infer_lowered,
+                   .semantics = std::string("com.microsoft domain; int8/uint8; runs as DequantizeLinear -> ") +
+                                c.float_op + " -> QuantizeLinear" + (*c.semantics ? "; " : "") + c.semantics,
+                   .lowered_at_load = true,
+                   .domain = "com.microsoft"});
 }
 
 }  // namespace minirt

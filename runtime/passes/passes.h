@@ -26,10 +26,12 @@ namespace minirt {
 // did is in g.half. Returns true when the graph had anything of half type.
 bool lower_half_precision(Graph& g);
 
-// The QOperator ops QLinearConv and QLinearMatMul (runs once, at load, before
-// the half lowering): each becomes DequantizeLinear of its quantized inputs
-// (the int32 bias of QLinearConv with scale x_scale * w_scale), the float
-// Conv or MatMul under the node's name, and QuantizeLinear of the result.
+// The QOperator ops (runs once, at load, before the half lowering):
+// QLinearConv, QLinearMatMul and the com.microsoft QLinear ops and QGemm each
+// become DequantizeLinear of its quantized inputs (an int32 bias with scale
+// x_scale * w_scale), the float op under the node's name, and QuantizeLinear
+// of the result; 8-bit values fed to float-only data movement (MaxPool,
+// Resize) are dequantized and quantized again with their scale.
 // Returns the number of nodes rewritten. runtime/passes/quant.cpp.
 int lower_qoperator_ops(Graph& g);
 

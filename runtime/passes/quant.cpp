@@ -1,14 +1,19 @@
 // The QOperator ops as the QDQ form (runs once, at load, before the half
-// lowering and any plan): each QLinearConv / QLinearMatMul becomes
-// DequantizeLinear of its quantized inputs, the float op, and
-// QuantizeLinear of the result with the output's scale and zero point.
-// From there the two forms are one graph: the planner and the kernels see
-// only DequantizeLinear, QuantizeLinear and float ops. The float op keeps
-// the node's name; the others are named after it.
+// lowering and any plan): QLinearConv, QLinearMatMul and onnxruntime's
+// com.microsoft QLinearAdd, QLinearMul, QLinearGlobalAveragePool,
+// QLinearAveragePool, QLinearSigmoid, QLinearLeakyRelu, QLinearSoftmax,
+// QLinearConcat and QGemm each become DequantizeLinear of its quantized
+// inputs, the float op (under the node's name), and QuantizeLinear of the
+// result with the output's scale and zero point. The 8-bit values such a
+// model passes straight into MaxPool, GlobalMaxPool, Resize or Upsample
+// (float32-only here) are dequantized and quantized again with the scale
+// they carry, which is exact. From there the two forms are one graph: the
+// planner and the kernels see DequantizeLinear, QuantizeLinear and float ops.
 #include "runtime/op_registry.h"
 #include "runtime/ops/quant.h"
 #include "runtime/passes/passes.h"
 
+#include <map>
 #include <set>
 
 namespace minirt {
@@ -50,13 +55,21 @@ class Lowering {
     g_.nodes[k].attrs["axis"] = at;
   }
 
-  // The float op that replaces node `k`, under its name and attributes.
-  void float_op(int k, const char* op, std::vector<int> in, int out) {
-    const Node old = g_.nodes[k];
+  // The float op that replaces `old`, under its name, with its attributes
+  // less those only the contrib op has; parsed by the float op's schema
+  // (QLinearSoftmax: with the Softmax version its `opset` attribute names).
+  void float_op(const Node& old, const char* op, std::vector<int> in, int out) {
     int f = g_.add_node(old.name, op, std::move(in), {out});
-    g_.nodes[f].attrs = old.attrs;
-    g_.nodes[f].parsed = old.parsed;
-    g_.nodes[f].domain.clear();
+    Node& n = g_.nodes[f];
+    n.attrs = old.attrs;
+    n.attrs.erase("channels_last");
+    int64_t opset = g_.opset;
+    if (auto it = n.attrs.find("opset"); it != n.attrs.end()) {
+      opset = it->second.i;
+      n.attrs.erase(it);
+    }
+    const OpSchema* s = find_schema(op);
+    if (s && s->parse) n.parsed = s->parse(ParseContext(g_, n, opset));
   }
 
   // Parses a new node's attributes with its op's schema (none for ops without).
@@ -73,44 +86,129 @@ class Lowering {
 
 }  // namespace
 
+namespace {
+
+// Where a QOperator node's quantized operands sit: input `x` with its scale
+// and zero point (-1: absent), dequantized along `axis`.
+struct Operand {
+  int x, scale, zp;
+  int64_t axis;
+};
+
+// What each op becomes: its float op, the operands to dequantize, the
+// output's scale and zero point inputs, and attributes only the contrib op has.
+struct Rewrite {
+  const char* float_op;
+  std::vector<Operand> operands;
+  int y_scale = -1, y_zp = -1;
+};
+
+Rewrite rewrite_of(const Node& n) {
+  const std::string& op = n.op;
+  auto unary = [](const char* f) { return Rewrite{f, {{0, 1, 2, 1}}, 3, 4}; };
+  if (op == "QLinearConv") return {"Conv", {{0, 1, 2, 1}, {3, 4, 5, 0}}, 6, 7};
+  if (op == "QLinearMatMul") return {"MatMul", {{0, 1, 2, -2}, {3, 4, 5, -1}}, 6, 7};
+  if (op == "QLinearAdd") return {"Add", {{0, 1, 2, 1}, {3, 4, 5, 1}}, 6, 7};
+  if (op == "QLinearMul") return {"Mul", {{0, 1, 2, 1}, {3, 4, 5, 1}}, 6, 7};
+  if (op == "QLinearGlobalAveragePool") return unary("GlobalAveragePool");
+  if (op == "QLinearAveragePool") return unary("AveragePool");
+  if (op == "QLinearSigmoid") return unary("Sigmoid");
+  if (op == "QLinearLeakyRelu") return unary("LeakyRelu");
+  if (op == "QLinearSoftmax") return unary("Softmax");
+  if (op == "QLinearConcat") {
+    Rewrite r{"Concat", {}, 0, 1};
+    for (int i = 2; i < static_cast<int>(n.inputs.size()); i += 3) r.operands.push_back({i, i + 1, i + 2, 1});
+    return r;
+  }
+  if (op == "QGemm") {
+    // B per column: its axis 1, or 0 when transposed.
+    const auto it = n.attrs.find("transB");
+    const int64_t tb = it == n.attrs.end() ? 0 : it->second.i;
+    return {"Gemm", {{0, 1, 2, 1}, {3, 4, 5, tb ? 0 : 1}}, 7, 8};
+  }
+  return {nullptr, {}};
+}
+
+// Ops that minirt runs on float32 only but that QOperator models feed 8-bit
+// values straight (onnxruntime runs them on uint8): exact on the dequantized
+// values with the same scale (max and nearest picks commute with it).
+bool float_only_movement(const std::string& op) {
+  return op == "MaxPool" || op == "GlobalMaxPool" || op == "Resize" || op == "Upsample";
+}
+// Ops whose output holds the input's 8-bit values (so its scale) rearranged.
+bool keeps_values(const std::string& op) {
+  return op == "Flatten" || op == "Reshape" || op == "Transpose" || op == "Squeeze" || op == "Unsqueeze" ||
+         op == "Identity" || op == "Slice" || op == "Split" || op == "DepthToSpace" || op == "SpaceToDepth" ||
+         float_only_movement(op);
+}
+
+}  // namespace
+
 int lower_qoperator_ops(Graph& g) {
   Lowering L(g);
   int lowered = 0;
-  const size_t count = g.nodes.size();
-  for (size_t k = 0; k < count; ++k) {
+  // Values made by a lowered QuantizeLinear (or rearranged from one): their scale and zero point.
+  std::map<int, std::pair<int, int>> quantized;
+  for (int k : g.topo_order()) {
     if (g.nodes[k].dead) continue;
-    const std::string op = g.nodes[k].op;
-    if (op != "QLinearConv" && op != "QLinearMatMul") continue;
-    const std::vector<int> in = g.nodes[k].inputs;
-    const int y = g.nodes[k].outputs[0];
-    const std::string name = g.nodes[k].name;
-    g.nodes[k].dead = true;
-    auto arg = [&](size_t i) { return i < in.size() ? in[i] : -1; };
-    const int yf = L.value(name + ":float");
-    if (op == "QLinearConv") {
-      // x, x_scale, x_zero_point, w, w_scale, w_zero_point, y_scale, y_zero_point, B
-      const int xf = L.dequantize(name + ":x", arg(0), arg(1), arg(2), 1);
-      const int wf = L.dequantize(name + ":w", arg(3), arg(4), arg(5), 0);
-      std::vector<int> conv_in = {xf, wf};
-      if (arg(8) >= 0) {
-        // The int32 bias has the scale x_scale * w_scale and zero point 0.
-        const int bs = L.value(name + ":bias_scale");
-        L.parse(g.add_node(L.fresh(name + ":bias_scale"), "Mul", {arg(1), arg(4)}, {bs}));
-        conv_in.push_back(L.dequantize(name + ":bias", arg(8), bs, -1, 0));
+    const Node node = g.nodes[k];  // a copy: adding nodes moves the vector
+    const Rewrite r = rewrite_of(node);
+    auto arg = [&](int i) { return i >= 0 && i < static_cast<int>(node.inputs.size()) ? node.inputs[i] : -1; };
+    if (!r.float_op) {
+      // Default-domain ops fed by a lowered op's 8-bit output.
+      if (!node.domain.empty() || node.inputs.empty() || !keeps_values(node.op)) continue;
+      auto q = quantized.find(node.inputs[0]);
+      if (q == quantized.end()) continue;
+      const auto [scale, zp] = q->second;
+      if (float_only_movement(node.op)) {
+        const int xf = L.dequantize(node.name + ":x", node.inputs[0], scale, zp, 1);
+        const int yf = L.value(node.name + ":float");
+        g.nodes[k].inputs[0] = xf;
+        const int y = node.outputs[0];
+        g.nodes[k].outputs[0] = yf;
+        std::vector<int> q_in = {yf, scale};
+        if (zp >= 0) q_in.push_back(zp);
+        L.quant_node(L.fresh(node.name + ":y"), "QuantizeLinear", std::move(q_in), {y}, 1);
       }
-      L.float_op(static_cast<int>(k), "Conv", std::move(conv_in), yf);
-    } else {
-      // a, a_scale, a_zero_point, b, b_scale, b_zero_point, y_scale, y_zero_point:
-      // a per row (its second-to-last axis), b per column (its last).
-      const int af = L.dequantize(name + ":a", arg(0), arg(1), arg(2), -2);
-      const int bf = L.dequantize(name + ":b", arg(3), arg(4), arg(5), -1);
-      L.float_op(static_cast<int>(k), "MatMul", {af, bf}, yf);
-      g.nodes.back().attrs.clear();
-      L.parse(static_cast<int>(g.nodes.size()) - 1);
+      const size_t outs = float_only_movement(node.op) ? 1 : node.outputs.size();
+      for (size_t i = 0; i < outs; ++i)
+        if (node.outputs[i] >= 0) quantized[node.outputs[i]] = q->second;
+      continue;
     }
-    std::vector<int> q_in = {yf, arg(6)};
-    if (arg(7) >= 0) q_in.push_back(arg(7));
-    L.quant_node(L.fresh(name + ":y"), "QuantizeLinear", std::move(q_in), {y}, 1);
+    g.nodes[k].dead = true;
+    std::vector<int> float_in;
+    for (size_t i = 0; i < r.operands.size(); ++i) {
+      const Operand& o = r.operands[i];
+      float_in.push_back(L.dequantize(node.name + ":" + std::to_string(i), arg(o.x), arg(o.scale), arg(o.zp), o.axis));
+    }
+    const std::string& op = node.op;
+    if ((op == "QLinearConv" && arg(8) >= 0) || (op == "QGemm" && arg(6) >= 0)) {
+      // The int32 bias: scale x_scale * w_scale (QGemm: alpha * a_scale * b_scale), zero point 0.
+      const int bias = op == "QLinearConv" ? arg(8) : arg(6);
+      int bs = L.value(node.name + ":bias_scale");
+      L.parse(g.add_node(L.fresh(node.name + ":bias_scale"), "Mul", {arg(1), arg(4)}, {bs}));
+      const auto alpha = node.attrs.find("alpha");
+      if (op == "QGemm" && alpha != node.attrs.end() && alpha->second.f != 1.0f) {
+        Tensor a = Tensor::zeros(DType::kFloat32, {});
+        a.data<float>()[0] = alpha->second.f;
+        const int av = g.add_constant(L.fresh(node.name + ":alpha"), std::move(a));
+        const int scaled = L.value(node.name + ":bias_scale_alpha");
+        L.parse(g.add_node(L.fresh(node.name + ":bias_scale_alpha"), "Mul", {bs, av}, {scaled}));
+        bs = scaled;
+      }
+      // Per output channel: Conv's bias is 1-D; Gemm's C broadcasts along its last axis.
+      float_in.push_back(L.dequantize(node.name + ":bias", bias, bs, -1, op == "QLinearConv" ? 0 : -1));
+    }
+    const int y = node.outputs[0];
+    const bool float_out = op == "QGemm" && arg(r.y_scale) < 0;  // QGemm without y_scale: float output
+    const int yf = float_out ? y : L.value(node.name + ":float");
+    L.float_op(node, r.float_op, std::move(float_in), yf);
+    if (!float_out) {
+      std::vector<int> q_in = {yf, arg(r.y_scale)};
+      if (arg(r.y_zp) >= 0) q_in.push_back(arg(r.y_zp));
+      L.quant_node(L.fresh(node.name + ":y"), "QuantizeLinear", std::move(q_in), {y}, 1);
+      quantized[y] = {arg(r.y_scale), arg(r.y_zp)};
+    }
     ++lowered;
   }
   if (lowered) g.link_producers();

@@ -79,9 +79,10 @@ class Case:
         self.inits.append((name, np.asarray(arr)))
         return name
 
-    def node(self, op, inputs, n_out=1, **attrs):
+    def node(self, op, inputs, n_out=1, domain=None, **attrs):
         outs = [self.fresh("y") for _ in range(n_out)]
-        self.nodes.append(helper.make_node(op, inputs, outs, name=self.fresh(op.lower() + "_"), **attrs))
+        self.nodes.append(helper.make_node(op, inputs, outs, name=self.fresh(op.lower() + "_"), domain=domain,
+                                           **attrs))
         return outs[0] if n_out == 1 else outs
 
     def output(self, *names):
@@ -98,8 +99,10 @@ class Case:
                 g_outputs.append(helper.make_tensor_value_info(n, NP_TO_ONNX[a.dtype], a.shape))
         inits = [numpy_helper.from_array(a, n) for n, a in self.inits]
         graph = helper.make_graph(self.nodes, self.name, g_inputs, g_outputs, initializer=inits)
-        m = helper.make_model(graph, opset_imports=[helper.make_opsetid("", self.opset)],
-                              producer_name="minirt-op-cases")
+        opsets = [helper.make_opsetid("", self.opset)]
+        if any(n.domain == "com.microsoft" for n in self.nodes):
+            opsets.append(helper.make_opsetid("com.microsoft", 1))
+        m = helper.make_model(graph, opset_imports=opsets, producer_name="minirt-op-cases")
         m.ir_version = 8 if self.opset <= 17 else 9
         return m
 
@@ -125,6 +128,7 @@ def reference(case):
     # Where ONNX's inference leaves a type open (a function op such as
     # GroupNormalization-21), the first input's type: the ops so written keep it.
     first = NP_TO_ONNX[case.inputs[0][1].dtype] if case.inputs else TensorProto.FLOAT
+    types.update(getattr(case, "out_types", {}))  # what ONNX cannot infer (contrib ops)
     for n in case.outputs:
         m.graph.output.append(helper.make_tensor_value_info(n, types.get(n) or first, None))
     so = ort.SessionOptions()
@@ -1825,6 +1829,55 @@ def quant_op_cases():
                        consts=[u8(4, 3, 3, 3), np.uint8(100), np.uint8(127)], pads=[1, 1, 1, 1], strides=[2, 2]))
     out.append(op_case("convinteger_1d_i8", "ConvInteger", [i8(2, 4, 11)], opset=10,
                        consts=[i8(6, 4, 3)], dilations=[2]))
+
+    # onnxruntime's com.microsoft quantized ops (its contrib-op semantics).
+    def contrib(name, op, data, params, n_out=1, out_types=None, **attrs):
+        """data: the quantized graph inputs; params: the initializers after
+        them, in the op's input order with None for a left-out input; a data
+        array in params marks where the inputs go (by identity)."""
+        c = Case(name, opset=13)
+        ins = [c.input(a) for a in data]
+        it = iter(ins)
+        names = []
+        for p in params:
+            if p is None:
+                names.append("")
+            elif isinstance(p, str) and p == "in":
+                names.append(next(it))
+            else:
+                names.append(c.init(p))
+        c.output(c.node(op, names, domain="com.microsoft", **attrs))
+        if out_types:
+            c.out_types = {c.outputs[0]: out_types}
+        return c
+
+    f32 = np.float32
+    a, b = u8(2, 3, 4, 5), u8(1, 3, 1, 5)
+    out.append(contrib("qlinearadd_u8_broadcast", "QLinearAdd", [a, b],
+                       ["in", f32(0.03), np.uint8(120), "in", f32(0.05), np.uint8(130), f32(0.06), np.uint8(128)]))
+    out.append(contrib("qlinearmul_i8", "QLinearMul", [i8(3, 8), i8(3, 8)],
+                       ["in", f32(0.04), np.int8(3), "in", f32(0.02), np.int8(-4), f32(0.03), np.int8(0)]))
+    out.append(contrib("qlinearglobalaveragepool_u8", "QLinearGlobalAveragePool", [u8(2, 8, 7, 7)],
+                       ["in", f32(0.05), np.uint8(100), f32(0.02), np.uint8(90)]))
+    out.append(contrib("qlinearaveragepool_k3s2_pads", "QLinearAveragePool", [u8(1, 4, 9, 9)],
+                       ["in", f32(0.05), np.uint8(100), f32(0.04), np.uint8(110)], kernel_shape=[3, 3],
+                       strides=[2, 2], pads=[1, 1, 1, 1], count_include_pad=1))
+    out.append(contrib("qlinearsigmoid_u8", "QLinearSigmoid", [u8(4, 16)],
+                       ["in", f32(0.05), np.uint8(128), f32(1.0 / 256), np.uint8(0)]))
+    out.append(contrib("qlinearleakyrelu_i8", "QLinearLeakyRelu", [i8(4, 16)],
+                       ["in", f32(0.05), np.int8(-5), f32(0.04), np.int8(10)], alpha=0.1))
+    out.append(contrib("qlinearsoftmax_u8_opset13", "QLinearSoftmax", [u8(3, 10)],
+                       ["in", f32(0.1), np.uint8(128), f32(1.0 / 256), np.uint8(0)], axis=-1, opset=13))
+    out.append(contrib("qlinearconcat_u8_axis1", "QLinearConcat", [u8(1, 2, 3, 3), u8(1, 5, 3, 3)],
+                       [f32(0.05), np.uint8(120), "in", f32(0.04), np.uint8(100), "in", f32(0.06), np.uint8(130)],
+                       axis=1))
+    k, m, n = 24, 3, 6
+    out.append(contrib("qgemm_u8_bias_quantized", "QGemm", [u8(m, k)],
+                       ["in", f32(0.02), np.uint8(110), i8(k, n), f32(0.01), np.int8(0),
+                        rng.integers(-500, 500, size=n).astype(np.int32), f32(0.2), np.uint8(128)]))
+    out.append(contrib("qgemm_u8_transb_float_out", "QGemm", [u8(m, k)],
+                       ["in", f32(0.02), np.uint8(110), i8(n, k), f32(0.01), np.int8(0)], transB=1,
+                       out_types=TensorProto.FLOAT))
     return out
 
 

@@ -205,6 +205,61 @@ TEST(Quant, BadZeroPointsAndShapesAreRefused) {
   }
 }
 
+// The loader takes com.microsoft for exactly its quantized ops: another
+// contrib op, or a contrib op's name in the default domain, is refused by name.
+TEST(Quant, ContribDomainOnlyForItsQuantizedOps) {
+  auto model = [](const std::string& op, const std::string& domain) {
+    ModelBuilder m(13);
+    auto* os = m.proto().add_opset_import();
+    os->set_domain("com.microsoft");
+    os->set_version(1);
+    m.input("x", DType::kUInt8, {1, 4, 3, 3});
+    m.initializer("s", floats({}, {0.1f}));
+    m.initializer("z", Tensor::zeros(DType::kUInt8, {}));
+    m.proto().mutable_graph()->add_node();
+    auto* n = m.proto().mutable_graph()->mutable_node(0);
+    n->set_op_type(op);
+    n->set_name("n0");
+    n->set_domain(domain);
+    for (const char* in : {"x", "s", "z", "s", "z"}) n->add_input(in);
+    n->add_output("y");
+    m.output("y", DType::kUInt8);
+    return m.bytes();
+  };
+  {
+    const std::string bytes = model("QLinearGlobalAveragePool", "com.microsoft");
+    auto loaded = Model::load_from_memory(bytes.data(), bytes.size(), "contrib.onnx");
+    Session s(loaded, {.device = Device::kCpu, .threads = 1});
+    Tensor x = Tensor::zeros(DType::kUInt8, {1, 4, 3, 3});
+    for (int i = 0; i < 36; ++i) x.data<uint8_t>()[i] = static_cast<uint8_t>(i);
+    auto y = s.run({{"x", x}});
+    ASSERT_EQ(y[0].shape(), (Shape{1, 4, 1, 1}));
+    EXPECT_EQ(y[0].data<uint8_t>()[0], 4);   // mean of 0..8
+    EXPECT_EQ(y[0].data<uint8_t>()[3], 31);  // mean of 27..35
+  }
+  Error e = load_error(model("FusedConv", "com.microsoft"));
+  EXPECT_EQ(e.code(), ErrorCode::kUnsupported);
+  EXPECT_THAT(e.what(), HasSubstr("unsupported op: com.microsoft::FusedConv (1 node: n0)"));
+  e = load_error(model("QLinearGlobalAveragePool", ""));
+  EXPECT_EQ(e.code(), ErrorCode::kUnsupported);
+  EXPECT_THAT(e.what(), HasSubstr("unsupported op: QLinearGlobalAveragePool"));
+  // channels_last (NHWC) is refused with the reason.
+  {
+    ModelBuilder m(13);
+    auto* os = m.proto().add_opset_import();
+    os->set_domain("com.microsoft");
+    os->set_version(1);
+    m.input("x", DType::kUInt8, {1, 3, 3, 4});
+    m.initializer("s", floats({}, {0.1f}));
+    m.initializer("z", Tensor::zeros(DType::kUInt8, {}));
+    m.node("QLinearGlobalAveragePool", {"x", "s", "z", "s", "z"}, {"y"}, "nhwc").i("channels_last", 1);
+    m.proto().mutable_graph()->mutable_node(0)->set_domain("com.microsoft");
+    m.output("y", DType::kUInt8);
+    e = load_error(m.bytes());
+    EXPECT_THAT(e.what(), AllOf(HasSubstr("'nhwc'"), HasSubstr("channels_last=1")));
+  }
+}
+
 // A scale known only at run time is not checked at load; a zero one then
 // saturates (x / 0 is +-inf) instead of failing the run, and the session goes on.
 TEST(Quant, RunTimeScaleOfZeroSaturates) {
