@@ -241,6 +241,39 @@ def main():
         "half", [h], [helper.make_tensor_value_info("y", TensorProto.FLOAT16, None)], [hw])
     save(helper.make_model(g6, opset_imports=[helper.make_opsetid("", 13)]), "float16.onnx")
 
+    # Quantized (issue 25): QDQ around a Conv with per-channel int8 weights,
+    # a QLinearConv, onnxruntime's com.microsoft QLinearAdd, uint8 straight
+    # into MaxPool; DynamicQuantizeLinear into MatMulInteger.
+    q = lambda name, a: numpy_helper.from_array(np.asarray(a), name)  # noqa: E731
+    rng = np.random.default_rng(8)
+    xq = helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 2, 6, 6])
+    g7 = helper.make_graph(
+        [helper.make_node("QuantizeLinear", ["x", "xs", "xz"], ["xq"], name="quant"),
+         helper.make_node("DequantizeLinear", ["xq", "xs", "xz"], ["xd"], name="dequant"),
+         helper.make_node("DequantizeLinear", ["wq", "ws", "wz"], ["wd"], axis=0, name="dequant_w"),
+         helper.make_node("Conv", ["xd", "wd"], ["c"], pads=[1, 1, 1, 1], name="conv"),
+         helper.make_node("QuantizeLinear", ["c", "cs", "cz"], ["cq"], name="quant_c"),
+         helper.make_node("QLinearConv", ["cq", "cs", "cz", "w2", "w2s", "w2z", "ys", "yz", "b2"], ["d"],
+                          pads=[1, 1, 1, 1], name="qconv"),
+         helper.make_node("QLinearAdd", ["d", "ys", "yz", "cq", "cs", "cz", "ys", "yz"], ["e"], name="qadd",
+                          domain="com.microsoft"),
+         helper.make_node("MaxPool", ["e"], ["p"], kernel_shape=[2, 2], strides=[2, 2], name="pool"),
+         helper.make_node("DequantizeLinear", ["p", "ys", "yz"], ["y"], name="out"),
+         helper.make_node("DynamicQuantizeLinear", ["x"], ["dq", "dqs", "dqz"], name="dyn"),
+         helper.make_node("Reshape", ["dq", "shape"], ["dq2"], name="flat"),
+         helper.make_node("MatMulInteger", ["dq2", "mb", "dqz"], ["mm"], name="mmi")],
+        "quantized", [xq], [helper.make_tensor_value_info("y", TensorProto.FLOAT, None),
+                            helper.make_tensor_value_info("mm", TensorProto.INT32, None)],
+        [q("xs", np.float32(0.02)), q("xz", np.uint8(128)),
+         q("wq", rng.integers(-127, 127, (3, 2, 3, 3)).astype(np.int8)), q("ws", np.full(3, 0.01, np.float32)),
+         q("wz", np.zeros(3, np.int8)), q("cs", np.float32(0.05)), q("cz", np.uint8(100)),
+         q("w2", rng.integers(-127, 127, (3, 3, 3, 3)).astype(np.int8)), q("w2s", np.float32(0.01)),
+         q("w2z", np.int8(0)), q("ys", np.float32(0.1)), q("yz", np.uint8(90)),
+         q("b2", rng.integers(-100, 100, 3).astype(np.int32)), q("shape", np.array([12, 6], np.int64)),
+         q("mb", rng.integers(0, 255, (6, 4)).astype(np.uint8))])
+    save(helper.make_model(g7, opset_imports=[helper.make_opsetid("", 13), helper.make_opsetid("com.microsoft", 1)]),
+         "quantized.onnx")
+
     os.makedirs(os.path.join(HERE, "seeds_inputs"), exist_ok=True)
     rng = np.random.default_rng(0)
     for i, dims in enumerate([(1, 8, 8), (2, 5, 7), (0, 3, 3), (1, 1, 1), (3, 15, 2)]):
