@@ -129,6 +129,7 @@ void run_passes(Graph& g, const KernelProvider& cpu, ThreadPool& pool, const Pla
   st.folded = infer_and_fold(g, cpu, pool, true);
   st.identities = remove_identities(g);
   if (options.optimize) {
+    st.quantize_pairs = fold_quantize_pairs(g);
     st.batchnorms = fold_batchnorm(g);
     st.bias_adds = fold_bias_add(g);
     st.activations = fuse_gated_activations(g);
@@ -291,6 +292,7 @@ std::string Plan::report() const {
      << " BatchNormalization folded, " << stats.bias_adds << " bias Add folded, " << stats.activations
      << " activations fused, " << stats.residuals << " residual Add fused, " << stats.dead << " dead removed";
   if (stats.concats_elided) os << ", " << stats.concats_elided << " Concat made in place";
+  if (stats.quantize_pairs) os << ", " << stats.quantize_pairs << " quantize pairs made one step";
   os << "\n";
   if (graph.half.any()) os << graph.half.summary() << "\n";
   if (stats.block) {

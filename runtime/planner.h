@@ -84,6 +84,7 @@ struct PlanStats {
   int reorders = 0;        // layout changes inserted
   int concats_elided = 0;  // Concat steps whose inputs were made in their slices
   int narrowed = 0;        // values the backend keeps narrower (KernelProvider::narrow_values)
+  int quantize_pairs = 0;  // QuantizeLinear -> DequantizeLinear pairs made one step (fold_quantize_pairs)
 };
 
 struct Plan {

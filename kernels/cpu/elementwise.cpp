@@ -768,6 +768,8 @@ void add_elementwise_kernels(std::vector<KernelEntry>& out) {
                          "Reciprocal", "Floor",     "Ceil",    "Erf",      "Sin",         "Cos",
                          "Sign",       "Neg",       "Abs",     "Identity", "Dropout"})
     out.push_back({op, make_unary});
+  // A QuantizeLinear -> DequantizeLinear pair (fold_quantize_pairs, domain minirt).
+  out.push_back({"QuantizeDequantize", make_unary});
   for (const char* op : {"Add", "Sub", "Mul", "Div", "Pow", "PRelu", "Mod"}) out.push_back({op, make_binary});
   for (const char* op : {"Max", "Min", "Sum", "Mean"}) out.push_back({op, make_variadic});
 }

@@ -419,6 +419,8 @@ MINIRT_TARGET_AVX512 __m512 act_costly_avx512(__m512 x, const Activation& a) {
       return act_kind_avx512<ActKind::kGeluTanh>(x, a);
     case ActKind::kSilu:
       return act_kind_avx512<ActKind::kSilu>(x, a);
+    case ActKind::kQuantGrid:
+      return act_kind_avx512<ActKind::kQuantGrid>(x, a);
     case ActKind::kNone:
     case ActKind::kRelu:
     case ActKind::kLeakyRelu:
@@ -458,6 +460,8 @@ MINIRT_TARGET_AVX2 __m256 act_costly_avx2(__m256 x, const Activation& a) {
       return act_kind_avx2<ActKind::kGeluTanh>(x, a);
     case ActKind::kSilu:
       return act_kind_avx2<ActKind::kSilu>(x, a);
+    case ActKind::kQuantGrid:
+      return act_kind_avx2<ActKind::kQuantGrid>(x, a);
     case ActKind::kNone:
     case ActKind::kRelu:
     case ActKind::kLeakyRelu:

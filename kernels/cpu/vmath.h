@@ -330,7 +330,7 @@ inline float act_kind_scalar(float x, const Activation& a) {
   }
 }
 
-inline constexpr int kActKindCount = static_cast<int>(ActKind::kSilu) + 1;
+inline constexpr int kActKindCount = static_cast<int>(ActKind::kQuantGrid) + 1;
 
 #if MINIRT_VMATH_X86
 
@@ -530,6 +530,11 @@ MINIRT_TARGET_AVX512 MINIRT_VMATH_INLINE __m512 act_kind_avx512(__m512 x, const 
     __m512 x3 = _mm512_mul_ps(_mm512_mul_ps(_mm512_mul_ps(set512(0.044715f), x), x), x);
     __m512 u = _mm512_mul_ps(set512(kGeluTanhK), _mm512_add_ps(x, x3));
     return _mm512_mul_ps(x, sigmoid_avx512(_mm512_add_ps(u, u)));
+  } else if constexpr (K == ActKind::kQuantGrid) {
+    // max(lo, .) then min(hi, .) keep a NaN; the rounding is to nearest even.
+    __m512 q = _mm512_div_ps(x, set512(a.alpha));
+    q = _mm512_min_ps(set512(a.gamma), _mm512_max_ps(set512(a.beta), q));
+    return _mm512_mul_ps(set512(a.alpha), _mm512_roundscale_ps(q, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC));
   } else {
     static_assert(K == ActKind::kNone, "an ActKind without an AVX-512 form");
     return x;
@@ -762,6 +767,10 @@ MINIRT_TARGET_AVX2 MINIRT_VMATH_INLINE __m256 act_kind_avx2(__m256 x, const Acti
     __m256 x3 = _mm256_mul_ps(_mm256_mul_ps(_mm256_mul_ps(set256(0.044715f), x), x), x);
     __m256 u = _mm256_mul_ps(set256(kGeluTanhK), _mm256_add_ps(x, x3));
     return _mm256_mul_ps(x, sigmoid_avx2(_mm256_add_ps(u, u)));
+  } else if constexpr (K == ActKind::kQuantGrid) {
+    __m256 q = _mm256_div_ps(x, set256(a.alpha));
+    q = _mm256_min_ps(set256(a.gamma), _mm256_max_ps(set256(a.beta), q));
+    return _mm256_mul_ps(set256(a.alpha), _mm256_round_ps(q, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC));
   } else {
     static_assert(K == ActKind::kNone, "an ActKind without an AVX2 form");
     return x;

@@ -138,7 +138,7 @@ class GemmKernel final : public CudaKernel {
                      ldb, has_c_ ? a_.beta : 0.0f, y, where());
     }
     if (a_.act.kind != ActKind::kNone) {
-      launch_activation(y, y, m_ * n_, ActParams{a_.act.kind, a_.act.alpha, a_.act.beta}, s.stream);
+      launch_activation(y, y, m_ * n_, ActParams{a_.act.kind, a_.act.alpha, a_.act.beta, a_.act.gamma}, s.stream);
       check_launch("the fused activation");
     }
   }

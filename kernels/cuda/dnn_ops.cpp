@@ -222,7 +222,7 @@ class ConvKernel final : public CudaKernel {
     yshape_ = y;
 
     has_bias_ = n.input(2) >= 0;
-    act_ = ActParams{a.act.kind, a.act.alpha, a.act.beta};
+    act_ = ActParams{a.act.kind, a.act.alpha, a.act.beta, a.act.gamma};
     channels_ = y[1];
     outer_ = y[0];
     inner_ = 1;

@@ -72,6 +72,8 @@ __device__ float apply_act(const ActParams& a, float x) {
     }
     case ActKind::kSilu:
       return x / (1.0f + expf(-x));
+    case ActKind::kQuantGrid:  // rintf: to nearest even, as the CPU
+      return a.alpha * rintf(cmin(cmax(x / a.alpha, a.beta), a.gamma));
   }
   return x;
 }

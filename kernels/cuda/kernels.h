@@ -25,7 +25,7 @@ constexpr int kMaxInputs = 4;  // operands of one broadcast kernel
 // An activation as the kernels see it (activation.h's Activation, plain).
 struct ActParams {
   ActKind kind = ActKind::kNone;
-  float alpha = 0, beta = 0;
+  float alpha = 0, beta = 0, gamma = 0;
 };
 
 // ---- elementwise.cu ----

@@ -80,7 +80,7 @@ class UnaryKernel final : public CudaKernel {
   void launch(const KernelArgs& args, StreamState& s) override {
     if (a_.kind == UnaryKind::kActivation)
       launch_activation(in<float>(args, 0), out<float>(args, 0), count_,
-                        ActParams{a_.act.kind, a_.act.alpha, a_.act.beta}, s.stream);
+                        ActParams{a_.act.kind, a_.act.alpha, a_.act.beta, a_.act.gamma}, s.stream);
     else
       launch_unary(a_.kind, in<float>(args, 0), out<float>(args, 0), count_, s.stream);
     check_launch("an elementwise kernel");

@@ -37,12 +37,18 @@ enum class ActKind : uint8_t {
   kGelu,      // exact: x * Phi(x), with erf
   kGeluTanh,  // approximate="tanh"
   kSilu,      // x * sigmoid(x) (Swish); set by the fusion pass for Mul(x, Sigmoid(x))
+  // QuantizeLinear then DequantizeLinear with one scale (alpha) and zero
+  // point z: x rounded to the scale's grid within the 8-bit range,
+  // alpha * round_half_even(clamp(x / alpha, beta, gamma)) with beta = lo - z
+  // and gamma = hi - z; set by fold_quantize_pairs (runtime/passes/quant.cpp).
+  kQuantGrid,
 };
 
 struct Activation {
   ActKind kind = ActKind::kNone;
   float alpha = 0;  // LeakyRelu slope; Clip min; HardSigmoid, Elu, Selu, Celu alpha; ThresholdedRelu threshold
-  float beta = 0;   // Clip max; HardSigmoid beta; Selu gamma
+  float beta = 0;   // Clip max; HardSigmoid beta; Selu gamma; QuantGrid low bound
+  float gamma = 0;  // QuantGrid high bound
 
   bool none() const { return kind == ActKind::kNone; }
 
@@ -90,6 +96,8 @@ struct Activation {
       }
       case ActKind::kSilu:
         return x / (1.0f + std::exp(-x));
+      case ActKind::kQuantGrid:  // the clamps keep a NaN, as Clip's
+        return alpha * std::nearbyint(std::min(std::max(x / alpha, beta), gamma));
     }
     return x;
   }
@@ -151,6 +159,8 @@ struct Activation {
         return "Gelu(tanh)";
       case ActKind::kSilu:
         return "Silu";
+      case ActKind::kQuantGrid:
+        return "QuantizeDequantize";
     }
     return "";
   }

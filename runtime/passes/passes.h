@@ -35,6 +35,15 @@ bool lower_half_precision(Graph& g);
 // Returns the number of nodes rewritten. runtime/passes/quant.cpp.
 int lower_qoperator_ops(Graph& g);
 
+// A QuantizeLinear whose every reader is a DequantizeLinear with the same
+// per-tensor scale and zero point (known at plan time) becomes, in each
+// reader, one activation step "QuantizeDequantize" (domain minirt,
+// ActKind::kQuantGrid): the value rounded to the scale's grid within the
+// 8-bit range, in float32, with no 8-bit tensor between. As an activation
+// it fuses into the Conv or Gemm before it and runs in the blocked layout.
+// Returns the number of pairs folded. runtime/passes/quant.cpp.
+int fold_quantize_pairs(Graph& g);
+
 // Runs every live node's shape inference in topological order. A node whose
 // inputs are all known at plan time (initializers, Constant nodes, Shape of
 // a known shape, and what follows from them) is evaluated with `folder`'s

@@ -10,9 +10,12 @@
 // they carry, which is exact. From there the two forms are one graph: the
 // planner and the kernels see DequantizeLinear, QuantizeLinear and float ops.
 #include "runtime/op_registry.h"
+#include "runtime/ops/elementwise.h"
 #include "runtime/ops/quant.h"
 #include "runtime/passes/passes.h"
 
+#include <algorithm>
+#include <cmath>
 #include <map>
 #include <set>
 
@@ -213,6 +216,87 @@ int lower_qoperator_ops(Graph& g) {
   }
   if (lowered) g.link_producers();
   return lowered;
+}
+
+namespace {
+
+// A per-tensor scale (and zero point, or none) known at plan time.
+struct TensorQuant {
+  float scale = 0;
+  int32_t zp = 0;
+  DType type = DType::kUndefined;
+};
+bool tensor_quant(const Graph& g, const Node& n, TensorQuant* q) {
+  const int s = n.input(1), z = n.input(2);
+  if (s < 0 || !g.values[s].constant || g.values[s].constant->numel() != 1) return false;
+  const Tensor& st = *g.values[s].constant;
+  if (st.dtype() != DType::kFloat32) return false;
+  q->scale = st.data<float>()[0];
+  if (z >= 0) {
+    if (!g.values[z].constant || g.values[z].constant->numel() != 1) return false;
+    const Tensor& zt = *g.values[z].constant;
+    q->type = zt.dtype();
+    if (q->type == DType::kInt8)
+      q->zp = zt.data<int8_t>()[0];
+    else if (q->type == DType::kUInt8)
+      q->zp = zt.data<uint8_t>()[0];
+    else
+      return false;
+  }
+  return std::isfinite(q->scale) && q->scale > 0;
+}
+
+bool is_graph_output(const Graph& g, int v) {
+  return std::find(g.outputs.begin(), g.outputs.end(), v) != g.outputs.end();
+}
+
+}  // namespace
+
+int fold_quantize_pairs(Graph& g) {
+  std::vector<std::vector<int>> readers(g.values.size());
+  for (size_t k = 0; k < g.nodes.size(); ++k)
+    if (!g.nodes[k].dead)
+      for (int v : g.nodes[k].inputs)
+        if (v >= 0) readers[v].push_back(static_cast<int>(k));
+  int folded = 0;
+  for (size_t k = 0; k < g.nodes.size(); ++k) {
+    Node& q = g.nodes[k];
+    if (q.dead || q.op != "QuantizeLinear" || !q.domain.empty()) continue;
+    TensorQuant tq;
+    if (!tensor_quant(g, q, &tq)) continue;
+    const int y = q.outputs[0];
+    const DType type = g.values[y].dtype;
+    if (type != DType::kInt8 && type != DType::kUInt8) continue;
+    if (is_graph_output(g, y) || readers[y].empty()) continue;
+    bool all = true;
+    for (int r : readers[y]) {
+      const Node& d = g.nodes[r];
+      TensorQuant td;
+      all = all && d.op == "DequantizeLinear" && d.domain.empty() && d.input(0) == y && tensor_quant(g, d, &td) &&
+            td.scale == tq.scale && td.zp == tq.zp;
+    }
+    if (!all) continue;
+    const QuantRange range = quant_range(type);
+    auto attrs = std::make_shared<UnaryAttrs>();
+    attrs->kind = UnaryKind::kActivation;
+    attrs->act.kind = ActKind::kQuantGrid;
+    attrs->act.alpha = tq.scale;
+    attrs->act.beta = static_cast<float>(range.lo - tq.zp);
+    attrs->act.gamma = static_cast<float>(range.hi - tq.zp);
+    for (int r : readers[y]) {
+      Node& d = g.nodes[r];
+      d.fused.push_back(q.name);  // the node keeps the DequantizeLinear's name
+      d.fused_ops.push_back(q.op);
+      d.op = "QuantizeDequantize";
+      d.domain = "minirt";
+      d.inputs = {q.inputs[0]};
+      d.attrs.clear();
+      d.parsed = attrs;
+    }
+    q.dead = true;
+    ++folded;
+  }
+  return folded;
 }
 
 }  // namespace minirt

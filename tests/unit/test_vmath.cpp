@@ -285,20 +285,31 @@ struct ActCase {
   float alpha, beta;
   double ulps;   // relative tolerance, in ULPs of the reference
   double abs_x;  // plus this times max(1, |x|) absolute (cancellation in the reference)
+  float gamma = 0;
 };
 
 // Tolerances against Activation::apply, itself rounded in float (so a few
 // ULP apart from the exact value where it composes several functions).
 const ActCase kActCases[] = {
-    {ActKind::kNone, 0, 0, 0, 0},         {ActKind::kRelu, 0, 0, 0, 0},
-    {ActKind::kLeakyRelu, 0.1f, 0, 0, 0}, {ActKind::kClip, -1.5f, 6.0f, 0, 0},
-    {ActKind::kSigmoid, 0, 0, 4, 0},      {ActKind::kHardSigmoid, 0.2f, 0.5f, 1, 0},
-    {ActKind::kHardSwish, 0, 0, 2, 1e-7}, {ActKind::kTanh, 0, 0, 4, 0},
-    {ActKind::kElu, 0.7f, 0, 4, 0},       {ActKind::kSelu, 1.67326319f, 1.05070102f, 4, 0},
-    {ActKind::kCelu, 1.3f, 0, 4, 0},      {ActKind::kSoftplus, 0, 0, 4, 0},
-    {ActKind::kSoftsign, 0, 0, 0, 0},     {ActKind::kThresholdedRelu, 0.3f, 0, 0, 0},
-    {ActKind::kMish, 0, 0, 8, 0},         {ActKind::kGelu, 0, 0, 8, 1e-7},
-    {ActKind::kGeluTanh, 0, 0, 8, 1e-7},  {ActKind::kSilu, 0, 0, 6, 0},
+    {ActKind::kNone, 0, 0, 0, 0},
+    {ActKind::kRelu, 0, 0, 0, 0},
+    {ActKind::kLeakyRelu, 0.1f, 0, 0, 0},
+    {ActKind::kClip, -1.5f, 6.0f, 0, 0},
+    {ActKind::kSigmoid, 0, 0, 4, 0},
+    {ActKind::kHardSigmoid, 0.2f, 0.5f, 1, 0},
+    {ActKind::kHardSwish, 0, 0, 2, 1e-7},
+    {ActKind::kTanh, 0, 0, 4, 0},
+    {ActKind::kElu, 0.7f, 0, 4, 0},
+    {ActKind::kSelu, 1.67326319f, 1.05070102f, 4, 0},
+    {ActKind::kCelu, 1.3f, 0, 4, 0},
+    {ActKind::kSoftplus, 0, 0, 4, 0},
+    {ActKind::kSoftsign, 0, 0, 0, 0},
+    {ActKind::kThresholdedRelu, 0.3f, 0, 0, 0},
+    {ActKind::kMish, 0, 0, 8, 0},
+    {ActKind::kGelu, 0, 0, 8, 1e-7},
+    {ActKind::kGeluTanh, 0, 0, 8, 1e-7},
+    {ActKind::kSilu, 0, 0, 6, 0},
+    {ActKind::kQuantGrid, 0.05f, -128 - 3, 0, 0, 127 - 3},
 };
 static_assert(std::size(kActCases) == static_cast<size_t>(cpu::kActKindCount), "a case for every ActKind");
 
@@ -352,7 +363,7 @@ std::string act_mismatch(const ActCase& c, float x, float got, float want) {
 
 void expect_act_close(const ActCase& c, const std::vector<float>& x, const std::vector<float>& got,
                       const std::string& what) {
-  Activation a{c.kind, c.alpha, c.beta};
+  Activation a{c.kind, c.alpha, c.beta, c.gamma};
   int bad = 0;
   for (size_t i = 0; i < x.size(); ++i) {
     std::string m = act_mismatch(c, x[i], got[i], a.apply(x[i]));
@@ -367,7 +378,7 @@ TEST(Vmath, EveryActivationArrayMatchesScalarReference) {
   for (SgemmIsa isa : supported_isas()) {
     ForceIsa force(isa);
     for (const ActCase& c : kActCases) {
-      Activation a{c.kind, c.alpha, c.beta};
+      Activation a{c.kind, c.alpha, c.beta, c.gamma};
       cpu::apply_activation(a, x.data(), y.data(), static_cast<int64_t>(x.size()));
       expect_act_close(c, x, y, std::string("apply_activation ") + cpu::sgemm_isa_name(isa));
       // In place, from an odd offset, for a length with a tail.
@@ -396,7 +407,7 @@ TEST(Vmath, RegisterFormsMatchArrays) {
     if (!cpu::sgemm_isa_supported(isa)) continue;
     ForceIsa force(isa);
     for (const ActCase& c : kActCases) {
-      Activation a{c.kind, c.alpha, c.beta};
+      Activation a{c.kind, c.alpha, c.beta, c.gamma};
       if (isa == SgemmIsa::kAvx512)
         act_registers512(a, x.data(), reg.data(), x.size());
       else
@@ -431,7 +442,7 @@ void epilogue_case(int64_t m, int64_t n, int64_t k) {
   ThreadPool pool(2);
   for (SgemmIsa isa : supported_isas())
     for (const ActCase& c : kActCases) {
-      Activation act{c.kind, c.alpha, c.beta};
+      Activation act{c.kind, c.alpha, c.beta, c.gamma};
       cpu::AlignedFloats pa = cpu::sgemm_pack_a(isa, a.data(), k, 1, m, k);
       std::vector<float> y(static_cast<size_t>(m * n));
       cpu::SgemmArgs g;
