@@ -277,20 +277,31 @@ int fold_bias_add(Graph& g) {
 
 int fuse_activations(Graph& g) {
   int fused = 0;
-  for (auto& host : g.nodes) {
+  // One fusion into `host`; a Relu fused first may take a quantize pair after it.
+  auto fuse_one = [&](Node& host) -> bool {
     // A 2-D ConvTranspose applies its activation after the columns are added
     // (kernels/cpu/conv.cpp); the 3-D one does not take one.
     const bool transpose2d = host.op == "ConvTranspose" && !host.inputs.empty() && host.inputs[0] >= 0 &&
                              g.values[host.inputs[0]].shape.size() == 4;
-    if (host.dead || (host.op != "Conv" && host.op != "Gemm" && !transpose2d)) continue;
+    if (host.dead || (host.op != "Conv" && host.op != "Gemm" && !transpose2d)) return false;
     Activation current = host.op == "Gemm" ? host.attrs_as<GemmAttrs>().act : host.attrs_as<ConvAttrs>().act;
-    if (!current.none()) continue;
+    // Relu then a quantize pair (a QAT export's Conv -> Relu -> Q -> DQ) is
+    // the pair with its low bound raised to 0 (0 / scale is 0: exact; only
+    // a NaN, which Relu makes 0, then stays NaN).
+    const bool relu_first = current.kind == ActKind::kRelu;
+    if (!current.none() && !relu_first) return false;
     int c = sole_consumer(g, host.outputs[0]);
-    if (c < 0) continue;
+    if (c < 0) return false;
     Node& act = g.nodes[c];
-    if (act.inputs[0] != host.outputs[0] || !act.parsed) continue;
+    if (act.inputs[0] != host.outputs[0] || !act.parsed) return false;
     Activation fused_act;
-    if (const auto* ua = dynamic_cast<const UnaryAttrs*>(act.parsed.get()); ua && ua->kind == UnaryKind::kActivation) {
+    const auto* ua = dynamic_cast<const UnaryAttrs*>(act.parsed.get());
+    if (relu_first) {
+      if (!ua || ua->kind != UnaryKind::kActivation || ua->act.kind != ActKind::kQuantGrid || ua->act.gamma < 0)
+        return false;
+      fused_act = ua->act;
+      fused_act.beta = std::max(fused_act.beta, 0.0f);
+    } else if (ua && ua->kind == UnaryKind::kActivation) {
       fused_act = ua->act;
     } else if (const auto* ba = dynamic_cast<const BinaryAttrs*>(act.parsed.get());
                ba && ba->kind == BinaryKind::kPRelu && act.inputs.size() == 2 && is_const(g, act.inputs[1]) &&
@@ -301,7 +312,7 @@ int fuse_activations(Graph& g) {
       fused_act.kind = ActKind::kLeakyRelu;
       fused_act.alpha = g.values[act.inputs[1]].constant->data<float>()[0];
     } else {
-      continue;
+      return false;
     }
     if (host.op != "Gemm") {
       auto a = std::make_shared<ConvAttrs>(host.attrs_as<ConvAttrs>());
@@ -316,8 +327,10 @@ int fuse_activations(Graph& g) {
     act.dead = true;
     absorb(host, act);
     replace_uses(g, out, host.outputs[0]);
-    ++fused;
-  }
+    return true;
+  };
+  for (auto& host : g.nodes)
+    while (fuse_one(host)) ++fused;
   // An activation after a Concat of Convs: each Conv applies it to its
   // slice (elementwise, so the same numbers).
   for (auto& act : g.nodes) {

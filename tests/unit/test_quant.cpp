@@ -129,43 +129,50 @@ TEST(Quant, QLinearConvIsRewrittenIntoTheQdqForm) {
 // step (ActKind::kQuantGrid), fused into the Conv before it: the values are
 // those of the two ops, on the scale's grid within the 8-bit range.
 TEST(Quant, QuantizePairsBecomeOneStepFusedIntoTheConv) {
-  ModelBuilder m(13);
-  m.input("x", DType::kFloat32, {1, 16, 6, 6});
-  Tensor w = Tensor::zeros(DType::kFloat32, {16, 16, 3, 3});
-  for (int64_t i = 0; i < w.numel(); ++i) w.data<float>()[i] = 0.05f * std::cos(static_cast<float>(i) * 1.3f);
-  m.initializer("w", w);
-  m.initializer("s", floats({}, {0.005f}));
-  m.initializer("z", tensor_of<uint8_t>(DType::kUInt8, {}, {100}));
-  m.node("Conv", {"x", "w"}, {"c"}, "conv").ints("pads", {1, 1, 1, 1});
-  m.node("QuantizeLinear", {"c", "s", "z"}, {"q"}, "q");
-  m.node("DequantizeLinear", {"q", "s", "z"}, {"y"}, "dq");
-  m.output("y");
-  Tensor x = Tensor::zeros(DType::kFloat32, {1, 16, 6, 6});
-  for (int64_t i = 0; i < x.numel(); ++i)
-    x.data<float>()[i] = 4.0f * std::sin(static_cast<float>(i) * 0.7f);  // off the grid: few midpoints
-  const std::string bytes = m.bytes();
-  auto model = Model::load_from_memory(bytes.data(), bytes.size(), "pair.onnx");
-  Session fused(model, {.device = Device::kCpu, .threads = 2});
-  Session apart(model, {.device = Device::kCpu, .threads = 2, .optimize = false});
-  Tensor a = fused.run({{"x", x}})[0], b = apart.run({{"x", x}})[0];
-  const std::string plan = fused.plan_report();
-  EXPECT_THAT(plan, HasSubstr("1 quantize pairs made one step"));
-  EXPECT_THAT(plan, HasSubstr("Conv+QuantizeDequantize+QuantizeLinear"));
-  EXPECT_THAT(apart.plan_report(), AllOf(HasSubstr("QuantizeLinear"), HasSubstr("DequantizeLinear")));
-  int64_t same = 0, clamped = 0;
-  for (int64_t i = 0; i < a.numel(); ++i) {
-    const float u = a.data<float>()[i], v = b.data<float>()[i];
-    const float k = u / 0.005f;  // on the grid, within uint8's range less the zero point
-    ASSERT_NEAR(k, std::nearbyint(k), 1e-3) << i;
-    ASSERT_GE(std::nearbyint(k), -100) << i;
-    ASSERT_LE(std::nearbyint(k), 155) << i;
-    // The two convolutions round differently; a value may sit one step off.
-    ASSERT_NEAR(u, v, 0.005f * 1.001f) << i;
-    same += u == v;
-    clamped += std::nearbyint(k) == -100 || std::nearbyint(k) == 155;
+  // With a Relu between (a QAT export's Conv -> Relu -> Q -> DQ) the pair's
+  // low bound is raised to 0 and both fuse.
+  for (bool relu : {false, true}) {
+    SCOPED_TRACE(relu ? "with Relu" : "without");
+    ModelBuilder m(13);
+    m.input("x", DType::kFloat32, {1, 16, 6, 6});
+    Tensor w = Tensor::zeros(DType::kFloat32, {16, 16, 3, 3});
+    for (int64_t i = 0; i < w.numel(); ++i) w.data<float>()[i] = 0.05f * std::cos(static_cast<float>(i) * 1.3f);
+    m.initializer("w", w);
+    m.initializer("s", floats({}, {0.005f}));
+    m.initializer("z", tensor_of<uint8_t>(DType::kUInt8, {}, {100}));
+    m.node("Conv", {"x", "w"}, {"c"}, "conv").ints("pads", {1, 1, 1, 1});
+    if (relu) m.node("Relu", {"c"}, {"r"}, "relu");
+    m.node("QuantizeLinear", {relu ? "r" : "c", "s", "z"}, {"q"}, "q");
+    m.node("DequantizeLinear", {"q", "s", "z"}, {"y"}, "dq");
+    m.output("y");
+    Tensor x = Tensor::zeros(DType::kFloat32, {1, 16, 6, 6});
+    for (int64_t i = 0; i < x.numel(); ++i)
+      x.data<float>()[i] = 4.0f * std::sin(static_cast<float>(i) * 0.7f);  // off the grid: few midpoints
+    const std::string bytes = m.bytes();
+    auto model = Model::load_from_memory(bytes.data(), bytes.size(), "pair.onnx");
+    Session fused(model, {.device = Device::kCpu, .threads = 2});
+    Session apart(model, {.device = Device::kCpu, .threads = 2, .optimize = false});
+    Tensor a = fused.run({{"x", x}})[0], b = apart.run({{"x", x}})[0];
+    const std::string plan = fused.plan_report();
+    EXPECT_THAT(plan, HasSubstr("1 quantize pairs made one step"));
+    EXPECT_THAT(plan, HasSubstr(relu ? "Conv+Relu+QuantizeDequantize+QuantizeLinear"
+                                     : "Conv+QuantizeDequantize+QuantizeLinear"));
+    EXPECT_THAT(apart.plan_report(), AllOf(HasSubstr("QuantizeLinear"), HasSubstr("DequantizeLinear")));
+    int64_t same = 0, clamped = 0;
+    for (int64_t i = 0; i < a.numel(); ++i) {
+      const float u = a.data<float>()[i], v = b.data<float>()[i];
+      const float k = u / 0.005f;  // on the grid, within uint8's range less the zero point
+      ASSERT_NEAR(k, std::nearbyint(k), 1e-3) << i;
+      ASSERT_GE(std::nearbyint(k), relu ? 0 : -100) << i;
+      ASSERT_LE(std::nearbyint(k), 155) << i;
+      // The two convolutions round differently; a value may sit one step off.
+      ASSERT_NEAR(u, v, 0.005f * 1.001f) << i;
+      same += u == v;
+      clamped += std::nearbyint(k) == (relu ? 0 : -100) || std::nearbyint(k) == 155;
+    }
+    EXPECT_GT(same, a.numel() * 95 / 100);
+    EXPECT_GT(clamped, 0) << "the case should reach the 8-bit range's ends";
   }
-  EXPECT_GT(same, a.numel() * 95 / 100);
-  EXPECT_GT(clamped, 0) << "the case should reach the 8-bit range's ends";
 }
 
 // A QuantizeLinear whose scale is `s` (per tensor), loaded with fixed shapes
