@@ -128,6 +128,19 @@ void plan_memory(Plan& plan, bool share_slices) {
              (!ov.block || k + 1 == s.inputs.size() || iv.shape[1] % ov.block == 0);
       }
       if (!ok) continue;
+      // In a device's memory every slice must start where its kernels may
+      // read it: cuDNN refuses a misaligned pointer
+      // (CUDNN_STATUS_BAD_PARAM_MISALIGNED_POINTER), tensor cores want 16
+      // bytes; the device arena's blocks are kDeviceSliceAlign-aligned
+      // (assign_offsets), so each slice's offset in its block must be too.
+      if (plan.space[out] != 0) {
+        size_t at = 0;
+        for (int v : s.inputs) {
+          ok = ok && at % kDeviceSliceAlign == 0;
+          at += value_data_bytes(g.values[v]);
+        }
+        if (!ok) continue;
+      }
       size_t at = 0;
       for (int v : s.inputs) {
         root[v] = out;
@@ -171,7 +184,7 @@ void plan_memory(Plan& plan, bool share_slices) {
       owner.push_back(-static_cast<int>(i) - 1);
     }
     for (const Block& b : blocks) plan.spaces[sp].naive_bytes += (b.size + 63) / 64 * 64;
-    plan.spaces[sp].arena_bytes = assign_offsets(blocks);
+    plan.spaces[sp].arena_bytes = assign_offsets(blocks, sp == 0 ? 64 : kDeviceSliceAlign);
     for (size_t k = 0; k < blocks.size(); ++k) {
       if (owner[k] >= 0)
         plan.offset[owner[k]] = blocks[k].offset;

@@ -33,4 +33,8 @@ struct Block {
 };
 size_t assign_offsets(std::vector<Block>& blocks, size_t alignment = 64);
 
+// The alignment of values in a device's arena (and of Concat slices made in
+// place there): what cudaMalloc gives and cuDNN's strictest pointer rule.
+constexpr size_t kDeviceSliceAlign = 256;
+
 }  // namespace minirt

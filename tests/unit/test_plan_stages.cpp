@@ -127,6 +127,48 @@ TEST(PlanStages, MemoryPlanSharesViewsAndMakesJoinsInPlace) {
   EXPECT_FALSE(find_schema("Relu")->reads_shape_only);
 }
 
+// On a device, a Concat is made in place only where every slice starts on a
+// kDeviceSliceAlign boundary of its block (cuDNN refuses misaligned
+// pointers; issue 29): 4x3x3 floats (144 bytes) per input are not, 64x1x1
+// (256 bytes) are. The host has no such rule.
+TEST(PlanStages, ConcatSlicesInADevicesMemoryAreAligned) {
+  auto cpu = make_cpu_backend(1);
+  ThreadPool pool(1);
+  FakeDevice gpu({"Relu", "Sigmoid", "Concat", "Neg", "Reshape"});
+  for (int64_t channels : {4, 64}) {
+    SCOPED_TRACE(std::to_string(channels) + " channels");
+    const int64_t hw = channels == 4 ? 3 : 1;
+    ModelBuilder m(13);
+    m.input("x", DType::kFloat32, {1, channels, hw, hw});
+    m.node("Relu", {"x"}, {"a"}, "relu");
+    m.node("Sigmoid", {"x"}, {"b"}, "sigmoid");
+    m.node("Concat", {"a", "b"}, {"c"}, "concat").i("axis", 1);
+    m.node("Neg", {"c"}, {"y"}, "neg");
+    m.output("y");
+    auto model = load(m, "join.onnx");
+    Tensor x = testing::noise({1, channels, hw, hw}, 5);
+    for (bool on_device : {false, true}) {
+      SCOPED_TRACE(on_device ? "on the pretend GPU" : "on the host");
+      PlanOptions po{.optimize = true, .blocked_layout = false};
+      if (on_device) po.devices = {&gpu};
+      auto plan = make_plan(model->impl().graph, {&x}, *cpu, pool, po);
+      const Graph& g = plan->graph;
+      const int a = value_named(g, "a"), b = value_named(g, "b"), c = value_named(g, "c");
+      ASSERT_EQ(plan->space[c], on_device ? 1 : 0);
+      const bool aligned = channels * hw * hw * 4 % kDeviceSliceAlign == 0;
+      if (!on_device || aligned) {
+        EXPECT_EQ(plan->stats.concats_elided, 1);
+        EXPECT_EQ(plan->offset[b], plan->offset[a] + static_cast<size_t>(channels * hw * hw) * sizeof(float));
+      } else {
+        EXPECT_EQ(plan->stats.concats_elided, 0);
+      }
+      if (on_device) {
+        for (int v : {a, b, c}) EXPECT_EQ(plan->offset[v] % kDeviceSliceAlign, 0u) << g.values[v].name;
+      }
+    }
+  }
+}
+
 TEST(PlanStages, TheMemoryPlanIsAStageOfItsOwn) {
   // Conv -> Relu -> MaxPool -> Flatten without passes, then the memory stage again.
   auto model = chain();
