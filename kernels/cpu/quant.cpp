@@ -1,12 +1,14 @@
 // The quantization ops on the CPU: QuantizeLinear, DequantizeLinear,
-// DynamicQuantizeLinear, MatMulInteger and ConvInteger. These are the
-// portable reference of minirt's int8 semantics:
+// DynamicQuantizeLinear, and MatMulInteger and ConvInteger on the int8
+// product (gemm_int8.h: AVX512-VNNI, or its portable reference). The
+// semantics:
 //   quantize    y = saturate(round_half_even(x / scale) + zero_point)
 //   dequantize  y = float(int32(x) - zero_point) * scale
 //   integer ops sum (a - a_zero_point) * (b - b_zero_point) in int32.
 // Q and DQ see their tensor as [outer][mid][inner] around the scale's axis:
 // one scale per tensor, per `mid` (per axis), or per (outer, mid / block,
 // inner) (blocked).
+#include "kernels/cpu/gemm_int8.h"
 #include "kernels/cpu/registry.h"
 #include "runtime/ops/conv.h"
 #include "runtime/ops/linalg.h"
@@ -206,76 +208,90 @@ class DynamicQuantizeKernel final : public Kernel {
   int64_t count_;
 };
 
-// An int8 or uint8 element as int32.
-inline int32_t widen(const void* p, int64_t i, bool is_signed) {
-  return is_signed ? static_cast<const int8_t*>(p)[i] : static_cast<const uint8_t*>(p)[i];
-}
-
-// Zero point i of a scalar-or-vector zero-point input (null: 0).
+// Zero point i of a scalar-or-vector zero-point input (null: 0), widened.
 inline int32_t zero_at(const void* zp, int64_t count, int64_t i, bool is_signed) {
   if (!zp) return 0;
-  return widen(zp, count == 1 ? 0 : i, is_signed);
+  const int64_t at = count == 1 ? 0 : i;
+  return is_signed ? static_cast<const int8_t*>(zp)[at] : static_cast<const uint8_t*>(zp)[at];
 }
 
-// MatMulInteger: per product, B (less its zero points) widened to int32 in
-// the workspace once, then each row of A adds its scaled rows of B.
+// Workspace carved in 64-byte aligned pieces.
+class Carver {
+ public:
+  explicit Carver(void* base) : at_(static_cast<char*>(base)) {}
+  template <typename T>
+  T* take(int64_t count) {
+    T* p = reinterpret_cast<T*>(at_);
+    at_ += (static_cast<size_t>(count) * sizeof(T) + 63) / 64 * 64;
+    return p;
+  }
+  static size_t bytes(int64_t count, size_t size) { return (static_cast<size_t>(count) * size + 63) / 64 * 64; }
+
+ private:
+  char* at_;
+};
+
+// MatMulInteger on the int8 product (gemm_int8.h): A's rows as P (uint8
+// flipped to int8), B's columns as Q's panels (int8 flipped to uint8), the
+// zero points and flips taken out with row and column sums.
 class MatMulIntegerKernel final : public Kernel {
  public:
-  MatMulIntegerKernel(const Graph& g, const Node& n, int threads)
+  MatMulIntegerKernel(const Graph& g, const Node& n, int)
       : geo_(matmul_geometry(in_shape(g, n, 0), in_shape(g, n, 1))),
         a_signed_(in_dtype(g, n, 0) == DType::kInt8),
         b_signed_(in_dtype(g, n, 1) == DType::kInt8),
         za_count_(n.input(2) >= 0 ? shape_numel(in_shape(g, n, 2)) : 0),
-        zb_count_(n.input(3) >= 0 ? shape_numel(in_shape(g, n, 3)) : 0) {}
+        zb_count_(n.input(3) >= 0 ? shape_numel(in_shape(g, n, 3)) : 0),
+        isa_(int8_isa()) {}
+  std::string describe() const override { return std::string("int8 product, ") + int8_isa_name(isa_); }
+  size_t workspace_bytes() const override {
+    const int64_t kp = int8_quads(geo_.k) * 4;
+    return Carver::bytes(geo_.a_mats * geo_.m * kp, 1) + Carver::bytes(geo_.a_mats * geo_.m, 4) +
+           Carver::bytes(geo_.b_mats * int8_q_bytes(geo_.k, geo_.n), 1) + Carver::bytes(geo_.b_mats * geo_.n, 4) +
+           Carver::bytes(geo_.m, 4) + Carver::bytes(geo_.n, 4);
+  }
   // args.inputs holds one pointer per input the node lists (fewer than 4
   // when trailing zero points are left out).
-  size_t workspace_bytes() const override {
-    return static_cast<size_t>(geo_.b_mats * geo_.k * geo_.n) * sizeof(int32_t);
-  }
   void run(const KernelArgs& args) override {
-    const int64_t m = geo_.m, k = geo_.k, n = geo_.n;
-    const void* a = args.inputs[0];
-    const void* b = args.inputs[1];
-    const void* za = za_count_ ? args.inputs[2] : nullptr;
-    const void* zb = zb_count_ ? args.inputs[3] : nullptr;
-    int32_t* bw = static_cast<int32_t*>(args.workspace);
-    for (int64_t mat = 0; mat < geo_.b_mats; ++mat)
-      for (int64_t r = 0; r < k; ++r)
-        for (int64_t c = 0; c < n; ++c) {
-          const int64_t i = (mat * k + r) * n + c;
-          bw[i] = widen(b, i, b_signed_) - zero_at(zb, zb_count_, c, b_signed_);
-        }
+    const int64_t m = geo_.m, k = geo_.k, n = geo_.n, kp = int8_quads(k) * 4, qb = int8_q_bytes(k, n);
+    const uint8_t* a = static_cast<const uint8_t*>(args.inputs[0]);
+    const uint8_t* b = static_cast<const uint8_t*>(args.inputs[1]);
+    Carver ws(args.workspace);
+    int8_t* pbuf = ws.take<int8_t>(geo_.a_mats * m * kp);
+    int32_t* rowsum = ws.take<int32_t>(geo_.a_mats * m);
+    uint8_t* qbuf = ws.take<uint8_t>(geo_.b_mats * qb);
+    int32_t* colsum = ws.take<int32_t>(geo_.b_mats * n);
+    int32_t* za = ws.take<int32_t>(m);
+    int32_t* zb = ws.take<int32_t>(n);
+    const void* zap = za_count_ ? args.inputs[2] : nullptr;
+    const void* zbp = zb_count_ ? args.inputs[3] : nullptr;
+    for (int64_t r = 0; r < m; ++r) za[r] = zero_at(zap, za_count_, r, a_signed_);
+    for (int64_t j = 0; j < n; ++j) zb[j] = zero_at(zbp, zb_count_, j, b_signed_);
+    const uint8_t fa = a_signed_ ? 0 : 0x80, fb = b_signed_ ? 0x80 : 0;
+    for (int64_t i = 0; i < geo_.a_mats; ++i)
+      int8_pack_p(a + i * m * k, k, k, m, fa, pbuf + i * m * kp, rowsum + i * m);
+    for (int64_t i = 0; i < geo_.b_mats; ++i) int8_pack_q(b + i * k * n, n, 1, k, n, fb, qbuf + i * qb, colsum + i * n);
     int32_t* y = static_cast<int32_t*>(args.outputs[0]);
-    args.pool->parallel_for(
-        geo_.count() * m,
-        [&](int64_t r0, int64_t r1) {
-          for (int64_t r = r0; r < r1; ++r) {
-            const int64_t e = r / m, row = r % m;
-            const auto [ia, ib] = geo_.operands(e);
-            const int32_t z = zero_at(za, za_count_, row, a_signed_);
-            int32_t* out = y + r * n;
-            std::fill(out, out + n, 0);
-            const int32_t* bm = bw + ib * k * n;
-            for (int64_t j = 0; j < k; ++j) {
-              const int32_t av = widen(a, (ia * m + row) * k + j, a_signed_) - z;
-              if (!av) continue;
-              const int32_t* br = bm + j * n;
-              for (int64_t c = 0; c < n; ++c) out[c] += av * br[c];
-            }
-          }
-        },
-        std::max<int64_t>(1, kGrain / std::max<int64_t>(n * k, 1)));
+    for (int64_t e = 0; e < geo_.count(); ++e) {
+      const auto [ia, ib] = geo_.operands(e);
+      int32_t* c = y + e * m * n;
+      int8_gemm(isa_, pbuf + ia * m * kp, kp, m, kp / 4, qbuf + ib * qb, n, c, n, args.pool);
+      int8_unshift(c, n, m, n, k, rowsum + ia * m, colsum + ib * n, za, 1, a_signed_ ? 0 : 128, zb, 1,
+                   b_signed_ ? 128 : 0);
+    }
   }
 
  private:
   MatMulGeometry geo_;
   bool a_signed_, b_signed_;
   int64_t za_count_, zb_count_;
+  Int8Isa isa_;
 };
 
-// ConvInteger: a direct convolution in int32 over up to three spatial axes
-// (fewer are padded with axes of length 1). Padding contributes nothing:
-// padded input equals its zero point.
+// ConvInteger on the int8 product: per image and group, the weights' rows
+// as P and the input's columns (im2col: one column per output pixel, padding
+// at the input's zero point so it adds nothing) as Q; up to three spatial
+// axes (fewer are padded with axes of length 1).
 class ConvIntegerKernel final : public Kernel {
  public:
   ConvIntegerKernel(const Graph& g, const Node& n, int)
@@ -283,7 +299,8 @@ class ConvIntegerKernel final : public Kernel {
         x_signed_(in_dtype(g, n, 0) == DType::kInt8),
         w_signed_(in_dtype(g, n, 1) == DType::kInt8),
         has_zx_(n.input(2) >= 0),
-        zw_count_(n.input(3) >= 0 ? shape_numel(in_shape(g, n, 3)) : 0) {
+        zw_count_(n.input(3) >= 0 ? shape_numel(in_shape(g, n, 3)) : 0),
+        isa_(int8_isa()) {
     const Shape& x = in_shape(g, n, 0);
     const Shape& w = in_shape(g, n, 1);
     const Shape& y = out_shape(g, n, 0);
@@ -300,56 +317,95 @@ class ConvIntegerKernel final : public Kernel {
       d_[i] = has ? a_.dilations[i] : 1;
       p_[i] = has ? a_.pads[i] : 0;
     }
+    taps_ = k_[0] * k_[1] * k_[2];
+    pixels_ = out_[0] * out_[1] * out_[2];
+    kdim_ = cin_ / a_.group * taps_;
+  }
+  std::string describe() const override { return std::string("int8 product, ") + int8_isa_name(isa_); }
+  size_t workspace_bytes() const override {
+    const int64_t cout_g = cout_ / a_.group;
+    return Carver::bytes(cout_g * int8_quads(kdim_) * 4, 1) + Carver::bytes(cout_g, 4) * 2 +
+           Carver::bytes(kdim_ * pixels_, 1) + Carver::bytes(int8_q_bytes(kdim_, pixels_), 1) +
+           Carver::bytes(pixels_, 4);
   }
   void run(const KernelArgs& args) override {
-    const void* x = args.inputs[0];
-    const void* w = args.inputs[1];
+    const uint8_t* x = static_cast<const uint8_t*>(args.inputs[0]);
+    const uint8_t* w = static_cast<const uint8_t*>(args.inputs[1]);
     const int32_t zx = has_zx_ ? zero_at(args.inputs[2], 1, 0, x_signed_) : 0;
-    const void* zw = zw_count_ ? args.inputs[3] : nullptr;
+    const void* zwp = zw_count_ ? args.inputs[3] : nullptr;
     int32_t* y = static_cast<int32_t*>(args.outputs[0]);
-    const int64_t group = a_.group, cin_g = cin_ / group, cout_g = cout_ / group;
-    const int64_t in_plane = in_[0] * in_[1] * in_[2], out_plane = out_[0] * out_[1] * out_[2];
-    const int64_t taps = k_[0] * k_[1] * k_[2];
-    args.pool->parallel_for(batch_ * cout_, [&](int64_t r0, int64_t r1) {
-      for (int64_t r = r0; r < r1; ++r) {
-        const int64_t b = r / cout_, oc = r % cout_, gi = oc / cout_g;
-        const int32_t z = zero_at(zw, zw_count_, oc, w_signed_);
-        int32_t* out = y + r * out_plane;
-        for (int64_t o0 = 0; o0 < out_[0]; ++o0)
-          for (int64_t o1 = 0; o1 < out_[1]; ++o1)
-            for (int64_t o2 = 0; o2 < out_[2]; ++o2) {
-              int32_t acc = 0;
-              for (int64_t ic = 0; ic < cin_g; ++ic) {
-                const int64_t xc = (b * cin_ + gi * cin_g + ic) * in_plane;
-                const int64_t wc = (oc * cin_g + ic) * taps;
-                for (int64_t k0 = 0; k0 < k_[0]; ++k0) {
-                  const int64_t i0 = o0 * s_[0] - p_[0] + k0 * d_[0];
-                  if (i0 < 0 || i0 >= in_[0]) continue;
-                  for (int64_t k1 = 0; k1 < k_[1]; ++k1) {
-                    const int64_t i1 = o1 * s_[1] - p_[1] + k1 * d_[1];
-                    if (i1 < 0 || i1 >= in_[1]) continue;
-                    for (int64_t k2 = 0; k2 < k_[2]; ++k2) {
-                      const int64_t i2 = o2 * s_[2] - p_[2] + k2 * d_[2];
-                      if (i2 < 0 || i2 >= in_[2]) continue;
-                      const int32_t xv = widen(x, xc + (i0 * in_[1] + i1) * in_[2] + i2, x_signed_) - zx;
-                      const int32_t wv = widen(w, wc + (k0 * k_[1] + k1) * k_[2] + k2, w_signed_) - z;
-                      acc += xv * wv;
-                    }
-                  }
-                }
-              }
-              out[(o0 * out_[1] + o1) * out_[2] + o2] = acc;
-            }
+    const int64_t group = a_.group, cin_g = cin_ / group, cout_g = cout_ / group, kp = int8_quads(kdim_) * 4;
+    const int64_t in_plane = in_[0] * in_[1] * in_[2];
+    Carver ws(args.workspace);
+    int8_t* pbuf = ws.take<int8_t>(cout_g * kp);
+    int32_t* rowsum = ws.take<int32_t>(cout_g);
+    int32_t* zw = ws.take<int32_t>(cout_g);
+    uint8_t* cols = ws.take<uint8_t>(kdim_ * pixels_);
+    uint8_t* qbuf = ws.take<uint8_t>(int8_q_bytes(kdim_, pixels_));
+    int32_t* colsum = ws.take<int32_t>(pixels_);
+    // Padding holds the raw zero point, so (x - zx) is 0 there.
+    const uint8_t pad = static_cast<uint8_t>(zx);
+    for (int64_t gi = 0; gi < group; ++gi) {
+      int8_pack_p(w + gi * cout_g * kdim_, kdim_, kdim_, cout_g, w_signed_ ? 0 : 0x80, pbuf, rowsum);
+      for (int64_t oc = 0; oc < cout_g; ++oc) zw[oc] = zero_at(zwp, zw_count_, gi * cout_g + oc, w_signed_);
+      for (int64_t b = 0; b < batch_; ++b) {
+        const uint8_t* xg = x + (b * cin_ + gi * cin_g) * in_plane;
+        args.pool->parallel_for(cin_g, [&](int64_t c0, int64_t c1) {
+          for (int64_t ic = c0; ic < c1; ++ic) im2col(xg + ic * in_plane, cols + ic * taps_ * pixels_, pad);
+        });
+        int8_pack_q(cols, pixels_, 1, kdim_, pixels_, x_signed_ ? 0x80 : 0, qbuf, colsum, args.pool);
+        int32_t* c = y + (b * cout_ + gi * cout_g) * pixels_;
+        int8_gemm(isa_, pbuf, kp, cout_g, kp / 4, qbuf, pixels_, c, pixels_, args.pool);
+        int8_unshift(c, pixels_, cout_g, pixels_, kdim_, rowsum, colsum, zw, 1, w_signed_ ? 0 : 128, &zx, 0,
+                     x_signed_ ? 128 : 0);
       }
-    });
+    }
   }
 
  private:
+  // One input channel's taps x output pixels. Along the last axis the
+  // output positions whose input lies inside form one run (copied; strided
+  // when the stride is), the rest are padding.
+  void im2col(const uint8_t* x, uint8_t* out, uint8_t pad) const {
+    for (int64_t k0 = 0; k0 < k_[0]; ++k0)
+      for (int64_t k1 = 0; k1 < k_[1]; ++k1)
+        for (int64_t k2 = 0; k2 < k_[2]; ++k2) {
+          uint8_t* row = out + ((k0 * k_[1] + k1) * k_[2] + k2) * pixels_;
+          // o2 with 0 <= o2 * s - p + k2 * d < in: [lo, hi).
+          const int64_t off = k2 * d_[2] - p_[2];
+          int64_t lo = off >= 0 ? 0 : (-off + s_[2] - 1) / s_[2];
+          int64_t hi = in_[2] - off <= 0 ? 0 : (in_[2] - off + s_[2] - 1) / s_[2];
+          hi = std::min(hi, out_[2]);
+          lo = std::min(lo, hi);
+          for (int64_t o0 = 0; o0 < out_[0]; ++o0) {
+            const int64_t i0 = o0 * s_[0] - p_[0] + k0 * d_[0];
+            for (int64_t o1 = 0; o1 < out_[1]; ++o1) {
+              const int64_t i1 = o1 * s_[1] - p_[1] + k1 * d_[1];
+              uint8_t* r = row + (o0 * out_[1] + o1) * out_[2];
+              if (i0 < 0 || i0 >= in_[0] || i1 < 0 || i1 >= in_[1]) {
+                for (int64_t o2 = 0; o2 < out_[2]; ++o2) r[o2] = pad;
+                continue;
+              }
+              // Plain loops: the runs are short (7 to 112), where a call costs more than the copy.
+              const uint8_t* src = x + (i0 * in_[1] + i1) * in_[2] + off;
+              for (int64_t o2 = 0; o2 < lo; ++o2) r[o2] = pad;
+              if (s_[2] == 1) {
+                for (int64_t o2 = lo; o2 < hi; ++o2) r[o2] = src[o2];
+              } else {
+                for (int64_t o2 = lo; o2 < hi; ++o2) r[o2] = src[o2 * s_[2]];
+              }
+              for (int64_t o2 = hi; o2 < out_[2]; ++o2) r[o2] = pad;
+            }
+          }
+        }
+  }
+
   ConvAttrs a_;
   bool x_signed_, w_signed_;
   bool has_zx_;
   int64_t zw_count_;
-  int64_t batch_ = 1, cin_ = 1, cout_ = 1;
+  Int8Isa isa_;
+  int64_t batch_ = 1, cin_ = 1, cout_ = 1, taps_ = 1, pixels_ = 1, kdim_ = 1;
   int64_t in_[3], out_[3], k_[3], s_[3], d_[3], p_[3];
 };
 

@@ -1829,6 +1829,13 @@ def quant_op_cases():
                        consts=[u8(4, 3, 3, 3), np.uint8(100), np.uint8(127)], pads=[1, 1, 1, 1], strides=[2, 2]))
     out.append(op_case("convinteger_1d_i8", "ConvInteger", [i8(2, 4, 11)], opset=10,
                        consts=[i8(6, 4, 3)], dilations=[2]))
+    out.append(op_case("convinteger_groups_s2_pads", "ConvInteger", [u8(2, 6, 9, 10)], opset=10,
+                       consts=[u8(4, 3, 3, 3), np.uint8(3), np.uint8(250)], group=2, strides=[2, 2],
+                       pads=[1, 0, 2, 1]))
+    out.append(op_case("convinteger_3d_k2", "ConvInteger", [u8(1, 2, 4, 5, 6)], opset=10,
+                       consts=[u8(3, 2, 2, 2, 2), np.uint8(77)]))
+    out.append(op_case("matmulinteger_s8_s8_k70", "MatMulInteger", [i8(5, 70)], opset=10,
+                       consts=[i8(70, 33), np.int8(-9), np.int8(4)]))
 
     # onnxruntime's com.microsoft quantized ops (its contrib-op semantics).
     def contrib(name, op, data, params, n_out=1, out_types=None, **attrs):
