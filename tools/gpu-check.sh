@@ -1,36 +1,54 @@
 #!/usr/bin/env bash
 # The GPU check: on a machine with an NVIDIA GPU, from the repository root,
 #
-#   tools/gpu-check.sh OUTDIR
+#   tools/gpu-check.sh [--full] OUTDIR
 #
 # uses the build carried from another machine (.gpu-carry/, made there by
 # tools/gpu-carry.sh; or MINIRT_CHECK_BUILD=DIR for a build folder with
 # bin/ and lib/), or builds one when that cannot run here and CMake,
-# protobuf, Eigen and GoogleTest are installed; then
+# protobuf, Eigen and GoogleTest are installed; then, the newest GPU code
+# first (a first contact may get no further), the long runs after:
 #   1. minirt-doctor (text and --json): the stack and the decision;
-#   2. minirt_gpu_tests in three processes: the op tests (GpuOps.*, every
-#      GPU op against the CPU kernels) first, then the other suites, then
-#      CPU-vs-GPU parity of every model (GpuModels.*: the generated ones,
-#      made here by minirt-make-models, and the shared ones carried in
-#      .gpu-carry/models); per-test times from GoogleTest's own lines (the
-#      slowest and every failure in results.md); when a process dies
-#      mid-suite (crash, hang), the test it was in is counted failed and the
-#      tests it did not reach rerun one per process, as far as the budget goes;
-#   2b. the op-case table (tests/op_cases/, carried as .gpu-carry/op_cases.tar.gz
+#   2. the models, made here by minirt-make-models (all of them, about a
+#      second), and the shared ones carried in .gpu-carry/models;
+#   3. the first contact, within about the first 150 s:
+#      a. minirt_gpu_tests on the newest GPU code in one process: the GpuOps
+#         tests whose names match MINIRT_CHECK_FIRST_TESTS (an extended
+#         regular expression over SUITE.NAME; by default the Conv2D and Gemm
+#         tests, the tf32, fp16 and bf16 math, the timed chain and any test
+#         of step times or of the copies to and from the device);
+#      b. runmodel --compare cpu,cuda,cuda:fp16,cuda:tf32,cuda:bf16 on ResNet-50 (few
+#         iterations): each math mode on a whole model against the CPU;
+#      c. runmodel --print-plan --profile on ResNet-50: the per-op device
+#         time (CUDA events per step);
+#   4. the long suites of minirt_gpu_tests, one process each: the rest of
+#      GpuOps (every GPU op against the CPU kernels), the other suites, then
+#      CPU-vs-GPU parity of every model (GpuModels.*); per-test times from
+#      GoogleTest's own lines (the slowest and every failure in results.md);
+#      when a process dies mid-suite (crash, hang), the test it was in is
+#      counted failed and the tests it did not reach rerun one per process,
+#      as far as the budget goes, until two reruns in a row die too: then
+#      the rest of that process's tests are reported as not run and the
+#      check goes on with the next stage;
+#   5. the op-case table (tests/op_cases/, carried as .gpu-carry/op_cases.tar.gz
 #      or MINIRT_CHECK_OP_CASES) on the GPU against the CPU with
 #      minirt-conformance --device cuda --reference cpu (at most 100 s; cases
 #      whose nodes fell back to the CPU are listed apart, by reason);
-#   3. convprof on the GPU: every cuDNN algorithm of every convolution of
+#   6. convprof on the GPU: every cuDNN algorithm of every convolution of
 #      ResNet-50 (fp32 and tf32), one run each giving the JSON (summarized in
 #      results.md) and the SVG, and runmodel --tune exhaustive then cached on
 #      one algorithm cache (the second must measure nothing);
-#   4. a benchmark of ResNet-50 and MobileNetV2 at batch 1 and 32 with
-#      runmodel --device cuda (fp32 and tf32) and a --compare of the CPU with
-#      cuda under fp32, tf32, fp16 and bf16 (parity and latency), against PyTorch eager with
+#   7. a benchmark of ResNet-50 and MobileNetV2 at batch 1 and 32 with
+#      runmodel --device cuda (fp32 and tf32), MobileNetV2's --profile and
+#      its --compare of the CPU with cuda under fp32, tf32, fp16 and bf16
+#      (ResNet-50's was the first contact's), against PyTorch eager with
 #      torch.backends.cudnn.benchmark=True on the same architectures with
 #      random weights (tools/gpu_bench_torch.py; torchvision's models when
-#      torchvision is installed, the script's own definitions otherwise),
-#      and runmodel --profile's per-op device time (CUDA events per step);
+#      torchvision is installed, the script's own definitions otherwise);
+#   8. with --full only, the fallback demo (tools/fallback-demo.sh): the
+#      machine's own stack and the broken ones replayed with fake libraries.
+#      Those need no GPU (the demo runs them on any machine), so a first
+#      contact spends no device time on them;
 # and writes into OUTDIR at most 8 files, as the GPU machine returns no more
 # (`tools/gpu-check.sh --outputs` lists them): results.md (date, GPU,
 # driver, library versions, the doctor's decision, test and parity results,
@@ -41,14 +59,29 @@
 # /opt/torch/.venv/bin/python, else python3) are put on LD_LIBRARY_PATH and
 # MINIRT_CUDA_PATH.
 #
-# Time: the whole run keeps to MINIRT_CHECK_BUDGET seconds (default 420, so
-# that a second run fits in the device tool's 15 minutes and one run stays
-# far from its 600 s limit per command: give the command timeout_s 600).
-# Every command runs under its own timeout, capped by what is left of the
-# budget less MINIRT_CHECK_RESERVE seconds (default 30) kept for writing the
-# results; a stage that would start with less than 10 s of that left is
-# skipped and says so. The quick probes before the stages (nvidia-smi, ldd,
-# the doctor) get at least 5 s each even when the budget is spent.
+# Time: the whole run keeps to MINIRT_CHECK_BUDGET seconds: by default 300
+# (a first contact), 420 with --full. Every command runs under its own
+# timeout, capped by what is left of the budget less MINIRT_CHECK_RESERVE
+# seconds (default 30) kept for writing the results; a stage that would
+# start with less than 10 s of that left is skipped and says so, so the
+# budget decides how far down the list above a run gets. The quick probes
+# before the stages (nvidia-smi, ldd, the doctor) get at least 5 s each
+# even when the budget is spent.
+#
+# What fits in the device tool's 15 minutes (900 s of device time: every
+# machine start, idle wait and run together; at most 600 s per command, so
+# give the command timeout_s 600): a cold start costs a minute or more (two
+# at worst here), a run takes its budget and some seconds, and a machine is
+# not started with less than 4 minutes left.
+#   - a first contact: start + 300 s, 6 to 7 minutes;
+#   - then a second run of at most 300 s on the machine while it is still
+#     warm (reading the first results, it idles, and that counts): 12 to 13
+#     minutes in all; a --full (420 s) second run does not fit reliably;
+#   - or, the machine given back after the first contact, a second cold
+#     start and a run of at most 240 s (MINIRT_CHECK_BUDGET=240);
+#   - a --full run alone: start + 420 s, 8 to 9 minutes, then at most a
+#     short rerun on the warm machine (MINIRT_CHECK_BUDGET=180, say);
+#   - never two --full runs: 840 s and a start are past 900 s.
 #
 # Results as they arrive: results.md gets each section when its stage ends,
 # and OUTDIR's copies of the logs and logs.tar.gz are refreshed after each
@@ -61,8 +94,10 @@
 #
 # Exit status: 0 everything ran and passed; 1 bad command line; 2 no usable
 # GPU (results.md says why); 3 no build that runs here; 4 GPU tests, parity
-# or an op case on the GPU failed; 5 the benchmark failed; 128+N stopped by
-# signal N (results.md says during which stage).
+# (GpuModels, or the first contact's --compare) or an op case on the GPU
+# failed, or GPU tests were not run; 5 a benchmark run, or the first
+# contact's --compare or --profile, failed to run; 128+N stopped by signal
+# N (results.md says during which stage).
 set -uo pipefail
 
 # Every file the check may write into OUTDIR (a test holds this to 8).
@@ -71,11 +106,18 @@ if [ "${1:-}" = "--outputs" ] && [ $# -eq 1 ]; then
   printf '%s\n' "${outputs[@]}"
   exit 0
 fi
+# --full: the 420 s run (the fallback demo included); without it a first
+# contact's 300 s.
+full=0
+if [ "${1:-}" = "--full" ]; then
+  full=1
+  shift
+fi
 if [ $# -ne 1 ] || [ "${1:0:1}" = "-" ]; then
-  echo "usage: tools/gpu-check.sh OUTDIR   (or --outputs: the files it may write there)" >&2
+  echo "usage: tools/gpu-check.sh [--full] OUTDIR   (or --outputs: the files it may write there)" >&2
   exit 1
 fi
-budget=${MINIRT_CHECK_BUDGET:-420}
+if [ $full -eq 1 ]; then budget=${MINIRT_CHECK_BUDGET:-420}; else budget=${MINIRT_CHECK_BUDGET:-300}; fi
 reserve=${MINIRT_CHECK_RESERVE:-30}
 for v in "$budget" "$reserve"; do
   case $v in '' | *[!0-9]*)
@@ -241,7 +283,7 @@ fi
   echo "| driver | ${driver:-unknown} |"
   echo "| Python for the NVIDIA wheels and PyTorch | ${py:-none} |"
   echo "| library folders added | ${libdirs[*]:-none} |"
-  echo "| time budget | $budget s (MINIRT_CHECK_BUDGET), the last $reserve s kept for the results |"
+  echo "| time budget | $budget s ($([ $full -eq 1 ] && echo "--full" || echo "a first contact; --full: 420 s")$([ -n "${MINIRT_CHECK_BUDGET:-}" ] && echo ", MINIRT_CHECK_BUDGET")), the last $reserve s kept for the results |"
 } >"$results"
 snapshot
 
@@ -363,16 +405,29 @@ if [ $doctor_rc -ne 0 ]; then
 fi
 snapshot
 
-# ---------------------------------------------------------------- 2. tests and parity
+# ---------------------------------------------------------------- 2. the models
+# All of them at once: about a second, and the first contact needs ResNet-50.
+models=$work/models
+stage "generating models" 60 "$logs/make-models.log" "$bin/minirt-make-models" --out "$models" ||
+  note "minirt-make-models failed (see logs/make-models.log)"
+model_path=$models
+if [ -d "$build/models" ] && ls "$build"/models/*.onnx >/dev/null 2>&1; then model_path+=":$build/models"; fi
+if [ -d "$root/../shared/models" ]; then model_path+=":$root/../shared/models"; fi
+export MINIRT_GPU_TEST_MODELS=$model_path
+
+# ---------------------------------------------------------------- the GPU tests' machinery
 # A few processes, not one per test (each process probes the stack and maps
-# about 1 GB of libraries): the op tests first (the most to learn from a
-# first contact), then the other suites, the model parity (long) last, so a
-# budget running out costs those. GoogleTest's own lines give each test's
+# about 1 GB of libraries): the newest GPU code first (the most to learn
+# from a first contact), the rest of the op tests and the other suites
+# after the first contact's runmodel runs, the model parity (long) last, so
+# a budget running out costs those. GoogleTest's own lines give each test's
 # result and time (its JSON, kept in logs.tar.gz, is not written when a
 # process dies, the lines are).
 : >"$logs/gpu-tests.log"
 : >"$logs/gpu-test-times.txt"   # "MS ms NAME RESULT", one line per test, in run order
 tests_rc=0
+bench_ok=1
+: >"$logs/bench.log"
 listing=$(bounded 60 "$bin/minirt_gpu_tests" --gtest_list_tests 2>>"$logs/gpu-tests.log")
 # (DISABLED_ tests are listed but never run.)
 names=$(awk '/^[^ ]/ {suite = ($1 ~ /\.$/ && $1 !~ /^DISABLED_/) ? $1 : ""}
@@ -380,6 +435,11 @@ names=$(awk '/^[^ ]/ {suite = ($1 ~ /\.$/ && $1 !~ /^DISABLED_/) ? $1 : ""}
 [ -n "$names" ] || { note "minirt_gpu_tests lists no tests"; tests_rc=1; }
 suites=$(awk -F. '!seen[$1]++ {print $1}' <<<"$names")
 other_filter=$(grep -vxE "GpuOps|GpuModels" <<<"$suites" | sed 's/$/.*/' | paste -sd: -)
+# The first contact's tests: the newest GPU code (the math modes, the timed
+# chain, step times, the device copies) and the two main ops.
+first_re=${MINIRT_CHECK_FIRST_TESTS:-'^GpuOps\.(Conv2D|Gemm|(Tf32|Fp16|Bf16)Math[A-Za-z0-9_]*|[A-Za-z0-9_]*(Timed|StepTime|CopyTo|CopyFrom|ToDevice|FromDevice)[A-Za-z0-9_]*)$'}
+first_tests=$(grep -E '^GpuOps\.' <<<"$names" | grep -E -- "$first_re")
+rest_ops=$(grep -E '^GpuOps\.' <<<"$names" | grep -vxF -f <(printf '%s\n' "$first_tests" | grep .))
 
 # Results of one process's log: "MS ms NAME RESULT" lines for the tests it
 # ended, and the test it was in when it stopped (if any) on the last line as
@@ -397,16 +457,28 @@ parse_gtest() {
     END { if (running != "") print "RUNNING " running }' "$1"
 }
 
+# The tests of the listing that FILTER selects (SUITE.* or whole names,
+# joined by ':'), in the listing's order.
+selected() {
+  awk -v f="$1" 'BEGIN {n = split(f, p, ":"); for (i = 1; i <= n; ++i) sub(/\*$/, "", p[i])}
+    {for (i = 1; i <= n; ++i) if ((substr(p[i], length(p[i])) == "." && index($0, p[i]) == 1) || $0 == p[i]) {print; next}}' \
+    <<<"$names"
+}
+
 # run_tests LABEL SECONDS FILTER RERUN_SECONDS: one process (SECONDS at most)
 # for the tests FILTER selects; if it stops before ending them all, the test
 # it was in is counted failed and the others rerun one per process
-# (RERUN_SECONDS each; none when empty), while the budget allows.
+# (RERUN_SECONDS each; none when empty), while the budget allows and until
+# two reruns in a row die too (a fault that hits every test): the tests
+# after those are then reported as not run. Sets tests_last_rc to the
+# process's exit status.
 run_tests() {
   local label=$1 limit=$2 filter=$3 rc parsed want missing culprit why t
   local safe=${label//[^A-Za-z0-9_.-]/_}
   stage "GPU tests $label" "$limit" "$work/tests.log" "$bin/minirt_gpu_tests" --gtest_filter="$filter" \
     --gtest_color=no --gtest_output="json:$logs/gtest-$safe.json"
   rc=$?
+  tests_last_rc=$rc
   { echo "=== $label: exit $rc"; cat "$work/tests.log"; } >>"$logs/gpu-tests.log"
   parsed=$(parse_gtest "$work/tests.log")
   grep -v "^RUNNING " <<<"$parsed" | grep . >>"$logs/gpu-test-times.txt"
@@ -421,17 +493,14 @@ run_tests() {
   [ $rc -ne 0 ] && tests_rc=1
   if [ $rc -eq 254 ]; then
     # Every test FILTER selects, not run.
-    want=$(awk -v f="$filter" 'BEGIN {n = split(f, p, ":"); for (i = 1; i <= n; ++i) sub(/\*$/, "", p[i])}
-      {for (i = 1; i <= n; ++i) if ((substr(p[i], length(p[i])) == "." && index($0, p[i]) == 1) || $0 == p[i]) {print; next}}' <<<"$names")
+    want=$(selected "$filter")
     for t in $want; do echo "- ms $t not-run" >>"$logs/gpu-test-times.txt"; done
     return
   fi
   [ -n "$culprit" ] && echo "- ms $culprit failed: $why" >>"$logs/gpu-test-times.txt"
   # The tests of FILTER that neither ended nor were running: one process each.
-  missing=$(awk -v f="$filter" 'BEGIN {n = split(f, p, ":"); for (i = 1; i <= n; ++i) sub(/\*$/, "", p[i])}
-      FILENAME == ARGV[1] {done[$3] = 1; next}
-      {for (i = 1; i <= n; ++i) if ((substr(p[i], length(p[i])) == "." && index($0, p[i]) == 1) || $0 == p[i]) {if (!($0 in done)) print; next}}' \
-    "$logs/gpu-test-times.txt" <(printf '%s\n' "$names"))
+  missing=$(awk 'FILENAME == ARGV[1] {done[$3] = 1; next} !($0 in done)' \
+    "$logs/gpu-test-times.txt" <(selected "$filter"))
   if [ -z "$missing" ]; then
     [ -z "$culprit" ] && [ $rc -gt 1 ] && note "GPU tests $label: $why after all its tests had ended"
     return
@@ -442,16 +511,28 @@ run_tests() {
     return
   fi
   note "GPU tests $label: $why${culprit:+ in $culprit}; the $(wc -w <<<"$missing") tests it did not reach rerun one per process"
-  local unrun=0
+  local unrun=0 died=0 abandoned=0
   for t in $missing; do
+    if [ $died -ge 2 ]; then
+      echo "- ms $t not-run" >>"$logs/gpu-test-times.txt"
+      abandoned=$((abandoned + 1))
+      continue
+    fi
     if [ $(($(left) - reserve)) -lt 10 ]; then
       echo "- ms $t not-run" >>"$logs/gpu-test-times.txt"
       unrun=$((unrun + 1))
       continue
     fi
     run_tests "$t" "$4" "$t" ""
+    case $tests_last_rc in
+      0 | 1 | 254) died=0 ;;
+      *) died=$((died + 1)) ;;  # a crash or a hang again
+    esac
   done
+  [ $abandoned -gt 0 ] &&
+    note "GPU tests $label: two reruns in a row died too; the $abandoned tests after them not run (at most two reruns in a row after a crash or hang)"
   [ $unrun -gt 0 ] && note "GPU tests $label: $unrun tests not rerun, the budget was spent"
+  tests_last_rc=$rc
 }
 
 # The section of one process group in results.md, from the lines it added.
@@ -475,31 +556,76 @@ tests_section() {
   snapshot
 }
 
+# ---------------------------------------------------------------- 3. the first contact
+{
+  echo
+  echo "## First contact: the newest GPU code"
+  echo
+  echo "The GpuOps tests of the newest code in one process (a test a process died in is failed, the tests it did not reach rerun one per process, at most two dying in a row), then ResNet-50's --compare of every math mode and its --profile."
+} >>"$results"
+from=$(wc -l <"$logs/gpu-test-times.txt") logfrom=$(wc -l <"$logs/gpu-tests.log")
+if [ -n "$first_tests" ]; then
+  run_tests "GpuOps (first contact)" 60 "$(paste -sd: - <<<"$first_tests")" 30
+  tests_section "the newest GPU code first (${first_tests//$'\n'/, })" "$from" "$logfrom"
+else
+  note "no GpuOps test matches the first contact's pattern ($first_re)"
+fi
+# The math modes on a whole model against the CPU (fp16 and tf32 have never
+# run on a GPU before this check), then the device clocks: the per-op time
+# from CUDA events around each step.
+if [ $doctor_rc -ne 0 ]; then
+  note "the first contact's ResNet-50 runs (--compare, --profile) need a usable GPU: not run"
+elif [ ! -f "$models/resnet50.onnx" ]; then
+  note "no $models/resnet50.onnx: the first contact's ResNet-50 runs did not run"
+  bench_ok=0
+else
+  stage "runmodel resnet50 --compare cpu,cuda,cuda:fp16,cuda:tf32,cuda:bf16" 60 "$logs/compare-resnet50.txt" \
+    "$bin/runmodel" "$models/resnet50.onnx" --compare cpu,cuda,cuda:fp16,cuda:tf32,cuda:bf16 --warmup 1 --iterations 3 \
+    --top-k 0
+  cmp_rc=$?
+  if [ $cmp_rc -eq 0 ]; then
+    echo "compare resnet50: $(grep -E 'fp16|tf32|agree|differ' "$logs/compare-resnet50.txt" | head -c 1500)" >>"$logs/bench.log"
+  elif [ $cmp_rc -eq 8 ]; then
+    tests_rc=1
+    note "runmodel resnet50 --compare: a math mode differs from the CPU beyond the tolerance (see logs/compare-resnet50.txt)"
+  elif [ $cmp_rc -ne 254 ]; then
+    bench_ok=0
+    note "runmodel resnet50 --compare cpu,cuda,cuda:fp16,cuda:tf32,cuda:bf16 failed, exit $cmp_rc (see logs/compare-resnet50.txt)"
+  fi
+  if [ $cmp_rc -ne 254 ]; then
+    { echo; echo "### resnet50: cpu, cuda, cuda:fp16, cuda:tf32, cuda:bf16 (runmodel --compare, 3 runs each)"; echo; echo '```text'
+      head -c 4000 "$logs/compare-resnet50.txt"; echo '```'; } >>"$results"
+  fi
+  stage "runmodel resnet50 --print-plan --profile" 45 "$logs/runmodel-resnet50-plan.txt" "$bin/runmodel" \
+    "$models/resnet50.onnx" --device cuda --iterations 5 --print-plan --profile "$logs/profile-resnet50.json"
+  prof_rc=$?
+  if [ $prof_rc -eq 0 ]; then
+    { echo; echo "### resnet50: per-op device time (runmodel --profile, batch 1, fp32)"; echo; echo '```text'
+      sed -n '/^per-op time/,$p' "$logs/runmodel-resnet50-plan.txt" | head -16; echo '```'; } >>"$results"
+  elif [ $prof_rc -ne 254 ]; then
+    bench_ok=0
+    note "runmodel resnet50 --print-plan --profile failed, exit $prof_rc (see logs/runmodel-resnet50-plan.txt)"
+  fi
+  snapshot
+fi
+
+# ---------------------------------------------------------------- 4. the long suites
 {
   echo
   echo "## GPU tests (minirt_gpu_tests)"
   echo
-  echo "The op tests in one process, the other suites in one, the model parity in one; a test a process died in is failed, the tests it did not reach rerun one per process."
+  echo "The rest of the op tests in one process, the other suites in one, the model parity in one; a test a process died in is failed, the tests it did not reach rerun one per process, at most two dying in a row (the rest then not run)."
 } >>"$results"
 from=$(wc -l <"$logs/gpu-test-times.txt") logfrom=$(wc -l <"$logs/gpu-tests.log")
-if grep -qx GpuOps <<<"$suites"; then
-  run_tests "GpuOps.*" 150 "GpuOps.*" 60
-  tests_section "the op tests (GpuOps.*)" "$from" "$logfrom"
+if [ -n "$rest_ops" ]; then
+  run_tests "GpuOps (the rest)" 150 "$(paste -sd: - <<<"$rest_ops")" 60
+  tests_section "the op tests (the rest of GpuOps.*)" "$from" "$logfrom"
 fi
 from=$(wc -l <"$logs/gpu-test-times.txt") logfrom=$(wc -l <"$logs/gpu-tests.log")
 if [ -n "$other_filter" ]; then
   run_tests "the other suites" 90 "$other_filter" 60
   tests_section "the other suites (${other_filter//:/, })" "$from" "$logfrom"
 fi
-
-models=$work/models
-stage "generating models" 120 "$logs/make-models.log" "$bin/minirt-make-models" --out "$models" ||
-  note "minirt-make-models failed (see logs/make-models.log)"
-model_path=$models
-if [ -d "$build/models" ] && ls "$build"/models/*.onnx >/dev/null 2>&1; then model_path+=":$build/models"; fi
-if [ -d "$root/../shared/models" ]; then model_path+=":$root/../shared/models"; fi
-export MINIRT_GPU_TEST_MODELS=$model_path
-
 from=$(wc -l <"$logs/gpu-test-times.txt") logfrom=$(wc -l <"$logs/gpu-tests.log")
 if grep -qx GpuModels <<<"$suites"; then
   run_tests "GpuModels.*" 180 "GpuModels.*" 120
@@ -532,7 +658,7 @@ log "GPU tests: $summary"
 } >>"$results"
 snapshot
 
-# ---------------------------------------------------------------- 2b. the op cases on the GPU
+# ---------------------------------------------------------------- 5. the op cases on the GPU
 # The op-case table (tests/op_cases/, made where onnxruntime is and carried
 # packed as op_cases.tar.gz) with minirt-conformance --device cuda
 # --reference cpu: every case on the GPU against the CPU, per-op-family
@@ -591,7 +717,7 @@ if [ $doctor_rc -ne 0 ]; then
 fi
 
 
-# ---------------------------------------------------------------- 3. tuning
+# ---------------------------------------------------------------- 6. tuning
 export MINIRT_ALGO_CACHE=$work/algo_cache.txt
 if [ -x "$bin/convprof" ] && [ -f "$models/resnet50.onnx" ]; then
   cat >"$work/convprof_summary.py" <<'PY'
@@ -648,25 +774,7 @@ else
   note "convprof or resnet50.onnx missing: the GPU tuning stage did not run"
 fi
 
-# ---------------------------------------------------------------- 3b. fallback demo
-# The machine's own stack (the GPU row) and the eight broken ones, replayed.
-fakes=""
-for d in "$build/lib/gpu-fakes" "$build/tests/gpu_fakes"; do [ -f "$d/libcuda.so.1" ] && { fakes=$d; break; }; done
-if [ -n "$fakes" ] && [ -f "$models/resnet18.onnx" ]; then
-  if stage "fallback demo" 90 "$logs/fallback-demo.txt" env MINIRT_BIN="$bin" MINIRT_GPU_FAKES="$fakes" \
-    MINIRT_DEMO_ITERATIONS=10 "$root/tools/fallback-demo.sh" "$models/resnet18.onnx" "$logs/fallback"; then
-    { echo; echo "## Fallback demo (tools/fallback-demo.sh, resnet18)"; echo; tail -n +3 "$logs/fallback/fallback.md"; } >>"$results"
-    snapshot
-  else
-    note "the fallback demo failed (see logs/fallback-demo.txt)"
-  fi
-else
-  note "the fallback demo did not run: no fake CUDA libraries (carry lib/gpu-fakes) or no resnet18.onnx"
-fi
-
-# ---------------------------------------------------------------- 4. benchmark
-bench_ok=1
-: >"$logs/bench.log"
+# ---------------------------------------------------------------- 7. benchmark
 for m in resnet50 mobilenetv2; do
   [ -f "$models/$m.onnx" ] || { note "no $models/$m.onnx: $m not benchmarked"; bench_ok=0; continue; }
   for b in 1 32; do
@@ -681,27 +789,34 @@ for m in resnet50 mobilenetv2; do
       fi
     done
   done
-  # One text run for the log: the placement line, the device phases and the
-  # per-op profile, each GPU step timed by its own CUDA events (the trace in
-  # logs.tar.gz; the summary's head in results.md).
-  if stage "runmodel $m --print-plan --profile" 60 "$logs/runmodel-$m-plan.txt" "$bin/runmodel" "$models/$m.onnx" \
-    --device cuda --iterations 5 --print-plan --profile "$logs/profile-$m.json"; then
-    { echo; echo "## $m: per-op device time (runmodel --profile, batch 1, fp32)"; echo; echo '```text'
-      sed -n '/^per-op time/,$p' "$logs/runmodel-$m-plan.txt" | head -16; echo '```'; } >>"$results"
-  else
-    note "runmodel $m --print-plan --profile failed (see logs/runmodel-$m-plan.txt)"
+  # MobileNetV2's text run for the log (ResNet-50's was the first contact's):
+  # the placement line, the device phases and the per-op profile, each GPU
+  # step timed by its own CUDA events (the trace in logs.tar.gz; the
+  # summary's head in results.md).
+  if [ "$m" != resnet50 ]; then
+    if stage "runmodel $m --print-plan --profile" 60 "$logs/runmodel-$m-plan.txt" "$bin/runmodel" "$models/$m.onnx" \
+      --device cuda --iterations 5 --print-plan --profile "$logs/profile-$m.json"; then
+      { echo; echo "## $m: per-op device time (runmodel --profile, batch 1, fp32)"; echo; echo '```text'
+        sed -n '/^per-op time/,$p' "$logs/runmodel-$m-plan.txt" | head -16; echo '```'; } >>"$results"
+    else
+      note "runmodel $m --print-plan --profile failed (see logs/runmodel-$m-plan.txt)"
+    fi
   fi
-  # The tensor-core modes against the CPU on a whole model (--math fp16 and
-  # bf16 have never run on a GPU before this check): outputs within
-  # --compare's tensor-core tolerance, and their latency next to each other.
-  if stage "runmodel $m --compare cpu,cuda,cuda:tf32,cuda:fp16,cuda:bf16" 90 "$logs/compare-$m.txt" \
-    "$bin/runmodel" "$models/$m.onnx" --compare cpu,cuda,cuda:tf32,cuda:fp16,cuda:bf16 --warmup 3 --iterations 10 \
-    --top-k 0; then
-    echo "compare $m: $(grep -E 'bf16|fp16|tf32|agree|differ' "$logs/compare-$m.txt" | head -c 1500)" >>"$logs/bench.log"
-    { echo; echo "## $m: cpu, cuda, cuda:tf32, cuda:fp16, cuda:bf16 (runmodel --compare)"; echo; echo '```text'
-      head -c 4000 "$logs/compare-$m.txt"; echo '```'; } >>"$results"
+  # The tensor-core modes against the CPU on a whole model: outputs within
+  # --compare's tensor-core tolerance, and their latency next to each other
+  # (ResNet-50's, every mode, was the first contact's).
+  modes=cpu,cuda,cuda:tf32,cuda:fp16,cuda:bf16
+  if [ "$m" = resnet50 ]; then
+    snapshot
+    continue
+  fi
+  if stage "runmodel $m --compare $modes" 90 "$logs/compare-$m-bench.txt" \
+    "$bin/runmodel" "$models/$m.onnx" --compare "$modes" --warmup 3 --iterations 10 --top-k 0; then
+    echo "compare $m: $(grep -E 'bf16|fp16|tf32|agree|differ' "$logs/compare-$m-bench.txt" | head -c 1500)" >>"$logs/bench.log"
+    { echo; echo "## $m: ${modes//,/, } (runmodel --compare)"; echo; echo '```text'
+      head -c 4000 "$logs/compare-$m-bench.txt"; echo '```'; } >>"$results"
   else
-    note "runmodel $m --compare cpu,cuda,cuda:tf32,cuda:fp16,cuda:bf16 failed or disagreed (see logs/compare-$m.txt)"
+    note "runmodel $m --compare $modes failed or disagreed (see logs/compare-$m-bench.txt)"
   fi
   snapshot
 done
@@ -721,5 +836,26 @@ if [ -n "$py" ]; then
   bounded 30 "$py" "$root/tools/gpu_check_report.py" "$logs" "$torch_ok" >>"$results" 2>>"$logs/report.stderr" ||
     note "the benchmark table could not be written (see logs/report.stderr)"
 fi
+# ---------------------------------------------------------------- 8. fallback demo
+# The machine's own stack (the GPU row) and the eight broken ones, replayed,
+# with --full only: the broken ones are fake libraries and need no GPU
+# (tools/fallback-demo.sh runs them on any machine), so a first contact
+# keeps its device time for what only a GPU can show.
+fakes=""
+for d in "$build/lib/gpu-fakes" "$build/tests/gpu_fakes"; do [ -f "$d/libcuda.so.1" ] && { fakes=$d; break; }; done
+if [ $full -eq 0 ]; then
+  note "the fallback demo is not run on a first contact (its fake-library scenarios need no GPU: tools/fallback-demo.sh runs them on any machine; --full runs it here, last)"
+elif [ -n "$fakes" ] && [ -f "$models/resnet18.onnx" ]; then
+  if stage "fallback demo" 90 "$logs/fallback-demo.txt" env MINIRT_BIN="$bin" MINIRT_GPU_FAKES="$fakes" \
+    MINIRT_DEMO_ITERATIONS=10 "$root/tools/fallback-demo.sh" "$models/resnet18.onnx" "$logs/fallback"; then
+    { echo; echo "## Fallback demo (tools/fallback-demo.sh, resnet18)"; echo; tail -n +3 "$logs/fallback/fallback.md"; } >>"$results"
+    snapshot
+  else
+    note "the fallback demo failed (see logs/fallback-demo.txt)"
+  fi
+else
+  note "the fallback demo did not run: no fake CUDA libraries (carry lib/gpu-fakes) or no resnet18.onnx"
+fi
+
 [ $bench_ok -eq 1 ] || { note "some benchmark runs failed (see bench.log)"; [ $status -eq 0 ] && status=5; }
 finish

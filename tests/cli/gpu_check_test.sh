@@ -214,7 +214,7 @@ first_filter='GpuOps.Conv2D:GpuOps.Fp16MathStaysClose:GpuOps.StepTimesAreDeviceC
 rest_filter='GpuOps.Pooling:GpuOps.Gather:GpuOps.Resize:GpuOps.Cast'
 miss=$(in_order "$work/order.calls" "^minirt-doctor --verbose" "^minirt-make-models --out" \
   "^minirt_gpu_tests --gtest_filter=$first_filter " \
-  "^runmodel [^ ]*/resnet50.onnx --compare cpu,cuda,cuda:fp16,cuda:tf32 --warmup 1 --iterations 3" \
+  "^runmodel [^ ]*/resnet50.onnx --compare cpu,cuda,cuda:fp16,cuda:tf32,cuda:bf16 --warmup 1 --iterations 3" \
   "^runmodel [^ ]*/resnet50.onnx --device cuda .*--profile" \
   "^minirt_gpu_tests --gtest_filter=$rest_filter " "^minirt_gpu_tests --gtest_filter=Other\.\* " \
   "^minirt_gpu_tests --gtest_filter=GpuModels\.\* " "^minirt-conformance --device cuda --reference cpu" \
@@ -228,12 +228,12 @@ if [ -n "$miss" ]; then
 fi
 # GpuOps.Cast fails (exit 4); the first contact's ResNet-50 runs, once each.
 [ $rc -eq 4 ] || fail "the first-contact order run exits $rc (4 wanted: GpuOps.Cast fails)"
-[ "$(grep -c -- "resnet50.onnx --compare cpu,cuda,cuda:fp16,cuda:tf32" "$work/order.calls")" -eq 1 ] ||
+[ "$(grep -c -- "resnet50.onnx --compare cpu,cuda,cuda:fp16,cuda:tf32,cuda:bf16" "$work/order.calls")" -eq 1 ] ||
   fail "ResNet-50's first-contact --compare did not run exactly once"
 [ "$(grep -c -- "resnet50.onnx .*--profile" "$work/order.calls")" -eq 1 ] ||
   fail "ResNet-50's --profile did not run exactly once"
 miss=$(in_order "$work/order/results.md" "^## minirt-doctor" "^## First contact" "^### the newest GPU code first" \
-  "^### resnet50: cpu, cuda, cuda:fp16, cuda:tf32" "^### resnet50: per-op device time" "^## GPU tests" \
+  "^### resnet50: cpu, cuda, cuda:fp16, cuda:tf32, cuda:bf16" "^### resnet50: per-op device time" "^## GPU tests" \
   "^## Op cases on the GPU" "^## Convolution algorithms")
 [ -n "$miss" ] && fail "results.md's sections are not in the first-contact order (missing, or out of order: $miss)"
 grep -q "fallback demo is not run on a first contact" "$work/order/results.md" ||
