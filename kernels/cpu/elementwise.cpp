@@ -60,40 +60,7 @@ class UnaryKernel final : public Kernel {
     bytes_ = static_cast<size_t>(count_) * dtype_size(dtype_);
     mask_ = n.outputs.size() > 1 && n.outputs[1] >= 0;  // Dropout's mask
     if (mask_) mask_dtype_ = g.values[n.outputs[1]].dtype;
-    switch (a_.kind) {
-      case UnaryKind::kExp:
-        math_ = MathFn::kExp;
-        break;
-      case UnaryKind::kLog:
-        math_ = MathFn::kLog;
-        break;
-      case UnaryKind::kErf:
-        math_ = MathFn::kErf;
-        break;
-      case UnaryKind::kSqrt:
-        math_ = MathFn::kSqrt;
-        break;
-      case UnaryKind::kNeg:
-        math_ = MathFn::kNeg;
-        break;
-      case UnaryKind::kAbs:
-        math_ = MathFn::kAbs;
-        break;
-      case UnaryKind::kReciprocal:
-        math_ = MathFn::kReciprocal;
-        break;
-      case UnaryKind::kFloor:
-        math_ = MathFn::kFloor;
-        break;
-      case UnaryKind::kCeil:
-        math_ = MathFn::kCeil;
-        break;
-      case UnaryKind::kSign:
-        math_ = MathFn::kSign;
-        break;
-      default:
-        break;
-    }
+    math_fn_of(a_.kind, &math_);
     bool math = a_.kind == UnaryKind::kExp || a_.kind == UnaryKind::kLog || a_.kind == UnaryKind::kErf ||
                 (a_.kind == UnaryKind::kActivation && costly(a_.act));
     bool libm = a_.kind == UnaryKind::kSin || a_.kind == UnaryKind::kCos;

@@ -349,8 +349,6 @@ constexpr std::array<MathArrayFn, sizeof...(F)> math_table(std::integer_sequence
   return {{Fn<static_cast<MathFn>(F)>::fn...}};
 }
 
-constexpr int kMathFnCount = static_cast<int>(MathFn::kSign) + 1;
-
 template <ActKind K>
 struct ActScalarFn {
   static constexpr ActArrayFn fn = act_array_scalar<K>;
@@ -576,6 +574,67 @@ void mul_pow(const float* x, const float* base, float p, float* y, int64_t n) {
   }
 #endif
   for (int64_t i = 0; i < n; ++i) y[i] = x[i] * exp_scalar(p * log_scalar(base[i]));
+}
+
+const char* math_fn_name(MathFn f) {
+  switch (f) {
+    case MathFn::kExp:
+      return "exp";
+    case MathFn::kExpm1:
+      return "expm1";
+    case MathFn::kLog:
+      return "log";
+    case MathFn::kLog1p:
+      return "log1p";
+    case MathFn::kErf:
+      return "erf";
+    case MathFn::kSqrt:
+      return "sqrt";
+    case MathFn::kAbs:
+      return "abs";
+    case MathFn::kNeg:
+      return "neg";
+    case MathFn::kReciprocal:
+      return "reciprocal";
+    case MathFn::kFloor:
+      return "floor";
+    case MathFn::kCeil:
+      return "ceil";
+    case MathFn::kSign:
+      return "sign";
+  }
+  return "";
+}
+
+bool math_fn_of(UnaryKind kind, MathFn* fn) {
+  switch (kind) {
+    case UnaryKind::kExp:
+      return *fn = MathFn::kExp, true;
+    case UnaryKind::kLog:
+      return *fn = MathFn::kLog, true;
+    case UnaryKind::kErf:
+      return *fn = MathFn::kErf, true;
+    case UnaryKind::kSqrt:
+      return *fn = MathFn::kSqrt, true;
+    case UnaryKind::kNeg:
+      return *fn = MathFn::kNeg, true;
+    case UnaryKind::kAbs:
+      return *fn = MathFn::kAbs, true;
+    case UnaryKind::kReciprocal:
+      return *fn = MathFn::kReciprocal, true;
+    case UnaryKind::kFloor:
+      return *fn = MathFn::kFloor, true;
+    case UnaryKind::kCeil:
+      return *fn = MathFn::kCeil, true;
+    case UnaryKind::kSign:
+      return *fn = MathFn::kSign, true;
+    case UnaryKind::kActivation:
+    case UnaryKind::kSin:
+    case UnaryKind::kCos:
+    case UnaryKind::kCopy:
+      return false;
+  }
+  return false;
 }
 
 }  // namespace minirt::cpu

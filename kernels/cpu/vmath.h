@@ -83,6 +83,7 @@
 #pragma once
 
 #include "runtime/ops/activation.h"
+#include "runtime/ops/elementwise_kinds.h"
 
 #include <bit>
 #include <cmath>
@@ -133,8 +134,21 @@ void apply_activation(const Activation& act, const float* x, float* y, int64_t n
 // and Sign are exact (bit-identical to the std:: functions); the others have
 // the error bounds above.
 enum class MathFn : uint8_t { kExp, kExpm1, kLog, kLog1p, kErf, kSqrt, kAbs, kNeg, kReciprocal, kFloor, kCeil, kSign };
+// The last MathFn + 1: it sizes vmath.cpp's per-function tables. Every
+// MathFn has a name (math_fn_name's switch has no default, so -Wswitch asks
+// for one), and Vmath.MathFnCountCoversEveryNamedFunction fails when a
+// function past the count has one: appending a MathFn without moving this
+// is caught.
+inline constexpr int kMathFnCount = static_cast<int>(MathFn::kSign) + 1;
+// "exp", "log1p", ...; "" for a value that is no MathFn.
+const char* math_fn_name(MathFn f);
 // y[i] = f(x[i]); y may be x.
 void apply_math(MathFn f, const float* x, float* y, int64_t n);
+// The vector math function a unary op kind runs, if it has one (false for
+// the activations, the copy, and Sin and Cos, which go to libm). The switch
+// names every UnaryKind (no default): a kind added to elementwise_kinds.h
+// must say here whether it has a vector form.
+bool math_fn_of(UnaryKind kind, MathFn* fn);
 
 // The pieces of Softmax, LogSoftmax and LogSumExp:
 // the largest of x[0, n) as (x > m ? x : m) finds it from -inf, so NaNs are

@@ -330,6 +330,43 @@ TEST(Vmath, ActKindCountCoversEveryNamedKind) {
                              << "': kActKindCount in kernels/cpu/vmath.h must count it";
 }
 
+// The same for MathFn: kMathFnCount sizes vmath.cpp's per-function tables.
+TEST(Vmath, MathFnCountCoversEveryNamedFunction) {
+  for (int f = 0; f < cpu::kMathFnCount; ++f)
+    EXPECT_STRNE(cpu::math_fn_name(static_cast<cpu::MathFn>(f)), "") << "MathFn " << f;
+  const auto past = static_cast<cpu::MathFn>(cpu::kMathFnCount);
+  EXPECT_STREQ(cpu::math_fn_name(past), "")
+      << "MathFn " << cpu::kMathFnCount << " is named: kMathFnCount in kernels/cpu/vmath.h must count it";
+}
+
+// Each unary kind with a vector form maps to the MathFn of its name; the
+// others (the activations, the copy, libm's Sin and Cos) to none.
+TEST(Vmath, UnaryKindsMapToTheirMathFunctions) {
+  const std::pair<UnaryKind, const char*> kinds[] = {
+      {UnaryKind::kActivation, ""},
+      {UnaryKind::kExp, "exp"},
+      {UnaryKind::kLog, "log"},
+      {UnaryKind::kSqrt, "sqrt"},
+      {UnaryKind::kNeg, "neg"},
+      {UnaryKind::kAbs, "abs"},
+      {UnaryKind::kReciprocal, "reciprocal"},
+      {UnaryKind::kFloor, "floor"},
+      {UnaryKind::kCeil, "ceil"},
+      {UnaryKind::kErf, "erf"},
+      {UnaryKind::kSin, ""},
+      {UnaryKind::kCos, ""},
+      {UnaryKind::kSign, "sign"},
+      {UnaryKind::kCopy, ""},
+  };
+  static_assert(std::size(kinds) == static_cast<size_t>(UnaryKind::kCopy) + 1, "a row for every UnaryKind");
+  for (const auto& [kind, name] : kinds) {
+    cpu::MathFn fn = cpu::MathFn::kExpm1;  // none of the kinds' own
+    const bool has = cpu::math_fn_of(kind, &fn);
+    EXPECT_EQ(has, *name != 0) << "kind " << static_cast<int>(kind);
+    EXPECT_STREQ(has ? cpu::math_fn_name(fn) : "", name) << "kind " << static_cast<int>(kind);
+  }
+}
+
 // Inputs: every 65521st bit pattern, a fine grid over [-20, 20], specials.
 std::vector<float> act_inputs() {
   std::vector<float> x = sweep_inputs(65521, {}, {0.625f, 0.75f, 3.0f, 6.0f, 20.0f, 88.7f, 1e-30f});
