@@ -13,17 +13,24 @@
 // mode allows, named like "cudnn_implicit_precomp_gemm" (FMA math) and
 // "cudnn_winograd_nonfused+tensor_op" (tensor cores: TF32 under --math tf32,
 // float16 under --math fp16, bfloat16 under --math bf16),
-// timed by cudnnFindConvolutionForwardAlgorithmEx.
+// timed by cudnnFindConvolutionForwardAlgorithmEx (each timing credited to
+// the variant cuDNN reports it ran, conv_candidates.h timed_candidate).
 //
 // Under --math fp16 (DeviceContext::fp16) a convolution runs in float16 on
 // tensor cores: the weights are converted once, when the kernel is made; each
 // run converts the (padded) input to float16 in the workspace, convolves with
 // float32 accumulation (cuDNN's pseudo-half configuration: float16 tensors,
-// a float32 convolution descriptor), converts the output back, then adds the
-// bias and applies the activation in float32. --math bf16 (DeviceContext::
-// bf16, compute capability 8.0 and newer) is the same with bfloat16 tensors
+// a float32 convolution descriptor), then adds the bias and applies the
+// activation in float32. The output is not float32: cuDNN writes y as
+// float16, so each sum is rounded to float16 (11 significant bits) before
+// the bias, and a sum beyond float16's range (|y| >= 65520, past the largest
+// float16 65504 by half a step) becomes +-inf, which the bias and
+// activation keep; the conversion back to float32 is exact. (The Gemm and
+// MatMul of --math fp16 write float32.) The CPU's emulation of this is
+// tests/gpu/fp16_emulation.h. --math bf16 (DeviceContext::bf16, compute
+// capability 8.0 and newer) is the same with bfloat16 tensors
 // (CUDNN_DATA_BFLOAT16, float32 descriptor): float32's range, 8 bits of
-// mantissa.
+// mantissa, its output rounded to bfloat16.
 #include <minirt/error.h>
 #include <minirt/half.h>
 
@@ -278,10 +285,14 @@ class ConvKernel final : public CudaKernel {
   }
 
   // cuDNN's own timing of the candidates (median of three Find calls per
-  // math type) on scratch device buffers of the real shapes.
+  // math type) on scratch device buffers of the real shapes. Each result is
+  // the (algorithm, math type) variant cuDNN ran and times only the
+  // candidate of that variant in that pass (timed_candidate): a
+  // DEFAULT_MATH variant, which Find returns beside the tensor-op one and
+  // which may run TF32, times neither the "+tensor_op" candidate nor the
+  // FMA one.
   std::vector<double> measure(const DeviceContext& ctx, const std::vector<AlgorithmOption>& cands,
                               size_t workspace_limit) const {
-    std::vector<double> ms(cands.size(), -1.0);
     size_t ws = 0;
     for (const auto& c : cands)
       if (c.declined.empty() && (workspace_limit == 0 || c.workspace <= workspace_limit))
@@ -302,8 +313,8 @@ class ConvKernel final : public CudaKernel {
     check_cudnn(cudnnGetConvolutionForwardAlgorithmMaxCount(ctx.plan_dnn, &max),
                 where() + "cudnnGetConvolutionForwardAlgorithmMaxCount");
     std::vector<cudnnConvolutionFwdAlgoPerf_t> perf(static_cast<size_t>(std::max(max, 1)));
+    std::vector<FindResult> results;
     for (cudnnMathType_t math : allowed_math(ctx.tensor_cores())) {
-      std::vector<std::vector<double>> times(cands.size());
       for (int rep = 0; rep < 3; ++rep) {
         check_cudnn(cudnnSetConvolutionMathType(cd_, math), where() + "cudnnSetConvolutionMathType");
         int got = 0;
@@ -314,25 +325,15 @@ class ConvKernel final : public CudaKernel {
         for (int i = 0; i < got; ++i) {
           const auto& p = perf[static_cast<size_t>(i)];
           if (p.status != CUDNN_STATUS_SUCCESS || p.memory > ws) continue;
-          // Under FMA math cuDNN reports what it ran (tensor-op results are
-          // not FMA ones); under TENSOR_OP math a float32 result may come
-          // back as DEFAULT_MATH, which also permits TF32 (a float16 one so
-          // reported ran without tensor cores, and is not this candidate).
-          if (is_tensor_op(math) ? !may_use_tensor_cores(p.mathType, half_) : is_tensor_op(p.mathType)) continue;
-          std::string name = candidate_name(p.algo, math);
-          for (size_t c = 0; c < cands.size(); ++c)
-            if (cands[c].name == name) times[c].push_back(static_cast<double>(p.time));
+          results.push_back({math, p.algo, p.mathType, static_cast<double>(p.time)});
         }
-      }
-      for (size_t c = 0; c < cands.size(); ++c) {
-        auto& t = times[c];
-        if (t.empty()) continue;
-        std::sort(t.begin(), t.end());
-        ms[c] = t[t.size() / 2];
       }
     }
     cudnnSetConvolutionMathType(cd_, choice_.math);
-    return ms;
+    std::vector<std::string> names;
+    names.reserve(cands.size());
+    for (const auto& c : cands) names.push_back(c.name);
+    return candidate_medians(names, results);
   }
 
   std::string describe() const override {

@@ -152,6 +152,48 @@ inline ::testing::AssertionResult close(const Tensor& gpu, const Tensor& cpu, To
   return ::testing::AssertionSuccess() << "largest difference " << worst;
 }
 
+// Relative to the output's scale, as GpuModels checks whole models: over a
+// whole tensor, max |gpu - cpu| <= rel * max |cpu| + abs. For 16-bit math,
+// whose error grows with the sums' size and not with each output's own
+// (an output near zero is the sum of large products that cancel).
+struct ScaleTol {
+  double rel = 0, abs = 0;
+};
+
+// --math fp16 and bf16 on the sixteen_bit_math network (test_gpu_ops.cpp),
+// checked on the CPU against the emulation of their roundings
+// (test_fp16_emulation.cpp): float16 keeps 11 significant bits, bfloat16 8.
+inline constexpr ScaleTol kFp16MathTol{1e-2, 1e-3};
+inline constexpr ScaleTol kBf16MathTol{8e-2, 1e-2};
+
+inline ::testing::AssertionResult close_to_scale(const float* gpu, const float* cpu, int64_t n, ScaleTol tol) {
+  double worst = 0, scale = 0;
+  int64_t at = -1;
+  for (int64_t i = 0; i < n; ++i) {
+    double d = std::fabs(static_cast<double>(gpu[i]) - cpu[i]);
+    if (std::isnan(d)) d = INFINITY;  // inf against inf too: a scale bound has no room for it
+    if (at < 0 || d > worst) {
+      worst = d;
+      at = i;
+    }
+    scale = std::max(scale, static_cast<double>(std::fabs(cpu[i])));
+  }
+  const double bound = tol.rel * scale + tol.abs;
+  if (at >= 0 && !(worst <= bound))
+    return ::testing::AssertionFailure() << "element " << at << ": gpu " << gpu[at] << " vs cpu " << cpu[at]
+                                         << ", max |gpu - cpu| " << worst << " > " << bound << " (" << tol.rel
+                                         << " x max |cpu| " << scale << " + " << tol.abs << ")";
+  return ::testing::AssertionSuccess() << "max |gpu - cpu| " << worst << " <= " << bound << " (max |cpu| " << scale
+                                       << ")";
+}
+
+inline ::testing::AssertionResult close_to_scale(const Tensor& gpu, const Tensor& cpu, ScaleTol tol) {
+  if (gpu.dtype() != DType::kFloat32 || cpu.dtype() != DType::kFloat32 || gpu.shape() != cpu.shape())
+    return ::testing::AssertionFailure() << "shape/dtype differ: " << shape_str(gpu.shape()) << " vs "
+                                         << shape_str(cpu.shape());
+  return close_to_scale(gpu.data<float>(), cpu.data<float>(), cpu.numel(), tol);
+}
+
 // Runs the case on the CPU kernels and on the shared CUDA backend and
 // compares every output; the GPU must have taken the expected nodes.
 // Load-only mode: the case's model loads and runs on the CPU.
