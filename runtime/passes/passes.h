@@ -39,8 +39,9 @@ int lower_qoperator_ops(Graph& g);
 // per-tensor scale and zero point (known at plan time) becomes, in each
 // reader, one activation step "QuantizeDequantize" (domain minirt,
 // ActKind::kQuantGrid): the value rounded to the scale's grid within the
-// 8-bit range, in float32, with no 8-bit tensor between. As an activation
-// it fuses into the Conv or Gemm before it and runs in the blocked layout.
+// 8-bit range, in float32, with no 8-bit tensor between (several readers
+// share one step). As an activation it fuses into the Conv or Gemm before
+// it and runs in the blocked layout.
 // Returns the number of pairs folded. runtime/passes/quant.cpp.
 int fold_quantize_pairs(Graph& g);
 

@@ -283,8 +283,23 @@ int fold_quantize_pairs(Graph& g) {
     attrs->act.alpha = tq.scale;
     attrs->act.beta = static_cast<float>(range.lo - tq.zp);
     attrs->act.gamma = static_cast<float>(range.hi - tq.zp);
+    // The first reader becomes the step; the others (a value that feeds a
+    // convolution and a residual Add, each through its own DequantizeLinear)
+    // read its output, unless theirs is a graph output.
+    int kept = -1;
     for (int r : readers[y]) {
       Node& d = g.nodes[r];
+      if (kept >= 0 && !is_graph_output(g, d.outputs[0])) {
+        const int from = d.outputs[0], to = g.nodes[kept].outputs[0];
+        d.dead = true;
+        for (Node& n : g.nodes)
+          if (!n.dead)
+            for (int& in : n.inputs)
+              if (in == from) in = to;
+        g.nodes[kept].fused.push_back(d.name);
+        g.nodes[kept].fused_ops.push_back(d.op);
+        continue;
+      }
       d.fused.push_back(q.name);  // the node keeps the DequantizeLinear's name
       d.fused_ops.push_back(q.op);
       d.op = "QuantizeDequantize";
@@ -292,10 +307,12 @@ int fold_quantize_pairs(Graph& g) {
       d.inputs = {q.inputs[0]};
       d.attrs.clear();
       d.parsed = attrs;
+      if (kept < 0) kept = r;
     }
     q.dead = true;
     ++folded;
   }
+  if (folded) g.link_producers();
   return folded;
 }
 

@@ -175,6 +175,40 @@ TEST(Quant, QuantizePairsBecomeOneStepFusedIntoTheConv) {
   }
 }
 
+// A quantized value read through two DequantizeLinears (a QOperator
+// model's shortcut: the next convolution and the residual Add) is one step.
+TEST(Quant, SeveralReadersOfAPairShareOneStep) {
+  ModelBuilder m(13);
+  m.input("x", DType::kFloat32, {2, 8});
+  m.initializer("s", floats({}, {0.25f}));
+  m.initializer("z", tensor_of<int8_t>(DType::kInt8, {}, {1}));
+  m.node("QuantizeLinear", {"x", "s", "z"}, {"q"}, "q");
+  m.node("DequantizeLinear", {"q", "s", "z"}, {"a"}, "dq_a");
+  m.node("DequantizeLinear", {"q", "s", "z"}, {"b"}, "dq_b");
+  m.node("Neg", {"a"}, {"y1"}, "neg");
+  m.node("Abs", {"b"}, {"y2"}, "abs");
+  m.output("y1");
+  m.output("y2");
+  Tensor x = floats({2, 8}, {0.1f, 0.2f, 0.3f, 0.4f, -0.1f, -0.2f, -0.3f, -0.4f, 40.0f, -40.0f, 0.125f, 0.375f, -0.125f,
+                             -0.375f, 1.0f, -1.0f});
+  const std::string bytes = m.bytes();
+  auto model = Model::load_from_memory(bytes.data(), bytes.size(), "two_readers.onnx");
+  Session s(model, {.device = Device::kCpu, .threads = 1});
+  auto y = s.run({{"x", x}});
+  const std::string plan = s.plan_report();
+  size_t steps = 0;
+  for (size_t at = plan.find("QuantizeDequantize"); at != std::string::npos;
+       at = plan.find("QuantizeDequantize", at + 1))
+    ++steps;
+  EXPECT_EQ(steps, 1u) << plan;
+  for (int i = 0; i < 16; ++i) {
+    // x / 0.25 rounded to even, clamped to [-128 - 1, 127 - 1], times 0.25.
+    const float k = std::min(126.0f, std::max(-129.0f, std::nearbyint(x.data<float>()[i] / 0.25f)));
+    EXPECT_EQ(y[0].data<float>()[i], -k * 0.25f) << i;
+    EXPECT_EQ(y[1].data<float>()[i], std::fabs(k * 0.25f)) << i;
+  }
+}
+
 // A QuantizeLinear whose scale is `s` (per tensor), loaded with fixed shapes
 // so that the check runs at load.
 std::string quantize_model(Tensor s, Tensor z, int64_t axis = 1) {
