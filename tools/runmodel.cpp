@@ -41,6 +41,16 @@ enum Exit {
   kDisagree = 8,     // --compare: outputs differ beyond the tolerance
 };
 
+// The library's sentences name its API (SessionOptions, Device); what the
+// same setting is called here follows them, for the errors that have one.
+void print_error(const Error& e) {
+  std::fprintf(stderr, "runmodel: %s\n", e.what());
+  if (e.code() == ErrorCode::kDeviceUnavailable)
+    std::fprintf(stderr, "runmodel: --device cpu runs on the CPU; --device auto takes the GPU where it works\n");
+  if (e.code() == ErrorCode::kDeadlineExceeded)
+    std::fprintf(stderr, "runmodel: --run-timeout SECONDS sets the limit (0: none)\n");
+}
+
 // The exit code of an error from planning or running.
 int run_exit(const Error& e) {
   switch (e.code()) {
@@ -528,7 +538,7 @@ int run(const Args& a) {
   try {
     session = std::make_unique<Session>(model, so);
   } catch (const Error& e) {
-    std::fprintf(stderr, "runmodel: %s\n", e.what());
+    print_error(e);
     if (e.code() == ErrorCode::kDeviceUnavailable) return kDeviceError;
     if (e.code() == ErrorCode::kInvalidArgument) return kUsage;  // a setting the library refuses
     return run_exit(e);
@@ -566,7 +576,7 @@ int run(const Args& a) {
     }
   } catch (const Error& e) {
     print_tuning_log(*session, a.verbose);
-    std::fprintf(stderr, "runmodel: %s\n", e.what());
+    print_error(e);
     return run_exit(e);
   }
   const TuningReport tuning = print_tuning_log(*session, a.verbose);

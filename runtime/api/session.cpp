@@ -282,8 +282,8 @@ void Session::Impl::choose_device(const SessionOptions& opts) {
           " backend is registered in this build";
   if (opts.device != Device::kAuto)
     throw Error(ErrorCode::kDeviceUnavailable,
-                std::string("no usable GPU backend for Device::kCuda (runmodel --device cuda): ") + why +
-                    "; use the CPU instead (Device::kCpu or kAuto, runmodel --device cpu or auto)");
+                std::string("no usable GPU backend for Device::kCuda: ") + why +
+                    "; use the CPU instead (Device::kCpu, or Device::kAuto to take the GPU where it works)");
   reason = "running on the CPU: " + why;
 }
 
@@ -522,11 +522,11 @@ void Session::Impl::deadline_exceeded(const Plan& plan, size_t steps_done, Clock
   std::string where =
       steps_done == 0 ? std::string("before its first step (planning took the time)")
                       : "after " + std::to_string(steps_done) + " of " + std::to_string(plan.steps.size()) + " steps";
-  throw Error(ErrorCode::kDeadlineExceeded,
-              model->info().path + ": the run (inputs " + shapes + ") stopped " + where + ", " + seconds_text(took) +
-                  " after it began, past its limit of " + seconds_text(options.run_timeout_seconds) +
-                  " (SessionOptions::run_timeout_seconds, runmodel --run-timeout); the session stays usable: "
-                  "give smaller inputs or a longer limit");
+  throw Error(ErrorCode::kDeadlineExceeded, model->info().path + ": the run (inputs " + shapes + ") stopped " + where +
+                                                ", " + seconds_text(took) + " after it began, past its limit of " +
+                                                seconds_text(options.run_timeout_seconds) +
+                                                " (SessionOptions::run_timeout_seconds); the session stays usable: "
+                                                "give smaller inputs or a longer limit");
 }
 
 namespace {
@@ -743,7 +743,7 @@ void Session::Impl::run_parts(RunContext& ctx, std::vector<Tensor>& outputs, Clo
                     model->info().path + ": the run stopped before " + n.op + " '" + n.name + "', " +
                         seconds_text(std::chrono::duration<double>(Clock::now() - started).count()) +
                         " after it began, past its limit of " + seconds_text(options.run_timeout_seconds) +
-                        " (SessionOptions::run_timeout_seconds, runmodel --run-timeout); the session stays usable");
+                        " (SessionOptions::run_timeout_seconds); the session stays usable");
       std::vector<const Tensor*> ins;
       for (int v : n.inputs) ins.push_back(v >= 0 ? value(v) : nullptr);
       auto a = Clock::now();

@@ -97,6 +97,9 @@ expect 1 "--iterations expects an integer" -- "$bin/runmodel" "$model" --iterati
 expect 1 "--device expects cpu, cuda or auto" -- "$bin/runmodel" "$model" --device tpu
 expect 1 "--math expects fp32, tf32, fp16 or bf16" -- "$bin/runmodel" "$model" --math fp8
 expect 4 "no usable GPU backend" -- "$bin/runmodel" "$model" --device cuda
+# The library's sentence names its API (Device::kCpu); runmodel adds its own flags.
+expect 4 "use the CPU instead \(Device::kCpu" -- "$bin/runmodel" "$model" --device cuda
+expect 4 "^runmodel: --device cpu runs on the CPU" -- "$bin/runmodel" "$model" --device cuda
 expect 4 "no usable GPU backend" -- "$bin/runmodel" "$model" --device cuda --math tf32
 expect 4 "no usable GPU backend" -- "$bin/runmodel" "$model" --device cuda --math fp16
 expect 0 "device: cpu: running on the CPU" -- "$bin/runmodel" "$model" --device auto --math fp16 --iterations 1

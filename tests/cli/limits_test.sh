@@ -80,6 +80,8 @@ fi
 # A run's time limit: exit 7 with the sentence; bad limits are usage errors.
 expect 7 "resnet18\.onnx: the run \(inputs input 1x3x224x224\) stopped .* past its limit of 0\.001 s" -- \
   timeout 60 "$bin/runmodel" "$resnet" --device cpu --tune heuristic --run-timeout 0.001 --iterations 1
+expect 7 "^runmodel: --run-timeout SECONDS sets the limit" -- \
+  timeout 60 "$bin/runmodel" "$resnet" --device cpu --tune heuristic --run-timeout 0.001 --iterations 1
 expect 0 "latency" -- timeout 60 "$bin/runmodel" "$mnist" --device cpu --tune heuristic --run-timeout 30 --iterations 2
 expect 1 "--run-timeout expects seconds >= 0, got '-1'" -- "$bin/runmodel" "$mnist" --run-timeout -1
 expect 1 "--run-timeout expects seconds >= 0, got 'soon'" -- "$bin/runmodel" "$mnist" --run-timeout soon
