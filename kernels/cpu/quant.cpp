@@ -17,6 +17,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstring>
+#include <vector>
 
 namespace minirt::cpu {
 
@@ -242,12 +243,21 @@ class MatMulIntegerKernel final : public Kernel {
         b_signed_(in_dtype(g, n, 1) == DType::kInt8),
         za_count_(n.input(2) >= 0 ? shape_numel(in_shape(g, n, 2)) : 0),
         zb_count_(n.input(3) >= 0 ? shape_numel(in_shape(g, n, 3)) : 0),
-        isa_(int8_isa()) {}
+        isa_(int8_isa()) {
+    // A constant B (the weights) is packed once, here.
+    if (const Tensor* b = in_const(g, n, 1)) {
+      packed_q_.resize(static_cast<size_t>(geo_.b_mats * int8_q_bytes(geo_.k, geo_.n)));
+      packed_colsum_.resize(static_cast<size_t>(geo_.b_mats * geo_.n));
+      pack_b(static_cast<const uint8_t*>(b->raw()), packed_q_.data(), packed_colsum_.data());
+    }
+  }
   std::string describe() const override { return std::string("int8 product, ") + int8_isa_name(isa_); }
   size_t workspace_bytes() const override {
     const int64_t kp = int8_quads(geo_.k) * 4;
-    return Carver::bytes(geo_.a_mats * geo_.m * kp, 1) + Carver::bytes(geo_.a_mats * geo_.m, 4) +
-           Carver::bytes(geo_.b_mats * int8_q_bytes(geo_.k, geo_.n), 1) + Carver::bytes(geo_.b_mats * geo_.n, 4) +
+    const size_t b = packed_q_.empty() ? Carver::bytes(geo_.b_mats * int8_q_bytes(geo_.k, geo_.n), 1) +
+                                             Carver::bytes(geo_.b_mats * geo_.n, 4)
+                                       : 0;
+    return Carver::bytes(geo_.a_mats * geo_.m * kp, 1) + Carver::bytes(geo_.a_mats * geo_.m, 4) + b +
            Carver::bytes(geo_.m, 4) + Carver::bytes(geo_.n, 4);
   }
   // args.inputs holds one pointer per input the node lists (fewer than 4
@@ -259,18 +269,24 @@ class MatMulIntegerKernel final : public Kernel {
     Carver ws(args.workspace);
     int8_t* pbuf = ws.take<int8_t>(geo_.a_mats * m * kp);
     int32_t* rowsum = ws.take<int32_t>(geo_.a_mats * m);
-    uint8_t* qbuf = ws.take<uint8_t>(geo_.b_mats * qb);
-    int32_t* colsum = ws.take<int32_t>(geo_.b_mats * n);
+    const uint8_t* qbuf = packed_q_.data();
+    const int32_t* colsum = packed_colsum_.data();
+    if (packed_q_.empty()) {
+      uint8_t* q = ws.take<uint8_t>(geo_.b_mats * qb);
+      int32_t* cs = ws.take<int32_t>(geo_.b_mats * n);
+      pack_b(b, q, cs);
+      qbuf = q;
+      colsum = cs;
+    }
     int32_t* za = ws.take<int32_t>(m);
     int32_t* zb = ws.take<int32_t>(n);
     const void* zap = za_count_ ? args.inputs[2] : nullptr;
     const void* zbp = zb_count_ ? args.inputs[3] : nullptr;
     for (int64_t r = 0; r < m; ++r) za[r] = zero_at(zap, za_count_, r, a_signed_);
     for (int64_t j = 0; j < n; ++j) zb[j] = zero_at(zbp, zb_count_, j, b_signed_);
-    const uint8_t fa = a_signed_ ? 0 : 0x80, fb = b_signed_ ? 0x80 : 0;
+    const uint8_t fa = a_signed_ ? 0 : 0x80;
     for (int64_t i = 0; i < geo_.a_mats; ++i)
       int8_pack_p(a + i * m * k, k, k, m, fa, pbuf + i * m * kp, rowsum + i * m);
-    for (int64_t i = 0; i < geo_.b_mats; ++i) int8_pack_q(b + i * k * n, n, 1, k, n, fb, qbuf + i * qb, colsum + i * n);
     int32_t* y = static_cast<int32_t*>(args.outputs[0]);
     for (int64_t e = 0; e < geo_.count(); ++e) {
       const auto [ia, ib] = geo_.operands(e);
@@ -282,10 +298,19 @@ class MatMulIntegerKernel final : public Kernel {
   }
 
  private:
+  // B's matrices as Q's panels (int8 flipped to uint8) and their column sums.
+  void pack_b(const uint8_t* b, uint8_t* q, int32_t* colsum) const {
+    const int64_t k = geo_.k, n = geo_.n, qb = int8_q_bytes(k, n);
+    for (int64_t i = 0; i < geo_.b_mats; ++i)
+      int8_pack_q(b + i * k * n, n, 1, k, n, b_signed_ ? 0x80 : 0, q + i * qb, colsum + i * n);
+  }
+
   MatMulGeometry geo_;
   bool a_signed_, b_signed_;
   int64_t za_count_, zb_count_;
   Int8Isa isa_;
+  std::vector<uint8_t> packed_q_;  // a constant B, packed when the kernel was made
+  std::vector<int32_t> packed_colsum_;
 };
 
 // ConvInteger on the int8 product: per image and group, the weights' rows
@@ -320,6 +345,15 @@ class ConvIntegerKernel final : public Kernel {
     taps_ = k_[0] * k_[1] * k_[2];
     pixels_ = out_[0] * out_[1] * out_[2];
     kdim_ = cin_ / a_.group * taps_;
+    // Constant weights (the usual case) are packed once, here: every
+    // group's rows as P (uint8 flipped to int8) and their sums.
+    if (const Tensor* wt = in_const(g, n, 1)) {
+      const int64_t kp = int8_quads(kdim_) * 4;
+      packed_p_.resize(static_cast<size_t>(cout_ * kp));
+      packed_rowsum_.resize(static_cast<size_t>(cout_));
+      int8_pack_p(static_cast<const uint8_t*>(wt->raw()), kdim_, kdim_, cout_, w_signed_ ? 0 : 0x80, packed_p_.data(),
+                  packed_rowsum_.data());
+    }
   }
   std::string describe() const override { return std::string("int8 product, ") + int8_isa_name(isa_); }
   size_t workspace_bytes() const override {
@@ -337,8 +371,8 @@ class ConvIntegerKernel final : public Kernel {
     const int64_t group = a_.group, cin_g = cin_ / group, cout_g = cout_ / group, kp = int8_quads(kdim_) * 4;
     const int64_t in_plane = in_[0] * in_[1] * in_[2];
     Carver ws(args.workspace);
-    int8_t* pbuf = ws.take<int8_t>(cout_g * kp);
-    int32_t* rowsum = ws.take<int32_t>(cout_g);
+    int8_t* wbuf = ws.take<int8_t>(cout_g * kp);
+    int32_t* wsum = ws.take<int32_t>(cout_g);
     int32_t* zw = ws.take<int32_t>(cout_g);
     uint8_t* cols = ws.take<uint8_t>(kdim_ * pixels_);
     uint8_t* qbuf = ws.take<uint8_t>(int8_q_bytes(kdim_, pixels_));
@@ -346,7 +380,10 @@ class ConvIntegerKernel final : public Kernel {
     // Padding holds the raw zero point, so (x - zx) is 0 there.
     const uint8_t pad = static_cast<uint8_t>(zx);
     for (int64_t gi = 0; gi < group; ++gi) {
-      int8_pack_p(w + gi * cout_g * kdim_, kdim_, kdim_, cout_g, w_signed_ ? 0 : 0x80, pbuf, rowsum);
+      const int8_t* pbuf = packed_p_.empty() ? wbuf : packed_p_.data() + gi * cout_g * kp;
+      const int32_t* rowsum = packed_rowsum_.empty() ? wsum : packed_rowsum_.data() + gi * cout_g;
+      if (packed_p_.empty())
+        int8_pack_p(w + gi * cout_g * kdim_, kdim_, kdim_, cout_g, w_signed_ ? 0 : 0x80, wbuf, wsum);
       for (int64_t oc = 0; oc < cout_g; ++oc) zw[oc] = zero_at(zwp, zw_count_, gi * cout_g + oc, w_signed_);
       for (int64_t b = 0; b < batch_; ++b) {
         const uint8_t* xg = x + (b * cin_ + gi * cin_g) * in_plane;
@@ -405,6 +442,8 @@ class ConvIntegerKernel final : public Kernel {
   bool has_zx_;
   int64_t zw_count_;
   Int8Isa isa_;
+  std::vector<int8_t> packed_p_;  // constant weights, packed when the kernel was made
+  std::vector<int32_t> packed_rowsum_;
   int64_t batch_ = 1, cin_ = 1, cout_ = 1, taps_ = 1, pixels_ = 1, kdim_ = 1;
   int64_t in_[3], out_[3], k_[3], s_[3], d_[3], p_[3];
 };
