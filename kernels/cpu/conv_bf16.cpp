@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <cstring>
 
+#include "kernels/cpu/conv_tile.h"
 #include "runtime/ops/activation.h"
 
 namespace minirt::cpu {
@@ -21,32 +22,21 @@ inline uint16_t to_bf16(float f) {
   return static_cast<uint16_t>((x + 0x7fffu + ((x >> 16) & 1u)) >> 16);
 }
 
-// Where packed row `row` = (group * phases + phase) * (hq + 1) + a goes:
-// its wq pixels, or (a == hq) the phase's zero slack, which this writes.
-struct PackedRow {
+// The row's first pixel as bf16s (conv_tile.h), null for the slack (zeroed).
+struct Bf16Row {
   int64_t a, phase, grp;
-  uint16_t* d;  // the row's first pixel; null for the slack
+  uint16_t* d;
 };
-PackedRow packed_row(const Bf16ConvGeom& g, uint16_t* xin, int64_t row) {
-  PackedRow r;
-  r.a = row % (g.hq + 1);
-  r.phase = (row / (g.hq + 1)) % g.phases;
-  r.grp = row / ((g.hq + 1) * g.phases);
-  uint16_t* base = xin + (r.grp * g.phases + r.phase) * g.phase_pixels * 32;
-  if (r.a == g.hq) {
-    std::fill(base + g.hq * g.wq * 32, base + g.phase_pixels * 32, uint16_t{0});
-    r.d = nullptr;
-  } else {
-    r.d = base + r.a * g.wq * 32;
-  }
-  return r;
+Bf16Row packed_row(const TileConvGeom& g, uint16_t* xin, int64_t row) {
+  const PackedRow r = tile_packed_row(g, xin, row, 0);
+  return {r.a, r.phase, r.grp, reinterpret_cast<uint16_t*>(r.d)};
 }
 
 // Rows [row0, row1) of a folded input (conv_bf16_isa.h), from the plain
 // image x [C][H][W] (one group; the phases split rows only).
-void pack_rows_folded(const Bf16ConvGeom& g, const float* x, uint16_t* xin, int64_t row0, int64_t row1) {
+void pack_rows_folded(const TileConvGeom& g, const float* x, uint16_t* xin, int64_t row0, int64_t row1) {
   for (int64_t row = row0; row < row1; ++row) {
-    const PackedRow pr = packed_row(g, xin, row);
+    const Bf16Row pr = packed_row(g, xin, row);
     if (!pr.d) continue;
     uint16_t* d = pr.d;
     std::fill(d, d + g.wq * 32, uint16_t{0});
@@ -69,10 +59,10 @@ void pack_rows_folded(const Bf16ConvGeom& g, const float* x, uint16_t* xin, int6
 // The portable forms of the ISA files' entry points, over the same layouts:
 // round to nearest even, products summed in float32 in the order group,
 // tap, channel.
-void pack_rows_reference(const Bf16ConvGeom& g, const float* x, uint16_t* xin, int64_t row0, int64_t row1) {
+void pack_rows_reference(const TileConvGeom& g, const float* x, uint16_t* xin, int64_t row0, int64_t row1) {
   const int64_t plane = g.h * g.w * 16;
   for (int64_t row = row0; row < row1; ++row) {
-    const PackedRow pr = packed_row(g, xin, row);
+    const Bf16Row pr = packed_row(g, xin, row);
     if (!pr.d) continue;
     uint16_t* d = pr.d;
     const int64_t ih = pr.a * g.sh + pr.phase / g.sw - g.ph;
@@ -88,9 +78,9 @@ void pack_rows_reference(const Bf16ConvGeom& g, const float* x, uint16_t* xin, i
 }
 
 // The same rows from a bf16 value ([groups][h][w][32]): copies, zero outside.
-void pack_rows_from_bf16(const Bf16ConvGeom& g, const uint16_t* x, uint16_t* xin, int64_t row0, int64_t row1) {
+void pack_rows_from_bf16(const TileConvGeom& g, const uint16_t* x, uint16_t* xin, int64_t row0, int64_t row1) {
   for (int64_t row = row0; row < row1; ++row) {
-    const PackedRow pr = packed_row(g, xin, row);
+    const Bf16Row pr = packed_row(g, xin, row);
     if (!pr.d) continue;
     uint16_t* d = pr.d;
     const int64_t ih = pr.a * g.sh + pr.phase / g.sw - g.ph;
@@ -109,8 +99,8 @@ void pack_rows_from_bf16(const Bf16ConvGeom& g, const uint16_t* x, uint16_t* xin
   }
 }
 
-void strip_reference(const Bf16ConvStrip& s) {
-  const Bf16ConvGeom& g = *s.g;
+void strip_reference(const TileConvStrip& s) {
+  const TileConvGeom& g = *s.g;
   const int64_t plane = g.oh * g.ow * 16;
   const int64_t group_px = g.phases * g.phase_pixels;
   for (int64_t f = s.f0; f < s.f1; ++f) {
@@ -167,58 +157,15 @@ std::string bf16_conv_declined(const NchwcConvSpec& s, Bf16Isa isa) {
 
 Bf16Conv::Bf16Conv(const NchwcConvSpec& s, Bf16Isa isa, const float* w, const float* bias) : s_(s), isa_(isa) {
   const Geometry& q = s.q;
-  Bf16ConvGeom& g = g_;
-  g.c = q.c;
-  g.h = q.h;
-  g.w = q.w;
-  g.m = q.m;
-  g.oh = q.oh;
-  g.ow = q.ow;
-  g.kh = q.kh;
-  g.kw = q.kw;
-  g.sh = q.sh;
-  g.sw = q.sw;
-  g.dh = q.dh;
-  g.dw = q.dw;
-  g.ph = q.ph;
-  g.pw = q.pw;
+  TileConvGeom& g = g_;
   folded_ = !s.input_blocked;
-  g.groups = folded_ ? 1 : ceil_div(q.c, 32);
-  g.blocks = ceil_div(q.m, 16);
-  g.hq = q.oh + ((q.kh - 1) * q.dh) / q.sh;
-  g.wq = folded_ ? q.ow : q.ow + ((q.kw - 1) * q.dw) / q.sw;
-  g.phases = folded_ ? q.sh : q.sh * q.sw;
-  g.y_bf16 = s.y_bf16;
-  g.r_bf16 = s.r_bf16;
   // A bf16 input of a 1x1, stride-1, unpadded convolution is read in place
   // (conv_bf16_isa.h); every other input is packed per run.
   direct_ = s.x_bf16 && q.kh == 1 && q.kw == 1 && q.sh == 1 && q.sw == 1 && q.ph == 0 && q.pw == 0 && q.oh == q.h &&
             q.ow == q.w;
-  // Slack: the last 32-pixel step of the flat grid reads up to 31 pixels
-  // past it, plus the farthest tap's offset beyond the grid.
-  g.phase_pixels = direct_ ? q.h * q.w : g.hq * g.wq + g.wq + 32;
-  g.taps = folded_ ? q.kh : q.kh * q.kw;
-  g.flat = q.oh * g.wq;
-  tap_off_.resize(static_cast<size_t>(g.taps));
-  for (int64_t i = 0; i < q.kh; ++i) {
-    int64_t di = i * q.dh;
-    if (folded_) {
-      tap_off_[static_cast<size_t>(i)] = (di % q.sh) * g.phase_pixels + (di / q.sh) * g.wq;
-      continue;
-    }
-    for (int64_t j = 0; j < q.kw; ++j) {
-      int64_t dj = j * q.dw;
-      int64_t phase = (di % q.sh) * q.sw + dj % q.sw;
-      tap_off_[static_cast<size_t>(i * q.kw + j)] = phase * g.phase_pixels + (di / q.sh) * g.wq + dj / q.sw;
-    }
-  }
-  g.tap_off = tap_off_.data();
-  for (int64_t ph = 0; ph < g.phases; ++ph)
-    for (int64_t t = 0; t < g.taps; ++t)
-      if (tap_off_[static_cast<size_t>(t)] / g.phase_pixels == ph) {
-        phases_read_.push_back(ph);
-        break;
-      }
+  tile_conv_geometry(q, 32, folded_, direct_, &g, &tap_off_, &phases_read_);
+  g.y_bf16 = s.y_bf16;
+  g.r_bf16 = s.r_bf16;
   image_elems_ = static_cast<size_t>(g.groups * g.phases * g.phase_pixels * 32);
   ws_bytes_ = direct_ ? 0 : (static_cast<size_t>(q.n) * image_elems_ * sizeof(uint16_t) + 63) / 64 * 64;
 
@@ -250,7 +197,7 @@ Bf16Conv::Bf16Conv(const NchwcConvSpec& s, Bf16Isa isa, const float* w, const fl
 }
 
 void Bf16Conv::run(const void* x, const void* r, void* y, void* workspace, ThreadPool& pool) const {
-  const Bf16ConvGeom& g = g_;
+  const TileConvGeom& g = g_;
   const int64_t n = s_.q.n;
   // Elements (floats or bf16s) per image of x and y.
   const int64_t x_image = folded_     ? g.c * g.h * g.w
@@ -263,7 +210,7 @@ void Bf16Conv::run(const void* x, const void* r, void* y, void* workspace, Threa
   if (!direct_) {
     uint16_t* dst = static_cast<uint16_t*>(workspace);
     // The packer of this input's form; x_bf16 reads bf16 elements, the rest floats.
-    using FloatPack = void (*)(const Bf16ConvGeom&, const float*, uint16_t*, int64_t, int64_t);
+    using FloatPack = void (*)(const TileConvGeom&, const float*, uint16_t*, int64_t, int64_t);
     const FloatPack fpack =
         folded_
             ? (isa_ != Bf16Isa::kNone && g.dw == 1 && g.kw <= 16 ? bf16_pack_rows_folded_avx512bf16 : pack_rows_folded)
@@ -300,7 +247,7 @@ void Bf16Conv::run(const void* x, const void* r, void* y, void* workspace, Threa
     for (int64_t u = u0; u < u1; ++u) {
       int64_t img = u / (bunits * punits), rest = u % (bunits * punits);
       int64_t bu = rest / punits, pu = rest % punits;
-      Bf16ConvStrip st{&g,
+      TileConvStrip st{&g,
                        xin + img * xin_image,
                        w_.data(),
                        bias_.data(),

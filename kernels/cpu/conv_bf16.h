@@ -56,7 +56,7 @@ class Bf16Conv {
  private:
   NchwcConvSpec s_;
   Bf16Isa isa_;
-  Bf16ConvGeom g_;
+  TileConvGeom g_;
   std::vector<int64_t> tap_off_;
   std::vector<int64_t> phases_read_;  // the phases some tap reads, ascending (a 1x1 stride-2 one reads 1 of 4)
   std::vector<uint16_t> w_;           // packed (conv_bf16_isa.h)

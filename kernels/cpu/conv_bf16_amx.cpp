@@ -37,8 +37,8 @@ void configure() {
 // MT x NT tiles of C (MT, NT in {1, 2}) for flat pixels from f and blocks
 // from b, summed over every group and tap; left in the tiles (store()).
 template <int MT, int NT>
-void step(const Bf16ConvStrip& s, int64_t f, int64_t b) {
-  const Bf16ConvGeom& g = *s.g;
+void step(const TileConvStrip& s, int64_t f, int64_t b) {
+  const TileConvGeom& g = *s.g;
   const int64_t group_px = g.phases * g.phase_pixels;
   const int64_t wstride = g.groups * g.taps * 512;  // uint16s per block
   _tile_zero(0);
@@ -84,17 +84,17 @@ void store(float* cbuf) {
 
 // A step's epilogue, deferred until the next step's products are issued.
 struct Pending {
-  const Bf16ConvStrip* s;
+  const TileConvStrip* s;
   const float* cbuf;
   int64_t f, b;
   int mt, nt;
 };
-void finish(const Pending& d) { bf16_conv_epilogue_avx512(*d.s, d.cbuf, d.f, d.mt, d.b, d.nt); }
+void finish(const Pending& d) { tile_conv_epilogue_avx512(*d.s, d.cbuf, d.f, d.mt, d.b, d.nt); }
 
 // One step: its products issued, then the previous step's epilogue (AVX-512
 // work the core runs while the tile unit multiplies), then its C stored.
 template <int MT, int NT>
-void step_and_store(const Bf16ConvStrip& s, int64_t f, int64_t b, float* cbuf, const Pending& previous) {
+void step_and_store(const TileConvStrip& s, int64_t f, int64_t b, float* cbuf, const Pending& previous) {
   step<MT, NT>(s, f, b);
   if (previous.cbuf) finish(previous);
   store<MT, NT>(cbuf);
@@ -102,7 +102,7 @@ void step_and_store(const Bf16ConvStrip& s, int64_t f, int64_t b, float* cbuf, c
 
 }  // namespace
 
-void bf16_conv_strip_amx(const Bf16ConvStrip& s) {
+void bf16_conv_strip_amx(const TileConvStrip& s) {
   // Two C buffers: step i stores into one while the epilogue of step i - 1
   // reads the other, so the epilogue overlaps the tile unit's work (1x1
   // layers, whose steps are short, spent a third of their time in it).

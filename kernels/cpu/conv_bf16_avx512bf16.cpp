@@ -32,9 +32,9 @@ inline __mmask16 first_lanes(int64_t n) {
 // over every group, tap and channel pair; out[n * 256 + row * 16 + lane]
 // (the rows of C tiles [n] of cbuf).
 template <int NT>
-void tile_products(const Bf16ConvStrip& s, int64_t f, int64_t b, float* out) {
+void tile_products(const TileConvStrip& s, int64_t f, int64_t b, float* out) {
   constexpr int rows = 8;
-  const Bf16ConvGeom& g = *s.g;
+  const TileConvGeom& g = *s.g;
   __m512 acc[8][NT];
   for (int r = 0; r < 8; ++r)
     for (int n = 0; n < NT; ++n) acc[r][n] = _mm512_setzero_ps();
@@ -61,7 +61,7 @@ void tile_products(const Bf16ConvStrip& s, int64_t f, int64_t b, float* out) {
 
 }  // namespace
 
-void bf16_pack_rows_avx512bf16(const Bf16ConvGeom& g, const float* x, uint16_t* xin, int64_t row0, int64_t row1) {
+void bf16_pack_rows_avx512bf16(const TileConvGeom& g, const float* x, uint16_t* xin, int64_t row0, int64_t row1) {
   const int64_t cblocks = (g.c + 15) / 16;
   const int64_t plane = g.h * g.w * 16;
   const __m512i zero = _mm512_setzero_si512();
@@ -100,7 +100,7 @@ void bf16_pack_rows_avx512bf16(const Bf16ConvGeom& g, const float* x, uint16_t* 
   }
 }
 
-void bf16_pack_rows_folded_avx512bf16(const Bf16ConvGeom& g, const float* x, uint16_t* xin, int64_t row0,
+void bf16_pack_rows_folded_avx512bf16(const TileConvGeom& g, const float* x, uint16_t* xin, int64_t row0,
                                       int64_t row1) {
   const __m512i zero = _mm512_setzero_si512();
   // Each image row is converted once, per chunk of pixels, into a bf16 copy
@@ -154,8 +154,8 @@ void bf16_pack_rows_folded_avx512bf16(const Bf16ConvGeom& g, const float* x, uin
   }
 }
 
-void bf16_conv_epilogue_avx512(const Bf16ConvStrip& s, const float* cbuf, int64_t f, int mt, int64_t b, int nt) {
-  const Bf16ConvGeom& g = *s.g;
+void tile_conv_epilogue_avx512(const TileConvStrip& s, const float* cbuf, int64_t f, int mt, int64_t b, int nt) {
+  const TileConvGeom& g = *s.g;
   const Activation& act = *s.act;
   const int64_t pixels = g.oh * g.ow, plane = pixels * 16;
   // Where the rows land: the flat grid's pixel f + i is (oh, ow) = divmod(f + i, wq),
@@ -217,7 +217,7 @@ void bf16_conv_epilogue_avx512(const Bf16ConvStrip& s, const float* cbuf, int64_
   }
 }
 
-void bf16_conv_strip_avx512bf16(const Bf16ConvStrip& s) {
+void bf16_conv_strip_avx512bf16(const TileConvStrip& s) {
   alignas(64) float cbuf[4 * 256];
   for (int64_t f = s.f0; f < s.f1; f += 32) {
     const int mt = s.f1 - f > 16 ? 2 : 1;
@@ -233,7 +233,7 @@ void bf16_conv_strip_avx512bf16(const Bf16ConvStrip& s) {
             tile_products<1>(s, f + t * 16 + half * 8, b, out);
         }
       }
-      bf16_conv_epilogue_avx512(s, cbuf, f, mt, b, nt);
+      tile_conv_epilogue_avx512(s, cbuf, f, mt, b, nt);
     }
   }
 }

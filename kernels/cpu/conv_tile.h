@@ -1,0 +1,31 @@
+// The planning both tiled convolutions (Bf16Conv, conv_bf16.h; Int8Conv,
+// conv_int8.h) share: the geometry of the packed input (conv_tile_isa.h)
+// from a convolution's, and where a packed row lies.
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+#include "kernels/cpu/conv_geometry.h"
+#include "kernels/cpu/conv_tile_isa.h"
+
+namespace minirt::cpu {
+
+// g's fields from q for a packed input of `group_channels` channels per 64
+// bytes (32 bf16, 64 int8): `folded` (the plain image, window columns folded
+// into the channels), `direct` (a bf16 input read in place: no slack of its
+// own). Fills tap_off (g->tap_off points into it: keep both together) and
+// the phases some tap reads, ascending.
+void tile_conv_geometry(const Geometry& q, int64_t group_channels, bool folded, bool direct, TileConvGeom* g,
+                        std::vector<int64_t>* tap_off, std::vector<int64_t>* phases_read);
+
+// Where packed row `row` = (group * phases + phase) * (hq + 1) + a goes:
+// its wq pixels of 64 bytes, or (a == hq) the phase's slack, which this
+// fills with `slack_byte` (then d is null).
+struct PackedRow {
+  int64_t a, phase, grp;
+  uint8_t* d;
+};
+PackedRow tile_packed_row(const TileConvGeom& g, void* xin, int64_t row, uint8_t slack_byte);
+
+}  // namespace minirt::cpu
