@@ -51,6 +51,12 @@ struct Value {
   // layout, else the channel block B of [N][ceil(C/B)][H][W][B] (4-D only).
   // Set by assign_layouts; the shape stays the logical NCHW one.
   int block = 0;
+  // A constant folded from DequantizeLinear of 8-bit codes
+  // (mark_dequantized_constants): its scale per index of quant_axis, or its
+  // one scale (quant_axis -1). The int8 kernels recover the codes from the
+  // floats with it, and check them.
+  std::shared_ptr<const std::vector<float>> quant_scales;
+  int quant_axis = -1;
 };
 
 // Bytes a value's buffer holds: its shape's elements, with the channels

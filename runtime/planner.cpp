@@ -126,6 +126,8 @@ class CopyKernel final : public Kernel {
 // identity removal, BatchNormalization and bias folding, activation and
 // (CPU alone) residual fusion, and the CPU's blocked layout.
 void run_passes(Graph& g, const KernelProvider& cpu, ThreadPool& pool, const PlanOptions& options, PlanStats& st) {
+  // Before folding: which weights are dequantized 8-bit codes (the int8 convolution).
+  if (options.optimize) mark_dequantized_constants(g);
   st.folded = infer_and_fold(g, cpu, pool, true);
   st.identities = remove_identities(g);
   if (options.optimize) {

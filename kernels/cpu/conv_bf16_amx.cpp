@@ -11,28 +11,11 @@
 
 #include <cstdint>
 
+#include "kernels/cpu/amx_tiles.h"
 #include "kernels/cpu/conv_bf16_isa.h"
 
 namespace minirt::cpu {
 namespace {
-
-// Palette 1, every tile 16 rows of 64 bytes.
-struct alignas(64) TileConfig {
-  uint8_t palette = 1;
-  uint8_t start_row = 0;
-  uint8_t reserved[14] = {};
-  uint16_t colsb[16] = {};
-  uint8_t rows[16] = {};
-};
-
-void configure() {
-  TileConfig cfg;
-  for (int t = 0; t < 8; ++t) {
-    cfg.colsb[t] = 64;
-    cfg.rows[t] = 16;
-  }
-  _tile_loadconfig(&cfg);
-}
 
 // MT x NT tiles of C (MT, NT in {1, 2}) for flat pixels from f and blocks
 // from b, summed over every group and tap; left in the tiles (store()).
@@ -107,7 +90,7 @@ void bf16_conv_strip_amx(const TileConvStrip& s) {
   // reads the other, so the epilogue overlaps the tile unit's work (1x1
   // layers, whose steps are short, spent a third of their time in it).
   alignas(64) float cbuf[2][4 * 256];
-  configure();
+  amx_configure_16x64();
   Pending pending{&s, nullptr, 0, 0, 0, 0};
   int cur = 0;
   for (int64_t f = s.f0; f < s.f1; f += 32) {

@@ -6,6 +6,7 @@
 #include "kernels/cpu/conv_algorithms.h"
 #include "kernels/cpu/conv_bf16.h"
 #include "kernels/cpu/conv_common.h"
+#include "kernels/cpu/conv_int8.h"
 #include "kernels/cpu/nchwc.h"
 #include "kernels/cpu/nchwc_binary_isa.h"
 #include "kernels/cpu/nchwc_conv.h"
@@ -403,9 +404,10 @@ constexpr const char* kDepthwise = "nchwc_depthwise";
 constexpr const char* kWinograd2 = "nchwc_winograd_f2";
 constexpr const char* kWinograd4 = "nchwc_winograd_f4";
 constexpr const char* kBf16 = "nchwc_bf16";
+constexpr const char* kInt8 = "nchwc_int8";
 
 bool is_native(const std::string& a) {
-  return a == kDirect || a == kDepthwise || a == kWinograd2 || a == kWinograd4 || a == kBf16;
+  return a == kDirect || a == kDepthwise || a == kWinograd2 || a == kWinograd4 || a == kBf16 || a == kInt8;
 }
 int winograd_tile(const std::string& a) { return a == kWinograd2 ? 2 : a == kWinograd4 ? 4 : 0; }
 
@@ -514,6 +516,51 @@ bool bf16_policy_keeps_float32(const Graph& g, const Node& n) {
 
 namespace {
 
+// The live node that makes value v, or null.
+const Node* maker_of(const Graph& g, int v) {
+  for (const Node& m : g.nodes)
+    if (!m.dead && std::find(m.outputs.begin(), m.outputs.end(), v) != m.outputs.end()) return &m;
+  return nullptr;
+}
+
+// The quantization of Conv n's operands as the int8 convolution reads them,
+// or why there is none. The input: on the grid of the QuantizeLinear ->
+// DequantizeLinear pair that makes it (fold_quantize_pairs: the pair's own
+// step, or fused into the Conv before it as its last activation), through
+// reorders and max pools (whose every output is one of their inputs). The
+// weights: a DequantizeLinear of int8 codes folded into floats
+// (mark_dequantized_constants), one scale or one per output channel.
+std::string int8_operands(const Graph& g, const Node& n, Int8ConvQuant* q) {
+  int v = n.inputs[0];
+  const Activation* grid = nullptr;
+  for (int guard = 0; guard < 16 && !grid; ++guard) {
+    const Node* m = maker_of(g, v);
+    if (!m) break;
+    if ((m->op == "ReorderToBlocked" || m->op == "ReorderToPlain" || m->op == "MaxPool") && !m->inputs.empty()) {
+      v = m->inputs[0];
+      continue;
+    }
+    const Activation* a = nullptr;
+    if (m->op == "Conv" && m->parsed)
+      a = &m->attrs_as<ConvAttrs>().act;
+    else if (const UnaryAttrs* u = unary_of(*m); u && u->kind == UnaryKind::kActivation)
+      a = &u->act;
+    if (!a || a->kind != ActKind::kQuantGrid) break;
+    grid = a;
+  }
+  if (!grid) return "reads no value that a QuantizeLinear -> DequantizeLinear pair put on an 8-bit grid";
+  q->x_scale = grid->alpha;
+  q->lo = static_cast<int32_t>(grid->beta);
+  q->hi = static_cast<int32_t>(grid->gamma);
+  const Value& w = g.values[n.inputs[1]];
+  const int64_t m = g.values[n.inputs[1]].shape.empty() ? 0 : g.values[n.inputs[1]].shape[0];
+  if (!w.quant_scales ||
+      !(w.quant_axis == -1 || (w.quant_axis == 0 && static_cast<int64_t>(w.quant_scales->size()) == m)))
+    return "has weights that are not a DequantizeLinear of 8-bit codes (per tensor or per output channel)";
+  q->w_scales = *w.quant_scales;
+  return {};
+}
+
 std::string native_declined(const Graph& g, const Node& n, const std::string& algo, Bf16Isa bf16) {
   NchwcConvSpec s = conv_spec(g, n);
   if (s.block == 0 || nchwc_block(s.isa) != s.block)
@@ -527,6 +574,13 @@ std::string native_declined(const Graph& g, const Node& n, const std::string& al
   if (algo == kDirect) return nchwc_direct_declined(s);
   if (algo == kDepthwise) return nchwc_depthwise_declined(s);
   if (int t = winograd_tile(algo)) return nchwc_winograd_declined(s, t);
+  if (algo == kInt8) {
+    std::string why;
+    if (int8_conv_isa(&why) != Int8ConvIsa::kAmx) return "needs AMX-INT8: " + why;
+    Int8ConvQuant q;
+    if (why = int8_operands(g, n, &q); !why.empty()) return why;
+    return int8_conv_declined(s, q, in_const(g, n, 1)->data<float>());
+  }
   if (algo == kBf16) {
     if (bf16 == Bf16Isa::kNone)
       return "needs bf16 math (SessionOptions::math = MathMode::kBf16) on a CPU with AVX512_BF16 or AMX";
@@ -549,9 +603,13 @@ class NativeConvKernel final : public Kernel {
     NchwcConvSpec s = conv_spec(g, n);
     const float* w = plan_only ? nullptr : in_const(g, n, 1)->data<float>();
     const float* b = !plan_only && n.input(2) >= 0 ? in_const(g, n, 2)->data<float>() : nullptr;
-    if (algo == kBf16)
+    if (algo == kInt8) {
+      Int8ConvQuant q;
+      int8_operands(g, n, &q);  // checked by native_declined
+      int8_ = std::make_unique<Int8Conv>(s, int8_conv_isa(), q, w, b);
+    } else if (algo == kBf16) {
       bf16_ = std::make_unique<Bf16Conv>(s, bf16, w, b);
-    else if (algo == kDepthwise)
+    } else if (algo == kDepthwise)
       dw_ = std::make_unique<NchwcDepthwiseConv>(s, w, b, threads);
     else if (int t = winograd_tile(algo))
       wino_ = std::make_unique<NchwcWinogradConv>(s, t, w, b, threads);
@@ -563,7 +621,9 @@ class NativeConvKernel final : public Kernel {
     const float* r = residual_ ? static_cast<const float*>(args.inputs[3]) : nullptr;
     float* y = static_cast<float*>(args.outputs[0]);
     float* ws = static_cast<float*>(args.workspace);
-    if (bf16_)
+    if (int8_)
+      int8_->run(x, r, y, ws, *args.pool);
+    else if (bf16_)
       bf16_->run(args.inputs[0], residual_ ? args.inputs[3] : nullptr, args.outputs[0], ws, *args.pool);
     else if (dw_)
       dw_->run(x, r, y, 0, ws, *args.pool);
@@ -573,19 +633,21 @@ class NativeConvKernel final : public Kernel {
       direct_->run(x, r, y, 0, ws, *args.pool);
   }
   size_t workspace_bytes() const override {
-    return bf16_   ? bf16_->workspace_bytes()
+    return int8_   ? int8_->workspace_bytes()
+           : bf16_ ? bf16_->workspace_bytes()
            : dw_   ? dw_->workspace_bytes()
            : wino_ ? wino_->workspace_bytes()
                    : direct_->workspace_bytes();
   }
   std::string describe() const override {
     // "nchwc_direct isa=avx512 nb=2 ur=12 ...", as the kernel describes itself.
-    return "algo=" + (bf16_   ? bf16_->describe()
+    return "algo=" + (int8_   ? int8_->describe()
+                      : bf16_ ? bf16_->describe()
                       : dw_   ? dw_->describe()
                       : wino_ ? wino_->describe()
                               : direct_->describe());
   }
-  const char* precision() const override { return bf16_ ? "bf16" : "fp32"; }
+  const char* precision() const override { return int8_ ? "int8" : bf16_ ? "bf16" : "fp32"; }
 
  private:
   bool residual_;
@@ -593,6 +655,7 @@ class NativeConvKernel final : public Kernel {
   std::unique_ptr<NchwcDepthwiseConv> dw_;
   std::unique_ptr<NchwcWinogradConv> wino_;
   std::unique_ptr<Bf16Conv> bf16_;
+  std::unique_ptr<Int8Conv> int8_;
 };
 
 bool conv_blocked_ok(const Graph& g, const Node& n) {
@@ -674,7 +737,7 @@ bool nchwc_blocked_inputs(const Graph& g, const Node& n, int b, std::vector<Layo
 const std::vector<std::string>& nchwc_conv_algorithm_names() {
   // The native ones, then every plain lowering run through reorders.
   static const std::vector<std::string> names = [] {
-    std::vector<std::string> v = {kDirect, kDepthwise, kWinograd2, kWinograd4, kBf16};
+    std::vector<std::string> v = {kDirect, kDepthwise, kWinograd2, kWinograd4, kBf16, kInt8};
     for (const std::string& a : conv_algorithm_names()) v.push_back(a);
     return v;
   }();
@@ -692,6 +755,9 @@ std::string nchwc_conv_heuristic(const Graph& g, const Node& n, int threads, Bf1
   // multiply-adds per cycle than the float32 FMAs (bench/bf16_bench.cpp), so
   // without AMX the rules keep the float32 kernels and nchwc_bf16 is left to
   // measurement (it wins where the weights' memory traffic dominates).
+  // A quantized model's convolution on its int8 codes wherever AMX-INT8 takes it
+  // (twice AMX-BF16's products per cycle, and exact sums).
+  if (native_declined(g, n, kInt8, bf16).empty()) return kInt8;
   if (bf16 == Bf16Isa::kAmx && native_declined(g, n, kBf16, bf16).empty()) return kBf16;
   if (native_declined(g, n, kDepthwise, bf16).empty()) return kDepthwise;
   // Winograd where it was measured to win (bench NchwcWinograd, AVX-512 and

@@ -555,13 +555,14 @@ MINIRT_TARGET_AVX512 MINIRT_VMATH_INLINE __m512 act_kind_avx512(__m512 x, const 
   }
 }
 
-// Out of line (vmath.cpp): every activation but None, Relu, LeakyRelu and
-// Clip; a call is small next to an exp or a log, and keeps each tile
-// kernel's epilogue short.
+// Out of line (vmath.cpp): every activation but None, Relu, LeakyRelu,
+// Clip and QuantGrid (a quantized model's every convolution ends in it); a
+// call is small next to an exp or a log, and keeps each tile kernel's
+// epilogue short.
 MINIRT_TARGET_AVX512 __m512 act_costly_avx512(__m512 x, const Activation& a);
 
-// Activation a of the 16 lanes of x. Always inlined (Relu, LeakyRelu and
-// Clip in place, the others a call), so that a GEMM tile kernel's epilogue
+// Activation a of the 16 lanes of x. Always inlined (Relu, LeakyRelu,
+// Clip and QuantGrid in place, the others a call), so that a GEMM tile kernel's epilogue
 // pays no call for them; its caller's target must include avx512f, avx2, fma.
 MINIRT_TARGET_AVX512 __attribute__((always_inline)) MINIRT_VMATH_INLINE __m512 act_avx512(__m512 x,
                                                                                           const Activation& a) {
@@ -574,6 +575,8 @@ MINIRT_TARGET_AVX512 __attribute__((always_inline)) MINIRT_VMATH_INLINE __m512 a
       return act_kind_avx512<ActKind::kLeakyRelu>(x, a);
     case ActKind::kClip:
       return act_kind_avx512<ActKind::kClip>(x, a);
+    case ActKind::kQuantGrid:
+      return act_kind_avx512<ActKind::kQuantGrid>(x, a);
     default:
       return act_costly_avx512(x, a);
   }
@@ -805,6 +808,8 @@ MINIRT_TARGET_AVX2 __attribute__((always_inline)) MINIRT_VMATH_INLINE __m256 act
       return act_kind_avx2<ActKind::kLeakyRelu>(x, a);
     case ActKind::kClip:
       return act_kind_avx2<ActKind::kClip>(x, a);
+    case ActKind::kQuantGrid:
+      return act_kind_avx2<ActKind::kQuantGrid>(x, a);
     default:
       return act_costly_avx2(x, a);
   }

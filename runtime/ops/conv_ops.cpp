@@ -311,6 +311,8 @@ std::string conv_tuning_problem(const Graph& g, const Node& n) {
     if (a.act.kind != ActKind::kRelu) os << "(" << a.act.alpha << "," << a.act.beta << ")";
   }
   if (n.input(3) >= 0) os << " residual";
+  // Dequantized 8-bit weights: the int8 convolution is a candidate.
+  if (g.values[n.inputs[1]].quant_scales) os << " w=int8";
   // Blocked activations run other kernels than plain ones.
   if (int b = g.values[n.outputs[0]].block) os << " layout=nchw" << b << "c";
   if (int b = g.values[n.inputs[0]].block; b != g.values[n.outputs[0]].block)

@@ -35,6 +35,12 @@ bool lower_half_precision(Graph& g);
 // Returns the number of nodes rewritten. runtime/passes/quant.cpp.
 int lower_qoperator_ops(Graph& g);
 
+// Marks the output of each DequantizeLinear of constant 8-bit codes with a
+// constant per-tensor or per-axis scale (Value::quant_scales), before
+// folding turns it into floats; run ahead of infer_and_fold. Returns the
+// number marked. runtime/passes/quant.cpp.
+int mark_dequantized_constants(Graph& g);
+
 // A QuantizeLinear whose every reader is a DequantizeLinear with the same
 // per-tensor scale and zero point (known at plan time) becomes, in each
 // reader, one activation step "QuantizeDequantize" (domain minirt,

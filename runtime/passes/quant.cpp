@@ -252,6 +252,33 @@ bool is_graph_output(const Graph& g, int v) {
 
 }  // namespace
 
+int mark_dequantized_constants(Graph& g) {
+  int marked = 0;
+  for (const Node& n : g.nodes) {
+    if (n.dead || n.op != "DequantizeLinear" || !n.domain.empty() || n.outputs.empty() || n.outputs[0] < 0) continue;
+    const int x = n.input(0), s = n.input(1), z = n.input(2);
+    if (x < 0 || s < 0 || !g.values[x].constant || !g.values[s].constant) continue;
+    if (z >= 0 && !g.values[z].constant) continue;
+    const Tensor& xt = *g.values[x].constant;
+    const Tensor& st = *g.values[s].constant;
+    if ((xt.dtype() != DType::kInt8 && xt.dtype() != DType::kUInt8) || st.dtype() != DType::kFloat32) continue;
+    const auto& a = n.attrs_as<QuantAttrs>();
+    if (a.block_size != 0) continue;
+    int axis = -1;
+    if (st.numel() != 1) {
+      const int64_t rank = static_cast<int64_t>(xt.shape().size());
+      const int64_t ax = a.axis < 0 ? a.axis + rank : a.axis;
+      if (st.shape().size() != 1 || ax < 0 || ax >= rank || xt.shape()[static_cast<size_t>(ax)] != st.numel()) continue;
+      axis = static_cast<int>(ax);
+    }
+    Value& y = g.values[n.outputs[0]];
+    y.quant_scales = std::make_shared<const std::vector<float>>(st.data<float>(), st.data<float>() + st.numel());
+    y.quant_axis = axis;
+    ++marked;
+  }
+  return marked;
+}
+
 int fold_quantize_pairs(Graph& g) {
   std::vector<std::vector<int>> readers(g.values.size());
   for (size_t k = 0; k < g.nodes.size(); ++k)

@@ -1,0 +1,227 @@
+#include "kernels/cpu/conv_int8.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+
+#include "kernels/cpu/conv_common.h"
+#include "kernels/cpu/conv_tile.h"
+#include "kernels/cpu/cpu_caps.h"
+#include "runtime/ops/activation.h"
+#include "runtime/thread_pool.h"
+
+namespace minirt::cpu {
+
+namespace {
+
+// Products per output value the int32 sums hold exactly: |u| <= 255 and
+// |code| <= 128, and |sum + comp| <= 2 x 255 x 128 x this < 2^31.
+constexpr int64_t kMaxProducts = 32000;
+
+// The portable forms of the ISA file's entry points, over the same layouts
+// and arithmetic.
+void pack_rows_reference(const TileConvGeom& g, const float* x, uint8_t* xin, int64_t row0, int64_t row1,
+                         float inv_scale, int32_t lo, int32_t hi) {
+  const uint8_t zero = static_cast<uint8_t>(-lo);
+  const int64_t plane = g.h * g.w * 16;
+  for (int64_t row = row0; row < row1; ++row) {
+    const PackedRow pr = tile_packed_row(g, xin, row, zero);
+    if (!pr.d) continue;
+    const int64_t ih = pr.a * g.sh + pr.phase / g.sw - g.ph;
+    for (int64_t b = 0; b < g.wq; ++b) {
+      const int64_t iw = b * g.sw + pr.phase % g.sw - g.pw;
+      for (int64_t k = 0; k < 64; ++k) {
+        const int64_t ch = pr.grp * 64 + k;
+        uint8_t u = zero;
+        if (ih >= 0 && ih < g.h && iw >= 0 && iw < g.w && ch < (g.c + 15) / 16 * 16) {
+          float v = x[(ch / 16) * plane + (ih * g.w + iw) * 16 + ch % 16] * inv_scale;
+          v = v > static_cast<float>(lo) ? v : static_cast<float>(lo);  // NaN -> lo
+          v = v < static_cast<float>(hi) ? v : static_cast<float>(hi);
+          u = static_cast<uint8_t>(static_cast<int32_t>(std::nearbyint(v)) - lo);
+        }
+        pr.d[b * 64 + k] = u;
+      }
+    }
+  }
+}
+
+void strip_reference(const Int8ConvStrip& st) {
+  const TileConvStrip& s = st.s;
+  const TileConvGeom& g = *s.g;
+  const int64_t plane = g.oh * g.ow * 16;
+  const int64_t group_px = g.phases * g.phase_pixels;
+  for (int64_t f = s.f0; f < s.f1; ++f) {
+    const int64_t oh = f / g.wq, ow = f % g.wq;
+    if (oh >= g.oh || ow >= g.ow) continue;
+    for (int64_t b = s.b0; b < s.b1; ++b) {
+      for (int n = 0; n < 16; ++n) {
+        int32_t acc = 0;
+        for (int64_t grp = 0; grp < g.groups; ++grp)
+          for (int64_t t = 0; t < g.taps; ++t) {
+            const uint8_t* xp = st.xin + (grp * group_px + g.tap_off[t] + f) * 64;
+            const int8_t* wp = st.w + ((b * g.groups + grp) * g.taps + t) * 1024;
+            for (int k = 0; k < 64; ++k) acc += static_cast<int32_t>(xp[k]) * wp[(k / 4) * 64 + n * 4 + k % 4];
+          }
+        const int64_t ch = b * 16 + n, at = b * plane + (oh * g.ow + ow) * 16 + n;
+        float v = static_cast<float>(acc + st.comp[ch]) * st.mult[ch] + s.bias[ch];
+        if (s.r) v += static_cast<const float*>(s.r)[at];
+        static_cast<float*>(s.y)[at] = s.act->apply(v);
+      }
+    }
+  }
+}
+
+// Output channel m's scale.
+float w_scale(const Int8ConvQuant& q, int64_t m) {
+  return q.w_scales.size() == 1 ? q.w_scales[0] : q.w_scales[static_cast<size_t>(m)];
+}
+
+// The int8 code of weight w under scale s: the k with float(k) * s == w
+// (DequantizeLinear's product), or false.
+// (w * (1 / s) is within 2^-15 of k for |k| <= 128; the product checks it.)
+bool weight_code(float w, float s, float inv_s, int8_t* code) {
+  const float k = std::nearbyint(w * inv_s);
+  if (!(k >= -128.0f && k <= 127.0f) || k * s != w) return false;
+  *code = static_cast<int8_t>(k);
+  return true;
+}
+
+}  // namespace
+
+const char* int8_conv_isa_name(Int8ConvIsa isa) { return isa == Int8ConvIsa::kAmx ? "amx" : "reference"; }
+
+Int8ConvIsa int8_conv_isa(std::string* why) {
+  if (!cpu_features().amx_int8) {
+    if (why) *why = "this CPU has no AMX-INT8 instructions";
+    return Int8ConvIsa::kReference;
+  }
+  if (cpu_isa() != CpuIsa::kAmx) {
+    if (why) *why = std::string("AMX is not in use here (") + bf16_isa_reason() + ")";
+    return Int8ConvIsa::kReference;
+  }
+  return Int8ConvIsa::kAmx;
+}
+
+std::string int8_conv_declined(const NchwcConvSpec& s, const Int8ConvQuant& q, const float* w) {
+  const Geometry& g = s.q;
+  if (g.groups != 1) return "needs groups == 1";
+  if (s.block != 16) return "needs the 16-channel blocked layout (AVX-512)";
+  if (!s.input_blocked) return "needs its input in the blocked layout (it reads plain channels)";
+  if (s.x_bf16 || s.y_bf16 || s.r_bf16) return "reads and writes float32 values only";
+  if (s.y_channels != 0 && s.y_channels != g.m) return "writes only an output of its own (y_channels == m)";
+  if (g.c * g.kh * g.kw > kMaxProducts)
+    return "sums more than " + std::to_string(kMaxProducts) + " products per output (C x kh x kw), past exact int32";
+  if (!(std::isfinite(q.x_scale) && q.x_scale > 0) || q.lo > q.hi || q.hi - q.lo > 255)
+    return "needs its input on an 8-bit quantization grid";
+  if (q.w_scales.size() != 1 && q.w_scales.size() != static_cast<size_t>(g.m))
+    return "needs one weight scale, or one per output channel";
+  for (float ws : q.w_scales)
+    if (!(std::isfinite(ws) && ws > 0)) return "needs finite positive weight scales";
+  if (!w) return {};
+  const int64_t per_m = g.c * g.kh * g.kw;
+  for (int64_t m = 0; m < g.m; ++m) {
+    const float sc = w_scale(q, m), inv = 1.0f / sc;
+    for (int64_t i = 0; i < per_m; ++i) {
+      int8_t code;
+      if (!weight_code(w[m * per_m + i], sc, inv, &code))
+        return "weight " + std::to_string(i) + " of output channel " + std::to_string(m) +
+               " is not an int8 code times its scale";
+    }
+  }
+  return {};
+}
+
+Int8Conv::Int8Conv(const NchwcConvSpec& s, Int8ConvIsa isa, const Int8ConvQuant& q, const float* w,
+                   const float* bias)
+    : s_(s), isa_(isa), q_(q) {
+  const Geometry& gq = s.q;
+  TileConvGeom& g = g_;
+  tile_conv_geometry(gq, 64, false, false, &g, &tap_off_, &phases_read_);
+  image_bytes_ = static_cast<size_t>(g.groups * g.phases * g.phase_pixels * 64);
+  ws_bytes_ = (static_cast<size_t>(gq.n) * image_bytes_ + 63) / 64 * 64;
+  // Units: blocks whose packed weights fit about 512 KiB of L2 (an even
+  // number, for the 2-block steps), times strips of 32-pixel steps.
+  const int64_t block_bytes = g.groups * g.taps * 1024;
+  blocks_per_unit_ = std::clamp<int64_t>((512 * 1024) / std::max<int64_t>(block_bytes, 1) / 2 * 2, 2, 64);
+  blocks_per_unit_ = std::min(blocks_per_unit_, (g.blocks + 1) / 2 * 2);
+  pixels_per_unit_ = 128;
+  if (!w) return;
+  w_.assign(static_cast<size_t>(g.blocks * g.groups * g.taps * 1024), 0);
+  comp_.assign(static_cast<size_t>(g.blocks * 16), 0);
+  mult_.assign(static_cast<size_t>(g.blocks * 16), 0.0f);
+  bias_.assign(static_cast<size_t>(g.blocks * 16), 0.0f);
+  for (int64_t co = 0; co < gq.m; ++co) {
+    const float sc = w_scale(q, co), inv = 1.0f / sc;
+    int32_t sum = 0;
+    for (int64_t ci = 0; ci < gq.c; ++ci)
+      for (int64_t t = 0; t < g.taps; ++t) {
+        int8_t code = 0;
+        weight_code(w[(co * gq.c + ci) * g.taps + t], sc, inv, &code);  // checked by int8_conv_declined
+        const int64_t b = co / 16, n = co % 16, grp = ci / 64, k = ci % 64;
+        w_[static_cast<size_t>((((b * g.groups + grp) * g.taps + t) * 16 + k / 4) * 64 + n * 4 + k % 4)] = code;
+        sum += code;
+      }
+    comp_[static_cast<size_t>(co)] = q.lo * sum;
+    mult_[static_cast<size_t>(co)] = q.x_scale * sc;
+  }
+  if (bias) std::copy(bias, bias + gq.m, bias_.begin());
+}
+
+void Int8Conv::run(const float* x, const float* r, float* y, void* workspace, ThreadPool& pool) const {
+  const TileConvGeom& g = g_;
+  const int64_t n = s_.q.n;
+  const int64_t x_image = ceil_div(g.c, 16) * g.h * g.w * 16, y_image = g.blocks * g.oh * g.ow * 16;
+  uint8_t* xin = static_cast<uint8_t*>(workspace);
+  const float inv = 1.0f / q_.x_scale;
+  auto pack = isa_ == Int8ConvIsa::kAmx ? int8_pack_rows_avx512 : pack_rows_reference;
+  // Only the phases a tap reads: the rows (hq + 1 per group and phase) of
+  // those, unit u = ((img * groups + grp) * read + k) * (hq + 1) + a.
+  const int64_t read = static_cast<int64_t>(phases_read_.size()), prow = g.hq + 1;
+  pool.parallel_for(
+      n * g.groups * read * prow,
+      [&](int64_t u0, int64_t u1) {
+        for (int64_t u = u0; u < u1;) {
+          const int64_t run = u / prow, a = u % prow, a1 = std::min(prow, a + (u1 - u));
+          const int64_t img = run / (g.groups * read), grp = run / read % g.groups, k = run % read;
+          const int64_t r0 = (grp * g.phases + phases_read_[static_cast<size_t>(k)]) * prow + a;
+          pack(g, x + img * x_image, xin + img * static_cast<int64_t>(image_bytes_), r0, r0 + (a1 - a), inv, q_.lo,
+               q_.hi);
+          u += a1 - a;
+        }
+      },
+      4);
+  auto strip = isa_ == Int8ConvIsa::kAmx ? int8_conv_strip_amx : strip_reference;
+  const int64_t bunits = ceil_div(g.blocks, blocks_per_unit_);
+  const int64_t punits = ceil_div(g.flat, pixels_per_unit_);
+  pool.parallel_for(n * bunits * punits, [&](int64_t u0, int64_t u1) {
+    for (int64_t u = u0; u < u1; ++u) {
+      const int64_t img = u / (bunits * punits), rest = u % (bunits * punits);
+      const int64_t bu = rest / punits, pu = rest % punits;
+      Int8ConvStrip st{};
+      st.s.g = &g;
+      st.s.bias = bias_.data();
+      st.s.r = r ? r + img * y_image : nullptr;
+      st.s.act = &s_.act;
+      st.s.y = y + img * y_image;
+      st.s.f0 = pu * pixels_per_unit_;
+      st.s.f1 = std::min(g.flat, st.s.f0 + pixels_per_unit_);
+      st.s.b0 = bu * blocks_per_unit_;
+      st.s.b1 = std::min(g.blocks, st.s.b0 + blocks_per_unit_);
+      st.xin = xin + img * static_cast<int64_t>(image_bytes_);
+      st.w = w_.data();
+      st.comp = comp_.data();
+      st.mult = mult_.data();
+      strip(st);
+    }
+  });
+}
+
+std::string Int8Conv::describe() const {
+  return std::string("nchwc_int8 isa=") + int8_conv_isa_name(isa_) + " groups64=" + std::to_string(g_.groups) +
+         " phases=" + std::to_string(g_.phases) + " flat=" + std::to_string(g_.flat) + "/" +
+         std::to_string(g_.oh * g_.ow) + " x_scale=" + std::to_string(q_.x_scale) + " grid=[" +
+         std::to_string(q_.lo) + "," + std::to_string(q_.hi) + "]" +
+         (q_.w_scales.size() == 1 ? " w=per tensor" : " w=per channel");
+}
+
+}  // namespace minirt::cpu

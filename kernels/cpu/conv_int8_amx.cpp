@@ -1,0 +1,172 @@
+// The int8 convolution's AMX code: the input packing (AVX-512: floats on a
+// quantization grid to uint8 codes) and the products of a strip on tiles
+// (tdpbusd: uint8 times int8 quads, int32 accumulation), 32 pixels x 32
+// output channels per step in four C tiles (tmm0-3), two A tiles of 16
+// pixels x 64 input channels (tmm4-5) and two B tiles of 64 input x 16
+// output channels (tmm6-7). Layouts in conv_int8_isa.h. Compiled with the
+// AVX512_BF16 flags plus -mamx-tile -mamx-int8 (CMakeLists.txt); called only
+// where conv_int8.cpp finds AMX-INT8 and cpu_isa() is amx (Linux's tile
+// permission granted, cpu_caps.cpp). The entry points are its only global
+// symbols (tests/cli/isa_objects_test.sh).
+#include <immintrin.h>
+
+#include <cstdint>
+
+#include "kernels/cpu/amx_tiles.h"
+#include "kernels/cpu/conv_int8_isa.h"
+
+namespace minirt::cpu {
+namespace {
+
+// 64 bytes of `byte` at d.
+inline void fill64(uint8_t* d, uint8_t byte) { _mm512_storeu_si512(d, _mm512_set1_epi8(static_cast<char>(byte))); }
+
+// MT x NT tiles of C (MT, NT in {1, 2}) for flat pixels from f and blocks
+// from b, summed over every group and tap; left in the tiles (store()).
+template <int MT, int NT>
+void step(const Int8ConvStrip& s, int64_t f, int64_t b) {
+  const TileConvGeom& g = *s.s.g;
+  const int64_t group_px = g.phases * g.phase_pixels;
+  const int64_t wstride = g.groups * g.taps * 1024;  // bytes per block
+  _tile_zero(0);
+  if (NT > 1) _tile_zero(1);
+  if (MT > 1) _tile_zero(2);
+  if (MT > 1 && NT > 1) _tile_zero(3);
+  for (int64_t grp = 0; grp < g.groups; ++grp) {
+    const uint8_t* xg = s.xin + (grp * group_px + f) * 64;
+    const int8_t* wg = s.w + (b * g.groups + grp) * g.taps * 1024;
+    for (int64_t t = 0; t < g.taps; ++t) {
+      const uint8_t* xp = xg + g.tap_off[t] * 64;
+      const int8_t* wp = wg + t * 1024;
+      // The next tap's weights into L1 while these tiles multiply (as the bf16 strip does).
+      for (int line = 0; line < 16; ++line) {
+        _mm_prefetch(reinterpret_cast<const char*>(wp + 1024 + line * 64), _MM_HINT_T0);
+        if (NT > 1) _mm_prefetch(reinterpret_cast<const char*>(wp + wstride + 1024 + line * 64), _MM_HINT_T0);
+      }
+      _tile_loadd(6, wp, 64);
+      if (NT > 1) _tile_loadd(7, wp + wstride, 64);
+      _tile_loadd(4, xp, 64);
+      _tile_dpbusd(0, 4, 6);
+      if (NT > 1) _tile_dpbusd(1, 4, 7);
+      if (MT > 1) {
+        _tile_loadd(5, xp + 16 * 64, 64);
+        _tile_dpbusd(2, 5, 6);
+        if (NT > 1) _tile_dpbusd(3, 5, 7);
+      }
+    }
+  }
+}
+
+// The C tiles into cbuf[t][n] (tile 2 t + n), as int32.
+template <int MT, int NT>
+void store(float* cbuf) {
+  _tile_stored(0, cbuf, 64);
+  if (NT > 1) _tile_stored(1, cbuf + 256, 64);
+  if (MT > 1) _tile_stored(2, cbuf + 512, 64);
+  if (MT > 1 && NT > 1) _tile_stored(3, cbuf + 768, 64);
+}
+
+// A step's epilogue, deferred until the next step's products are issued:
+// the int32 sums in cbuf become mult * (acc + comp) in place, then the
+// shared float epilogue.
+struct Pending {
+  const Int8ConvStrip* s;
+  float* cbuf;
+  int64_t f, b;
+  int mt, nt;
+};
+void finish(const Pending& d) {
+  for (int n = 0; n < d.nt; ++n) {
+    const __m512i comp = _mm512_loadu_si512(d.s->comp + (d.b + n) * 16);
+    const __m512 mult = _mm512_loadu_ps(d.s->mult + (d.b + n) * 16);
+    for (int t = 0; t < d.mt; ++t) {
+      float* c = d.cbuf + (t * 2 + n) * 256;
+      for (int row = 0; row < 16; ++row) {
+        const __m512i acc = _mm512_add_epi32(_mm512_load_si512(c + row * 16), comp);
+        _mm512_store_ps(c + row * 16, _mm512_mul_ps(_mm512_cvtepi32_ps(acc), mult));
+      }
+    }
+  }
+  tile_conv_epilogue_avx512(d.s->s, d.cbuf, d.f, d.mt, d.b, d.nt);
+}
+
+template <int MT, int NT>
+void step_and_store(const Int8ConvStrip& s, int64_t f, int64_t b, float* cbuf, const Pending& previous) {
+  step<MT, NT>(s, f, b);
+  if (previous.cbuf) finish(previous);
+  store<MT, NT>(cbuf);
+}
+
+}  // namespace
+
+void int8_pack_rows_avx512(const TileConvGeom& g, const float* x, uint8_t* xin, int64_t row0, int64_t row1,
+                           float inv_scale, int32_t lo, int32_t hi) {
+  const uint8_t zero = static_cast<uint8_t>(-lo);
+  const int64_t plane = g.h * g.w * 16, in_blocks = (g.c + 15) / 16;
+  const __m512 inv = _mm512_set1_ps(inv_scale);
+  const __m512 flo = _mm512_set1_ps(static_cast<float>(lo)), fhi = _mm512_set1_ps(static_cast<float>(hi));
+  const __m512i ilo = _mm512_set1_epi32(lo);
+  const __m128i zero16 = _mm_set1_epi8(static_cast<char>(zero));
+  for (int64_t row = row0; row < row1; ++row) {
+    const int64_t a = row % (g.hq + 1), phase = (row / (g.hq + 1)) % g.phases, grp = row / ((g.hq + 1) * g.phases);
+    uint8_t* base = xin + (grp * g.phases + phase) * g.phase_pixels * 64;
+    if (a == g.hq) {
+      for (int64_t p = g.hq * g.wq; p < g.phase_pixels; ++p) fill64(base + p * 64, zero);
+      continue;
+    }
+    uint8_t* d = base + a * g.wq * 64;
+    const int64_t ih = a * g.sh + phase / g.sw - g.ph;
+    if (ih < 0 || ih >= g.h) {
+      for (int64_t p = 0; p < g.wq; ++p) fill64(d + p * 64, zero);
+      continue;
+    }
+    for (int64_t p = 0; p < g.wq; ++p) {
+      const int64_t iw = p * g.sw + phase % g.sw - g.pw;
+      uint8_t* dp = d + p * 64;
+      if (iw < 0 || iw >= g.w) {
+        fill64(dp, zero);
+        continue;
+      }
+      for (int k = 0; k < 4; ++k) {
+        const int64_t blk = grp * 4 + k;
+        __m128i codes = zero16;
+        if (blk < in_blocks) {
+          __m512 v = _mm512_mul_ps(_mm512_loadu_ps(x + blk * plane + (ih * g.w + iw) * 16), inv);
+          v = _mm512_min_ps(_mm512_max_ps(v, flo), fhi);  // NaN -> lo, as the reference
+          const __m512i u = _mm512_sub_epi32(_mm512_cvtps_epi32(v), ilo);
+          codes = _mm512_cvtusepi32_epi8(u);
+        }
+        _mm_storeu_si128(reinterpret_cast<__m128i*>(dp + k * 16), codes);
+      }
+    }
+  }
+}
+
+void int8_conv_strip_amx(const Int8ConvStrip& s) {
+  // Two C buffers: step i stores into one while the epilogue of step i - 1
+  // reads the other (as the bf16 strip).
+  alignas(64) float cbuf[2][4 * 256];
+  amx_configure_16x64();
+  Pending pending{&s, nullptr, 0, 0, 0, 0};
+  int cur = 0;
+  for (int64_t f = s.s.f0; f < s.s.f1; f += 32) {
+    const int mt = s.s.f1 - f > 16 ? 2 : 1;
+    for (int64_t b = s.s.b0; b < s.s.b1; b += 2) {
+      const int nt = s.s.b1 - b > 1 ? 2 : 1;
+      if (mt == 2 && nt == 2)
+        step_and_store<2, 2>(s, f, b, cbuf[cur], pending);
+      else if (mt == 2)
+        step_and_store<2, 1>(s, f, b, cbuf[cur], pending);
+      else if (nt == 2)
+        step_and_store<1, 2>(s, f, b, cbuf[cur], pending);
+      else
+        step_and_store<1, 1>(s, f, b, cbuf[cur], pending);
+      pending = Pending{&s, cbuf[cur], f, b, mt, nt};
+      cur ^= 1;
+    }
+  }
+  if (pending.cbuf) finish(pending);
+  _tile_release();
+}
+
+}  // namespace minirt::cpu

@@ -1,0 +1,51 @@
+// What the int8 convolution's driver (conv_int8.cpp) and its instruction-set
+// file (conv_int8_amx.cpp) share: plain structs and declarations only (see
+// "ISA files" in ARCHITECTURE.md).
+//
+// The packed input (one image; the geometry in conv_tile_isa.h): its
+// channels in groups of 64, each pixel 64 uint8 codes u = k - lo, where the
+// input value is x_scale * k with k an integer in [lo, hi] (hi - lo <= 255:
+// the grid a QuantizeLinear -> DequantizeLinear pair put it on):
+//   xin[((group * phases + phase) * phase_pixels + pixel) * 64 + channel]
+// Padding, channels >= c and the slack hold -lo, the code of 0.
+//
+// The packed weights: per 16 output channels (a block), group and tap, a
+// 16 x 16 x 4 tile of int8 codes (row: a quad of input channels; column: the
+// output channel; the quad's four bytes adjacent):
+//   w[(((block * groups + group) * taps + tap) * 16 + quad) * 64 + channel * 4 + (0..3)]
+// that is one AMX B tile for tdpbusd (uint8 rows of A times int8 B).
+//
+// The sums: acc[p][n] = sum of u * w over the window, exact in int32; the
+// real product is x_scale * w_scale[n] * (acc + comp[n]) with comp[n] = lo
+// times the sum of output channel n's codes (the -lo of every u put back),
+// and the epilogue (conv_tile_isa.h) adds the bias, the residual and the
+// activation to mult[n] * (acc + comp[n]), mult[n] = x_scale * w_scale[n].
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+
+#include "kernels/cpu/conv_tile_isa.h"
+
+namespace minirt::cpu {
+
+struct Int8ConvStrip {
+  TileConvStrip s;      // the output side (its xin and w unused)
+  const uint8_t* xin;   // this image's packed input
+  const int8_t* w;      // the packed weights (all blocks)
+  const int32_t* comp;  // blocks * 16
+  const float* mult;    // blocks * 16
+};
+
+// One image's rows [row0, row1) of the packed input (row = (group * phases
+// + phase) * (hq + 1) + a; row hq of a phase writes the phase's slack), from
+// x blocked [ceil(c / 16)][h][w][16] floats: u = rne(clamp(x * inv_scale,
+// lo, hi)) - lo (AVX-512; the arithmetic of conv_int8.cpp's reference).
+void int8_pack_rows_avx512(const TileConvGeom& g, const float* x, uint8_t* xin, int64_t row0, int64_t row1,
+                           float inv_scale, int32_t lo, int32_t hi);
+
+// A strip, its products on AMX tiles (tdpbusd); configures the tiles on
+// entry and releases them on return.
+void int8_conv_strip_amx(const Int8ConvStrip& s);
+
+}  // namespace minirt::cpu

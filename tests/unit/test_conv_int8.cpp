@@ -1,0 +1,273 @@
+// The int8 convolution (kernels/cpu/conv_int8.h).
+//
+// Yardstick: a naive convolution written here over the integers: the input
+// is x_scale * k with k drawn from the grid [lo, hi], the weights w_scale[m]
+// * code with codes drawn from [-128, 127]; each output is x_scale *
+// w_scale[m] * sum(k * code) (exact in int64) + bias (+ r), then the
+// activation, in double. The portable reference (Int8ConvIsa::kReference)
+// runs on every host, the AMX kernel where the CPU has AMX-INT8.
+//
+// Tolerance: 1e-6 of the sum of the magnitudes of the output's parts (the
+// scaled sum, the bias, the residual) plus 1e-6: the kernel rounds the int32
+// sum to float, multiplies once and adds twice (a few float32 roundings,
+// 6e-8 each), while a tap read from the wrong pixel, a quad swapped or a
+// zero point's correction left out moves a sum by at least one term, x_scale
+// * w_scale (here 1e-3 of the output's scale or more).
+//
+// The input's padding lanes hold large values (they must not reach a real
+// output); the output starts as a NaN pattern with guard floats after it.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <random>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "kernels/cpu/conv_int8.h"
+#include "kernels/cpu/cpu_caps.h"
+#include "nchwc_test_util.h"
+#include "runtime/thread_pool.h"
+
+namespace minirt::cpu {
+namespace {
+
+using testing::is_poison;
+using testing::poison;
+
+constexpr size_t kGuard = 64;
+
+struct Case {
+  int64_t n = 1, c = 16, h = 8, w = 8, m = 16;
+  int64_t kh = 1, kw = 1, sh = 1, sw = 1, dh = 1, dw = 1;
+  int64_t pt = 0, pl = 0, pb = 0, pr = 0;
+  int32_t lo = -128, hi = 127;  // the input's grid
+  bool per_channel = true, residual = false, bias = true;
+  Activation act;
+
+  int64_t oh() const { return (h + pt + pb - ((kh - 1) * dh + 1)) / sh + 1; }
+  int64_t ow() const { return (w + pl + pr - ((kw - 1) * dw + 1)) / sw + 1; }
+  std::string str() const {
+    std::ostringstream s;
+    s << "n" << n << " c" << c << " " << h << "x" << w << " m" << m << " k" << kh << "x" << kw << " s" << sh << "x"
+      << sw << " d" << dh << "x" << dw << " pads " << pt << "," << pl << "," << pb << "," << pr << " grid [" << lo
+      << "," << hi << "]" << (per_channel ? " per-channel" : " per-tensor") << (residual ? " residual" : "")
+      << (bias ? "" : " no-bias") << (act.none() ? "" : " " + act.name());
+    return s.str();
+  }
+};
+
+NchwcConvSpec spec_of(const Case& cs) {
+  NchwcConvSpec s;
+  Geometry& q = s.q;
+  q.n = cs.n, q.c = cs.c, q.h = cs.h, q.w = cs.w, q.m = cs.m, q.oh = cs.oh(), q.ow = cs.ow();
+  q.kh = cs.kh, q.kw = cs.kw, q.sh = cs.sh, q.sw = cs.sw, q.dh = cs.dh, q.dw = cs.dw, q.ph = cs.pt, q.pw = cs.pl;
+  q.groups = 1;
+  s.block = 16;
+  s.isa = SgemmIsa::kAvx512;
+  s.input_blocked = true;
+  s.act = cs.act;
+  s.residual = cs.residual;
+  return s;
+}
+
+// Blocked [n][ceil(c/16)][hw][16] of plain [n][c][hw], padding lanes `pad`.
+std::vector<float> blocked(const std::vector<float>& plain, int64_t n, int64_t c, int64_t hw, float pad) {
+  const int64_t cb = (c + 15) / 16;
+  std::vector<float> out(static_cast<size_t>(n * cb * 16 * hw), pad);
+  for (int64_t i = 0; i < n; ++i)
+    for (int64_t ch = 0; ch < c; ++ch)
+      for (int64_t p = 0; p < hw; ++p)
+        out[static_cast<size_t>(((i * cb + ch / 16) * hw + p) * 16 + ch % 16)] =
+            plain[static_cast<size_t>((i * c + ch) * hw + p)];
+  return out;
+}
+
+// One case on one instruction set at 1 and 3 threads; false after the first failure.
+bool run_case(const Case& cs, Int8ConvIsa isa) {
+  const int64_t oh = cs.oh(), ow = cs.ow(), ohw = oh * ow, taps = cs.kh * cs.kw;
+  const int64_t mb = (cs.m + 15) / 16;
+  std::mt19937 rng(static_cast<uint32_t>(cs.c * 7919 + cs.m * 104729 + cs.h * 31 + cs.kh * 5 + cs.lo));
+  std::uniform_int_distribution<int32_t> kdist(cs.lo, cs.hi), cdist(-128, 127);
+  std::uniform_real_distribution<float> u(-1.0f, 1.0f), sdist(0.5f, 2.0f);
+  Int8ConvQuant q;
+  q.x_scale = 0.0137f;
+  q.lo = cs.lo;
+  q.hi = cs.hi;
+  q.w_scales.resize(cs.per_channel ? static_cast<size_t>(cs.m) : 1);
+  for (float& s : q.w_scales) s = 0.004f * sdist(rng);
+  std::vector<int32_t> k(static_cast<size_t>(cs.n * cs.c * cs.h * cs.w));
+  for (int32_t& v : k) v = kdist(rng);
+  std::vector<int32_t> code(static_cast<size_t>(cs.m * cs.c * taps));
+  for (int32_t& v : code) v = cdist(rng);
+  std::vector<float> x(k.size()), w(code.size()), bias(static_cast<size_t>(cs.m)),
+      r(static_cast<size_t>(cs.n * cs.m * ohw));
+  for (size_t i = 0; i < k.size(); ++i) x[i] = static_cast<float>(k[i]) * q.x_scale;
+  const int64_t per_m = cs.c * taps;
+  for (size_t i = 0; i < code.size(); ++i)
+    w[i] = static_cast<float>(code[i]) * q.w_scales[cs.per_channel ? i / static_cast<size_t>(per_m) : 0];
+  for (float& v : bias) v = u(rng);
+  for (float& v : r) v = u(rng);
+  const std::vector<float> xb = blocked(x, cs.n, cs.c, cs.h * cs.w, 1e3f);
+  const std::vector<float> rb = blocked(r, cs.n, cs.m, ohw, 1e3f);
+
+  const NchwcConvSpec s = spec_of(cs);
+  if (std::string why = int8_conv_declined(s, q, w.data()); !why.empty()) {
+    ADD_FAILURE() << cs.str() << ": declined: " << why;
+    return false;
+  }
+  std::vector<double> want(static_cast<size_t>(cs.n * cs.m * ohw)), mag(want.size());
+  for (int64_t i = 0; i < cs.n; ++i)
+    for (int64_t co = 0; co < cs.m; ++co)
+      for (int64_t y = 0; y < oh; ++y)
+        for (int64_t z = 0; z < ow; ++z) {
+          int64_t sum = 0;
+          for (int64_t ci = 0; ci < cs.c; ++ci)
+            for (int64_t ky = 0; ky < cs.kh; ++ky)
+              for (int64_t kx = 0; kx < cs.kw; ++kx) {
+                int64_t iy = y * cs.sh - cs.pt + ky * cs.dh, ix = z * cs.sw - cs.pl + kx * cs.dw;
+                if (iy < 0 || iy >= cs.h || ix < 0 || ix >= cs.w) continue;
+                sum += static_cast<int64_t>(k[static_cast<size_t>(((i * cs.c + ci) * cs.h + iy) * cs.w + ix)]) *
+                       code[static_cast<size_t>(((co * cs.c + ci) * cs.kh + ky) * cs.kw + kx)];
+              }
+          const double prod =
+              static_cast<double>(q.x_scale) * q.w_scales[cs.per_channel ? static_cast<size_t>(co) : 0] * sum;
+          double v = prod + (cs.bias ? bias[static_cast<size_t>(co)] : 0.0);
+          double a = std::fabs(prod) + std::fabs(cs.bias ? bias[static_cast<size_t>(co)] : 0.0);
+          const size_t at = static_cast<size_t>((i * cs.m + co) * ohw + y * ow + z);
+          if (cs.residual) {
+            v += r[at];
+            a += std::fabs(r[at]);
+          }
+          want[at] = cs.act.apply(static_cast<float>(v));
+          mag[at] = a;
+        }
+
+  for (int threads : {1, 3}) {
+    ThreadPool pool(threads);
+    Int8Conv conv(s, isa, q, w.data(), cs.bias ? bias.data() : nullptr);
+    std::vector<uint8_t> ws(conv.workspace_bytes() + 64);
+    void* wsp = ws.data() + (64 - reinterpret_cast<uintptr_t>(ws.data()) % 64) % 64;
+    std::vector<float> y(static_cast<size_t>(cs.n * mb * 16 * ohw) + kGuard);
+    poison(y.data(), y.size());
+    conv.run(xb.data(), cs.residual ? rb.data() : nullptr, y.data(), wsp, pool);
+    const std::string where = cs.str() + " isa=" + int8_conv_isa_name(isa) + " threads=" + std::to_string(threads) +
+                              " (" + conv.describe() + ")";
+    for (int64_t i = 0; i < cs.n; ++i)
+      for (int64_t blk = 0; blk < mb; ++blk)
+        for (int64_t p = 0; p < ohw; ++p)
+          for (int64_t l = 0; l < 16; ++l) {
+            const int64_t co = blk * 16 + l;
+            const float got = y[static_cast<size_t>(((i * mb + blk) * ohw + p) * 16 + l)];
+            if (co >= cs.m) {
+              if (!std::isfinite(got)) {
+                ADD_FAILURE() << where << ": padding lane " << co << " of pixel " << p << " is " << got;
+                return false;
+              }
+              continue;
+            }
+            const size_t at = static_cast<size_t>((i * cs.m + co) * ohw + p);
+            const double tol = 1e-6 * mag[at] + 1e-6;
+            if (!(std::fabs(got - want[at]) <= tol)) {
+              ADD_FAILURE() << where << ": image " << i << " channel " << co << " pixel " << p << ": got " << got
+                            << ", want " << want[at] << " (tolerance " << tol << ")";
+              return false;
+            }
+          }
+    for (size_t kk = y.size() - kGuard; kk < y.size(); ++kk)
+      if (!is_poison(y[kk])) {
+        ADD_FAILURE() << where << ": wrote past the output";
+        return false;
+      }
+  }
+  return true;
+}
+
+// The shapes quantized CNNs have, and the corners of the layout: channels
+// short of a 64-channel group or a 16-channel block, odd output blocks,
+// strides (phases), dilation, asymmetric padding, batches, and the grids of
+// int8 and uint8 activations with their zero points.
+std::vector<Case> cases() {
+  std::vector<Case> v;
+  auto add = [&](Case c) { v.push_back(c); };
+  Case c;
+  add(c);                                              // 1x1, one block
+  c.c = 64, c.m = 64, c.kh = c.kw = 3, c.pt = c.pl = c.pb = c.pr = 1;  // a ResNet 3x3
+  add(c);
+  c.lo = 0, c.hi = 255;  // uint8, zero point 0 (after a Relu)
+  add(c);
+  c.lo = -100, c.hi = 155;  // uint8, zero point 100
+  add(c);
+  c.lo = -255, c.hi = 0;  // int8 with zero point 127
+  c.per_channel = false;
+  add(c);
+  Case s2;
+  s2.c = 80, s2.m = 40, s2.h = s2.w = 13, s2.kh = s2.kw = 3, s2.sh = s2.sw = 2, s2.pt = s2.pl = 1, s2.pb = s2.pr = 0;
+  add(s2);  // two groups, the last partial; three output blocks; stride 2, asymmetric padding
+  Case ds;
+  ds.c = 128, ds.m = 32, ds.h = ds.w = 14, ds.sh = ds.sw = 2, ds.lo = 0, ds.hi = 255;
+  add(ds);  // a 1x1 stride-2 downsample (one phase of four read)
+  Case dil;
+  dil.c = 24, dil.m = 16, dil.h = 11, dil.w = 9, dil.kh = 3, dil.kw = 2, dil.dh = 2, dil.dw = 3, dil.pt = 2, dil.pl = 1,
+  dil.pb = 1, dil.pr = 3;
+  add(dil);
+  Case res;
+  res.n = 2, res.c = 48, res.m = 64, res.h = res.w = 7, res.kh = res.kw = 3, res.pt = res.pl = res.pb = res.pr = 1;
+  res.residual = true;
+  res.act.kind = ActKind::kQuantGrid;  // the pair after a residual Add
+  res.act.alpha = 0.02f, res.act.beta = -128, res.act.gamma = 127;
+  add(res);
+  Case relu;
+  relu.c = 32, relu.m = 24, relu.h = 20, relu.w = 6, relu.kh = relu.kw = 1, relu.bias = false;
+  relu.act.kind = ActKind::kRelu;
+  add(relu);
+  Case wide;
+  wide.c = 16, wide.m = 32, wide.h = wide.w = 40, wide.kh = wide.kw = 7, wide.sh = wide.sw = 2, wide.pt = wide.pl =
+      wide.pb = wide.pr = 3;
+  add(wide);  // a stem-like 7x7 stride 2 on a blocked input
+  return v;
+}
+
+TEST(ConvInt8, ReferenceMatchesIntegerYardstick) {
+  for (const Case& c : cases())
+    if (!run_case(c, Int8ConvIsa::kReference)) return;
+}
+
+TEST(ConvInt8, AmxMatchesIntegerYardstick) {
+  std::string why;
+  if (int8_conv_isa(&why) != Int8ConvIsa::kAmx) GTEST_SKIP() << "no AMX-INT8 here: " << why;
+  for (const Case& c : cases())
+    if (!run_case(c, Int8ConvIsa::kAmx)) return;
+}
+
+TEST(ConvInt8, DeclinesWhatItCannotRunExactly) {
+  Case cs;
+  cs.c = 16, cs.m = 16;
+  NchwcConvSpec s = spec_of(cs);
+  Int8ConvQuant q{0.01f, -128, 127, {0.5f}};
+  std::vector<float> w(16 * 16, 1.0f);  // codes 2 at scale 0.5
+  EXPECT_EQ(int8_conv_declined(s, q, w.data()), "");
+  w[37] = 0.7f;  // between codes
+  EXPECT_EQ(int8_conv_declined(s, q, w.data()), "weight 5 of output channel 2 is not an int8 code times its scale");
+  w[37] = 64.5f;  // code 129: past int8
+  EXPECT_EQ(int8_conv_declined(s, q, w.data()), "weight 5 of output channel 2 is not an int8 code times its scale");
+  w[37] = 1.0f;
+  Int8ConvQuant wide = q;
+  wide.hi = 200;  // a grid of 329 steps
+  EXPECT_EQ(int8_conv_declined(s, wide, w.data()), "needs its input on an 8-bit quantization grid");
+  Int8ConvQuant scales = q;
+  scales.w_scales = {0.5f, 0.5f};
+  EXPECT_EQ(int8_conv_declined(s, scales, w.data()), "needs one weight scale, or one per output channel");
+  NchwcConvSpec grouped = s;
+  grouped.q.groups = 2;
+  EXPECT_EQ(int8_conv_declined(grouped, q, w.data()), "needs groups == 1");
+  NchwcConvSpec plain = s;
+  plain.input_blocked = false;
+  EXPECT_NE(int8_conv_declined(plain, q, w.data()).find("blocked"), std::string::npos);
+  NchwcConvSpec big = s;
+  big.q.c = 4096, big.q.kh = big.q.kw = 3;
+  EXPECT_NE(int8_conv_declined(big, q, nullptr).find("past exact int32"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace minirt::cpu
