@@ -198,6 +198,14 @@ class KernelProvider {
   // bfloat16 values between MathMode::kBf16 convolutions: Value::dtype
   // kBFloat16, Value::block 32). Returns how many values it changed.
   virtual int narrow_values(Graph&, const std::map<int, std::string>& /*algorithm*/) const { return 0; }
+  // Called then too, first, with the plan's node order: the backend may fold
+  // nodes into those whose chosen algorithm can take them (the CPU's residual
+  // Add into an nchwc_int8 convolution), marking them dead. Returns how many
+  // nodes it folded away.
+  virtual int fuse_chosen(Graph&, const std::map<int, std::string>& /*algorithm*/,
+                          const std::vector<int>& /*order*/) const {
+    return 0;
+  }
   // Times the candidates on the device with the backend's own means (cuDNN's
   // cudnnFindConvolutionForwardAlgorithmEx), within `workspace_limit` bytes
   // (0: none): the median milliseconds of each candidate, in the order given,

@@ -15,17 +15,21 @@ size_t value_data_bytes(const Value& v) {
 
 size_t value_bytes(const Value& v) {
   size_t bytes = value_data_bytes(v);
-  // A bf16 blocked value (the CPU's MathMode::kBf16 convolutions) is read
-  // by AMX tiles of 16 and 32 pixels that may run past its end: 32 pixels
-  // of slack.
-  if (v.block > 0 && v.shape.size() == 4 && v.dtype == DType::kBFloat16)
+  // A bf16 blocked value (the CPU's MathMode::kBf16 convolutions) or an
+  // int8 one (uint8 codes between int8 convolutions) is read by AMX tiles of
+  // 16 and 32 pixels that may run past its end: 32 pixels of slack.
+  if (v.block > 0 && v.shape.size() == 4 && (v.dtype == DType::kBFloat16 || v.dtype == DType::kUInt8))
     bytes += static_cast<size_t>(32 * v.block) * dtype_size(v.dtype);
   return bytes;
 }
 
 std::string value_shape_str(const Value& v) {
   std::string s = shape_str(v.shape);
-  if (v.block > 0) s += "/" + std::to_string(v.block) + "c" + (v.dtype == DType::kBFloat16 ? " bf16" : "");
+  if (v.block > 0)
+    s += "/" + std::to_string(v.block) + "c" +
+         (v.dtype == DType::kBFloat16 ? " bf16"
+          : v.dtype == DType::kUInt8  ? " u8"
+                                      : "");
   return s;
 }
 

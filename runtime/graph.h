@@ -67,7 +67,8 @@ size_t value_bytes(const Value& v);
 // as the channel slices of one (an in-place Concat).
 size_t value_data_bytes(const Value& v);
 // "1x64x56x56", with "/16c" appended when blocked ("/32c bf16": the CPU's
-// bf16 values between MathMode::kBf16 convolutions).
+// bf16 values between MathMode::kBf16 convolutions; "/64c u8": its int8
+// values between int8 convolutions).
 std::string value_shape_str(const Value& v);
 
 struct Node {

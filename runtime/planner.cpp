@@ -263,7 +263,7 @@ std::unique_ptr<Plan> make_plan(const Graph& model, const std::vector<const Tens
   // Memory spaces: 0 is the host (the CPU backend); then one per device backend.
   plan->spaces.push_back({&cpu, 0, 0});
   for (const KernelProvider* d : options.devices) plan->spaces.push_back({d, 0, 0});
-  const std::vector<int> order = g.topo_order();
+  std::vector<int> order = g.topo_order();
   Placement placed = place_nodes(g, order, cpu, options.devices);
   plan->placement = placed.summary;
 
@@ -277,8 +277,13 @@ std::unique_ptr<Plan> make_plan(const Graph& model, const std::vector<const Tens
   }
   // A plan the CPU runs alone may keep some values in a narrower form
   // between its kernels (bf16 between MathMode::kBf16 convolutions).
-  if (std::all_of(order.begin(), order.end(), [&](int idx) { return placed.node_space[idx] == 0; }))
+  if (std::all_of(order.begin(), order.end(), [&](int idx) { return placed.node_space[idx] == 0; })) {
+    // Nodes folded into a chosen kernel (the residual Add of an int8 convolution) leave the order.
+    plan->stats.int8_residuals = cpu.fuse_chosen(g, algorithm, order);
+    if (plan->stats.int8_residuals)
+      order.erase(std::remove_if(order.begin(), order.end(), [&](int idx) { return g.nodes[idx].dead; }), order.end());
     plan->stats.narrowed = cpu.narrow_values(g, algorithm);
+  }
   make_steps(*plan, order, placed.node_space, algorithm);
   plan_memory(*plan, options.optimize);
   return plan;
@@ -295,13 +300,14 @@ std::string Plan::report() const {
      << " activations fused, " << stats.residuals << " residual Add fused, " << stats.dead << " dead removed";
   if (stats.concats_elided) os << ", " << stats.concats_elided << " Concat made in place";
   if (stats.quantize_pairs) os << ", " << stats.quantize_pairs << " quantize pairs made one step";
+  if (stats.int8_residuals) os << ", " << stats.int8_residuals << " residual Add fused into int8 convolutions";
   os << "\n";
   if (graph.half.any()) os << graph.half.summary() << "\n";
   if (stats.block) {
     os << "layout: nchw" << stats.block << "c for " << stats.blocked << " values (shapes marked /" << stats.block
        << "c), " << stats.reorders << " reorder" << (stats.reorders == 1 ? "" : "s");
     if (stats.narrowed)
-      os << "; " << stats.narrowed << " of them bf16 in groups of 32 channels between bf16 steps (/32c bf16)";
+      os << "; " << stats.narrowed << " of them narrower between the steps that read them (/32c bf16, /64c u8)";
     os << "\n";
   }
   if (!placement.empty()) os << placement << "\n";
@@ -317,16 +323,21 @@ std::string Plan::report() const {
       os << sep << count << " step" << (count == 1 ? "" : "s") << " in " << p;
       sep = ", ";
     }
-    os << ", the other "
-       << steps.size() -
-              [&] {
-                size_t k = 0;
-                for (const auto& [p, count] : lower) k += static_cast<size_t>(count);
-                return k;
-              }()
-       << " in fp32 (the math of the products; "
-       << (stats.narrowed ? "values marked /32c bf16 are stored in bf16, the rest in float32)\n"
-                          : "every value between steps is float32)\n");
+    os << ", the other " << steps.size() - [&] {
+      size_t k = 0;
+      for (const auto& [p, count] : lower) k += static_cast<size_t>(count);
+      return k;
+    }() << " in fp32 (the math of the products; ";
+    bool bf16 = false, u8 = false;
+    for (const Value& v : graph.values) {
+      bf16 = bf16 || (v.block > 0 && v.dtype == DType::kBFloat16);
+      u8 = u8 || (v.block > 0 && v.dtype == DType::kUInt8);
+    }
+    if (!bf16 && !u8)
+      os << "every value between steps is float32)\n";
+    else
+      os << "values marked " << (bf16 ? "/32c bf16 are stored in bf16" : "") << (bf16 && u8 ? ", those marked " : "")
+         << (u8 ? "/64c u8 as uint8 codes of their grid" : "") << ", the rest in float32)\n";
   }
   char line[512];
   for (size_t i = 0; i < steps.size(); ++i) {

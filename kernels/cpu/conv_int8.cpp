@@ -45,14 +45,39 @@ void pack_rows_reference(const TileConvGeom& g, const float* x, uint8_t* xin, in
   }
 }
 
+// The same rows from an int8 value ([groups][h][w][64] codes of this grid):
+// whole pixels copied, -lo outside (portable: a copy per pixel).
+void pack_rows_from_u8(const TileConvGeom& g, const uint8_t* x, uint8_t* xin, int64_t row0, int64_t row1, int32_t lo) {
+  const uint8_t zero = static_cast<uint8_t>(-lo);
+  for (int64_t row = row0; row < row1; ++row) {
+    const PackedRow pr = tile_packed_row(g, xin, row, zero);
+    if (!pr.d) continue;
+    const int64_t ih = pr.a * g.sh + pr.phase / g.sw - g.ph;
+    if (ih < 0 || ih >= g.h) {
+      std::memset(pr.d, zero, static_cast<size_t>(g.wq * 64));
+      continue;
+    }
+    const uint8_t* src = x + (pr.grp * g.h + ih) * g.w * 64;
+    for (int64_t b = 0; b < g.wq; ++b) {
+      const int64_t iw = b * g.sw + pr.phase % g.sw - g.pw;
+      if (iw < 0 || iw >= g.w)
+        std::memset(pr.d + b * 64, zero, 64);
+      else
+        std::memcpy(pr.d + b * 64, src + iw * 64, 64);
+    }
+  }
+}
+
 void strip_reference(const Int8ConvStrip& st) {
   const TileConvStrip& s = st.s;
   const TileConvGeom& g = *s.g;
-  const int64_t plane = g.oh * g.ow * 16;
+  const int64_t pixels = g.oh * g.ow;
   const int64_t group_px = g.phases * g.phase_pixels;
+  const Activation& act = *s.act;
   for (int64_t f = s.f0; f < s.f1; ++f) {
     const int64_t oh = f / g.wq, ow = f % g.wq;
     if (oh >= g.oh || ow >= g.ow) continue;
+    const int64_t p = oh * g.ow + ow;
     for (int64_t b = s.b0; b < s.b1; ++b) {
       for (int n = 0; n < 16; ++n) {
         int32_t acc = 0;
@@ -62,10 +87,25 @@ void strip_reference(const Int8ConvStrip& st) {
             const int8_t* wp = st.w + ((b * g.groups + grp) * g.taps + t) * 1024;
             for (int k = 0; k < 64; ++k) acc += static_cast<int32_t>(xp[k]) * wp[(k / 4) * 64 + n * 4 + k % 4];
           }
-        const int64_t ch = b * 16 + n, at = b * plane + (oh * g.ow + ow) * 16 + n;
-        float v = static_cast<float>(acc + st.comp[ch]) * st.mult[ch] + s.bias[ch];
-        if (s.r) v += static_cast<const float*>(s.r)[at];
-        static_cast<float*>(s.y)[at] = s.act->apply(v);
+        const int64_t ch = b * 16 + n;
+        // Element (channel ch, pixel p) of a float value, or of an int8 one.
+        const int64_t f_at = b * pixels * 16 + p * 16 + n, u_at = ((ch / 64) * pixels + p) * 64 + ch % 64;
+        float v = std::fma(static_cast<float>(acc + st.comp[ch]), st.mult[ch], s.bias[ch]);
+        if (st.pre_act) v = st.pre_act->apply(v);
+        if (s.r && st.r_u8)
+          v += st.r_scale * static_cast<float>(static_cast<const uint8_t*>(s.r)[u_at] + st.r_lo);
+        else if (s.r)
+          v += static_cast<const float*>(s.r)[f_at];
+        if (st.y_u8) {
+          // The grid's code k - beta; a NaN saturates to 255 as the AVX-512 conversion does.
+          float q = v / act.alpha;
+          q = std::min(act.gamma, std::max(act.beta, q));
+          static_cast<uint8_t*>(s.y)[u_at] =
+              q == q ? static_cast<uint8_t>(static_cast<int32_t>(std::nearbyint(q)) - static_cast<int32_t>(act.beta))
+                     : 255;
+        } else {
+          static_cast<float*>(s.y)[f_at] = act.apply(v);
+        }
       }
     }
   }
@@ -107,7 +147,8 @@ std::string int8_conv_declined(const NchwcConvSpec& s, const Int8ConvQuant& q, c
   if (g.groups != 1) return "needs groups == 1";
   if (s.block != 16) return "needs the 16-channel blocked layout (AVX-512)";
   if (!s.input_blocked) return "needs its input in the blocked layout (it reads plain channels)";
-  if (s.x_bf16 || s.y_bf16 || s.r_bf16) return "reads and writes float32 values only";
+  if (s.x_bf16 || s.y_bf16 || s.r_bf16) return "reads and writes no bf16 value";
+  if (s.y_u8 && s.act.kind != ActKind::kQuantGrid) return "writes an int8 value only through a quantization grid";
   if (s.y_channels != 0 && s.y_channels != g.m) return "writes only an output of its own (y_channels == m)";
   if (g.c * g.kh * g.kw > kMaxProducts)
     return "sums more than " + std::to_string(kMaxProducts) + " products per output (C x kh x kw), past exact int32";
@@ -131,14 +172,17 @@ std::string int8_conv_declined(const NchwcConvSpec& s, const Int8ConvQuant& q, c
   return {};
 }
 
-Int8Conv::Int8Conv(const NchwcConvSpec& s, Int8ConvIsa isa, const Int8ConvQuant& q, const float* w,
-                   const float* bias)
+Int8Conv::Int8Conv(const NchwcConvSpec& s, Int8ConvIsa isa, const Int8ConvQuant& q, const float* w, const float* bias)
     : s_(s), isa_(isa), q_(q) {
   const Geometry& gq = s.q;
   TileConvGeom& g = g_;
-  tile_conv_geometry(gq, 64, false, false, &g, &tap_off_, &phases_read_);
+  // An int8 input of a 1x1, stride-1, unpadded convolution is read in place
+  // (conv_int8_isa.h); every other input is packed per run.
+  direct_ = s.x_u8 && gq.kh == 1 && gq.kw == 1 && gq.sh == 1 && gq.sw == 1 && gq.ph == 0 && gq.pw == 0 &&
+            gq.oh == gq.h && gq.ow == gq.w;
+  tile_conv_geometry(gq, 64, false, direct_, &g, &tap_off_, &phases_read_);
   image_bytes_ = static_cast<size_t>(g.groups * g.phases * g.phase_pixels * 64);
-  ws_bytes_ = (static_cast<size_t>(gq.n) * image_bytes_ + 63) / 64 * 64;
+  ws_bytes_ = direct_ ? 0 : (static_cast<size_t>(gq.n) * image_bytes_ + 63) / 64 * 64;
   // Units: blocks whose packed weights fit about 512 KiB of L2 (an even
   // number, for the 2-block steps), times strips of 32-pixel steps.
   const int64_t block_bytes = g.groups * g.taps * 1024;
@@ -167,32 +211,43 @@ Int8Conv::Int8Conv(const NchwcConvSpec& s, Int8ConvIsa isa, const Int8ConvQuant&
   if (bias) std::copy(bias, bias + gq.m, bias_.begin());
 }
 
-void Int8Conv::run(const float* x, const float* r, float* y, void* workspace, ThreadPool& pool) const {
+void Int8Conv::run(const void* x, const void* r, void* y, void* workspace, ThreadPool& pool) const {
   const TileConvGeom& g = g_;
-  const int64_t n = s_.q.n;
-  const int64_t x_image = ceil_div(g.c, 16) * g.h * g.w * 16, y_image = g.blocks * g.oh * g.ow * 16;
-  uint8_t* xin = static_cast<uint8_t*>(workspace);
-  const float inv = 1.0f / q_.x_scale;
-  auto pack = isa_ == Int8ConvIsa::kAmx ? int8_pack_rows_avx512 : pack_rows_reference;
-  // Only the phases a tap reads: the rows (hq + 1 per group and phase) of
-  // those, unit u = ((img * groups + grp) * read + k) * (hq + 1) + a.
-  const int64_t read = static_cast<int64_t>(phases_read_.size()), prow = g.hq + 1;
-  pool.parallel_for(
-      n * g.groups * read * prow,
-      [&](int64_t u0, int64_t u1) {
-        for (int64_t u = u0; u < u1;) {
-          const int64_t run = u / prow, a = u % prow, a1 = std::min(prow, a + (u1 - u));
-          const int64_t img = run / (g.groups * read), grp = run / read % g.groups, k = run % read;
-          const int64_t r0 = (grp * g.phases + phases_read_[static_cast<size_t>(k)]) * prow + a;
-          pack(g, x + img * x_image, xin + img * static_cast<int64_t>(image_bytes_), r0, r0 + (a1 - a), inv, q_.lo,
-               q_.hi);
-          u += a1 - a;
-        }
-      },
-      4);
+  const int64_t n = s_.q.n, pixels = g.oh * g.ow;
+  // Elements (floats or uint8 codes) per image of x, r and y.
+  const int64_t x_image = s_.x_u8 ? ceil_div(g.c, 64) * g.h * g.w * 64 : ceil_div(g.c, 16) * g.h * g.w * 16;
+  const int64_t y_image = s_.y_u8 ? ceil_div(g.m, 64) * pixels * 64 : g.blocks * pixels * 16;
+  const int64_t r_image = s_.r_u8 ? ceil_div(g.m, 64) * pixels * 64 : g.blocks * pixels * 16;
+  const uint8_t* xin = static_cast<const uint8_t*>(direct_ ? x : workspace);
+  const int64_t xin_image = direct_ ? x_image : static_cast<int64_t>(image_bytes_);
+  if (!direct_) {
+    uint8_t* dst = static_cast<uint8_t*>(workspace);
+    const float inv = 1.0f / q_.x_scale;
+    auto pack = isa_ == Int8ConvIsa::kAmx ? int8_pack_rows_avx512 : pack_rows_reference;
+    // Only the phases a tap reads: the rows (hq + 1 per group and phase) of
+    // those, unit u = ((img * groups + grp) * read + k) * (hq + 1) + a.
+    const int64_t read = static_cast<int64_t>(phases_read_.size()), prow = g.hq + 1;
+    pool.parallel_for(
+        n * g.groups * read * prow,
+        [&](int64_t u0, int64_t u1) {
+          for (int64_t u = u0; u < u1;) {
+            const int64_t run = u / prow, a = u % prow, a1 = std::min(prow, a + (u1 - u));
+            const int64_t img = run / (g.groups * read), grp = run / read % g.groups, k = run % read;
+            const int64_t r0 = (grp * g.phases + phases_read_[static_cast<size_t>(k)]) * prow + a;
+            uint8_t* d = dst + img * xin_image;
+            if (s_.x_u8)
+              pack_rows_from_u8(g, static_cast<const uint8_t*>(x) + img * x_image, d, r0, r0 + (a1 - a), q_.lo);
+            else
+              pack(g, static_cast<const float*>(x) + img * x_image, d, r0, r0 + (a1 - a), inv, q_.lo, q_.hi);
+            u += a1 - a;
+          }
+        },
+        4);
+  }
   auto strip = isa_ == Int8ConvIsa::kAmx ? int8_conv_strip_amx : strip_reference;
   const int64_t bunits = ceil_div(g.blocks, blocks_per_unit_);
   const int64_t punits = ceil_div(g.flat, pixels_per_unit_);
+  const size_t r_elem = s_.r_u8 ? 1 : sizeof(float), y_elem = s_.y_u8 ? 1 : sizeof(float);
   pool.parallel_for(n * bunits * punits, [&](int64_t u0, int64_t u1) {
     for (int64_t u = u0; u < u1; ++u) {
       const int64_t img = u / (bunits * punits), rest = u % (bunits * punits);
@@ -200,17 +255,22 @@ void Int8Conv::run(const float* x, const float* r, float* y, void* workspace, Th
       Int8ConvStrip st{};
       st.s.g = &g;
       st.s.bias = bias_.data();
-      st.s.r = r ? r + img * y_image : nullptr;
+      st.s.r = r ? static_cast<const char*>(r) + static_cast<size_t>(img * r_image) * r_elem : nullptr;
       st.s.act = &s_.act;
-      st.s.y = y + img * y_image;
+      st.s.y = static_cast<char*>(y) + static_cast<size_t>(img * y_image) * y_elem;
       st.s.f0 = pu * pixels_per_unit_;
       st.s.f1 = std::min(g.flat, st.s.f0 + pixels_per_unit_);
       st.s.b0 = bu * blocks_per_unit_;
       st.s.b1 = std::min(g.blocks, st.s.b0 + blocks_per_unit_);
-      st.xin = xin + img * static_cast<int64_t>(image_bytes_);
+      st.xin = xin + img * xin_image;
       st.w = w_.data();
       st.comp = comp_.data();
       st.mult = mult_.data();
+      st.pre_act = s_.pre_act.none() ? nullptr : &s_.pre_act;
+      st.r_u8 = s_.r_u8;
+      st.y_u8 = s_.y_u8;
+      st.r_scale = q_.r_scale;
+      st.r_lo = q_.r_lo;
       strip(st);
     }
   });
@@ -219,9 +279,8 @@ void Int8Conv::run(const float* x, const float* r, float* y, void* workspace, Th
 std::string Int8Conv::describe() const {
   return std::string("nchwc_int8 isa=") + int8_conv_isa_name(isa_) + " groups64=" + std::to_string(g_.groups) +
          " phases=" + std::to_string(g_.phases) + " flat=" + std::to_string(g_.flat) + "/" +
-         std::to_string(g_.oh * g_.ow) + " x_scale=" + std::to_string(q_.x_scale) + " grid=[" +
-         std::to_string(q_.lo) + "," + std::to_string(q_.hi) + "]" +
-         (q_.w_scales.size() == 1 ? " w=per tensor" : " w=per channel");
+         std::to_string(g_.oh * g_.ow) + " x_scale=" + std::to_string(q_.x_scale) + " grid=[" + std::to_string(q_.lo) +
+         "," + std::to_string(q_.hi) + "]" + (q_.w_scales.size() == 1 ? " w=per tensor" : " w=per channel");
 }
 
 }  // namespace minirt::cpu

@@ -13,11 +13,13 @@
 //   Int8Conv conv(s, Int8ConvIsa::kAmx, q, w, bias);  // plan time: recovers and packs the codes
 //   conv.run(x, r, y, workspace, pool);              // run time: allocates nothing
 //
-// Semantics: y = x_scale * w_scale[m] * sum(k * code) + bias (+ r), then the
-// activation: the float products of the float32 path, summed exactly. Each
+// Semantics: y = act(pre_act(x_scale * w_scale[m] * sum(k * code) + bias)
+// (+ r)): the float products of the float32 path, summed exactly (pre_act,
+// when the spec has one, is the grid a fused residual Add came after). Each
 // run quantizes its input into the tile layout of conv_int8_isa.h (the
 // workspace) with k = rne(clamp(x / x_scale, lo, hi)), which gives back
-// each grid value's own k.
+// each grid value's own k; or copies it from an int8 value (x_u8), or reads
+// one in place. An int8 output (y_u8) holds the codes of the activation's grid.
 #pragma once
 
 #include <cstddef>
@@ -42,6 +44,9 @@ struct Int8ConvQuant {
   float x_scale = 0;
   int32_t lo = 0, hi = 0;       // the input's grid: k in [lo, hi]
   std::vector<float> w_scales;  // per output channel, or one for all
+  // A residual read from an int8 value (spec r_u8): its grid's scale and low end.
+  float r_scale = 0;
+  int32_t r_lo = 0;
 };
 
 // Why the int8 convolution cannot run this spec with these operands
@@ -55,8 +60,10 @@ class Int8Conv {
   // w == nullptr: plan the workspace only.
   Int8Conv(const NchwcConvSpec& s, Int8ConvIsa isa, const Int8ConvQuant& q, const float* w, const float* bias);
   size_t workspace_bytes() const { return ws_bytes_; }
-  // x, r (or null), y for all q.n images, blocked floats.
-  void run(const float* x, const float* r, float* y, void* workspace, ThreadPool& pool) const;
+  // x, r (or null), y for all q.n images: blocked floats, or int8 values
+  // where the spec's x_u8 / r_u8 / y_u8 say so (y_u8: the activation is the
+  // grid, ActKind::kQuantGrid, whose codes y holds).
+  void run(const void* x, const void* r, void* y, void* workspace, ThreadPool& pool) const;
   std::string describe() const;
 
  private:
@@ -72,6 +79,7 @@ class Int8Conv {
   std::vector<float> bias_;    // blocks * 16
   size_t image_bytes_ = 0;     // of one image's packed input
   size_t ws_bytes_ = 0;
+  bool direct_ = false;  // x (an int8 value) read in place, nothing packed
   int64_t blocks_per_unit_ = 0, pixels_per_unit_ = 0;
 };
 

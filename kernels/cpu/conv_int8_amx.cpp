@@ -14,6 +14,11 @@
 
 #include "kernels/cpu/amx_tiles.h"
 #include "kernels/cpu/conv_int8_isa.h"
+#include "runtime/ops/activation.h"  // the Activation struct's fields
+
+// vmath.h's register forms local to this object (MINIRT_VMATH_INLINE there).
+#define MINIRT_VMATH_INLINE static inline
+#include "kernels/cpu/vmath.h"  // act_avx512: always inlined, target avx512f,avx2,fma
 
 namespace minirt::cpu {
 namespace {
@@ -59,39 +64,79 @@ void step(const Int8ConvStrip& s, int64_t f, int64_t b) {
 
 // The C tiles into cbuf[t][n] (tile 2 t + n), as int32.
 template <int MT, int NT>
-void store(float* cbuf) {
+void store(int32_t* cbuf) {
   _tile_stored(0, cbuf, 64);
   if (NT > 1) _tile_stored(1, cbuf + 256, 64);
   if (MT > 1) _tile_stored(2, cbuf + 512, 64);
   if (MT > 1 && NT > 1) _tile_stored(3, cbuf + 768, 64);
 }
 
-// A step's epilogue, deferred until the next step's products are issued:
-// the int32 sums in cbuf become mult * (acc + comp) in place, then the
-// shared float epilogue.
-struct Pending {
-  const Int8ConvStrip* s;
-  float* cbuf;
-  int64_t f, b;
-  int mt, nt;
-};
-void finish(const Pending& d) {
-  for (int n = 0; n < d.nt; ++n) {
-    const __m512i comp = _mm512_loadu_si512(d.s->comp + (d.b + n) * 16);
-    const __m512 mult = _mm512_loadu_ps(d.s->mult + (d.b + n) * 16);
-    for (int t = 0; t < d.mt; ++t) {
-      float* c = d.cbuf + (t * 2 + n) * 256;
+// The epilogue of a step whose C tiles [t][n] (t < mt, n < nt) cbuf holds
+// as int32 sums: flat pixels [f, f + 16 mt), blocks [b, b + nt) (conv_int8_isa.h).
+void epilogue(const Int8ConvStrip& s, const int32_t* cbuf, int64_t f, int mt, int64_t b, int nt) {
+  const TileConvGeom& g = *s.s.g;
+  const Activation& act = *s.s.act;
+  const int64_t pixels = g.oh * g.ow;
+  // Where the rows land: the flat grid's pixel f + i is (oh, ow) = divmod(f + i, wq),
+  // walked without a division per row; -1 for a dropped column or a row past the plane.
+  int64_t at[32];
+  int64_t oh = f / g.wq, ow = f - oh * g.wq;
+  for (int i = 0; i < mt * 16; ++i) {
+    at[i] = oh < g.oh && ow < g.ow ? oh * g.ow + ow : -1;
+    if (++ow == g.wq) ow = 0, ++oh;
+  }
+  const __m512 r_scale = _mm512_set1_ps(s.r_scale);
+  const __m512i r_lo = _mm512_set1_epi32(s.r_lo);
+  const __m512 alpha = _mm512_set1_ps(act.alpha), beta = _mm512_set1_ps(act.beta), gamma = _mm512_set1_ps(act.gamma);
+  const __m512i ibeta = _mm512_set1_epi32(static_cast<int32_t>(act.beta));
+  for (int n = 0; n < nt; ++n) {
+    const int64_t blk = b + n;
+    const __m512i comp = _mm512_loadu_si512(s.comp + blk * 16);
+    const __m512 mult = _mm512_loadu_ps(s.mult + blk * 16), bias = _mm512_loadu_ps(s.s.bias + blk * 16);
+    // Block blk of a float value, or its 16 lanes of a 64-channel group of an int8 one.
+    const int64_t f_at = blk * pixels * 16, u_at = (blk / 4) * pixels * 64 + (blk % 4) * 16;
+    const float* rf = s.s.r && !s.r_u8 ? static_cast<const float*>(s.s.r) + f_at : nullptr;
+    const uint8_t* ru = s.s.r && s.r_u8 ? static_cast<const uint8_t*>(s.s.r) + u_at : nullptr;
+    float* yf = s.y_u8 ? nullptr : static_cast<float*>(s.s.y) + f_at;
+    uint8_t* yu = s.y_u8 ? static_cast<uint8_t*>(s.s.y) + u_at : nullptr;
+    for (int t = 0; t < mt; ++t) {
+      const int32_t* c = cbuf + (t * 2 + n) * 256;
       for (int row = 0; row < 16; ++row) {
+        const int64_t p = at[t * 16 + row];
+        if (p < 0) continue;
         const __m512i acc = _mm512_add_epi32(_mm512_load_si512(c + row * 16), comp);
-        _mm512_store_ps(c + row * 16, _mm512_mul_ps(_mm512_cvtepi32_ps(acc), mult));
+        __m512 v = _mm512_fmadd_ps(_mm512_cvtepi32_ps(acc), mult, bias);
+        if (s.pre_act) v = act_avx512(v, *s.pre_act);
+        if (rf) v = _mm512_add_ps(v, _mm512_loadu_ps(rf + p * 16));
+        if (ru) {
+          const __m512i u = _mm512_cvtepu8_epi32(_mm_loadu_si128(reinterpret_cast<const __m128i*>(ru + p * 64)));
+          v = _mm512_add_ps(v, _mm512_mul_ps(r_scale, _mm512_cvtepi32_ps(_mm512_add_epi32(u, r_lo))));
+        }
+        if (yu) {
+          // The activation's grid (kQuantGrid), as its code: k - beta.
+          __m512 q = _mm512_div_ps(v, alpha);
+          q = _mm512_min_ps(gamma, _mm512_max_ps(beta, q));
+          const __m512i k = _mm512_cvtps_epi32(q);  // round to nearest even
+          _mm_storeu_si128(reinterpret_cast<__m128i*>(yu + p * 64), _mm512_cvtusepi32_epi8(_mm512_sub_epi32(k, ibeta)));
+        } else {
+          _mm512_storeu_ps(yf + p * 16, act_avx512(v, act));
+        }
       }
     }
   }
-  tile_conv_epilogue_avx512(d.s->s, d.cbuf, d.f, d.mt, d.b, d.nt);
 }
 
+// A step's epilogue, deferred until the next step's products are issued.
+struct Pending {
+  const Int8ConvStrip* s;
+  const int32_t* cbuf;
+  int64_t f, b;
+  int mt, nt;
+};
+void finish(const Pending& d) { epilogue(*d.s, d.cbuf, d.f, d.mt, d.b, d.nt); }
+
 template <int MT, int NT>
-void step_and_store(const Int8ConvStrip& s, int64_t f, int64_t b, float* cbuf, const Pending& previous) {
+void step_and_store(const Int8ConvStrip& s, int64_t f, int64_t b, int32_t* cbuf, const Pending& previous) {
   step<MT, NT>(s, f, b);
   if (previous.cbuf) finish(previous);
   store<MT, NT>(cbuf);
@@ -145,7 +190,7 @@ void int8_pack_rows_avx512(const TileConvGeom& g, const float* x, uint8_t* xin, 
 void int8_conv_strip_amx(const Int8ConvStrip& s) {
   // Two C buffers: step i stores into one while the epilogue of step i - 1
   // reads the other (as the bf16 strip).
-  alignas(64) float cbuf[2][4 * 256];
+  alignas(64) int32_t cbuf[2][4 * 256];
   amx_configure_16x64();
   Pending pending{&s, nullptr, 0, 0, 0, 0};
   int cur = 0;

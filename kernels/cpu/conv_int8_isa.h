@@ -17,9 +17,19 @@
 //
 // The sums: acc[p][n] = sum of u * w over the window, exact in int32; the
 // real product is x_scale * w_scale[n] * (acc + comp[n]) with comp[n] = lo
-// times the sum of output channel n's codes (the -lo of every u put back),
-// and the epilogue (conv_tile_isa.h) adds the bias, the residual and the
-// activation to mult[n] * (acc + comp[n]), mult[n] = x_scale * w_scale[n].
+// times the sum of output channel n's codes (the -lo of every u put back).
+// The epilogue: v = fma(acc + comp[n], mult[n], bias[n]) (one rounding),
+// mult[n] = x_scale * w_scale[n]; then pre_act (when set), the residual,
+// the activation.
+//
+// An int8 value (between int8 convolutions: nchwc_int8_values) is uint8
+// codes in groups of 64 channels, [ceil(C / 64)][H][W][64] per image plus 32
+// pixels of slack, u = k - lo of its maker's grid (the pair it ends in):
+// the packed input of a 1x1, stride-1, unpadded reader as it is (phases 1,
+// no slack of its own), a copy of whole pixels for the others. A residual
+// read from one is r_scale * (u + r_lo); an output written as one holds u =
+// k - beta of the activation's grid (ActKind::kQuantGrid: alpha * k, k in
+// [beta, gamma]), the value alpha * k the float path would have stored.
 #pragma once
 
 #include <cstddef>
@@ -30,11 +40,15 @@
 namespace minirt::cpu {
 
 struct Int8ConvStrip {
-  TileConvStrip s;      // the output side (its xin and w unused)
-  const uint8_t* xin;   // this image's packed input
-  const int8_t* w;      // the packed weights (all blocks)
-  const int32_t* comp;  // blocks * 16
-  const float* mult;    // blocks * 16
+  TileConvStrip s;            // the output side: g, bias, r, act, y, f0..b1 (its xin and w unused)
+  const uint8_t* xin;         // this image's packed input
+  const int8_t* w;            // the packed weights (all blocks)
+  const int32_t* comp;        // blocks * 16
+  const float* mult;          // blocks * 16
+  const Activation* pre_act;  // null, or applied before r is added (a fused residual Add)
+  bool r_u8, y_u8;            // r read from, y written as, an int8 value
+  float r_scale;              // r_u8: r = r_scale * (u + r_lo)
+  int32_t r_lo;
 };
 
 // One image's rows [row0, row1) of the packed input (row = (group * phases
@@ -44,8 +58,8 @@ struct Int8ConvStrip {
 void int8_pack_rows_avx512(const TileConvGeom& g, const float* x, uint8_t* xin, int64_t row0, int64_t row1,
                            float inv_scale, int32_t lo, int32_t hi);
 
-// A strip, its products on AMX tiles (tdpbusd); configures the tiles on
-// entry and releases them on return.
+// A strip, its products on AMX tiles (tdpbusd), its epilogue on AVX-512;
+// configures the tiles on entry and releases them on return.
 void int8_conv_strip_amx(const Int8ConvStrip& s);
 
 }  // namespace minirt::cpu

@@ -15,7 +15,7 @@
 //
 // C (the sums) of up to 32 pixels x 32 output channels is kept as
 // cbuf[mt][2][16 pixels][16 channels] floats, the layout of AMX's C tiles
-// stored (the int8 strips turn their int32 sums into these floats).
+// stored (the int8 strips keep int32 sums there, and an epilogue of their own).
 #pragma once
 
 #include <cstddef>
@@ -68,7 +68,6 @@ struct TileConvStrip {
 // The epilogue of up to 32 pixels x 32 channels from cbuf (AVX-512; called
 // by both strips): pixels [f, f + 16 mt) of the flat grid, blocks [b, b + nt).
 void tile_conv_epilogue_avx512(const TileConvStrip& s, const float* cbuf, int64_t f, int mt, int64_t b, int nt);
-// Defined in conv_bf16_avx512bf16.cpp; it uses no bf16 instruction where
-// neither y nor r is bf16 (the int8 strips).
+// Defined in conv_bf16_avx512bf16.cpp.
 
 }  // namespace minirt::cpu

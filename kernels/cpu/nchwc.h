@@ -64,6 +64,20 @@ std::string nchwc_conv_heuristic(const Graph& g, const Node& n, int threads, Bf1
 // reader takes its input in place. `algorithm`: each node's chosen Conv
 // algorithm (empty or absent: the rules' pick). Returns how many.
 int nchwc_bf16_values(Graph& g, const std::map<int, std::string>& algorithm, int threads, Bf16Isa bf16);
+// The values between two nchwc_int8 convolutions -- made by one whose last
+// activation is its grid (kQuantGrid), read only as the data input or the
+// residual of others -- become int8 (dtype kUInt8, block 64: uint8 codes in
+// groups of 64 channels, conv_int8_isa.h): a quarter of the memory traffic,
+// and a 1x1 stride-1 reader takes its input in place. Returns how many.
+int nchwc_int8_values(Graph& g, const std::map<int, std::string>& algorithm, int threads, Bf16Isa bf16);
+// A quantized model's residual Add after an nchwc_int8 convolution, and the
+// QuantizeLinear -> DequantizeLinear step (or other activation) after the
+// Add, become that convolution's epilogue: y = act(pre_act(conv) + r), with
+// pre_act the pair the convolution had (ConvAttrs::pre_act), as the steps
+// computed it. The other operand r must come earlier in `order` (the
+// plan's); the Add and the activation step die. Returns how many Adds.
+int nchwc_int8_residuals(Graph& g, const std::map<int, std::string>& algorithm, const std::vector<int>& order,
+                         int threads, Bf16Isa bf16);
 size_t nchwc_conv_workspace_bytes(const Graph& g, const Node& n, int threads, const std::string& algo,
                                   Bf16Isa bf16 = Bf16Isa::kNone);
 // The bf16 accuracy policy's "last layers" (README, "bf16 on the CPU"): a

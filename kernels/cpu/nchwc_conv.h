@@ -82,10 +82,14 @@ struct NchwcConvSpec {
   bool input_blocked = true;         // false: x is plain NCHW (a stem reading the image; any C)
   Activation act;                    // applied in the epilogue
   bool residual = false;             // y = act(conv(x) + bias + r), r blocked like the conv's output
+  Activation pre_act;                // y = act(pre_act(conv(x) + bias) + r): nchwc_int8 only
   int64_t y_channels = 0;            // channels of the tensor y points to (0: q.m)
   // The bf16 convolution's narrow values (conv_bf16.h): x (y) is bfloat16 in
   // groups of 32 channels, [N][ceil(C/32)][H][W][32], instead of blocked floats.
   bool x_bf16 = false, y_bf16 = false, r_bf16 = false;
+  // The int8 convolution's values (conv_int8_isa.h): uint8 codes in groups
+  // of 64 channels, [N][ceil(C/64)][H][W][64].
+  bool x_u8 = false, y_u8 = false, r_u8 = false;
 };
 
 // Why each kernel cannot run a spec ("needs groups == 1"), empty when it can.

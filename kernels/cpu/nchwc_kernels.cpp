@@ -41,6 +41,10 @@ int block_of(const Graph& g, int v) { return v >= 0 ? g.values[v].block : 0; }
 bool is_bf16_value(const Graph& g, int v) {
   return v >= 0 && g.values[v].block > 0 && g.values[v].dtype == DType::kBFloat16;
 }
+// An int8 blocked value: uint8 codes in groups of 64 channels, between int8 convolutions.
+bool is_u8_value(const Graph& g, int v) {
+  return v >= 0 && g.values[v].block > 0 && g.values[v].dtype == DType::kUInt8;
+}
 
 // Floats a value's buffer holds (padded channels included).
 int64_t value_floats(const Graph& g, int v) { return static_cast<int64_t>(value_bytes(g.values[v]) / sizeof(float)); }
@@ -423,7 +427,13 @@ NchwcConvSpec conv_spec(const Graph& g, const Node& n) {
   s.y_bf16 = is_bf16_value(g, n.outputs[0]);
   s.r_bf16 = is_bf16_value(g, n.input(3));
   if (s.y_bf16) s.block = 16;
+  // int8 values between int8 convolutions (nchwc_int8_values): 64 channels per group.
+  s.x_u8 = is_u8_value(g, n.inputs[0]);
+  s.y_u8 = is_u8_value(g, n.outputs[0]);
+  s.r_u8 = is_u8_value(g, n.input(3));
+  if (s.y_u8) s.block = 16;
   s.act = a.act;
+  s.pre_act = a.pre_act;
   s.residual = n.input(3) >= 0;
   return s;
 }
@@ -523,19 +533,14 @@ const Node* maker_of(const Graph& g, int v) {
   return nullptr;
 }
 
-// The quantization of Conv n's operands as the int8 convolution reads them,
-// or why there is none. The input: on the grid of the QuantizeLinear ->
-// DequantizeLinear pair that makes it (fold_quantize_pairs: the pair's own
-// step, or fused into the Conv before it as its last activation), through
-// reorders and max pools (whose every output is one of their inputs). The
-// weights: a DequantizeLinear of int8 codes folded into floats
-// (mark_dequantized_constants), one scale or one per output channel.
-std::string int8_operands(const Graph& g, const Node& n, Int8ConvQuant* q) {
-  int v = n.inputs[0];
-  const Activation* grid = nullptr;
-  for (int guard = 0; guard < 16 && !grid; ++guard) {
+// The grid a QuantizeLinear -> DequantizeLinear pair put value v on
+// (fold_quantize_pairs: the pair's own step, or fused into the Conv before
+// it as its last activation, kQuantGrid), through reorders and max pools
+// (whose every output is one of their inputs); null when there is none.
+const Activation* quant_grid_of(const Graph& g, int v) {
+  for (int guard = 0; guard < 16; ++guard) {
     const Node* m = maker_of(g, v);
-    if (!m) break;
+    if (!m) return nullptr;
     if ((m->op == "ReorderToBlocked" || m->op == "ReorderToPlain" || m->op == "MaxPool") && !m->inputs.empty()) {
       v = m->inputs[0];
       continue;
@@ -545,10 +550,24 @@ std::string int8_operands(const Graph& g, const Node& n, Int8ConvQuant* q) {
       a = &m->attrs_as<ConvAttrs>().act;
     else if (const UnaryAttrs* u = unary_of(*m); u && u->kind == UnaryKind::kActivation)
       a = &u->act;
-    if (!a || a->kind != ActKind::kQuantGrid) break;
-    grid = a;
+    return a && a->kind == ActKind::kQuantGrid ? a : nullptr;
   }
+  return nullptr;
+}
+
+// The quantization of Conv n's operands as the int8 convolution reads them,
+// or why there is none: the input's grid (and an int8 residual's); the
+// weights a DequantizeLinear of int8 codes folded into floats
+// (mark_dequantized_constants), one scale or one per output channel.
+std::string int8_operands(const Graph& g, const Node& n, Int8ConvQuant* q) {
+  const Activation* grid = quant_grid_of(g, n.inputs[0]);
   if (!grid) return "reads no value that a QuantizeLinear -> DequantizeLinear pair put on an 8-bit grid";
+  if (is_u8_value(g, n.input(3))) {
+    const Activation* rg = quant_grid_of(g, n.input(3));
+    if (!rg) return "adds an int8 residual whose grid is unknown";
+    q->r_scale = rg->alpha;
+    q->r_lo = static_cast<int32_t>(rg->beta);
+  }
   q->x_scale = grid->alpha;
   q->lo = static_cast<int32_t>(grid->beta);
   q->hi = static_cast<int32_t>(grid->gamma);
@@ -568,6 +587,8 @@ std::string native_declined(const Graph& g, const Node& n, const std::string& al
   if (s.x_bf16 || s.y_bf16 || s.r_bf16) {
     if (algo != kBf16 && algo != kDepthwise)
       return "reads or writes a bf16 value, which only nchwc_bf16 and nchwc_depthwise do";
+  } else if (s.x_u8 || s.y_u8 || s.r_u8) {
+    if (algo != kInt8) return "reads or writes an int8 value, which only nchwc_int8 does";
   } else if (s.input_blocked && block_of(g, n.inputs[0]) != s.block) {
     return "needs its input in the same block as its output";
   }
@@ -745,6 +766,8 @@ const std::vector<std::string>& nchwc_conv_algorithm_names() {
 }
 
 std::string nchwc_conv_declined(const Graph& g, const Node& n, const std::string& algo, Bf16Isa bf16) {
+  if (!n.attrs_as<ConvAttrs>().pre_act.none() && algo != kInt8)
+    return "adds its residual after an activation of its own, which only nchwc_int8 does";
   if (is_native(algo)) return native_declined(g, n, algo, bf16);
   return conv_algorithm_declined(g, n, algo);
 }
@@ -772,6 +795,117 @@ std::string nchwc_conv_heuristic(const Graph& g, const Node& n, int threads, Bf1
   }
   if (native_declined(g, n, kDirect, bf16).empty()) return kDirect;
   return conv_heuristic_algorithm(g, n, threads);
+}
+
+int nchwc_int8_residuals(Graph& g, const std::map<int, std::string>& algorithm, const std::vector<int>& order,
+                         int threads, Bf16Isa bf16) {
+  std::vector<int> position(g.nodes.size(), -1), producer(g.values.size(), -1);
+  std::vector<std::vector<int>> readers(g.values.size());
+  for (size_t i = 0; i < order.size(); ++i) position[static_cast<size_t>(order[i])] = static_cast<int>(i);
+  for (size_t i = 0; i < g.nodes.size(); ++i) {
+    const Node& n = g.nodes[i];
+    if (n.dead) continue;
+    for (int o : n.outputs)
+      if (o >= 0) producer[static_cast<size_t>(o)] = static_cast<int>(i);
+    for (int v : n.inputs)
+      if (v >= 0) readers[static_cast<size_t>(v)].push_back(static_cast<int>(i));
+  }
+  auto is_output = [&](int v) { return std::find(g.outputs.begin(), g.outputs.end(), v) != g.outputs.end(); };
+  // The one live reader of v, or null (none, several, or v a graph output).
+  auto sole_reader = [&](int v) -> Node* {
+    const auto& r = readers[static_cast<size_t>(v)];
+    if (r.size() != 1 || is_output(v)) return nullptr;
+    return &g.nodes[static_cast<size_t>(r[0])];
+  };
+  int fused = 0;
+  for (int idx : order) {
+    Node& conv = g.nodes[static_cast<size_t>(idx)];
+    if (conv.dead || conv.op != "Conv" || conv.domain == "minirt" || conv.input(3) >= 0) continue;
+    const auto& ca = conv.attrs_as<ConvAttrs>();
+    if (ca.act.none() || !ca.pre_act.none()) continue;
+    auto a = algorithm.find(idx);
+    const std::string algo =
+        a != algorithm.end() && !a->second.empty() ? a->second : nchwc_conv_heuristic(g, conv, threads, bf16);
+    if (algo != kInt8) continue;
+    const int v = conv.outputs[0];
+    Node* add = sole_reader(v);
+    const BinaryAttrs* ba = add ? binary_of(*add) : nullptr;
+    if (!ba || ba->kind != BinaryKind::kAdd || add->inputs.size() != 2 || add->outputs.empty()) continue;
+    const int r = add->inputs[0] == v ? add->inputs[1] : add->inputs[0];
+    const Value &vv = g.values[static_cast<size_t>(v)], &rv = g.values[static_cast<size_t>(r)],
+                &sv = g.values[static_cast<size_t>(add->outputs[0])];
+    if (r == v || rv.constant || rv.dtype != DType::kFloat32 || rv.shape != vv.shape || rv.block != vv.block ||
+        sv.block != vv.block || sv.shape != vv.shape)
+      continue;
+    // r made before the convolution runs (a graph input has no producer).
+    const int rp = producer[static_cast<size_t>(r)];
+    if (rp >= 0 && position[static_cast<size_t>(rp)] > position[static_cast<size_t>(idx)]) continue;
+    // The activation step after the Add, if it is the Add's one reader.
+    Node* act = sole_reader(add->outputs[0]);
+    const UnaryAttrs* ua = act ? unary_of(*act) : nullptr;
+    if (!ua || ua->kind != UnaryKind::kActivation || act->inputs[0] != add->outputs[0] ||
+        (act->outputs.size() > 1 && act->outputs[1] >= 0) ||
+        g.values[static_cast<size_t>(act->outputs[0])].block != vv.block)
+      act = nullptr;
+    auto attrs = std::make_shared<ConvAttrs>(ca);
+    attrs->pre_act = ca.act;
+    attrs->act = act ? unary_of(*act)->act : Activation{};
+    conv.parsed = attrs;
+    while (conv.inputs.size() < 3) conv.inputs.push_back(-1);
+    conv.inputs.push_back(r);
+    conv.outputs[0] = act ? act->outputs[0] : add->outputs[0];
+    add->dead = true;
+    conv.fused.push_back(add->name);
+    conv.fused_ops.push_back(add->op);
+    if (act) {
+      act->dead = true;
+      conv.fused.push_back(act->name);
+      conv.fused_ops.push_back(act->op);
+      for (size_t k = 0; k < act->fused.size(); ++k) {
+        conv.fused.push_back(act->fused[k]);
+        if (k < act->fused_ops.size()) conv.fused_ops.push_back(act->fused_ops[k]);
+      }
+    }
+    ++fused;
+  }
+  if (fused) g.link_producers();
+  return fused;
+}
+
+int nchwc_int8_values(Graph& g, const std::map<int, std::string>& algorithm, int threads, Bf16Isa bf16) {
+  // Each node's convolution algorithm, as make_nchwc_kernel will pick it, before any value changes.
+  std::vector<char> int8(g.nodes.size(), 0);
+  for (size_t i = 0; i < g.nodes.size(); ++i) {
+    const Node& n = g.nodes[i];
+    if (n.dead || n.op != "Conv" || n.domain == "minirt" || block_of(g, n.outputs[0]) != 16) continue;
+    auto a = algorithm.find(static_cast<int>(i));
+    int8[i] =
+        (a != algorithm.end() && !a->second.empty() ? a->second : nchwc_conv_heuristic(g, n, threads, bf16)) == kInt8;
+  }
+  std::vector<std::vector<std::pair<int, size_t>>> readers(g.values.size());  // (node, input slot)
+  for (size_t i = 0; i < g.nodes.size(); ++i)
+    if (!g.nodes[i].dead)
+      for (size_t k = 0; k < g.nodes[i].inputs.size(); ++k)
+        if (g.nodes[i].inputs[k] >= 0)
+          readers[static_cast<size_t>(g.nodes[i].inputs[k])].emplace_back(static_cast<int>(i), k);
+  int marked = 0;
+  for (size_t i = 0; i < g.nodes.size(); ++i) {
+    if (!int8[i]) continue;
+    const Node& n = g.nodes[i];
+    const int v = n.outputs[0];
+    Value& val = g.values[static_cast<size_t>(v)];
+    if (n.attrs_as<ConvAttrs>().act.kind != ActKind::kQuantGrid || val.dtype != DType::kFloat32 ||
+        std::find(g.outputs.begin(), g.outputs.end(), v) != g.outputs.end())
+      continue;
+    const auto& rd = readers[static_cast<size_t>(v)];
+    bool ok = !rd.empty();
+    for (const auto& [j, slot] : rd) ok = ok && int8[static_cast<size_t>(j)] && (slot == 0 || slot == 3);
+    if (!ok) continue;
+    val.dtype = DType::kUInt8;
+    val.block = 64;
+    ++marked;
+  }
+  return marked;
 }
 
 int nchwc_bf16_values(Graph& g, const std::map<int, std::string>& algorithm, int threads, Bf16Isa bf16) {

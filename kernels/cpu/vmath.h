@@ -546,6 +546,9 @@ MINIRT_TARGET_AVX512 MINIRT_VMATH_INLINE __m512 act_kind_avx512(__m512 x, const 
     return _mm512_mul_ps(x, sigmoid_avx512(_mm512_add_ps(u, u)));
   } else if constexpr (K == ActKind::kQuantGrid) {
     // max(lo, .) then min(hi, .) keep a NaN; the rounding is to nearest even.
+    // (The division stays: rne(fl(x / alpha)) rounds the quotient twice, and
+    // a reciprocal's product differs from it next to the grid's midpoints:
+    // Vmath.QuantGridRoundsMidpointsAsTheDivision.)
     __m512 q = _mm512_div_ps(x, set512(a.alpha));
     q = _mm512_min_ps(set512(a.gamma), _mm512_max_ps(set512(a.beta), q));
     return _mm512_mul_ps(set512(a.alpha), _mm512_roundscale_ps(q, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC));

@@ -28,6 +28,10 @@ struct WindowAttrs : OpAttrs {
 struct ConvAttrs : WindowAttrs {
   int64_t group = 1;
   Activation act;  // fused by the activation-fusion pass
+  // Applied before a fused residual is added (y = act(pre_act(conv) + r)):
+  // set only on convolutions the CPU runs as nchwc_int8, by
+  // nchwc_int8_residuals after the algorithms are chosen.
+  Activation pre_act;
   // ConvTranspose only.
   std::vector<int64_t> output_padding;
   std::vector<int64_t> output_shape;

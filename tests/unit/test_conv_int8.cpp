@@ -83,8 +83,33 @@ std::vector<float> blocked(const std::vector<float>& plain, int64_t n, int64_t c
   return out;
 }
 
-// One case on one instruction set at 1 and 3 threads; false after the first failure.
-bool run_case(const Case& cs, Int8ConvIsa isa) {
+// uint8 codes in groups of 64 channels ([n][ceil(c/64)][hw][64], conv_int8_isa.h)
+// of the integers k (plain [n][c][hw]), u = k - lo; lanes past c hold `pad`,
+// and 32 pixels of slack follow (a reader may run into them only with rows
+// whose results it drops).
+std::vector<uint8_t> u8_groups(const std::vector<int32_t>& k, int64_t n, int64_t c, int64_t hw, int32_t lo,
+                               uint8_t pad) {
+  const int64_t groups = (c + 63) / 64;
+  std::vector<uint8_t> out(static_cast<size_t>(n * groups * hw * 64 + 32 * 64), pad);
+  for (int64_t i = 0; i < n; ++i)
+    for (int64_t ch = 0; ch < c; ++ch)
+      for (int64_t p = 0; p < hw; ++p)
+        out[static_cast<size_t>(((i * groups + ch / 64) * hw + p) * 64 + ch % 64)] =
+            static_cast<uint8_t>(k[static_cast<size_t>((i * c + ch) * hw + p)] - lo);
+  return out;
+}
+
+// Where x comes from, r from and y goes: blocked floats, or int8 values;
+// `pre`: the grid before a fused residual (pre_act).
+struct Form {
+  bool x_u8 = false, r_u8 = false, y_u8 = false, pre = false;
+  std::string str() const {
+    return std::string(x_u8 ? " x=u8" : "") + (r_u8 ? " r=u8" : "") + (y_u8 ? " y=u8" : "") + (pre ? " pre_act" : "");
+  }
+};
+
+// One case on one instruction set and form at 1 and 3 threads; false after the first failure.
+bool run_case(const Case& cs, Int8ConvIsa isa, Form form = {}) {
   const int64_t oh = cs.oh(), ow = cs.ow(), ohw = oh * ow, taps = cs.kh * cs.kw;
   const int64_t mb = (cs.m + 15) / 16;
   std::mt19937 rng(static_cast<uint32_t>(cs.c * 7919 + cs.m * 104729 + cs.h * 31 + cs.kh * 5 + cs.lo));
@@ -107,11 +132,28 @@ bool run_case(const Case& cs, Int8ConvIsa isa) {
   for (size_t i = 0; i < code.size(); ++i)
     w[i] = static_cast<float>(code[i]) * q.w_scales[cs.per_channel ? i / static_cast<size_t>(per_m) : 0];
   for (float& v : bias) v = u(rng);
-  for (float& v : r) v = u(rng);
+  // The residual: floats, or on a grid (scale 0.011, k in [-128, 127]) when read as an int8 value.
+  std::vector<int32_t> rk(r.size());
+  for (size_t i = 0; i < r.size(); ++i) {
+    rk[i] = std::uniform_int_distribution<int32_t>(-128, 127)(rng);
+    r[i] = form.r_u8 ? 0.011f * static_cast<float>(rk[i]) : u(rng);
+  }
+  q.r_scale = 0.011f;
+  q.r_lo = -128;
   const std::vector<float> xb = blocked(x, cs.n, cs.c, cs.h * cs.w, 1e3f);
   const std::vector<float> rb = blocked(r, cs.n, cs.m, ohw, 1e3f);
+  const std::vector<uint8_t> xu = u8_groups(k, cs.n, cs.c, cs.h * cs.w, cs.lo, 0xab);
+  const std::vector<uint8_t> ru = u8_groups(rk, cs.n, cs.m, ohw, -128, 0xab);
 
-  const NchwcConvSpec s = spec_of(cs);
+  NchwcConvSpec s = spec_of(cs);
+  s.x_u8 = form.x_u8;
+  s.r_u8 = form.r_u8;
+  s.y_u8 = form.y_u8;
+  Activation grid;  // the output's grid when y is an int8 value, and the pre_act one
+  grid.kind = ActKind::kQuantGrid;
+  grid.alpha = 0.04f, grid.beta = -100, grid.gamma = 155;
+  if (form.y_u8) s.act = grid;
+  if (form.pre) s.pre_act = grid;
   if (std::string why = int8_conv_declined(s, q, w.data()); !why.empty()) {
     ADD_FAILURE() << cs.str() << ": declined: " << why;
     return false;
@@ -135,11 +177,13 @@ bool run_case(const Case& cs, Int8ConvIsa isa) {
           double v = prod + (cs.bias ? bias[static_cast<size_t>(co)] : 0.0);
           double a = std::fabs(prod) + std::fabs(cs.bias ? bias[static_cast<size_t>(co)] : 0.0);
           const size_t at = static_cast<size_t>((i * cs.m + co) * ohw + y * ow + z);
+          if (form.pre) v = s.pre_act.apply(static_cast<float>(v));  // within half a step: checked loosely below
           if (cs.residual) {
             v += r[at];
             a += std::fabs(r[at]);
           }
-          want[at] = cs.act.apply(static_cast<float>(v));
+          // y_u8: the value before the grid (the kernel's code is checked against it).
+          want[at] = form.y_u8 ? v : s.act.apply(static_cast<float>(v));
           mag[at] = a;
         }
 
@@ -150,9 +194,40 @@ bool run_case(const Case& cs, Int8ConvIsa isa) {
     void* wsp = ws.data() + (64 - reinterpret_cast<uintptr_t>(ws.data()) % 64) % 64;
     std::vector<float> y(static_cast<size_t>(cs.n * mb * 16 * ohw) + kGuard);
     poison(y.data(), y.size());
-    conv.run(xb.data(), cs.residual ? rb.data() : nullptr, y.data(), wsp, pool);
-    const std::string where = cs.str() + " isa=" + int8_conv_isa_name(isa) + " threads=" + std::to_string(threads) +
-                              " (" + conv.describe() + ")";
+    const int64_t yg = (cs.m + 63) / 64;
+    std::vector<uint8_t> yu(static_cast<size_t>(cs.n * yg * ohw * 64) + kGuard, 0xcd);
+    const void* xin = form.x_u8 ? static_cast<const void*>(xu.data()) : static_cast<const void*>(xb.data());
+    const void* rin = !cs.residual ? nullptr
+                      : form.r_u8  ? static_cast<const void*>(ru.data())
+                                   : static_cast<const void*>(rb.data());
+    conv.run(xin, rin, form.y_u8 ? static_cast<void*>(yu.data()) : static_cast<void*>(y.data()), wsp, pool);
+    const std::string where = cs.str() + form.str() + " isa=" + int8_conv_isa_name(isa) +
+                              " threads=" + std::to_string(threads) + " (" + conv.describe() + ")";
+    if (form.y_u8) {
+      // Each code one the grid's rounding of the value may give: alpha * (code + beta)
+      // within half a step (plus the tolerance) of the value clamped to the grid.
+      for (int64_t i = 0; i < cs.n; ++i)
+        for (int64_t co = 0; co < cs.m; ++co)
+          for (int64_t p = 0; p < ohw; ++p) {
+            const uint8_t code = yu[static_cast<size_t>(((i * yg + co / 64) * ohw + p) * 64 + co % 64)];
+            const size_t at = static_cast<size_t>((i * cs.m + co) * ohw + p);
+            const double v = std::min(grid.alpha * static_cast<double>(grid.gamma),
+                                      std::max(grid.alpha * static_cast<double>(grid.beta), want[at]));
+            const double got = grid.alpha * (static_cast<double>(code) + grid.beta);
+            const double tol = grid.alpha * 0.5 + 1e-6 * mag[at] + 1e-6;
+            if (!(std::fabs(got - v) <= tol) || code > grid.gamma - grid.beta) {
+              ADD_FAILURE() << where << ": image " << i << " channel " << co << " pixel " << p << ": code " << int{code}
+                            << " (" << got << "), want the grid's rounding of " << v;
+              return false;
+            }
+          }
+      for (size_t kk = yu.size() - kGuard; kk < yu.size(); ++kk)
+        if (yu[kk] != 0xcd) {
+          ADD_FAILURE() << where << ": wrote past the output";
+          return false;
+        }
+      continue;
+    }
     for (int64_t i = 0; i < cs.n; ++i)
       for (int64_t blk = 0; blk < mb; ++blk)
         for (int64_t p = 0; p < ohw; ++p)
@@ -167,7 +242,8 @@ bool run_case(const Case& cs, Int8ConvIsa isa) {
               continue;
             }
             const size_t at = static_cast<size_t>((i * cs.m + co) * ohw + p);
-            const double tol = 1e-6 * mag[at] + 1e-6;
+            // A pre_act grid's rounding may go either way on a value within the tolerance of a midpoint.
+            const double tol = 1e-6 * mag[at] + 1e-6 + (form.pre ? 0.04 : 0.0);
             if (!(std::fabs(got - want[at]) <= tol)) {
               ADD_FAILURE() << where << ": image " << i << " channel " << co << " pixel " << p << ": got " << got
                             << ", want " << want[at] << " (tolerance " << tol << ")";
@@ -191,7 +267,7 @@ std::vector<Case> cases() {
   std::vector<Case> v;
   auto add = [&](Case c) { v.push_back(c); };
   Case c;
-  add(c);                                              // 1x1, one block
+  add(c);                                                              // 1x1, one block
   c.c = 64, c.m = 64, c.kh = c.kw = 3, c.pt = c.pl = c.pb = c.pr = 1;  // a ResNet 3x3
   add(c);
   c.lo = 0, c.hi = 255;  // uint8, zero point 0 (after a Relu)
@@ -222,8 +298,8 @@ std::vector<Case> cases() {
   relu.act.kind = ActKind::kRelu;
   add(relu);
   Case wide;
-  wide.c = 16, wide.m = 32, wide.h = wide.w = 40, wide.kh = wide.kw = 7, wide.sh = wide.sw = 2, wide.pt = wide.pl =
-      wide.pb = wide.pr = 3;
+  wide.c = 16, wide.m = 32, wide.h = wide.w = 40, wide.kh = wide.kw = 7, wide.sh = wide.sw = 2,
+  wide.pt = wide.pl = wide.pb = wide.pr = 3;
   add(wide);  // a stem-like 7x7 stride 2 on a blocked input
   return v;
 }
@@ -238,6 +314,24 @@ TEST(ConvInt8, AmxMatchesIntegerYardstick) {
   if (int8_conv_isa(&why) != Int8ConvIsa::kAmx) GTEST_SKIP() << "no AMX-INT8 here: " << why;
   for (const Case& c : cases())
     if (!run_case(c, Int8ConvIsa::kAmx)) return;
+}
+
+// The int8 values between int8 convolutions: an input of uint8 codes (read
+// in place by a 1x1 stride-1 convolution, copied by pixels for the others),
+// a residual of codes on its own grid, codes out, and the grid a fused
+// residual Add came after.
+TEST(ConvInt8, Int8ValuesInAndOut) {
+  std::vector<Int8ConvIsa> isas = {Int8ConvIsa::kReference};
+  if (int8_conv_isa() == Int8ConvIsa::kAmx) isas.push_back(Int8ConvIsa::kAmx);
+  std::vector<Form> forms;
+  for (int bits = 1; bits < 16; ++bits)
+    forms.push_back({(bits & 1) != 0, (bits & 2) != 0, (bits & 4) != 0, (bits & 8) != 0});
+  for (Int8ConvIsa isa : isas)
+    for (const Case& c : cases())
+      for (const Form& f : forms) {
+        if ((f.r_u8 || f.pre) && !c.residual) continue;
+        if (!run_case(c, isa, f)) return;
+      }
 }
 
 TEST(ConvInt8, DeclinesWhatItCannotRunExactly) {

@@ -22,6 +22,7 @@ using ::testing::AllOf;
 using ::testing::HasSubstr;
 using testing::load_error;
 using testing::ModelBuilder;
+using ::testing::Not;
 
 template <typename T>
 Tensor tensor_of(DType dt, Shape shape, std::initializer_list<T> v) {
@@ -173,6 +174,61 @@ TEST(Quant, QuantizePairsBecomeOneStepFusedIntoTheConv) {
     EXPECT_GT(same, a.numel() * 95 / 100);
     EXPECT_GT(clamped, 0) << "the case should reach the 8-bit range's ends";
   }
+}
+
+// A QDQ residual block: the convolution runs on its int8 codes where the CPU
+// has AMX-INT8 (nchwc_int8), and takes the residual Add and the pair after
+// it into its epilogue; the result is the node-by-node float one's, each
+// value on the output's grid and at most one step off (the int8 sums are
+// exact, the float ones round).
+TEST(Quant, Int8ConvolutionTakesTheResidualAdd) {
+  ModelBuilder m(13);
+  m.input("x", DType::kFloat32, {1, 32, 9, 9});
+  Tensor codes = Tensor::zeros(DType::kInt8, {32, 32, 3, 3});
+  for (int64_t i = 0; i < codes.numel(); ++i)
+    codes.data<int8_t>()[i] = static_cast<int8_t>(std::lround(127 * std::cos(static_cast<double>(i) * 0.37)));
+  Tensor ws = Tensor::zeros(DType::kFloat32, {32});
+  for (int64_t i = 0; i < 32; ++i) ws.data<float>()[i] = 0.0004f * static_cast<float>(1 + i % 5);
+  m.initializer("wq", codes);
+  m.initializer("ws", ws);
+  m.initializer("sx", floats({}, {0.02f}));
+  m.initializer("zx", tensor_of<int8_t>(DType::kInt8, {}, {3}));
+  m.initializer("s1", floats({}, {0.03f}));
+  m.initializer("s2", floats({}, {0.05f}));
+  m.initializer("z0", tensor_of<uint8_t>(DType::kUInt8, {}, {128}));
+  m.node("QuantizeLinear", {"x", "sx", "zx"}, {"xq"}, "qx");
+  m.node("DequantizeLinear", {"xq", "sx", "zx"}, {"xd"}, "dqx");
+  m.node("DequantizeLinear", {"wq", "ws"}, {"w"}, "dqw").i("axis", 0);
+  m.node("Conv", {"xd", "w"}, {"c"}, "conv").ints("pads", {1, 1, 1, 1});
+  m.node("QuantizeLinear", {"c", "s1", "z0"}, {"cq"}, "qc");
+  m.node("DequantizeLinear", {"cq", "s1", "z0"}, {"cd"}, "dqc");
+  m.node("Add", {"cd", "xd"}, {"sum"}, "add");
+  m.node("QuantizeLinear", {"sum", "s2", "z0"}, {"yq"}, "qy");
+  m.node("DequantizeLinear", {"yq", "s2", "z0"}, {"y"}, "dqy");
+  m.output("y");
+  Tensor x = Tensor::zeros(DType::kFloat32, {1, 32, 9, 9});
+  for (int64_t i = 0; i < x.numel(); ++i) x.data<float>()[i] = 2.5f * std::sin(static_cast<float>(i) * 0.7f);
+  const std::string bytes = m.bytes();
+  auto model = Model::load_from_memory(bytes.data(), bytes.size(), "residual.onnx");
+  Session fused(model, {.device = Device::kCpu, .threads = 2});
+  Session apart(model, {.device = Device::kCpu, .threads = 2, .optimize = false});
+  Tensor a = fused.run({{"x", x}})[0], b = apart.run({{"x", x}})[0];
+  const std::string plan = fused.plan_report();
+  if (plan.find("nchwc_int8") != std::string::npos) {
+    EXPECT_THAT(plan, HasSubstr("1 residual Add fused into int8 convolutions"));
+    EXPECT_THAT(plan, HasSubstr("Conv+QuantizeDequantize+QuantizeLinear+Add+QuantizeDequantize+QuantizeLinear"));
+  } else {
+    EXPECT_THAT(plan, Not(HasSubstr("residual Add fused into int8"))) << "the Add fuses only into nchwc_int8";
+  }
+  int64_t same = 0;
+  for (int64_t i = 0; i < a.numel(); ++i) {
+    const float u = a.data<float>()[i], v = b.data<float>()[i];
+    const float k = u / 0.05f;
+    ASSERT_NEAR(k, std::nearbyint(k), 1e-3) << i;
+    ASSERT_NEAR(u, v, 0.05f * 1.001f) << i;
+    same += u == v;
+  }
+  EXPECT_GT(same, a.numel() * 95 / 100);
 }
 
 // A quantized value read through two DequantizeLinears (a QOperator

@@ -456,6 +456,44 @@ TEST(Vmath, RegisterFormsMatchArrays) {
     }
   }
 }
+
+// QuantGrid's AVX-512 register form (every int8 convolution's epilogue)
+// gives Activation::apply's value wherever a value could round either way:
+// every midpoint (k + 0.5) alpha of the grid and beyond it, each with its
+// neighbours a few ulps away, and the grid points themselves, for scales of
+// quantized models' kind, odd ones included. A form that multiplied by a
+// reciprocal, or rounded the exact quotient instead of the float one (an
+// fma on the midpoint), fails here: x = -6.375 at scale 0.05 is -127.49999
+// exactly, -127.5 as a float, so -128 by the division and -127 otherwise.
+TEST(Vmath, QuantGridRoundsMidpointsAsTheDivision) {
+  if (!cpu::sgemm_isa_supported(SgemmIsa::kAvx512)) GTEST_SKIP() << "no AVX-512 here";
+  std::vector<float> x;
+  for (float s : {0.05f, 0.0137f, 1.0f / 3.0f, 0.00392157f, 0.1f, 7.5e-5f, 3.0f})
+    for (int k = -300; k <= 300; ++k)
+      for (float base : {(static_cast<float>(k) + 0.5f) * s, static_cast<float>(k) * s}) {
+        float up = base, down = base;
+        x.push_back(base);
+        for (int u = 0; u < 3; ++u) {
+          up = std::nextafter(up, INFINITY);
+          down = std::nextafter(down, -INFINITY);
+          x.push_back(up);
+          x.push_back(down);
+        }
+      }
+  x.resize((x.size() + 15) / 16 * 16, 0.0f);
+  std::vector<float> reg(x.size());
+  for (float s : {0.05f, 0.0137f, 1.0f / 3.0f, 0.00392157f, 0.1f, 7.5e-5f, 3.0f})
+    for (auto [lo, hi] : {std::pair{-128.0f, 127.0f}, std::pair{0.0f, 255.0f}, std::pair{-255.0f, 0.0f}}) {
+      Activation a{ActKind::kQuantGrid, s, lo, hi};
+      act_registers512(a, x.data(), reg.data(), x.size());
+      int bad = 0;
+      for (size_t i = 0; i < x.size(); ++i)
+        if (!same_float(reg[i], a.apply(x[i])) && bad++ < 3)
+          ADD_FAILURE() << "scale " << s << " grid [" << lo << ", " << hi << "]: x = " << x[i] << ": got " << reg[i]
+                        << ", the division gives " << a.apply(x[i]);
+      EXPECT_EQ(bad, 0);
+    }
+}
 #endif
 
 // Every activation fused into the SGEMM epilogue (the tile in registers:
