@@ -90,21 +90,37 @@ void strip_reference(const Int8ConvStrip& st) {
         const int64_t ch = b * 16 + n;
         // Element (channel ch, pixel p) of a float value, or of an int8 one.
         const int64_t f_at = b * pixels * 16 + p * 16 + n, u_at = ((ch / 64) * pixels + p) * 64 + ch % 64;
-        float v = std::fma(static_cast<float>(acc + st.comp[ch]), st.mult[ch], s.bias[ch]);
-        if (st.pre_act) v = st.pre_act->apply(v);
+        uint8_t* yu = static_cast<uint8_t*>(s.y);
+        float* yf = static_cast<float*>(s.y);
+        const Activation* gr = st.grid;
+        float v;
+        if (gr) {
+          // Requantized onto the first grid (conv_int8_isa.h); a NaN goes to lo.
+          const float pre = std::fma(static_cast<float>(acc + st.comp[ch]), st.gmult[ch], st.gbias[ch]);
+          const float k = std::min(gr->gamma, std::max(gr->beta, pre));
+          if (!s.r && st.y_u8) {
+            yu[u_at] = static_cast<uint8_t>(static_cast<int32_t>(std::nearbyint(k)) - static_cast<int32_t>(gr->beta));
+            continue;
+          }
+          v = gr->alpha * std::nearbyint(k);
+          if (!s.r) {
+            yf[f_at] = v;
+            continue;
+          }
+        } else {
+          v = std::fma(static_cast<float>(acc + st.comp[ch]), st.mult[ch], s.bias[ch]);
+          if (st.pre_act) v = st.pre_act->apply(v);
+        }
         if (s.r && st.r_u8)
           v += st.r_scale * static_cast<float>(static_cast<const uint8_t*>(s.r)[u_at] + st.r_lo);
         else if (s.r)
           v += static_cast<const float*>(s.r)[f_at];
         if (st.y_u8) {
-          // The grid's code k - beta; a NaN saturates to 255 as the AVX-512 conversion does.
-          float q = v / act.alpha;
-          q = std::min(act.gamma, std::max(act.beta, q));
-          static_cast<uint8_t*>(s.y)[u_at] =
-              q == q ? static_cast<uint8_t>(static_cast<int32_t>(std::nearbyint(q)) - static_cast<int32_t>(act.beta))
-                     : 255;
+          // The output's grid, requantized by the reciprocal, as its code k - beta.
+          const float k = std::min(act.gamma, std::max(act.beta, v * (1.0f / act.alpha)));
+          yu[u_at] = static_cast<uint8_t>(static_cast<int32_t>(std::nearbyint(k)) - static_cast<int32_t>(act.beta));
         } else {
-          static_cast<float*>(s.y)[f_at] = act.apply(v);
+          yf[f_at] = act.apply(v);
         }
       }
     }
@@ -209,6 +225,19 @@ Int8Conv::Int8Conv(const NchwcConvSpec& s, Int8ConvIsa isa, const Int8ConvQuant&
     mult_[static_cast<size_t>(co)] = q.x_scale * sc;
   }
   if (bias) std::copy(bias, bias + gq.m, bias_.begin());
+  // The first grid, requantized in the epilogue (conv_int8_isa.h).
+  if (s.pre_act.kind == ActKind::kQuantGrid)
+    grid_ = s_.pre_act;
+  else if (s.pre_act.none() && !s.residual && s.act.kind == ActKind::kQuantGrid)
+    grid_ = s_.act;
+  if (grid_.kind == ActKind::kQuantGrid) {
+    gmult_.resize(mult_.size());
+    gbias_.resize(bias_.size());
+    for (size_t i = 0; i < mult_.size(); ++i) {
+      gmult_[i] = mult_[i] / grid_.alpha;
+      gbias_[i] = bias_[i] / grid_.alpha;
+    }
+  }
 }
 
 void Int8Conv::run(const void* x, const void* r, void* y, void* workspace, ThreadPool& pool) const {
@@ -267,6 +296,9 @@ void Int8Conv::run(const void* x, const void* r, void* y, void* workspace, Threa
       st.comp = comp_.data();
       st.mult = mult_.data();
       st.pre_act = s_.pre_act.none() ? nullptr : &s_.pre_act;
+      st.grid = grid_.kind == ActKind::kQuantGrid ? &grid_ : nullptr;
+      st.gmult = gmult_.data();
+      st.gbias = gbias_.data();
       st.r_u8 = s_.r_u8;
       st.y_u8 = s_.y_u8;
       st.r_scale = q_.r_scale;

@@ -15,7 +15,9 @@
 //
 // Semantics: y = act(pre_act(x_scale * w_scale[m] * sum(k * code) + bias)
 // (+ r)): the float products of the float32 path, summed exactly (pre_act,
-// when the spec has one, is the grid a fused residual Add came after). Each
+// when the spec has one, is the grid a fused residual Add came after), and
+// requantized onto the grids as onnxruntime's int8 kernels do, by float
+// multipliers (conv_int8_isa.h), not by the division QuantizeLinear names. Each
 // run quantizes its input into the tile layout of conv_int8_isa.h (the
 // workspace) with k = rne(clamp(x / x_scale, lo, hi)), which gives back
 // each grid value's own k; or copies it from an int8 value (x_u8), or reads
@@ -77,6 +79,9 @@ class Int8Conv {
   std::vector<int32_t> comp_;  // blocks * 16
   std::vector<float> mult_;    // blocks * 16
   std::vector<float> bias_;    // blocks * 16
+  Activation grid_;            // the first grid the epilogue requantizes onto (kNone: none)
+  std::vector<float> gmult_;   // mult / grid alpha
+  std::vector<float> gbias_;   // bias / grid alpha
   size_t image_bytes_ = 0;     // of one image's packed input
   size_t ws_bytes_ = 0;
   bool direct_ = false;  // x (an int8 value) read in place, nothing packed

@@ -87,16 +87,25 @@ void epilogue(const Int8ConvStrip& s, const int32_t* cbuf, int64_t f, int mt, in
   }
   const __m512 r_scale = _mm512_set1_ps(s.r_scale);
   const __m512i r_lo = _mm512_set1_epi32(s.r_lo);
-  const __m512 alpha = _mm512_set1_ps(act.alpha), beta = _mm512_set1_ps(act.beta), gamma = _mm512_set1_ps(act.gamma);
+  // The output's grid when y holds its codes (the activation, kQuantGrid).
+  const __m512 beta = _mm512_set1_ps(act.beta), gamma = _mm512_set1_ps(act.gamma);
+  const __m512 inv_alpha = _mm512_set1_ps(1.0f / act.alpha);
   const __m512i ibeta = _mm512_set1_epi32(static_cast<int32_t>(act.beta));
+  // The first grid's (conv_int8_isa.h).
+  const Activation* gr = s.grid;
+  const __m512 g_alpha = _mm512_set1_ps(gr ? gr->alpha : 0.0f), g_lo = _mm512_set1_ps(gr ? gr->beta : 0.0f),
+               g_hi = _mm512_set1_ps(gr ? gr->gamma : 0.0f);
+  const __m512i g_ilo = _mm512_set1_epi32(gr ? static_cast<int32_t>(gr->beta) : 0);
   for (int n = 0; n < nt; ++n) {
     const int64_t blk = b + n;
     const __m512i comp = _mm512_loadu_si512(s.comp + blk * 16);
-    const __m512 mult = _mm512_loadu_ps(s.mult + blk * 16), bias = _mm512_loadu_ps(s.s.bias + blk * 16);
+    const __m512 mult = _mm512_loadu_ps((gr ? s.gmult : s.mult) + blk * 16);
+    const __m512 bias = _mm512_loadu_ps((gr ? s.gbias : s.s.bias) + blk * 16);
     // Block blk of a float value, or its 16 lanes of a 64-channel group of an int8 one.
     const int64_t f_at = blk * pixels * 16, u_at = (blk / 4) * pixels * 64 + (blk % 4) * 16;
     const float* rf = s.s.r && !s.r_u8 ? static_cast<const float*>(s.s.r) + f_at : nullptr;
     const uint8_t* ru = s.s.r && s.r_u8 ? static_cast<const uint8_t*>(s.s.r) + u_at : nullptr;
+    const bool has_r = s.s.r != nullptr;
     float* yf = s.y_u8 ? nullptr : static_cast<float*>(s.s.y) + f_at;
     uint8_t* yu = s.y_u8 ? static_cast<uint8_t*>(s.s.y) + u_at : nullptr;
     for (int t = 0; t < mt; ++t) {
@@ -106,18 +115,32 @@ void epilogue(const Int8ConvStrip& s, const int32_t* cbuf, int64_t f, int mt, in
         if (p < 0) continue;
         const __m512i acc = _mm512_add_epi32(_mm512_load_si512(c + row * 16), comp);
         __m512 v = _mm512_fmadd_ps(_mm512_cvtepi32_ps(acc), mult, bias);
-        if (s.pre_act) v = act_avx512(v, *s.pre_act);
+        if (gr) {
+          // Requantized onto the first grid: max(v, lo) sends a NaN to lo, as the reference.
+          const __m512 k = _mm512_min_ps(_mm512_max_ps(v, g_lo), g_hi);
+          if (!has_r && yu) {
+            _mm_storeu_si128(reinterpret_cast<__m128i*>(yu + p * 64),
+                             _mm512_cvtusepi32_epi8(_mm512_sub_epi32(_mm512_cvtps_epi32(k), g_ilo)));
+            continue;
+          }
+          v = _mm512_mul_ps(g_alpha, _mm512_roundscale_ps(k, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC));
+          if (!has_r) {
+            _mm512_storeu_ps(yf + p * 16, v);
+            continue;
+          }
+        } else if (s.pre_act) {
+          v = act_avx512(v, *s.pre_act);
+        }
         if (rf) v = _mm512_add_ps(v, _mm512_loadu_ps(rf + p * 16));
         if (ru) {
           const __m512i u = _mm512_cvtepu8_epi32(_mm_loadu_si128(reinterpret_cast<const __m128i*>(ru + p * 64)));
           v = _mm512_add_ps(v, _mm512_mul_ps(r_scale, _mm512_cvtepi32_ps(_mm512_add_epi32(u, r_lo))));
         }
         if (yu) {
-          // The activation's grid (kQuantGrid), as its code: k - beta.
-          __m512 q = _mm512_div_ps(v, alpha);
-          q = _mm512_min_ps(gamma, _mm512_max_ps(beta, q));
-          const __m512i k = _mm512_cvtps_epi32(q);  // round to nearest even
-          _mm_storeu_si128(reinterpret_cast<__m128i*>(yu + p * 64), _mm512_cvtusepi32_epi8(_mm512_sub_epi32(k, ibeta)));
+          // The output's grid, requantized by the reciprocal, as its codes: k - beta.
+          const __m512 k = _mm512_min_ps(_mm512_max_ps(_mm512_mul_ps(v, inv_alpha), beta), gamma);
+          _mm_storeu_si128(reinterpret_cast<__m128i*>(yu + p * 64),
+                           _mm512_cvtusepi32_epi8(_mm512_sub_epi32(_mm512_cvtps_epi32(k), ibeta)));
         } else {
           _mm512_storeu_ps(yf + p * 16, act_avx512(v, act));
         }

@@ -18,9 +18,14 @@
 // The sums: acc[p][n] = sum of u * w over the window, exact in int32; the
 // real product is x_scale * w_scale[n] * (acc + comp[n]) with comp[n] = lo
 // times the sum of output channel n's codes (the -lo of every u put back).
-// The epilogue: v = fma(acc + comp[n], mult[n], bias[n]) (one rounding),
-// mult[n] = x_scale * w_scale[n]; then pre_act (when set), the residual,
-// the activation.
+// The epilogue requantizes as onnxruntime's int8 kernels do, by float
+// multipliers: a grid that follows the sums directly (the pair after the
+// convolution, or before its fused residual) gives k = rne(clamp(fma(acc +
+// comp[n], mult[n] / alpha, bias[n] / alpha), beta, gamma)), mult[n] =
+// x_scale * w_scale[n]; the value is alpha * k. Otherwise v = fma(acc +
+// comp[n], mult[n], bias[n]) and pre_act. Then the residual, and the
+// activation: as a grid's codes (an int8 output: k = rne(clamp(v * (1 /
+// alpha), beta, gamma))), or as floats (Activation's AVX-512 form).
 //
 // An int8 value (between int8 convolutions: nchwc_int8_values) is uint8
 // codes in groups of 64 channels, [ceil(C / 64)][H][W][64] per image plus 32
@@ -46,8 +51,15 @@ struct Int8ConvStrip {
   const int32_t* comp;        // blocks * 16
   const float* mult;          // blocks * 16
   const Activation* pre_act;  // null, or applied before r is added (a fused residual Add)
-  bool r_u8, y_u8;            // r read from, y written as, an int8 value
-  float r_scale;              // r_u8: r = r_scale * (u + r_lo)
+  // The first grid (kQuantGrid: pre_act, or the activation where there is no
+  // residual), applied by requantization: k = rne(clamp(fma(acc + comp,
+  // gmult, gbias), beta, gamma)), gmult = mult / alpha, gbias = bias /
+  // alpha; null: none (then pre_act, when set, is applied to the float).
+  const Activation* grid;
+  const float* gmult;  // blocks * 16
+  const float* gbias;
+  bool r_u8, y_u8;  // r read from, y written as, an int8 value
+  float r_scale;    // r_u8: r = r_scale * (u + r_lo)
   int32_t r_lo;
 };
 
