@@ -45,6 +45,31 @@ void pack_rows_reference(const TileConvGeom& g, const float* x, uint8_t* xin, in
   }
 }
 
+// The same rows of a folded input (conv_tile_isa.h), from the plain image x
+// [C][H][W] floats: channel ci kw + j of pixel (a, b) of phase pa is column
+// b sw - pw + j dw of row a sh + pa - ph.
+void pack_rows_folded_reference(const TileConvGeom& g, const float* x, uint8_t* xin, int64_t row0, int64_t row1,
+                                float inv_scale, int32_t lo, int32_t hi) {
+  const uint8_t zero = static_cast<uint8_t>(-lo);
+  for (int64_t row = row0; row < row1; ++row) {
+    const PackedRow pr = tile_packed_row(g, xin, row, zero);
+    if (!pr.d) continue;
+    std::memset(pr.d, zero, static_cast<size_t>(g.wq * 64));
+    const int64_t ih = pr.a * g.sh + pr.phase - g.ph;
+    if (ih < 0 || ih >= g.h) continue;
+    for (int64_t ci = 0; ci < g.c; ++ci)
+      for (int64_t b = 0; b < g.wq; ++b)
+        for (int64_t j = 0; j < g.kw; ++j) {
+          const int64_t iw = b * g.sw - g.pw + j * g.dw;
+          if (iw < 0 || iw >= g.w) continue;
+          float v = x[(ci * g.h + ih) * g.w + iw] * inv_scale;
+          v = v > static_cast<float>(lo) ? v : static_cast<float>(lo);  // NaN -> lo
+          v = v < static_cast<float>(hi) ? v : static_cast<float>(hi);
+          pr.d[b * 64 + ci * g.kw + j] = static_cast<uint8_t>(static_cast<int32_t>(std::nearbyint(v)) - lo);
+        }
+  }
+}
+
 // The same rows from an int8 value ([groups][h][w][64] codes of this grid):
 // whole pixels copied, -lo outside (portable: a copy per pixel).
 void pack_rows_from_u8(const TileConvGeom& g, const uint8_t* x, uint8_t* xin, int64_t row0, int64_t row1, int32_t lo) {
@@ -162,7 +187,8 @@ std::string int8_conv_declined(const NchwcConvSpec& s, const Int8ConvQuant& q, c
   const Geometry& g = s.q;
   if (g.groups != 1) return "needs groups == 1";
   if (s.block != 16) return "needs the 16-channel blocked layout (AVX-512)";
-  if (!s.input_blocked) return "needs its input in the blocked layout (it reads plain channels)";
+  if (!s.input_blocked && g.c * g.kw > 64)
+    return "reads plain channels whose window columns do not fold into 64 (C x kw > 64)";
   if (s.x_bf16 || s.y_bf16 || s.r_bf16) return "reads and writes no bf16 value";
   if (s.y_u8 && s.act.kind != ActKind::kQuantGrid) return "writes an int8 value only through a quantization grid";
   if (s.y_channels != 0 && s.y_channels != g.m) return "writes only an output of its own (y_channels == m)";
@@ -196,7 +222,10 @@ Int8Conv::Int8Conv(const NchwcConvSpec& s, Int8ConvIsa isa, const Int8ConvQuant&
   // (conv_int8_isa.h); every other input is packed per run.
   direct_ = s.x_u8 && gq.kh == 1 && gq.kw == 1 && gq.sh == 1 && gq.sw == 1 && gq.ph == 0 && gq.pw == 0 &&
             gq.oh == gq.h && gq.ow == gq.w;
-  tile_conv_geometry(gq, 64, false, direct_, &g, &tap_off_, &phases_read_);
+  // A convolution reading plain channels (the image) folds its window's
+  // columns into the 64 channels of a pixel (conv_tile_isa.h).
+  folded_ = !s.input_blocked;
+  tile_conv_geometry(gq, 64, folded_, direct_, &g, &tap_off_, &phases_read_);
   image_bytes_ = static_cast<size_t>(g.groups * g.phases * g.phase_pixels * 64);
   ws_bytes_ = direct_ ? 0 : (static_cast<size_t>(gq.n) * image_bytes_ + 63) / 64 * 64;
   // Units: blocks whose packed weights fit about 512 KiB of L2 (an even
@@ -214,13 +243,16 @@ Int8Conv::Int8Conv(const NchwcConvSpec& s, Int8ConvIsa isa, const Int8ConvQuant&
     const float sc = w_scale(q, co), inv = 1.0f / sc;
     int32_t sum = 0;
     for (int64_t ci = 0; ci < gq.c; ++ci)
-      for (int64_t t = 0; t < g.taps; ++t) {
-        int8_t code = 0;
-        weight_code(w[(co * gq.c + ci) * g.taps + t], sc, inv, &code);  // checked by int8_conv_declined
-        const int64_t b = co / 16, n = co % 16, grp = ci / 64, k = ci % 64;
-        w_[static_cast<size_t>((((b * g.groups + grp) * g.taps + t) * 16 + k / 4) * 64 + n * 4 + k % 4)] = code;
-        sum += code;
-      }
+      for (int64_t i = 0; i < gq.kh; ++i)
+        for (int64_t j = 0; j < gq.kw; ++j) {
+          int8_t code = 0;
+          weight_code(w[((co * gq.c + ci) * gq.kh + i) * gq.kw + j], sc, inv, &code);  // checked by int8_conv_declined
+          // Folded: tap i (a window row), channel ci kw + j; else tap i kw + j, channel ci.
+          const int64_t t = folded_ ? i : i * gq.kw + j, ch = folded_ ? ci * gq.kw + j : ci;
+          const int64_t b = co / 16, n = co % 16, grp = ch / 64, k = ch % 64;
+          w_[static_cast<size_t>((((b * g.groups + grp) * g.taps + t) * 16 + k / 4) * 64 + n * 4 + k % 4)] = code;
+          sum += code;
+        }
     comp_[static_cast<size_t>(co)] = q.lo * sum;
     mult_[static_cast<size_t>(co)] = q.x_scale * sc;
   }
@@ -244,7 +276,9 @@ void Int8Conv::run(const void* x, const void* r, void* y, void* workspace, Threa
   const TileConvGeom& g = g_;
   const int64_t n = s_.q.n, pixels = g.oh * g.ow;
   // Elements (floats or uint8 codes) per image of x, r and y.
-  const int64_t x_image = s_.x_u8 ? ceil_div(g.c, 64) * g.h * g.w * 64 : ceil_div(g.c, 16) * g.h * g.w * 16;
+  const int64_t x_image = folded_   ? g.c * g.h * g.w
+                          : s_.x_u8 ? ceil_div(g.c, 64) * g.h * g.w * 64
+                                    : ceil_div(g.c, 16) * g.h * g.w * 16;
   const int64_t y_image = s_.y_u8 ? ceil_div(g.m, 64) * pixels * 64 : g.blocks * pixels * 16;
   const int64_t r_image = s_.r_u8 ? ceil_div(g.m, 64) * pixels * 64 : g.blocks * pixels * 16;
   const uint8_t* xin = static_cast<const uint8_t*>(direct_ ? x : workspace);
@@ -252,7 +286,12 @@ void Int8Conv::run(const void* x, const void* r, void* y, void* workspace, Threa
   if (!direct_) {
     uint8_t* dst = static_cast<uint8_t*>(workspace);
     const float inv = 1.0f / q_.x_scale;
-    auto pack = isa_ == Int8ConvIsa::kAmx ? int8_pack_rows_avx512 : pack_rows_reference;
+    using FloatPack = void (*)(const TileConvGeom&, const float*, uint8_t*, int64_t, int64_t, float, int32_t, int32_t);
+    const bool amx = isa_ == Int8ConvIsa::kAmx;
+    const FloatPack pack =
+        folded_ ? (amx && g.dw == 1 && g.kw <= 16 ? int8_pack_rows_folded_avx512 : pack_rows_folded_reference)
+        : amx   ? int8_pack_rows_avx512
+                : pack_rows_reference;
     // Only the phases a tap reads: the rows (hq + 1 per group and phase) of
     // those, unit u = ((img * groups + grp) * read + k) * (hq + 1) + a.
     const int64_t read = static_cast<int64_t>(phases_read_.size()), prow = g.hq + 1;
@@ -312,7 +351,12 @@ std::string Int8Conv::describe() const {
   return std::string("nchwc_int8 isa=") + int8_conv_isa_name(isa_) + " groups64=" + std::to_string(g_.groups) +
          " phases=" + std::to_string(g_.phases) + " flat=" + std::to_string(g_.flat) + "/" +
          std::to_string(g_.oh * g_.ow) + " x_scale=" + std::to_string(q_.x_scale) + " grid=[" + std::to_string(q_.lo) +
-         "," + std::to_string(q_.hi) + "]" + (q_.w_scales.size() == 1 ? " w=per tensor" : " w=per channel");
+         "," + std::to_string(q_.hi) + "]" + (q_.w_scales.size() == 1 ? " w=per tensor" : " w=per channel") +
+         (direct_   ? " in=int8 in place"
+          : s_.x_u8 ? " in=int8 repacked"
+                    : "") +
+         (s_.y_u8 ? " out=int8" : "") + (s_.r_u8 ? " residual=int8" : "") +
+         (folded_ ? " in=plain, window columns folded" : "");
 }
 
 }  // namespace minirt::cpu

@@ -85,6 +85,7 @@ class Int8Conv {
   size_t image_bytes_ = 0;     // of one image's packed input
   size_t ws_bytes_ = 0;
   bool direct_ = false;  // x (an int8 value) read in place, nothing packed
+  bool folded_ = false;  // x plain floats (the image): window columns folded into the channels
   int64_t blocks_per_unit_ = 0, pixels_per_unit_ = 0;
 };
 

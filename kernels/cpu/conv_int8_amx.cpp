@@ -210,6 +210,67 @@ void int8_pack_rows_avx512(const TileConvGeom& g, const float* x, uint8_t* xin, 
   }
 }
 
+void int8_pack_rows_folded_avx512(const TileConvGeom& g, const float* x, uint8_t* xin, int64_t row0, int64_t row1,
+                                  float inv_scale, int32_t lo, int32_t hi) {
+  const uint8_t zero = static_cast<uint8_t>(-lo);
+  const __m512i zero64 = _mm512_set1_epi8(static_cast<char>(zero));
+  const __m128i zero16 = _mm_set1_epi8(static_cast<char>(zero));
+  const __m512 inv = _mm512_set1_ps(inv_scale);
+  const __m512 flo = _mm512_set1_ps(static_cast<float>(lo)), fhi = _mm512_set1_ps(static_cast<float>(hi));
+  const __m512i ilo = _mm512_set1_epi32(lo);
+  // As the bf16 folded packing: each image row quantized once, per chunk of
+  // pixels, into a uint8 copy per channel with the zero code for the
+  // padding (row[ci][j]: column c0 + j); a pixel is then its channels'
+  // windows, each one masked load placing kw bytes at byte ci kw of one
+  // register, and one 64-byte store.
+  constexpr int64_t kSpan = 512;  // columns of a chunk
+  alignas(64) uint8_t row[64][kSpan + 64];
+  const int64_t chunk = (kSpan - g.kw) / g.sw + 1;  // pixels of a chunk
+  __mmask64 window[64];
+  for (int64_t ci = 0; ci < g.c; ++ci) window[ci] = ((uint64_t{1} << g.kw) - 1) << (ci * g.kw);
+  for (int64_t r = row0; r < row1; ++r) {
+    const int64_t a = r % (g.hq + 1), phase = r / (g.hq + 1);
+    uint8_t* base = xin + phase * g.phase_pixels * 64;
+    if (a == g.hq) {  // the phase's slack
+      for (int64_t p = g.hq * g.wq; p < g.phase_pixels; ++p) _mm512_storeu_si512(base + p * 64, zero64);
+      continue;
+    }
+    uint8_t* d = base + a * g.wq * 64;
+    const int64_t ih = a * g.sh + phase - g.ph;
+    if (ih < 0 || ih >= g.h) {
+      for (int64_t b = 0; b < g.wq; ++b) _mm512_storeu_si512(d + b * 64, zero64);
+      continue;
+    }
+    for (int64_t b0 = 0; b0 < g.wq; b0 += chunk) {
+      const int64_t b1 = b0 + chunk < g.wq ? b0 + chunk : g.wq;
+      const int64_t c0 = b0 * g.sw - g.pw, span = (b1 - 1 - b0) * g.sw + g.kw;
+      for (int64_t ci = 0; ci < g.c; ++ci) {
+        const float* src = x + (ci * g.h + ih) * g.w;
+        for (int64_t j = 0; j < span; j += 16) {
+          // Lanes k with column c0 + j + k inside the image.
+          const int64_t iw = c0 + j;
+          const int64_t in0 = iw < 0 ? -iw : 0, in1 = g.w - iw < 16 ? g.w - iw : 16;
+          __m128i codes = zero16;
+          if (in0 < in1) {
+            const __mmask16 m = static_cast<__mmask16>(((1u << in1) - 1) & ~((1u << in0) - 1));
+            __m512 v = _mm512_mul_ps(_mm512_maskz_loadu_ps(m, src + iw), inv);
+            v = _mm512_min_ps(_mm512_max_ps(v, flo), fhi);
+            codes =
+                _mm_mask_blend_epi8(m, zero16, _mm512_cvtusepi32_epi8(_mm512_sub_epi32(_mm512_cvtps_epi32(v), ilo)));
+          }
+          _mm_store_si128(reinterpret_cast<__m128i*>(&row[ci][j]), codes);
+        }
+      }
+      for (int64_t b = b0; b < b1; ++b) {
+        const int64_t off = (b - b0) * g.sw;
+        __m512i p = zero64;
+        for (int64_t ci = 0; ci < g.c; ++ci) p = _mm512_mask_loadu_epi8(p, window[ci], &row[ci][off] - ci * g.kw);
+        _mm512_storeu_si512(d + b * 64, p);
+      }
+    }
+  }
+}
+
 void int8_conv_strip_amx(const Int8ConvStrip& s) {
   // Two C buffers: step i stores into one while the epilogue of step i - 1
   // reads the other (as the bf16 strip).

@@ -3,7 +3,8 @@
 // "ISA files" in ARCHITECTURE.md).
 //
 // The packed input (one image; the geometry in conv_tile_isa.h): its
-// channels in groups of 64, each pixel 64 uint8 codes u = k - lo, where the
+// channels in groups of 64 (or, folded, the window columns of the plain
+// image's channels: channel ci kw + j), each pixel 64 uint8 codes u = k - lo, where the
 // input value is x_scale * k with k an integer in [lo, hi] (hi - lo <= 255:
 // the grid a QuantizeLinear -> DequantizeLinear pair put it on):
 //   xin[((group * phases + phase) * phase_pixels + pixel) * 64 + channel]
@@ -69,6 +70,13 @@ struct Int8ConvStrip {
 // lo, hi)) - lo (AVX-512; the arithmetic of conv_int8.cpp's reference).
 void int8_pack_rows_avx512(const TileConvGeom& g, const float* x, uint8_t* xin, int64_t row0, int64_t row1,
                            float inv_scale, int32_t lo, int32_t hi);
+
+// The same for a folded input (conv_tile_isa.h: the plain image x
+// [C][H][W] floats, C x kw <= 64) whose window has dw == 1 and kw <= 16:
+// each image row quantized once into a padded uint8 copy, each pixel
+// gathered from it with one masked load per channel and one 64-byte store.
+void int8_pack_rows_folded_avx512(const TileConvGeom& g, const float* x, uint8_t* xin, int64_t row0, int64_t row1,
+                                  float inv_scale, int32_t lo, int32_t hi);
 
 // A strip, its products on AMX tiles (tdpbusd), its epilogue on AVX-512;
 // configures the tiles on entry and releases them on return.

@@ -44,6 +44,7 @@ struct Case {
   int32_t lo = -128, hi = 127;  // the input's grid
   bool per_channel = true, residual = false, bias = true;
   Activation act;
+  bool plain = false;  // x plain [n][c][h][w] floats (the image): window columns folded into the channels
 
   int64_t oh() const { return (h + pt + pb - ((kh - 1) * dh + 1)) / sh + 1; }
   int64_t ow() const { return (w + pl + pr - ((kw - 1) * dw + 1)) / sw + 1; }
@@ -52,7 +53,7 @@ struct Case {
     s << "n" << n << " c" << c << " " << h << "x" << w << " m" << m << " k" << kh << "x" << kw << " s" << sh << "x"
       << sw << " d" << dh << "x" << dw << " pads " << pt << "," << pl << "," << pb << "," << pr << " grid [" << lo
       << "," << hi << "]" << (per_channel ? " per-channel" : " per-tensor") << (residual ? " residual" : "")
-      << (bias ? "" : " no-bias") << (act.none() ? "" : " " + act.name());
+      << (bias ? "" : " no-bias") << (act.none() ? "" : " " + act.name()) << (plain ? " plain-input" : "");
     return s.str();
   }
 };
@@ -65,7 +66,7 @@ NchwcConvSpec spec_of(const Case& cs) {
   q.groups = 1;
   s.block = 16;
   s.isa = SgemmIsa::kAvx512;
-  s.input_blocked = true;
+  s.input_blocked = !cs.plain;
   s.act = cs.act;
   s.residual = cs.residual;
   return s;
@@ -196,7 +197,9 @@ bool run_case(const Case& cs, Int8ConvIsa isa, Form form = {}) {
     poison(y.data(), y.size());
     const int64_t yg = (cs.m + 63) / 64;
     std::vector<uint8_t> yu(static_cast<size_t>(cs.n * yg * ohw * 64) + kGuard, 0xcd);
-    const void* xin = form.x_u8 ? static_cast<const void*>(xu.data()) : static_cast<const void*>(xb.data());
+    const void* xin = cs.plain    ? static_cast<const void*>(x.data())
+                      : form.x_u8 ? static_cast<const void*>(xu.data())
+                                  : static_cast<const void*>(xb.data());
     const void* rin = !cs.residual ? nullptr
                       : form.r_u8  ? static_cast<const void*>(ru.data())
                                    : static_cast<const void*>(rb.data());
@@ -301,6 +304,24 @@ std::vector<Case> cases() {
   wide.c = 16, wide.m = 32, wide.h = wide.w = 40, wide.kh = wide.kw = 7, wide.sh = wide.sw = 2,
   wide.pt = wide.pl = wide.pb = wide.pr = 3;
   add(wide);  // a stem-like 7x7 stride 2 on a blocked input
+  // Plain inputs (the image), window columns folded into the channels.
+  Case stem;
+  stem.c = 3, stem.m = 64, stem.h = 31, stem.w = 29, stem.kh = stem.kw = 7, stem.sh = stem.sw = 2;
+  stem.pt = stem.pl = stem.pb = stem.pr = 3, stem.plain = true, stem.lo = 0, stem.hi = 255;
+  add(stem);  // ResNet's stem
+  Case yolo;
+  yolo.c = 3, yolo.m = 16, yolo.h = 20, yolo.w = 22, yolo.kh = yolo.kw = 6, yolo.sh = yolo.sw = 2;
+  yolo.pt = yolo.pl = yolo.pb = yolo.pr = 2, yolo.plain = true;
+  add(yolo);  // YOLOv5's 6x6 stem
+  Case eight;
+  eight.c = 8, eight.m = 24, eight.h = eight.w = 9, eight.kh = eight.kw = 3, eight.pt = eight.pl = 1, eight.pb = 0,
+  eight.pr = 2, eight.plain = true;
+  eight.act.kind = ActKind::kRelu;
+  add(eight);  // 24 folded channels, asymmetric padding
+  Case dilated;
+  dilated.c = 4, dilated.m = 16, dilated.h = 12, dilated.w = 13, dilated.kh = dilated.kw = 3, dilated.dh = 2,
+  dilated.dw = 2, dilated.pt = dilated.pl = dilated.pb = dilated.pr = 2, dilated.plain = true;
+  add(dilated);  // dw 2: the portable packing, also under AMX
   return v;
 }
 
@@ -330,6 +351,7 @@ TEST(ConvInt8, Int8ValuesInAndOut) {
     for (const Case& c : cases())
       for (const Form& f : forms) {
         if ((f.r_u8 || f.pre) && !c.residual) continue;
+        if (f.x_u8 && c.plain) continue;
         if (!run_case(c, isa, f)) return;
       }
 }
@@ -356,8 +378,11 @@ TEST(ConvInt8, DeclinesWhatItCannotRunExactly) {
   grouped.q.groups = 2;
   EXPECT_EQ(int8_conv_declined(grouped, q, w.data()), "needs groups == 1");
   NchwcConvSpec plain = s;
-  plain.input_blocked = false;
-  EXPECT_NE(int8_conv_declined(plain, q, w.data()).find("blocked"), std::string::npos);
+  plain.input_blocked = false;  // 16 plain channels of a 1x1 window fold into 64
+  EXPECT_EQ(int8_conv_declined(plain, q, w.data()), "");
+  plain.q.kw = 5;
+  EXPECT_EQ(int8_conv_declined(plain, q, nullptr),
+            "reads plain channels whose window columns do not fold into 64 (C x kw > 64)");
   NchwcConvSpec big = s;
   big.q.c = 4096, big.q.kh = big.q.kw = 3;
   EXPECT_NE(int8_conv_declined(big, q, nullptr).find("past exact int32"), std::string::npos);
