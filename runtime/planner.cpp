@@ -300,7 +300,7 @@ std::string Plan::report() const {
      << " activations fused, " << stats.residuals << " residual Add fused, " << stats.dead << " dead removed";
   if (stats.concats_elided) os << ", " << stats.concats_elided << " Concat made in place";
   if (stats.quantize_pairs) os << ", " << stats.quantize_pairs << " quantize pairs made one step";
-  if (stats.int8_residuals) os << ", " << stats.int8_residuals << " residual Add fused into int8 convolutions";
+  if (stats.int8_residuals) os << ", " << stats.int8_residuals << " residual Add or SiLU fused into int8 convolutions";
   os << "\n";
   if (graph.half.any()) os << graph.half.summary() << "\n";
   if (stats.block) {

@@ -123,18 +123,24 @@ void strip_reference(const Int8ConvStrip& st) {
           // Requantized onto the first grid (conv_int8_isa.h); a NaN goes to lo.
           const float pre = std::fma(static_cast<float>(acc + st.comp[ch]), st.gmult[ch], st.gbias[ch]);
           const float k = std::min(gr->gamma, std::max(gr->beta, pre));
-          if (!s.r && st.y_u8) {
+          if (!s.r && !st.gate && st.y_u8) {
             yu[u_at] = static_cast<uint8_t>(static_cast<int32_t>(std::nearbyint(k)) - static_cast<int32_t>(gr->beta));
             continue;
           }
           v = gr->alpha * std::nearbyint(k);
-          if (!s.r) {
+          if (!s.r && !st.gate) {
             yf[f_at] = v;
             continue;
           }
         } else {
           v = std::fma(static_cast<float>(acc + st.comp[ch]), st.mult[ch], s.bias[ch]);
           if (st.pre_act) v = st.pre_act->apply(v);
+        }
+        if (st.gate) {
+          // The SiLU: v times its sigmoid on the gate's grid (by the reciprocal of its scale).
+          const Activation& ga = *st.gate;
+          const float sg = std::min(ga.gamma, std::max(ga.beta, (1.0f / (1.0f + std::exp(-v))) * (1.0f / ga.alpha)));
+          v = v * (ga.alpha * std::nearbyint(sg));
         }
         if (s.r && st.r_u8)
           v += st.r_scale * static_cast<float>(static_cast<const uint8_t*>(s.r)[u_at] + st.r_lo);
@@ -191,6 +197,8 @@ std::string int8_conv_declined(const NchwcConvSpec& s, const Int8ConvQuant& q, c
     return "reads plain channels whose window columns do not fold into 64 (C x kw > 64)";
   if (s.x_bf16 || s.y_bf16 || s.r_bf16) return "reads and writes no bf16 value";
   if (s.y_u8 && s.act.kind != ActKind::kQuantGrid) return "writes an int8 value only through a quantization grid";
+  if (!s.gate.none() && (s.gate.kind != ActKind::kQuantGrid || s.residual))
+    return "takes a SiLU only on a quantization grid, and without a residual";
   if (s.y_channels != 0 && s.y_channels != g.m) return "writes only an output of its own (y_channels == m)";
   if (g.c * g.kh * g.kw > kMaxProducts)
     return "sums more than " + std::to_string(kMaxProducts) + " products per output (C x kh x kw), past exact int32";
@@ -260,7 +268,7 @@ Int8Conv::Int8Conv(const NchwcConvSpec& s, Int8ConvIsa isa, const Int8ConvQuant&
   // The first grid, requantized in the epilogue (conv_int8_isa.h).
   if (s.pre_act.kind == ActKind::kQuantGrid)
     grid_ = s_.pre_act;
-  else if (s.pre_act.none() && !s.residual && s.act.kind == ActKind::kQuantGrid)
+  else if (s.pre_act.none() && !s.residual && s.gate.none() && s.act.kind == ActKind::kQuantGrid)
     grid_ = s_.act;
   if (grid_.kind == ActKind::kQuantGrid) {
     gmult_.resize(mult_.size());
@@ -336,6 +344,7 @@ void Int8Conv::run(const void* x, const void* r, void* y, void* workspace, Threa
       st.mult = mult_.data();
       st.pre_act = s_.pre_act.none() ? nullptr : &s_.pre_act;
       st.grid = grid_.kind == ActKind::kQuantGrid ? &grid_ : nullptr;
+      st.gate = s_.gate.none() ? nullptr : &s_.gate;
       st.gmult = gmult_.data();
       st.gbias = gbias_.data();
       st.r_u8 = s_.r_u8;

@@ -96,6 +96,11 @@ void epilogue(const Int8ConvStrip& s, const int32_t* cbuf, int64_t f, int mt, in
   const __m512 g_alpha = _mm512_set1_ps(gr ? gr->alpha : 0.0f), g_lo = _mm512_set1_ps(gr ? gr->beta : 0.0f),
                g_hi = _mm512_set1_ps(gr ? gr->gamma : 0.0f);
   const __m512i g_ilo = _mm512_set1_epi32(gr ? static_cast<int32_t>(gr->beta) : 0);
+  // The SiLU's gate grid.
+  const Activation* ga = s.gate;
+  const __m512 s_alpha = _mm512_set1_ps(ga ? ga->alpha : 0.0f), s_inv = _mm512_set1_ps(ga ? 1.0f / ga->alpha : 0.0f),
+               s_lo = _mm512_set1_ps(ga ? ga->beta : 0.0f), s_hi = _mm512_set1_ps(ga ? ga->gamma : 0.0f);
+  const bool direct_out = !s.s.r && !ga;  // the first grid is the output's
   for (int n = 0; n < nt; ++n) {
     const int64_t blk = b + n;
     const __m512i comp = _mm512_loadu_si512(s.comp + blk * 16);
@@ -105,7 +110,6 @@ void epilogue(const Int8ConvStrip& s, const int32_t* cbuf, int64_t f, int mt, in
     const int64_t f_at = blk * pixels * 16, u_at = (blk / 4) * pixels * 64 + (blk % 4) * 16;
     const float* rf = s.s.r && !s.r_u8 ? static_cast<const float*>(s.s.r) + f_at : nullptr;
     const uint8_t* ru = s.s.r && s.r_u8 ? static_cast<const uint8_t*>(s.s.r) + u_at : nullptr;
-    const bool has_r = s.s.r != nullptr;
     float* yf = s.y_u8 ? nullptr : static_cast<float*>(s.s.y) + f_at;
     uint8_t* yu = s.y_u8 ? static_cast<uint8_t*>(s.s.y) + u_at : nullptr;
     for (int t = 0; t < mt; ++t) {
@@ -118,18 +122,23 @@ void epilogue(const Int8ConvStrip& s, const int32_t* cbuf, int64_t f, int mt, in
         if (gr) {
           // Requantized onto the first grid: max(v, lo) sends a NaN to lo, as the reference.
           const __m512 k = _mm512_min_ps(_mm512_max_ps(v, g_lo), g_hi);
-          if (!has_r && yu) {
+          if (direct_out && yu) {
             _mm_storeu_si128(reinterpret_cast<__m128i*>(yu + p * 64),
                              _mm512_cvtusepi32_epi8(_mm512_sub_epi32(_mm512_cvtps_epi32(k), g_ilo)));
             continue;
           }
           v = _mm512_mul_ps(g_alpha, _mm512_roundscale_ps(k, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC));
-          if (!has_r) {
+          if (direct_out) {
             _mm512_storeu_ps(yf + p * 16, v);
             continue;
           }
         } else if (s.pre_act) {
           v = act_avx512(v, *s.pre_act);
+        }
+        if (ga) {
+          const __m512 sg = _mm512_min_ps(_mm512_max_ps(_mm512_mul_ps(sigmoid_avx512(v), s_inv), s_lo), s_hi);
+          v = _mm512_mul_ps(
+              v, _mm512_mul_ps(s_alpha, _mm512_roundscale_ps(sg, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC)));
         }
         if (rf) v = _mm512_add_ps(v, _mm512_loadu_ps(rf + p * 16));
         if (ru) {

@@ -57,6 +57,9 @@ struct Int8ConvStrip {
   // gmult, gbias), beta, gamma)), gmult = mult / alpha, gbias = bias /
   // alpha; null: none (then pre_act, when set, is applied to the float).
   const Activation* grid;
+  // null, or a QDQ SiLU after the first grid: v = v * gate(sigmoid(v)), gate
+  // a grid applied by the reciprocal of its scale.
+  const Activation* gate;
   const float* gmult;  // blocks * 16
   const float* gbias;
   bool r_u8, y_u8;  // r read from, y written as, an int8 value

@@ -73,9 +73,11 @@ int nchwc_int8_values(Graph& g, const std::map<int, std::string>& algorithm, int
 // A quantized model's residual Add after an nchwc_int8 convolution, and the
 // QuantizeLinear -> DequantizeLinear step (or other activation) after the
 // Add, become that convolution's epilogue: y = act(pre_act(conv) + r), with
-// pre_act the pair the convolution had (ConvAttrs::pre_act), as the steps
-// computed it. The other operand r must come earlier in `order` (the
-// plan's); the Add and the activation step die. Returns how many Adds.
+// pre_act the pair the convolution had (ConvAttrs::pre_act). The other
+// operand r must come earlier in `order` (the plan's); the Add and the
+// activation step die. So does a SiLU in QDQ form after one (Sigmoid, its
+// pair, Mul, the pair after): y = act(v gate(sigmoid(v))), v = pre_act(conv)
+// (ConvAttrs::gate). Returns how many Adds and SiLUs.
 int nchwc_int8_residuals(Graph& g, const std::map<int, std::string>& algorithm, const std::vector<int>& order,
                          int threads, Bf16Isa bf16);
 size_t nchwc_conv_workspace_bytes(const Graph& g, const Node& n, int threads, const std::string& algo,

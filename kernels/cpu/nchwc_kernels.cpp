@@ -434,6 +434,7 @@ NchwcConvSpec conv_spec(const Graph& g, const Node& n) {
   if (s.y_u8) s.block = 16;
   s.act = a.act;
   s.pre_act = a.pre_act;
+  s.gate = a.gate;
   s.residual = n.input(3) >= 0;
   return s;
 }
@@ -766,8 +767,8 @@ const std::vector<std::string>& nchwc_conv_algorithm_names() {
 }
 
 std::string nchwc_conv_declined(const Graph& g, const Node& n, const std::string& algo, Bf16Isa bf16) {
-  if (!n.attrs_as<ConvAttrs>().pre_act.none() && algo != kInt8)
-    return "adds its residual after an activation of its own, which only nchwc_int8 does";
+  if ((!n.attrs_as<ConvAttrs>().pre_act.none() || !n.attrs_as<ConvAttrs>().gate.none()) && algo != kInt8)
+    return "has a residual Add or a SiLU fused after an activation of its own, which only nchwc_int8 does";
   if (is_native(algo)) return native_declined(g, n, algo, bf16);
   return conv_algorithm_declined(g, n, algo);
 }
@@ -797,6 +798,70 @@ std::string nchwc_conv_heuristic(const Graph& g, const Node& n, int threads, Bf1
   return conv_heuristic_algorithm(g, n, threads);
 }
 
+namespace {
+
+// conv's quantized SiLU, when its output v is read by exactly a Sigmoid and
+// a Mul, the Sigmoid's output only by a pair (kQuantGrid) whose output only
+// the Mul reads (v times it), and the Mul's output by nothing or one
+// activation step: all of it into conv (ConvAttrs::gate), those steps dead.
+template <typename IsOutput, typename SoleReader>
+bool fuse_quant_silu(Graph& g, Node& conv, const std::vector<std::vector<int>>& readers, IsOutput is_output,
+                     SoleReader sole_reader) {
+  const int v = conv.outputs[0];
+  const auto& rv = readers[static_cast<size_t>(v)];
+  if (rv.size() != 2 || is_output(v)) return false;
+  Node* sig = nullptr;
+  Node* mul = nullptr;
+  for (int r : rv) {
+    Node& m = g.nodes[static_cast<size_t>(r)];
+    const UnaryAttrs* u = unary_of(m);
+    const BinaryAttrs* b = binary_of(m);
+    if (u && u->kind == UnaryKind::kActivation && u->act.kind == ActKind::kSigmoid && m.inputs[0] == v)
+      sig = &m;
+    else if (b && b->kind == BinaryKind::kMul && m.inputs.size() == 2)
+      mul = &m;
+  }
+  if (!sig || !mul || sig->outputs.empty()) return false;
+  Node* gate = sole_reader(sig->outputs[0]);
+  const UnaryAttrs* gu = gate ? unary_of(*gate) : nullptr;
+  if (!gu || gu->kind != UnaryKind::kActivation || gu->act.kind != ActKind::kQuantGrid || gate->outputs.empty())
+    return false;
+  const int s2 = gate->outputs[0];
+  if (sole_reader(s2) != mul ||
+      !((mul->inputs[0] == v && mul->inputs[1] == s2) || (mul->inputs[1] == v && mul->inputs[0] == s2)))
+    return false;
+  const Value& vv = g.values[static_cast<size_t>(v)];
+  for (int o : {sig->outputs[0], s2, mul->outputs[0]})
+    if (g.values[static_cast<size_t>(o)].shape != vv.shape || g.values[static_cast<size_t>(o)].block != vv.block)
+      return false;
+  Node* act = sole_reader(mul->outputs[0]);
+  const UnaryAttrs* ua = act ? unary_of(*act) : nullptr;
+  if (!ua || ua->kind != UnaryKind::kActivation || act->inputs[0] != mul->outputs[0] ||
+      (act->outputs.size() > 1 && act->outputs[1] >= 0) ||
+      g.values[static_cast<size_t>(act->outputs[0])].block != vv.block)
+    act = nullptr;
+  const auto& ca = conv.attrs_as<ConvAttrs>();
+  auto attrs = std::make_shared<ConvAttrs>(ca);
+  attrs->pre_act = ca.act;
+  attrs->gate = gu->act;
+  attrs->act = act ? ua->act : Activation{};
+  conv.parsed = attrs;
+  conv.outputs[0] = act ? act->outputs[0] : mul->outputs[0];
+  for (Node* d : {sig, gate, mul, act}) {
+    if (!d) continue;
+    d->dead = true;
+    conv.fused.push_back(d->name);
+    conv.fused_ops.push_back(d->op);
+    for (size_t k = 0; k < d->fused.size(); ++k) {
+      conv.fused.push_back(d->fused[k]);
+      if (k < d->fused_ops.size()) conv.fused_ops.push_back(d->fused_ops[k]);
+    }
+  }
+  return true;
+}
+
+}  // namespace
+
 int nchwc_int8_residuals(Graph& g, const std::map<int, std::string>& algorithm, const std::vector<int>& order,
                          int threads, Bf16Isa bf16) {
   std::vector<int> position(g.nodes.size(), -1), producer(g.values.size(), -1);
@@ -814,7 +879,7 @@ int nchwc_int8_residuals(Graph& g, const std::map<int, std::string>& algorithm, 
   // The one live reader of v, or null (none, several, or v a graph output).
   auto sole_reader = [&](int v) -> Node* {
     const auto& r = readers[static_cast<size_t>(v)];
-    if (r.size() != 1 || is_output(v)) return nullptr;
+    if (r.size() != 1 || is_output(v) || g.nodes[static_cast<size_t>(r[0])].dead) return nullptr;
     return &g.nodes[static_cast<size_t>(r[0])];
   };
   int fused = 0;
@@ -828,6 +893,10 @@ int nchwc_int8_residuals(Graph& g, const std::map<int, std::string>& algorithm, 
         a != algorithm.end() && !a->second.empty() ? a->second : nchwc_conv_heuristic(g, conv, threads, bf16);
     if (algo != kInt8) continue;
     const int v = conv.outputs[0];
+    if (fuse_quant_silu(g, conv, readers, is_output, sole_reader)) {
+      ++fused;
+      continue;
+    }
     Node* add = sole_reader(v);
     const BinaryAttrs* ba = add ? binary_of(*add) : nullptr;
     if (!ba || ba->kind != BinaryKind::kAdd || add->inputs.size() != 2 || add->outputs.empty()) continue;

@@ -32,6 +32,10 @@ struct ConvAttrs : WindowAttrs {
   // set only on convolutions the CPU runs as nchwc_int8, by
   // nchwc_int8_residuals after the algorithms are chosen.
   Activation pre_act;
+  // A QDQ SiLU taken into the same epilogue (nchwc_int8_residuals):
+  // y = act(v * gate(sigmoid(v))), v = pre_act(conv); gate is the grid of
+  // the pair after the Sigmoid. Set only on nchwc_int8 convolutions.
+  Activation gate;
   // ConvTranspose only.
   std::vector<int64_t> output_padding;
   std::vector<int64_t> output_shape;

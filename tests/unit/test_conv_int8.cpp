@@ -102,10 +102,12 @@ std::vector<uint8_t> u8_groups(const std::vector<int32_t>& k, int64_t n, int64_t
 
 // Where x comes from, r from and y goes: blocked floats, or int8 values;
 // `pre`: the grid before a fused residual (pre_act).
+// `gate`: a QDQ SiLU after pre_act (v times its sigmoid on a grid).
 struct Form {
-  bool x_u8 = false, r_u8 = false, y_u8 = false, pre = false;
+  bool x_u8 = false, r_u8 = false, y_u8 = false, pre = false, gate = false;
   std::string str() const {
-    return std::string(x_u8 ? " x=u8" : "") + (r_u8 ? " r=u8" : "") + (y_u8 ? " y=u8" : "") + (pre ? " pre_act" : "");
+    return std::string(x_u8 ? " x=u8" : "") + (r_u8 ? " r=u8" : "") + (y_u8 ? " y=u8" : "") + (pre ? " pre_act" : "") +
+           (gate ? " silu" : "");
   }
 };
 
@@ -155,6 +157,10 @@ bool run_case(const Case& cs, Int8ConvIsa isa, Form form = {}) {
   grid.alpha = 0.04f, grid.beta = -100, grid.gamma = 155;
   if (form.y_u8) s.act = grid;
   if (form.pre) s.pre_act = grid;
+  Activation gate;  // the sigmoid's grid
+  gate.kind = ActKind::kQuantGrid;
+  gate.alpha = 1.0f / 255.0f, gate.beta = 0, gate.gamma = 255;
+  if (form.gate) s.gate = gate;
   if (std::string why = int8_conv_declined(s, q, w.data()); !why.empty()) {
     ADD_FAILURE() << cs.str() << ": declined: " << why;
     return false;
@@ -179,6 +185,12 @@ bool run_case(const Case& cs, Int8ConvIsa isa, Form form = {}) {
           double a = std::fabs(prod) + std::fabs(cs.bias ? bias[static_cast<size_t>(co)] : 0.0);
           const size_t at = static_cast<size_t>((i * cs.m + co) * ohw + y * ow + z);
           if (form.pre) v = s.pre_act.apply(static_cast<float>(v));  // within half a step: checked loosely below
+          if (form.gate) {
+            const double sg = 1.0 / (1.0 + std::exp(-v));
+            a = std::fabs(v);  // the tolerance below scales with the value the SiLU multiplies
+            v *=
+                gate.alpha * std::nearbyint(std::min<double>(gate.gamma, std::max<double>(gate.beta, sg / gate.alpha)));
+          }
           if (cs.residual) {
             v += r[at];
             a += std::fabs(r[at]);
@@ -217,7 +229,9 @@ bool run_case(const Case& cs, Int8ConvIsa isa, Form form = {}) {
             const double v = std::min(grid.alpha * static_cast<double>(grid.gamma),
                                       std::max(grid.alpha * static_cast<double>(grid.beta), want[at]));
             const double got = grid.alpha * (static_cast<double>(code) + grid.beta);
-            const double tol = grid.alpha * 0.5 + 1e-6 * mag[at] + 1e-6;
+            // A SiLU's gate may round either way next to a midpoint, and pre_act's grid before it.
+            const double silu = form.gate ? 0.04 + (gate.alpha + 0.25 * 0.04) * mag[at] : 0.0;
+            const double tol = grid.alpha * 0.5 + 1e-6 * mag[at] + 1e-6 + silu;
             if (!(std::fabs(got - v) <= tol) || code > grid.gamma - grid.beta) {
               ADD_FAILURE() << where << ": image " << i << " channel " << co << " pixel " << p << ": code " << int{code}
                             << " (" << got << "), want the grid's rounding of " << v;
@@ -246,7 +260,8 @@ bool run_case(const Case& cs, Int8ConvIsa isa, Form form = {}) {
             }
             const size_t at = static_cast<size_t>((i * cs.m + co) * ohw + p);
             // A pre_act grid's rounding may go either way on a value within the tolerance of a midpoint.
-            const double tol = 1e-6 * mag[at] + 1e-6 + (form.pre ? 0.04 : 0.0);
+            const double silu = form.gate ? (gate.alpha + 0.25 * 0.04) * mag[at] : 0.0;
+            const double tol = 1e-6 * mag[at] + 1e-6 + (form.pre ? 0.04 : 0.0) + silu;
             if (!(std::fabs(got - want[at]) <= tol)) {
               ADD_FAILURE() << where << ": image " << i << " channel " << co << " pixel " << p << ": got " << got
                             << ", want " << want[at] << " (tolerance " << tol << ")";
@@ -339,18 +354,19 @@ TEST(ConvInt8, AmxMatchesIntegerYardstick) {
 
 // The int8 values between int8 convolutions: an input of uint8 codes (read
 // in place by a 1x1 stride-1 convolution, copied by pixels for the others),
-// a residual of codes on its own grid, codes out, and the grid a fused
-// residual Add came after.
+// a residual of codes on its own grid, codes out, the grid a fused residual
+// Add came after, and a QDQ SiLU after it.
 TEST(ConvInt8, Int8ValuesInAndOut) {
   std::vector<Int8ConvIsa> isas = {Int8ConvIsa::kReference};
   if (int8_conv_isa() == Int8ConvIsa::kAmx) isas.push_back(Int8ConvIsa::kAmx);
   std::vector<Form> forms;
-  for (int bits = 1; bits < 16; ++bits)
-    forms.push_back({(bits & 1) != 0, (bits & 2) != 0, (bits & 4) != 0, (bits & 8) != 0});
+  for (int bits = 1; bits < 32; ++bits)
+    forms.push_back({(bits & 1) != 0, (bits & 2) != 0, (bits & 4) != 0, (bits & 8) != 0, (bits & 16) != 0});
   for (Int8ConvIsa isa : isas)
     for (const Case& c : cases())
       for (const Form& f : forms) {
-        if ((f.r_u8 || f.pre) && !c.residual) continue;
+        if ((f.r_u8 || f.pre) && !c.residual && !f.gate) continue;
+        if (f.gate && (!f.pre || c.residual)) continue;  // a SiLU after the convolution's own grid, no residual
         if (f.x_u8 && c.plain) continue;
         if (!run_case(c, isa, f)) return;
       }

@@ -7,6 +7,7 @@
 #include "load_error.h"
 #include "loaders/onnx/onnx_loader.h"
 #include "model_builder.h"
+#include "kernels/cpu/conv_int8.h"
 #include "runtime/passes/passes.h"
 
 #include <gmock/gmock.h>
@@ -210,12 +211,14 @@ TEST(Quant, Int8ConvolutionTakesTheResidualAdd) {
   for (int64_t i = 0; i < x.numel(); ++i) x.data<float>()[i] = 2.5f * std::sin(static_cast<float>(i) * 0.7f);
   const std::string bytes = m.bytes();
   auto model = Model::load_from_memory(bytes.data(), bytes.size(), "residual.onnx");
-  Session fused(model, {.device = Device::kCpu, .threads = 2});
+  // The rules' pick (nchwc_int8 wherever AMX-INT8 takes it), not a measurement's.
+  Session fused(model, {.device = Device::kCpu, .threads = 2, .tuning = TuningMode::kHeuristic});
   Session apart(model, {.device = Device::kCpu, .threads = 2, .optimize = false});
   Tensor a = fused.run({{"x", x}})[0], b = apart.run({{"x", x}})[0];
   const std::string plan = fused.plan_report();
-  if (plan.find("nchwc_int8") != std::string::npos) {
-    EXPECT_THAT(plan, HasSubstr("1 residual Add fused into int8 convolutions"));
+  if (cpu::int8_conv_isa() == cpu::Int8ConvIsa::kAmx) {
+    EXPECT_THAT(plan, HasSubstr("nchwc_int8"));
+    EXPECT_THAT(plan, HasSubstr("1 residual Add or SiLU fused into int8 convolutions"));
     EXPECT_THAT(plan, HasSubstr("Conv+QuantizeDequantize+QuantizeLinear+Add+QuantizeDequantize+QuantizeLinear"));
   } else {
     EXPECT_THAT(plan, Not(HasSubstr("residual Add fused into int8"))) << "the Add fuses only into nchwc_int8";
@@ -229,6 +232,65 @@ TEST(Quant, Int8ConvolutionTakesTheResidualAdd) {
     same += u == v;
   }
   EXPECT_GT(same, a.numel() * 95 / 100);
+}
+
+// A QDQ SiLU (YOLO's and EfficientNet's activation: the convolution's pair,
+// Sigmoid, its pair, Mul, the pair after) joins an int8 convolution's
+// epilogue; the output is the node-by-node float one's within a step of
+// its grid (the gate's and the first grid's roundings may each go the other
+// way next to a midpoint), nearly always equal.
+TEST(Quant, Int8ConvolutionTakesTheQuantizedSilu) {
+  ModelBuilder m(13);
+  m.input("x", DType::kFloat32, {1, 32, 9, 9});
+  Tensor codes = Tensor::zeros(DType::kInt8, {48, 32, 3, 3});
+  for (int64_t i = 0; i < codes.numel(); ++i)
+    codes.data<int8_t>()[i] = static_cast<int8_t>(std::lround(127 * std::sin(static_cast<double>(i) * 0.61)));
+  m.initializer("wq", codes);
+  m.initializer("ws", floats({}, {0.0007f}));
+  m.initializer("sx", floats({}, {0.02f}));
+  m.initializer("zx", tensor_of<int8_t>(DType::kInt8, {}, {0}));
+  m.initializer("s1", floats({}, {0.04f}));
+  m.initializer("s2", floats({}, {1.0f / 255.0f}));
+  m.initializer("s3", floats({}, {0.03f}));
+  m.initializer("z1", tensor_of<uint8_t>(DType::kUInt8, {}, {100}));
+  m.initializer("z2", tensor_of<uint8_t>(DType::kUInt8, {}, {0}));
+  m.node("QuantizeLinear", {"x", "sx", "zx"}, {"xq"}, "qx");
+  m.node("DequantizeLinear", {"xq", "sx", "zx"}, {"xd"}, "dqx");
+  m.node("DequantizeLinear", {"wq", "ws"}, {"w"}, "dqw");
+  m.node("Conv", {"xd", "w"}, {"c"}, "conv").ints("pads", {1, 1, 1, 1});
+  m.node("QuantizeLinear", {"c", "s1", "z1"}, {"cq"}, "qc");
+  m.node("DequantizeLinear", {"cq", "s1", "z1"}, {"cd"}, "dqc");
+  m.node("Sigmoid", {"cd"}, {"sg"}, "sigmoid");
+  m.node("QuantizeLinear", {"sg", "s2", "z2"}, {"sq"}, "qs");
+  m.node("DequantizeLinear", {"sq", "s2", "z2"}, {"sd"}, "dqs");
+  m.node("Mul", {"cd", "sd"}, {"silu"}, "mul");
+  m.node("QuantizeLinear", {"silu", "s3", "z1"}, {"yq"}, "qy");
+  m.node("DequantizeLinear", {"yq", "s3", "z1"}, {"y"}, "dqy");
+  m.output("y");
+  Tensor x = Tensor::zeros(DType::kFloat32, {1, 32, 9, 9});
+  for (int64_t i = 0; i < x.numel(); ++i) x.data<float>()[i] = 2.0f * std::cos(static_cast<float>(i) * 0.9f);
+  const std::string bytes = m.bytes();
+  auto model = Model::load_from_memory(bytes.data(), bytes.size(), "silu.onnx");
+  // The rules' pick (nchwc_int8 wherever AMX-INT8 takes it), not a measurement's.
+  Session fused(model, {.device = Device::kCpu, .threads = 2, .tuning = TuningMode::kHeuristic});
+  Session apart(model, {.device = Device::kCpu, .threads = 2, .optimize = false});
+  Tensor a = fused.run({{"x", x}})[0], b = apart.run({{"x", x}})[0];
+  const std::string plan = fused.plan_report();
+  if (cpu::int8_conv_isa() == cpu::Int8ConvIsa::kAmx) {
+    EXPECT_THAT(plan, HasSubstr("nchwc_int8"));
+    EXPECT_THAT(plan, HasSubstr("1 residual Add or SiLU fused into int8 convolutions"));
+    EXPECT_THAT(plan, HasSubstr("+Sigmoid+QuantizeDequantize+QuantizeLinear+Mul+QuantizeDequantize+QuantizeLinear"));
+    EXPECT_THAT(plan, Not(HasSubstr(" Sigmoid ")));
+  }
+  int64_t same = 0;
+  for (int64_t i = 0; i < a.numel(); ++i) {
+    const float u = a.data<float>()[i], v = b.data<float>()[i];
+    const float k = u / 0.03f;
+    ASSERT_NEAR(k, std::nearbyint(k), 1e-3) << i;
+    ASSERT_NEAR(u, v, 0.03f * 1.001f) << i;
+    same += u == v;
+  }
+  EXPECT_GT(same, a.numel() * 9 / 10);
 }
 
 // A quantized value read through two DequantizeLinears (a QOperator
