@@ -601,7 +601,9 @@ std::string native_declined(const Graph& g, const Node& n, const std::string& al
     if (int8_conv_isa(&why) != Int8ConvIsa::kAmx) return "needs AMX-INT8: " + why;
     Int8ConvQuant q;
     if (why = int8_operands(g, n, &q); !why.empty()) return why;
-    return int8_conv_declined(s, q, in_const(g, n, 1)->data<float>());
+    // The weights are codes times their scales by mark_dequantized_constants;
+    // the kernel checks each when it is made.
+    return int8_conv_declined(s, q, nullptr);
   }
   if (algo == kBf16) {
     if (bf16 == Bf16Isa::kNone)
@@ -628,6 +630,8 @@ class NativeConvKernel final : public Kernel {
     if (algo == kInt8) {
       Int8ConvQuant q;
       int8_operands(g, n, &q);  // checked by native_declined
+      if (std::string why = int8_conv_declined(s, q, w); !why.empty())
+        node_fail(ErrorCode::kInternal, g, n, "nchwc_int8 cannot run this node: " + why);
       int8_ = std::make_unique<Int8Conv>(s, int8_conv_isa(), q, w, b);
     } else if (algo == kBf16) {
       bf16_ = std::make_unique<Bf16Conv>(s, bf16, w, b);
@@ -769,6 +773,12 @@ const std::vector<std::string>& nchwc_conv_algorithm_names() {
 std::string nchwc_conv_declined(const Graph& g, const Node& n, const std::string& algo, Bf16Isa bf16) {
   if ((!n.attrs_as<ConvAttrs>().pre_act.none() || !n.attrs_as<ConvAttrs>().gate.none()) && algo != kInt8)
     return "has a residual Add or a SiLU fused after an activation of its own, which only nchwc_int8 does";
+  // A quantized convolution runs on its codes wherever nchwc_int8 takes it:
+  // its epilogue then takes the residual Add or SiLU after it and the values
+  // between int8 convolutions stay int8, which no measurement of one layer
+  // sees (and a cached float pick from before is measured again).
+  if (algo != kInt8 && native_declined(g, n, kInt8, bf16).empty())
+    return "is a quantized convolution, which nchwc_int8 runs on its codes here (AMX-INT8)";
   if (is_native(algo)) return native_declined(g, n, algo, bf16);
   return conv_algorithm_declined(g, n, algo);
 }

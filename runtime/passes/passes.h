@@ -35,9 +35,10 @@ bool lower_half_precision(Graph& g);
 // Returns the number of nodes rewritten. runtime/passes/quant.cpp.
 int lower_qoperator_ops(Graph& g);
 
-// Marks the output of each DequantizeLinear of constant 8-bit codes with a
-// constant per-tensor or per-axis scale (Value::quant_scales), before
-// folding turns it into floats; run ahead of infer_and_fold. Returns the
+// Marks the output of each DequantizeLinear of constant 8-bit values with a
+// constant per-tensor or per-axis scale (Value::quant_scales) whose every
+// q - zero_point is an int8 code, before folding turns it into floats
+// (exactly float(code) * scale); run ahead of infer_and_fold. Returns the
 // number marked. runtime/passes/quant.cpp.
 int mark_dequantized_constants(Graph& g);
 

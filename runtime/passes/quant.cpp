@@ -271,6 +271,26 @@ int mark_dequantized_constants(Graph& g) {
       if (st.shape().size() != 1 || ax < 0 || ax >= rank || xt.shape()[static_cast<size_t>(ax)] != st.numel()) continue;
       axis = static_cast<int>(ax);
     }
+    // Marked only where every q - zero_point is an int8 code (int8 weights,
+    // or uint8 ones with their zero point near 128), so the floats folding
+    // makes are exactly float(code) * scale.
+    const int64_t dim = axis < 0 ? 1 : xt.shape()[static_cast<size_t>(axis)];
+    int64_t inner = 1;
+    for (size_t d = static_cast<size_t>(axis) + 1; axis >= 0 && d < xt.shape().size(); ++d) inner *= xt.shape()[d];
+    auto zero_point = [&](int64_t k) -> int32_t {
+      if (z < 0) return 0;
+      const Tensor& zt = *g.values[z].constant;
+      const int64_t at = zt.numel() == 1 ? 0 : k;
+      return zt.dtype() == DType::kInt8 ? zt.data<int8_t>()[at] : zt.data<uint8_t>()[at];
+    };
+    if (z >= 0 && g.values[z].constant->numel() != 1 && g.values[z].constant->numel() != dim) continue;
+    bool codes = true;
+    for (int64_t i = 0; i < xt.numel() && codes; ++i) {
+      const int32_t q = xt.dtype() == DType::kInt8 ? xt.data<int8_t>()[i] : xt.data<uint8_t>()[i];
+      const int32_t c = q - zero_point(axis < 0 ? 0 : (i / inner) % dim);
+      codes = c >= -128 && c <= 127;
+    }
+    if (!codes) continue;
     Value& y = g.values[n.outputs[0]];
     y.quant_scales = std::make_shared<const std::vector<float>>(st.data<float>(), st.data<float>() + st.numel());
     y.quant_axis = axis;
