@@ -293,6 +293,47 @@ TEST(Quant, Int8ConvolutionTakesTheQuantizedSilu) {
   EXPECT_GT(same, a.numel() * 9 / 10);
 }
 
+// uint8 weights: with zero point 128 every q - 128 is an int8 code and the
+// int8 convolution takes them; with zero point 10 codes reach 245, past
+// int8, and the convolution stays float32 (mark_dequantized_constants marks
+// only int8 codes). Both give the node-by-node result within a step.
+TEST(Quant, Uint8WeightsRunInt8OnlyWhereTheyAreInt8Codes) {
+  for (int zp : {128, 10}) {
+    SCOPED_TRACE("weight zero point " + std::to_string(zp));
+    ModelBuilder m(13);
+    m.input("x", DType::kFloat32, {1, 16, 7, 7});
+    Tensor codes = Tensor::zeros(DType::kUInt8, {16, 16, 1, 1});
+    for (int64_t i = 0; i < codes.numel(); ++i) codes.data<uint8_t>()[i] = static_cast<uint8_t>((i * 37) % 256);
+    m.initializer("wq", codes);
+    m.initializer("ws", floats({}, {0.002f}));
+    m.initializer("wz", tensor_of<uint8_t>(DType::kUInt8, {}, {static_cast<uint8_t>(zp)}));
+    m.initializer("sx", floats({}, {0.02f}));
+    m.initializer("s1", floats({}, {0.05f}));
+    m.initializer("z", tensor_of<uint8_t>(DType::kUInt8, {}, {128}));
+    m.node("QuantizeLinear", {"x", "sx", "z"}, {"xq"}, "qx");
+    m.node("DequantizeLinear", {"xq", "sx", "z"}, {"xd"}, "dqx");
+    m.node("DequantizeLinear", {"wq", "ws", "wz"}, {"w"}, "dqw");
+    m.node("Conv", {"xd", "w"}, {"c"}, "conv");
+    m.node("QuantizeLinear", {"c", "s1", "z"}, {"cq"}, "qc");
+    m.node("DequantizeLinear", {"cq", "s1", "z"}, {"y"}, "dqc");
+    m.output("y");
+    Tensor x = Tensor::zeros(DType::kFloat32, {1, 16, 7, 7});
+    for (int64_t i = 0; i < x.numel(); ++i) x.data<float>()[i] = 2.0f * std::sin(static_cast<float>(i) * 0.3f);
+    const std::string bytes = m.bytes();
+    auto model = Model::load_from_memory(bytes.data(), bytes.size(), "u8w.onnx");
+    Session fused(model, {.device = Device::kCpu, .threads = 1, .tuning = TuningMode::kHeuristic});
+    Session apart(model, {.device = Device::kCpu, .threads = 1, .optimize = false});
+    Tensor a = fused.run({{"x", x}})[0], b = apart.run({{"x", x}})[0];
+    if (cpu::int8_conv_isa() == cpu::Int8ConvIsa::kAmx) {
+      if (zp == 128)
+        EXPECT_THAT(fused.plan_report(), HasSubstr("nchwc_int8"));
+      else
+        EXPECT_THAT(fused.plan_report(), Not(HasSubstr("nchwc_int8")));
+    }
+    for (int64_t i = 0; i < a.numel(); ++i) ASSERT_NEAR(a.data<float>()[i], b.data<float>()[i], 0.05f * 1.001f) << i;
+  }
+}
+
 // A quantized value read through two DequantizeLinears (a QOperator
 // model's shortcut: the next convolution and the residual Add) is one step.
 TEST(Quant, SeveralReadersOfAPairShareOneStep) {
