@@ -141,6 +141,10 @@ void strip_reference(const Int8ConvStrip& st) {
           const Activation& ga = *st.gate;
           const float sg = std::min(ga.gamma, std::max(ga.beta, (1.0f / (1.0f + std::exp(-v))) * (1.0f / ga.alpha)));
           v = v * (ga.alpha * std::nearbyint(sg));
+          if (st.gate_out) {
+            const Activation& go = *st.gate_out;
+            v = go.alpha * std::nearbyint(std::min(go.gamma, std::max(go.beta, v * (1.0f / go.alpha))));
+          }
         }
         if (s.r && st.r_u8)
           v += st.r_scale * static_cast<float>(static_cast<const uint8_t*>(s.r)[u_at] + st.r_lo);
@@ -197,8 +201,10 @@ std::string int8_conv_declined(const NchwcConvSpec& s, const Int8ConvQuant& q, c
     return "reads plain channels whose window columns do not fold into 64 (C x kw > 64)";
   if (s.x_bf16 || s.y_bf16 || s.r_bf16) return "reads and writes no bf16 value";
   if (s.y_u8 && s.act.kind != ActKind::kQuantGrid) return "writes an int8 value only through a quantization grid";
-  if (!s.gate.none() && (s.gate.kind != ActKind::kQuantGrid || s.residual))
-    return "takes a SiLU only on a quantization grid, and without a residual";
+  if (!s.gate.none() && (s.gate.kind != ActKind::kQuantGrid || (s.residual && s.gate_out.none())))
+    return "takes a SiLU only on a quantization grid, and a residual after it only through the pair after its Mul";
+  if (!s.gate_out.none() && (s.gate.none() || s.gate_out.kind != ActKind::kQuantGrid))
+    return "takes the pair after a SiLU's Mul only with the SiLU";
   if (s.y_channels != 0 && s.y_channels != g.m) return "writes only an output of its own (y_channels == m)";
   if (g.c * g.kh * g.kw > kMaxProducts)
     return "sums more than " + std::to_string(kMaxProducts) + " products per output (C x kh x kw), past exact int32";
@@ -345,6 +351,7 @@ void Int8Conv::run(const void* x, const void* r, void* y, void* workspace, Threa
       st.pre_act = s_.pre_act.none() ? nullptr : &s_.pre_act;
       st.grid = grid_.kind == ActKind::kQuantGrid ? &grid_ : nullptr;
       st.gate = s_.gate.none() ? nullptr : &s_.gate;
+      st.gate_out = s_.gate_out.none() ? nullptr : &s_.gate_out;
       st.gmult = gmult_.data();
       st.gbias = gbias_.data();
       st.r_u8 = s_.r_u8;

@@ -101,6 +101,9 @@ void epilogue(const Int8ConvStrip& s, const int32_t* cbuf, int64_t f, int mt, in
   const __m512 s_alpha = _mm512_set1_ps(ga ? ga->alpha : 0.0f), s_inv = _mm512_set1_ps(ga ? 1.0f / ga->alpha : 0.0f),
                s_lo = _mm512_set1_ps(ga ? ga->beta : 0.0f), s_hi = _mm512_set1_ps(ga ? ga->gamma : 0.0f);
   const bool direct_out = !s.s.r && !ga;  // the first grid is the output's
+  const Activation* go = s.gate_out;
+  const __m512 o_alpha = _mm512_set1_ps(go ? go->alpha : 0.0f), o_inv = _mm512_set1_ps(go ? 1.0f / go->alpha : 0.0f),
+               o_lo = _mm512_set1_ps(go ? go->beta : 0.0f), o_hi = _mm512_set1_ps(go ? go->gamma : 0.0f);
   for (int n = 0; n < nt; ++n) {
     const int64_t blk = b + n;
     const __m512i comp = _mm512_loadu_si512(s.comp + blk * 16);
@@ -139,6 +142,10 @@ void epilogue(const Int8ConvStrip& s, const int32_t* cbuf, int64_t f, int mt, in
           const __m512 sg = _mm512_min_ps(_mm512_max_ps(_mm512_mul_ps(sigmoid_avx512(v), s_inv), s_lo), s_hi);
           v = _mm512_mul_ps(
               v, _mm512_mul_ps(s_alpha, _mm512_roundscale_ps(sg, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC)));
+          if (go) {
+            const __m512 k = _mm512_min_ps(_mm512_max_ps(_mm512_mul_ps(v, o_inv), o_lo), o_hi);
+            v = _mm512_mul_ps(o_alpha, _mm512_roundscale_ps(k, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC));
+          }
         }
         if (rf) v = _mm512_add_ps(v, _mm512_loadu_ps(rf + p * 16));
         if (ru) {

@@ -60,6 +60,8 @@ struct Int8ConvStrip {
   // null, or a QDQ SiLU after the first grid: v = v * gate(sigmoid(v)), gate
   // a grid applied by the reciprocal of its scale.
   const Activation* gate;
+  // null, or the grid after the SiLU's Mul (then a residual follows), by the reciprocal of its scale.
+  const Activation* gate_out;
   const float* gmult;  // blocks * 16
   const float* gbias;
   bool r_u8, y_u8;  // r read from, y written as, an int8 value

@@ -435,6 +435,7 @@ NchwcConvSpec conv_spec(const Graph& g, const Node& n) {
   s.act = a.act;
   s.pre_act = a.pre_act;
   s.gate = a.gate;
+  s.gate_out = a.gate_out;
   s.residual = n.input(3) >= 0;
   return s;
 }
@@ -771,7 +772,9 @@ const std::vector<std::string>& nchwc_conv_algorithm_names() {
 }
 
 std::string nchwc_conv_declined(const Graph& g, const Node& n, const std::string& algo, Bf16Isa bf16) {
-  if ((!n.attrs_as<ConvAttrs>().pre_act.none() || !n.attrs_as<ConvAttrs>().gate.none()) && algo != kInt8)
+  if ((!n.attrs_as<ConvAttrs>().pre_act.none() || !n.attrs_as<ConvAttrs>().gate.none() ||
+       !n.attrs_as<ConvAttrs>().gate_out.none()) &&
+      algo != kInt8)
     return "has a residual Add or a SiLU fused after an activation of its own, which only nchwc_int8 does";
   // A quantized convolution runs on its codes wherever nchwc_int8 takes it:
   // its epilogue then takes the residual Add or SiLU after it and the values
@@ -902,11 +905,13 @@ int nchwc_int8_residuals(Graph& g, const std::map<int, std::string>& algorithm, 
     const std::string algo =
         a != algorithm.end() && !a->second.empty() ? a->second : nchwc_conv_heuristic(g, conv, threads, bf16);
     if (algo != kInt8) continue;
+    if (fuse_quant_silu(g, conv, readers, is_output, sole_reader)) ++fused;
+    // A residual Add after the convolution, or after its fused SiLU and the pair after it.
+    const auto& now = conv.attrs_as<ConvAttrs>();
+    const bool after_silu = !now.gate.none() && now.gate_out.none() && now.act.kind == ActKind::kQuantGrid;
+    if (!after_silu && !now.gate.none()) continue;
     const int v = conv.outputs[0];
-    if (fuse_quant_silu(g, conv, readers, is_output, sole_reader)) {
-      ++fused;
-      continue;
-    }
+    if (v >= static_cast<int>(readers.size())) continue;
     Node* add = sole_reader(v);
     const BinaryAttrs* ba = add ? binary_of(*add) : nullptr;
     if (!ba || ba->kind != BinaryKind::kAdd || add->inputs.size() != 2 || add->outputs.empty()) continue;
@@ -926,8 +931,11 @@ int nchwc_int8_residuals(Graph& g, const std::map<int, std::string>& algorithm, 
         (act->outputs.size() > 1 && act->outputs[1] >= 0) ||
         g.values[static_cast<size_t>(act->outputs[0])].block != vv.block)
       act = nullptr;
-    auto attrs = std::make_shared<ConvAttrs>(ca);
-    attrs->pre_act = ca.act;
+    auto attrs = std::make_shared<ConvAttrs>(now);
+    if (after_silu)
+      attrs->gate_out = now.act;
+    else
+      attrs->pre_act = now.act;
     attrs->act = act ? unary_of(*act)->act : Activation{};
     conv.parsed = attrs;
     while (conv.inputs.size() < 3) conv.inputs.push_back(-1);

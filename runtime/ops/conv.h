@@ -34,8 +34,11 @@ struct ConvAttrs : WindowAttrs {
   Activation pre_act;
   // A QDQ SiLU taken into the same epilogue (nchwc_int8_residuals):
   // y = act(v * gate(sigmoid(v))), v = pre_act(conv); gate is the grid of
-  // the pair after the Sigmoid. Set only on nchwc_int8 convolutions.
+  // the pair after the Sigmoid. Set only on nchwc_int8 convolutions. With a
+  // residual Add after the SiLU too: y = act(gate_out(v * gate(sigmoid(v)))
+  // + r), gate_out the pair after the Mul (YOLO's bottleneck).
   Activation gate;
+  Activation gate_out;
   // ConvTranspose only.
   std::vector<int64_t> output_padding;
   std::vector<int64_t> output_shape;

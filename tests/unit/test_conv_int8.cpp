@@ -161,6 +161,10 @@ bool run_case(const Case& cs, Int8ConvIsa isa, Form form = {}) {
   gate.kind = ActKind::kQuantGrid;
   gate.alpha = 1.0f / 255.0f, gate.beta = 0, gate.gamma = 255;
   if (form.gate) s.gate = gate;
+  Activation gate_out;  // the pair after the SiLU's Mul, when a residual follows it
+  gate_out.kind = ActKind::kQuantGrid;
+  gate_out.alpha = 0.05f, gate_out.beta = -128, gate_out.gamma = 127;
+  if (form.gate && cs.residual) s.gate_out = gate_out;
   if (std::string why = int8_conv_declined(s, q, w.data()); !why.empty()) {
     ADD_FAILURE() << cs.str() << ": declined: " << why;
     return false;
@@ -190,6 +194,9 @@ bool run_case(const Case& cs, Int8ConvIsa isa, Form form = {}) {
             a = std::fabs(v);  // the tolerance below scales with the value the SiLU multiplies
             v *=
                 gate.alpha * std::nearbyint(std::min<double>(gate.gamma, std::max<double>(gate.beta, sg / gate.alpha)));
+            if (cs.residual)
+              v = gate_out.alpha *
+                  std::nearbyint(std::min<double>(gate_out.gamma, std::max<double>(gate_out.beta, v / gate_out.alpha)));
           }
           if (cs.residual) {
             v += r[at];
@@ -230,7 +237,8 @@ bool run_case(const Case& cs, Int8ConvIsa isa, Form form = {}) {
                                       std::max(grid.alpha * static_cast<double>(grid.beta), want[at]));
             const double got = grid.alpha * (static_cast<double>(code) + grid.beta);
             // A SiLU's gate may round either way next to a midpoint, and pre_act's grid before it.
-            const double silu = form.gate ? 0.04 + (gate.alpha + 0.25 * 0.04) * mag[at] : 0.0;
+            const double silu =
+                form.gate ? 0.04 + (gate.alpha + 0.25 * 0.04) * mag[at] + (cs.residual ? gate_out.alpha : 0.0) : 0.0;
             const double tol = grid.alpha * 0.5 + 1e-6 * mag[at] + 1e-6 + silu;
             if (!(std::fabs(got - v) <= tol) || code > grid.gamma - grid.beta) {
               ADD_FAILURE() << where << ": image " << i << " channel " << co << " pixel " << p << ": code " << int{code}
@@ -260,7 +268,8 @@ bool run_case(const Case& cs, Int8ConvIsa isa, Form form = {}) {
             }
             const size_t at = static_cast<size_t>((i * cs.m + co) * ohw + p);
             // A pre_act grid's rounding may go either way on a value within the tolerance of a midpoint.
-            const double silu = form.gate ? (gate.alpha + 0.25 * 0.04) * mag[at] : 0.0;
+            const double silu =
+                form.gate ? (gate.alpha + 0.25 * 0.04) * mag[at] + (cs.residual ? gate_out.alpha : 0.0) : 0.0;
             const double tol = 1e-6 * mag[at] + 1e-6 + (form.pre ? 0.04 : 0.0) + silu;
             if (!(std::fabs(got - want[at]) <= tol)) {
               ADD_FAILURE() << where << ": image " << i << " channel " << co << " pixel " << p << ": got " << got
@@ -366,7 +375,7 @@ TEST(ConvInt8, Int8ValuesInAndOut) {
     for (const Case& c : cases())
       for (const Form& f : forms) {
         if ((f.r_u8 || f.pre) && !c.residual && !f.gate) continue;
-        if (f.gate && (!f.pre || c.residual)) continue;  // a SiLU after the convolution's own grid, no residual
+        if (f.gate && !f.pre) continue;  // a SiLU after the convolution's own grid (with a residual: and its pair)
         if (f.x_u8 && c.plain) continue;
         if (!run_case(c, isa, f)) return;
       }
