@@ -179,18 +179,19 @@ bool weight_code(float w, float s, float inv_s, int8_t* code) {
 
 }  // namespace
 
-const char* int8_conv_isa_name(Int8ConvIsa isa) { return isa == Int8ConvIsa::kAmx ? "amx" : "reference"; }
+const char* int8_conv_isa_name(Int8ConvIsa isa) {
+  return isa == Int8ConvIsa::kAmx ? "amx" : isa == Int8ConvIsa::kAvx512Vnni ? "avx512_vnni" : "reference";
+}
 
 Int8ConvIsa int8_conv_isa(std::string* why) {
-  if (!cpu_features().amx_int8) {
-    if (why) *why = "this CPU has no AMX-INT8 instructions";
-    return Int8ConvIsa::kReference;
-  }
-  if (cpu_isa() != CpuIsa::kAmx) {
-    if (why) *why = std::string("AMX is not in use here (") + bf16_isa_reason() + ")";
-    return Int8ConvIsa::kReference;
-  }
-  return Int8ConvIsa::kAmx;
+  const CpuFeatures& f = cpu_features();
+  if (f.amx_int8 && cpu_isa() == CpuIsa::kAmx) return Int8ConvIsa::kAmx;
+  const bool vnni = f.avx512f && f.avx512bw && f.avx512vl && f.avx512_vnni && f.os_avx512 && f.avx2 && f.fma;
+  if (vnni && static_cast<int>(cpu_isa()) >= static_cast<int>(CpuIsa::kAvx512)) return Int8ConvIsa::kAvx512Vnni;
+  if (why)
+    *why = !vnni ? "this CPU has neither AMX-INT8 nor AVX512-VNNI instructions"
+                 : "MINIRT_CPU_ISA leaves AVX-512 out (cpu_isa " + std::string(cpu_isa_name(cpu_isa())) + ")";
+  return Int8ConvIsa::kReference;
 }
 
 std::string int8_conv_declined(const NchwcConvSpec& s, const Int8ConvQuant& q, const float* w) {
@@ -301,11 +302,11 @@ void Int8Conv::run(const void* x, const void* r, void* y, void* workspace, Threa
     uint8_t* dst = static_cast<uint8_t*>(workspace);
     const float inv = 1.0f / q_.x_scale;
     using FloatPack = void (*)(const TileConvGeom&, const float*, uint8_t*, int64_t, int64_t, float, int32_t, int32_t);
-    const bool amx = isa_ == Int8ConvIsa::kAmx;
+    const bool avx512 = isa_ != Int8ConvIsa::kReference;
     const FloatPack pack =
-        folded_ ? (amx && g.dw == 1 && g.kw <= 16 ? int8_pack_rows_folded_avx512 : pack_rows_folded_reference)
-        : amx   ? int8_pack_rows_avx512
-                : pack_rows_reference;
+        folded_  ? (avx512 && g.dw == 1 && g.kw <= 16 ? int8_pack_rows_folded_avx512 : pack_rows_folded_reference)
+        : avx512 ? int8_pack_rows_avx512
+                 : pack_rows_reference;
     // Only the phases a tap reads: the rows (hq + 1 per group and phase) of
     // those, unit u = ((img * groups + grp) * read + k) * (hq + 1) + a.
     const int64_t read = static_cast<int64_t>(phases_read_.size()), prow = g.hq + 1;
@@ -326,7 +327,9 @@ void Int8Conv::run(const void* x, const void* r, void* y, void* workspace, Threa
         },
         4);
   }
-  auto strip = isa_ == Int8ConvIsa::kAmx ? int8_conv_strip_amx : strip_reference;
+  auto strip = isa_ == Int8ConvIsa::kAmx          ? int8_conv_strip_amx
+               : isa_ == Int8ConvIsa::kAvx512Vnni ? int8_conv_strip_avx512vnni
+                                                  : strip_reference;
   const int64_t bunits = ceil_div(g.blocks, blocks_per_unit_);
   const int64_t punits = ceil_div(g.flat, pixels_per_unit_);
   const size_t r_elem = s_.r_u8 ? 1 : sizeof(float), y_elem = s_.y_u8 ? 1 : sizeof(float);

@@ -35,11 +35,12 @@
 namespace minirt::cpu {
 
 // kReference: the portable form of the same arithmetic (tests, and the
-// yardstick of the AMX one); kAmx: AMX-INT8 tiles.
-enum class Int8ConvIsa : uint8_t { kReference, kAmx };
+// yardstick of the others); kAvx512Vnni: vpdpbusd; kAmx: AMX-INT8 tiles.
+enum class Int8ConvIsa : uint8_t { kReference, kAvx512Vnni, kAmx };
 const char* int8_conv_isa_name(Int8ConvIsa isa);
 // AMX where the CPU has AMX-INT8 and cpu_isa() is amx (the tile permission
-// granted, MINIRT_CPU_ISA not lower); else kReference, with the reason in `why`.
+// granted, MINIRT_CPU_ISA not lower); else AVX512-VNNI where the CPU has it
+// and cpu_isa() allows AVX-512; else kReference, with the reason in `why`.
 Int8ConvIsa int8_conv_isa(std::string* why = nullptr);
 
 struct Int8ConvQuant {

@@ -1,5 +1,5 @@
 // What the int8 convolution's driver (conv_int8.cpp) and its instruction-set
-// file (conv_int8_amx.cpp) share: plain structs and declarations only (see
+// files (conv_int8_amx.cpp, conv_int8_avx512vnni.cpp) share: plain structs and declarations only (see
 // "ISA files" in ARCHITECTURE.md).
 //
 // The packed input (one image; the geometry in conv_tile_isa.h): its
@@ -83,8 +83,15 @@ void int8_pack_rows_avx512(const TileConvGeom& g, const float* x, uint8_t* xin, 
 void int8_pack_rows_folded_avx512(const TileConvGeom& g, const float* x, uint8_t* xin, int64_t row0, int64_t row1,
                                   float inv_scale, int32_t lo, int32_t hi);
 
-// A strip, its products on AMX tiles (tdpbusd), its epilogue on AVX-512;
-// configures the tiles on entry and releases them on return.
+// A strip, its products on AMX tiles (tdpbusd; conv_int8_amx.cpp:
+// configures the tiles on entry and releases them on return) or with
+// AVX512-VNNI (vpdpbusd; conv_int8_avx512vnni.cpp), its epilogue on AVX-512.
 void int8_conv_strip_amx(const Int8ConvStrip& s);
+void int8_conv_strip_avx512vnni(const Int8ConvStrip& s);
+
+// The epilogue of up to 32 pixels x 32 output channels whose int32 sums
+// cbuf holds as C tiles [t][n] (t < mt, n < nt; conv_tile_isa.h): flat
+// pixels [f, f + 16 mt), blocks [b, b + nt). Both strips call it.
+void int8_conv_epilogue_avx512(const Int8ConvStrip& s, const int32_t* cbuf, int64_t f, int mt, int64_t b, int nt);
 
 }  // namespace minirt::cpu

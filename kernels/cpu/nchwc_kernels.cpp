@@ -599,7 +599,7 @@ std::string native_declined(const Graph& g, const Node& n, const std::string& al
   if (int t = winograd_tile(algo)) return nchwc_winograd_declined(s, t);
   if (algo == kInt8) {
     std::string why;
-    if (int8_conv_isa(&why) != Int8ConvIsa::kAmx) return "needs AMX-INT8: " + why;
+    if (int8_conv_isa(&why) == Int8ConvIsa::kReference) return "needs AMX-INT8 or AVX512-VNNI: " + why;
     Int8ConvQuant q;
     if (why = int8_operands(g, n, &q); !why.empty()) return why;
     // The weights are codes times their scales by mark_dequantized_constants;
@@ -781,7 +781,7 @@ std::string nchwc_conv_declined(const Graph& g, const Node& n, const std::string
   // between int8 convolutions stay int8, which no measurement of one layer
   // sees (and a cached float pick from before is measured again).
   if (algo != kInt8 && native_declined(g, n, kInt8, bf16).empty())
-    return "is a quantized convolution, which nchwc_int8 runs on its codes here (AMX-INT8)";
+    return "is a quantized convolution, which nchwc_int8 runs on its codes here";
   if (is_native(algo)) return native_declined(g, n, algo, bf16);
   return conv_algorithm_declined(g, n, algo);
 }

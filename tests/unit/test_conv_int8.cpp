@@ -5,7 +5,7 @@
 // * code with codes drawn from [-128, 127]; each output is x_scale *
 // w_scale[m] * sum(k * code) (exact in int64) + bias (+ r), then the
 // activation, in double. The portable reference (Int8ConvIsa::kReference)
-// runs on every host, the AMX kernel where the CPU has AMX-INT8.
+// runs on every host, the AVX512-VNNI and AMX kernels where the CPU has them.
 //
 // Tolerance: 1e-6 of the sum of the magnitudes of the output's parts (the
 // scaled sum, the bias, the residual) plus 1e-6: the kernel rounds the int32
@@ -361,12 +361,25 @@ TEST(ConvInt8, AmxMatchesIntegerYardstick) {
     if (!run_case(c, Int8ConvIsa::kAmx)) return;
 }
 
+// The AVX512-VNNI strip (hosts without AMX-INT8; here AMX's hosts have it too).
+bool vnni_here() {
+  const CpuFeatures& f = cpu_features();
+  return f.avx512f && f.avx512bw && f.avx512vl && f.avx512_vnni && f.os_avx512 && f.avx2 && f.fma;
+}
+
+TEST(ConvInt8, Avx512VnniMatchesIntegerYardstick) {
+  if (!vnni_here()) GTEST_SKIP() << "no AVX512-VNNI here";
+  for (const Case& c : cases())
+    if (!run_case(c, Int8ConvIsa::kAvx512Vnni)) return;
+}
+
 // The int8 values between int8 convolutions: an input of uint8 codes (read
 // in place by a 1x1 stride-1 convolution, copied by pixels for the others),
 // a residual of codes on its own grid, codes out, the grid a fused residual
 // Add came after, and a QDQ SiLU after it.
 TEST(ConvInt8, Int8ValuesInAndOut) {
   std::vector<Int8ConvIsa> isas = {Int8ConvIsa::kReference};
+  if (vnni_here()) isas.push_back(Int8ConvIsa::kAvx512Vnni);
   if (int8_conv_isa() == Int8ConvIsa::kAmx) isas.push_back(Int8ConvIsa::kAmx);
   std::vector<Form> forms;
   for (int bits = 1; bits < 32; ++bits)

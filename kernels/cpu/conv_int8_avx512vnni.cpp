@@ -1,0 +1,276 @@
+// The int8 convolution's AVX-512 code: the input packing (floats on a
+// quantization grid to uint8 codes), the products of a strip with
+// AVX512-VNNI (vpdpbusd: uint8 times int8 quads, int32 accumulation, for
+// hosts without AMX-INT8), and the epilogue both strips use. Layouts in
+// conv_int8_isa.h. Compiled with -mavx512f -mavx512bw -mavx512vl
+// -mavx512vnni -mavx2 -mfma (CMakeLists.txt); called only where
+// int8_conv_isa() finds AVX512-VNNI or AMX-INT8 (conv_int8.cpp). The entry
+// points are its only global symbols (tests/cli/isa_objects_test.sh).
+#include <immintrin.h>
+
+#include <cstdint>
+
+#include "kernels/cpu/conv_int8_isa.h"
+#include "runtime/ops/activation.h"  // the Activation struct's fields
+
+// vmath.h's register forms local to this object (MINIRT_VMATH_INLINE there).
+#define MINIRT_VMATH_INLINE static inline
+#include "kernels/cpu/vmath.h"  // act_avx512, sigmoid_avx512: always inlined, target avx512f,avx2,fma
+
+namespace minirt::cpu {
+namespace {
+
+// 64 bytes of `byte` at d.
+inline void fill64(uint8_t* d, uint8_t byte) { _mm512_storeu_si512(d, _mm512_set1_epi8(static_cast<char>(byte))); }
+
+// 8 pixels from flat pixel f times blocks [b, b + NT), summed over every
+// group, tap and channel quad; out[n * 256 + row * 16 + lane] (the rows of
+// C tiles [n] of cbuf), as the bf16 strip's vdpbf16ps products with quads
+// for pairs.
+template <int NT>
+void tile_products(const Int8ConvStrip& s, int64_t f, int64_t b, int32_t* out) {
+  constexpr int rows = 8;
+  const TileConvGeom& g = *s.s.g;
+  __m512i acc[rows][NT];
+  for (int r = 0; r < rows; ++r)
+    for (int n = 0; n < NT; ++n) acc[r][n] = _mm512_setzero_si512();
+  const int64_t group_px = g.phases * g.phase_pixels;
+  const int64_t wstride = g.groups * g.taps * 1024;  // bytes per block
+  for (int64_t grp = 0; grp < g.groups; ++grp) {
+    for (int64_t t = 0; t < g.taps; ++t) {
+      const uint32_t* xp = reinterpret_cast<const uint32_t*>(s.xin + (grp * group_px + g.tap_off[t] + f) * 64);
+      const int8_t* wp = s.w + ((b * g.groups + grp) * g.taps + t) * 1024;
+      for (int quad = 0; quad < 16; ++quad) {
+        __m512i wv[NT];
+        for (int n = 0; n < NT; ++n) wv[n] = _mm512_loadu_si512(wp + n * wstride + quad * 64);
+        for (int r = 0; r < rows; ++r) {
+          const __m512i xv = _mm512_set1_epi32(static_cast<int>(xp[r * 16 + quad]));
+          for (int n = 0; n < NT; ++n) acc[r][n] = _mm512_dpbusd_epi32(acc[r][n], xv, wv[n]);
+        }
+      }
+    }
+  }
+  for (int n = 0; n < NT; ++n)
+    for (int r = 0; r < rows; ++r) _mm512_storeu_si512(out + (n * 16 + r) * 16, acc[r][n]);
+}
+
+}  // namespace
+
+// The epilogue of a step whose C tiles [t][n] (t < mt, n < nt) cbuf holds
+// as int32 sums: flat pixels [f, f + 16 mt), blocks [b, b + nt) (conv_int8_isa.h).
+void int8_conv_epilogue_avx512(const Int8ConvStrip& s, const int32_t* cbuf, int64_t f, int mt, int64_t b, int nt) {
+  const TileConvGeom& g = *s.s.g;
+  const Activation& act = *s.s.act;
+  const int64_t pixels = g.oh * g.ow;
+  // Where the rows land: the flat grid's pixel f + i is (oh, ow) = divmod(f + i, wq),
+  // walked without a division per row; -1 for a dropped column or a row past the plane.
+  int64_t at[32];
+  int64_t oh = f / g.wq, ow = f - oh * g.wq;
+  for (int i = 0; i < mt * 16; ++i) {
+    at[i] = oh < g.oh && ow < g.ow ? oh * g.ow + ow : -1;
+    if (++ow == g.wq) ow = 0, ++oh;
+  }
+  const __m512 r_scale = _mm512_set1_ps(s.r_scale);
+  const __m512i r_lo = _mm512_set1_epi32(s.r_lo);
+  // The output's grid when y holds its codes (the activation, kQuantGrid).
+  const __m512 beta = _mm512_set1_ps(act.beta), gamma = _mm512_set1_ps(act.gamma);
+  const __m512 inv_alpha = _mm512_set1_ps(1.0f / act.alpha);
+  const __m512i ibeta = _mm512_set1_epi32(static_cast<int32_t>(act.beta));
+  // The first grid's (conv_int8_isa.h).
+  const Activation* gr = s.grid;
+  const __m512 g_alpha = _mm512_set1_ps(gr ? gr->alpha : 0.0f), g_lo = _mm512_set1_ps(gr ? gr->beta : 0.0f),
+               g_hi = _mm512_set1_ps(gr ? gr->gamma : 0.0f);
+  const __m512i g_ilo = _mm512_set1_epi32(gr ? static_cast<int32_t>(gr->beta) : 0);
+  // The SiLU's gate grid.
+  const Activation* ga = s.gate;
+  const __m512 s_alpha = _mm512_set1_ps(ga ? ga->alpha : 0.0f), s_inv = _mm512_set1_ps(ga ? 1.0f / ga->alpha : 0.0f),
+               s_lo = _mm512_set1_ps(ga ? ga->beta : 0.0f), s_hi = _mm512_set1_ps(ga ? ga->gamma : 0.0f);
+  const bool direct_out = !s.s.r && !ga;  // the first grid is the output's
+  const Activation* go = s.gate_out;
+  const __m512 o_alpha = _mm512_set1_ps(go ? go->alpha : 0.0f), o_inv = _mm512_set1_ps(go ? 1.0f / go->alpha : 0.0f),
+               o_lo = _mm512_set1_ps(go ? go->beta : 0.0f), o_hi = _mm512_set1_ps(go ? go->gamma : 0.0f);
+  for (int n = 0; n < nt; ++n) {
+    const int64_t blk = b + n;
+    const __m512i comp = _mm512_loadu_si512(s.comp + blk * 16);
+    const __m512 mult = _mm512_loadu_ps((gr ? s.gmult : s.mult) + blk * 16);
+    const __m512 bias = _mm512_loadu_ps((gr ? s.gbias : s.s.bias) + blk * 16);
+    // Block blk of a float value, or its 16 lanes of a 64-channel group of an int8 one.
+    const int64_t f_at = blk * pixels * 16, u_at = (blk / 4) * pixels * 64 + (blk % 4) * 16;
+    const float* rf = s.s.r && !s.r_u8 ? static_cast<const float*>(s.s.r) + f_at : nullptr;
+    const uint8_t* ru = s.s.r && s.r_u8 ? static_cast<const uint8_t*>(s.s.r) + u_at : nullptr;
+    float* yf = s.y_u8 ? nullptr : static_cast<float*>(s.s.y) + f_at;
+    uint8_t* yu = s.y_u8 ? static_cast<uint8_t*>(s.s.y) + u_at : nullptr;
+    for (int t = 0; t < mt; ++t) {
+      const int32_t* c = cbuf + (t * 2 + n) * 256;
+      for (int row = 0; row < 16; ++row) {
+        const int64_t p = at[t * 16 + row];
+        if (p < 0) continue;
+        const __m512i acc = _mm512_add_epi32(_mm512_load_si512(c + row * 16), comp);
+        __m512 v = _mm512_fmadd_ps(_mm512_cvtepi32_ps(acc), mult, bias);
+        if (gr) {
+          // Requantized onto the first grid: max(v, lo) sends a NaN to lo, as the reference.
+          const __m512 k = _mm512_min_ps(_mm512_max_ps(v, g_lo), g_hi);
+          if (direct_out && yu) {
+            _mm_storeu_si128(reinterpret_cast<__m128i*>(yu + p * 64),
+                             _mm512_cvtusepi32_epi8(_mm512_sub_epi32(_mm512_cvtps_epi32(k), g_ilo)));
+            continue;
+          }
+          v = _mm512_mul_ps(g_alpha, _mm512_roundscale_ps(k, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC));
+          if (direct_out) {
+            _mm512_storeu_ps(yf + p * 16, v);
+            continue;
+          }
+        } else if (s.pre_act) {
+          v = act_avx512(v, *s.pre_act);
+        }
+        if (ga) {
+          const __m512 sg = _mm512_min_ps(_mm512_max_ps(_mm512_mul_ps(sigmoid_avx512(v), s_inv), s_lo), s_hi);
+          v = _mm512_mul_ps(
+              v, _mm512_mul_ps(s_alpha, _mm512_roundscale_ps(sg, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC)));
+          if (go) {
+            const __m512 k = _mm512_min_ps(_mm512_max_ps(_mm512_mul_ps(v, o_inv), o_lo), o_hi);
+            v = _mm512_mul_ps(o_alpha, _mm512_roundscale_ps(k, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC));
+          }
+        }
+        if (rf) v = _mm512_add_ps(v, _mm512_loadu_ps(rf + p * 16));
+        if (ru) {
+          const __m512i u = _mm512_cvtepu8_epi32(_mm_loadu_si128(reinterpret_cast<const __m128i*>(ru + p * 64)));
+          v = _mm512_add_ps(v, _mm512_mul_ps(r_scale, _mm512_cvtepi32_ps(_mm512_add_epi32(u, r_lo))));
+        }
+        if (yu) {
+          // The output's grid, requantized by the reciprocal, as its codes: k - beta.
+          const __m512 k = _mm512_min_ps(_mm512_max_ps(_mm512_mul_ps(v, inv_alpha), beta), gamma);
+          _mm_storeu_si128(reinterpret_cast<__m128i*>(yu + p * 64),
+                           _mm512_cvtusepi32_epi8(_mm512_sub_epi32(_mm512_cvtps_epi32(k), ibeta)));
+        } else {
+          _mm512_storeu_ps(yf + p * 16, act_avx512(v, act));
+        }
+      }
+    }
+  }
+}
+
+void int8_pack_rows_avx512(const TileConvGeom& g, const float* x, uint8_t* xin, int64_t row0, int64_t row1,
+                           float inv_scale, int32_t lo, int32_t hi) {
+  const uint8_t zero = static_cast<uint8_t>(-lo);
+  const int64_t plane = g.h * g.w * 16, in_blocks = (g.c + 15) / 16;
+  const __m512 inv = _mm512_set1_ps(inv_scale);
+  const __m512 flo = _mm512_set1_ps(static_cast<float>(lo)), fhi = _mm512_set1_ps(static_cast<float>(hi));
+  const __m512i ilo = _mm512_set1_epi32(lo);
+  const __m128i zero16 = _mm_set1_epi8(static_cast<char>(zero));
+  for (int64_t row = row0; row < row1; ++row) {
+    const int64_t a = row % (g.hq + 1), phase = (row / (g.hq + 1)) % g.phases, grp = row / ((g.hq + 1) * g.phases);
+    uint8_t* base = xin + (grp * g.phases + phase) * g.phase_pixels * 64;
+    if (a == g.hq) {
+      for (int64_t p = g.hq * g.wq; p < g.phase_pixels; ++p) fill64(base + p * 64, zero);
+      continue;
+    }
+    uint8_t* d = base + a * g.wq * 64;
+    const int64_t ih = a * g.sh + phase / g.sw - g.ph;
+    if (ih < 0 || ih >= g.h) {
+      for (int64_t p = 0; p < g.wq; ++p) fill64(d + p * 64, zero);
+      continue;
+    }
+    for (int64_t p = 0; p < g.wq; ++p) {
+      const int64_t iw = p * g.sw + phase % g.sw - g.pw;
+      uint8_t* dp = d + p * 64;
+      if (iw < 0 || iw >= g.w) {
+        fill64(dp, zero);
+        continue;
+      }
+      for (int k = 0; k < 4; ++k) {
+        const int64_t blk = grp * 4 + k;
+        __m128i codes = zero16;
+        if (blk < in_blocks) {
+          __m512 v = _mm512_mul_ps(_mm512_loadu_ps(x + blk * plane + (ih * g.w + iw) * 16), inv);
+          v = _mm512_min_ps(_mm512_max_ps(v, flo), fhi);  // NaN -> lo, as the reference
+          const __m512i u = _mm512_sub_epi32(_mm512_cvtps_epi32(v), ilo);
+          codes = _mm512_cvtusepi32_epi8(u);
+        }
+        _mm_storeu_si128(reinterpret_cast<__m128i*>(dp + k * 16), codes);
+      }
+    }
+  }
+}
+
+void int8_pack_rows_folded_avx512(const TileConvGeom& g, const float* x, uint8_t* xin, int64_t row0, int64_t row1,
+                                  float inv_scale, int32_t lo, int32_t hi) {
+  const uint8_t zero = static_cast<uint8_t>(-lo);
+  const __m512i zero64 = _mm512_set1_epi8(static_cast<char>(zero));
+  const __m128i zero16 = _mm_set1_epi8(static_cast<char>(zero));
+  const __m512 inv = _mm512_set1_ps(inv_scale);
+  const __m512 flo = _mm512_set1_ps(static_cast<float>(lo)), fhi = _mm512_set1_ps(static_cast<float>(hi));
+  const __m512i ilo = _mm512_set1_epi32(lo);
+  // As the bf16 folded packing: each image row quantized once, per chunk of
+  // pixels, into a uint8 copy per channel with the zero code for the
+  // padding (row[ci][j]: column c0 + j); a pixel is then its channels'
+  // windows, each one masked load placing kw bytes at byte ci kw of one
+  // register, and one 64-byte store.
+  constexpr int64_t kSpan = 512;  // columns of a chunk
+  alignas(64) uint8_t row[64][kSpan + 64];
+  const int64_t chunk = (kSpan - g.kw) / g.sw + 1;  // pixels of a chunk
+  __mmask64 window[64];
+  for (int64_t ci = 0; ci < g.c; ++ci) window[ci] = ((uint64_t{1} << g.kw) - 1) << (ci * g.kw);
+  for (int64_t r = row0; r < row1; ++r) {
+    const int64_t a = r % (g.hq + 1), phase = r / (g.hq + 1);
+    uint8_t* base = xin + phase * g.phase_pixels * 64;
+    if (a == g.hq) {  // the phase's slack
+      for (int64_t p = g.hq * g.wq; p < g.phase_pixels; ++p) _mm512_storeu_si512(base + p * 64, zero64);
+      continue;
+    }
+    uint8_t* d = base + a * g.wq * 64;
+    const int64_t ih = a * g.sh + phase - g.ph;
+    if (ih < 0 || ih >= g.h) {
+      for (int64_t b = 0; b < g.wq; ++b) _mm512_storeu_si512(d + b * 64, zero64);
+      continue;
+    }
+    for (int64_t b0 = 0; b0 < g.wq; b0 += chunk) {
+      const int64_t b1 = b0 + chunk < g.wq ? b0 + chunk : g.wq;
+      const int64_t c0 = b0 * g.sw - g.pw, span = (b1 - 1 - b0) * g.sw + g.kw;
+      for (int64_t ci = 0; ci < g.c; ++ci) {
+        const float* src = x + (ci * g.h + ih) * g.w;
+        for (int64_t j = 0; j < span; j += 16) {
+          // Lanes k with column c0 + j + k inside the image.
+          const int64_t iw = c0 + j;
+          const int64_t in0 = iw < 0 ? -iw : 0, in1 = g.w - iw < 16 ? g.w - iw : 16;
+          __m128i codes = zero16;
+          if (in0 < in1) {
+            const __mmask16 m = static_cast<__mmask16>(((1u << in1) - 1) & ~((1u << in0) - 1));
+            __m512 v = _mm512_mul_ps(_mm512_maskz_loadu_ps(m, src + iw), inv);
+            v = _mm512_min_ps(_mm512_max_ps(v, flo), fhi);
+            codes =
+                _mm_mask_blend_epi8(m, zero16, _mm512_cvtusepi32_epi8(_mm512_sub_epi32(_mm512_cvtps_epi32(v), ilo)));
+          }
+          _mm_store_si128(reinterpret_cast<__m128i*>(&row[ci][j]), codes);
+        }
+      }
+      for (int64_t b = b0; b < b1; ++b) {
+        const int64_t off = (b - b0) * g.sw;
+        __m512i p = zero64;
+        for (int64_t ci = 0; ci < g.c; ++ci) p = _mm512_mask_loadu_epi8(p, window[ci], &row[ci][off] - ci * g.kw);
+        _mm512_storeu_si512(d + b * 64, p);
+      }
+    }
+  }
+}
+
+void int8_conv_strip_avx512vnni(const Int8ConvStrip& s) {
+  alignas(64) int32_t cbuf[4 * 256];
+  for (int64_t f = s.s.f0; f < s.s.f1; f += 32) {
+    const int mt = s.s.f1 - f > 16 ? 2 : 1;
+    for (int64_t b = s.s.b0; b < s.s.b1; b += 2) {
+      const int nt = s.s.b1 - b > 1 ? 2 : 1;
+      for (int t = 0; t < mt; ++t)
+        for (int half = 0; half < 2; ++half) {
+          int32_t* out = cbuf + t * 2 * 256 + half * 8 * 16;
+          if (nt == 2)
+            tile_products<2>(s, f + t * 16 + half * 8, b, out);
+          else
+            tile_products<1>(s, f + t * 16 + half * 8, b, out);
+        }
+      int8_conv_epilogue_avx512(s, cbuf, f, mt, b, nt);
+    }
+  }
+}
+
+}  // namespace minirt::cpu
