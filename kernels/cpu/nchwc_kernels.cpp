@@ -813,6 +813,27 @@ std::string nchwc_conv_heuristic(const Graph& g, const Node& n, int threads, Bf1
 
 namespace {
 
+// The activation step (a pair, kQuantGrid, or any other) that is the one
+// reader `r` of value v, in the block of v's reader chain; null otherwise.
+Node* activation_step(const Graph& g, Node* r, int v, int block) {
+  const UnaryAttrs* ua = r ? unary_of(*r) : nullptr;
+  if (!ua || ua->kind != UnaryKind::kActivation || r->inputs[0] != v || (r->outputs.size() > 1 && r->outputs[1] >= 0) ||
+      g.values[static_cast<size_t>(r->outputs[0])].block != block)
+    return nullptr;
+  return r;
+}
+
+// Node d folded into conv: dead, its name and op (and those it had taken) in conv's.
+void absorb_step(Node& conv, Node& d) {
+  d.dead = true;
+  conv.fused.push_back(d.name);
+  conv.fused_ops.push_back(d.op);
+  for (size_t k = 0; k < d.fused.size(); ++k) {
+    conv.fused.push_back(d.fused[k]);
+    if (k < d.fused_ops.size()) conv.fused_ops.push_back(d.fused_ops[k]);
+  }
+}
+
 // conv's quantized SiLU, when its output v is read by exactly a Sigmoid and
 // a Mul, the Sigmoid's output only by a pair (kQuantGrid) whose output only
 // the Mul reads (v times it), and the Mul's output by nothing or one
@@ -847,29 +868,16 @@ bool fuse_quant_silu(Graph& g, Node& conv, const std::vector<std::vector<int>>& 
   for (int o : {sig->outputs[0], s2, mul->outputs[0]})
     if (g.values[static_cast<size_t>(o)].shape != vv.shape || g.values[static_cast<size_t>(o)].block != vv.block)
       return false;
-  Node* act = sole_reader(mul->outputs[0]);
-  const UnaryAttrs* ua = act ? unary_of(*act) : nullptr;
-  if (!ua || ua->kind != UnaryKind::kActivation || act->inputs[0] != mul->outputs[0] ||
-      (act->outputs.size() > 1 && act->outputs[1] >= 0) ||
-      g.values[static_cast<size_t>(act->outputs[0])].block != vv.block)
-    act = nullptr;
+  Node* act = activation_step(g, sole_reader(mul->outputs[0]), mul->outputs[0], vv.block);
   const auto& ca = conv.attrs_as<ConvAttrs>();
   auto attrs = std::make_shared<ConvAttrs>(ca);
   attrs->pre_act = ca.act;
   attrs->gate = gu->act;
-  attrs->act = act ? ua->act : Activation{};
+  attrs->act = act ? unary_of(*act)->act : Activation{};
   conv.parsed = attrs;
   conv.outputs[0] = act ? act->outputs[0] : mul->outputs[0];
-  for (Node* d : {sig, gate, mul, act}) {
-    if (!d) continue;
-    d->dead = true;
-    conv.fused.push_back(d->name);
-    conv.fused_ops.push_back(d->op);
-    for (size_t k = 0; k < d->fused.size(); ++k) {
-      conv.fused.push_back(d->fused[k]);
-      if (k < d->fused_ops.size()) conv.fused_ops.push_back(d->fused_ops[k]);
-    }
-  }
+  for (Node* d : {sig, gate, mul, act})
+    if (d) absorb_step(conv, *d);
   return true;
 }
 
@@ -925,12 +933,7 @@ int nchwc_int8_residuals(Graph& g, const std::map<int, std::string>& algorithm, 
     const int rp = producer[static_cast<size_t>(r)];
     if (rp >= 0 && position[static_cast<size_t>(rp)] > position[static_cast<size_t>(idx)]) continue;
     // The activation step after the Add, if it is the Add's one reader.
-    Node* act = sole_reader(add->outputs[0]);
-    const UnaryAttrs* ua = act ? unary_of(*act) : nullptr;
-    if (!ua || ua->kind != UnaryKind::kActivation || act->inputs[0] != add->outputs[0] ||
-        (act->outputs.size() > 1 && act->outputs[1] >= 0) ||
-        g.values[static_cast<size_t>(act->outputs[0])].block != vv.block)
-      act = nullptr;
+    Node* act = activation_step(g, sole_reader(add->outputs[0]), add->outputs[0], vv.block);
     auto attrs = std::make_shared<ConvAttrs>(now);
     if (after_silu)
       attrs->gate_out = now.act;
@@ -941,18 +944,8 @@ int nchwc_int8_residuals(Graph& g, const std::map<int, std::string>& algorithm, 
     while (conv.inputs.size() < 3) conv.inputs.push_back(-1);
     conv.inputs.push_back(r);
     conv.outputs[0] = act ? act->outputs[0] : add->outputs[0];
-    add->dead = true;
-    conv.fused.push_back(add->name);
-    conv.fused_ops.push_back(add->op);
-    if (act) {
-      act->dead = true;
-      conv.fused.push_back(act->name);
-      conv.fused_ops.push_back(act->op);
-      for (size_t k = 0; k < act->fused.size(); ++k) {
-        conv.fused.push_back(act->fused[k]);
-        if (k < act->fused_ops.size()) conv.fused_ops.push_back(act->fused_ops[k]);
-      }
-    }
+    absorb_step(conv, *add);
+    if (act) absorb_step(conv, *act);
     ++fused;
   }
   if (fused) g.link_producers();
