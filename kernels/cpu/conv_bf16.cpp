@@ -216,26 +216,13 @@ void Bf16Conv::run(const void* x, const void* r, void* y, void* workspace, Threa
             ? (isa_ != Bf16Isa::kNone && g.dw == 1 && g.kw <= 16 ? bf16_pack_rows_folded_avx512bf16 : pack_rows_folded)
         : isa_ == Bf16Isa::kNone ? pack_rows_reference
                                  : bf16_pack_rows_avx512bf16;
-    // Only the phases a tap reads: the rows (hq + 1 per group and phase) of
-    // those, unit u = ((img * groups + grp) * read + k) * (hq + 1) + a.
-    const int64_t read = static_cast<int64_t>(phases_read_.size()), prow = g.hq + 1;
-    pool.parallel_for(
-        n * g.groups * read * prow,
-        [&](int64_t u0, int64_t u1) {
-          for (int64_t u = u0; u < u1;) {
-            const int64_t run = u / prow, a = u % prow, a1 = std::min(prow, a + (u1 - u));
-            const int64_t img = run / (g.groups * read), grp = run / read % g.groups, k = run % read;
-            const int64_t r0 = (grp * g.phases + phases_read_[static_cast<size_t>(k)]) * prow + a;
-            const int64_t r1 = r0 + (a1 - a);
-            uint16_t* d = dst + img * xin_image;
-            if (s_.x_bf16)
-              pack_rows_from_bf16(g, static_cast<const uint16_t*>(x) + img * x_image, d, r0, r1);
-            else
-              fpack(g, static_cast<const float*>(x) + img * x_image, d, r0, r1);
-            u += a1 - a;
-          }
-        },
-        4);
+    tile_pack_images(g, phases_read_, n, pool, [&](int64_t img, int64_t r0, int64_t r1) {
+      uint16_t* d = dst + img * xin_image;
+      if (s_.x_bf16)
+        pack_rows_from_bf16(g, static_cast<const uint16_t*>(x) + img * x_image, d, r0, r1);
+      else
+        fpack(g, static_cast<const float*>(x) + img * x_image, d, r0, r1);
+    });
   }
   auto strip = isa_ == Bf16Isa::kAmx          ? bf16_conv_strip_amx
                : isa_ == Bf16Isa::kAvx512Bf16 ? bf16_conv_strip_avx512bf16

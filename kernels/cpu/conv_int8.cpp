@@ -307,25 +307,13 @@ void Int8Conv::run(const void* x, const void* r, void* y, void* workspace, Threa
         folded_  ? (avx512 && g.dw == 1 && g.kw <= 16 ? int8_pack_rows_folded_avx512 : pack_rows_folded_reference)
         : avx512 ? int8_pack_rows_avx512
                  : pack_rows_reference;
-    // Only the phases a tap reads: the rows (hq + 1 per group and phase) of
-    // those, unit u = ((img * groups + grp) * read + k) * (hq + 1) + a.
-    const int64_t read = static_cast<int64_t>(phases_read_.size()), prow = g.hq + 1;
-    pool.parallel_for(
-        n * g.groups * read * prow,
-        [&](int64_t u0, int64_t u1) {
-          for (int64_t u = u0; u < u1;) {
-            const int64_t run = u / prow, a = u % prow, a1 = std::min(prow, a + (u1 - u));
-            const int64_t img = run / (g.groups * read), grp = run / read % g.groups, k = run % read;
-            const int64_t r0 = (grp * g.phases + phases_read_[static_cast<size_t>(k)]) * prow + a;
-            uint8_t* d = dst + img * xin_image;
-            if (s_.x_u8)
-              pack_rows_from_u8(g, static_cast<const uint8_t*>(x) + img * x_image, d, r0, r0 + (a1 - a), q_.lo);
-            else
-              pack(g, static_cast<const float*>(x) + img * x_image, d, r0, r0 + (a1 - a), inv, q_.lo, q_.hi);
-            u += a1 - a;
-          }
-        },
-        4);
+    tile_pack_images(g, phases_read_, n, pool, [&](int64_t img, int64_t r0, int64_t r1) {
+      uint8_t* d = dst + img * xin_image;
+      if (s_.x_u8)
+        pack_rows_from_u8(g, static_cast<const uint8_t*>(x) + img * x_image, d, r0, r1, q_.lo);
+      else
+        pack(g, static_cast<const float*>(x) + img * x_image, d, r0, r1, inv, q_.lo, q_.hi);
+    });
   }
   auto strip = isa_ == Int8ConvIsa::kAmx          ? int8_conv_strip_amx
                : isa_ == Int8ConvIsa::kAvx512Vnni ? int8_conv_strip_avx512vnni
