@@ -200,8 +200,8 @@ class KernelProvider {
   virtual int narrow_values(Graph&, const std::map<int, std::string>& /*algorithm*/) const { return 0; }
   // Called then too, first, with the plan's node order: the backend may fold
   // nodes into those whose chosen algorithm can take them (the CPU's residual
-  // Add into an nchwc_int8 convolution), marking them dead. Returns how many
-  // nodes it folded away.
+  // Add into an nchwc_int8 convolution, an activation step into a blocked
+  // Add or Mul), marking them dead. Returns how many nodes it folded away.
   virtual int fuse_chosen(Graph&, const std::map<int, std::string>& /*algorithm*/,
                           const std::vector<int>& /*order*/) const {
     return 0;

@@ -279,8 +279,8 @@ std::unique_ptr<Plan> make_plan(const Graph& model, const std::vector<const Tens
   // between its kernels (bf16 between MathMode::kBf16 convolutions).
   if (std::all_of(order.begin(), order.end(), [&](int idx) { return placed.node_space[idx] == 0; })) {
     // Nodes folded into a chosen kernel (the residual Add of an int8 convolution) leave the order.
-    plan->stats.int8_residuals = cpu.fuse_chosen(g, algorithm, order);
-    if (plan->stats.int8_residuals)
+    plan->stats.chosen_fusions = cpu.fuse_chosen(g, algorithm, order);
+    if (plan->stats.chosen_fusions)
       order.erase(std::remove_if(order.begin(), order.end(), [&](int idx) { return g.nodes[idx].dead; }), order.end());
     plan->stats.narrowed = cpu.narrow_values(g, algorithm);
   }
@@ -300,7 +300,8 @@ std::string Plan::report() const {
      << " activations fused, " << stats.residuals << " residual Add fused, " << stats.dead << " dead removed";
   if (stats.concats_elided) os << ", " << stats.concats_elided << " Concat made in place";
   if (stats.quantize_pairs) os << ", " << stats.quantize_pairs << " quantize pairs made one step";
-  if (stats.int8_residuals) os << ", " << stats.int8_residuals << " residual Add or SiLU fused into int8 convolutions";
+  if (stats.chosen_fusions)
+    os << ", " << stats.chosen_fusions << " residual Add, SiLU or activation steps fused into the step before";
   os << "\n";
   if (graph.half.any()) os << graph.half.summary() << "\n";
   if (stats.block) {

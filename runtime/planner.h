@@ -85,7 +85,7 @@ struct PlanStats {
   int concats_elided = 0;  // Concat steps whose inputs were made in their slices
   int narrowed = 0;        // values the backend keeps narrower (KernelProvider::narrow_values)
   int quantize_pairs = 0;  // QuantizeLinear -> DequantizeLinear pairs made one step (fold_quantize_pairs)
-  int int8_residuals = 0;  // residual Adds and SiLUs folded into int8 convolutions (KernelProvider::fuse_chosen)
+  int chosen_fusions = 0;  // steps folded into the one before once algorithms are chosen (KernelProvider::fuse_chosen)
 };
 
 struct Plan {

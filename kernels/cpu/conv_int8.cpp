@@ -1,5 +1,7 @@
 #include "kernels/cpu/conv_int8.h"
 
+#include "kernels/cpu/vmath.h"  // quant_silu_table_avx512
+
 #include <algorithm>
 #include <cmath>
 #include <cstring>
@@ -285,6 +287,16 @@ Int8Conv::Int8Conv(const NchwcConvSpec& s, Int8ConvIsa isa, const Int8ConvQuant&
       gbias_[i] = bias_[i] / grid_.alpha;
     }
   }
+  // A SiLU after the first grid: at most 256 codes in, so one table lookup
+  // replaces the sigmoid and the grids after it (and the activation, when
+  // no residual is added after them).
+  if (isa_ != Int8ConvIsa::kReference && grid_.kind == ActKind::kQuantGrid && !s.gate.none() &&
+      grid_.gamma - grid_.beta <= 255) {
+    table_act_ = !s.residual;
+    gate_table_ = AlignedFloats(256);
+    quant_silu_table_avx512(gate_table_.data(), grid_, s_.gate, s_.gate_out.none() ? nullptr : &s_.gate_out,
+                            table_act_ ? &s_.act : nullptr);
+  }
 }
 
 void Int8Conv::run(const void* x, const void* r, void* y, void* workspace, ThreadPool& pool) const {
@@ -343,6 +355,8 @@ void Int8Conv::run(const void* x, const void* r, void* y, void* workspace, Threa
       st.grid = grid_.kind == ActKind::kQuantGrid ? &grid_ : nullptr;
       st.gate = s_.gate.none() ? nullptr : &s_.gate;
       st.gate_out = s_.gate_out.none() ? nullptr : &s_.gate_out;
+      st.gate_table = gate_table_.empty() ? nullptr : gate_table_.data();
+      st.table_act = table_act_;
       st.gmult = gmult_.data();
       st.gbias = gbias_.data();
       st.r_u8 = s_.r_u8;

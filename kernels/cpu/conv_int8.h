@@ -83,7 +83,11 @@ class Int8Conv {
   Activation grid_;            // the first grid the epilogue requantizes onto (kNone: none)
   std::vector<float> gmult_;   // mult / grid alpha
   std::vector<float> gbias_;   // bias / grid alpha
-  size_t image_bytes_ = 0;     // of one image's packed input
+  // The SiLU as a table of the first grid's codes (AVX-512 kernels; empty: none),
+  // with the activation in it when no residual follows.
+  AlignedFloats gate_table_;
+  bool table_act_ = false;
+  size_t image_bytes_ = 0;  // of one image's packed input
   size_t ws_bytes_ = 0;
   bool direct_ = false;  // x (an int8 value) read in place, nothing packed
   bool folded_ = false;  // x plain floats (the image): window columns folded into the channels

@@ -117,7 +117,16 @@ void int8_conv_epilogue_avx512(const Int8ConvStrip& s, const int32_t* cbuf, int6
                              _mm512_cvtusepi32_epi8(_mm512_sub_epi32(_mm512_cvtps_epi32(k), g_ilo)));
             continue;
           }
-          v = _mm512_mul_ps(g_alpha, _mm512_roundscale_ps(k, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC));
+          if (s.gate_table) {
+            // The SiLU (and the grids after it) looked up by the code.
+            v = lut256_avx512(s.gate_table, _mm512_sub_epi32(_mm512_cvtps_epi32(k), g_ilo));
+            if (s.table_act && !yu) {
+              _mm512_storeu_ps(yf + p * 16, v);
+              continue;
+            }
+          } else {
+            v = _mm512_mul_ps(g_alpha, _mm512_roundscale_ps(k, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC));
+          }
           if (direct_out) {
             _mm512_storeu_ps(yf + p * 16, v);
             continue;
@@ -125,7 +134,7 @@ void int8_conv_epilogue_avx512(const Int8ConvStrip& s, const int32_t* cbuf, int6
         } else if (s.pre_act) {
           v = act_avx512(v, *s.pre_act);
         }
-        if (ga) {
+        if (ga && !s.gate_table) {
           // The sigmoid out of line (vmath.cpp): inlined, exp's coefficient table
           // would be a weak symbol of this object in some builds (clang's ASan).
           const __m512 sg =

@@ -62,6 +62,10 @@ struct Int8ConvStrip {
   const Activation* gate;
   // null, or the grid after the SiLU's Mul (then a residual follows), by the reciprocal of its scale.
   const Activation* gate_out;
+  // null, or the SiLU (gate, gate_out, and act when table_act) as a table
+  // of the first grid's codes (quant_silu_table_avx512): entry k - beta.
+  const float* gate_table;
+  bool table_act;
   const float* gmult;  // blocks * 16
   const float* gbias;
   bool r_u8, y_u8;  // r read from, y written as, an int8 value

@@ -77,7 +77,7 @@ class CpuBackend final : public KernelProvider {
   }
   std::string math_note() const override { return math_note_; }
   int fuse_chosen(Graph& g, const std::map<int, std::string>& algorithm, const std::vector<int>& order) const override {
-    return cpu::nchwc_int8_residuals(g, algorithm, order, threads_, bf16_);
+    return cpu::nchwc_fuse_chosen(g, algorithm, order, threads_, bf16_);
   }
   int narrow_values(Graph& g, const std::map<int, std::string>& algorithm) const override {
     const int int8 = cpu::nchwc_int8_values(g, algorithm, threads_, bf16_);

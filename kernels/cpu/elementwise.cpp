@@ -537,6 +537,7 @@ class BinaryKernel final : public Kernel {
  public:
   BinaryKernel(const Graph& g, const Node& n, int)
       : kind_(n.attrs_as<BinaryAttrs>().kind),
+        act_(n.attrs_as<BinaryAttrs>().act),
         bc_({in_shape(g, n, 0), in_shape(g, n, 1)}, out_shape(g, n, 0)),
         dtype_(in_dtype(g, n, 0)),
         exp_dtype_(in_dtype(g, n, 1)),
@@ -586,6 +587,12 @@ class BinaryKernel final : public Kernel {
       }
     }
     typed<float>(args, b, float_fn_, grain_);
+    if (!act_.none()) {
+      // An activation fused after (BinaryAttrs::act; set on blocked ones only, applied here too).
+      float* y = static_cast<float*>(args.outputs[0]);
+      args.pool->parallel_for(
+          count_, [&](int64_t i0, int64_t i1) { apply_activation(act_, y + i0, i1 - i0); }, kGrain);
+    }
   }
 
  private:
@@ -615,6 +622,7 @@ class BinaryKernel final : public Kernel {
   }
 
   BinaryKind kind_;
+  Activation act_;
   Broadcast<2> bc_;
   DType dtype_, exp_dtype_;
   int64_t exp_count_;

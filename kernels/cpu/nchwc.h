@@ -77,9 +77,12 @@ int nchwc_int8_values(Graph& g, const std::map<int, std::string>& algorithm, int
 // operand r must come earlier in `order` (the plan's); the Add and the
 // activation step die. So does a SiLU in QDQ form after one (Sigmoid, its
 // pair, Mul, the pair after): y = act(v gate(sigmoid(v))), v = pre_act(conv)
-// (ConvAttrs::gate). Returns how many Adds and SiLUs.
-int nchwc_int8_residuals(Graph& g, const std::map<int, std::string>& algorithm, const std::vector<int>& order,
-                         int threads, Bf16Isa bf16);
+// (ConvAttrs::gate). A depthwise convolution (nchwc_depthwise) on float
+// values takes such a SiLU too, and a blocked float binary op (Add, Mul,
+// ...) the activation step after it (BinaryAttrs::act). Returns how many
+// steps it folded away.
+int nchwc_fuse_chosen(Graph& g, const std::map<int, std::string>& algorithm, const std::vector<int>& order, int threads,
+                      Bf16Isa bf16);
 size_t nchwc_conv_workspace_bytes(const Graph& g, const Node& n, int threads, const std::string& algo,
                                   Bf16Isa bf16 = Bf16Isa::kNone);
 // The bf16 accuracy policy's "last layers" (README, "bf16 on the CPU"): a

@@ -313,6 +313,12 @@ struct DwArgs {
   int64_t count, xps, yps, ni, nj, xdi, xdj, kw;
   Finish fin;
   const Activation* act;
+  // A quantized SiLU (NchwcConvSpec::gate), or null: after the store,
+  // y = act(v gate(sigmoid(v))), v = pre(y), pre a grid; with AVX-512
+  // looked up in `table` by the code of v on pre's grid.
+  const Activation* pre;
+  const Activation* gate;
+  const float* table;
 };
 using DwFn = void (*)(const DwArgs&);
 
@@ -389,6 +395,34 @@ MINIRT_TARGET_AVX2 __attribute__((noinline)) void act_tile_avx2(float* y, int64_
           _mm256_storeu_ps(q, act_avx2(_mm256_loadu_ps(q), act));
         }
   }
+}
+
+// A quantized SiLU over n pixels x nb blocks in place, as the steps it
+// replaces compute it: v = pre(y), then act(v gate(sigmoid(v))), each grid
+// the pair's exact rounding (act_kind_avx512<kQuantGrid>).
+MINIRT_TARGET_AVX512 __attribute__((noinline)) void gated_tile_avx512(float* y, int64_t ps, int64_t bs, int n, int nb,
+                                                                      const Activation& pre, const float* table) {
+  const __m512 alpha = _mm512_set1_ps(pre.alpha), lo = _mm512_set1_ps(pre.beta), hi = _mm512_set1_ps(pre.gamma);
+  const __m512 inv = quant_inverse_avx512(alpha);
+  const __m512i ilo = _mm512_set1_epi32(static_cast<int32_t>(pre.beta));
+  for (int p = 0; p < n; ++p)
+    for (int o = 0; o < nb; ++o) {
+      float* q = y + p * ps + o * bs;
+      const __m512 k = quant_round_avx512(_mm512_loadu_ps(q), alpha, inv, lo, hi);
+      _mm512_storeu_ps(q, lut256_avx512(table, _mm512_sub_epi32(_mm512_cvtps_epi32(k), ilo)));
+    }
+}
+
+MINIRT_TARGET_AVX2 __attribute__((noinline)) void gated_tile_avx2(float* y, int64_t ps, int64_t bs, int n, int nb,
+                                                                  const Activation& pre, const Activation& gate,
+                                                                  const Activation& act) {
+  for (int p = 0; p < n; ++p)
+    for (int o = 0; o < nb; ++o) {
+      float* q = y + p * ps + o * bs;
+      const __m256 v = act_avx2(_mm256_loadu_ps(q), pre);
+      const __m256 sg = act_kind_avx2<ActKind::kQuantGrid>(act_kind_avx2<ActKind::kSigmoid>(v, gate), gate);
+      _mm256_storeu_ps(q, act_avx2(_mm256_mul_ps(v, sg), act));
+    }
 }
 
 // Up to n lines from *p on (not past end) towards L2; *p moves past them.
@@ -668,7 +702,10 @@ MINIRT_TARGET_AVX512 void dw_tile_avx512(const DwArgs& args) {
 #pragma GCC unroll 12
       for (int p = 0; p < UR; ++p) acc[p][0] = _mm512_add_ps(acc[p][0], odd[p % (S == 2 ? UR : 1)]);
     store_tile_avx512<UR, 1>(acc, y, yps, 0, a.fin);
-    if (a.fin.after) act_tile_avx512(y, yps, 0, UR, 1, *a.act);
+    if (a.gate)
+      gated_tile_avx512(y, yps, 0, UR, 1, *a.pre, a.table);
+    else if (a.fin.after)
+      act_tile_avx512(y, yps, 0, UR, 1, *a.act);
   }
 }
 
@@ -720,7 +757,10 @@ MINIRT_TARGET_AVX2 void dw_tile_avx2(const DwArgs& args) {
 #pragma GCC unroll 12
       for (int p = 0; p < UR; ++p) acc[p][0] = _mm256_add_ps(acc[p][0], odd[p % (S == 2 ? UR : 1)]);
     store_tile_avx2<UR, 1>(acc, y, yps, 0, a.fin);
-    if (a.fin.after) act_tile_avx2(y, yps, 0, UR, 1, *a.act);
+    if (a.gate)
+      gated_tile_avx2(y, yps, 0, UR, 1, *a.pre, *a.gate, *a.act);
+    else if (a.fin.after)
+      act_tile_avx2(y, yps, 0, UR, 1, *a.act);
   }
 }
 
@@ -813,12 +853,24 @@ void check(const std::string& why, const char* what) {
 
 std::string nchwc_direct_declined(const NchwcConvSpec& s) {
   if (s.q.groups != 1) return "needs groups == 1";
+  if (!s.pre_act.none() || !s.gate.none() || !s.gate_out.none())
+    return "has a residual Add or a SiLU fused after an activation of its own, which it does not take";
   return common_declined(s);
 }
 
 std::string nchwc_depthwise_declined(const NchwcConvSpec& s) {
   if (!(s.q.groups == s.q.c && s.q.m == s.q.c)) return "needs groups == channels == filters";
   if (!s.input_blocked) return "needs a blocked input";
+  // A quantized SiLU after it (EfficientNet's in QDQ form): y = act(v gate(sigmoid(v))), v = pre_act(conv).
+  if (!s.gate_out.none() || (!s.pre_act.none() && s.gate.none()))
+    return "takes a fused SiLU, but no residual Add after an activation of its own";
+  if (!s.gate.none()) {
+    if (s.gate.kind != ActKind::kQuantGrid || s.pre_act.kind != ActKind::kQuantGrid ||
+        s.pre_act.gamma - s.pre_act.beta > 255)
+      return "takes a fused SiLU only between quantize pairs' grids, of at most 256 codes before it";
+    if (s.residual || s.x_bf16 || s.y_bf16 || s.r_bf16)
+      return "takes a fused SiLU only on float values, without a residual";
+  }
   if (s.x_bf16 || s.y_bf16 || s.r_bf16) {
     // bf16 values (MathMode::kBf16) are read into and written from the
     // padded frame's float rows; the math stays float32.
@@ -1075,6 +1127,13 @@ NchwcDepthwiseConv::NchwcDepthwiseConv(const NchwcConvSpec& s, const float* w, c
   for (int64_t c = 0; c < q_.c; ++c)
     for (int64_t t = 0; t < taps; ++t) w_.data()[((c / B) * taps + t) * B + c % B] = w[c * taps + t];
   if (bias) std::copy(bias, bias + q_.c, bias_.data());
+#if MINIRT_VMATH_X86
+  // A quantized SiLU after it: 256 codes of its grid in, one table out.
+  if (!s.gate.none() && s.isa == SgemmIsa::kAvx512) {
+    gate_table_ = AlignedFloats(256);
+    quant_silu_table_avx512(gate_table_.data(), s_.pre_act, s_.gate, nullptr, &s_.act);
+  }
+#endif
 }
 
 std::string NchwcDepthwiseConv::describe() const {
@@ -1096,6 +1155,15 @@ void NchwcDepthwiseConv::run(const float* x, const float* r, float* y, int64_t y
   const bool res = s_.residual && r;
   const DwRow& row_table = dw_table(s_.isa, B, q.sw * B);
   const DwRow& any_table = dw_table(s_.isa, B, 0);
+  // The epilogue: the activation, or the quantized SiLU after the store.
+  const bool gated = !s_.gate.none();
+  auto set_finish = [&](DwArgs& a) {
+    a.fin = finish_of(gated ? Activation{} : s_.act, true);
+    a.act = &s_.act;
+    a.pre = gated ? &s_.pre_act : nullptr;
+    a.gate = gated ? &s_.gate : nullptr;
+    a.table = gate_table_.empty() ? nullptr : gate_table_.data();
+  };
   if (padded_) {
     // Each output row as full-window tiles over the block's padded frame.
     const int64_t fw = frame_w_ * B;
@@ -1151,8 +1219,7 @@ void NchwcDepthwiseConv::run(const float* x, const float* r, float* y, int64_t y
           a.nj = q.kw;
           a.xps = q.sw * B;
           a.yps = B;
-          a.fin = finish_of(s_.act, true);
-          a.act = &s_.act;
+          set_finish(a);
           for (int64_t oy = s0; oy < s1; ++oy) {
             fill(oy * q.sh + (q.kh - 1) * q.dh + 1);
             auto tiles = [&](int64_t ox, int64_t n, int64_t count) {
@@ -1188,8 +1255,7 @@ void NchwcDepthwiseConv::run(const float* x, const float* r, float* y, int64_t y
         a.xdi = q.dh * q.w * B;
         a.xdj = q.dw * B;
         a.kw = q.kw;
-        a.fin = finish_of(s_.act, true);
-        a.act = &s_.act;
+        set_finish(a);
         const float* wb = w_.data() + cb * taps * B;
         for_each_tile(tg_, q, s0, s1, [&](const Tile& t) {
           const int64_t ih = t.oy * q.sh - q.ph + t.i0 * q.dh, iw = t.ox * q.sw - q.pw + t.j0 * q.dw;

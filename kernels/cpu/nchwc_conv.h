@@ -192,6 +192,9 @@ class NchwcDepthwiseConv {
   // row of row_floats_ per task, rounded into y.
   bool bf16_io_ = false;
   int64_t row_floats_ = 0;
+  // A quantized SiLU after it (spec gate) on AVX-512: the output of each
+  // code of pre_act's grid (quant_silu_table_avx512).
+  AlignedFloats gate_table_;
 };
 
 }  // namespace minirt::cpu

@@ -186,7 +186,7 @@ BinaryRun binary_run(BinaryKind k, int b) {
 // ([N or 1, C, 1, 1], blocked) or a per-channel or scalar constant.
 class BlockedBinaryKernel final : public Kernel {
  public:
-  BlockedBinaryKernel(const Graph& g, const Node& n) : kind_(binary_of(n)->kind) {
+  BlockedBinaryKernel(const Graph& g, const Node& n) : kind_(binary_of(n)->kind), act_(binary_of(n)->act) {
     const Shape& y = out_shape(g, n, 0);
     b_ = block_of(g, n.outputs[0]);
     run_ = binary_run(kind_, b_);
@@ -242,33 +242,12 @@ class BlockedBinaryKernel final : public Kernel {
         float* out = y + base + p0 * b_;
         const float* a = src[0] + p0 * step[0];
         const float* c = src[1] + p0 * step[1];
-        if (run_) {
+        if (run_)
           run_(a, step[0], c, step[1], out, p1 - p0);
-          continue;
-        }
-        switch (kind_) {
-          case BinaryKind::kAdd:
-            binary_run_portable<BinaryKind::kAdd>(a, step[0], c, step[1], out, p1 - p0, b_);
-            break;
-          case BinaryKind::kSub:
-            binary_run_portable<BinaryKind::kSub>(a, step[0], c, step[1], out, p1 - p0, b_);
-            break;
-          case BinaryKind::kMul:
-            binary_run_portable<BinaryKind::kMul>(a, step[0], c, step[1], out, p1 - p0, b_);
-            break;
-          case BinaryKind::kMax:
-            binary_run_portable<BinaryKind::kMax>(a, step[0], c, step[1], out, p1 - p0, b_);
-            break;
-          case BinaryKind::kDiv:
-            binary_run_portable<BinaryKind::kDiv>(a, step[0], c, step[1], out, p1 - p0, b_);
-            break;
-          case BinaryKind::kPRelu:
-            binary_run_portable<BinaryKind::kPRelu>(a, step[0], c, step[1], out, p1 - p0, b_);
-            break;
-          default:
-            binary_run_portable<BinaryKind::kMin>(a, step[0], c, step[1], out, p1 - p0, b_);
-            break;
-        }
+        else
+          portable(a, step[0], c, step[1], out, p1 - p0);
+        // The fused activation, while the part is in cache.
+        if (!act_.none()) apply_activation(act_, out, (p1 - p0) * b_);
       }
     };
     args.pool->parallel_for(n_ * cb_ * parts, body);
@@ -276,8 +255,28 @@ class BlockedBinaryKernel final : public Kernel {
   std::string describe() const override { return "blocked"; }
 
  private:
+  void portable(const float* a, int64_t sa, const float* c, int64_t sc, float* out, int64_t n) const {
+    switch (kind_) {
+      case BinaryKind::kAdd:
+        return binary_run_portable<BinaryKind::kAdd>(a, sa, c, sc, out, n, b_);
+      case BinaryKind::kSub:
+        return binary_run_portable<BinaryKind::kSub>(a, sa, c, sc, out, n, b_);
+      case BinaryKind::kMul:
+        return binary_run_portable<BinaryKind::kMul>(a, sa, c, sc, out, n, b_);
+      case BinaryKind::kMax:
+        return binary_run_portable<BinaryKind::kMax>(a, sa, c, sc, out, n, b_);
+      case BinaryKind::kDiv:
+        return binary_run_portable<BinaryKind::kDiv>(a, sa, c, sc, out, n, b_);
+      case BinaryKind::kPRelu:
+        return binary_run_portable<BinaryKind::kPRelu>(a, sa, c, sc, out, n, b_);
+      default:
+        return binary_run_portable<BinaryKind::kMin>(a, sa, c, sc, out, n, b_);
+    }
+  }
+
   enum class Mode { kFull, kChannel, kConstant };
   BinaryKind kind_;
+  Activation act_;           // fused after (BinaryAttrs::act)
   BinaryRun run_ = nullptr;  // the vector form, where the CPU has it
   int b_ = 0;
   int64_t n_ = 0, cb_ = 0, hw_ = 0;
@@ -552,6 +551,8 @@ const Activation* quant_grid_of(const Graph& g, int v) {
       a = &m->attrs_as<ConvAttrs>().act;
     else if (const UnaryAttrs* u = unary_of(*m); u && u->kind == UnaryKind::kActivation)
       a = &u->act;
+    else if (const BinaryAttrs* b = binary_of(*m))
+      a = &b->act;  // an Add or Mul that took its pair (nchwc_fuse_chosen)
     return a && a->kind == ActKind::kQuantGrid ? a : nullptr;
   }
   return nullptr;
@@ -772,10 +773,12 @@ const std::vector<std::string>& nchwc_conv_algorithm_names() {
 }
 
 std::string nchwc_conv_declined(const Graph& g, const Node& n, const std::string& algo, Bf16Isa bf16) {
-  if ((!n.attrs_as<ConvAttrs>().pre_act.none() || !n.attrs_as<ConvAttrs>().gate.none() ||
-       !n.attrs_as<ConvAttrs>().gate_out.none()) &&
-      algo != kInt8)
-    return "has a residual Add or a SiLU fused after an activation of its own, which only nchwc_int8 does";
+  // The residual Add or SiLU fused after the choice (nchwc_fuse_chosen):
+  // nchwc_int8 takes each form, nchwc_depthwise the SiLU (its spec says).
+  const auto& ca = n.attrs_as<ConvAttrs>();
+  if ((!ca.pre_act.none() || !ca.gate.none() || !ca.gate_out.none()) && algo != kInt8 && algo != kDepthwise)
+    return "has a residual Add or a SiLU fused after an activation of its own, which only nchwc_int8 and "
+           "nchwc_depthwise do";
   // A quantized convolution runs on its codes wherever nchwc_int8 takes it:
   // its epilogue then takes the residual Add or SiLU after it and the values
   // between int8 convolutions stay int8, which no measurement of one layer
@@ -883,8 +886,8 @@ bool fuse_quant_silu(Graph& g, Node& conv, const std::vector<std::vector<int>>& 
 
 }  // namespace
 
-int nchwc_int8_residuals(Graph& g, const std::map<int, std::string>& algorithm, const std::vector<int>& order,
-                         int threads, Bf16Isa bf16) {
+int nchwc_fuse_chosen(Graph& g, const std::map<int, std::string>& algorithm, const std::vector<int>& order, int threads,
+                      Bf16Isa bf16) {
   std::vector<int> position(g.nodes.size(), -1), producer(g.values.size(), -1);
   std::vector<std::vector<int>> readers(g.values.size());
   for (size_t i = 0; i < order.size(); ++i) position[static_cast<size_t>(order[i])] = static_cast<int>(i);
@@ -906,12 +909,36 @@ int nchwc_int8_residuals(Graph& g, const std::map<int, std::string>& algorithm, 
   int fused = 0;
   for (int idx : order) {
     Node& conv = g.nodes[static_cast<size_t>(idx)];
-    if (conv.dead || conv.op != "Conv" || conv.domain == "minirt" || conv.input(3) >= 0) continue;
+    if (conv.dead) continue;
+    // A blocked float binary op takes the activation step after it (a
+    // quantized model's Add or Mul and its pair: one pass over the values
+    // instead of two). Its maker's fusions come first in the order.
+    if (const BinaryAttrs* ba = binary_of(conv)) {
+      const int v = conv.outputs.empty() ? -1 : conv.outputs[0];
+      if (v < 0 || !ba->act.none() || !blocked_binary_kind(ba->kind) ||
+          g.values[static_cast<size_t>(v)].dtype != DType::kFloat32 || g.values[static_cast<size_t>(v)].block == 0)
+        continue;
+      Node* act = activation_step(g, sole_reader(v), v, g.values[static_cast<size_t>(v)].block);
+      if (!act || g.values[static_cast<size_t>(act->outputs[0])].dtype != DType::kFloat32) continue;
+      auto attrs = std::make_shared<BinaryAttrs>(*ba);
+      attrs->act = unary_of(*act)->act;
+      conv.parsed = attrs;
+      conv.outputs[0] = act->outputs[0];
+      absorb_step(conv, *act);
+      ++fused;
+      continue;
+    }
+    if (conv.op != "Conv" || conv.domain == "minirt" || conv.input(3) >= 0) continue;
     const auto& ca = conv.attrs_as<ConvAttrs>();
     if (ca.act.none() || !ca.pre_act.none()) continue;
     auto a = algorithm.find(idx);
     const std::string algo =
         a != algorithm.end() && !a->second.empty() ? a->second : nchwc_conv_heuristic(g, conv, threads, bf16);
+    // A depthwise convolution on float values takes the quantized SiLU after
+    // it (EfficientNet's in QDQ form: four steps over its widest values).
+    if (algo == kDepthwise && ca.act.kind == ActKind::kQuantGrid && ca.gate.none() &&
+        fuse_quant_silu(g, conv, readers, is_output, sole_reader))
+      ++fused;
     if (algo != kInt8) continue;
     if (fuse_quant_silu(g, conv, readers, is_output, sole_reader)) ++fused;
     // A residual Add after the convolution, or after its fused SiLU and the pair after it.

@@ -428,6 +428,21 @@ MINIRT_TARGET_AVX512 __m512 act_costly_avx512(__m512 x, const Activation& a) {
   return x;  // not reached: every kind has its case (no default, so -Wswitch names a kind added without one)
 }
 
+MINIRT_TARGET_AVX512 void quant_silu_table_avx512(float* t, const Activation& grid, const Activation& gate,
+                                                  const Activation* gate_out, const Activation* act) {
+  const int32_t lo = static_cast<int32_t>(grid.beta), hi = static_cast<int32_t>(grid.gamma);
+  for (int32_t i = 0; i < 256; i += 16) {
+    alignas(64) float k[16];
+    for (int32_t j = 0; j < 16; ++j) k[j] = static_cast<float>(std::min(lo + i + j, hi));
+    const __m512 v = _mm512_mul_ps(_mm512_set1_ps(grid.alpha), _mm512_load_ps(k));
+    const __m512 sg = act_kind_avx512<ActKind::kQuantGrid>(act_kind_avx512<ActKind::kSigmoid>(v, gate), gate);
+    __m512 w = _mm512_mul_ps(v, sg);
+    if (gate_out) w = act_avx512(w, *gate_out);
+    if (act) w = act_avx512(w, *act);
+    _mm512_storeu_ps(t + i, w);
+  }
+}
+
 MINIRT_TARGET_AVX2 __m256 act_costly_avx2(__m256 x, const Activation& a) {
   switch (a.kind) {
     case ActKind::kSigmoid:

@@ -520,6 +520,32 @@ MINIRT_TARGET_AVX512 __attribute__((always_inline)) MINIRT_VMATH_INLINE __m512 q
   return _mm512_mul_ps(r, _mm512_fnmadd_ps(alpha, r, _mm512_set1_ps(2.0f)));
 }
 
+// Entry idx (int32 lanes, each in [0, 256)) of a 64-byte aligned table of
+// 256 floats: eight two-register permutes of 32 entries each (bits 0-4 of
+// idx), the right one picked by bits 5, 6 and 7. No gather: its cost
+// varies with microcode (the GDS mitigation), the permutes' does not.
+MINIRT_TARGET_AVX512 __attribute__((always_inline)) MINIRT_VMATH_INLINE __m512 lut256_avx512(const float* t,
+                                                                                             __m512i idx) {
+  __m512 p[8];
+  for (int k = 0; k < 8; ++k)
+    p[k] = _mm512_permutex2var_ps(_mm512_load_ps(t + 32 * k), idx, _mm512_load_ps(t + 32 * k + 16));
+  const __mmask16 b5 = _mm512_test_epi32_mask(idx, _mm512_set1_epi32(32));
+  const __mmask16 b6 = _mm512_test_epi32_mask(idx, _mm512_set1_epi32(64));
+  const __mmask16 b7 = _mm512_test_epi32_mask(idx, _mm512_set1_epi32(128));
+  for (int k = 0; k < 4; ++k) p[k] = _mm512_mask_blend_ps(b5, p[2 * k], p[2 * k + 1]);
+  for (int k = 0; k < 2; ++k) p[k] = _mm512_mask_blend_ps(b6, p[2 * k], p[2 * k + 1]);
+  return _mm512_mask_blend_ps(b7, p[0], p[1]);
+}
+
+// A quantized SiLU as a table of the codes of the grid before it
+// (vmath.cpp): entry i is what the steps it replaces compute from v =
+// grid.alpha * k, k = min(grid.beta + i, grid.gamma): w = v *
+// gate(sigmoid(v)), then gate_out(w) and act(.) where given (null: none),
+// each grid by act_kind_avx512<kQuantGrid>, so a kernel that looks its
+// outputs up gives what the vector steps would. t: 256 floats. Needs AVX-512.
+void quant_silu_table_avx512(float* t, const Activation& grid, const Activation& gate, const Activation* gate_out,
+                             const Activation* act);
+
 // Activation K of the 16 lanes of x.
 template <ActKind K>
 MINIRT_TARGET_AVX512 MINIRT_VMATH_INLINE __m512 act_kind_avx512(__m512 x, const Activation& a) {

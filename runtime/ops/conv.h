@@ -30,11 +30,12 @@ struct ConvAttrs : WindowAttrs {
   Activation act;  // fused by the activation-fusion pass
   // Applied before a fused residual is added (y = act(pre_act(conv) + r)):
   // set only on convolutions the CPU runs as nchwc_int8, by
-  // nchwc_int8_residuals after the algorithms are chosen.
+  // nchwc_fuse_chosen after the algorithms are chosen.
   Activation pre_act;
-  // A QDQ SiLU taken into the same epilogue (nchwc_int8_residuals):
+  // A QDQ SiLU taken into the same epilogue (nchwc_fuse_chosen):
   // y = act(v * gate(sigmoid(v))), v = pre_act(conv); gate is the grid of
-  // the pair after the Sigmoid. Set only on nchwc_int8 convolutions. With a
+  // the pair after the Sigmoid. Set only on nchwc_int8 and nchwc_depthwise
+  // convolutions (the latter without a residual). With a
   // residual Add after the SiLU too: y = act(gate_out(v * gate(sigmoid(v)))
   // + r), gate_out the pair after the Mul (YOLO's bottleneck).
   Activation gate;

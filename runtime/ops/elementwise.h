@@ -16,6 +16,10 @@ struct UnaryAttrs : OpAttrs {
 struct BinaryAttrs : OpAttrs {
   BinaryKind kind = BinaryKind::kAdd;
   LegacyBroadcast legacy;  // before opset 7 (see op_registry.h)
+  // The activation step after it (a quantize pair, Relu, ...), taken into a
+  // blocked float binary op by the CPU after the algorithms are chosen
+  // (nchwc_fuse_chosen); the CPU's binary kernels apply it, y = act(a op b).
+  Activation act;
 };
 
 struct VariadicAttrs : OpAttrs {

@@ -448,6 +448,109 @@ TEST(NchwcConv, EmptyBatchWritesNothing) {
 // numbers, the results must be the float ones rounded, bit for bit; a lone
 // last block's partner lanes zero; nothing written past the output. Every
 // form: bf16 in and out, bf16 in only, bf16 out only.
+// A quantized SiLU after a depthwise convolution (EfficientNet's in QDQ
+// form; ConvAttrs::gate): v = pre(conv) on a grid, then act(v gate(sigmoid(v))),
+// each grid rounding as its pair does. Against the same steps computed here
+// from a sum in double: each output on act's grid, nearly all equal, and the
+// rest within what a midpoint rounded the other way moves (a step of pre's
+// grid times at most 1.1 in the SiLU, plus a step of act's). The AVX-512
+// kernel looks the SiLU up by v's code; the AVX2 one computes it.
+TEST(NchwcConv, DepthwiseTakesTheQuantizedSilu) {
+  const auto isas = blocked_isas();
+  if (isas.empty()) GTEST_SKIP() << "the CPU has neither AVX2 nor AVX-512";
+  auto grid = [](float alpha, float lo, float hi) {
+    Activation a;
+    a.kind = ActKind::kQuantGrid;
+    a.alpha = alpha, a.beta = lo, a.gamma = hi;
+    return a;
+  };
+  const Activation pre = grid(0.04f, -100, 155), gate = grid(1.0f / 255.0f, 0, 255), out = grid(0.03f, -120, 135);
+  auto on = [](const Activation& g, double v) {
+    return g.alpha * std::nearbyint(std::min<double>(g.gamma, std::max<double>(g.beta, v / g.alpha)));
+  };
+  std::vector<Case> cases = {conv(40, 14, 13, 40, 3, 1, 1), conv(24, 9, 9, 24, 5, 2, 2), conv(19, 7, 7, 19, 5, 1, 2)};
+  cases[1].n = 2;
+  std::mt19937 rng(5);
+  std::uniform_real_distribution<float> u(-1.5f, 1.5f);
+  for (Isa isa : isas)
+    for (Case cs : cases)
+      for (DwBorder border : {DwBorder::kPadded, DwBorder::kDirect}) {
+        cs.depthwise = true;
+        SCOPED_TRACE(cs.str() + " block " + std::to_string(isa.block) +
+                     (border == DwBorder::kPadded ? " padded" : " direct"));
+        const int64_t hw = cs.h * cs.w, ohw = cs.oh() * cs.ow(), cb = nchwc_blocks(cs.c, isa.block);
+        ThreadPool pool(2);
+        std::vector<float> x(static_cast<size_t>(cs.n * cs.c * hw)), w(static_cast<size_t>(cs.c * cs.kh * cs.kw)),
+            bias(static_cast<size_t>(cs.c));
+        for (float& f : x) f = u(rng);
+        for (float& f : w) f = u(rng);
+        for (float& f : bias) f = u(rng);
+        NchwcConvSpec s = spec_of(cs, isa);
+        s.pre_act = pre;
+        s.gate = gate;
+        s.act = out;
+        ASSERT_EQ(nchwc_depthwise_declined(s), "");
+        NchwcDepthwiseConv k(s, w.data(), bias.data(), 2, border);
+        std::vector<float> ws(k.workspace_bytes() / sizeof(float) + 1);
+        const std::vector<float> xb = blocked(x, cs.n, cs.c, hw, isa.block, 1000.0f, pool);
+        std::vector<float> y(static_cast<size_t>(cs.n * cb * ohw * isa.block) + kGuard);
+        for (float& f : y) std::memcpy(&f, &kPoison, 4);
+        k.run(xb.data(), nullptr, y.data(), 0, ws.data(), pool);
+        int64_t same = 0, total = 0, bad = 0;
+        for (int64_t i = 0; i < cs.n; ++i)
+          for (int64_t c = 0; c < cs.c; ++c)
+            for (int64_t oy = 0; oy < cs.oh(); ++oy)
+              for (int64_t ox = 0; ox < cs.ow(); ++ox) {
+                double sum = bias[static_cast<size_t>(c)];
+                for (int64_t ki = 0; ki < cs.kh; ++ki)
+                  for (int64_t kj = 0; kj < cs.kw; ++kj) {
+                    const int64_t iy = oy * cs.sh - cs.pt + ki, ix = ox * cs.sw - cs.pl + kj;
+                    if (iy < 0 || iy >= cs.h || ix < 0 || ix >= cs.w) continue;
+                    sum += static_cast<double>(x[static_cast<size_t>(((i * cs.c + c) * cs.h + iy) * cs.w + ix)]) *
+                           w[static_cast<size_t>((c * cs.kh + ki) * cs.kw + kj)];
+                  }
+                const double v = on(pre, static_cast<float>(sum));
+                const double want = on(out, v * on(gate, 1.0 / (1.0 + std::exp(-v))));
+                const int64_t p = oy * cs.ow() + ox;
+                const float got =
+                    y[static_cast<size_t>(((i * cb + c / isa.block) * ohw + p) * isa.block + c % isa.block)];
+                const double code = got / out.alpha;
+                if (!(std::fabs(code - std::nearbyint(code)) < 1e-3) ||
+                    !(std::fabs(got - want) <= out.alpha + 1.1 * pre.alpha + 1e-6)) {
+                  if (bad++ < 3)
+                    ADD_FAILURE() << "image " << i << " channel " << c << " pixel " << p << ": " << got << ", want "
+                                  << want;
+                }
+                same += got == static_cast<float>(want);
+                ++total;
+              }
+        EXPECT_GE(same * 100, total * 97) << same << " of " << total << " equal";
+        for (size_t g = y.size() - kGuard; g < y.size(); ++g) ASSERT_TRUE(is_poison(y[g])) << "written past y";
+      }
+  // What it declines: a gate without a grid before it, with a residual, on bf16 values.
+  NchwcConvSpec s = spec_of(cases[0], isas.back());
+  s.q.groups = s.q.c;
+  s.gate = gate;
+  s.act = out;
+  EXPECT_NE(nchwc_depthwise_declined(s), "");
+  s.pre_act = pre;
+  EXPECT_EQ(nchwc_depthwise_declined(s), "");
+  s.residual = true;
+  EXPECT_NE(nchwc_depthwise_declined(s), "");
+  s.residual = false;
+  s.gate_out = out;
+  EXPECT_NE(nchwc_depthwise_declined(s), "");
+  s.gate_out = Activation{};
+  s.pre_act = grid(0.04f, -200, 155);  // 356 codes: no table
+  EXPECT_NE(nchwc_depthwise_declined(s), "");
+  // The dense kernel takes no such SiLU.
+  s = spec_of(cases[0], isas.back());
+  EXPECT_EQ(nchwc_direct_declined(s), "");
+  s.pre_act = pre;
+  s.gate = gate;
+  EXPECT_NE(nchwc_direct_declined(s), "");
+}
+
 TEST(NchwcConv, DepthwiseOnBf16ValuesIsTheFloatFrameRounded) {
   // bf16 values exist only where the CPU has AVX512_BF16 (their conversions use it).
   if (bf16_isa() == Bf16Isa::kNone) GTEST_SKIP() << "no AVX512_BF16 here: " << bf16_isa_reason();

@@ -218,7 +218,7 @@ TEST(Quant, Int8ConvolutionTakesTheResidualAdd) {
   const std::string plan = fused.plan_report();
   if (cpu::int8_conv_isa() != cpu::Int8ConvIsa::kReference) {
     EXPECT_THAT(plan, HasSubstr("nchwc_int8"));
-    EXPECT_THAT(plan, HasSubstr("1 residual Add or SiLU fused into int8 convolutions"));
+    EXPECT_THAT(plan, HasSubstr("1 residual Add, SiLU or activation steps fused into the step before"));
     EXPECT_THAT(plan, HasSubstr("Conv+QuantizeDequantize+QuantizeLinear+Add+QuantizeDequantize+QuantizeLinear"));
   } else {
     EXPECT_THAT(plan, Not(HasSubstr("residual Add fused into int8"))) << "the Add fuses only into nchwc_int8";
@@ -278,7 +278,7 @@ TEST(Quant, Int8ConvolutionTakesTheQuantizedSilu) {
   const std::string plan = fused.plan_report();
   if (cpu::int8_conv_isa() != cpu::Int8ConvIsa::kReference) {
     EXPECT_THAT(plan, HasSubstr("nchwc_int8"));
-    EXPECT_THAT(plan, HasSubstr("1 residual Add or SiLU fused into int8 convolutions"));
+    EXPECT_THAT(plan, HasSubstr("1 residual Add, SiLU or activation steps fused into the step before"));
     EXPECT_THAT(plan, HasSubstr("+Sigmoid+QuantizeDequantize+QuantizeLinear+Mul+QuantizeDequantize+QuantizeLinear"));
     EXPECT_THAT(plan, Not(HasSubstr(" Sigmoid ")));
   }
@@ -291,6 +291,73 @@ TEST(Quant, Int8ConvolutionTakesTheQuantizedSilu) {
     same += u == v;
   }
   EXPECT_GT(same, a.numel() * 9 / 10);
+}
+
+// EfficientNet's depthwise stage in QDQ form: a depthwise convolution (float
+// math, nchwc_depthwise) whose pair, Sigmoid, pair, Mul and pair after join
+// its epilogue, and a squeeze-and-excitation Mul by a per-channel value whose
+// pair joins the Mul. Against the node-by-node float run: every output on
+// the last grid, nearly all equal, the rest within a midpoint's rounding.
+TEST(Quant, DepthwiseAndItsScaleTakeTheirPairs) {
+  ModelBuilder m(13);
+  m.input("x", DType::kFloat32, {1, 40, 12, 12});
+  m.input("se", DType::kFloat32, {1, 40, 1, 1});
+  Tensor codes = Tensor::zeros(DType::kInt8, {40, 1, 3, 3});
+  for (int64_t i = 0; i < codes.numel(); ++i)
+    codes.data<int8_t>()[i] = static_cast<int8_t>(std::lround(127 * std::sin(static_cast<double>(i) * 0.83)));
+  m.initializer("wq", codes);
+  m.initializer("ws", floats({}, {0.004f}));
+  m.initializer("sx", floats({}, {0.02f}));
+  m.initializer("zx", tensor_of<uint8_t>(DType::kUInt8, {}, {128}));
+  m.initializer("s1", floats({}, {0.015f}));
+  m.initializer("s2", floats({}, {1.0f / 255.0f}));
+  m.initializer("s3", floats({}, {0.012f}));
+  m.initializer("s4", floats({}, {0.01f}));
+  m.initializer("z1", tensor_of<uint8_t>(DType::kUInt8, {}, {110}));
+  m.initializer("z2", tensor_of<uint8_t>(DType::kUInt8, {}, {0}));
+  m.node("QuantizeLinear", {"x", "sx", "zx"}, {"xq"}, "qx");
+  m.node("DequantizeLinear", {"xq", "sx", "zx"}, {"xd"}, "dqx");
+  m.node("DequantizeLinear", {"wq", "ws"}, {"w"}, "dqw");
+  m.node("Conv", {"xd", "w"}, {"c"}, "dw").ints("pads", {1, 1, 1, 1}).i("group", 40);
+  m.node("QuantizeLinear", {"c", "s1", "z1"}, {"cq"}, "qc");
+  m.node("DequantizeLinear", {"cq", "s1", "z1"}, {"cd"}, "dqc");
+  m.node("Sigmoid", {"cd"}, {"sg"}, "sigmoid");
+  m.node("QuantizeLinear", {"sg", "s2", "z2"}, {"sq"}, "qs");
+  m.node("DequantizeLinear", {"sq", "s2", "z2"}, {"sd"}, "dqs");
+  m.node("Mul", {"cd", "sd"}, {"silu"}, "mul");
+  m.node("QuantizeLinear", {"silu", "s3", "z1"}, {"uq"}, "qu");
+  m.node("DequantizeLinear", {"uq", "s3", "z1"}, {"ud"}, "dqu");
+  m.node("Mul", {"ud", "se"}, {"scaled"}, "scale");
+  m.node("QuantizeLinear", {"scaled", "s4", "z1"}, {"yq"}, "qy");
+  m.node("DequantizeLinear", {"yq", "s4", "z1"}, {"y"}, "dqy");
+  m.output("y");
+  Tensor x = Tensor::zeros(DType::kFloat32, {1, 40, 12, 12});
+  for (int64_t i = 0; i < x.numel(); ++i) x.data<float>()[i] = 2.0f * std::cos(static_cast<float>(i) * 0.9f);
+  Tensor se = Tensor::zeros(DType::kFloat32, {1, 40, 1, 1});
+  for (int64_t i = 0; i < se.numel(); ++i) se.data<float>()[i] = 0.2f + 0.02f * static_cast<float>(i);
+  const std::string bytes = m.bytes();
+  auto model = Model::load_from_memory(bytes.data(), bytes.size(), "dw_silu.onnx");
+  Session fused(model, {.device = Device::kCpu, .threads = 2, .tuning = TuningMode::kHeuristic});
+  Session apart(model, {.device = Device::kCpu, .threads = 2, .optimize = false});
+  Tensor a = fused.run({{"x", x}, {"se", se}})[0], b = apart.run({{"x", x}, {"se", se}})[0];
+  const std::string plan = fused.plan_report();
+  if (cpu::sgemm_isa_supported(cpu::SgemmIsa::kAvx2)) {  // the blocked layout
+    EXPECT_THAT(plan, HasSubstr("2 residual Add, SiLU or activation steps fused into the step before"));
+    EXPECT_THAT(plan, HasSubstr("+Sigmoid+QuantizeDequantize+QuantizeLinear+Mul+QuantizeDequantize+QuantizeLinear"));
+    EXPECT_THAT(plan, HasSubstr("nchwc_depthwise"));
+    EXPECT_THAT(plan, HasSubstr(" Mul+QuantizeDequantize+QuantizeLinear "));
+    EXPECT_THAT(plan, Not(HasSubstr(" Sigmoid ")));
+  }
+  int64_t same = 0;
+  for (int64_t i = 0; i < a.numel(); ++i) {
+    const float u = a.data<float>()[i], v = b.data<float>()[i];
+    const float k = u / 0.01f;
+    ASSERT_NEAR(k, std::nearbyint(k), 1e-3) << i;
+    // A midpoint of the first grid rounded the other way moves the SiLU by up to 1.1 of its step, times the scale.
+    ASSERT_NEAR(u, v, 0.01f + 1.1f * 0.015f * 1.0f + 0.012f + 1e-5f) << i;
+    same += u == v;
+  }
+  EXPECT_GT(same, a.numel() * 95 / 100);
 }
 
 // uint8 weights: with zero point 128 every q - 128 is an int8 code and the
