@@ -664,9 +664,9 @@ int run(const Args& a) {
     }
     if (!a.profile_svg.empty()) {
       std::ofstream chart(a.profile_svg);
-      chart << tools::profile_chart(traces, "runmodel --profile-svg: " + a.model + " on " +
-                                                std::string(device_name(session->device())) + " (" +
-                                                std::to_string(session->threads()) + " threads)");
+      chart << tools::profile_chart(
+          traces, "runmodel --profile-svg: " + a.model + " on " + std::string(device_name(session->device())) + " (" +
+                      std::to_string(session->threads()) + (session->threads() == 1 ? " thread)" : " threads)"));
       chart.close();
       if (!chart) {
         std::fprintf(stderr, "runmodel: --profile-svg: cannot write %s\n", a.profile_svg.c_str());
