@@ -7,6 +7,7 @@
 
 #include "loaders/onnx/onnx_subset.pb.h"
 #include "runtime/format_bytes.h"
+#include "tools/charts.h"
 #include "tools/cli_util.h"
 #include "tools/npy.h"
 
@@ -59,7 +60,13 @@ options
 output
   --csv                   one row per candidate, with a header
   --json                  everything as one JSON object
-  --svg FILE              also draw a chart: per layer a group, a bar per algorithm, the pick marked
+  --svg FILE              also draw a chart, 1,200 px wide: per layer a group of bars, one per
+                          algorithm that ran, the pick and the heuristic's choice marked, the
+                          slowest's ratio; at the top the total and the share of the top 5
+  --svg-order time|model  the chart's groups by the pick's time, costliest first (default), or
+                          in model order
+  --svg-layers N          the chart shows at most the N costliest layers and says so (default 60;
+                          0: all)
   --linear                the chart's time axis linear (default logarithmic)
   --help                  this text
 
@@ -90,6 +97,8 @@ struct Args {
   Format format = Format::kTable;
   std::string svg;
   bool linear = false;
+  bool svg_model_order = false;
+  int svg_layers = 60;
 };
 
 int to_int(const std::string& opt, const std::string& v, int lo) {
@@ -183,7 +192,13 @@ Args parse_args(int argc, char** argv) {
     else if (s == "--svg") {
       a.svg = next();
       if (a.svg.empty()) throw UsageError("--svg expects a file name");
-    } else if (s == "--linear")
+    } else if (s == "--svg-order") {
+      std::string v = next();
+      if (v != "time" && v != "model") throw UsageError("--svg-order expects time or model, got '" + v + "'");
+      a.svg_model_order = v == "model";
+    } else if (s == "--svg-layers")
+      a.svg_layers = to_int(s, next(), 0);
+    else if (s == "--linear")
       a.linear = true;
     else if (!s.empty() && s[0] == '-')
       throw UsageError("unknown option " + s);
@@ -301,29 +316,6 @@ std::string csv_field(const std::string& s) {
   return o + "\"";
 }
 
-std::string xml(const std::string& s) {
-  std::string o;
-  for (char c : s) {
-    switch (c) {
-      case '&':
-        o += "&amp;";
-        break;
-      case '<':
-        o += "&lt;";
-        break;
-      case '>':
-        o += "&gt;";
-        break;
-      case '"':
-        o += "&quot;";
-        break;
-      default:
-        o += c;
-    }
-  }
-  return o;
-}
-
 void print_table(const std::vector<Layer>& layers, const std::string& header) {
   std::printf("%s\n", header.c_str());
   // Column widths from the content.
@@ -406,121 +398,6 @@ void print_json(const std::vector<Layer>& layers, const std::string& source, con
   }
   o << "]}\n";
   std::fputs(o.str().c_str(), stdout);
-}
-
-// A grouped bar chart: per layer a group, a bar per algorithm (in one
-// colour each, the same in every group), the pick outlined and marked with
-// a triangle; log or linear time axis. Self-contained SVG 1.1.
-std::string svg_chart(const std::vector<Layer>& layers, const std::string& title, bool linear) {
-  std::vector<std::string> algos;
-  double lo = 1e300, hi = 0;
-  for (const auto& l : layers)
-    for (const auto& t : l.c->candidates) {
-      if (std::find(algos.begin(), algos.end(), t.algorithm) == algos.end()) algos.push_back(t.algorithm);
-      if (t.status == CandidateStatus::kOk && t.time_ms > 0) {
-        lo = std::min(lo, t.time_ms);
-        hi = std::max(hi, t.time_ms);
-      }
-    }
-  if (hi <= 0) lo = 0.001, hi = 1;
-  static const char* kColors[] = {"#4e79a7", "#f28e2b", "#e15759", "#76b7b2", "#59a14f",
-                                  "#edc948", "#b07aa1", "#ff9da7", "#9c755f", "#bab0ac"};
-  const double bar = 12, gap = 18, left = 78, right = 24, top = 56, plot_h = 300;
-  const double group_w = bar * static_cast<double>(std::max<size_t>(algos.size(), 1)) + gap;
-  const double plot_w = std::max(group_w * static_cast<double>(layers.size()), 360.0);
-  const double width = left + plot_w + right;
-  const double legend_top = top + plot_h + 110;
-  const int legend_cols = std::max(1, static_cast<int>((width - left) / 200));
-  const double height =
-      legend_top + 22 * ((static_cast<double>(algos.size()) + 1 + legend_cols - 1) / legend_cols) + 20;
-
-  // The time axis: decades (log) or a 1-2-5 step (linear).
-  double y_lo, y_hi;
-  std::vector<double> ticks;
-  if (linear) {
-    y_lo = 0;
-    double raw = hi / 5, p = std::pow(10.0, std::floor(std::log10(raw))), step = p;
-    for (double m : {1.0, 2.0, 5.0, 10.0})
-      if (m * p >= raw) {
-        step = m * p;
-        break;
-      }
-    y_hi = std::ceil(hi / step) * step;
-    for (double t = 0; t <= y_hi * 1.0001; t += step) ticks.push_back(t);
-  } else {
-    y_lo = std::pow(10.0, std::floor(std::log10(lo)));
-    y_hi = std::pow(10.0, std::ceil(std::log10(hi)));
-    if (y_hi <= y_lo) y_hi = y_lo * 10;
-    for (double t = y_lo; t <= y_hi * 1.0001; t *= 10) ticks.push_back(t);
-  }
-  auto y_of = [&](double v) {
-    double f = linear ? (v - y_lo) / (y_hi - y_lo)
-                      : (std::log10(v) - std::log10(y_lo)) / (std::log10(y_hi) - std::log10(y_lo));
-    return top + plot_h * (1 - std::clamp(f, 0.0, 1.0));
-  };
-  auto num = [](double x) { return fmt("%.1f", x); };
-
-  std::ostringstream o;
-  o << "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n"
-    << "<svg xmlns=\"http://www.w3.org/2000/svg\" version=\"1.1\" width=\"" << num(width) << "\" height=\""
-    << num(height) << "\" viewBox=\"0 0 " << num(width) << " " << num(height)
-    << "\" font-family=\"sans-serif\" font-size=\"11\">\n"
-    << "<rect width=\"100%\" height=\"100%\" fill=\"white\"/>\n"
-    << "<text x=\"" << num(left) << "\" y=\"22\" font-size=\"14\" font-weight=\"bold\">" << xml(title) << "</text>\n"
-    << "<text x=\"" << num(left) << "\" y=\"40\" fill=\"#555\">median time per run, ms (" << (linear ? "linear" : "log")
-    << " scale); the pick is outlined and marked; missing bars: declined, over the workspace limit or failed</text>\n";
-  // Grid and axis labels.
-  for (double t : ticks) {
-    double y = y_of(t);
-    o << "<line x1=\"" << num(left) << "\" y1=\"" << num(y) << "\" x2=\"" << num(left + plot_w) << "\" y2=\"" << num(y)
-      << "\" stroke=\"#ddd\"/>\n"
-      << "<text x=\"" << num(left - 6) << "\" y=\"" << num(y + 4) << "\" text-anchor=\"end\">" << fmt("%g", t)
-      << "</text>\n";
-  }
-  o << "<line x1=\"" << num(left) << "\" y1=\"" << num(top) << "\" x2=\"" << num(left) << "\" y2=\""
-    << num(top + plot_h) << "\" stroke=\"#333\"/>\n"
-    << "<line x1=\"" << num(left) << "\" y1=\"" << num(top + plot_h) << "\" x2=\"" << num(left + plot_w) << "\" y2=\""
-    << num(top + plot_h) << "\" stroke=\"#333\"/>\n"
-    << "<text transform=\"translate(16," << num(top + plot_h / 2)
-    << ") rotate(-90)\" text-anchor=\"middle\">ms</text>\n";
-  // The bars.
-  for (size_t i = 0; i < layers.size(); ++i) {
-    const Layer& l = layers[i];
-    double gx = left + gap / 2 + group_w * static_cast<double>(i);
-    for (const auto& t : l.c->candidates) {
-      size_t ai = static_cast<size_t>(std::find(algos.begin(), algos.end(), t.algorithm) - algos.begin());
-      double x = gx + bar * static_cast<double>(ai);
-      if (t.status != CandidateStatus::kOk || t.time_ms <= 0) continue;
-      double y = y_of(t.time_ms), base = top + plot_h;
-      bool pick = t.algorithm == l.c->algorithm;
-      o << "<rect x=\"" << num(x) << "\" y=\"" << num(y) << "\" width=\"" << num(bar - 1) << "\" height=\""
-        << num(std::max(base - y, 1.0)) << "\" fill=\"" << kColors[ai % 10] << "\""
-        << (pick ? " stroke=\"black\" stroke-width=\"1.5\"" : "") << "><title>" << xml(l.c->node) << ": "
-        << xml(t.algorithm) << " " << ms_str(t.time_ms) << " ms" << (pick ? " (pick)" : "") << "</title></rect>\n";
-      if (pick)
-        o << "<polygon points=\"" << num(x + (bar - 1) / 2) << "," << num(y - 2) << " " << num(x - 1) << ","
-          << num(y - 9) << " " << num(x + bar) << "," << num(y - 9) << "\" fill=\"black\"/>\n";
-    }
-    double lx = gx + group_w / 2 - gap / 2;
-    o << "<text transform=\"translate(" << num(lx) << "," << num(top + plot_h + 12)
-      << ") rotate(-40)\" text-anchor=\"end\">" << xml(l.c->node) << "</text>\n";
-  }
-  // The legend.
-  double col_w = (width - left) / legend_cols;
-  for (size_t k = 0; k <= algos.size(); ++k) {
-    double x = left + col_w * static_cast<double>(k % static_cast<size_t>(legend_cols));
-    double y = legend_top + 22 * static_cast<double>(k / static_cast<size_t>(legend_cols));
-    if (k < algos.size())
-      o << "<rect x=\"" << num(x) << "\" y=\"" << num(y - 10) << "\" width=\"12\" height=\"12\" fill=\""
-        << kColors[k % 10] << "\"/>\n<text x=\"" << num(x + 18) << "\" y=\"" << num(y) << "\">" << xml(algos[k])
-        << "</text>\n";
-    else
-      o << "<polygon points=\"" << num(x + 6) << "," << num(y + 1) << " " << num(x) << "," << num(y - 8) << " "
-        << num(x + 12) << "," << num(y - 8) << "\" fill=\"black\"/>\n<text x=\"" << num(x + 18) << "\" y=\"" << num(y)
-        << "\">pick (the fastest)</text>\n";
-  }
-  o << "</svg>\n";
-  return o.str();
 }
 
 int run(const Args& a) {
@@ -606,7 +483,12 @@ int run(const Args& a) {
 
   if (!a.svg.empty()) {
     std::ofstream f(a.svg);
-    f << svg_chart(layers, "convprof: " + source + " on " + where, a.linear);
+    tools::ConvChartOptions co;
+    co.title = "convprof: " + source + " on " + where;
+    co.linear = a.linear;
+    co.model_order = a.svg_model_order;
+    co.max_layers = static_cast<size_t>(a.svg_layers);
+    f << tools::convprof_chart(report.choices, co);
     f.close();
     if (!f) {
       std::fprintf(stderr, "convprof: --svg: cannot write %s\n", a.svg.c_str());

@@ -6,8 +6,10 @@
 # which asks the compatibility gate, falls back to the CPU with the gate's
 # sentence (or, on the machine's own stack with a working GPU, runs there), and
 # is compared with the CPU's outputs. Prints a table; writes OUTDIR/fallback.md
-# (the table with each sentence in full) and OUTDIR/fallback.svg (latency per
-# scenario, the device marked).
+# (the table with each sentence in full) and OUTDIR/fallback.svg (drawn by
+# minirt-chart: per scenario what broke, CPU or GPU, the first clause of the
+# gate's sentence, the latency). The speed-up over the CPU alone is shown only
+# where the run went to another device; a run on the CPU says "same device".
 #
 #   tools/fallback-demo.sh MODEL.onnx [OUTDIR]    (installed: minirt-fallback-demo)
 #
@@ -35,6 +37,7 @@ fakes=${MINIRT_GPU_FAKES:-$(first_of "$here"/../lib/minirt/gpu-fakes "$here"/../
 scenarios=$(first_of "$here/../share/minirt/fallback_scenarios.txt" "$here/fallback_scenarios.txt" || echo "")
 iterations=${MINIRT_DEMO_ITERATIONS:-20}
 [ -x "$bin/runmodel" ] || { echo "$(basename "$0"): runmodel not found in $bin (set MINIRT_BIN)" >&2; exit 1; }
+[ -x "$bin/minirt-chart" ] || { echo "$(basename "$0"): minirt-chart not found in $bin (set MINIRT_BIN)" >&2; exit 1; }
 [ -f "$fakes/libcuda.so.1" ] || { echo "$(basename "$0"): the fake CUDA libraries are not in '$fakes' (set MINIRT_GPU_FAKES)" >&2; exit 1; }
 [ -f "$scenarios" ] || { echo "$(basename "$0"): fallback_scenarios.txt not found" >&2; exit 1; }
 mkdir -p "$outdir" || exit 1
@@ -74,7 +77,7 @@ build_layout() {
 }
 
 rows=()
-printf '%-14s %-6s %-10s %-8s %-9s %s\n' scenario device "latency" "speed-up" "vs CPU" "decision"
+printf '%-14s %-6s %-10s %-11s %-9s %s\n' scenario device "latency" "speed-up" "vs CPU" "decision"
 while IFS='|' read -r id title layout envs rule says; do
   id=$(trim "$id")
   case "$id" in '' | '#'*) continue ;; esac
@@ -104,10 +107,16 @@ while IFS='|' read -r id title layout envs rule says; do
   cpu_latency=$(awk '/^\[1\] cpu:/{b=1} b && /latency median/{for(i=1;i<=NF;i++) if($i=="median"){print $(i+1); exit}}' "$log")
   agree=$(awk '/^\[2\] auto against/{b=1; next} b && /-> /{if ($0 ~ /-> FAIL/) f=1; n++} END{print (n==0 ? "-" : (f ? "differ" : "match"))}' "$log")
   [ "$rc" -eq 0 ] || [ "$rc" -eq 8 ] || { agree="error (exit $rc)"; sentence=$(tail -3 "$log" | tr '\n' ' '); }
-  # Speed-up over the CPU alone in the same process (about 1x where the run fell back).
-  speedup=$(awk -v c="${cpu_latency:-0}" -v l="${latency:-0}" 'BEGIN{if (c > 0 && l > 0) printf "%.2fx", c / l}')
+  # Speed-up over the CPU alone in the same process, where the run went to
+  # another device; two CPU runs would only compare their timing noise.
+  speedup=
+  case "$device" in
+    cpu) speedup="same device" ;;
+    none) ;;
+    *) speedup=$(awk -v c="${cpu_latency:-0}" -v l="${latency:-0}" 'BEGIN{if (c > 0 && l > 0) printf "%.2fx", c / l}') ;;
+  esac
   # The terminal gets each sentence up to its advice; fallback.md has it whole.
-  printf '%-14s %-6s %-10s %-8s %-9s %s\n' "$id" "$device" "${latency:--} ms" "${speedup:--}" "$agree" "${sentence%%; *}"
+  printf '%-14s %-6s %-10s %-11s %-9s %s\n' "$id" "$device" "${latency:--} ms" "${speedup:--}" "$agree" "${sentence%%; *}"
   rows+=("$id|$title|$device|${latency:-}|${cpu_latency:-}|${speedup:-}|$agree|$sentence")
 done <"$scenarios"
 
@@ -127,29 +136,11 @@ done <"$scenarios"
   done
 } >"$outdir/fallback.md"
 
-# fallback.svg: one bar per scenario, its length the latency, its colour the device.
-{
-  max=0
-  for r in "${rows[@]}"; do
-    IFS='|' read -r _ _ _ lat _ _ _ _ <<<"$r"
-    max=$(awk -v a="$max" -v b="${lat:-0}" 'BEGIN{print (b > a ? b : a)}')
-  done
-  n=${#rows[@]}
-  h=$((40 + 28 * n + 30))
-  echo "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"760\" height=\"$h\" font-family=\"sans-serif\" font-size=\"12\">"
-  echo "<text x=\"10\" y=\"20\" font-size=\"14\">$(basename "$model" | sed 's/&/\&amp;/g; s/</\&lt;/g'): latency median per scenario (ms), runmodel --device auto</text>"
-  i=0
-  for r in "${rows[@]}"; do
-    IFS='|' read -r id _ device lat _ speedup agree _ <<<"$r"
-    y=$((40 + 28 * i))
-    w=$(awk -v l="${lat:-0}" -v m="$max" 'BEGIN{printf "%d", (m > 0 ? 440 * l / m : 0)}')
-    colour="#4a7bd0"; [ "$device" = cuda ] && colour="#3aa655"; [ "$device" = none ] && colour="#999999"
-    echo "<text x=\"10\" y=\"$((y + 15))\">$id</text>"
-    echo "<rect x=\"130\" y=\"$y\" width=\"$w\" height=\"20\" fill=\"$colour\"/>"
-    echo "<text x=\"$((136 + w))\" y=\"$((y + 15))\">${lat:-n/a} ms on $device (${speedup:-n/a} the CPU's speed), outputs: $agree</text>"
-    i=$((i + 1))
-  done
-  echo "<text x=\"10\" y=\"$((h - 10))\" fill=\"#555\">blue: CPU (fallback), green: GPU, grey: did not run</text>"
-  echo "</svg>"
-} >"$outdir/fallback.svg"
+# fallback.svg: a row per scenario (tools/charts.h), from the rows as tab-separated fields.
+for r in "${rows[@]}"; do
+  IFS='|' read -r id title device lat _ speedup agree sentence <<<"$r"
+  printf '%s\t%s\t%s\t%s\t%s\t%s\t%s\n' "$id" "$title" "$device" "${lat:--}" "${speedup:--}" "$agree" "$sentence"
+done >"$work/rows.tsv"
+"$bin/minirt-chart" fallback "$work/rows.tsv" "$outdir/fallback.svg" \
+  --title "$(basename "$model"): where runmodel --device auto ran in each broken GPU stack, and why" || exit 1
 echo "wrote $outdir/fallback.md and $outdir/fallback.svg"

@@ -2,6 +2,7 @@
 // See --help (and README.md) for options and exit codes.
 #include <minirt/minirt.h>
 
+#include "tools/charts.h"
 #include "tools/cli_util.h"
 #include "tools/compare.h"
 #include "tools/npy.h"
@@ -136,6 +137,9 @@ reports
   --profile FILE.json     write per-step timings of the timed runs as Chrome trace JSON
                           (open in Perfetto or chrome://tracing) and print a per-op summary; steps
                           on a GPU are timed by the GPU (CUDA events around each step), on a track of their own
+  --profile-svg FILE.svg  the same timings as a chart: time per op type and the 20 costliest steps,
+                          CPU and GPU steps apart, the steps the GPU timed itself marked (alone or
+                          with --profile)
   --json                  print the summary as JSON instead of text
   --list-ops              print every op minirt runs, its opset versions and notes, as a Markdown
                           table (no model needed), and exit
@@ -175,6 +179,7 @@ struct Args {
   CpuLayout layout = CpuLayout::kAuto;
   bool print_plan = false;
   std::string profile;
+  std::string profile_svg;
   bool json = false;
   size_t memory_limit = 0;
   MemoryPolicy memory_policy = MemoryPolicy::kGrow;
@@ -306,7 +311,10 @@ Args parse_args(int argc, char** argv) {
       a.print_plan = true;
     else if (s == "--profile")
       a.profile = next();
-    else if (s == "--json")
+    else if (s == "--profile-svg") {
+      a.profile_svg = next();
+      if (a.profile_svg.empty()) throw UsageError("--profile-svg expects a file name");
+    } else if (s == "--json")
       a.json = true;
     else if (s == "--memory-limit")
       a.memory_limit = parse_size(s, next());
@@ -446,7 +454,7 @@ int run(const Args& a) {
   so.run_timeout_seconds = a.run_timeout;
   so.optimize = a.optimize;
   so.layout = a.layout;
-  so.profile = !a.profile.empty();
+  so.profile = !a.profile.empty() || !a.profile_svg.empty();
   so.memory_limit = a.memory_limit;
   so.memory_policy = a.memory_policy;
   so.preallocate_fraction = a.preallocate_fraction;
@@ -602,11 +610,15 @@ int run(const Args& a) {
   std::vector<std::pair<std::string, double>> op_totals;
   std::string device_clocks;  // the devices whose steps were timed on their own clock
   if (so.profile) {
-    std::ofstream f(a.profile);
-    if (!f) {
-      std::fprintf(stderr, "runmodel: --profile: cannot write %s\n", a.profile.c_str());
-      return kOutputError;
+    std::ofstream file;
+    if (!a.profile.empty()) {
+      file.open(a.profile);
+      if (!file) {
+        std::fprintf(stderr, "runmodel: --profile: cannot write %s\n", a.profile.c_str());
+        return kOutputError;
+      }
     }
+    std::ostringstream f;  // the trace, written to the file (if any) at the end
     std::map<std::string, double> by_op;
     // One track per clock: the host's (tid 1), and each device that timed
     // its own steps (tid 2, 3, ...), named in the trace's metadata. A step
@@ -642,9 +654,24 @@ int run(const Args& a) {
     f << "\n],\"displayTimeUnit\":\"ms\"}\n";
     for (const auto& [track, tid] : tracks)
       if (track != "host") device_clocks += (device_clocks.empty() ? "" : ", ") + track;
-    if (!f) {
-      std::fprintf(stderr, "runmodel: --profile: write to %s failed\n", a.profile.c_str());
-      return kOutputError;
+    if (file.is_open()) {
+      file << f.str();
+      file.close();
+      if (!file) {
+        std::fprintf(stderr, "runmodel: --profile: write to %s failed\n", a.profile.c_str());
+        return kOutputError;
+      }
+    }
+    if (!a.profile_svg.empty()) {
+      std::ofstream chart(a.profile_svg);
+      chart << tools::profile_chart(
+          traces, "runmodel --profile-svg: " + a.model + " on " + std::string(device_name(session->device())) + " (" +
+                      std::to_string(session->threads()) + (session->threads() == 1 ? " thread)" : " threads)"));
+      chart.close();
+      if (!chart) {
+        std::fprintf(stderr, "runmodel: --profile-svg: cannot write %s\n", a.profile_svg.c_str());
+        return kOutputError;
+      }
     }
     op_totals.assign(by_op.begin(), by_op.end());
     std::sort(op_totals.begin(), op_totals.end(), [](const auto& x, const auto& y) { return x.second > y.second; });
@@ -793,7 +820,8 @@ int run(const Args& a) {
   if (!op_totals.empty()) {
     double sum = 0;
     for (const auto& p : op_totals) sum += p.second;
-    std::printf("per-op time (mean per run, from %s%s%s):\n", a.profile.c_str(),
+    std::printf("per-op time (mean per run, from %s%s%s):\n",
+                a.profile.empty() ? a.profile_svg.c_str() : a.profile.c_str(),
                 device_clocks.empty() ? "" : "; steps on ",
                 device_clocks.empty() ? "" : (device_clocks + " timed by the device itself").c_str());
     for (const auto& [op, t] : op_totals) std::printf("  %-28s %9.3f ms  %5.1f%%\n", op.c_str(), t, 100.0 * t / sum);

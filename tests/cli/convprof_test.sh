@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # convprof end to end: the table, CSV, JSON and SVG on a small generated
 # model and on one --conv, bad input of every kind with its exit code, and
-# that profiling leaves the algorithm cache alone.
+# that profiling leaves the algorithm cache alone. The charts (tests/cli/svg_check.py):
+# SVG, every text inside the canvas by the writer's own width estimate, at
+# most 1,280 px wide for 1, 2 and 200 layers, the labels the chart promises.
 #   convprof_test.sh BIN_DIR PYTHON
 set -uo pipefail
 bin=$1
@@ -34,10 +36,39 @@ expect 0 "usage: convprof" -- "$cp" --help
   { echo "FAIL: --json --svg"; failures=$((failures + 1)); }
 "$cp" --conv 2,8,13,11,16,3,3,1,1,1,1 --repeats 2 --json --svg "$work/one.svg" --linear >"$work/one.json" 2>&1 ||
   { echo "FAIL: --conv --json"; failures=$((failures + 1)); }
-"$py" - "$work" <<'PY' || failures=$((failures + 1))
+"$cp" "$model" --device cpu --repeats 2 --svg "$work/model_order.svg" --svg-order model >/dev/null 2>&1 ||
+  { echo "FAIL: --svg-order model"; failures=$((failures + 1)); }
+# 200 convolutions: the 60 costliest shown and said so, or all with --svg-layers 0.
+"$py" - "$work/chain200.onnx" <<'PY' || { echo "FAIL: the 200-convolution model"; failures=$((failures + 1)); }
+import sys
+import numpy as np
+import onnx
+from onnx import TensorProto, helper, numpy_helper
+rng = np.random.default_rng(1)
+nodes, weights, prev = [], [], "x"
+for i in range(200):
+    c = 4 + 4 * (i % 3)  # three kinds of convolution, so that the layers' times differ
+    k = 4 + 4 * ((i + 1) % 3)
+    weights.append(numpy_helper.from_array((rng.standard_normal((k, c, 3, 3)) * 0.1).astype(np.float32), f"w{i}"))
+    out = "y" if i == 199 else f"t{i}"
+    nodes.append(helper.make_node("Conv", [prev, f"w{i}"], [out], name=f"conv{i}", kernel_shape=[3, 3], pads=[1, 1, 1, 1]))
+    prev = out
+graph = helper.make_graph(nodes, "chain200", [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 4, 6, 6])],
+                          [helper.make_tensor_value_info("y", TensorProto.FLOAT, None)], weights)
+model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)])
+model.ir_version = 8
+onnx.save(model, sys.argv[1])
+PY
+"$cp" "$work/chain200.onnx" --device cpu --repeats 1 --json --svg "$work/c200.svg" >"$work/c200.json" 2>"$work/c200.err" ||
+  { echo "FAIL: convprof on 200 convolutions: $(cat "$work/c200.err")"; failures=$((failures + 1)); }
+"$cp" "$work/chain200.onnx" --device cpu --repeats 1 --svg "$work/c200_all.svg" --svg-layers 0 --linear >/dev/null 2>&1 ||
+  { echo "FAIL: convprof --svg-layers 0"; failures=$((failures + 1)); }
+"$py" - "$work" "$bin" "$(dirname "$0")" <<'PY' || failures=$((failures + 1))
 import csv, json, sys
 import xml.etree.ElementTree as ET
-w = sys.argv[1]
+w, bin_dir = sys.argv[1], sys.argv[2]
+sys.path.insert(0, sys.argv[3])
+import svg_check
 p = json.load(open(f"{w}/p.json"))
 assert p["device"] == "cpu" and p["repeats"] == 2, p
 layers = p["layers"]
@@ -71,7 +102,54 @@ for f, picks in (("p.svg", 2), ("one.svg", 1)):
     assert bars and sum("(pick)" in r.find(ns + "title").text for r in bars) == picks, f
     texts = [t.text for t in root.iter(ns + "text")]
     assert any(t and "convprof" in t for t in texts), texts
-print("ok: convprof --csv, --json, --svg")
+
+
+def chart(name, layers):
+    """The chart checked by svg_check; its layer labels, its texts by class."""
+    info = svg_check.check(f"{w}/{name}", bin_dir, max_width=1280, min_width=600)
+    by = {}
+    for cls, text in info["texts"]:
+        by.setdefault(cls, []).append(text)
+    assert len(by.get("layer", [])) == layers, (name, by.get("layer"))
+    assert len(by.get("pick", [])) == layers and len(by.get("slowest", [])) == layers, (name, by)
+    assert all(t.startswith("pick ") and " ms (" in t for t in by["pick"]), by["pick"]
+    assert all(t.startswith("slowest ") or t == "the only one that ran" for t in by["slowest"]), by["slowest"]
+    assert len(by.get("heuristic", [])) + len(by.get("same", [])) == layers, by
+    return info, by
+
+
+# Two layers: the costliest first by default, model order on request; the summary strip.
+_, by = chart("p.svg", 2)
+cost = sorted(layers, key=lambda l: -min(c["median_ms"] for c in l["candidates"] if c["status"] == "ok"))
+assert by["layer"] == [l["node"] for l in cost], (by["layer"], cost)
+assert any(t.startswith("2 convolutions: ") and "in all with the picks" in t for t in by["summary"]), by["summary"]
+assert any(t.startswith("the 2 layers take 100.0% of it") for t in by["summary"]), by["summary"]
+assert "algorithm" not in " ".join(by.get("truncated", [])), by
+for l in layers:
+    pick = next(t for t in by["pick"] if l["pick"] in t)
+    assert pick.startswith(f"pick {l['pick']} "), (pick, l)
+_, by = chart("model_order.svg", 2)
+assert by["layer"] == ["conv1", "conv2"], by["layer"]
+# The legend: only the algorithms that ran.
+root = ET.parse(f"{w}/p.svg").getroot()
+ran = {c["algorithm"] for l in layers for c in l["candidates"] if c["status"] == "ok"}
+legend = {t.text for t in root.iter(ns + "text") if t.text in {c["algorithm"] for l in layers for c in l["candidates"]}}
+assert legend == ran, (legend, ran)
+# One layer, and 200 layers (the 60 costliest, then all): the same width.
+info1, _ = chart("one.svg", 1)
+c200 = json.load(open(f"{w}/c200.json"))["layers"]
+assert len(c200) == 200, len(c200)
+info200, by = chart("c200.svg", 60)
+assert by["truncated"] == [t for t in by["truncated"] if t.startswith("showing the 60 costliest of 200 convolutions")], by
+picks = {l["node"]: next(c["median_ms"] for c in l["candidates"] if c["algorithm"] == l["pick"]) for l in c200}
+shown = [picks[n] for n in by["layer"]]
+assert shown == sorted(shown, reverse=True) and min(shown) >= sorted(picks.values(), reverse=True)[59], shown
+assert any(t.startswith("the top 5 layers take ") for t in by["summary"]), by["summary"]
+info_all, by = chart("c200_all.svg", 200)
+assert "truncated" not in by, by["truncated"]
+assert info1["width"] == info200["width"] == info_all["width"], (info1["width"], info200["width"], info_all["width"])
+assert info200["height"] < info_all["height"], (info200["height"], info_all["height"])
+print("ok: convprof --csv, --json, --svg (1, 2 and 200 layers, %g px wide)" % info200["width"])
 PY
 
 # Bad input: the documented exit codes.
@@ -89,7 +167,9 @@ expect 2 "No such file" -- "$cp" "$work/missing.onnx"
 head -c 1000 "$model" >"$work/truncated.onnx"
 expect 2 "truncated.onnx" -- "$cp" "$work/truncated.onnx"
 expect 4 "no usable GPU backend" -- "$cp" "$model" --device cuda
-expect 5 "--svg: cannot write" -- "$cp" "$model" --device cpu --repeats 1 --svg /proc/minirt-cannot-write/x.svg
+expect 5 "--svg: cannot write /proc/minirt-cannot-write/x.svg" -- "$cp" "$model" --device cpu --repeats 1 --svg /proc/minirt-cannot-write/x.svg
+expect 1 "--svg-order expects time or model, got 'size'" -- "$cp" "$model" --svg x.svg --svg-order size
+expect 1 "--svg-layers expects an integer >= 0" -- "$cp" "$model" --svg x.svg --svg-layers -3
 
 if [ "$failures" -ne 0 ]; then
   echo "$failures check(s) failed"
