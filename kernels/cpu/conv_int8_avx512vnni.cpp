@@ -268,6 +268,27 @@ void int8_pack_rows_folded_avx512(const TileConvGeom& g, const float* x, uint8_t
   }
 }
 
+void u8_lanes_to_floats_avx512(const uint8_t* src, int64_t stride, float* dst, int64_t n, float alpha, int32_t lo) {
+  const __m512 a = _mm512_set1_ps(alpha);
+  const __m512i ilo = _mm512_set1_epi32(lo);
+  for (int64_t p = 0; p < n; ++p) {
+    const __m512i u = _mm512_cvtepu8_epi32(_mm_loadu_si128(reinterpret_cast<const __m128i*>(src + p * stride)));
+    _mm512_storeu_ps(dst + p * 16, _mm512_mul_ps(a, _mm512_cvtepi32_ps(_mm512_add_epi32(u, ilo))));
+  }
+}
+
+void floats_to_u8_lanes_avx512(const float* src, uint8_t* dst, int64_t stride, int64_t n, float alpha, int32_t lo,
+                               int32_t hi) {
+  const __m512 inv = _mm512_set1_ps(1.0f / alpha);
+  const __m512 flo = _mm512_set1_ps(static_cast<float>(lo)), fhi = _mm512_set1_ps(static_cast<float>(hi));
+  const __m512i ilo = _mm512_set1_epi32(lo);
+  for (int64_t p = 0; p < n; ++p) {
+    const __m512 k = _mm512_min_ps(_mm512_max_ps(_mm512_mul_ps(_mm512_loadu_ps(src + p * 16), inv), flo), fhi);
+    _mm_storeu_si128(reinterpret_cast<__m128i*>(dst + p * stride),
+                     _mm512_cvtusepi32_epi8(_mm512_sub_epi32(_mm512_cvtps_epi32(k), ilo)));
+  }
+}
+
 void int8_conv_strip_avx512vnni(const Int8ConvStrip& s) {
   alignas(64) int32_t cbuf[4 * 256];
   for (int64_t f = s.s.f0; f < s.s.f1; f += 32) {

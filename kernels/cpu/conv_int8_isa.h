@@ -87,6 +87,15 @@ void int8_pack_rows_avx512(const TileConvGeom& g, const float* x, uint8_t* xin, 
 void int8_pack_rows_folded_avx512(const TileConvGeom& g, const float* x, uint8_t* xin, int64_t row0, int64_t row1,
                                   float inv_scale, int32_t lo, int32_t hi);
 
+// n pixels of 16 lanes between an int8 value (uint8 codes u, pixel stride
+// `stride` bytes) and float rows (16 floats a pixel), for the depthwise
+// convolution that reads and writes them (nchwc_conv.cpp): in, x = alpha *
+// (u + lo), exact; out, u = rne(clamp(v / alpha, lo, hi)) - lo, v already on
+// the grid (the convolution's activation is the value's pair).
+void u8_lanes_to_floats_avx512(const uint8_t* src, int64_t stride, float* dst, int64_t n, float alpha, int32_t lo);
+void floats_to_u8_lanes_avx512(const float* src, uint8_t* dst, int64_t stride, int64_t n, float alpha, int32_t lo,
+                               int32_t hi);
+
 // A strip, its products on AMX tiles (tdpbusd; conv_int8_amx.cpp:
 // configures the tiles on entry and releases them on return) or with
 // AVX512-VNNI (vpdpbusd; conv_int8_avx512vnni.cpp), its epilogue on AVX-512.

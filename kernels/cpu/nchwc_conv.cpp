@@ -17,6 +17,7 @@
 #include <utility>
 
 #include "kernels/cpu/bf16_values_isa.h"
+#include "kernels/cpu/conv_int8_isa.h"
 #include "kernels/cpu/nchwc.h"
 #include "kernels/cpu/vmath.h"
 
@@ -881,6 +882,21 @@ std::string nchwc_depthwise_declined(const NchwcConvSpec& s) {
     if (q.kh == 1 && q.kw == 1 && q.sh == 1 && q.sw == 1 && q.ph == 0 && q.pw == 0)
       return "reads or writes bf16 values only with a window (not a 1x1, stride-1 scale)";
   }
+  if (s.x_u8 || s.y_u8 || s.r_u8) {
+    // int8 values (nchwc_int8_values) are read into and written from the
+    // padded frame's float rows; the math stays float32.
+    const Geometry& q = s.q;
+    if (s.block != 16) return "reads or writes int8 values only with the 16-channel blocks of AVX-512";
+    if (s.residual || s.r_u8) return "reads or writes int8 values only without a fused residual";
+    if (s.x_bf16 || s.y_bf16) return "reads or writes int8 values only beside float32 ones";
+    if (s.y_channels != 0 && s.y_channels != q.m) return "reads or writes int8 values only into an output of its own";
+    if (q.kh == 1 && q.kw == 1 && q.sh == 1 && q.sw == 1 && q.ph == 0 && q.pw == 0)
+      return "reads or writes int8 values only with a window (not a 1x1, stride-1 scale)";
+    if (s.x_u8 && (s.x_grid.kind != ActKind::kQuantGrid || s.x_grid.gamma - s.x_grid.beta > 255))
+      return "reads an int8 value only on a known grid of at most 256 codes";
+    if (s.y_u8 && (s.act.kind != ActKind::kQuantGrid || s.act.gamma - s.act.beta > 255))
+      return "writes an int8 value only through a quantization grid of at most 256 codes";
+  }
   return common_declined(s);
 }
 
@@ -1105,6 +1121,7 @@ NchwcDepthwiseConv::NchwcDepthwiseConv(const NchwcConvSpec& s, const float* w, c
   // border) 1.5x faster padded; 7x7 3x3 (49%) even; 14x14 5x5 (49%) and
   // larger planes slower padded, which computes the zero taps as well.
   bf16_io_ = s.x_bf16 || s.y_bf16;
+  const bool narrow_io = bf16_io_ || s.x_u8 || s.y_u8;
   if (!empty_ && !tg_.flat) {
     frame_h_ = (q_.oh - 1) * q_.sh + (q_.kh - 1) * q_.dh + 1;
     frame_w_ = (q_.ow - 1) * q_.sw + (q_.kw - 1) * q_.dw + 1;
@@ -1114,8 +1131,8 @@ NchwcDepthwiseConv::NchwcDepthwiseConv(const NchwcConvSpec& s, const float* w, c
     padded_ = border == DwBorder::kPadded || (border == DwBorder::kAuto && small && 2 * (plane - inner) > plane);
     // bf16 values go through the frame (converted as it is filled) and, out,
     // through one float row per task (converted as it is stored).
-    if (bf16_io_) padded_ = true;
-    if (s.y_bf16) row_floats_ = ceil_div(q_.ow, 16) * 16 * B;
+    if (narrow_io) padded_ = true;
+    if (s.y_bf16 || s.y_u8) row_floats_ = ceil_div(q_.ow, 16) * 16 * B;
   }
   if (!w) return;
   // [block][kh][kw][B], zero past C.
@@ -1151,6 +1168,7 @@ void NchwcDepthwiseConv::run(const float* x, const float* r, float* y, int64_t y
   const int64_t y_img = nchwc_blocks(s_.y_channels ? s_.y_channels : q.m, s_.block) * plane * B;
   const int64_t r_img = cbs_ * plane * B;
   const int64_t x_img16 = ceil_div(q.c, 32) * q.h * q.w * 32, y_img16 = ceil_div(q.m, 32) * plane * 32;  // bf16 values
+  const int64_t x_img8 = ceil_div(q.c, 64) * q.h * q.w * 64, y_img8 = ceil_div(q.m, 64) * plane * 64;    // int8 values
   const int64_t yob0 = y_channel_offset / B;
   const bool res = s_.residual && r;
   const DwRow& row_table = dw_table(s_.isa, B, q.sw * B);
@@ -1175,14 +1193,21 @@ void NchwcDepthwiseConv::run(const float* x, const float* r, float* y, int64_t y
           const int64_t img = outer / cbs_, cb = outer % cbs_;
           // bf16 values: block cb is lanes (cb % 2) * 16 of 32-channel group cb / 2.
           const int64_t half = (cb % 2) * 16;
-          const float* xb = s_.x_bf16 ? nullptr : x + img * x_img + cb * q.h * q.w * B;
+          const float* xb = s_.x_bf16 || s_.x_u8 ? nullptr : x + img * x_img + cb * q.h * q.w * B;
+          // int8 values: block cb is lanes (cb % 4) * 16 of 64-channel group cb / 4.
+          const uint8_t* xu = s_.x_u8 ? static_cast<const uint8_t*>(static_cast<const void*>(x)) + img * x_img8 +
+                                            (cb / 4) * q.h * q.w * 64 + (cb % 4) * 16
+                                      : nullptr;
+          uint8_t* yu = s_.y_u8 ? static_cast<uint8_t*>(static_cast<void*>(y)) + img * y_img8 + (cb / 4) * plane * 64 +
+                                      (cb % 4) * 16
+                                : nullptr;
           const uint16_t* xh = s_.x_bf16 ? static_cast<const uint16_t*>(static_cast<const void*>(x)) + img * x_img16 +
                                                (cb / 2) * q.h * q.w * 32 + half
                                          : nullptr;
           const float* rb = res ? r + img * r_img + cb * plane * B : nullptr;
           float* frame = workspace + task * (frame_floats_ + row_floats_);
           float* yrow = frame + frame_floats_;  // y_bf16: one output row, then rounded into y
-          float* yb = s_.y_bf16 ? nullptr : y + img * y_img + (yob0 + cb) * plane * B;
+          float* yb = s_.y_bf16 || s_.y_u8 ? nullptr : y + img * y_img + (yob0 + cb) * plane * B;
           uint16_t* yh =
               s_.y_bf16 ? static_cast<uint16_t*>(static_cast<void*>(y)) + img * y_img16 + (cb / 2) * plane * 32 + half
                         : nullptr;
@@ -1201,6 +1226,9 @@ void NchwcDepthwiseConv::run(const float* x, const float* r, float* y, int64_t y
               std::fill(dst, dst + c0 * B, 0.0f);
               if (xh) {
                 bf16_lanes_to_floats_avx512(xh + ih * q.w * 32, 32, dst + c0 * B, c1 - c0);
+              } else if (xu) {
+                u8_lanes_to_floats_avx512(xu + ih * q.w * 64, 64, dst + c0 * B, c1 - c0, s_.x_grid.alpha,
+                                          static_cast<int32_t>(s_.x_grid.beta));
               } else {
                 const float* src = xb + ih * q.w * B;
                 std::copy(src, src + (c1 - c0) * B, dst + c0 * B);
@@ -1227,12 +1255,15 @@ void NchwcDepthwiseConv::run(const float* x, const float* r, float* y, int64_t y
               const int64_t pix = (oy * q.ow + ox) * B;
               a.x = frame + oy * q.sh * fw + ox * q.sw * B;
               a.r = rb ? rb + pix : nullptr;
-              a.y = yh ? yrow + ox * B : yb + pix;
+              a.y = yh || yu ? yrow + ox * B : yb + pix;
               a.count = count;
               row_table[n - 1](a);
             };
             tiles(0, sz + 1, big);
             tiles(big * (sz + 1), sz, nt - big);
+            if (yu)  // requantized into its 16 lanes of the group (the row is on act's grid)
+              floats_to_u8_lanes_avx512(yrow, yu + oy * q.ow * 64, 64, q.ow, s_.act.alpha,
+                                        static_cast<int32_t>(s_.act.beta), static_cast<int32_t>(s_.act.gamma));
             if (yh) {
               // Rounded into the group; a lone last block also zeroes its partner lanes.
               floats_to_bf16_lanes_avx512(yrow, yh + oy * q.ow * 32, 32, q.ow);

@@ -92,6 +92,10 @@ struct NchwcConvSpec {
   // The int8 convolution's values (conv_int8_isa.h): uint8 codes in groups
   // of 64 channels, [N][ceil(C/64)][H][W][64].
   bool x_u8 = false, y_u8 = false, r_u8 = false;
+  // x_u8: the grid of x's codes (kQuantGrid, x = alpha * (u + beta)), for the
+  // depthwise convolution (nchwc_int8 reads it from Int8ConvQuant). y_u8:
+  // act is y's grid.
+  Activation x_grid;
 };
 
 // Why each kernel cannot run a spec ("needs groups == 1"), empty when it can.
@@ -187,9 +191,10 @@ class NchwcDepthwiseConv {
   // The padded frame: rows and columns the windows of all outputs read
   // (input row r at frame row r + ph), and its size in floats (one block).
   int64_t frame_h_ = 0, frame_w_ = 0, frame_floats_ = 0;
-  // x or y a bf16 value (spec x_bf16, y_bf16): always the padded frame, which
-  // is filled from bf16; with y_bf16, each output row goes through a float
-  // row of row_floats_ per task, rounded into y.
+  // x or y a bf16 value (spec x_bf16, y_bf16), or an int8 one (x_u8, y_u8):
+  // always the padded frame, which is filled from them; with y_bf16 or
+  // y_u8, each output row goes through a float row of row_floats_ per task,
+  // rounded (requantized) into y.
   bool bf16_io_ = false;
   int64_t row_floats_ = 0;
   // A quantized SiLU after it (spec gate) on AVX-512: the output of each

@@ -38,6 +38,7 @@
 #include <sstream>
 #include <vector>
 
+#include "kernels/cpu/conv_int8.h"
 #include "kernels/cpu/cpu_caps.h"
 #include "kernels/cpu/nchwc.h"
 #include "kernels/cpu/nchwc_conv.h"
@@ -549,6 +550,118 @@ TEST(NchwcConv, DepthwiseTakesTheQuantizedSilu) {
   s.pre_act = pre;
   s.gate = gate;
   EXPECT_NE(nchwc_direct_declined(s), "");
+}
+
+// int8 values (uint8 codes in groups of 64 channels, nchwc_int8_values)
+// read and written by the depthwise convolution: exactly the float kernel's
+// padded frame on the dequantized input, its output (on the activation's
+// grid) as codes. Every form: int8 in, int8 out, both; a last group of fewer
+// than 4 blocks; lanes of other blocks of the group left alone.
+TEST(NchwcConv, DepthwiseOnInt8ValuesIsTheFloatFrameRequantized) {
+  // int8 values exist only where the int8 convolution runs (AVX512-VNNI or AMX-INT8, with AVX-512).
+  std::string why;
+  if (int8_conv_isa(&why) == Int8ConvIsa::kReference) GTEST_SKIP() << "no int8 values here: " << why;
+  const Isa isa{SgemmIsa::kAvx512, 16};
+  Activation xg, yg;
+  xg.kind = yg.kind = ActKind::kQuantGrid;
+  xg.alpha = 0.02f, xg.beta = -128, xg.gamma = 127;
+  yg.alpha = 0.05f, yg.beta = -10, yg.gamma = 245;
+  std::vector<Case> cases = {conv(96, 12, 11, 96, 3, 2, 1), conv(40, 9, 10, 40, 3, 1, 1),
+                             conv(144, 7, 7, 144, 5, 1, 2)};
+  cases[1].n = 2;
+  std::mt19937 rng(3);
+  std::uniform_int_distribution<int> code(0, 255);
+  std::uniform_real_distribution<float> u(-1.0f, 1.0f);
+  for (Case cs : cases) {
+    cs.depthwise = true;
+    cs.act = yg;
+    const int64_t hw = cs.h * cs.w, ohw = cs.oh() * cs.ow(), cb = nchwc_blocks(cs.c, 16), g64 = (cs.c + 63) / 64;
+    ThreadPool pool(2);
+    std::vector<uint8_t> xu(static_cast<size_t>(cs.n * g64 * hw * 64), 0);
+    std::vector<float> x(static_cast<size_t>(cs.n * cs.c * hw)), w(static_cast<size_t>(cs.c * cs.kh * cs.kw)),
+        bias(static_cast<size_t>(cs.c));
+    for (int64_t i = 0; i < cs.n; ++i)
+      for (int64_t c = 0; c < cs.c; ++c)
+        for (int64_t p = 0; p < hw; ++p) {
+          const int k = code(rng);
+          xu[static_cast<size_t>(((i * g64 + c / 64) * hw + p) * 64 + c % 64)] = static_cast<uint8_t>(k);
+          x[static_cast<size_t>((i * cs.c + c) * hw + p)] = xg.alpha * static_cast<float>(k + xg.beta);
+        }
+    for (float& f : w) f = u(rng);
+    for (float& f : bias) f = u(rng);
+    const std::vector<float> xb = blocked(x, cs.n, cs.c, hw, 16, 0.0f, pool);
+    const NchwcConvSpec fs = spec_of(cs, isa);
+    NchwcDepthwiseConv fk(fs, w.data(), bias.data(), 2, DwBorder::kPadded);
+    std::vector<float> fws(fk.workspace_bytes() / sizeof(float) + 1);
+    std::vector<float> yf(static_cast<size_t>(cs.n * cb * ohw * 16));
+    fk.run(xb.data(), nullptr, yf.data(), 0, fws.data(), pool);
+    for (int form = 0; form < 3; ++form) {
+      NchwcConvSpec s = fs;
+      s.x_u8 = form != 1;
+      s.y_u8 = form != 0;
+      if (s.x_u8) s.x_grid = xg;
+      SCOPED_TRACE(cs.str() + (s.x_u8 ? " x int8" : "") + (s.y_u8 ? " y int8" : ""));
+      ASSERT_EQ(nchwc_depthwise_declined(s), "");
+      NchwcDepthwiseConv k(s, w.data(), bias.data(), 2);
+      std::vector<float> ws(k.workspace_bytes() / sizeof(float) + 1);
+      for (float& f : ws) std::memcpy(&f, &kPoison, 4);
+      const size_t ysize = s.y_u8 ? static_cast<size_t>(cs.n * g64 * ohw * 64) : yf.size();
+      std::vector<uint8_t> yu(ysize + 64, 0xa5);
+      std::vector<float> y32(ysize + 64);
+      for (float& f : y32) std::memcpy(&f, &kPoison, 4);
+      const float* xin = s.x_u8 ? reinterpret_cast<const float*>(xu.data()) : xb.data();
+      float* yout = s.y_u8 ? reinterpret_cast<float*>(yu.data()) : y32.data();
+      k.run(xin, nullptr, yout, 0, ws.data(), pool);
+      int bad = 0;
+      for (int64_t i = 0; i < cs.n && bad < 5; ++i)
+        for (int64_t c = 0; c < (s.y_u8 ? g64 * 64 : cs.c) && bad < 5; ++c)
+          for (int64_t p = 0; p < ohw && bad < 5; ++p) {
+            if (s.y_u8) {
+              const uint8_t got = yu[static_cast<size_t>(((i * g64 + c / 64) * ohw + p) * 64 + c % 64)];
+              if (c >= cb * 16) {  // a block the convolution does not have: untouched
+                if (got != 0xa5) ADD_FAILURE() << "channel " << c << " pixel " << p << " written", ++bad;
+                continue;
+              }
+              if (c >= cs.c) continue;
+              const float want = yf[static_cast<size_t>(((i * cb + c / 16) * ohw + p) * 16 + c % 16)];
+              const long k = std::lround(want / yg.alpha) - static_cast<long>(yg.beta);
+              if (got != k) {
+                ADD_FAILURE() << "image " << i << " channel " << c << " pixel " << p << ": code " << int{got}
+                              << ", want " << k << " (" << want << ")";
+                ++bad;
+              }
+            } else {
+              const float want = yf[static_cast<size_t>(((i * cb + c / 16) * ohw + p) * 16 + c % 16)];
+              const float got = y32[static_cast<size_t>(((i * cb + c / 16) * ohw + p) * 16 + c % 16)];
+              if (got != want) {
+                ADD_FAILURE() << "image " << i << " channel " << c << " pixel " << p << ": " << got << ", want "
+                              << want;
+                ++bad;
+              }
+            }
+          }
+      for (size_t i = ysize; i < ysize + 64; ++i) {
+        if (s.y_u8) {
+          ASSERT_EQ(yu[i], 0xa5) << "written past the output";
+        } else {
+          ASSERT_TRUE(is_poison(y32[i])) << "written past the output";
+        }
+      }
+    }
+  }
+  // What it declines with int8 values: no grid for x, an activation that is no grid for y, a residual, a 1x1 scale.
+  NchwcConvSpec s = spec_of(cases[0], isa);
+  s.q.groups = s.q.c;
+  s.x_u8 = true;
+  EXPECT_NE(nchwc_depthwise_declined(s), "");
+  s.x_grid = xg;
+  EXPECT_EQ(nchwc_depthwise_declined(s), "");
+  s.y_u8 = true;
+  EXPECT_NE(nchwc_depthwise_declined(s), "");
+  s.act = yg;
+  EXPECT_EQ(nchwc_depthwise_declined(s), "");
+  s.residual = true;
+  EXPECT_NE(nchwc_depthwise_declined(s), "");
 }
 
 TEST(NchwcConv, DepthwiseOnBf16ValuesIsTheFloatFrameRounded) {
