@@ -207,6 +207,9 @@ void Bf16Conv::run(const void* x, const void* r, void* y, void* workspace, Threa
   const int64_t r_image = g.r_bf16 ? ceil_div(g.m, 32) * g.oh * g.ow * 32 : g.blocks * g.oh * g.ow * 16;
   const uint16_t* xin = static_cast<const uint16_t*>(direct_ ? x : workspace);
   const int64_t xin_image = direct_ ? x_image : static_cast<int64_t>(image_elems_);
+  const int64_t bunits = ceil_div(g.blocks, blocks_per_unit_);
+  const int64_t punits = ceil_div(g.flat, pixels_per_unit_);
+  const bool affine = tile_affine(punits, pool);
   if (!direct_) {
     uint16_t* dst = static_cast<uint16_t*>(workspace);
     // The packer of this input's form; x_bf16 reads bf16 elements, the rest floats.
@@ -216,7 +219,7 @@ void Bf16Conv::run(const void* x, const void* r, void* y, void* workspace, Threa
             ? (isa_ != Bf16Isa::kNone && g.dw == 1 && g.kw <= 16 ? bf16_pack_rows_folded_avx512bf16 : pack_rows_folded)
         : isa_ == Bf16Isa::kNone ? pack_rows_reference
                                  : bf16_pack_rows_avx512bf16;
-    tile_pack_images(g, phases_read_, n, pool, [&](int64_t img, int64_t r0, int64_t r1) {
+    tile_pack_images(g, phases_read_, n, affine, pool, [&](int64_t img, int64_t r0, int64_t r1) {
       uint16_t* d = dst + img * xin_image;
       if (s_.x_bf16)
         pack_rows_from_bf16(g, static_cast<const uint16_t*>(x) + img * x_image, d, r0, r1);
@@ -227,33 +230,26 @@ void Bf16Conv::run(const void* x, const void* r, void* y, void* workspace, Threa
   auto strip = isa_ == Bf16Isa::kAmx          ? bf16_conv_strip_amx
                : isa_ == Bf16Isa::kAvx512Bf16 ? bf16_conv_strip_avx512bf16
                                               : strip_reference;
-  const int64_t bunits = ceil_div(g.blocks, blocks_per_unit_);
-  const int64_t punits = ceil_div(g.flat, pixels_per_unit_);
-  const int64_t units = n * bunits * punits;
-  pool.parallel_for(units, [&](int64_t u0, int64_t u1) {
-    for (int64_t u = u0; u < u1; ++u) {
-      int64_t img = u / (bunits * punits), rest = u % (bunits * punits);
-      int64_t bu = rest / punits, pu = rest % punits;
-      TileConvStrip st{&g,
-                       xin + img * xin_image,
-                       w_.data(),
-                       bias_.data(),
-                       !r         ? nullptr
-                       : g.r_bf16 ? static_cast<const void*>(static_cast<const uint16_t*>(r) + img * r_image)
-                                  : static_cast<const void*>(static_cast<const float*>(r) + img * r_image),
-                       &s_.act,
-                       g.y_bf16 ? static_cast<void*>(static_cast<uint16_t*>(y) + img * y_image)
-                                : static_cast<void*>(static_cast<float*>(y) + img * y_image),
-                       0,
-                       0,
-                       0,
-                       0};
-      st.f0 = pu * pixels_per_unit_;
-      st.f1 = std::min(g.flat, st.f0 + pixels_per_unit_);
-      st.b0 = bu * blocks_per_unit_;
-      st.b1 = std::min(g.blocks, st.b0 + blocks_per_unit_);
-      strip(st);
-    }
+  tile_run_units(n, bunits, punits, affine, pool, [&](int64_t img, int64_t bu, int64_t pu) {
+    TileConvStrip st{&g,
+                     xin + img * xin_image,
+                     w_.data(),
+                     bias_.data(),
+                     !r         ? nullptr
+                     : g.r_bf16 ? static_cast<const void*>(static_cast<const uint16_t*>(r) + img * r_image)
+                                : static_cast<const void*>(static_cast<const float*>(r) + img * r_image),
+                     &s_.act,
+                     g.y_bf16 ? static_cast<void*>(static_cast<uint16_t*>(y) + img * y_image)
+                              : static_cast<void*>(static_cast<float*>(y) + img * y_image),
+                     0,
+                     0,
+                     0,
+                     0};
+    st.f0 = pu * pixels_per_unit_;
+    st.f1 = std::min(g.flat, st.f0 + pixels_per_unit_);
+    st.b0 = bu * blocks_per_unit_;
+    st.b1 = std::min(g.blocks, st.b0 + blocks_per_unit_);
+    strip(st);
   });
 }
 

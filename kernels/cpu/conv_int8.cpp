@@ -310,6 +310,9 @@ void Int8Conv::run(const void* x, const void* r, void* y, void* workspace, Threa
   const int64_t r_image = s_.r_u8 ? ceil_div(g.m, 64) * pixels * 64 : g.blocks * pixels * 16;
   const uint8_t* xin = static_cast<const uint8_t*>(direct_ ? x : workspace);
   const int64_t xin_image = direct_ ? x_image : static_cast<int64_t>(image_bytes_);
+  const int64_t bunits = ceil_div(g.blocks, blocks_per_unit_);
+  const int64_t punits = ceil_div(g.flat, pixels_per_unit_);
+  const bool affine = tile_affine(punits, pool);
   if (!direct_) {
     uint8_t* dst = static_cast<uint8_t*>(workspace);
     const float inv = 1.0f / q_.x_scale;
@@ -319,7 +322,7 @@ void Int8Conv::run(const void* x, const void* r, void* y, void* workspace, Threa
         folded_  ? (avx512 && g.dw == 1 && g.kw <= 16 ? int8_pack_rows_folded_avx512 : pack_rows_folded_reference)
         : avx512 ? int8_pack_rows_avx512
                  : pack_rows_reference;
-    tile_pack_images(g, phases_read_, n, pool, [&](int64_t img, int64_t r0, int64_t r1) {
+    tile_pack_images(g, phases_read_, n, affine, pool, [&](int64_t img, int64_t r0, int64_t r1) {
       uint8_t* d = dst + img * xin_image;
       if (s_.x_u8)
         pack_rows_from_u8(g, static_cast<const uint8_t*>(x) + img * x_image, d, r0, r1, q_.lo);
@@ -330,41 +333,35 @@ void Int8Conv::run(const void* x, const void* r, void* y, void* workspace, Threa
   auto strip = isa_ == Int8ConvIsa::kAmx          ? int8_conv_strip_amx
                : isa_ == Int8ConvIsa::kAvx512Vnni ? int8_conv_strip_avx512vnni
                                                   : strip_reference;
-  const int64_t bunits = ceil_div(g.blocks, blocks_per_unit_);
-  const int64_t punits = ceil_div(g.flat, pixels_per_unit_);
   const size_t r_elem = s_.r_u8 ? 1 : sizeof(float), y_elem = s_.y_u8 ? 1 : sizeof(float);
-  pool.parallel_for(n * bunits * punits, [&](int64_t u0, int64_t u1) {
-    for (int64_t u = u0; u < u1; ++u) {
-      const int64_t img = u / (bunits * punits), rest = u % (bunits * punits);
-      const int64_t bu = rest / punits, pu = rest % punits;
-      Int8ConvStrip st{};
-      st.s.g = &g;
-      st.s.bias = bias_.data();
-      st.s.r = r ? static_cast<const char*>(r) + static_cast<size_t>(img * r_image) * r_elem : nullptr;
-      st.s.act = &s_.act;
-      st.s.y = static_cast<char*>(y) + static_cast<size_t>(img * y_image) * y_elem;
-      st.s.f0 = pu * pixels_per_unit_;
-      st.s.f1 = std::min(g.flat, st.s.f0 + pixels_per_unit_);
-      st.s.b0 = bu * blocks_per_unit_;
-      st.s.b1 = std::min(g.blocks, st.s.b0 + blocks_per_unit_);
-      st.xin = xin + img * xin_image;
-      st.w = w_.data();
-      st.comp = comp_.data();
-      st.mult = mult_.data();
-      st.pre_act = s_.pre_act.none() ? nullptr : &s_.pre_act;
-      st.grid = grid_.kind == ActKind::kQuantGrid ? &grid_ : nullptr;
-      st.gate = s_.gate.none() ? nullptr : &s_.gate;
-      st.gate_out = s_.gate_out.none() ? nullptr : &s_.gate_out;
-      st.gate_table = gate_table_.empty() ? nullptr : gate_table_.data();
-      st.table_act = table_act_;
-      st.gmult = gmult_.data();
-      st.gbias = gbias_.data();
-      st.r_u8 = s_.r_u8;
-      st.y_u8 = s_.y_u8;
-      st.r_scale = q_.r_scale;
-      st.r_lo = q_.r_lo;
-      strip(st);
-    }
+  tile_run_units(n, bunits, punits, affine, pool, [&](int64_t img, int64_t bu, int64_t pu) {
+    Int8ConvStrip st{};
+    st.s.g = &g;
+    st.s.bias = bias_.data();
+    st.s.r = r ? static_cast<const char*>(r) + static_cast<size_t>(img * r_image) * r_elem : nullptr;
+    st.s.act = &s_.act;
+    st.s.y = static_cast<char*>(y) + static_cast<size_t>(img * y_image) * y_elem;
+    st.s.f0 = pu * pixels_per_unit_;
+    st.s.f1 = std::min(g.flat, st.s.f0 + pixels_per_unit_);
+    st.s.b0 = bu * blocks_per_unit_;
+    st.s.b1 = std::min(g.blocks, st.s.b0 + blocks_per_unit_);
+    st.xin = xin + img * xin_image;
+    st.w = w_.data();
+    st.comp = comp_.data();
+    st.mult = mult_.data();
+    st.pre_act = s_.pre_act.none() ? nullptr : &s_.pre_act;
+    st.grid = grid_.kind == ActKind::kQuantGrid ? &grid_ : nullptr;
+    st.gate = s_.gate.none() ? nullptr : &s_.gate;
+    st.gate_out = s_.gate_out.none() ? nullptr : &s_.gate_out;
+    st.gate_table = gate_table_.empty() ? nullptr : gate_table_.data();
+    st.table_act = table_act_;
+    st.gmult = gmult_.data();
+    st.gbias = gbias_.data();
+    st.r_u8 = s_.r_u8;
+    st.y_u8 = s_.y_u8;
+    st.r_scale = q_.r_scale;
+    st.r_lo = q_.r_lo;
+    strip(st);
   });
 }
 

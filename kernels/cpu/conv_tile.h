@@ -30,14 +30,41 @@ struct PackedRow {
 };
 PackedRow tile_packed_row(const TileConvGeom& g, void* xin, int64_t row, uint8_t slack_byte);
 
+// Whether a tiled convolution of `punits` units of pixels per image splits
+// its work by pixels, each thread one contiguous share (at least two units
+// a thread), so that the same thread takes the same pixels of consecutive
+// layers and their values stay in its core's L2: ResNet-50 bf16's 56x56 and
+// 28x28 layers 5-15% faster at 2 threads, the
+// model 4.5% (YOLOv5s-like 5.5%, ResNet-50 int8 4%). With fewer (14x14, 7x7: the
+// weights are the data that matters) every thread takes any unit.
+inline bool tile_affine(int64_t punits, const ThreadPool& pool) {
+  return pool.size() > 1 && punits >= 2 * static_cast<int64_t>(pool.size());
+}
+
 // Every image's packed input over the pool: the rows (hq + 1 per group and
-// phase) of the phases some tap reads, in runs of consecutive rows of one
-// phase, pack(img, row0, row1) for each (unit u = ((img * groups + grp) *
-// read + k) * (hq + 1) + a, four units at least per task).
+// phase) of the phases some tap reads, pack(img, row0, row1). Affine
+// (tile_affine): row by row, each thread one contiguous share of the rows of
+// every group and phase, those its share of the pixels reads; else in runs of
+// consecutive rows of one phase (unit u = ((img * groups + grp) * read + k) *
+// (hq + 1) + a, four units at least per task).
 template <typename Pack>
-void tile_pack_images(const TileConvGeom& g, const std::vector<int64_t>& phases_read, int64_t n, ThreadPool& pool,
-                      Pack&& pack) {
+void tile_pack_images(const TileConvGeom& g, const std::vector<int64_t>& phases_read, int64_t n, bool affine,
+                      ThreadPool& pool, Pack&& pack) {
   const int64_t read = static_cast<int64_t>(phases_read.size()), prow = g.hq + 1;
+  if (affine) {
+    const int64_t per_row = g.groups * read, units = n * prow * per_row;
+    const int64_t tasks = std::min<int64_t>(pool.size(), units);
+    pool.parallel_ranges(
+        tasks, [&](int64_t t) { return units * t / tasks; }, 8,
+        [&](int64_t, int64_t u0, int64_t u1) {
+          for (int64_t u = u0; u < u1; ++u) {
+            const int64_t img = u / (prow * per_row), a = u / per_row % prow, grp = u % per_row / read, k = u % read;
+            const int64_t r0 = (grp * g.phases + phases_read[static_cast<size_t>(k)]) * prow + a;
+            pack(img, r0, r0 + 1);
+          }
+        });
+    return;
+  }
   pool.parallel_for(
       n * g.groups * read * prow,
       [&](int64_t u0, int64_t u1) {
@@ -50,6 +77,28 @@ void tile_pack_images(const TileConvGeom& g, const std::vector<int64_t>& phases_
         }
       },
       4);
+}
+
+// The strips of n images, `bunits` units of output blocks times `punits`
+// units of pixels each: body(img, bu, pu) for every unit. Affine: pixel
+// units outermost, each thread one contiguous share
+// (ThreadPool::parallel_ranges, a thread done early taking from the back of
+// another's); else any thread any unit.
+template <typename Body>
+void tile_run_units(int64_t n, int64_t bunits, int64_t punits, bool affine, ThreadPool& pool, Body&& body) {
+  const int64_t units = n * bunits * punits;
+  if (!affine) {
+    pool.parallel_for(units, [&](int64_t u0, int64_t u1) {
+      for (int64_t u = u0; u < u1; ++u) body(u / (bunits * punits), u / punits % bunits, u % punits);
+    });
+    return;
+  }
+  const int64_t tasks = std::min<int64_t>(pool.size(), units);
+  pool.parallel_ranges(
+      tasks, [&](int64_t t) { return units * t / tasks; }, 8,
+      [&](int64_t, int64_t u0, int64_t u1) {
+        for (int64_t u = u0; u < u1; ++u) body(u / (bunits * punits), u % bunits, u / bunits % punits);
+      });
 }
 
 }  // namespace minirt::cpu
