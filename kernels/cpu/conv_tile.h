@@ -34,9 +34,9 @@ PackedRow tile_packed_row(const TileConvGeom& g, void* xin, int64_t row, uint8_t
 // its work by pixels, each thread one contiguous share (at least two units
 // a thread), so that the same thread takes the same pixels of consecutive
 // layers and their values stay in its core's L2: ResNet-50 bf16's 56x56 and
-// 28x28 layers 5-15% faster at 2 threads, the
-// model 4.5% (YOLOv5s-like 5.5%, ResNet-50 int8 4%). With fewer (14x14, 7x7: the
-// weights are the data that matters) every thread takes any unit.
+// 28x28 layers 5-15% faster at 2 threads, the model 4.5% (YOLOv5s-like
+// 5.5%, ResNet-50 int8 4%). With fewer (14x14, 7x7: the weights are the
+// data that matters) every thread takes any unit.
 inline bool tile_affine(int64_t punits, const ThreadPool& pool) {
   return pool.size() > 1 && punits >= 2 * static_cast<int64_t>(pool.size());
 }
