@@ -10,6 +10,7 @@
 
 #include <cstdint>
 
+#include "kernels/cpu/bf16_values_isa.h"  // Bf16PoolGeom
 #include "kernels/cpu/conv_int8_isa.h"
 #include "runtime/ops/activation.h"  // the Activation struct's fields
 
@@ -286,6 +287,29 @@ void floats_to_u8_lanes_avx512(const float* src, uint8_t* dst, int64_t stride, i
     const __m512 k = _mm512_min_ps(_mm512_max_ps(_mm512_mul_ps(_mm512_loadu_ps(src + p * 16), inv), flo), fhi);
     _mm_storeu_si128(reinterpret_cast<__m128i*>(dst + p * stride),
                      _mm512_cvtusepi32_epi8(_mm512_sub_epi32(_mm512_cvtps_epi32(k), ilo)));
+  }
+}
+
+void u8_max_rows_avx512(const Bf16PoolGeom& q, const uint8_t* x, uint8_t* y, int64_t row0, int64_t row1) {
+  // The window's rows and columns inside the input: [first, end).
+  auto first = [](int64_t a, int64_t d) { return a >= 0 ? int64_t{0} : (-a + d - 1) / d; };
+  auto end = [](int64_t a, int64_t d, int64_t k, int64_t n) {  // no std::min: nothing inline from outside here
+    const int64_t inside = (n - 1 - a) / d + 1;
+    return a >= n ? int64_t{0} : inside < k ? inside : k;
+  };
+  for (int64_t oh = row0; oh < row1; ++oh) {
+    const int64_t ih0 = oh * q.sh - q.ph;
+    const int64_t i0 = first(ih0, q.dh), i1 = end(ih0, q.dh, q.kh, q.h);
+    for (int64_t ow = 0; ow < q.ow; ++ow) {
+      const int64_t iw0 = ow * q.sw - q.pw;
+      const int64_t j0 = first(iw0, q.dw), j1 = end(iw0, q.dw, q.kw, q.w);
+      __m512i m = _mm512_setzero_si512();
+      for (int64_t i = i0; i < i1; ++i) {
+        const uint8_t* row = x + ((ih0 + i * q.dh) * q.w + iw0) * 64;
+        for (int64_t j = j0; j < j1; ++j) m = _mm512_max_epu8(m, _mm512_loadu_si512(row + j * q.dw * 64));
+      }
+      _mm512_storeu_si512(y + (oh * q.ow + ow) * 64, m);
+    }
   }
 }
 

@@ -96,6 +96,14 @@ void u8_lanes_to_floats_avx512(const uint8_t* src, int64_t stride, float* dst, i
 void floats_to_u8_lanes_avx512(const float* src, uint8_t* dst, int64_t stride, int64_t n, float alpha, int32_t lo,
                                int32_t hi);
 
+// Output rows [row0, row1) of one 64-channel group of a MaxPool on int8
+// values (q: a 2-D window, bf16_values_isa.h's struct; x, y [h][w][64] and
+// [oh][ow][64] codes): each lane the largest code of its window's pixels
+// inside the input. The largest code is the code of the largest value (the
+// grid rises with the code), so this is the float MaxPool, exactly.
+struct Bf16PoolGeom;
+void u8_max_rows_avx512(const Bf16PoolGeom& q, const uint8_t* x, uint8_t* y, int64_t row0, int64_t row1);
+
 // A strip, its products on AMX tiles (tdpbusd; conv_int8_amx.cpp:
 // configures the tiles on entry and releases them on return) or with
 // AVX512-VNNI (vpdpbusd; conv_int8_avx512vnni.cpp), its epilogue on AVX-512.

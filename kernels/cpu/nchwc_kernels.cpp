@@ -933,6 +933,23 @@ int nchwc_fuse_chosen(Graph& g, const std::map<int, std::string>& algorithm, con
       ++fused;
       continue;
     }
+    // A quantize pair after a MaxPool on the grid its input already has (the
+    // pair a QDQ model puts after every MaxPool) changes no value: the max of
+    // values on a grid is on it. It joins the MaxPool, which can then move
+    // int8 values (nchwc_int8_values).
+    if (conv.op == "MaxPool" && conv.outputs.size() == 1 && !conv.inputs.empty()) {
+      const int v = conv.outputs[0];
+      const Activation* in_grid = quant_grid_of(g, conv.inputs[0]);
+      Node* pair = in_grid ? activation_step(g, sole_reader(v), v, g.values[static_cast<size_t>(v)].block) : nullptr;
+      const Activation* a = pair ? &unary_of(*pair)->act : nullptr;
+      if (a && a->kind == ActKind::kQuantGrid && a->alpha == in_grid->alpha && a->beta == in_grid->beta &&
+          a->gamma == in_grid->gamma) {
+        conv.outputs[0] = pair->outputs[0];
+        absorb_step(conv, *pair);
+        ++fused;
+      }
+      continue;
+    }
     if (conv.op != "Conv" || conv.domain == "minirt" || conv.input(3) >= 0) continue;
     const auto& ca = conv.attrs_as<ConvAttrs>();
     if (ca.act.none() || !ca.pre_act.none()) continue;
@@ -1034,6 +1051,22 @@ int nchwc_int8_values(Graph& g, const std::map<int, std::string>& algorithm, int
       ok = ok && int8[static_cast<size_t>(j)] && (slot == 0 || slot == 3);
     if (!ok) dw_in[i] = dw_out[i] = 0;
   }
+  // A MaxPool between them (ResNet's stem -> max pool -> first block) moves
+  // int8 values exactly, where int8 convolutions (or depthwise ones that take
+  // them) alone read its output.
+  std::vector<char> mp(g.nodes.size(), 0);
+  for (size_t i = 0; i < g.nodes.size(); ++i) {
+    const Node& n = g.nodes[i];
+    if (!nchwc_u8_maxpool_supports(g, n) || block_of(g, n.outputs[0]) != 16 || !quant_grid_of(g, n.outputs[0]))
+      continue;
+    const int v = n.outputs[0];
+    bool ok =
+        std::find(g.outputs.begin(), g.outputs.end(), v) == g.outputs.end() && !readers[static_cast<size_t>(v)].empty();
+    for (const auto& [j, slot] : readers[static_cast<size_t>(v)])
+      ok = ok &&
+           ((int8[static_cast<size_t>(j)] && (slot == 0 || slot == 3)) || (dw_in[static_cast<size_t>(j)] && slot == 0));
+    mp[i] = ok;
+  }
   int marked = 0;
   for (size_t i = 0; i < g.nodes.size(); ++i) {
     if (!int8[i] && !dw_out[i]) continue;
@@ -1046,9 +1079,17 @@ int nchwc_int8_values(Graph& g, const std::map<int, std::string>& algorithm, int
     const auto& rd = readers[static_cast<size_t>(v)];
     bool ok = !rd.empty();
     for (const auto& [j, slot] : rd)
-      ok = ok &&
-           ((int8[static_cast<size_t>(j)] && (slot == 0 || slot == 3)) || (dw_in[static_cast<size_t>(j)] && slot == 0));
+      ok = ok && ((int8[static_cast<size_t>(j)] && (slot == 0 || slot == 3)) ||
+                  ((dw_in[static_cast<size_t>(j)] || mp[static_cast<size_t>(j)]) && slot == 0));
     if (!ok) continue;
+    val.dtype = DType::kUInt8;
+    val.block = 64;
+    ++marked;
+  }
+  // A max pool whose input became an int8 value writes one.
+  for (size_t i = 0; i < g.nodes.size(); ++i) {
+    if (!mp[i] || !is_u8_value(g, g.nodes[i].inputs[0])) continue;
+    Value& val = g.values[static_cast<size_t>(g.nodes[i].outputs[0])];
     val.dtype = DType::kUInt8;
     val.block = 64;
     ++marked;
@@ -1178,6 +1219,7 @@ std::unique_ptr<Kernel> make_nchwc_kernel(const Graph& g, const Node& n, int thr
   }
   if ((op == "MaxPool" || op == "Concat") && is_bf16_value(g, n.outputs[0]))
     return make_nchwc_bf16_data_kernel(g, n, threads);
+  if (op == "MaxPool" && is_u8_value(g, n.outputs[0])) return make_nchwc_u8_maxpool_kernel(g, n, threads);
   if (op == "MaxPool" || op == "AveragePool" || op == "GlobalAveragePool" || op == "GlobalMaxPool" || op == "Resize" ||
       op == "Upsample" || op == "Concat")
     return make_nchwc_data_kernel(g, n, threads, block_of(g, n.outputs[0]));

@@ -20,6 +20,7 @@
 
 #include "kernels/cpu/nchwc.h"
 #include "kernels/cpu/bf16_values_isa.h"
+#include "kernels/cpu/conv_int8_isa.h"
 #include "kernels/cpu/registry.h"
 #include "kernels/cpu/sgemm.h"
 #include "kernels/cpu/vmath.h"
@@ -385,6 +386,41 @@ class Bf16MaxPoolKernel final : public Kernel {
   int64_t planes_ = 0, units_ = 0, tasks_ = 1;
 };
 
+// MaxPool from an int8 value to an int8 value (uint8 codes in groups of 64
+// channels, nchwc_int8_values): the largest code is the code of the largest
+// value, so a max pool between int8 convolutions (ResNet's stem -> max pool
+// -> first block) keeps their values int8 at a quarter of the float traffic.
+class U8MaxPoolKernel final : public Kernel {
+ public:
+  U8MaxPoolKernel(const Graph& g, const Node& n, int threads) {
+    const PoolWindow w = pool_window(n.attrs_as<PoolAttrs>(), in_shape(g, n, 0), out_shape(g, n, 0));
+    q_ = Bf16PoolGeom{w.h, w.w, w.oh, w.ow, w.kh, w.kw, w.sh, w.sw, w.dh, w.dw, w.ph, w.pw};
+    planes_ = in_shape(g, n, 0)[0] * nchwc_blocks(in_shape(g, n, 0)[1], 64);
+    units_ = planes_ * q_.oh;
+    const int64_t moved = planes_ * 16 * (q_.h * q_.w + q_.oh * q_.ow);  // in floats' worth of bytes
+    tasks_ = std::clamp<int64_t>(moved / kPoolGrain, 1, std::min<int64_t>(threads, std::max<int64_t>(1, units_)));
+  }
+  std::string describe() const override { return "nchwc int8 (64c u8)"; }
+  void run(const KernelArgs& args) override {
+    const uint8_t* x = static_cast<const uint8_t*>(args.inputs[0]);
+    uint8_t* y = static_cast<uint8_t*>(args.outputs[0]);
+    if (units_ == 0 || q_.ow == 0) return;
+    const int64_t in_plane = q_.h * q_.w * 64, out_plane = q_.oh * q_.ow * 64;
+    args.pool->parallel_for(tasks_, [&](int64_t t0, int64_t t1) {
+      for (int64_t t = t0; t < t1; ++t)
+        for (int64_t u = units_ * t / tasks_, ue = units_ * (t + 1) / tasks_; u < ue;) {
+          const int64_t p = u / q_.oh, r0 = u % q_.oh, r1 = std::min(q_.oh, r0 + (ue - u));
+          u8_max_rows_avx512(q_, x + p * in_plane, y + p * out_plane, r0, r1);
+          u += r1 - r0;
+        }
+    });
+  }
+
+ private:
+  Bf16PoolGeom q_;
+  int64_t planes_ = 0, units_ = 0, tasks_ = 1;
+};
+
 }  // namespace
 
 bool nchwc_data_supports(const Graph& g, const Node& n, int b, std::string* why) {
@@ -442,6 +478,20 @@ bool nchwc_bf16_data_supports(const Graph& g, const Node& n) {
   if (n.op == "MaxPool") return n.attrs_as<PoolAttrs>().spatial() == 2 && n.inputs.size() == 1;
   if (n.op == "Concat") return n.attrs_as<AxisAttrs>().axis == 1;
   return false;
+}
+
+bool nchwc_u8_maxpool_supports(const Graph& g, const Node& n) {
+  if (n.dead || !n.parsed || n.op != "MaxPool" || n.outputs.empty() || n.outputs[0] < 0 || n.inputs.size() != 1)
+    return false;
+  for (size_t i = 1; i < n.outputs.size(); ++i)
+    if (n.outputs[i] >= 0) return false;  // Indices
+  return n.attrs_as<PoolAttrs>().spatial() == 2 && in_shape(g, n, 0).size() == 4;
+}
+
+std::unique_ptr<Kernel> make_nchwc_u8_maxpool_kernel(const Graph& g, const Node& n, int threads) {
+  if (!nchwc_u8_maxpool_supports(g, n))
+    node_fail(ErrorCode::kUnsupported, g, n, "no kernel for " + n.op + " on int8 values");
+  return std::make_unique<U8MaxPoolKernel>(g, n, threads);
 }
 
 std::unique_ptr<Kernel> make_nchwc_bf16_data_kernel(const Graph& g, const Node& n, int threads) {

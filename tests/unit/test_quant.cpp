@@ -360,6 +360,96 @@ TEST(Quant, DepthwiseAndItsScaleTakeTheirPairs) {
   EXPECT_GT(same, a.numel() * 95 / 100);
 }
 
+// ResNet's stem -> max pool -> first block in QDQ form: the max pool
+// between two int8 convolutions moves their uint8 codes (the largest code is
+// the code of the largest value), so the stem writes codes and the block
+// reads them. Several windows (padding, stride, ceil mode, dilation), with
+// and without the pair a QDQ model puts after the pool: on the pool's input
+// grid it changes nothing and joins the pool; on another grid it stays a
+// step and the pool moves floats. Each against the node-by-node float run:
+// on the last grid, nearly all equal.
+TEST(Quant, MaxPoolBetweenInt8ConvolutionsMovesTheirCodes) {
+  struct Pool {
+    int64_t k, s, p, d;
+    bool ceil;
+    int pair;  // after the pool: 0 none, 1 on its input's grid, 2 on another
+  };
+  for (const Pool& pw : {Pool{3, 2, 1, 1, false, 0}, Pool{2, 2, 0, 1, false, 1}, Pool{3, 2, 0, 1, true, 0},
+                         Pool{3, 1, 2, 2, false, 1}, Pool{3, 2, 1, 1, false, 2}}) {
+    SCOPED_TRACE("window " + std::to_string(pw.k) + " stride " + std::to_string(pw.s) + " pad " + std::to_string(pw.p) +
+                 " dilation " + std::to_string(pw.d) + (pw.ceil ? " ceil" : "") + " pair " + std::to_string(pw.pair));
+    ModelBuilder m(13);
+    m.input("x", DType::kFloat32, {1, 3, 29, 31});
+    Tensor c1 = Tensor::zeros(DType::kInt8, {40, 3, 3, 3}), c2 = Tensor::zeros(DType::kInt8, {24, 40, 1, 1});
+    for (int64_t i = 0; i < c1.numel(); ++i)
+      c1.data<int8_t>()[i] = static_cast<int8_t>(std::lround(127 * std::sin(static_cast<double>(i) * 0.71)));
+    for (int64_t i = 0; i < c2.numel(); ++i)
+      c2.data<int8_t>()[i] = static_cast<int8_t>(std::lround(127 * std::cos(static_cast<double>(i) * 0.53)));
+    m.initializer("w1q", c1);
+    m.initializer("w2q", c2);
+    m.initializer("ws", floats({}, {0.003f}));
+    m.initializer("sx", floats({}, {1.0f / 255.0f}));
+    m.initializer("s1", floats({}, {0.02f}));
+    m.initializer("s2", floats({}, {0.03f}));
+    m.initializer("z0", tensor_of<uint8_t>(DType::kUInt8, {}, {0}));
+    m.initializer("z1", tensor_of<uint8_t>(DType::kUInt8, {}, {120}));
+    m.node("QuantizeLinear", {"x", "sx", "z0"}, {"xq"}, "qx");
+    m.node("DequantizeLinear", {"xq", "sx", "z0"}, {"xd"}, "dqx");
+    m.node("DequantizeLinear", {"w1q", "ws"}, {"w1"}, "dqw1");
+    m.node("DequantizeLinear", {"w2q", "ws"}, {"w2"}, "dqw2");
+    m.node("Conv", {"xd", "w1"}, {"c"}, "stem").ints("pads", {1, 1, 1, 1}).ints("strides", {2, 2});
+    m.node("QuantizeLinear", {"c", "s1", "z1"}, {"cq"}, "qc");
+    m.node("DequantizeLinear", {"cq", "s1", "z1"}, {"cd"}, "dqc");
+    auto pool = m.node("MaxPool", {"cd"}, {"p"}, "pool");
+    pool.ints("kernel_shape", {pw.k, pw.k}).ints("strides", {pw.s, pw.s}).ints("pads", {pw.p, pw.p, pw.p, pw.p});
+    pool.ints("dilations", {pw.d, pw.d}).i("ceil_mode", pw.ceil ? 1 : 0);
+    m.initializer("s3", floats({}, {0.025f}));
+    if (pw.pair) {
+      const std::string sc = pw.pair == 1 ? "s1" : "s3";
+      m.node("QuantizeLinear", {"p", sc, "z1"}, {"pq"}, "qp");
+      m.node("DequantizeLinear", {"pq", sc, "z1"}, {"pd"}, "dqp");
+    }
+    m.node("Conv", {pw.pair ? "pd" : "p", "w2"}, {"e"}, "block");
+    m.node("QuantizeLinear", {"e", "s2", "z1"}, {"eq"}, "qe");
+    m.node("DequantizeLinear", {"eq", "s2", "z1"}, {"y"}, "dqe");
+    m.output("y");
+    Tensor x = Tensor::zeros(DType::kFloat32, {1, 3, 29, 31});
+    for (int64_t i = 0; i < x.numel(); ++i) x.data<float>()[i] = 0.5f + 0.5f * std::sin(static_cast<float>(i) * 0.37f);
+    const std::string bytes = m.bytes();
+    auto model = Model::load_from_memory(bytes.data(), bytes.size(), "stem_pool.onnx");
+    Session fused(model, {.device = Device::kCpu, .threads = 2, .tuning = TuningMode::kHeuristic});
+    Session apart(model, {.device = Device::kCpu, .threads = 2, .optimize = false});
+    Tensor a = fused.run({{"x", x}})[0], b = apart.run({{"x", x}})[0];
+    if (cpu::int8_conv_isa() != cpu::Int8ConvIsa::kReference) {
+      const std::string plan = fused.plan_report();
+      const size_t at = plan.find("cpu  MaxPool");
+      ASSERT_NE(at, std::string::npos) << plan;
+      const std::string line = plan.substr(at, plan.find('\n', at) - at);
+      if (pw.pair == 2) {
+        EXPECT_THAT(line, Not(HasSubstr("u8"))) << line;
+      } else {
+        EXPECT_THAT(line, HasSubstr("/64c u8 -> ")) << line;
+        EXPECT_THAT(line, HasSubstr("/64c u8  [")) << line;
+        EXPECT_THAT(line, HasSubstr("nchwc int8 (64c u8)")) << line;
+      }
+      if (pw.pair == 1) {
+        EXPECT_THAT(plan, HasSubstr(" MaxPool+QuantizeDequantize+QuantizeLinear "));
+      }
+    }
+    ASSERT_EQ(a.shape(), b.shape());
+    int64_t same = 0;
+    for (int64_t i = 0; i < a.numel(); ++i) {
+      const float u = a.data<float>()[i], v = b.data<float>()[i];
+      const float k = u / 0.03f;
+      ASSERT_NEAR(k, std::nearbyint(k), 1e-3) << i;
+      // The stem's codes may round the other way next to a midpoint: a step of its grid times the weights' sum.
+      ASSERT_NEAR(u, v, 0.03f + 0.02f * 40 * 127 * 0.003f * 0.1f + 1e-5f) << i;
+      same += u == v;
+    }
+    EXPECT_GT(same, a.numel() * 95 / 100);
+  }
+}
+
 // uint8 weights: with zero point 128 every q - 128 is an int8 code and the
 // int8 convolution takes them; with zero point 10 codes reach 245, past
 // int8, and the convolution stays float32 (mark_dequantized_constants marks
