@@ -125,12 +125,14 @@ void strip_reference(const Int8ConvStrip& st) {
           // Requantized onto the first grid (conv_int8_isa.h); a NaN goes to lo.
           const float pre = std::fma(static_cast<float>(acc + st.comp[ch]), st.gmult[ch], st.gbias[ch]);
           const float k = std::min(gr->gamma, std::max(gr->beta, pre));
-          if (!s.r && !st.gate && st.y_u8) {
+          // The first grid is the output's unless a residual, a SiLU or a second grid (act after pre_act) follows.
+          const bool direct_out = !s.r && !st.gate && !st.pre_act && !st.post;
+          if (direct_out && st.y_u8) {
             yu[u_at] = static_cast<uint8_t>(static_cast<int32_t>(std::nearbyint(k)) - static_cast<int32_t>(gr->beta));
             continue;
           }
           v = gr->alpha * std::nearbyint(k);
-          if (!s.r && !st.gate) {
+          if (direct_out) {
             yf[f_at] = v;
             continue;
           }
@@ -152,12 +154,15 @@ void strip_reference(const Int8ConvStrip& st) {
           v += st.r_scale * static_cast<float>(static_cast<const uint8_t*>(s.r)[u_at] + st.r_lo);
         else if (s.r)
           v += static_cast<const float*>(s.r)[f_at];
+        // A second grid (a Concat's pair) after act: the output's grid is post's.
+        if (st.post) v = act.apply(v);
+        const Activation& out = st.post ? *st.post : act;
         if (st.y_u8) {
           // The output's grid, requantized by the reciprocal, as its code k - beta.
-          const float k = std::min(act.gamma, std::max(act.beta, v * (1.0f / act.alpha)));
-          yu[u_at] = static_cast<uint8_t>(static_cast<int32_t>(std::nearbyint(k)) - static_cast<int32_t>(act.beta));
+          const float k = std::min(out.gamma, std::max(out.beta, v * (1.0f / out.alpha)));
+          yu[u_at] = static_cast<uint8_t>(static_cast<int32_t>(std::nearbyint(k)) - static_cast<int32_t>(out.beta));
         } else {
-          yf[f_at] = act.apply(v);
+          yf[f_at] = out.apply(v);
         }
       }
     }
@@ -203,9 +208,12 @@ std::string int8_conv_declined(const NchwcConvSpec& s, const Int8ConvQuant& q, c
   if (!s.input_blocked && g.c * g.kw > 64)
     return "reads plain channels whose window columns do not fold into 64 (C x kw > 64)";
   if (s.x_bf16 || s.y_bf16 || s.r_bf16) return "reads and writes no bf16 value";
-  if (s.y_u8 && s.act.kind != ActKind::kQuantGrid) return "writes an int8 value only through a quantization grid";
+  if (s.y_u8 && (s.post.none() ? s.act : s.post).kind != ActKind::kQuantGrid)
+    return "writes an int8 value only through a quantization grid";
   if (!s.gate.none() && (s.gate.kind != ActKind::kQuantGrid || (s.residual && s.gate_out.none())))
     return "takes a SiLU only on a quantization grid, and a residual after it only through the pair after its Mul";
+  if (!s.post.none() && (s.post.kind != ActKind::kQuantGrid || s.act.kind != ActKind::kQuantGrid))
+    return "takes a second grid only after a grid of its own";
   if (!s.gate_out.none() && (s.gate.none() || s.gate_out.kind != ActKind::kQuantGrid))
     return "takes the pair after a SiLU's Mul only with the SiLU";
   if (s.y_channels != 0 && s.y_channels != g.m) return "writes only an output of its own (y_channels == m)";
@@ -277,7 +285,7 @@ Int8Conv::Int8Conv(const NchwcConvSpec& s, Int8ConvIsa isa, const Int8ConvQuant&
   // The first grid, requantized in the epilogue (conv_int8_isa.h).
   if (s.pre_act.kind == ActKind::kQuantGrid)
     grid_ = s_.pre_act;
-  else if (s.pre_act.none() && !s.residual && s.gate.none() && s.act.kind == ActKind::kQuantGrid)
+  else if (s.pre_act.none() && !s.residual && s.gate.none() && s.post.none() && s.act.kind == ActKind::kQuantGrid)
     grid_ = s_.act;
   if (grid_.kind == ActKind::kQuantGrid) {
     gmult_.resize(mult_.size());
@@ -295,7 +303,7 @@ Int8Conv::Int8Conv(const NchwcConvSpec& s, Int8ConvIsa isa, const Int8ConvQuant&
     table_act_ = !s.residual;
     gate_table_ = AlignedFloats(256);
     quant_silu_table_avx512(gate_table_.data(), grid_, s_.gate, s_.gate_out.none() ? nullptr : &s_.gate_out,
-                            table_act_ ? &s_.act : nullptr);
+                            table_act_ ? &s_.act : nullptr, table_act_ && !s_.post.none() ? &s_.post : nullptr);
   }
 }
 
@@ -353,6 +361,7 @@ void Int8Conv::run(const void* x, const void* r, void* y, void* workspace, Threa
     st.grid = grid_.kind == ActKind::kQuantGrid ? &grid_ : nullptr;
     st.gate = s_.gate.none() ? nullptr : &s_.gate;
     st.gate_out = s_.gate_out.none() ? nullptr : &s_.gate_out;
+    st.post = s_.post.none() ? nullptr : &s_.post;
     st.gate_table = gate_table_.empty() ? nullptr : gate_table_.data();
     st.table_act = table_act_;
     st.gmult = gmult_.data();

@@ -62,6 +62,8 @@ void tile_products(const Int8ConvStrip& s, int64_t f, int64_t b, int32_t* out) {
 void int8_conv_epilogue_avx512(const Int8ConvStrip& s, const int32_t* cbuf, int64_t f, int mt, int64_t b, int nt) {
   const TileConvGeom& g = *s.s.g;
   const Activation& act = *s.s.act;
+  // The output's grid: act's, or a second grid's after it (a Concat's pair).
+  const Activation& out = s.post ? *s.post : act;
   const int64_t pixels = g.oh * g.ow;
   // Where the rows land: the flat grid's pixel f + i is (oh, ow) = divmod(f + i, wq),
   // walked without a division per row; -1 for a dropped column or a row past the plane.
@@ -74,9 +76,9 @@ void int8_conv_epilogue_avx512(const Int8ConvStrip& s, const int32_t* cbuf, int6
   const __m512 r_scale = _mm512_set1_ps(s.r_scale);
   const __m512i r_lo = _mm512_set1_epi32(s.r_lo);
   // The output's grid when y holds its codes (the activation, kQuantGrid).
-  const __m512 beta = _mm512_set1_ps(act.beta), gamma = _mm512_set1_ps(act.gamma);
-  const __m512 inv_alpha = _mm512_set1_ps(1.0f / act.alpha);
-  const __m512i ibeta = _mm512_set1_epi32(static_cast<int32_t>(act.beta));
+  const __m512 beta = _mm512_set1_ps(out.beta), gamma = _mm512_set1_ps(out.gamma);
+  const __m512 inv_alpha = _mm512_set1_ps(1.0f / out.alpha);
+  const __m512i ibeta = _mm512_set1_epi32(static_cast<int32_t>(out.beta));
   // The first grid's (conv_int8_isa.h).
   const Activation* gr = s.grid;
   const __m512 g_alpha = _mm512_set1_ps(gr ? gr->alpha : 0.0f), g_lo = _mm512_set1_ps(gr ? gr->beta : 0.0f),
@@ -88,7 +90,8 @@ void int8_conv_epilogue_avx512(const Int8ConvStrip& s, const int32_t* cbuf, int6
   sigmoid.kind = ActKind::kSigmoid;
   const __m512 s_alpha = _mm512_set1_ps(ga ? ga->alpha : 0.0f), s_inv = _mm512_set1_ps(ga ? 1.0f / ga->alpha : 0.0f),
                s_lo = _mm512_set1_ps(ga ? ga->beta : 0.0f), s_hi = _mm512_set1_ps(ga ? ga->gamma : 0.0f);
-  const bool direct_out = !s.s.r && !ga;  // the first grid is the output's
+  // The first grid is the output's unless a residual, a SiLU or a second grid (act after pre_act) follows.
+  const bool direct_out = !s.s.r && !ga && !s.pre_act && !s.post;
   const Activation* go = s.gate_out;
   const __m512 o_alpha = _mm512_set1_ps(go ? go->alpha : 0.0f), o_inv = _mm512_set1_ps(go ? 1.0f / go->alpha : 0.0f),
                o_lo = _mm512_set1_ps(go ? go->beta : 0.0f), o_hi = _mm512_set1_ps(go ? go->gamma : 0.0f);
@@ -152,13 +155,14 @@ void int8_conv_epilogue_avx512(const Int8ConvStrip& s, const int32_t* cbuf, int6
           const __m512i u = _mm512_cvtepu8_epi32(_mm_loadu_si128(reinterpret_cast<const __m128i*>(ru + p * 64)));
           v = _mm512_add_ps(v, _mm512_mul_ps(r_scale, _mm512_cvtepi32_ps(_mm512_add_epi32(u, r_lo))));
         }
+        if (s.post && !s.table_act) v = act_avx512(v, act);  // (a table with act has post in it too)
         if (yu) {
           // The output's grid, requantized by the reciprocal, as its codes: k - beta.
           const __m512 k = _mm512_min_ps(_mm512_max_ps(_mm512_mul_ps(v, inv_alpha), beta), gamma);
           _mm_storeu_si128(reinterpret_cast<__m128i*>(yu + p * 64),
                            _mm512_cvtusepi32_epi8(_mm512_sub_epi32(_mm512_cvtps_epi32(k), ibeta)));
         } else {
-          _mm512_storeu_ps(yf + p * 16, act_avx512(v, act));
+          _mm512_storeu_ps(yf + p * 16, act_avx512(v, out));
         }
       }
     }

@@ -62,7 +62,10 @@ struct Int8ConvStrip {
   const Activation* gate;
   // null, or the grid after the SiLU's Mul (then a residual follows), by the reciprocal of its scale.
   const Activation* gate_out;
-  // null, or the SiLU (gate, gate_out, and act when table_act) as a table
+  // null, or a second grid after act (a Concat's pair): the output is
+  // post(act(v)), written as post's codes into an int8 value.
+  const Activation* post;
+  // null, or the SiLU (gate, gate_out, and act and post when table_act) as a table
   // of the first grid's codes (quant_silu_table_avx512): entry k - beta.
   const float* gate_table;
   bool table_act;

@@ -854,8 +854,8 @@ void check(const std::string& why, const char* what) {
 
 std::string nchwc_direct_declined(const NchwcConvSpec& s) {
   if (s.q.groups != 1) return "needs groups == 1";
-  if (!s.pre_act.none() || !s.gate.none() || !s.gate_out.none())
-    return "has a residual Add or a SiLU fused after an activation of its own, which it does not take";
+  if (!s.pre_act.none() || !s.gate.none() || !s.gate_out.none() || !s.post.none())
+    return "has a residual Add, a SiLU or a second grid fused after an activation of its own, which it does not take";
   return common_declined(s);
 }
 
@@ -863,7 +863,7 @@ std::string nchwc_depthwise_declined(const NchwcConvSpec& s) {
   if (!(s.q.groups == s.q.c && s.q.m == s.q.c)) return "needs groups == channels == filters";
   if (!s.input_blocked) return "needs a blocked input";
   // A quantized SiLU after it (EfficientNet's in QDQ form): y = act(v gate(sigmoid(v))), v = pre_act(conv).
-  if (!s.gate_out.none() || (!s.pre_act.none() && s.gate.none()))
+  if (!s.gate_out.none() || !s.post.none() || (!s.pre_act.none() && s.gate.none()))
     return "takes a fused SiLU, but no residual Add after an activation of its own";
   if (!s.gate.none()) {
     if (s.gate.kind != ActKind::kQuantGrid || s.pre_act.kind != ActKind::kQuantGrid ||

@@ -85,6 +85,7 @@ struct NchwcConvSpec {
   Activation pre_act;                // y = act(pre_act(conv(x) + bias) + r): nchwc_int8 only
   Activation gate;                   // y = act(v gate(sigmoid(v))), v = pre_act(...): nchwc_int8 only
   Activation gate_out;               // and then y = act(gate_out(v gate(sigmoid(v))) + r)
+  Activation post;                   // y = post(act(...)): nchwc_int8 only
   int64_t y_channels = 0;            // channels of the tensor y points to (0: q.m)
   // The bf16 convolution's narrow values (conv_bf16.h): x (y) is bfloat16 in
   // groups of 32 channels, [N][ceil(C/32)][H][W][32], instead of blocked floats.

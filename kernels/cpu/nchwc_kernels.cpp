@@ -17,6 +17,7 @@
 #include "runtime/ops/conv.h"
 #include "runtime/ops/elementwise.h"
 #include "runtime/ops/linalg.h"
+#include "runtime/ops/shape_ops.h"
 
 #include <algorithm>
 #include <cmath>
@@ -439,6 +440,7 @@ NchwcConvSpec conv_spec(const Graph& g, const Node& n) {
   s.pre_act = a.pre_act;
   s.gate = a.gate;
   s.gate_out = a.gate_out;
+  s.post = a.post;
   s.residual = n.input(3) >= 0;
   return s;
 }
@@ -551,8 +553,15 @@ const Activation* quant_grid_of(const Graph& g, int v) {
       continue;
     }
     const Activation* a = nullptr;
+    if (m->op == "Concat" && !m->inputs.empty()) {
+      // One whose pair its inputs' convolutions took (ConvAttrs::post, nchwc_fuse_chosen).
+      const Node* p = maker_of(g, m->inputs[0]);
+      if (p && p->op == "Conv" && p->parsed && !p->attrs_as<ConvAttrs>().post.none())
+        return &p->attrs_as<ConvAttrs>().post;
+      return nullptr;
+    }
     if (m->op == "Conv" && m->parsed)
-      a = &m->attrs_as<ConvAttrs>().act;
+      a = m->attrs_as<ConvAttrs>().post.none() ? &m->attrs_as<ConvAttrs>().act : &m->attrs_as<ConvAttrs>().post;
     else if (const UnaryAttrs* u = unary_of(*m); u && u->kind == UnaryKind::kActivation)
       a = &u->act;
     else if (const BinaryAttrs* b = binary_of(*m))
@@ -781,6 +790,8 @@ std::string nchwc_conv_declined(const Graph& g, const Node& n, const std::string
   // The residual Add or SiLU fused after the choice (nchwc_fuse_chosen):
   // nchwc_int8 takes each form, nchwc_depthwise the SiLU (its spec says).
   const auto& ca = n.attrs_as<ConvAttrs>();
+  if (!ca.post.none() && algo != kInt8)
+    return "writes a Concat's slice on the Concat's grid, which only nchwc_int8 does";
   if ((!ca.pre_act.none() || !ca.gate.none() || !ca.gate_out.none()) && algo != kInt8 && algo != kDepthwise)
     return "has a residual Add or a SiLU fused after an activation of its own, which only nchwc_int8 and "
            "nchwc_depthwise do";
@@ -948,6 +959,51 @@ int nchwc_fuse_chosen(Graph& g, const std::map<int, std::string>& algorithm, con
         absorb_step(conv, *pair);
         ++fused;
       }
+      continue;
+    }
+    // The pair after a Concat whose every input an int8 convolution alone
+    // reads and writes (SqueezeNet's fire modules, YOLO's C3): each writes its
+    // slice on the pair's grid as well (ConvAttrs::post), and the pair dies.
+    if (conv.op == "Concat" && conv.outputs.size() == 1 && conv.parsed && conv.attrs_as<AxisAttrs>().axis == 1) {
+      const int v = conv.outputs[0];
+      const Value& cv = g.values[static_cast<size_t>(v)];
+      Node* pair =
+          cv.block > 0 && cv.dtype == DType::kFloat32 ? activation_step(g, sole_reader(v), v, cv.block) : nullptr;
+      if (!pair || unary_of(*pair)->act.kind != ActKind::kQuantGrid) continue;
+      // Each input's live maker now (fusions above moved some values to the node that took their step).
+      auto live_maker = [&](int in) {
+        for (size_t k = 0; k < g.nodes.size(); ++k)
+          if (!g.nodes[k].dead && !g.nodes[k].outputs.empty() && g.nodes[k].outputs[0] == in)
+            return static_cast<int>(k);
+        return -1;
+      };
+      std::vector<int> makers;
+      bool ok = !conv.inputs.empty();
+      for (int in : conv.inputs) {
+        const int p = in >= 0 ? live_maker(in) : -1;
+        makers.push_back(p);
+        if (p < 0 || sole_reader(in) != &conv) {
+          ok = false;
+          break;
+        }
+        const Node& pn = g.nodes[static_cast<size_t>(p)];
+        auto pa = algorithm.find(p);
+        ok = pn.op == "Conv" && pn.domain != "minirt" && pn.attrs_as<ConvAttrs>().act.kind == ActKind::kQuantGrid &&
+             pn.attrs_as<ConvAttrs>().post.none() &&
+             (pa != algorithm.end() && !pa->second.empty() ? pa->second : nchwc_conv_heuristic(g, pn, threads, bf16)) ==
+                 kInt8;
+        if (!ok) break;
+      }
+      if (!ok) continue;
+      for (int p : makers) {
+        Node& pn = g.nodes[static_cast<size_t>(p)];
+        auto attrs = std::make_shared<ConvAttrs>(pn.attrs_as<ConvAttrs>());
+        attrs->post = unary_of(*pair)->act;
+        pn.parsed = attrs;
+      }
+      conv.outputs[0] = pair->outputs[0];
+      absorb_step(conv, *pair);
+      ++fused;
       continue;
     }
     if (conv.op != "Conv" || conv.domain == "minirt" || conv.input(3) >= 0) continue;

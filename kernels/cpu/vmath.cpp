@@ -429,7 +429,8 @@ MINIRT_TARGET_AVX512 __m512 act_costly_avx512(__m512 x, const Activation& a) {
 }
 
 MINIRT_TARGET_AVX512 void quant_silu_table_avx512(float* t, const Activation& grid, const Activation& gate,
-                                                  const Activation* gate_out, const Activation* act) {
+                                                  const Activation* gate_out, const Activation* act,
+                                                  const Activation* post) {
   const int32_t lo = static_cast<int32_t>(grid.beta), hi = static_cast<int32_t>(grid.gamma);
   for (int32_t i = 0; i < 256; i += 16) {
     alignas(64) float k[16];
@@ -439,6 +440,7 @@ MINIRT_TARGET_AVX512 void quant_silu_table_avx512(float* t, const Activation& gr
     __m512 w = _mm512_mul_ps(v, sg);
     if (gate_out) w = act_avx512(w, *gate_out);
     if (act) w = act_avx512(w, *act);
+    if (post) w = act_avx512(w, *post);
     _mm512_storeu_ps(t + i, w);
   }
 }

@@ -540,11 +540,11 @@ MINIRT_TARGET_AVX512 __attribute__((always_inline)) MINIRT_VMATH_INLINE __m512 l
 // A quantized SiLU as a table of the codes of the grid before it
 // (vmath.cpp): entry i is what the steps it replaces compute from v =
 // grid.alpha * k, k = min(grid.beta + i, grid.gamma): w = v *
-// gate(sigmoid(v)), then gate_out(w) and act(.) where given (null: none),
+// gate(sigmoid(v)), then gate_out(w), act(.) and post(.) where given (null: none),
 // each grid by act_kind_avx512<kQuantGrid>, so a kernel that looks its
 // outputs up gives what the vector steps would. t: 256 floats. Needs AVX-512.
 void quant_silu_table_avx512(float* t, const Activation& grid, const Activation& gate, const Activation* gate_out,
-                             const Activation* act);
+                             const Activation* act, const Activation* post = nullptr);
 
 // Activation K of the 16 lanes of x.
 template <ActKind K>

@@ -40,6 +40,9 @@ struct ConvAttrs : WindowAttrs {
   // + r), gate_out the pair after the Mul (YOLO's bottleneck).
   Activation gate;
   Activation gate_out;
+  // A second grid after act: the pair after a Concat the convolution writes
+  // its slice of (nchwc_fuse_chosen; nchwc_int8 only): y = post(act(...)).
+  Activation post;
   // ConvTranspose only.
   std::vector<int64_t> output_padding;
   std::vector<int64_t> output_shape;
