@@ -159,7 +159,7 @@ void strip_reference(const Int8ConvStrip& st) {
         const Activation& out = st.post ? *st.post : act;
         if (st.y_u8) {
           // The output's grid, requantized by the reciprocal, as its code k - beta.
-          const float k = std::min(out.gamma, std::max(out.beta, v * (1.0f / out.alpha)));
+          const float k = std::min(out.gamma, std::max(out.beta, st.post ? v / out.alpha : v * (1.0f / out.alpha)));
           yu[u_at] = static_cast<uint8_t>(static_cast<int32_t>(std::nearbyint(k)) - static_cast<int32_t>(out.beta));
         } else {
           yf[f_at] = out.apply(v);

@@ -77,7 +77,7 @@ void int8_conv_epilogue_avx512(const Int8ConvStrip& s, const int32_t* cbuf, int6
   const __m512i r_lo = _mm512_set1_epi32(s.r_lo);
   // The output's grid when y holds its codes (the activation, kQuantGrid).
   const __m512 beta = _mm512_set1_ps(out.beta), gamma = _mm512_set1_ps(out.gamma);
-  const __m512 inv_alpha = _mm512_set1_ps(1.0f / out.alpha);
+  const __m512 out_alpha = _mm512_set1_ps(out.alpha), inv_alpha = _mm512_set1_ps(1.0f / out.alpha);
   const __m512i ibeta = _mm512_set1_epi32(static_cast<int32_t>(out.beta));
   // The first grid's (conv_int8_isa.h).
   const Activation* gr = s.grid;
@@ -157,8 +157,11 @@ void int8_conv_epilogue_avx512(const Int8ConvStrip& s, const int32_t* cbuf, int6
         }
         if (s.post && !s.table_act) v = act_avx512(v, act);  // (a table with act has post in it too)
         if (yu) {
-          // The output's grid, requantized by the reciprocal, as its codes: k - beta.
-          const __m512 k = _mm512_min_ps(_mm512_max_ps(_mm512_mul_ps(v, inv_alpha), beta), gamma);
+          // The output's grid, requantized by the reciprocal, as its codes: k - beta. After a
+          // grid of its own (post) v sits on that grid, and a ratio of two scales puts many
+          // such values on a midpoint of the second: there as the division rounds them.
+          const __m512 k = s.post ? quant_round_avx512(v, out_alpha, inv_alpha, beta, gamma)
+                                  : _mm512_min_ps(_mm512_max_ps(_mm512_mul_ps(v, inv_alpha), beta), gamma);
           _mm_storeu_si128(reinterpret_cast<__m128i*>(yu + p * 64),
                            _mm512_cvtusepi32_epi8(_mm512_sub_epi32(_mm512_cvtps_epi32(k), ibeta)));
         } else {

@@ -309,6 +309,41 @@ int nchwc_int8_values(Graph& g, const std::map<int, std::string>& algorithm, int
     mp[i] = ok;
   }
   int marked = 0;
+  auto mark = [&](int v) {
+    g.values[static_cast<size_t>(v)].dtype = DType::kUInt8;
+    g.values[static_cast<size_t>(v)].block = 64;
+    ++marked;
+  };
+  // A Concat whose pair the int8 convolutions that make it took
+  // (ConvAttrs::post: each writes its slice on the Concat's grid) moves
+  // their codes, its inputs and output int8 values, where int8 kernels alone
+  // read the output and every input but the last is whole 64-channel groups
+  // (the Concat then stays in place: memory_plan.cpp).
+  for (size_t i = 0; i < g.nodes.size(); ++i) {
+    const Node& n = g.nodes[i];
+    if (n.dead || n.op != "Concat" || n.outputs.size() != 1 || !n.parsed || n.attrs_as<AxisAttrs>().axis != 1) continue;
+    const int v = n.outputs[0];
+    const Value& ov = g.values[static_cast<size_t>(v)];
+    if (ov.block != 16 || ov.dtype != DType::kFloat32 || !quant_grid_of(g, v) ||
+        std::find(g.outputs.begin(), g.outputs.end(), v) != g.outputs.end() || readers[static_cast<size_t>(v)].empty())
+      continue;
+    bool ok = true;
+    for (const auto& [j, slot] : readers[static_cast<size_t>(v)])
+      ok = ok && ((int8[static_cast<size_t>(j)] && (slot == 0 || slot == 3)) ||
+                  ((dw_in[static_cast<size_t>(j)] || mp[static_cast<size_t>(j)]) && slot == 0));
+    for (size_t k = 0; k < n.inputs.size() && ok; ++k) {
+      const int in = n.inputs[k];
+      const Node* p = in >= 0 ? maker_of(g, in) : nullptr;
+      ok = p && p->op == "Conv" && int8[static_cast<size_t>(p - g.nodes.data())] &&
+           !p->attrs_as<ConvAttrs>().post.none() && readers[static_cast<size_t>(in)].size() == 1 &&
+           g.values[static_cast<size_t>(in)].dtype == DType::kFloat32 &&
+           g.values[static_cast<size_t>(in)].block == 16 &&
+           (k + 1 == n.inputs.size() || g.values[static_cast<size_t>(in)].shape[1] % 64 == 0);
+    }
+    if (!ok) continue;
+    for (int in : n.inputs) mark(in);
+    mark(v);
+  }
   for (size_t i = 0; i < g.nodes.size(); ++i) {
     if (!int8[i] && !dw_out[i]) continue;
     const Node& n = g.nodes[i];

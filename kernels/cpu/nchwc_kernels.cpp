@@ -852,7 +852,8 @@ std::unique_ptr<Kernel> make_nchwc_kernel(const Graph& g, const Node& n, int thr
   }
   if ((op == "MaxPool" || op == "Concat") && is_bf16_value(g, n.outputs[0]))
     return make_nchwc_bf16_data_kernel(g, n, threads);
-  if (op == "MaxPool" && is_u8_value(g, n.outputs[0])) return make_nchwc_u8_maxpool_kernel(g, n, threads);
+  if ((op == "MaxPool" || op == "Concat") && is_u8_value(g, n.outputs[0]))
+    return make_nchwc_u8_data_kernel(g, n, threads);
   if (op == "MaxPool" || op == "AveragePool" || op == "GlobalAveragePool" || op == "GlobalMaxPool" || op == "Resize" ||
       op == "Upsample" || op == "Concat")
     return make_nchwc_data_kernel(g, n, threads, block_of(g, n.outputs[0]));

@@ -488,7 +488,9 @@ bool nchwc_u8_maxpool_supports(const Graph& g, const Node& n) {
   return n.attrs_as<PoolAttrs>().spatial() == 2 && in_shape(g, n, 0).size() == 4;
 }
 
-std::unique_ptr<Kernel> make_nchwc_u8_maxpool_kernel(const Graph& g, const Node& n, int threads) {
+std::unique_ptr<Kernel> make_nchwc_u8_data_kernel(const Graph& g, const Node& n, int threads) {
+  if (n.op == "Concat" && n.parsed && n.attrs_as<AxisAttrs>().axis == 1)
+    return std::make_unique<ConcatKernel<uint8_t>>(g, n, 64);
   if (!nchwc_u8_maxpool_supports(g, n))
     node_fail(ErrorCode::kUnsupported, g, n, "no kernel for " + n.op + " on int8 values");
   return std::make_unique<U8MaxPoolKernel>(g, n, threads);

@@ -52,11 +52,12 @@ std::unique_ptr<Kernel> make_nchwc_data_kernel(const Graph& g, const Node& n, in
 bool nchwc_bf16_data_supports(const Graph& g, const Node& n);
 std::unique_ptr<Kernel> make_nchwc_bf16_data_kernel(const Graph& g, const Node& n, int threads);
 
-// MaxPool (2-D, no Indices) between int8 convolutions, its input and output
-// int8 values ([N][C/64][H][W][64] uint8 codes of one grid, nchwc_int8_values):
-// the max of codes is exact. Only where the int8 convolution runs (AVX-512).
+// MaxPool (2-D, no Indices) and Concat on channels between int8
+// convolutions, their inputs and output int8 values ([N][C/64][H][W][64]
+// uint8 codes of one grid, nchwc_int8_values): the max of codes and copies
+// are exact. Only where the int8 convolution runs (AVX-512).
 bool nchwc_u8_maxpool_supports(const Graph& g, const Node& n);
-std::unique_ptr<Kernel> make_nchwc_u8_maxpool_kernel(const Graph& g, const Node& n, int threads);
+std::unique_ptr<Kernel> make_nchwc_u8_data_kernel(const Graph& g, const Node& n, int threads);
 
 // ---------------------------------------------------------------- shared engines
 //

@@ -457,76 +457,90 @@ TEST(Quant, MaxPoolBetweenInt8ConvolutionsMovesTheirCodes) {
 // pair's), and the pair dies. Against the node-by-node float run: every
 // output on the last grid, nearly all equal.
 TEST(Quant, ConcatPairJoinsTheInt8ConvolutionsThatMakeIt) {
-  ModelBuilder m(13);
-  m.input("x", DType::kFloat32, {1, 32, 10, 11});
-  auto codes = [](int64_t mo, int64_t c, int64_t k, double f) {
-    Tensor t = Tensor::zeros(DType::kInt8, {mo, c, k, k});
-    for (int64_t i = 0; i < t.numel(); ++i)
-      t.data<int8_t>()[i] = static_cast<int8_t>(std::lround(127 * std::sin(static_cast<double>(i) * f)));
-    return t;
-  };
-  m.initializer("wa", codes(32, 32, 1, 0.61));
-  m.initializer("wb", codes(32, 32, 3, 0.43));
-  m.initializer("wr", codes(32, 32, 3, 0.29));
-  m.initializer("wc", codes(24, 96, 1, 0.37));
-  m.initializer("ws", floats({}, {0.002f}));
-  m.initializer("sx", floats({}, {0.02f}));
-  m.initializer("sa", floats({}, {0.03f}));
-  m.initializer("sb", floats({}, {0.045f}));
-  m.initializer("sg", floats({}, {1.0f / 255.0f}));
-  m.initializer("sm", floats({}, {0.04f}));
-  m.initializer("sr", floats({}, {0.05f}));
-  m.initializer("scat", floats({}, {0.06f}));
-  m.initializer("sy", floats({}, {0.07f}));
-  m.initializer("z0", tensor_of<uint8_t>(DType::kUInt8, {}, {0}));
-  m.initializer("z1", tensor_of<uint8_t>(DType::kUInt8, {}, {100}));
-  auto pair = [&](const std::string& in, const std::string& sc, const std::string& z, const std::string& out) {
-    m.node("QuantizeLinear", {in, sc, z}, {out + "_q"}, out + "_qn");
-    m.node("DequantizeLinear", {out + "_q", sc, z}, {out}, out + "_dqn");
-  };
-  pair("x", "sx", "z1", "xd");
-  for (const char* w : {"wa", "wb", "wr", "wc"})
-    m.node("DequantizeLinear", {w, "ws"}, {std::string(w) + "d"}, std::string("dq") + w);
-  // a: its own grid; b: a QDQ SiLU; r: a residual Add of x after its grid.
-  m.node("Conv", {"xd", "wad"}, {"a"}, "conv_a");
-  pair("a", "sa", "z1", "ad");
-  m.node("Conv", {"xd", "wbd"}, {"b"}, "conv_b").ints("pads", {1, 1, 1, 1});
-  pair("b", "sb", "z1", "bd");
-  m.node("Sigmoid", {"bd"}, {"bs"}, "sigmoid");
-  pair("bs", "sg", "z0", "bsd");
-  m.node("Mul", {"bd", "bsd"}, {"bm"}, "mul");
-  pair("bm", "sm", "z1", "bmd");
-  m.node("Conv", {"xd", "wrd"}, {"r"}, "conv_r").ints("pads", {1, 1, 1, 1});
-  pair("r", "sa", "z1", "rd");
-  m.node("Add", {"rd", "xd"}, {"rs"}, "add");
-  pair("rs", "sr", "z1", "rsd");
-  m.node("Concat", {"ad", "bmd", "rsd"}, {"cat"}, "cat").i("axis", 1);
-  pair("cat", "scat", "z1", "catd");
-  m.node("Conv", {"catd", "wcd"}, {"c"}, "conv_c");
-  pair("c", "sy", "z1", "y");
-  m.output("y");
-  Tensor x = Tensor::zeros(DType::kFloat32, {1, 32, 10, 11});
-  for (int64_t i = 0; i < x.numel(); ++i) x.data<float>()[i] = 1.5f * std::sin(static_cast<float>(i) * 0.77f);
-  const std::string bytes = m.bytes();
-  auto model = Model::load_from_memory(bytes.data(), bytes.size(), "concat_pair.onnx");
-  Session fused(model, {.device = Device::kCpu, .threads = 2, .tuning = TuningMode::kHeuristic});
-  Session apart(model, {.device = Device::kCpu, .threads = 2, .optimize = false});
-  Tensor a = fused.run({{"x", x}})[0], b = apart.run({{"x", x}})[0];
-  if (cpu::int8_conv_isa() != cpu::Int8ConvIsa::kReference) {
-    const std::string plan = fused.plan_report();
-    EXPECT_THAT(plan, HasSubstr(" Concat+QuantizeDequantize+QuantizeLinear "));
-    EXPECT_THAT(plan, Not(HasSubstr("cpu  QuantizeDequantize+QuantizeLinear cat_")));
+  // 32 channels a branch: float slices; 64: whole 64-channel groups, so the
+  // Concat's inputs and output are int8 values and it stays in place.
+  for (int64_t ch : {32, 64}) {
+    SCOPED_TRACE(std::to_string(ch) + " channels a branch");
+    ModelBuilder m(13);
+    m.input("x", DType::kFloat32, {1, 32, 10, 11});
+    auto codes = [](int64_t mo, int64_t c, int64_t k, double f) {
+      Tensor t = Tensor::zeros(DType::kInt8, {mo, c, k, k});
+      for (int64_t i = 0; i < t.numel(); ++i)
+        t.data<int8_t>()[i] = static_cast<int8_t>(std::lround(127 * std::sin(static_cast<double>(i) * f)));
+      return t;
+    };
+    m.initializer("wa", codes(ch, 32, 1, 0.61));
+    m.initializer("wb", codes(ch, 32, 3, 0.43));
+    m.initializer("wr", codes(32, 32, 3, 0.29));
+    m.initializer("wc", codes(24, 2 * ch + 32, 1, 0.37));
+    m.initializer("ws", floats({}, {0.002f}));
+    m.initializer("sx", floats({}, {0.02f}));
+    m.initializer("sa", floats({}, {0.03f}));
+    m.initializer("sb", floats({}, {0.045f}));
+    m.initializer("sg", floats({}, {1.0f / 255.0f}));
+    m.initializer("sm", floats({}, {0.04f}));
+    m.initializer("sr", floats({}, {0.05f}));
+    m.initializer("scat", floats({}, {0.06f}));
+    m.initializer("sy", floats({}, {0.07f}));
+    m.initializer("z0", tensor_of<uint8_t>(DType::kUInt8, {}, {0}));
+    m.initializer("z1", tensor_of<uint8_t>(DType::kUInt8, {}, {100}));
+    auto pair = [&](const std::string& in, const std::string& sc, const std::string& z, const std::string& out) {
+      m.node("QuantizeLinear", {in, sc, z}, {out + "_q"}, out + "_qn");
+      m.node("DequantizeLinear", {out + "_q", sc, z}, {out}, out + "_dqn");
+    };
+    pair("x", "sx", "z1", "xd");
+    for (const char* w : {"wa", "wb", "wr", "wc"})
+      m.node("DequantizeLinear", {w, "ws"}, {std::string(w) + "d"}, std::string("dq") + w);
+    // a: its own grid; b: a QDQ SiLU; r: a residual Add of x after its grid.
+    m.node("Conv", {"xd", "wad"}, {"a"}, "conv_a");
+    pair("a", "sa", "z1", "ad");
+    m.node("Conv", {"xd", "wbd"}, {"b"}, "conv_b").ints("pads", {1, 1, 1, 1});
+    pair("b", "sb", "z1", "bd");
+    m.node("Sigmoid", {"bd"}, {"bs"}, "sigmoid");
+    pair("bs", "sg", "z0", "bsd");
+    m.node("Mul", {"bd", "bsd"}, {"bm"}, "mul");
+    pair("bm", "sm", "z1", "bmd");
+    m.node("Conv", {"xd", "wrd"}, {"r"}, "conv_r").ints("pads", {1, 1, 1, 1});
+    pair("r", "sa", "z1", "rd");
+    m.node("Add", {"rd", "xd"}, {"rs"}, "add");
+    pair("rs", "sr", "z1", "rsd");
+    m.node("Concat", {"ad", "bmd", "rsd"}, {"cat"}, "cat").i("axis", 1);
+    pair("cat", "scat", "z1", "catd");
+    m.node("Conv", {"catd", "wcd"}, {"c"}, "conv_c");
+    pair("c", "sy", "z1", "y");
+    m.output("y");
+    Tensor x = Tensor::zeros(DType::kFloat32, {1, 32, 10, 11});
+    for (int64_t i = 0; i < x.numel(); ++i) x.data<float>()[i] = 1.5f * std::sin(static_cast<float>(i) * 0.77f);
+    const std::string bytes = m.bytes();
+    auto model = Model::load_from_memory(bytes.data(), bytes.size(), "concat_pair.onnx");
+    Session fused(model, {.device = Device::kCpu, .threads = 2, .tuning = TuningMode::kHeuristic});
+    Session apart(model, {.device = Device::kCpu, .threads = 2, .optimize = false});
+    Tensor a = fused.run({{"x", x}})[0], b = apart.run({{"x", x}})[0];
+    if (cpu::int8_conv_isa() != cpu::Int8ConvIsa::kReference) {
+      const std::string plan = fused.plan_report();
+      EXPECT_THAT(plan, HasSubstr(" Concat+QuantizeDequantize+QuantizeLinear "));
+      EXPECT_THAT(plan, Not(HasSubstr("cpu  QuantizeDequantize+QuantizeLinear cat_")));
+      const size_t at = plan.find("cpu  Concat");
+      ASSERT_NE(at, std::string::npos);
+      const std::string line = plan.substr(at, plan.find('\n', at) - at);
+      if (ch == 64) {
+        EXPECT_THAT(line, HasSubstr("/64c u8 -> ")) << line;
+        EXPECT_THAT(line, HasSubstr("in place")) << line;
+      } else {
+        EXPECT_THAT(line, Not(HasSubstr("u8"))) << line;
+      }
+    }
+    int64_t same = 0;
+    for (int64_t i = 0; i < a.numel(); ++i) {
+      const float u = a.data<float>()[i], v = b.data<float>()[i];
+      const float k = u / 0.07f;
+      ASSERT_NEAR(k, std::nearbyint(k), 1e-3) << i;
+      // A midpoint of the Concat's grid rounded the other way moves a product by a step of it times the weights.
+      ASSERT_NEAR(u, v, 0.07f + 0.06f * 127 * 0.002f * 4 + 1e-5f) << i;
+      same += u == v;
+    }
+    EXPECT_GT(same, a.numel() * 9 / 10);
   }
-  int64_t same = 0;
-  for (int64_t i = 0; i < a.numel(); ++i) {
-    const float u = a.data<float>()[i], v = b.data<float>()[i];
-    const float k = u / 0.07f;
-    ASSERT_NEAR(k, std::nearbyint(k), 1e-3) << i;
-    // A midpoint of the Concat's grid rounded the other way moves a product by a step of it times the weights.
-    ASSERT_NEAR(u, v, 0.07f + 0.06f * 127 * 0.002f * 4 + 1e-5f) << i;
-    same += u == v;
-  }
-  EXPECT_GT(same, a.numel() * 9 / 10);
 }
 
 // uint8 weights: with zero point 128 every q - 128 is an int8 code and the
