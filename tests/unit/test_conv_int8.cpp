@@ -103,11 +103,12 @@ std::vector<uint8_t> u8_groups(const std::vector<int32_t>& k, int64_t n, int64_t
 // Where x comes from, r from and y goes: blocked floats, or int8 values;
 // `pre`: the grid before a fused residual (pre_act).
 // `gate`: a QDQ SiLU after pre_act (v times its sigmoid on a grid).
+// `post`: a second grid after the activation's (a Concat's pair).
 struct Form {
-  bool x_u8 = false, r_u8 = false, y_u8 = false, pre = false, gate = false;
+  bool x_u8 = false, r_u8 = false, y_u8 = false, pre = false, gate = false, post = false;
   std::string str() const {
     return std::string(x_u8 ? " x=u8" : "") + (r_u8 ? " r=u8" : "") + (y_u8 ? " y=u8" : "") + (pre ? " pre_act" : "") +
-           (gate ? " silu" : "");
+           (gate ? " silu" : "") + (post ? " post" : "");
   }
 };
 
@@ -165,6 +166,12 @@ bool run_case(const Case& cs, Int8ConvIsa isa, Form form = {}) {
   gate_out.kind = ActKind::kQuantGrid;
   gate_out.alpha = 0.05f, gate_out.beta = -128, gate_out.gamma = 127;
   if (form.gate && cs.residual) s.gate_out = gate_out;
+  Activation post;  // the second grid: 0.06 is 1.5 of the first's steps, so many values fall on its midpoints
+  post.kind = ActKind::kQuantGrid;
+  post.alpha = 0.06f, post.beta = -128, post.gamma = 127;
+  if (form.post) s.act = grid, s.post = post;
+  // The output's grid when y is an int8 value.
+  const Activation& out_grid = form.post ? post : grid;
   if (std::string why = int8_conv_declined(s, q, w.data()); !why.empty()) {
     ADD_FAILURE() << cs.str() << ": declined: " << why;
     return false;
@@ -203,7 +210,8 @@ bool run_case(const Case& cs, Int8ConvIsa isa, Form form = {}) {
             a += std::fabs(r[at]);
           }
           // y_u8: the value before the grid (the kernel's code is checked against it).
-          want[at] = form.y_u8 ? v : s.act.apply(static_cast<float>(v));
+          if (form.post) v = s.act.apply(static_cast<float>(v));  // the first grid, then post's
+          want[at] = form.y_u8 ? v : (form.post ? s.post : s.act).apply(static_cast<float>(v));
           mag[at] = a;
         }
 
@@ -233,14 +241,15 @@ bool run_case(const Case& cs, Int8ConvIsa isa, Form form = {}) {
           for (int64_t p = 0; p < ohw; ++p) {
             const uint8_t code = yu[static_cast<size_t>(((i * yg + co / 64) * ohw + p) * 64 + co % 64)];
             const size_t at = static_cast<size_t>((i * cs.m + co) * ohw + p);
-            const double v = std::min(grid.alpha * static_cast<double>(grid.gamma),
-                                      std::max(grid.alpha * static_cast<double>(grid.beta), want[at]));
-            const double got = grid.alpha * (static_cast<double>(code) + grid.beta);
+            const double v = std::min(out_grid.alpha * static_cast<double>(out_grid.gamma),
+                                      std::max(out_grid.alpha * static_cast<double>(out_grid.beta), want[at]));
+            const double got = out_grid.alpha * (static_cast<double>(code) + out_grid.beta);
             // A SiLU's gate may round either way next to a midpoint, and pre_act's grid before it.
             const double silu =
                 form.gate ? 0.04 + (gate.alpha + 0.25 * 0.04) * mag[at] + (cs.residual ? gate_out.alpha : 0.0) : 0.0;
-            const double tol = grid.alpha * 0.5 + 1e-6 * mag[at] + 1e-6 + silu;
-            if (!(std::fabs(got - v) <= tol) || code > grid.gamma - grid.beta) {
+            // With post, the first grid's rounding may go either way too (a step of it).
+            const double tol = out_grid.alpha * 0.5 + 1e-6 * mag[at] + 1e-6 + silu + (form.post ? grid.alpha : 0.0);
+            if (!(std::fabs(got - v) <= tol) || code > out_grid.gamma - out_grid.beta) {
               ADD_FAILURE() << where << ": image " << i << " channel " << co << " pixel " << p << ": code " << int{code}
                             << " (" << got << "), want the grid's rounding of " << v;
               return false;
@@ -270,8 +279,10 @@ bool run_case(const Case& cs, Int8ConvIsa isa, Form form = {}) {
             // A pre_act grid's rounding may go either way on a value within the tolerance of a midpoint.
             const double silu =
                 form.gate ? (gate.alpha + 0.25 * 0.04) * mag[at] + (cs.residual ? gate_out.alpha : 0.0) : 0.0;
-            const double tol = 1e-6 * mag[at] + 1e-6 + (form.pre ? 0.04 : 0.0) + silu;
-            if (!(std::fabs(got - want[at]) <= tol)) {
+            const double tol =
+                1e-6 * mag[at] + 1e-6 + (form.pre ? 0.04 : 0.0) + silu + (form.post ? grid.alpha + post.alpha : 0.0);
+            const double on_post = form.post ? got / post.alpha - std::nearbyint(got / post.alpha) : 0.0;
+            if (!(std::fabs(got - want[at]) <= tol) || !(std::fabs(on_post) < 1e-3)) {
               ADD_FAILURE() << where << ": image " << i << " channel " << co << " pixel " << p << ": got " << got
                             << ", want " << want[at] << " (tolerance " << tol << ")";
               return false;
@@ -382,8 +393,9 @@ TEST(ConvInt8, Int8ValuesInAndOut) {
   if (vnni_here()) isas.push_back(Int8ConvIsa::kAvx512Vnni);
   if (int8_conv_isa() == Int8ConvIsa::kAmx) isas.push_back(Int8ConvIsa::kAmx);
   std::vector<Form> forms;
-  for (int bits = 1; bits < 32; ++bits)
-    forms.push_back({(bits & 1) != 0, (bits & 2) != 0, (bits & 4) != 0, (bits & 8) != 0, (bits & 16) != 0});
+  for (int bits = 1; bits < 64; ++bits)
+    forms.push_back(
+        {(bits & 1) != 0, (bits & 2) != 0, (bits & 4) != 0, (bits & 8) != 0, (bits & 16) != 0, (bits & 32) != 0});
   for (Int8ConvIsa isa : isas)
     for (const Case& c : cases())
       for (const Form& f : forms) {
