@@ -289,6 +289,22 @@ std::unique_ptr<Plan> make_plan(const Graph& model, const std::vector<const Tens
   return plan;
 }
 
+std::string Plan::int8_summary() const {
+  size_t convs = 0, products = 0, other = 0;
+  for (const Step& s : steps) {
+    if (std::strcmp(s.kernel->precision(), "int8") != 0) {
+      ++other;
+      continue;
+    }
+    const std::string& op = s.node >= 0 ? graph.nodes[static_cast<size_t>(s.node)].op : std::string();
+    (op == "Conv" || op == "ConvInteger" || op == "QLinearConv" ? convs : products)++;
+  }
+  if (convs + products == 0) return {};
+  return "int8 (" + std::to_string(convs) + " convolution" + (convs == 1 ? "" : "s") + ", " + std::to_string(products) +
+         " product" + (products == 1 ? "" : "s") + "), " + std::to_string(other) + " step" + (other == 1 ? "" : "s") +
+         " in float between quantize pairs";
+}
+
 std::string Plan::report() const {
   std::ostringstream os;
   size_t copies = 0;

@@ -104,6 +104,9 @@ struct Plan {
   PlanStats stats;
 
   std::string report() const;
+  // For a plan with int8 steps (a quantized model's): "int8 (N convolutions,
+  // M products), K steps in float between quantize pairs"; else empty.
+  std::string int8_summary() const;
 };
 
 // `inputs` holds one tensor per model graph input, in order. Inputs whose

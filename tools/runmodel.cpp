@@ -772,6 +772,7 @@ int run(const Args& a) {
   if (!info.half_precision.empty()) std::printf("precision: %s\n", info.half_precision.c_str());
   std::printf("device: %s: %s\n", device_name(session->device()), session->device_reason().c_str());
   if (std::string m = session->math_reason(); !m.empty()) std::printf("cpu math: %s\n", m.c_str());
+  if (std::string q = session->int8_summary(); !q.empty()) std::printf("precision: %s\n", q.c_str());
   std::printf("threads: %d\n", session->threads());
   if (!placement.empty()) std::printf("placement: %s\n", placement.c_str());
   for (const auto& n : input_notes) std::printf("input: %s\n", n.c_str());

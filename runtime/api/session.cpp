@@ -302,6 +302,12 @@ std::vector<std::shared_ptr<const PlanEntry>> Session::Impl::last_plans() const 
   return out;
 }
 
+std::string Session::int8_summary() const {
+  std::lock_guard<std::mutex> lock(impl_->mu);
+  const Impl& im = *impl_;
+  return im.parts.empty() && im.caches[0].last ? im.caches[0].last->plan->int8_summary() : std::string();
+}
+
 std::string Session::plan_report() const {
   std::lock_guard<std::mutex> lock(impl_->mu);
   const Impl& im = *impl_;

@@ -22,6 +22,7 @@ namespace {
 using ::testing::AllOf;
 using ::testing::HasSubstr;
 using testing::load_error;
+using ::testing::MatchesRegex;
 using testing::ModelBuilder;
 using ::testing::Not;
 
@@ -220,7 +221,11 @@ TEST(Quant, Int8ConvolutionTakesTheResidualAdd) {
     EXPECT_THAT(plan, HasSubstr("nchwc_int8"));
     EXPECT_THAT(plan, HasSubstr("1 residual Add, SiLU or activation steps fused into the step before"));
     EXPECT_THAT(plan, HasSubstr("Conv+QuantizeDequantize+QuantizeLinear+Add+QuantizeDequantize+QuantizeLinear"));
+    // runmodel's precision line: the convolution in int8; the input's pair and the reorders in float.
+    EXPECT_THAT(fused.int8_summary(),
+                MatchesRegex("int8 \\(1 convolution, 0 products\\), [1-9] steps? in float between quantize pairs"));
   } else {
+    EXPECT_EQ(fused.int8_summary(), "");
     EXPECT_THAT(plan, Not(HasSubstr("residual Add fused into int8"))) << "the Add fuses only into nchwc_int8";
   }
   int64_t same = 0;

@@ -288,6 +288,11 @@ class MINIRT_API Session {
   // with NonZero, Compress, Unique or NonMaxSuppression runs in plan stages
   // cut at those nodes: then each stage's plan, and the cuts between them.
   std::string plan_report() const;
+  // A quantized model's last plan in one line: "int8 (N convolutions, M
+  // products), K steps in float between quantize pairs" (their math: int8
+  // sums, or float32 between a DequantizeLinear and a QuantizeLinear). Empty
+  // before the first run, for a model with no int8 step, and for a cut model.
+  std::string int8_summary() const;
   size_t arena_bytes() const;  // of the last run's plans (every stage's)
   // Number of plans made so far (one per new input signature; in a cut
   // model, one per stage and signature of that stage's inputs).
