@@ -352,71 +352,44 @@ class ConcatKernel final : public Kernel {
   std::vector<Block> blocks_;
 };
 
-// MaxPool from a bf16 value to a bf16 value (groups of 32 channels): max is
-// exact on bf16 numbers, so a max pool between bf16 convolutions keeps their
-// values bf16 (nchwc_bf16_values) at half the memory traffic.
-class Bf16MaxPoolKernel final : public Kernel {
+// MaxPool on narrow values, groups of L channels of T: bf16 values (L 32),
+// whose max is exact on bf16 numbers, and int8 values (L 64), whose largest
+// code is the code of the largest value (the grid rises with the code). A
+// max pool between bf16 (int8) convolutions (ResNet's stem -> max pool ->
+// first block) so keeps their values narrow: half (a quarter of) the float
+// traffic. `rows` does output rows [r0, r1) of one group (ISA files).
+template <typename T, int L>
+class NarrowMaxPoolKernel final : public Kernel {
  public:
-  Bf16MaxPoolKernel(const Graph& g, const Node& n, int threads) {
+  using Rows = void (*)(const Bf16PoolGeom& q, const T* x, T* y, int64_t row0, int64_t row1);
+  NarrowMaxPoolKernel(const Graph& g, const Node& n, int threads, Rows rows, const char* name)
+      : rows_(rows), name_(name) {
     const PoolWindow w = pool_window(n.attrs_as<PoolAttrs>(), in_shape(g, n, 0), out_shape(g, n, 0));
     q_ = Bf16PoolGeom{w.h, w.w, w.oh, w.ow, w.kh, w.kw, w.sh, w.sw, w.dh, w.dw, w.ph, w.pw};
-    planes_ = in_shape(g, n, 0)[0] * nchwc_blocks(in_shape(g, n, 0)[1], 32);
+    planes_ = in_shape(g, n, 0)[0] * nchwc_blocks(in_shape(g, n, 0)[1], L);
     units_ = planes_ * q_.oh;
-    const int64_t moved = planes_ * 32 * (q_.h * q_.w + q_.oh * q_.ow);
+    const int64_t moved = planes_ * L * (q_.h * q_.w + q_.oh * q_.ow);
     tasks_ = std::clamp<int64_t>(moved / kPoolGrain, 1, std::min<int64_t>(threads, std::max<int64_t>(1, units_)));
   }
-  std::string describe() const override { return "nchwc bf16 (32c)"; }
+  std::string describe() const override { return name_; }
   void run(const KernelArgs& args) override {
-    const uint16_t* x = static_cast<const uint16_t*>(args.inputs[0]);
-    uint16_t* y = static_cast<uint16_t*>(args.outputs[0]);
+    const T* x = static_cast<const T*>(args.inputs[0]);
+    T* y = static_cast<T*>(args.outputs[0]);
     if (units_ == 0 || q_.ow == 0) return;
-    const int64_t in_plane = q_.h * q_.w * 32, out_plane = q_.oh * q_.ow * 32;
+    const int64_t in_plane = q_.h * q_.w * L, out_plane = q_.oh * q_.ow * L;
     args.pool->parallel_for(tasks_, [&](int64_t t0, int64_t t1) {
       for (int64_t t = t0; t < t1; ++t)
         for (int64_t u = units_ * t / tasks_, ue = units_ * (t + 1) / tasks_; u < ue;) {
           const int64_t p = u / q_.oh, r0 = u % q_.oh, r1 = std::min(q_.oh, r0 + (ue - u));
-          bf16_max_rows_avx512(q_, x + p * in_plane, y + p * out_plane, r0, r1);
+          rows_(q_, x + p * in_plane, y + p * out_plane, r0, r1);
           u += r1 - r0;
         }
     });
   }
 
  private:
-  Bf16PoolGeom q_;
-  int64_t planes_ = 0, units_ = 0, tasks_ = 1;
-};
-
-// MaxPool from an int8 value to an int8 value (uint8 codes in groups of 64
-// channels, nchwc_int8_values): the largest code is the code of the largest
-// value, so a max pool between int8 convolutions (ResNet's stem -> max pool
-// -> first block) keeps their values int8 at a quarter of the float traffic.
-class U8MaxPoolKernel final : public Kernel {
- public:
-  U8MaxPoolKernel(const Graph& g, const Node& n, int threads) {
-    const PoolWindow w = pool_window(n.attrs_as<PoolAttrs>(), in_shape(g, n, 0), out_shape(g, n, 0));
-    q_ = Bf16PoolGeom{w.h, w.w, w.oh, w.ow, w.kh, w.kw, w.sh, w.sw, w.dh, w.dw, w.ph, w.pw};
-    planes_ = in_shape(g, n, 0)[0] * nchwc_blocks(in_shape(g, n, 0)[1], 64);
-    units_ = planes_ * q_.oh;
-    const int64_t moved = planes_ * 16 * (q_.h * q_.w + q_.oh * q_.ow);  // in floats' worth of bytes
-    tasks_ = std::clamp<int64_t>(moved / kPoolGrain, 1, std::min<int64_t>(threads, std::max<int64_t>(1, units_)));
-  }
-  std::string describe() const override { return "nchwc int8 (64c u8)"; }
-  void run(const KernelArgs& args) override {
-    const uint8_t* x = static_cast<const uint8_t*>(args.inputs[0]);
-    uint8_t* y = static_cast<uint8_t*>(args.outputs[0]);
-    if (units_ == 0 || q_.ow == 0) return;
-    const int64_t in_plane = q_.h * q_.w * 64, out_plane = q_.oh * q_.ow * 64;
-    args.pool->parallel_for(tasks_, [&](int64_t t0, int64_t t1) {
-      for (int64_t t = t0; t < t1; ++t)
-        for (int64_t u = units_ * t / tasks_, ue = units_ * (t + 1) / tasks_; u < ue;) {
-          const int64_t p = u / q_.oh, r0 = u % q_.oh, r1 = std::min(q_.oh, r0 + (ue - u));
-          u8_max_rows_avx512(q_, x + p * in_plane, y + p * out_plane, r0, r1);
-          u += r1 - r0;
-        }
-    });
-  }
-
- private:
+  Rows rows_;
+  const char* name_;
   Bf16PoolGeom q_;
   int64_t planes_ = 0, units_ = 0, tasks_ = 1;
 };
@@ -493,13 +466,14 @@ std::unique_ptr<Kernel> make_nchwc_u8_data_kernel(const Graph& g, const Node& n,
     return std::make_unique<ConcatKernel<uint8_t>>(g, n, 64);
   if (!nchwc_u8_maxpool_supports(g, n))
     node_fail(ErrorCode::kUnsupported, g, n, "no kernel for " + n.op + " on int8 values");
-  return std::make_unique<U8MaxPoolKernel>(g, n, threads);
+  return std::make_unique<NarrowMaxPoolKernel<uint8_t, 64>>(g, n, threads, u8_max_rows_avx512, "nchwc int8 (64c u8)");
 }
 
 std::unique_ptr<Kernel> make_nchwc_bf16_data_kernel(const Graph& g, const Node& n, int threads) {
   if (!nchwc_bf16_data_supports(g, n))
     node_fail(ErrorCode::kUnsupported, g, n, "no kernel for " + n.op + " on bf16 values");
-  if (n.op == "MaxPool") return std::make_unique<Bf16MaxPoolKernel>(g, n, threads);
+  if (n.op == "MaxPool")
+    return std::make_unique<NarrowMaxPoolKernel<uint16_t, 32>>(g, n, threads, bf16_max_rows_avx512, "nchwc bf16 (32c)");
   return std::make_unique<ConcatKernel<uint16_t>>(g, n, 32);
 }
 
