@@ -285,7 +285,7 @@ Int8Conv::Int8Conv(const NchwcConvSpec& s, Int8ConvIsa isa, const Int8ConvQuant&
   // The first grid, requantized in the epilogue (conv_int8_isa.h).
   if (s.pre_act.kind == ActKind::kQuantGrid)
     grid_ = s_.pre_act;
-  else if (s.pre_act.none() && !s.residual && s.gate.none() && s.post.none() && s.act.kind == ActKind::kQuantGrid)
+  else if (s.pre_act.none() && !s.residual && s.gate.none() && s.act.kind == ActKind::kQuantGrid)
     grid_ = s_.act;
   if (grid_.kind == ActKind::kQuantGrid) {
     gmult_.resize(mult_.size());

@@ -155,7 +155,9 @@ void int8_conv_epilogue_avx512(const Int8ConvStrip& s, const int32_t* cbuf, int6
           const __m512i u = _mm512_cvtepu8_epi32(_mm_loadu_si128(reinterpret_cast<const __m128i*>(ru + p * 64)));
           v = _mm512_add_ps(v, _mm512_mul_ps(r_scale, _mm512_cvtepi32_ps(_mm512_add_epi32(u, r_lo))));
         }
-        if (s.post && !s.table_act) v = act_avx512(v, act);  // (a table with act has post in it too)
+        // The second grid after act: act first, unless a table had both or the first grid was act's
+        // (gr without pre_act: requantized onto it above).
+        if (s.post && !s.table_act && !(gr && !s.pre_act)) v = act_avx512(v, act);
         if (yu) {
           // The output's grid, requantized by the reciprocal, as its codes: k - beta. After a
           // grid of its own (post) v sits on that grid, and a ratio of two scales puts many
