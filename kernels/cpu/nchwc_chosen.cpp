@@ -201,8 +201,8 @@ int nchwc_fuse_chosen(Graph& g, const std::map<int, std::string>& algorithm, con
     const std::string algo = chosen_algorithm(g, algorithm, idx, threads, bf16);
     // A depthwise convolution on float values takes the quantized SiLU after
     // it (EfficientNet's in QDQ form: four steps over its widest values).
-    if (algo == kDepthwise && ca.act.kind == ActKind::kQuantGrid && ca.gate.none() &&
-        fuse_quant_silu(g, conv, readers, is_output, sole_reader))
+    if (algo == kDepthwise && ca.act.kind == ActKind::kQuantGrid && ca.act.gamma - ca.act.beta <= 255 &&
+        ca.gate.none() && fuse_quant_silu(g, conv, readers, is_output, sole_reader))
       ++fused;
     if (algo != kInt8) continue;
     if (fuse_quant_silu(g, conv, readers, is_output, sole_reader)) ++fused;
