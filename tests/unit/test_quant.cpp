@@ -43,6 +43,28 @@ std::vector<Tensor> run(const ModelBuilder& m, const std::string& name, std::vec
   return s.run(in);
 }
 
+// Each output of the fused run on the grid of `step`, within `tol` of the
+// node-by-node float run, and at least `percent` of them equal.
+void expect_on_grid_and_close(const Tensor& fused, const Tensor& apart, float step, float tol, int percent) {
+  ASSERT_EQ(fused.shape(), apart.shape());
+  int64_t same = 0;
+  for (int64_t i = 0; i < fused.numel(); ++i) {
+    const float u = fused.data<float>()[i], v = apart.data<float>()[i];
+    const float k = u / step;
+    ASSERT_NEAR(k, std::nearbyint(k), 1e-3) << i;
+    ASSERT_NEAR(u, v, tol) << i;
+    same += u == v;
+  }
+  EXPECT_GE(same * 100, fused.numel() * percent) << same << " of " << fused.numel() << " equal";
+}
+
+// A QuantizeLinear -> DequantizeLinear pair from value `in` to value `out`.
+void qdq(ModelBuilder& m, const std::string& in, const std::string& scale, const std::string& zero,
+         const std::string& out) {
+  m.node("QuantizeLinear", {in, scale, zero}, {out + "_q"}, out + "_qn");
+  m.node("DequantizeLinear", {out + "_q", scale, zero}, {out}, out + "_dqn");
+}
+
 // y = saturate(round_half_even(x / scale) + zero_point), worked by hand.
 TEST(Quant, QuantizeRoundsHalfToEvenAndSaturates) {
   ModelBuilder m(13);
@@ -228,15 +250,7 @@ TEST(Quant, Int8ConvolutionTakesTheResidualAdd) {
     EXPECT_EQ(fused.int8_summary(), "");
     EXPECT_THAT(plan, Not(HasSubstr("residual Add fused into int8"))) << "the Add fuses only into nchwc_int8";
   }
-  int64_t same = 0;
-  for (int64_t i = 0; i < a.numel(); ++i) {
-    const float u = a.data<float>()[i], v = b.data<float>()[i];
-    const float k = u / 0.05f;
-    ASSERT_NEAR(k, std::nearbyint(k), 1e-3) << i;
-    ASSERT_NEAR(u, v, 0.05f * 1.001f) << i;
-    same += u == v;
-  }
-  EXPECT_GT(same, a.numel() * 95 / 100);
+  expect_on_grid_and_close(a, b, 0.05f, 0.05f * 1.001f, 95);
 }
 
 // A QDQ SiLU (YOLO's and EfficientNet's activation: the convolution's pair,
@@ -287,15 +301,7 @@ TEST(Quant, Int8ConvolutionTakesTheQuantizedSilu) {
     EXPECT_THAT(plan, HasSubstr("+Sigmoid+QuantizeDequantize+QuantizeLinear+Mul+QuantizeDequantize+QuantizeLinear"));
     EXPECT_THAT(plan, Not(HasSubstr(" Sigmoid ")));
   }
-  int64_t same = 0;
-  for (int64_t i = 0; i < a.numel(); ++i) {
-    const float u = a.data<float>()[i], v = b.data<float>()[i];
-    const float k = u / 0.03f;
-    ASSERT_NEAR(k, std::nearbyint(k), 1e-3) << i;
-    ASSERT_NEAR(u, v, 0.03f * 1.001f) << i;
-    same += u == v;
-  }
-  EXPECT_GT(same, a.numel() * 9 / 10);
+  expect_on_grid_and_close(a, b, 0.03f, 0.03f * 1.001f, 90);
 }
 
 // EfficientNet's depthwise stage in QDQ form: a depthwise convolution (float
@@ -320,21 +326,16 @@ TEST(Quant, DepthwiseAndItsScaleTakeTheirPairs) {
   m.initializer("s4", floats({}, {0.01f}));
   m.initializer("z1", tensor_of<uint8_t>(DType::kUInt8, {}, {110}));
   m.initializer("z2", tensor_of<uint8_t>(DType::kUInt8, {}, {0}));
-  m.node("QuantizeLinear", {"x", "sx", "zx"}, {"xq"}, "qx");
-  m.node("DequantizeLinear", {"xq", "sx", "zx"}, {"xd"}, "dqx");
+  qdq(m, "x", "sx", "zx", "xd");
   m.node("DequantizeLinear", {"wq", "ws"}, {"w"}, "dqw");
   m.node("Conv", {"xd", "w"}, {"c"}, "dw").ints("pads", {1, 1, 1, 1}).i("group", 40);
-  m.node("QuantizeLinear", {"c", "s1", "z1"}, {"cq"}, "qc");
-  m.node("DequantizeLinear", {"cq", "s1", "z1"}, {"cd"}, "dqc");
+  qdq(m, "c", "s1", "z1", "cd");
   m.node("Sigmoid", {"cd"}, {"sg"}, "sigmoid");
-  m.node("QuantizeLinear", {"sg", "s2", "z2"}, {"sq"}, "qs");
-  m.node("DequantizeLinear", {"sq", "s2", "z2"}, {"sd"}, "dqs");
+  qdq(m, "sg", "s2", "z2", "sd");
   m.node("Mul", {"cd", "sd"}, {"silu"}, "mul");
-  m.node("QuantizeLinear", {"silu", "s3", "z1"}, {"uq"}, "qu");
-  m.node("DequantizeLinear", {"uq", "s3", "z1"}, {"ud"}, "dqu");
+  qdq(m, "silu", "s3", "z1", "ud");
   m.node("Mul", {"ud", "se"}, {"scaled"}, "scale");
-  m.node("QuantizeLinear", {"scaled", "s4", "z1"}, {"yq"}, "qy");
-  m.node("DequantizeLinear", {"yq", "s4", "z1"}, {"y"}, "dqy");
+  qdq(m, "scaled", "s4", "z1", "y");
   m.output("y");
   Tensor x = Tensor::zeros(DType::kFloat32, {1, 40, 12, 12});
   for (int64_t i = 0; i < x.numel(); ++i) x.data<float>()[i] = 2.0f * std::cos(static_cast<float>(i) * 0.9f);
@@ -353,16 +354,8 @@ TEST(Quant, DepthwiseAndItsScaleTakeTheirPairs) {
     EXPECT_THAT(plan, HasSubstr(" Mul+QuantizeDequantize+QuantizeLinear "));
     EXPECT_THAT(plan, Not(HasSubstr(" Sigmoid ")));
   }
-  int64_t same = 0;
-  for (int64_t i = 0; i < a.numel(); ++i) {
-    const float u = a.data<float>()[i], v = b.data<float>()[i];
-    const float k = u / 0.01f;
-    ASSERT_NEAR(k, std::nearbyint(k), 1e-3) << i;
-    // A midpoint of the first grid rounded the other way moves the SiLU by up to 1.1 of its step, times the scale.
-    ASSERT_NEAR(u, v, 0.01f + 1.1f * 0.015f * 1.0f + 0.012f + 1e-5f) << i;
-    same += u == v;
-  }
-  EXPECT_GT(same, a.numel() * 95 / 100);
+  // A midpoint of the first grid rounded the other way moves the SiLU by up to 1.1 of its step, times the scale.
+  expect_on_grid_and_close(a, b, 0.01f, 0.01f + 1.1f * 0.015f * 1.0f + 0.012f + 1e-5f, 95);
 }
 
 // ResNet's stem -> max pool -> first block in QDQ form: the max pool
@@ -398,25 +391,21 @@ TEST(Quant, MaxPoolBetweenInt8ConvolutionsMovesTheirCodes) {
     m.initializer("s2", floats({}, {0.03f}));
     m.initializer("z0", tensor_of<uint8_t>(DType::kUInt8, {}, {0}));
     m.initializer("z1", tensor_of<uint8_t>(DType::kUInt8, {}, {120}));
-    m.node("QuantizeLinear", {"x", "sx", "z0"}, {"xq"}, "qx");
-    m.node("DequantizeLinear", {"xq", "sx", "z0"}, {"xd"}, "dqx");
+    qdq(m, "x", "sx", "z0", "xd");
     m.node("DequantizeLinear", {"w1q", "ws"}, {"w1"}, "dqw1");
     m.node("DequantizeLinear", {"w2q", "ws"}, {"w2"}, "dqw2");
     m.node("Conv", {"xd", "w1"}, {"c"}, "stem").ints("pads", {1, 1, 1, 1}).ints("strides", {2, 2});
-    m.node("QuantizeLinear", {"c", "s1", "z1"}, {"cq"}, "qc");
-    m.node("DequantizeLinear", {"cq", "s1", "z1"}, {"cd"}, "dqc");
+    qdq(m, "c", "s1", "z1", "cd");
     auto pool = m.node("MaxPool", {"cd"}, {"p"}, "pool");
     pool.ints("kernel_shape", {pw.k, pw.k}).ints("strides", {pw.s, pw.s}).ints("pads", {pw.p, pw.p, pw.p, pw.p});
     pool.ints("dilations", {pw.d, pw.d}).i("ceil_mode", pw.ceil ? 1 : 0);
     m.initializer("s3", floats({}, {0.025f}));
     if (pw.pair) {
       const std::string sc = pw.pair == 1 ? "s1" : "s3";
-      m.node("QuantizeLinear", {"p", sc, "z1"}, {"pq"}, "qp");
-      m.node("DequantizeLinear", {"pq", sc, "z1"}, {"pd"}, "dqp");
+      qdq(m, "p", sc, "z1", "pd");
     }
     m.node("Conv", {pw.pair ? "pd" : "p", "w2"}, {"e"}, "block");
-    m.node("QuantizeLinear", {"e", "s2", "z1"}, {"eq"}, "qe");
-    m.node("DequantizeLinear", {"eq", "s2", "z1"}, {"y"}, "dqe");
+    qdq(m, "e", "s2", "z1", "y");
     m.output("y");
     Tensor x = Tensor::zeros(DType::kFloat32, {1, 3, 29, 31});
     for (int64_t i = 0; i < x.numel(); ++i) x.data<float>()[i] = 0.5f + 0.5f * std::sin(static_cast<float>(i) * 0.37f);
@@ -442,16 +431,8 @@ TEST(Quant, MaxPoolBetweenInt8ConvolutionsMovesTheirCodes) {
       }
     }
     ASSERT_EQ(a.shape(), b.shape());
-    int64_t same = 0;
-    for (int64_t i = 0; i < a.numel(); ++i) {
-      const float u = a.data<float>()[i], v = b.data<float>()[i];
-      const float k = u / 0.03f;
-      ASSERT_NEAR(k, std::nearbyint(k), 1e-3) << i;
-      // The stem's codes may round the other way next to a midpoint: a step of its grid times the weights' sum.
-      ASSERT_NEAR(u, v, 0.03f + 0.02f * 40 * 127 * 0.003f * 0.1f + 1e-5f) << i;
-      same += u == v;
-    }
-    EXPECT_GT(same, a.numel() * 95 / 100);
+    // The stem's codes may round the other way next to a midpoint: a step of its grid times the weights' sum.
+    expect_on_grid_and_close(a, b, 0.03f, 0.03f + 0.02f * 40 * 127 * 0.003f * 0.1f + 1e-5f, 95);
   }
 }
 
@@ -489,30 +470,26 @@ TEST(Quant, ConcatPairJoinsTheInt8ConvolutionsThatMakeIt) {
     m.initializer("sy", floats({}, {0.07f}));
     m.initializer("z0", tensor_of<uint8_t>(DType::kUInt8, {}, {0}));
     m.initializer("z1", tensor_of<uint8_t>(DType::kUInt8, {}, {100}));
-    auto pair = [&](const std::string& in, const std::string& sc, const std::string& z, const std::string& out) {
-      m.node("QuantizeLinear", {in, sc, z}, {out + "_q"}, out + "_qn");
-      m.node("DequantizeLinear", {out + "_q", sc, z}, {out}, out + "_dqn");
-    };
-    pair("x", "sx", "z1", "xd");
+    qdq(m, "x", "sx", "z1", "xd");
     for (const char* w : {"wa", "wb", "wr", "wc"})
       m.node("DequantizeLinear", {w, "ws"}, {std::string(w) + "d"}, std::string("dq") + w);
     // a: its own grid; b: a QDQ SiLU; r: a residual Add of x after its grid.
     m.node("Conv", {"xd", "wad"}, {"a"}, "conv_a");
-    pair("a", "sa", "z1", "ad");
+    qdq(m, "a", "sa", "z1", "ad");
     m.node("Conv", {"xd", "wbd"}, {"b"}, "conv_b").ints("pads", {1, 1, 1, 1});
-    pair("b", "sb", "z1", "bd");
+    qdq(m, "b", "sb", "z1", "bd");
     m.node("Sigmoid", {"bd"}, {"bs"}, "sigmoid");
-    pair("bs", "sg", "z0", "bsd");
+    qdq(m, "bs", "sg", "z0", "bsd");
     m.node("Mul", {"bd", "bsd"}, {"bm"}, "mul");
-    pair("bm", "sm", "z1", "bmd");
+    qdq(m, "bm", "sm", "z1", "bmd");
     m.node("Conv", {"xd", "wrd"}, {"r"}, "conv_r").ints("pads", {1, 1, 1, 1});
-    pair("r", "sa", "z1", "rd");
+    qdq(m, "r", "sa", "z1", "rd");
     m.node("Add", {"rd", "xd"}, {"rs"}, "add");
-    pair("rs", "sr", "z1", "rsd");
+    qdq(m, "rs", "sr", "z1", "rsd");
     m.node("Concat", {"ad", "bmd", "rsd"}, {"cat"}, "cat").i("axis", 1);
-    pair("cat", "scat", "z1", "catd");
+    qdq(m, "cat", "scat", "z1", "catd");
     m.node("Conv", {"catd", "wcd"}, {"c"}, "conv_c");
-    pair("c", "sy", "z1", "y");
+    qdq(m, "c", "sy", "z1", "y");
     m.output("y");
     Tensor x = Tensor::zeros(DType::kFloat32, {1, 32, 10, 11});
     for (int64_t i = 0; i < x.numel(); ++i) x.data<float>()[i] = 1.5f * std::sin(static_cast<float>(i) * 0.77f);
@@ -524,7 +501,7 @@ TEST(Quant, ConcatPairJoinsTheInt8ConvolutionsThatMakeIt) {
     if (cpu::int8_conv_isa() != cpu::Int8ConvIsa::kReference) {
       const std::string plan = fused.plan_report();
       EXPECT_THAT(plan, HasSubstr(" Concat+QuantizeDequantize+QuantizeLinear "));
-      EXPECT_THAT(plan, Not(HasSubstr("cpu  QuantizeDequantize+QuantizeLinear cat_")));
+      EXPECT_THAT(plan, Not(HasSubstr("cpu  QuantizeDequantize+QuantizeLinear catd")));
       const size_t at = plan.find("cpu  Concat");
       ASSERT_NE(at, std::string::npos);
       const std::string line = plan.substr(at, plan.find('\n', at) - at);
@@ -535,16 +512,8 @@ TEST(Quant, ConcatPairJoinsTheInt8ConvolutionsThatMakeIt) {
         EXPECT_THAT(line, Not(HasSubstr("u8"))) << line;
       }
     }
-    int64_t same = 0;
-    for (int64_t i = 0; i < a.numel(); ++i) {
-      const float u = a.data<float>()[i], v = b.data<float>()[i];
-      const float k = u / 0.07f;
-      ASSERT_NEAR(k, std::nearbyint(k), 1e-3) << i;
-      // A midpoint of the Concat's grid rounded the other way moves a product by a step of it times the weights.
-      ASSERT_NEAR(u, v, 0.07f + 0.06f * 127 * 0.002f * 4 + 1e-5f) << i;
-      same += u == v;
-    }
-    EXPECT_GT(same, a.numel() * 9 / 10);
+    // A midpoint of the Concat's grid rounded the other way moves a product by a step of it times the weights.
+    expect_on_grid_and_close(a, b, 0.07f, 0.07f + 0.06f * 127 * 0.002f * 4 + 1e-5f, 90);
   }
 }
 
