@@ -58,9 +58,11 @@ struct Int8ConvStrip {
   // alpha; null: none (then pre_act, when set, is applied to the float).
   const Activation* grid;
   // null, or a QDQ SiLU after the first grid: v = v * gate(sigmoid(v)), gate
-  // a grid applied by the reciprocal of its scale.
+  // a grid applied by the reciprocal of its scale (the reference kernel; the
+  // AVX-512 epilogue, after a first grid of at most 256 codes, looks the
+  // whole SiLU up in gate_table, whose grids round as the division does).
   const Activation* gate;
-  // null, or the grid after the SiLU's Mul (then a residual follows), by the reciprocal of its scale.
+  // null, or the grid after the SiLU's Mul (then a residual follows), applied as gate is.
   const Activation* gate_out;
   // null, or a second grid after act (a Concat's pair): the output is
   // post(act(v)), written as post's codes into an int8 value.
