@@ -162,17 +162,12 @@ int nchwc_fuse_chosen(Graph& g, const std::map<int, std::string>& algorithm, con
       Node* pair =
           cv.block > 0 && cv.dtype == DType::kFloat32 ? activation_step(g, sole_reader(v), v, cv.block) : nullptr;
       if (!pair || unary_of(*pair)->act.kind != ActKind::kQuantGrid) continue;
-      // Each input's live maker now (fusions above moved some values to the node that took their step).
-      auto live_maker = [&](int in) {
-        for (size_t k = 0; k < g.nodes.size(); ++k)
-          if (!g.nodes[k].dead && !g.nodes[k].outputs.empty() && g.nodes[k].outputs[0] == in)
-            return static_cast<int>(k);
-        return -1;
-      };
       std::vector<int> makers;
       bool ok = !conv.inputs.empty();
       for (int in : conv.inputs) {
-        const int p = in >= 0 ? live_maker(in) : -1;
+        // Its live maker now (maker_of: fusions above moved some values to the node that took their step).
+        const Node* pm = in >= 0 ? maker_of(g, in) : nullptr;
+        const int p = pm ? static_cast<int>(pm - g.nodes.data()) : -1;
         makers.push_back(p);
         if (p < 0 || sole_reader(in) != &conv) {
           ok = false;
