@@ -562,8 +562,10 @@ namespace {
 
 // args: C, HW, K, R, stride, groups, threads; act: the fused activation;
 // residual: a residual input added before it.
-void nchwc_conv_bench(benchmark::State& state, ActKind act, bool residual,
-                      cpu::DwBorder border = cpu::DwBorder::kAuto) {
+// bf16_values: the input and output as the bf16 values between bf16
+// convolutions (nchwc_bf16_values: 32 channels a group), depthwise only.
+void nchwc_conv_bench(benchmark::State& state, ActKind act, bool residual, cpu::DwBorder border = cpu::DwBorder::kAuto,
+                      bool bf16_values = false) {
   using namespace cpu;
   const int64_t c = state.range(0), hw = state.range(1), k = state.range(2), r = state.range(3), s = state.range(4),
                 groups = state.range(5);
@@ -582,9 +584,24 @@ void nchwc_conv_bench(benchmark::State& state, ActKind act, bool residual,
   if (act == ActKind::kClip) spec.act.alpha = 0.0f, spec.act.beta = 6.0f;
   spec.residual = residual;
   const bool dw = groups > 1;
-  const std::string why = dw ? nchwc_depthwise_declined(spec) : nchwc_direct_declined(spec);
+  spec.x_bf16 = spec.y_bf16 = bf16_values;
+  const std::string why = dw            ? nchwc_depthwise_declined(spec)
+                          : bf16_values ? std::string("depthwise only")
+                                        : nchwc_direct_declined(spec);
   if (!why.empty()) return state.SkipWithError(why.c_str());
   Tensor x = random_tensor({nchwc_padded(c, spec.block) * hw * hw}, 1);
+  if (bf16_values) {
+    // The same numbers rounded to bf16, channel c of a pixel at lane c % 32 of group c / 32.
+    std::vector<uint16_t> h(static_cast<size_t>(nchwc_padded(c, 32) * hw * hw), 0);
+    const float* xf = x.data<float>();
+    for (int64_t ch = 0; ch < c; ++ch)
+      for (int64_t p = 0; p < hw * hw; ++p) {
+        uint32_t bits;
+        std::memcpy(&bits, xf + (ch / spec.block * hw * hw + p) * spec.block + ch % spec.block, 4);
+        h[static_cast<size_t>((ch / 32 * hw * hw + p) * 32 + ch % 32)] = static_cast<uint16_t>(bits >> 16);
+      }
+    std::memcpy(x.raw(), h.data(), h.size() * sizeof(uint16_t));
+  }
   Tensor w = random_tensor({k, c / groups, r, r}, 2), b = random_tensor({k}, 3);
   Tensor y = Tensor::zeros(DType::kFloat32, {nchwc_padded(k, spec.block) * q.oh * q.ow});
   Tensor res = random_tensor({residual ? nchwc_padded(k, spec.block) * q.oh * q.ow : 1}, 4);
@@ -671,6 +688,22 @@ void depthwise_border_args(benchmark::internal::Benchmark* b) {
       for (int border : {1, 2}) b->Args({l[0], l[1], l[0], l[2], 1, l[0], threads, border});
 }
 BENCHMARK(BM_NchwcDepthwiseBorder)->Apply(depthwise_border_args)->Unit(benchmark::kMicrosecond)->UseRealTime();
+
+// NchwcDepthwiseValues: MobileNetV2's depthwise layers (Clip) on float32
+// values (values 0) and on the bf16 values between bf16 convolutions
+// (values 1: read and written in place, dw_bf16_isa.h), one after the other
+// for each layer: args as NchwcConv's, then values.
+void BM_NchwcDepthwiseValues(benchmark::State& state) {
+  nchwc_conv_bench(state, ActKind::kClip, false, cpu::DwBorder::kAuto, state.range(7) != 0);
+}
+void depthwise_values_args(benchmark::internal::Benchmark* b) {
+  const int64_t layers[][3] = {{96, 112, 2}, {144, 56, 1}, {144, 56, 2}, {192, 28, 1}, {384, 14, 1}, {960, 7, 1}};
+  b->ArgNames({"C", "HW", "K", "R", "stride", "groups", "threads", "values"});
+  for (int threads : {1, 2})
+    for (const auto& l : layers)
+      for (int values : {0, 1}) b->Args({l[0], l[1], l[0], 3, l[2], l[0], threads, values});
+}
+BENCHMARK(BM_NchwcDepthwiseValues)->Apply(depthwise_values_args)->Unit(benchmark::kMicrosecond)->UseRealTime();
 
 // NchwcConvCold/<layer>: as in a model, whose weights do not stay in cache
 // between runs (ResNet-18's 45 MB, ResNet-50's 100 MB): each iteration runs

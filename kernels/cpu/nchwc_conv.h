@@ -69,6 +69,7 @@
 #include <vector>
 
 #include "kernels/cpu/conv_common.h"
+#include "kernels/cpu/dw_bf16_isa.h"
 #include "kernels/cpu/sgemm.h"
 #include "runtime/ops/activation.h"
 #include "runtime/thread_pool.h"
@@ -174,7 +175,7 @@ class NchwcDepthwiseConv {
                      DwBorder border = DwBorder::kAuto);
   // The padded frames, one per task; 0 when the border is walked in place.
   size_t workspace_bytes() const {
-    return padded_ ? static_cast<size_t>(tasks_ * (frame_floats_ + row_floats_)) * sizeof(float) : 0;
+    return padded_ ? static_cast<size_t>(tasks_ * group_blocks_ * (frame_floats_ + row_floats_)) * sizeof(float) : 0;
   }
   void run(const float* x, const float* r, float* y, int64_t y_channel_offset, float* workspace,
            ThreadPool& pool) const;
@@ -190,7 +191,8 @@ class NchwcDepthwiseConv {
   bool empty_ = false;
   bool padded_ = false;
   // The padded frame: rows and columns the windows of all outputs read
-  // (input row r at frame row r + ph), and its size in floats (one block).
+  // (input row r at frame row r + ph), and the floats of one block's frame
+  // rows for one band (band_rows_).
   int64_t frame_h_ = 0, frame_w_ = 0, frame_floats_ = 0;
   // x or y a bf16 value (spec x_bf16, y_bf16), or an int8 one (x_u8, y_u8):
   // always the padded frame, which is filled from them; with y_bf16 or
@@ -198,6 +200,18 @@ class NchwcDepthwiseConv {
   // rounded (requantized) into y.
   bool bf16_io_ = false;
   int64_t row_floats_ = 0;
+  // Blocks a task runs together over one frame each: the 16-channel blocks
+  // of one cache line of a narrow value (2 of bf16, 4 of int8), else 1.
+  int64_t group_blocks_ = 1;
+  // Output rows of one band: the frame holds the input rows of one band (all
+  // of them where the plane is small).
+  int64_t band_rows_ = 1;
+  // bf16 values in and out with an activation of the registers: in place,
+  // one group of 32 channels at a time (dw_bf16_rows_avx512bf16), with its
+  // weights and bias in pair order.
+  bool pairs_ = false;
+  DwBf16Epilogue pair_act_;
+  AlignedFloats w_pairs_, bias_pairs_;
   // A quantized SiLU after it (spec gate) on AVX-512: the output of each
   // code of pre_act's grid (quant_silu_table_avx512).
   AlignedFloats gate_table_;

@@ -603,6 +603,8 @@ TEST(NchwcConv, DepthwiseOnInt8ValuesIsTheFloatFrameRequantized) {
       SCOPED_TRACE(cs.str() + (s.x_u8 ? " x int8" : "") + (s.y_u8 ? " y int8" : ""));
       ASSERT_EQ(nchwc_depthwise_declined(s), "");
       NchwcDepthwiseConv k(s, w.data(), bias.data(), 2);
+      const bool in_place = form == 0 && cs.act.kind != ActKind::kSilu;
+      EXPECT_EQ(k.describe().find("bf16 in place") != std::string::npos, in_place) << k.describe();
       std::vector<float> ws(k.workspace_bytes() / sizeof(float) + 1);
       for (float& f : ws) std::memcpy(&f, &kPoison, 4);
       const size_t ysize = s.y_u8 ? static_cast<size_t>(cs.n * g64 * ohw * 64) : yf.size();
@@ -668,13 +670,25 @@ TEST(NchwcConv, DepthwiseOnBf16ValuesIsTheFloatFrameRounded) {
   // bf16 values exist only where the CPU has AVX512_BF16 (their conversions use it).
   if (bf16_isa() == Bf16Isa::kNone) GTEST_SKIP() << "no AVX512_BF16 here: " << bf16_isa_reason();
   const Isa isa{SgemmIsa::kAvx512, 16};
-  std::vector<Case> cases = {conv(96, 12, 11, 96, 3, 2, 1), conv(40, 9, 10, 40, 3, 1, 1), conv(48, 7, 7, 48, 5, 1, 2),
-                             conv(16, 6, 13, 16, 3, 2, 0)};
+  // bf16 in and out runs in place (dw_bf16_isa.h): the 3x3 and 5x5 windows
+  // at strides 1 and 2 in tiles of 8 and shorter ones, the rest (dilation,
+  // 7x7, the border columns) pixel by pixel; a SiLU goes through the frame.
+  std::vector<Case> cases = {conv(96, 12, 11, 96, 3, 2, 1), conv(40, 9, 10, 40, 3, 1, 1),
+                             conv(48, 7, 7, 48, 5, 1, 2),   conv(16, 6, 13, 16, 3, 2, 0),
+                             conv(72, 20, 23, 72, 5, 1, 2), conv(33, 15, 17, 33, 5, 2, 2),
+                             conv(64, 3, 2, 64, 3, 1, 1),   conv(32, 9, 9, 32, 7, 1, 3),
+                             conv(48, 11, 12, 48, 3, 1, 1), conv(32, 10, 29, 32, 3, 2, 1)};
   cases[1].n = 2;
   cases[1].act = act_of(ActKind::kClip);
   cases[2].dh = cases[2].dw = 2;
   cases[2].pt = cases[2].pl = cases[2].pb = cases[2].pr = 4;
   cases[3].act = act_of(ActKind::kRelu);
+  cases[4].act = act_of(ActKind::kHardSwish);
+  cases[5].act = act_of(ActKind::kLeakyRelu);
+  cases[6].act = act_of(ActKind::kClip);
+  cases[8].act = act_of(ActKind::kSilu);
+  cases[9].pr = 0;  // asymmetric: the right border has no padding
+  cases[9].act = act_of(ActKind::kRelu);
   std::mt19937 rng(11);
   std::uniform_real_distribution<float> u(-2.0f, 2.0f);
   auto round_bf16 = [](float f) { return bfloat16_to_float(float_to_bfloat16(f)); };
