@@ -183,6 +183,21 @@ class KernelProvider {
   virtual std::unique_ptr<Kernel> make_kernel_with(const Graph& g, const Node& n, const std::string& algorithm) const {
     return make_kernel(g, n);
   }
+  // The kernel the tuner times for a candidate: by default the one
+  // make_kernel_with makes. A backend whose kernels run faster inside the
+  // plan than alone -- the CPU's nchwc_bf16, which reads and writes bf16
+  // values between bf16 convolutions (narrow_values) -- may time the form
+  // it would run there, reading and writing no more bytes than the node's
+  // values as they are now.
+  virtual std::unique_ptr<Kernel> make_tuning_kernel(const Graph& g, const Node& n,
+                                                     const std::string& algorithm) const {
+    return make_kernel_with(g, n, algorithm);
+  }
+  // How much slower than the measured winner the heuristic's pick may be and
+  // still be kept (TunerOptions::keep_heuristic_within is `usual`): more
+  // where the pick makes the steps around it faster, which no measurement
+  // of the node alone shows.
+  virtual double keep_heuristic_within(const Graph& g, const Node& n, double usual) const { return usual; }
   // What results and speed depend on besides the node itself, for the
   // algorithm cache's key: device identity, instruction sets, library
   // versions, math mode, e.g. "cpu | AMD EPYC 9R14 | avx512f avx2 fma | minirt 0.1.0 | eigen 3.4.0 | fp32".

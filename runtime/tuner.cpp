@@ -170,7 +170,7 @@ std::shared_ptr<void> KernelBench::alloc(size_t bytes) {
 }
 
 double KernelBench::time(const std::string& algorithm, int min_repeats, int max_repeats, double target_ms) {
-  std::unique_ptr<Kernel> k = b_.make_kernel_with(g_, n_, algorithm);
+  std::unique_ptr<Kernel> k = b_.make_tuning_kernel(g_, n_, algorithm);
   size_t ws = k->workspace_bytes();
   if (ws > workspace_bytes_ || !workspace_) {
     workspace_.reset();
@@ -204,7 +204,7 @@ std::vector<double> KernelBench::time_all(const std::vector<std::string>& algori
   size_t ws = 0;
   for (size_t i = 0; i < n; ++i) {
     try {
-      kernels[i] = b_.make_kernel_with(g_, n_, algorithms[i]);
+      kernels[i] = b_.make_tuning_kernel(g_, n_, algorithms[i]);
       ws = std::max(ws, kernels[i]->workspace_bytes());
     } catch (const std::exception& e) {
       (*errors)[i] = e.what();
@@ -580,10 +580,11 @@ Tuner::Measured Tuner::measure(const Graph& g, const Node& n, const KernelProvid
   }
   // The heuristic's pick, unless the winner is clearly faster.
   std::string h = b.heuristic_algorithm(g, n);
+  const double within = b.keep_heuristic_within(g, n, options_.keep_heuristic_within);
   for (size_t i : runnable) {
     const TuningCandidate& t = m.candidates[i];
     if (t.algorithm != h || t.status != CandidateStatus::kOk || !m.ok || t.algorithm == m.algorithm) continue;
-    if (t.time_ms <= m.time_ms * (1.0 + options_.keep_heuristic_within)) {
+    if (t.time_ms <= m.time_ms * (1.0 + within)) {
       m.algorithm = t.algorithm;
       m.time_ms = t.time_ms;
       m.workspace = t.workspace_bytes;

@@ -16,8 +16,10 @@
 // candidate's median counts. Taking turns keeps a change in the machine's
 // load from favouring whichever ran first. A measured winner replaces the
 // heuristic's pick only when it is faster by more than
-// keep_heuristic_within: on sub-millisecond layers the noise is larger than
-// most differences. A backend that times on its own device
+// keep_heuristic_within (which a backend may widen for a node,
+// KernelProvider::keep_heuristic_within): on sub-millisecond layers the
+// noise is larger than most differences. Each candidate's kernel is the one
+// KernelProvider::make_tuning_kernel makes. A backend that times on its own device
 // (KernelProvider::measure_algorithms) does so instead. Tests replace all of this
 // with TunerOptions::time.
 //

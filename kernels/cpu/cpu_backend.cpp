@@ -10,6 +10,7 @@
 
 #include <minirt/minirt.h>
 
+#include <algorithm>
 #include <fstream>
 #include <unordered_map>
 
@@ -131,6 +132,16 @@ class CpuBackend final : public KernelProvider {
     node_fail(ErrorCode::kInvalidArgument, g, n,
               "the CPU backend has no algorithm choice for " + n.op + ", so not '" + algorithm + "'");
   }
+  double keep_heuristic_within(const Graph& g, const Node& n, double usual) const override {
+    if (bf16_ == cpu::Bf16Isa::kNone || n.op != "Conv" || conv3d(g, n) || !blocked(g, n)) return usual;
+    return std::max(usual, cpu::nchwc_bf16_margin(g, n, threads_, bf16_));
+  }
+  std::unique_ptr<Kernel> make_tuning_kernel(const Graph& g, const Node& n,
+                                             const std::string& algorithm) const override {
+    if (n.op == "Conv" && !conv3d(g, n) && blocked(g, n) && !algorithm.empty())
+      return cpu::make_nchwc_tuning_kernel(g, n, threads_, algorithm, bf16_);
+    return make_kernel_with(g, n, algorithm);
+  }
   // The blocked layout follows the ISA kernels are made for: NCHW16c on
   // AVX-512, NCHW8c on AVX2, none on the portable path.
   int channel_block() const override { return cpu::nchwc_block(cpu::sgemm_default_isa()); }
@@ -140,11 +151,13 @@ class CpuBackend final : public KernelProvider {
 
   // "cpu | AMD EPYC | avx2+fma | minirt 0.1.0 | eigen 3.4.0 | fp32": what a
   // measured choice depends on. The ISA is the one kernels are made with now
-  // (MINIRT_CPU_ISA may force a lesser one); the math is "bf16-amx" or
-  // "bf16-avx512_bf16" when bf16 convolutions are candidates.
+  // (MINIRT_CPU_ISA may force a lesser one); the math is "bf16-amx+values" or
+  // "bf16-avx512_bf16+values" when bf16 convolutions are candidates.
   std::string tuning_context() const override {
     static const std::string model = cpu_model_name();
-    std::string math = bf16_ == cpu::Bf16Isa::kNone ? "fp32" : std::string("bf16-") + cpu::bf16_isa_name(bf16_);
+    // "+values": nchwc_bf16 timed as it runs between bf16 values (make_tuning_kernel).
+    std::string math =
+        bf16_ == cpu::Bf16Isa::kNone ? "fp32" : std::string("bf16-") + cpu::bf16_isa_name(bf16_) + "+values";
     return "cpu | " + model + " | " + isa_features(cpu::sgemm_default_isa()) + " | minirt " MINIRT_VERSION_STRING +
            " | eigen " + std::to_string(EIGEN_WORLD_VERSION) + "." + std::to_string(EIGEN_MAJOR_VERSION) + "." +
            std::to_string(EIGEN_MINOR_VERSION) + " | " + math;

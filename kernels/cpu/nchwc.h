@@ -53,6 +53,24 @@ bool nchwc_blocked_inputs(const Graph& g, const Node& n, int b, std::vector<Layo
 // where it can run.
 std::unique_ptr<Kernel> make_nchwc_kernel(const Graph& g, const Node& n, int threads, const std::string& algo,
                                           Bf16Isa bf16 = Bf16Isa::kNone);
+// The kernel the tuner times for a Conv candidate (KernelProvider::
+// make_tuning_kernel): make_nchwc_kernel's, except nchwc_bf16 in the form it
+// runs between bf16 values (nchwc_bf16_values) -- its input bf16 where
+// another convolution makes it, its output bf16 where only convolutions,
+// residual Adds, MaxPools and Concats read it -- which one layer timed alone
+// with float32 values does not show: MobileNetV2's 1x1 layers at 56x56 ran
+// in 0.5x the time of nchwc_direct between bf16 values and lost to it with
+// float32 ones.
+std::unique_ptr<Kernel> make_nchwc_tuning_kernel(const Graph& g, const Node& n, int threads, const std::string& algo,
+                                                 Bf16Isa bf16);
+// How much slower than the fastest candidate timed alone nchwc_bf16 may be
+// and still be kept where the heuristic picks it (KernelProvider::
+// keep_heuristic_within): 10% where a depthwise convolution reads its
+// output, which it then reads as a bf16 value in place (dw_bf16_isa.h) --
+// MobileNetV2's 112x112 depthwise layer took 39 us so, 84 on float32 values
+// (2 threads), while its 16->96 producer timed within a few percent either
+// way -- else 0.
+double nchwc_bf16_margin(const Graph& g, const Node& n, int threads, Bf16Isa bf16);
 // Conv in the blocked layout: its candidates, why one declines, the
 // heuristic's pick, and a candidate's workspace.
 const std::vector<std::string>& nchwc_conv_algorithm_names();

@@ -639,10 +639,11 @@ std::string native_declined(const Graph& g, const Node& n, const std::string& al
 class NativeConvKernel final : public Kernel {
  public:
   // plan_only: the workspace sized, the weights neither read nor packed.
+  // spec: the node's (conv_spec) unless given.
   NativeConvKernel(const Graph& g, const Node& n, int threads, const std::string& algo, Bf16Isa bf16,
-                   bool plan_only = false)
+                   bool plan_only = false, const NchwcConvSpec* spec = nullptr)
       : residual_(n.input(3) >= 0) {
-    NchwcConvSpec s = conv_spec(g, n);
+    NchwcConvSpec s = spec ? *spec : conv_spec(g, n);
     const float* w = plan_only ? nullptr : in_const(g, n, 1)->data<float>();
     const float* b = !plan_only && n.input(2) >= 0 ? in_const(g, n, 2)->data<float>() : nullptr;
     if (algo == kInt8) {
@@ -835,6 +836,47 @@ std::string nchwc_conv_heuristic(const Graph& g, const Node& n, int threads, Bf1
 size_t nchwc_conv_workspace_bytes(const Graph& g, const Node& n, int threads, const std::string& algo, Bf16Isa bf16) {
   if (is_native(algo)) return NativeConvKernel(g, n, threads, algo, bf16, /*plan_only=*/true).workspace_bytes();
   return WrappedConvKernel(g, n, threads, algo, /*plan_only=*/true).workspace_bytes();
+}
+
+double nchwc_bf16_margin(const Graph& g, const Node& n, int threads, Bf16Isa bf16) {
+  if (nchwc_conv_heuristic(g, n, threads, bf16) != kBf16) return 0.0;
+  const int out = n.outputs[0];
+  for (const Node& r : g.nodes) {
+    if (r.dead || r.op != "Conv" || !r.domain.empty() || r.inputs.empty() || r.inputs[0] != out) continue;
+    if (native_declined(g, r, kDepthwise, bf16).empty()) return 0.10;
+  }
+  return 0.0;
+}
+
+std::unique_ptr<Kernel> make_nchwc_tuning_kernel(const Graph& g, const Node& n, int threads, const std::string& algo,
+                                                 Bf16Isa bf16) {
+  if (algo != kBf16 || bf16 == Bf16Isa::kNone || !nchwc_conv_declined(g, n, algo, bf16).empty())
+    return make_nchwc_kernel(g, n, threads, algo, bf16);
+  NchwcConvSpec s = conv_spec(g, n);
+  if (s.x_bf16 || s.y_bf16 || s.x_u8 || s.y_u8) return make_nchwc_kernel(g, n, threads, algo, bf16);
+  std::vector<char> is_output(g.values.size(), 0);
+  for (int o : g.outputs) is_output[static_cast<size_t>(o)] = 1;
+  // The input made by a live convolution (the graph's inputs and constants
+  // are float32); the output read only by convolutions (as data) and by the
+  // ops that pass bf16 values on.
+  const int in = n.inputs[0], out = n.outputs[0];
+  bool readers = false, all = !is_output[static_cast<size_t>(out)];
+  for (const Node& r : g.nodes) {
+    if (r.dead) continue;
+    if (r.op == "Conv" && r.domain.empty() && !r.outputs.empty() && r.outputs[0] == in)
+      s.x_bf16 = !g.values[static_cast<size_t>(in)].constant && block_of(g, in) == s.block &&
+                 !is_output[static_cast<size_t>(in)];
+    for (size_t k = 0; k < r.inputs.size(); ++k) {
+      if (r.inputs[k] != out) continue;
+      readers = true;
+      const bool data = k == 0 && r.op == "Conv" && r.domain.empty();
+      all = all && (data || r.op == "Add" || r.op == "MaxPool" || r.op == "Concat");
+    }
+  }
+  s.y_bf16 = readers && all;
+  if (!s.x_bf16 && !s.y_bf16) return make_nchwc_kernel(g, n, threads, algo, bf16);
+  if (!bf16_conv_declined(s, bf16).empty()) return make_nchwc_kernel(g, n, threads, algo, bf16);
+  return std::make_unique<NativeConvKernel>(g, n, threads, algo, bf16, false, &s);
 }
 
 std::unique_ptr<Kernel> make_nchwc_kernel(const Graph& g, const Node& n, int threads, const std::string& algo,

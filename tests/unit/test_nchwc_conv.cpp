@@ -442,13 +442,6 @@ TEST(NchwcConv, EmptyBatchWritesNothing) {
   k.run(nullptr, nullptr, nullptr, 0, nullptr, pool);
 }
 
-// The depthwise kernel on bf16 values (MathMode::kBf16's [N][C/32][H][W][32]
-// bfloat16 between bf16 convolutions): the input converted into the padded
-// frame, the math the float32 frame's, each output rounded to nearest even.
-// Against the float32 kernel with the padded frame on the same (bf16-exact)
-// numbers, the results must be the float ones rounded, bit for bit; a lone
-// last block's partner lanes zero; nothing written past the output. Every
-// form: bf16 in and out, bf16 in only, bf16 out only.
 // A quantized SiLU after a depthwise convolution (EfficientNet's in QDQ
 // form; ConvAttrs::gate): v = pre(conv) on a grid, then act(v gate(sigmoid(v))),
 // each grid rounding as its pair does. Against the same steps computed here
@@ -666,6 +659,14 @@ TEST(NchwcConv, DepthwiseOnInt8ValuesIsTheFloatFrameRequantized) {
   EXPECT_NE(nchwc_depthwise_declined(s), "");
 }
 
+// The depthwise kernel on bf16 values (MathMode::kBf16's [N][C/32][H][W][32]
+// bfloat16 between bf16 convolutions): bf16 in and out read and written in
+// place (dw_bf16_isa.h; a SiLU through the frame), bf16 in only or out only
+// through the padded frame's float rows; the math float32, each output
+// rounded to nearest even. Against the float32 kernel with the padded frame
+// on the same (bf16-exact) numbers, whose sums take the taps in the same
+// order, the results must be the float ones rounded, bit for bit; a lone
+// last block's partner lanes zero; nothing written past the output.
 TEST(NchwcConv, DepthwiseOnBf16ValuesIsTheFloatFrameRounded) {
   // bf16 values exist only where the CPU has AVX512_BF16 (their conversions use it).
   if (bf16_isa() == Bf16Isa::kNone) GTEST_SKIP() << "no AVX512_BF16 here: " << bf16_isa_reason();

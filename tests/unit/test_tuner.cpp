@@ -7,6 +7,7 @@
 #include <minirt/minirt.h>
 
 #include "fake_device.h"
+#include "kernels/cpu/cpu_caps.h"
 #include "model_builder.h"
 #include "runtime/api/session_internal.h"
 #include "runtime/tuner.h"
@@ -57,6 +58,11 @@ class TunableDevice final : public KernelProvider {
     return dev_->make_kernel(g, n);
   }
   std::string tuning_context() const override { return "fakegpu | Fake GPU 1 | fakelib " + version + " | fp32"; }
+  // The margin the heuristic's pick keeps (KernelProvider::keep_heuristic_within); negative: the tuner's.
+  double keep_heuristic_within(const Graph&, const Node&, double usual) const override {
+    return margin >= 0 ? margin : usual;
+  }
+  double margin = -1;
 
   std::vector<std::string> made() const {
     std::lock_guard<std::mutex> lock(mu_);
@@ -125,9 +131,10 @@ class TunerTest : public ::testing::Test {
     std::vector<Tensor> out;
     TuningReport report;
   };
-  Run run(TunerOptions o, FakeTimer* timer, const std::string& version = "1.0") {
+  Run run(TunerOptions o, FakeTimer* timer, const std::string& version = "1.0", double margin = -1) {
     Run r;
     r.dev->version = version;
+    r.dev->margin = margin;
     r.session = std::make_unique<Session>(two_convs(), SessionOptions{.device = Device::kCpu, .threads = 1});
     SessionInternals::add_device(*r.session, r.dev);
     if (o.cache_path.empty()) o.cache_path = cache_;
@@ -188,6 +195,19 @@ TEST_F(TunerTest, TheHeuristicsPickStaysUnlessClearlySlower) {
       algorithms(
           run({.mode = TuningMode::kExhaustive, .write_cache = false, .keep_heuristic_within = 0}, &strict).report),
       ElementsAre("fast_big", "fast_big"));
+}
+
+TEST_F(TunerTest, ABackendWidensTheHeuristicsMarginWhereItsPickHelpsTheStepsAround) {
+  // The CPU's nchwc_bf16 before a depthwise convolution keeps 10%
+  // (nchwc_bf16_margin): 5% slower alone stays, 15% does not.
+  FakeTimer five;
+  five.ms["slow"] = 1.05;
+  EXPECT_THAT(algorithms(run({.mode = TuningMode::kExhaustive, .write_cache = false}, &five, "1.0", 0.10).report),
+              ElementsAre("slow", "slow"));
+  FakeTimer fifteen;
+  fifteen.ms["slow"] = 1.15;
+  EXPECT_THAT(algorithms(run({.mode = TuningMode::kExhaustive, .write_cache = false}, &fifteen, "1.0", 0.10).report),
+              ElementsAre("fast_big", "fast_big"));
 }
 
 TEST_F(TunerTest, ExhaustivePicksTheFastestAllowedCandidate) {
@@ -464,6 +484,59 @@ TEST(TunerOnTheCpu, ExhaustiveWithTheRealTimerPicksAnAlgorithmThatRan) {
   else
     EXPECT_LE(c.time_ms, best * 1.03);
   EXPECT_NE(c.algorithm, "");
+}
+
+// Under bf16 math the tuner times nchwc_bf16 as it runs between bf16 values
+// (KernelProvider::make_tuning_kernel): its input bf16 where a convolution
+// makes it, its output bf16 where only convolutions read it (not a pool);
+// and on AMX,
+// where the rules pick nchwc_bf16, that pick keeps a 10% margin where a
+// depthwise convolution reads its output (nchwc_bf16_margin).
+TEST(TunerOnTheCpu, Bf16IsTimedBetweenBf16ValuesAndKeptBeforeADepthwise) {
+  if (cpu::bf16_isa() == cpu::Bf16Isa::kNone) GTEST_SKIP() << "no bf16 instructions here: " << cpu::bf16_isa_reason();
+  // x -> a (1x1, 32->64) -> b (1x1, 64->64) -> dw (3x3, 64 groups) -> c (1x1, 64->32) -> pool -> y
+  ModelBuilder m;
+  m.input("x", DType::kFloat32, {1, 32, 14, 14});
+  m.initializer("wa", testing::iota({64, 32, 1, 1}, -0.3f, 0.0003f));
+  m.initializer("wb", testing::iota({64, 64, 1, 1}, 0.2f, -0.0001f));
+  m.initializer("wd", testing::iota({64, 1, 3, 3}, -0.1f, 0.0005f));
+  m.initializer("wc", testing::iota({32, 64, 1, 1}, 0.1f, -0.0002f));
+  m.node("Conv", {"x", "wa"}, {"va"}, "a");
+  m.node("Conv", {"va", "wb"}, {"vb"}, "b");
+  m.node("Conv", {"vb", "wd"}, {"vd"}, "dw").ints("pads", {1, 1, 1, 1}).i("group", 64);
+  m.node("Conv", {"vd", "wc"}, {"vc"}, "c");
+  m.node("GlobalAveragePool", {"vc"}, {"y"}, "pool");  // c averaged: not one of the last layers kept float32
+  m.output("y");
+  std::string bytes = m.bytes();
+  Session s(Model::load_from_memory(bytes.data(), bytes.size(), "bf16_chain.onnx"),
+            {.device = Device::kCpu, .threads = 2, .math = MathMode::kBf16});
+  std::map<std::string, std::string> timed;  // node -> how its nchwc_bf16 was made for timing
+  std::map<std::string, double> margin;
+  SessionInternals::configure_tuning(
+      s, {.mode = TuningMode::kExhaustive,
+          .write_cache = false,
+          .time = [&](const KernelProvider& b, const Graph& g, const Node& n, const AlgorithmOption& o) {
+            if (o.name == "nchwc_bf16") {
+              timed[n.name] = b.make_tuning_kernel(g, n, o.name)->describe();
+              margin[n.name] = b.keep_heuristic_within(g, n, 0.03);
+            }
+            return 1.0;
+          }});
+  s.run({{"x", testing::iota({1, 32, 14, 14}, -1.0f, 0.001f)}});
+  ASSERT_EQ(timed.count("a") + timed.count("b") + timed.count("c"), 3u) << "nchwc_bf16 not timed for every 1x1";
+  auto has = [&](const std::string& node, const std::string& what) {
+    return timed[node].find(what) != std::string::npos;
+  };
+  EXPECT_FALSE(has("a", "in=bf16")) << timed["a"];  // the model's input
+  EXPECT_TRUE(has("a", "out=bf16")) << timed["a"];
+  EXPECT_TRUE(has("b", "in=bf16")) << timed["b"];
+  EXPECT_TRUE(has("b", "out=bf16")) << timed["b"];  // read by the depthwise convolution
+  EXPECT_TRUE(has("c", "in=bf16")) << timed["c"];
+  EXPECT_FALSE(has("c", "out=bf16")) << timed["c"];  // read by the pool
+  const bool amx = cpu::bf16_isa() == cpu::Bf16Isa::kAmx;
+  EXPECT_DOUBLE_EQ(margin["b"], amx ? 0.10 : 0.03);
+  EXPECT_DOUBLE_EQ(margin["a"], 0.03);
+  EXPECT_DOUBLE_EQ(margin["c"], 0.03);
 }
 
 TEST(TunerOnTheCpu, MeasuringAnEmptyBatchIsFine) {
