@@ -238,7 +238,7 @@ std::string bf16_isa_reason() {
   }
   if (isa == CpuIsa::kAvx512Bf16) {
     if (!capped.empty()) return capped + ": AVX512_BF16 without AMX tiles";
-    if (!f.amx_bf16 || !f.amx_tile) return "this CPU has no AMX-BF16 tiles: AVX512_BF16 without them";
+    if (!f.amx_bf16 || !f.amx_tile) return "this CPU has no AMX-BF16 tiles: AVX512_BF16 without AMX tiles";
     std::string why;
     amx_permission(&why);
     return why + ": AVX512_BF16 without AMX tiles";
