@@ -19,7 +19,8 @@ minirt bf16 / OpenVINO default (below 1: minirt faster; the issue's bar is
 0.9), and, against onnxruntime's float32 output on that input, the scaled
 error max|a - ref| / max|ref| of minirt bf16 and of OpenVINO default (the
 first output), and whether the top-1 class is kept where the first output is
-[N, classes]. The AMX-BF16 peak of `minirt-fma-peak` at each thread count,
+[N, classes]. The bf16 peak of `minirt-fma-peak` at each thread count (its
+AMX-BF16 tile loop, or its vdpbf16ps loop on a CPU with AVX512_BF16 only),
 and each model's bf16 GFLOP/s as a fraction of it, close the table.
 
 OpenVINO comes from bench/requirements.txt (installed into this interpreter's
@@ -136,7 +137,7 @@ def top1(v):
     return "—" if v is None else ("kept" if v else "CHANGED")
 
 
-def report(args, rows, amx_peak, versions):
+def report(args, rows, peak_name, bf16_peak, versions):
     date = datetime.date.today().isoformat()
     lines = [f"## bf16 on the CPU: minirt --math bf16 against OpenVINO's default ({date})", "",
              f"- CPU: {sbs.cpu_name()}; minirt's bf16 path: {next((r['cpu_math'] for r in rows if r.get('cpu_math')), '?')}",
@@ -148,7 +149,7 @@ def report(args, rows, amx_peak, versions):
              "- scaled error: max|a - onnxruntime fp32| / max|onnxruntime fp32| of the first output, same input",
              "", "| model | batch | threads | minirt fp32 | minirt bf16 | onnxruntime | OpenVINO f32 | OpenVINO default "
              "| minirt bf16 / OV default | error minirt bf16 | error OV default | top-1 minirt / OV | bf16 GFLOP/s "
-             "(of AMX peak) |", "|" + " --- |" * 13]
+             f"(of {peak_name or 'bf16'} peak) |", "|" + " --- |" * 13]
     for r in rows:
         if "error" in r:
             lines.append(f"| {r['stem']} | {r['batch']} | {r['threads']} | failed: {r['error']} |" + " |" * 10)
@@ -156,14 +157,14 @@ def report(args, rows, amx_peak, versions):
         m = r["ms"]
         # macs counts the batched model (count_macs at the batched shape).
         gf = 2 * r["macs"] / (m["minirt bf16"] / 1000) / 1e9 if r["macs"] else None
-        peak = amx_peak.get(r["threads"])
+        peak = bf16_peak.get(r["threads"])
         frac = f"{gf:.0f} ({100 * gf / peak:.0f}%)" if gf and peak else fmt(gf, ".0f")
         lines.append(f"| {r['stem']} | {r['batch']} | {r['threads']} | " + " | ".join(
             fmt(m.get(k)) for k in ENGINES) + f" | {fmt(r.get('ratio'))} | {fmt(r['err_minirt'], '.2g')} | "
             f"{fmt(r['err_ov'], '.2g')} | {top1(r['top1_minirt'])} / {top1(r['top1_ov'])} | {frac} |")
-    if amx_peak:
-        lines += ["", "AMX-BF16 peak (minirt-fma-peak): " +
-                  ", ".join(f"{t} thread(s) {g:.0f} GFLOP/s" for t, g in sorted(amx_peak.items()))]
+    if bf16_peak:
+        lines += ["", f"{peak_name} peak (minirt-fma-peak): " +
+                  ", ".join(f"{t} thread(s) {g:.0f} GFLOP/s" for t, g in sorted(bf16_peak.items()))]
     return "\n".join(lines) + "\n"
 
 
@@ -182,11 +183,18 @@ def main():
     args = ap.parse_args()
     sbs.ensure_requirements(["openvino"])
     import onnx
-    amx_peak = {}
+    # The yardstick is the peak of the unit minirt's bf16 convolutions use:
+    # AMX-BF16 tiles where the CPU has them, vdpbf16ps where it has only
+    # AVX512_BF16 (AMD Zen 4, or AMX masked with MINIRT_CPU_ISA).
+    peak_name, bf16_peak = None, {}
     if os.path.isfile(args.fma_peak):
         j = json.loads(subprocess.run([args.fma_peak, "--threads", ",".join(map(str, args.threads))],
                                       capture_output=True, text=True).stdout)
-        amx_peak = {x["threads"]: x["gflops"] for x in (j.get("amx_bf16") or [])}
+        capped = os.environ.get("MINIRT_CPU_ISA", os.environ.get("MINIRT_SGEMM_ISA", "")) == "avx512_bf16"
+        for key, label in (("amx_bf16", "AMX-BF16"), ("avx512_bf16", "AVX512_BF16")):
+            if j.get(key) and not (capped and key == "amx_bf16"):
+                peak_name, bf16_peak = label, {x["threads"]: x["gflops"] for x in j[key]}
+                break
     tmp = tempfile.mkdtemp(prefix="minirt-bf16-bench-")
     shapes = dict(args.shape)
     rows = []
@@ -207,7 +215,7 @@ def main():
                 rows.append(bench_one(args, tmp, stem, bpath, name, shape, batch, threads, macs,
                                       model.graph.output[0].name))
     versions = {"onnxruntime": sbs.version_of("onnxruntime"), "OpenVINO": sbs.version_of("openvino")}
-    text = report(args, rows, amx_peak, versions)
+    text = report(args, rows, peak_name, bf16_peak, versions)
     print(text)
     if args.out:
         with open(args.out, "a") as f:

@@ -24,6 +24,9 @@
 // four accumulator tiles from two A and two B tiles loaded once (16 x 16 x
 // 32 multiply-adds each), the yardstick of the bf16 convolutions
 // (MathMode::kBf16). Without them: "amx_bf16": null and the reason.
+// "avx512_bf16" is the same for vdpbf16ps on zmm registers, the yardstick of
+// the bf16 convolutions where the CPU has AVX512_BF16 but no tiles (AMD Zen 4,
+// or AMX masked).
 #include <cpuid.h>
 #include <immintrin.h>
 #include <sys/syscall.h>
@@ -99,6 +102,31 @@ __attribute__((target("avx2,fma"))) double fma_avx2(int64_t iters) {
   return static_cast<double>(iters) * kChains * 8 * 2;
 }
 
+// `iters` rounds of kChains independent vdpbf16ps (16 lanes, each the sum
+// of two bf16 products added to an fp32 accumulator: 64 flops). The operands
+// are bf16 zeros' neighbours, small enough that the sums never overflow.
+__attribute__((target("avx512f,avx512bf16"))) double dpbf16_avx512(int64_t iters) {
+#define MINIRT_INIT(j) __m512 a##j = _mm512_set1_ps(0.01f * (j));
+  MINIRT_FMA_CHAINS(MINIRT_INIT)
+#undef MINIRT_INIT
+  const __m512bh b = _mm512_cvtne2ps_pbh(_mm512_set1_ps(1e-3f), _mm512_set1_ps(1e-3f));
+  for (int64_t i = 0; i < iters; ++i) {
+#define MINIRT_STEP(j) a##j = _mm512_dpbf16_ps(a##j, b, b);
+    MINIRT_FMA_CHAINS(MINIRT_STEP)
+#undef MINIRT_STEP
+  }
+  __m512 s = _mm512_setzero_ps();
+#define MINIRT_SUM(j) s = _mm512_add_ps(s, a##j);
+  MINIRT_FMA_CHAINS(MINIRT_SUM)
+#undef MINIRT_SUM
+  alignas(64) float lanes[16];
+  _mm512_store_ps(lanes, s);
+  float t = 0;
+  for (float v : lanes) t += v;
+  g_sink = t;
+  return static_cast<double>(iters) * kChains * 16 * 4;
+}
+
 // Palette 1, every tile 16 rows of 64 bytes.
 struct alignas(64) TileConfig {
   uint8_t palette = 1, start_row = 0, reserved[14] = {};
@@ -162,6 +190,18 @@ bool amx_usable(std::string* why) {
 using Loop = double (*)(int64_t);
 
 double now_s() { return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count(); }
+
+// The iteration count that makes `loop` run about `seconds` on one thread.
+int64_t calibrate(Loop loop, int64_t iters, double seconds) {
+  for (;;) {
+    const double t0 = now_s();
+    loop(iters);
+    const double dt = now_s() - t0;
+    if (dt > 0.05 || iters > (int64_t{1} << 40))
+      return std::max<int64_t>(1, static_cast<int64_t>(static_cast<double>(iters) * seconds / dt));
+    iters *= 4;
+  }
+}
 
 // GFLOP/s of `threads` threads each running `iters` iterations at once.
 double measure(Loop loop, int threads, int64_t iters) {
@@ -272,45 +312,32 @@ int main(int argc, char** argv) {
   }
   const Loop loop = isa == "avx512" ? fma_avx512 : fma_avx2;
 
-  // Calibrate the iteration count to about `seconds` on one thread.
-  int64_t iters = 1 << 16;
-  for (;;) {
-    const double t0 = now_s();
-    loop(iters);
-    const double dt = now_s() - t0;
-    if (dt > 0.05 || iters > (int64_t{1} << 40)) {
-      iters = std::max<int64_t>(1, static_cast<int64_t>(static_cast<double>(iters) * seconds / dt));
-      break;
-    }
-    iters *= 4;
-  }
+  const int64_t iters = calibrate(loop, 1 << 16, seconds);
 
   std::printf("{\"isa\": \"%s\", \"vector_bits\": %d, \"chains\": %d, \"seconds\": %g, \"results\": [", isa.c_str(),
               isa == "avx512" ? 512 : 256, kChains, seconds);
   for (size_t k = 0; k < threads.size(); ++k)
     std::printf("%s{\"threads\": %d, \"gflops\": %.2f}", k ? ", " : "", threads[k], measure(loop, threads[k], iters));
   std::printf("]");
-  std::string why;
-  if (amx_usable(&why)) {
-    int64_t tile_iters = 1 << 12;
-    for (;;) {
-      const double t0 = now_s();
-      amx_bf16(tile_iters);
-      const double dt = now_s() - t0;
-      if (dt > 0.05 || tile_iters > (int64_t{1} << 40)) {
-        tile_iters = std::max<int64_t>(1, static_cast<int64_t>(static_cast<double>(tile_iters) * seconds / dt));
-        break;
-      }
-      tile_iters *= 4;
-    }
-    std::printf(", \"amx_bf16\": [");
+  // The bf16 yardsticks: vdpbf16ps where the CPU has AVX512_BF16, the tile
+  // unit where it has AMX-BF16; null and the reason where not.
+  auto peaks = [&](const char* name, Loop bf16_loop, int64_t start) {
+    const int64_t n = calibrate(bf16_loop, start, seconds);
+    std::printf(", \"%s\": [", name);
     for (size_t k = 0; k < threads.size(); ++k)
       std::printf("%s{\"threads\": %d, \"gflops\": %.2f}", k ? ", " : "", threads[k],
-                  measure(amx_bf16, threads[k], tile_iters));
+                  measure(bf16_loop, threads[k], n));
     std::printf("]");
-  } else {
+  };
+  if (__builtin_cpu_supports("avx512bf16"))
+    peaks("avx512_bf16", dpbf16_avx512, 1 << 16);
+  else
+    std::printf(", \"avx512_bf16\": null, \"avx512_bf16_why\": \"this CPU has no AVX512_BF16\"");
+  std::string why;
+  if (amx_usable(&why))
+    peaks("amx_bf16", amx_bf16, 1 << 12);
+  else
     std::printf(", \"amx_bf16\": null, \"amx_bf16_why\": \"%s\"", why.c_str());
-  }
   std::printf("}\n");
   return 0;
 }
