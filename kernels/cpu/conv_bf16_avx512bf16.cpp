@@ -224,8 +224,11 @@ void bf16_conv_strip_avx512bf16(const TileConvStrip& s) {
     for (int64_t b = s.b0; b < s.b1; b += 2) {
       const int nt = s.b1 - b > 1 ? 2 : 1;
       for (int t = 0; t < mt; ++t) {
-        // Two halves of 8 pixels: 8 x NT accumulators stay in registers.
-        for (int half = 0; half < 2; ++half) {
+        // Two halves of 8 pixels: 8 x NT accumulators stay in registers. A
+        // half wholly past the strip's end (the plane's end: strips are
+        // 32-pixel aligned) is not computed; its rows' results are dropped
+        // by the epilogue (a 7x7 plane: 56 of 49 pixels computed, not 64).
+        for (int half = 0; half < 2 && f + t * 16 + half * 8 < s.f1; ++half) {
           float* out = cbuf + t * 2 * 256 + half * 8 * 16;
           if (nt == 2)
             tile_products<2>(s, f + t * 16 + half * 8, b, out);
