@@ -207,8 +207,9 @@ void Bf16Conv::run(const void* x, const void* r, void* y, void* workspace, Threa
   const int64_t r_image = g.r_bf16 ? ceil_div(g.m, 32) * g.oh * g.ow * 32 : g.blocks * g.oh * g.ow * 16;
   const uint16_t* xin = static_cast<const uint16_t*>(direct_ ? x : workspace);
   const int64_t xin_image = direct_ ? x_image : static_cast<int64_t>(image_elems_);
-  const int64_t bunits = ceil_div(g.blocks, blocks_per_unit_);
   const int64_t punits = ceil_div(g.flat, pixels_per_unit_);
+  const int64_t bpu = tile_blocks_per_unit(blocks_per_unit_, g.blocks, n * punits, pool);
+  const int64_t bunits = ceil_div(g.blocks, bpu);
   const bool affine = tile_affine(punits, pool);
   if (!direct_) {
     uint16_t* dst = static_cast<uint16_t*>(workspace);
@@ -247,8 +248,8 @@ void Bf16Conv::run(const void* x, const void* r, void* y, void* workspace, Threa
                      0};
     st.f0 = pu * pixels_per_unit_;
     st.f1 = std::min(g.flat, st.f0 + pixels_per_unit_);
-    st.b0 = bu * blocks_per_unit_;
-    st.b1 = std::min(g.blocks, st.b0 + blocks_per_unit_);
+    st.b0 = bu * bpu;
+    st.b1 = std::min(g.blocks, st.b0 + bpu);
     strip(st);
   });
 }

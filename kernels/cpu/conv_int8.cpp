@@ -318,8 +318,9 @@ void Int8Conv::run(const void* x, const void* r, void* y, void* workspace, Threa
   const int64_t r_image = s_.r_u8 ? ceil_div(g.m, 64) * pixels * 64 : g.blocks * pixels * 16;
   const uint8_t* xin = static_cast<const uint8_t*>(direct_ ? x : workspace);
   const int64_t xin_image = direct_ ? x_image : static_cast<int64_t>(image_bytes_);
-  const int64_t bunits = ceil_div(g.blocks, blocks_per_unit_);
   const int64_t punits = ceil_div(g.flat, pixels_per_unit_);
+  const int64_t bpu = tile_blocks_per_unit(blocks_per_unit_, g.blocks, n * punits, pool);
+  const int64_t bunits = ceil_div(g.blocks, bpu);
   const bool affine = tile_affine(punits, pool);
   if (!direct_) {
     uint8_t* dst = static_cast<uint8_t*>(workspace);
@@ -351,8 +352,8 @@ void Int8Conv::run(const void* x, const void* r, void* y, void* workspace, Threa
     st.s.y = static_cast<char*>(y) + static_cast<size_t>(img * y_image) * y_elem;
     st.s.f0 = pu * pixels_per_unit_;
     st.s.f1 = std::min(g.flat, st.s.f0 + pixels_per_unit_);
-    st.s.b0 = bu * blocks_per_unit_;
-    st.s.b1 = std::min(g.blocks, st.s.b0 + blocks_per_unit_);
+    st.s.b0 = bu * bpu;
+    st.s.b1 = std::min(g.blocks, st.s.b0 + bpu);
     st.xin = xin + img * xin_image;
     st.w = w_.data();
     st.comp = comp_.data();

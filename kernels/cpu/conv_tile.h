@@ -41,6 +41,18 @@ inline bool tile_affine(int64_t punits, const ThreadPool& pool) {
   return pool.size() > 1 && punits >= 2 * static_cast<int64_t>(pool.size());
 }
 
+// The blocks of a unit at run time: `planned` (what fits L2, even), unless
+// that leaves fewer than four units a thread (a small plane: MobileNetV2's
+// 7x7 layers were one unit, one thread busy); then as few as it takes to
+// make four a thread, even (a unit starts a 32-channel pair), two at least.
+inline int64_t tile_blocks_per_unit(int64_t planned, int64_t blocks, int64_t pixel_units, const ThreadPool& pool) {
+  const int64_t want = 4 * static_cast<int64_t>(pool.size());
+  if (pool.size() <= 1 || pixel_units * ((blocks + planned - 1) / planned) >= want) return planned;
+  const int64_t bunits = (want + pixel_units - 1) / pixel_units;
+  const int64_t per = ((blocks + bunits - 1) / bunits + 1) / 2 * 2;
+  return std::clamp<int64_t>(per, 2, planned);
+}
+
 // Every image's packed input over the pool: the rows (hq + 1 per group and
 // phase) of the phases some tap reads, pack(img, row0, row1). Affine
 // (tile_affine): row by row, each thread one contiguous share of the rows of
