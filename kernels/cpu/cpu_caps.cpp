@@ -35,6 +35,8 @@ CpuFeatures read_features() {
   CpuFeatures f;
 #if MINIRT_CAPS_X86
   unsigned a, b, c, d;
+  if (__get_cpuid(0, &a, &b, &c, &d))
+    f.amd = b == 0x68747541u && d == 0x69746e65u && c == 0x444d4163u;  // "Auth" "enti" "cAMD"
   if (!__get_cpuid(1, &a, &b, &c, &d)) return f;
   bool osxsave = c & (1u << 27);
   bool fma = c & (1u << 12);
@@ -223,6 +225,8 @@ Bf16Isa bf16_isa() {
   if (isa == CpuIsa::kAvx512Bf16) return Bf16Isa::kAvx512Bf16;
   return Bf16Isa::kNone;
 }
+
+bool bf16_dot_outpaces_fma(Bf16Isa path) { return path == Bf16Isa::kAvx512Bf16 && cpu_features().amd; }
 
 std::string bf16_isa_reason() {
   CpuIsa isa = cpu_isa();

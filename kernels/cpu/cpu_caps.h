@@ -36,6 +36,7 @@ struct CpuFeatures {
   bool amx_tile = false, amx_bf16 = false, amx_int8 = false;
   bool os_avx512 = false;  // XCR0: opmask and ZMM state enabled by the OS
   bool os_amx = false;     // XCR0: TILECFG and TILEDATA enabled by the OS
+  bool amd = false;        // CPUID's vendor is AuthenticAMD
 };
 const CpuFeatures& cpu_features();
 
@@ -64,6 +65,13 @@ std::string cpu_env_isa_problem();
 // AMX tile permission: ...").
 Bf16Isa bf16_isa();
 std::string bf16_isa_reason();
+
+// Whether bf16 products on AVX512_BF16 alone (no tiles) do more work a cycle
+// than float32 FMAs: on AMD (Zen 4 and later, whose zmm FMAs take two 256-bit
+// halves) a vdpbf16ps does twice an FMA's multiply-adds at the same rate (232
+// against 116 GFLOP/s a core on an EPYC, minirt-fma-peak); on Intel's cores
+// the two FMA ports match it. The rules (nchwc_conv_heuristic) take bf16 there.
+bool bf16_dot_outpaces_fma(Bf16Isa path);
 
 // A word list of the CPU's capabilities for reports: "avx2 fma avx512f
 // avx512_bf16 avx512_vnni amx_bf16 amx_int8 (amx permission: granted)".

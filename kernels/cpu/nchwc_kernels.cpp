@@ -810,10 +810,12 @@ std::string nchwc_conv_declined(const Graph& g, const Node& n, const std::string
 
 std::string nchwc_conv_heuristic(const Graph& g, const Node& n, int threads, Bf16Isa bf16) {
   // Under bf16 math on AMX, every convolution it takes (the accuracy policy
-  // in bf16_conv_declined and native_declined). vdpbf16ps alone does no more
-  // multiply-adds per cycle than the float32 FMAs (bench/bf16_bench.cpp), so
-  // without AMX the rules keep the float32 kernels and nchwc_bf16 is left to
-  // measurement (it wins where the weights' memory traffic dominates).
+  // in bf16_conv_declined and native_declined). On Intel's cores vdpbf16ps
+  // alone does no more multiply-adds per cycle than the float32 FMAs
+  // (bench/bf16_bench.cpp), so without AMX the rules keep the float32
+  // kernels and nchwc_bf16 is left to measurement (it wins where the
+  // weights' memory traffic dominates); on AMD's it does twice as many
+  // (bf16_dot_outpaces_fma), and the rules take it after Winograd below.
   // A quantized model's convolution on its int8 codes wherever AMX-INT8 takes it
   // (twice AMX-BF16's products per cycle, and exact sums).
   if (native_declined(g, n, kInt8, bf16).empty()) return kInt8;
@@ -828,6 +830,16 @@ std::string nchwc_conv_heuristic(const Graph& g, const Node& n, int threads, Bf1
   if (q.c >= kMinWinogradChannels && q.m >= kMinWinogradChannels && native_declined(g, n, kWinograd4, bf16).empty()) {
     if (q.c <= 256 && std::min(q.oh, q.ow) >= 14) return kWinograd4;
     return kWinograd2;
+  }
+  // bf16 products at twice the FMAs' rate, where the lanes they fill (32
+  // channels a pair group; a folded stem's C x kw window columns) leave them
+  // at least 1.25x the float32 kernel's (16-channel blocks): not C = 16.
+  if (bf16_dot_outpaces_fma(bf16) && native_declined(g, n, kBf16, bf16).empty()) {
+    const NchwcConvSpec s = conv_spec(g, n);
+    const double c = static_cast<double>(s.input_blocked ? s.q.c : s.q.c * s.q.kw);
+    const double bf16_lanes = c / static_cast<double>(ceil_div(static_cast<int64_t>(c), 32) * 32);
+    const double fp32_lanes = s.input_blocked ? c / static_cast<double>(ceil_div(s.q.c, 16) * 16) : 1.0;
+    if (2.0 * bf16_lanes >= 1.25 * fp32_lanes) return kBf16;
   }
   if (native_declined(g, n, kDirect, bf16).empty()) return kDirect;
   return conv_heuristic_algorithm(g, n, threads);

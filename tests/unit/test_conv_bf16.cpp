@@ -471,6 +471,11 @@ TEST(CpuCaps, FeaturesAgreeWithProcCpuinfo) {
   EXPECT_EQ(f.amx_bf16, listed("amx_bf16"));
   EXPECT_EQ(f.amx_tile, listed("amx_tile"));
   EXPECT_EQ(f.amx_int8, listed("amx_int8"));
+  std::ifstream info("/proc/cpuinfo");
+  std::string line, vendor;
+  while (vendor.empty() && std::getline(info, line))
+    if (line.rfind("vendor_id", 0) == 0) vendor = line.substr(line.find(':') + 1);
+  EXPECT_EQ(f.amd, vendor.find("AuthenticAMD") != std::string::npos) << vendor;
 }
 
 TEST(CpuCaps, LadderAndForcing) {

@@ -533,10 +533,39 @@ TEST(TunerOnTheCpu, Bf16IsTimedBetweenBf16ValuesAndKeptBeforeADepthwise) {
   EXPECT_TRUE(has("b", "out=bf16")) << timed["b"];  // read by the depthwise convolution
   EXPECT_TRUE(has("c", "in=bf16")) << timed["c"];
   EXPECT_FALSE(has("c", "out=bf16")) << timed["c"];  // read by the pool
-  const bool amx = cpu::bf16_isa() == cpu::Bf16Isa::kAmx;
-  EXPECT_DOUBLE_EQ(margin["b"], amx ? 0.10 : 0.03);
+  // The rules pick nchwc_bf16 on AMX, and on AVX512_BF16 where it outpaces
+  // the FMAs (AMD); there the margin before a depthwise convolution widens.
+  const cpu::Bf16Isa path = cpu::bf16_isa();
+  const bool rules_bf16 = path == cpu::Bf16Isa::kAmx || cpu::bf16_dot_outpaces_fma(path);
+  EXPECT_DOUBLE_EQ(margin["b"], rules_bf16 ? 0.10 : 0.03);
   EXPECT_DOUBLE_EQ(margin["a"], 0.03);
   EXPECT_DOUBLE_EQ(margin["c"], 0.03);
+}
+
+TEST(TunerOnTheCpu, TheRulesTakeBf16WhereItsProductsOutpaceTheFmas) {
+  if (cpu::bf16_isa() == cpu::Bf16Isa::kNone) GTEST_SKIP() << "no bf16 instructions here: " << cpu::bf16_isa_reason();
+  // x (16 channels) -> narrow (1x1, 16->64) -> wide (1x1, 64->64) -> pool -> y
+  ModelBuilder m;
+  m.input("x", DType::kFloat32, {1, 16, 14, 14});
+  m.initializer("wn", testing::iota({64, 16, 1, 1}, -0.3f, 0.0003f));
+  m.initializer("ww", testing::iota({64, 64, 1, 1}, 0.2f, -0.0001f));
+  m.node("Conv", {"x", "wn"}, {"vn"}, "narrow");
+  m.node("Conv", {"vn", "ww"}, {"vw"}, "wide");
+  m.node("GlobalAveragePool", {"vw"}, {"y"}, "pool");
+  m.output("y");
+  std::string bytes = m.bytes();
+  Session s(Model::load_from_memory(bytes.data(), bytes.size(), "bf16_rules.onnx"),
+            {.device = Device::kCpu, .threads = 2, .math = MathMode::kBf16, .tuning = TuningMode::kHeuristic});
+  s.run({{"x", testing::iota({1, 16, 14, 14}, -1.0f, 0.001f)}});
+  std::map<std::string, std::string> algo;
+  for (const TuningChoice& c : s.tuning_report().choices) algo[c.node] = c.algorithm;
+  const cpu::Bf16Isa path = cpu::bf16_isa();
+  const bool amx = path == cpu::Bf16Isa::kAmx, outpaces = cpu::bf16_dot_outpaces_fma(path);
+  EXPECT_EQ(outpaces, path == cpu::Bf16Isa::kAvx512Bf16 && cpu::cpu_features().amd);
+  // 64 channels fill the bf16 pairs: bf16 wherever its products outpace the FMAs.
+  EXPECT_EQ(algo["wide"], amx || outpaces ? "nchwc_bf16" : "nchwc_direct");
+  // 16 channels fill half of a 32-channel pair group: no gain over the FMAs' 16-channel blocks.
+  EXPECT_EQ(algo["narrow"], amx ? "nchwc_bf16" : "nchwc_direct");
 }
 
 TEST(TunerOnTheCpu, MeasuringAnEmptyBatchIsFine) {
