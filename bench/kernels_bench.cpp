@@ -563,9 +563,11 @@ namespace {
 // args: C, HW, K, R, stride, groups, threads; act: the fused activation;
 // residual: a residual input added before it.
 // bf16_values: the input and output as the bf16 values between bf16
-// convolutions (nchwc_bf16_values: 32 channels a group), depthwise only.
+// convolutions (nchwc_bf16_values: 32 channels a group), depthwise only;
+// u8_values: as the uint8 codes between int8 convolutions (64 channels a
+// group, on grids as a quantized MobileNetV2's), depthwise only.
 void nchwc_conv_bench(benchmark::State& state, ActKind act, bool residual, cpu::DwBorder border = cpu::DwBorder::kAuto,
-                      bool bf16_values = false) {
+                      bool bf16_values = false, bool u8_values = false) {
   using namespace cpu;
   const int64_t c = state.range(0), hw = state.range(1), k = state.range(2), r = state.range(3), s = state.range(4),
                 groups = state.range(5);
@@ -585,9 +587,15 @@ void nchwc_conv_bench(benchmark::State& state, ActKind act, bool residual, cpu::
   spec.residual = residual;
   const bool dw = groups > 1;
   spec.x_bf16 = spec.y_bf16 = bf16_values;
-  const std::string why = dw            ? nchwc_depthwise_declined(spec)
-                          : bf16_values ? std::string("depthwise only")
-                                        : nchwc_direct_declined(spec);
+  if (u8_values) {
+    spec.x_u8 = spec.y_u8 = true;
+    spec.x_grid.kind = spec.act.kind = ActKind::kQuantGrid;
+    spec.x_grid.alpha = 0.02f, spec.x_grid.beta = -128, spec.x_grid.gamma = 127;
+    spec.act.alpha = 0.05f, spec.act.beta = 0, spec.act.gamma = 255;  // a Clip(0, 6)'s grid: codes from 0
+  }
+  const std::string why = dw                         ? nchwc_depthwise_declined(spec)
+                          : bf16_values || u8_values ? std::string("depthwise only")
+                                                     : nchwc_direct_declined(spec);
   if (!why.empty()) return state.SkipWithError(why.c_str());
   Tensor x = random_tensor({nchwc_padded(c, spec.block) * hw * hw}, 1);
   if (bf16_values) {
@@ -601,6 +609,11 @@ void nchwc_conv_bench(benchmark::State& state, ActKind act, bool residual, cpu::
         h[static_cast<size_t>((ch / 32 * hw * hw + p) * 32 + ch % 32)] = static_cast<uint16_t>(bits >> 16);
       }
     std::memcpy(x.raw(), h.data(), h.size() * sizeof(uint16_t));
+  }
+  if (u8_values) {
+    // Codes that vary, 64 channels a group (fewer bytes than the floats x holds).
+    auto* u = static_cast<uint8_t*>(x.raw());
+    for (int64_t i = 0; i < nchwc_padded(c, 64) * hw * hw; ++i) u[i] = static_cast<uint8_t>(i * 37 % 251);
   }
   Tensor w = random_tensor({k, c / groups, r, r}, 2), b = random_tensor({k}, 3);
   Tensor y = Tensor::zeros(DType::kFloat32, {nchwc_padded(k, spec.block) * q.oh * q.ow});
@@ -690,18 +703,19 @@ void depthwise_border_args(benchmark::internal::Benchmark* b) {
 BENCHMARK(BM_NchwcDepthwiseBorder)->Apply(depthwise_border_args)->Unit(benchmark::kMicrosecond)->UseRealTime();
 
 // NchwcDepthwiseValues: MobileNetV2's depthwise layers (Clip) on float32
-// values (values 0) and on the bf16 values between bf16 convolutions
-// (values 1: read and written in place, dw_bf16_isa.h), one after the other
-// for each layer: args as NchwcConv's, then values.
+// values (values 0), on the bf16 values between bf16 convolutions (values 1:
+// read and written in place, dw_bf16_isa.h) and on the uint8 codes between
+// int8 convolutions (values 2, a quantized model's), one after the other for
+// each layer: args as NchwcConv's, then values.
 void BM_NchwcDepthwiseValues(benchmark::State& state) {
-  nchwc_conv_bench(state, ActKind::kClip, false, cpu::DwBorder::kAuto, state.range(7) != 0);
+  nchwc_conv_bench(state, ActKind::kClip, false, cpu::DwBorder::kAuto, state.range(7) == 1, state.range(7) == 2);
 }
 void depthwise_values_args(benchmark::internal::Benchmark* b) {
   const int64_t layers[][3] = {{96, 112, 2}, {144, 56, 1}, {144, 56, 2}, {192, 28, 1}, {384, 14, 1}, {960, 7, 1}};
   b->ArgNames({"C", "HW", "K", "R", "stride", "groups", "threads", "values"});
   for (int threads : {1, 2})
     for (const auto& l : layers)
-      for (int values : {0, 1}) b->Args({l[0], l[1], l[0], 3, l[2], l[0], threads, values});
+      for (int values : {0, 1, 2}) b->Args({l[0], l[1], l[0], 3, l[2], l[0], threads, values});
 }
 BENCHMARK(BM_NchwcDepthwiseValues)->Apply(depthwise_values_args)->Unit(benchmark::kMicrosecond)->UseRealTime();
 

@@ -289,11 +289,11 @@ void u8_lanes_to_floats_avx512(const uint8_t* src, int64_t stride, float* dst, i
 
 void floats_to_u8_lanes_avx512(const float* src, uint8_t* dst, int64_t stride, int64_t n, float alpha, int32_t lo,
                                int32_t hi) {
-  const __m512 inv = _mm512_set1_ps(1.0f / alpha);
+  const __m512 a = _mm512_set1_ps(alpha), inv = quant_inverse_avx512(a);
   const __m512 flo = _mm512_set1_ps(static_cast<float>(lo)), fhi = _mm512_set1_ps(static_cast<float>(hi));
   const __m512i ilo = _mm512_set1_epi32(lo);
   for (int64_t p = 0; p < n; ++p) {
-    const __m512 k = _mm512_min_ps(_mm512_max_ps(_mm512_mul_ps(_mm512_loadu_ps(src + p * 16), inv), flo), fhi);
+    const __m512 k = quant_round_avx512(_mm512_loadu_ps(src + p * 16), a, inv, flo, fhi);  // integers in [lo, hi]
     _mm_storeu_si128(reinterpret_cast<__m128i*>(dst + p * stride),
                      _mm512_cvtusepi32_epi8(_mm512_sub_epi32(_mm512_cvtps_epi32(k), ilo)));
   }

@@ -95,8 +95,10 @@ void int8_pack_rows_folded_avx512(const TileConvGeom& g, const float* x, uint8_t
 // n pixels of 16 lanes between an int8 value (uint8 codes u, pixel stride
 // `stride` bytes) and float rows (16 floats a pixel), for the depthwise
 // convolution that reads and writes them (nchwc_conv.cpp): in, x = alpha *
-// (u + lo), exact; out, u = rne(clamp(v / alpha, lo, hi)) - lo, v already on
-// the grid (the convolution's activation is the value's pair).
+// (u + lo), exact; out, u = rne(clamp(v / alpha, lo, hi)) - lo with the
+// division's rounding exactly (quant_round_avx512, vmath.h): the value's
+// pair, the depthwise convolution's activation, applied as the row is stored
+// (no pass of its own over the float row).
 void u8_lanes_to_floats_avx512(const uint8_t* src, int64_t stride, float* dst, int64_t n, float alpha, int32_t lo);
 void floats_to_u8_lanes_avx512(const float* src, uint8_t* dst, int64_t stride, int64_t n, float alpha, int32_t lo,
                                int32_t hi);

@@ -1247,7 +1247,9 @@ void NchwcDepthwiseConv::run(const float* x, const float* r, float* y, int64_t y
   // The epilogue: the activation, or the quantized SiLU after the store.
   const bool gated = !s_.gate.none();
   auto set_finish = [&](DwArgs& a) {
-    a.fin = finish_of(gated ? Activation{} : s_.act, true);
+    // An int8 output's activation is its grid, which floats_to_u8_lanes_avx512
+    // applies as it stores the row's codes.
+    a.fin = finish_of(gated || s_.y_u8 ? Activation{} : s_.act, true);
     a.act = &s_.act;
     a.pre = gated ? &s_.pre_act : nullptr;
     a.gate = gated ? &s_.gate : nullptr;
@@ -1346,7 +1348,7 @@ void NchwcDepthwiseConv::run(const float* x, const float* r, float* y, int64_t y
               };
               tiles(0, sz + 1, big);
               tiles(big * (sz + 1), sz, nt - big);
-              if (s_.y_u8) {  // requantized into its 16 lanes of the group (the row is on act's grid)
+              if (s_.y_u8) {  // requantized into its 16 lanes of the group (act, the grid, applied here)
                 uint8_t* yu =
                     static_cast<uint8_t*>(static_cast<void*>(y)) + img * y_img8 + (cb / 4) * plane * 64 + (cb % 4) * 16;
                 floats_to_u8_lanes_avx512(yrow, yu + oy * q.ow * 64, 64, q.ow, s_.act.alpha,
