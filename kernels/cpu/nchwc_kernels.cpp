@@ -868,21 +868,30 @@ std::unique_ptr<Kernel> make_nchwc_tuning_kernel(const Graph& g, const Node& n, 
   if (s.x_bf16 || s.y_bf16 || s.x_u8 || s.y_u8) return make_nchwc_kernel(g, n, threads, algo, bf16);
   std::vector<char> is_output(g.values.size(), 0);
   for (int o : g.outputs) is_output[static_cast<size_t>(o)] = 1;
-  // The input made by a live convolution (the graph's inputs and constants
-  // are float32); the output read only by convolutions (as data) and by the
-  // ops that pass bf16 values on.
+  // Whether convolution c would run on bf16 values beside this one: a
+  // depthwise one always can; a dense one where the rules pick nchwc_bf16
+  // for it (its own measurement, made before or after this one, is not
+  // known here; the rules' pick is what a measurement must beat).
+  auto bf16_neighbour = [&](const Node& c) {
+    return native_declined(g, c, kDepthwise, bf16).empty() || nchwc_conv_heuristic(g, c, threads, bf16) == kBf16;
+  };
+  // The input made by a live convolution that runs on bf16 (the graph's
+  // inputs and constants are float32); the output read only by such
+  // convolutions (as data) and by the ops that pass bf16 values on. A
+  // float32 neighbour would leave the value float32 in the plan
+  // (nchwc_bf16_values), so the form timed is the one that runs.
   const int in = n.inputs[0], out = n.outputs[0];
   bool readers = false, all = !is_output[static_cast<size_t>(out)];
   for (const Node& r : g.nodes) {
     if (r.dead) continue;
     if (r.op == "Conv" && r.domain.empty() && !r.outputs.empty() && r.outputs[0] == in)
       s.x_bf16 = !g.values[static_cast<size_t>(in)].constant && block_of(g, in) == s.block &&
-                 !is_output[static_cast<size_t>(in)];
+                 !is_output[static_cast<size_t>(in)] && bf16_neighbour(r);
     for (size_t k = 0; k < r.inputs.size(); ++k) {
       if (r.inputs[k] != out) continue;
       readers = true;
       const bool data = k == 0 && r.op == "Conv" && r.domain.empty();
-      all = all && (data || r.op == "Add" || r.op == "MaxPool" || r.op == "Concat");
+      all = all && ((data && bf16_neighbour(r)) || r.op == "Add" || r.op == "MaxPool" || r.op == "Concat");
     }
   }
   s.y_bf16 = readers && all;

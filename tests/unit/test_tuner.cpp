@@ -494,18 +494,20 @@ TEST(TunerOnTheCpu, ExhaustiveWithTheRealTimerPicksAnAlgorithmThatRan) {
 // depthwise convolution reads its output (nchwc_bf16_margin).
 TEST(TunerOnTheCpu, Bf16IsTimedBetweenBf16ValuesAndKeptBeforeADepthwise) {
   if (cpu::bf16_isa() == cpu::Bf16Isa::kNone) GTEST_SKIP() << "no bf16 instructions here: " << cpu::bf16_isa_reason();
-  // x -> a (1x1, 32->64) -> b (1x1, 64->64) -> dw (3x3, 64 groups) -> c (1x1, 64->32) -> pool -> y
+  // x -> a (1x1, 32->64) -> b (1x1, 64->64) -> dw (3x3, 64 groups) -> c (1x1, 64->16) -> e (1x1, 16->32) -> pool
   ModelBuilder m;
   m.input("x", DType::kFloat32, {1, 32, 14, 14});
   m.initializer("wa", testing::iota({64, 32, 1, 1}, -0.3f, 0.0003f));
   m.initializer("wb", testing::iota({64, 64, 1, 1}, 0.2f, -0.0001f));
   m.initializer("wd", testing::iota({64, 1, 3, 3}, -0.1f, 0.0005f));
-  m.initializer("wc", testing::iota({32, 64, 1, 1}, 0.1f, -0.0002f));
+  m.initializer("wc", testing::iota({16, 64, 1, 1}, 0.1f, -0.0002f));
+  m.initializer("we", testing::iota({32, 16, 1, 1}, -0.1f, 0.0004f));
   m.node("Conv", {"x", "wa"}, {"va"}, "a");
   m.node("Conv", {"va", "wb"}, {"vb"}, "b");
   m.node("Conv", {"vb", "wd"}, {"vd"}, "dw").ints("pads", {1, 1, 1, 1}).i("group", 64);
   m.node("Conv", {"vd", "wc"}, {"vc"}, "c");
-  m.node("GlobalAveragePool", {"vc"}, {"y"}, "pool");  // c averaged: not one of the last layers kept float32
+  m.node("Conv", {"vc", "we"}, {"ve"}, "e");
+  m.node("GlobalAveragePool", {"ve"}, {"y"}, "pool");  // e averaged: not one of the last layers kept float32
   m.output("y");
   std::string bytes = m.bytes();
   Session s(Model::load_from_memory(bytes.data(), bytes.size(), "bf16_chain.onnx"),
@@ -523,23 +525,31 @@ TEST(TunerOnTheCpu, Bf16IsTimedBetweenBf16ValuesAndKeptBeforeADepthwise) {
             return 1.0;
           }});
   s.run({{"x", testing::iota({1, 32, 14, 14}, -1.0f, 0.001f)}});
-  ASSERT_EQ(timed.count("a") + timed.count("b") + timed.count("c"), 3u) << "nchwc_bf16 not timed for every 1x1";
+  ASSERT_EQ(timed.count("a") + timed.count("b") + timed.count("c") + timed.count("e"), 4u)
+      << "nchwc_bf16 not timed for every 1x1";
   auto has = [&](const std::string& node, const std::string& what) {
     return timed[node].find(what) != std::string::npos;
   };
-  EXPECT_FALSE(has("a", "in=bf16")) << timed["a"];  // the model's input
-  EXPECT_TRUE(has("a", "out=bf16")) << timed["a"];
-  EXPECT_TRUE(has("b", "in=bf16")) << timed["b"];
-  EXPECT_TRUE(has("b", "out=bf16")) << timed["b"];  // read by the depthwise convolution
-  EXPECT_TRUE(has("c", "in=bf16")) << timed["c"];
-  EXPECT_FALSE(has("c", "out=bf16")) << timed["c"];  // read by the pool
   // The rules pick nchwc_bf16 on AMX, and on AVX512_BF16 where it outpaces
-  // the FMAs (AMD); there the margin before a depthwise convolution widens.
+  // the FMAs (AMD); there a and b are timed between bf16 values (the value
+  // between them stays bf16 in the plan only where both run bf16), and the
+  // margin before a depthwise convolution widens.
   const cpu::Bf16Isa path = cpu::bf16_isa();
   const bool rules_bf16 = path == cpu::Bf16Isa::kAmx || cpu::bf16_dot_outpaces_fma(path);
+  EXPECT_FALSE(has("a", "in=bf16")) << timed["a"];  // the model's input
+  EXPECT_EQ(has("a", "out=bf16"), rules_bf16) << timed["a"];
+  EXPECT_EQ(has("b", "in=bf16"), rules_bf16) << timed["b"];
+  EXPECT_TRUE(has("b", "out=bf16")) << timed["b"];  // read by the depthwise convolution
+  EXPECT_TRUE(has("c", "in=bf16")) << timed["c"];   // made by it
+  // e reads 16 channels: on AVX512_BF16 alone the rules keep it float32 (half
+  // of each 32-channel pair group empty), so c's output stays float32 there.
+  EXPECT_EQ(has("c", "out=bf16"), path == cpu::Bf16Isa::kAmx) << timed["c"];
+  EXPECT_EQ(has("e", "in=bf16"), rules_bf16) << timed["e"];
+  EXPECT_FALSE(has("e", "out=bf16")) << timed["e"];  // read by the pool
   EXPECT_DOUBLE_EQ(margin["b"], rules_bf16 ? 0.10 : 0.03);
   EXPECT_DOUBLE_EQ(margin["a"], 0.03);
   EXPECT_DOUBLE_EQ(margin["c"], 0.03);
+  EXPECT_DOUBLE_EQ(margin["e"], 0.03);
 }
 
 TEST(TunerOnTheCpu, TheRulesTakeBf16WhereItsProductsOutpaceTheFmas) {
