@@ -40,19 +40,21 @@ void pack_rows_folded(const TileConvGeom& g, const float* x, uint16_t* xin, int6
     if (!pr.d) continue;
     uint16_t* d = pr.d;
     std::fill(d, d + g.wq * 32, uint16_t{0});
-    const int64_t ih = pr.a * g.sh + pr.phase - g.ph;
-    if (ih < 0 || ih >= g.h) continue;
-    for (int64_t ci = 0; ci < g.c; ++ci) {
-      const float* xr = x + (ci * g.h + ih) * g.w;
-      for (int64_t b = 0; b < g.wq; ++b) {
-        uint16_t* p = d + b * 32 + ci * g.kw;
-        const int64_t iw0 = b * g.sw - g.pw;
-        for (int64_t j = 0; j < g.kw; ++j) {
-          const int64_t iw = iw0 + j * g.dw;
-          if (iw >= 0 && iw < g.w) p[j] = to_bf16(xr[iw]);
+    // Window row i of channel ci (i < fold_kh) at channels (ci fold_kh + i) kw.
+    for (int64_t ci = 0; ci < g.c; ++ci)
+      for (int64_t i = 0; i < g.fold_kh; ++i) {
+        const int64_t ih = pr.a * g.sh + pr.phase - g.ph + i * g.dh;
+        if (ih < 0 || ih >= g.h) continue;
+        const float* xr = x + (ci * g.h + ih) * g.w;
+        for (int64_t b = 0; b < g.wq; ++b) {
+          uint16_t* p = d + b * 32 + (ci * g.fold_kh + i) * g.kw;
+          const int64_t iw0 = b * g.sw - g.pw;
+          for (int64_t j = 0; j < g.kw; ++j) {
+            const int64_t iw = iw0 + j * g.dw;
+            if (iw >= 0 && iw < g.w) p[j] = to_bf16(xr[iw]);
+          }
         }
       }
-    }
   }
 }
 
@@ -185,10 +187,12 @@ Bf16Conv::Bf16Conv(const NchwcConvSpec& s, Bf16Isa isa, const float* w, const fl
         for (int k = 0; k < 32; ++k)
           for (int n = 0; n < 16; ++n) {
             int64_t co = b * 16 + n;
-            // Folded: channel k is (ci, j) = divmod(k, kw) of window row t.
-            int64_t ci = folded_ ? k / q.kw : grp * 32 + k;
+            // Folded: channel k is (ci, j) = divmod(k, kw) of window row t;
+            // with the rows folded too, (ci, i, j) of the one tap.
+            const int64_t fk = k / q.kw, i = g.fold_kh > 1 ? fk % g.fold_kh : t;
+            int64_t ci = folded_ ? fk / g.fold_kh : grp * 32 + k;
             if (co >= q.m || ci >= q.c) continue;
-            int64_t src = folded_ ? ((co * q.c + ci) * q.kh + t) * q.kw + k % q.kw : (co * q.c + ci) * g.taps + t;
+            int64_t src = folded_ ? ((co * q.c + ci) * q.kh + i) * q.kw + k % q.kw : (co * q.c + ci) * g.taps + t;
             d[(k / 2) * 32 + n * 2 + k % 2] = float_to_bfloat16(w[src]);
           }
       }
@@ -262,7 +266,7 @@ std::string Bf16Conv::describe() const {
           : s_.x_bf16 ? " in=bf16 repacked"
                       : "") +
          (s_.y_bf16 ? " out=bf16" : "") + (s_.r_bf16 ? " residual=bf16" : "") +
-         (folded_ ? " in=plain, window columns folded" : "");
+         (folded_ ? g_.fold_kh > 1 ? " in=plain, window folded" : " in=plain, window columns folded" : "");
 }
 
 }  // namespace minirt::cpu

@@ -112,8 +112,11 @@ void bf16_pack_rows_folded_avx512bf16(const TileConvGeom& g, const float* x, uin
   constexpr int64_t kSpan = 512;  // columns of a chunk
   alignas(64) uint16_t row[32][kSpan + 32];
   const int64_t chunk = (kSpan - g.kw) / g.sw + 1;  // pixels of a chunk
+  // Row copy k = ci fold_kh + i: window row i of channel ci (fold_kh > 1:
+  // the rows folded too), placed at word k kw of a pixel.
+  const int64_t copies = g.c * g.fold_kh;
   __mmask32 window[32];
-  for (int64_t ci = 0; ci < g.c; ++ci) window[ci] = static_cast<__mmask32>(((uint64_t{1} << g.kw) - 1) << (ci * g.kw));
+  for (int64_t k = 0; k < copies; ++k) window[k] = static_cast<__mmask32>(((uint64_t{1} << g.kw) - 1) << (k * g.kw));
   for (int64_t r = row0; r < row1; ++r) {
     const int64_t a = r % (g.hq + 1), phase = r / (g.hq + 1);
     uint16_t* base = xin + phase * g.phase_pixels * 32;
@@ -122,32 +125,30 @@ void bf16_pack_rows_folded_avx512bf16(const TileConvGeom& g, const float* x, uin
       continue;
     }
     uint16_t* d = base + a * g.wq * 32;
-    const int64_t ih = a * g.sh + phase - g.ph;
-    if (ih < 0 || ih >= g.h) {
-      for (int64_t b = 0; b < g.wq; ++b) _mm512_storeu_si512(d + b * 32, zero);
-      continue;
-    }
+    const int64_t ih0 = a * g.sh + phase - g.ph;
     for (int64_t b0 = 0; b0 < g.wq; b0 += chunk) {
       const int64_t b1 = std::min(g.wq, b0 + chunk);
       const int64_t c0 = b0 * g.sw - g.pw, span = (b1 - 1 - b0) * g.sw + g.kw;
-      for (int64_t ci = 0; ci < g.c; ++ci) {
-        const float* src = x + (ci * g.h + ih) * g.w;
+      for (int64_t k = 0; k < copies; ++k) {
+        const int64_t ci = k / g.fold_kh, ih = ih0 + (k % g.fold_kh) * g.dh;
+        const bool inside = ih >= 0 && ih < g.h;  // else zeros: the padding rows
+        const float* src = x + (ci * g.h + (inside ? ih : 0)) * g.w;
         for (int64_t j = 0; j < span; j += 16) {
           // Lanes k with column c0 + j + k inside the image.
           const int64_t iw = c0 + j;
           const int64_t lo = std::max<int64_t>(0, -iw), hi = std::min<int64_t>(16, g.w - iw);
           __m256i v = _mm256_setzero_si256();
-          if (lo < hi) {
+          if (inside && lo < hi) {
             const __mmask16 m = static_cast<__mmask16>(((1u << hi) - 1) & ~((1u << lo) - 1));
             v = reinterpret_cast<__m256i>(_mm512_cvtneps_pbh(_mm512_maskz_loadu_ps(m, src + iw)));
           }
-          _mm256_store_si256(reinterpret_cast<__m256i*>(&row[ci][j]), v);
+          _mm256_store_si256(reinterpret_cast<__m256i*>(&row[k][j]), v);
         }
       }
       for (int64_t b = b0; b < b1; ++b) {
         const int64_t off = (b - b0) * g.sw;
         __m512i p = zero;
-        for (int64_t ci = 0; ci < g.c; ++ci) p = _mm512_mask_loadu_epi16(p, window[ci], &row[ci][off] - ci * g.kw);
+        for (int64_t k = 0; k < copies; ++k) p = _mm512_mask_loadu_epi16(p, window[k], &row[k][off] - k * g.kw);
         _mm512_storeu_si512(d + b * 32, p);
       }
     }

@@ -10,7 +10,10 @@
 // folds its window's columns into the channels instead ("folded"): pixel
 // (a, b) of phase pa holds the C x kw values x[ci][a sh + pa - ph][b sw - pw
 // + j dw] as channel ci kw + j (at most 32: one group), the phases split the
-// rows only, and the taps are the window's kh rows.
+// rows only, and the taps are the window's kh rows. Where C x kh x kw <= 32
+// (a 3x3 stem on three channels) the rows are folded too (TileConvGeom's
+// fold_kh = kh): channel (ci kh + i) kw + j holds row a sh - ph + i dh, one
+// phase, one tap.
 //
 // The packed weights: per 16 output channels (a block), group and tap, a
 // 16 x 16 x 2 VNNI tile (row: a pair of input channels; column: the output

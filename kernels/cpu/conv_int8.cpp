@@ -57,18 +57,22 @@ void pack_rows_folded_reference(const TileConvGeom& g, const float* x, uint8_t* 
     const PackedRow pr = tile_packed_row(g, xin, row, zero);
     if (!pr.d) continue;
     std::memset(pr.d, zero, static_cast<size_t>(g.wq * 64));
-    const int64_t ih = pr.a * g.sh + pr.phase - g.ph;
-    if (ih < 0 || ih >= g.h) continue;
+    // Window row i of channel ci (i < fold_kh) at channels (ci fold_kh + i) kw.
     for (int64_t ci = 0; ci < g.c; ++ci)
-      for (int64_t b = 0; b < g.wq; ++b)
-        for (int64_t j = 0; j < g.kw; ++j) {
-          const int64_t iw = b * g.sw - g.pw + j * g.dw;
-          if (iw < 0 || iw >= g.w) continue;
-          float v = x[(ci * g.h + ih) * g.w + iw] * inv_scale;
-          v = v > static_cast<float>(lo) ? v : static_cast<float>(lo);  // NaN -> lo
-          v = v < static_cast<float>(hi) ? v : static_cast<float>(hi);
-          pr.d[b * 64 + ci * g.kw + j] = static_cast<uint8_t>(static_cast<int32_t>(std::nearbyint(v)) - lo);
-        }
+      for (int64_t i = 0; i < g.fold_kh; ++i) {
+        const int64_t ih = pr.a * g.sh + pr.phase - g.ph + i * g.dh;
+        if (ih < 0 || ih >= g.h) continue;
+        for (int64_t b = 0; b < g.wq; ++b)
+          for (int64_t j = 0; j < g.kw; ++j) {
+            const int64_t iw = b * g.sw - g.pw + j * g.dw;
+            if (iw < 0 || iw >= g.w) continue;
+            float v = x[(ci * g.h + ih) * g.w + iw] * inv_scale;
+            v = v > static_cast<float>(lo) ? v : static_cast<float>(lo);  // NaN -> lo
+            v = v < static_cast<float>(hi) ? v : static_cast<float>(hi);
+            pr.d[b * 64 + (ci * g.fold_kh + i) * g.kw + j] =
+                static_cast<uint8_t>(static_cast<int32_t>(std::nearbyint(v)) - lo);
+          }
+      }
   }
 }
 
@@ -272,8 +276,11 @@ Int8Conv::Int8Conv(const NchwcConvSpec& s, Int8ConvIsa isa, const Int8ConvQuant&
         for (int64_t j = 0; j < gq.kw; ++j) {
           int8_t code = 0;
           weight_code(w[((co * gq.c + ci) * gq.kh + i) * gq.kw + j], sc, inv, &code);  // checked by int8_conv_declined
-          // Folded: tap i (a window row), channel ci kw + j; else tap i kw + j, channel ci.
-          const int64_t t = folded_ ? i : i * gq.kw + j, ch = folded_ ? ci * gq.kw + j : ci;
+          // Folded: tap i (a window row), channel ci kw + j; with the rows
+          // folded too, tap 0, channel (ci kh + i) kw + j; else tap i kw + j, channel ci.
+          const bool rows = g.fold_kh > 1;
+          const int64_t t = folded_ ? (rows ? 0 : i) : i * gq.kw + j;
+          const int64_t ch = folded_ ? ((rows ? ci * gq.kh + i : ci) * gq.kw + j) : ci;
           const int64_t b = co / 16, n = co % 16, grp = ch / 64, k = ch % 64;
           w_[static_cast<size_t>((((b * g.groups + grp) * g.taps + t) * 16 + k / 4) * 64 + n * 4 + k % 4)] = code;
           sum += code;
@@ -384,7 +391,7 @@ std::string Int8Conv::describe() const {
           : s_.x_u8 ? " in=int8 repacked"
                     : "") +
          (s_.y_u8 ? " out=int8" : "") + (s_.r_u8 ? " residual=int8" : "") +
-         (folded_ ? " in=plain, window columns folded" : "");
+         (folded_ ? g_.fold_kh > 1 ? " in=plain, window folded" : " in=plain, window columns folded" : "");
 }
 
 }  // namespace minirt::cpu

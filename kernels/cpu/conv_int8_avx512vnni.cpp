@@ -233,8 +233,11 @@ void int8_pack_rows_folded_avx512(const TileConvGeom& g, const float* x, uint8_t
   constexpr int64_t kSpan = 512;  // columns of a chunk
   alignas(64) uint8_t row[64][kSpan + 64];
   const int64_t chunk = (kSpan - g.kw) / g.sw + 1;  // pixels of a chunk
+  // Row copy k = ci fold_kh + i: window row i of channel ci (fold_kh > 1:
+  // the rows folded too), placed at byte k kw of a pixel.
+  const int64_t copies = g.c * g.fold_kh;
   __mmask64 window[64];
-  for (int64_t ci = 0; ci < g.c; ++ci) window[ci] = ((uint64_t{1} << g.kw) - 1) << (ci * g.kw);
+  for (int64_t k = 0; k < copies; ++k) window[k] = ((uint64_t{1} << g.kw) - 1) << (k * g.kw);
   for (int64_t r = row0; r < row1; ++r) {
     const int64_t a = r % (g.hq + 1), phase = r / (g.hq + 1);
     uint8_t* base = xin + phase * g.phase_pixels * 64;
@@ -243,35 +246,33 @@ void int8_pack_rows_folded_avx512(const TileConvGeom& g, const float* x, uint8_t
       continue;
     }
     uint8_t* d = base + a * g.wq * 64;
-    const int64_t ih = a * g.sh + phase - g.ph;
-    if (ih < 0 || ih >= g.h) {
-      for (int64_t b = 0; b < g.wq; ++b) _mm512_storeu_si512(d + b * 64, zero64);
-      continue;
-    }
+    const int64_t ih0 = a * g.sh + phase - g.ph;
     for (int64_t b0 = 0; b0 < g.wq; b0 += chunk) {
       const int64_t b1 = b0 + chunk < g.wq ? b0 + chunk : g.wq;
       const int64_t c0 = b0 * g.sw - g.pw, span = (b1 - 1 - b0) * g.sw + g.kw;
-      for (int64_t ci = 0; ci < g.c; ++ci) {
-        const float* src = x + (ci * g.h + ih) * g.w;
+      for (int64_t k = 0; k < copies; ++k) {
+        const int64_t ci = k / g.fold_kh, ih = ih0 + (k % g.fold_kh) * g.dh;
+        const bool inside = ih >= 0 && ih < g.h;  // else the zero code: the padding rows
+        const float* src = x + (ci * g.h + (inside ? ih : 0)) * g.w;
         for (int64_t j = 0; j < span; j += 16) {
           // Lanes k with column c0 + j + k inside the image.
           const int64_t iw = c0 + j;
           const int64_t in0 = iw < 0 ? -iw : 0, in1 = g.w - iw < 16 ? g.w - iw : 16;
           __m128i codes = zero16;
-          if (in0 < in1) {
+          if (inside && in0 < in1) {
             const __mmask16 m = static_cast<__mmask16>(((1u << in1) - 1) & ~((1u << in0) - 1));
             __m512 v = _mm512_mul_ps(_mm512_maskz_loadu_ps(m, src + iw), inv);
             v = _mm512_min_ps(_mm512_max_ps(v, flo), fhi);
             codes =
                 _mm_mask_blend_epi8(m, zero16, _mm512_cvtusepi32_epi8(_mm512_sub_epi32(_mm512_cvtps_epi32(v), ilo)));
           }
-          _mm_store_si128(reinterpret_cast<__m128i*>(&row[ci][j]), codes);
+          _mm_store_si128(reinterpret_cast<__m128i*>(&row[k][j]), codes);
         }
       }
       for (int64_t b = b0; b < b1; ++b) {
         const int64_t off = (b - b0) * g.sw;
         __m512i p = zero64;
-        for (int64_t ci = 0; ci < g.c; ++ci) p = _mm512_mask_loadu_epi8(p, window[ci], &row[ci][off] - ci * g.kw);
+        for (int64_t k = 0; k < copies; ++k) p = _mm512_mask_loadu_epi8(p, window[k], &row[k][off] - k * g.kw);
         _mm512_storeu_si512(d + b * 64, p);
       }
     }

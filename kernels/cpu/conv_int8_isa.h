@@ -4,7 +4,8 @@
 //
 // The packed input (one image; the geometry in conv_tile_isa.h): its
 // channels in groups of 64 (or, folded, the window columns of the plain
-// image's channels: channel ci kw + j), each pixel 64 uint8 codes u = k - lo, where the
+// image's channels: channel ci kw + j; where C kh kw <= 64 the window's rows
+// too, fold_kh = kh: channel (ci kh + i) kw + j, one tap), each pixel 64 uint8 codes u = k - lo, where the
 // input value is x_scale * k with k an integer in [lo, hi] (hi - lo <= 255:
 // the grid a QuantizeLinear -> DequantizeLinear pair put it on):
 //   xin[((group * phases + phase) * phase_pixels + pixel) * 64 + channel]

@@ -25,16 +25,20 @@ void tile_conv_geometry(const Geometry& q, int64_t group_channels, bool folded, 
   g.pw = q.pw;
   g.groups = folded ? 1 : ceil_div(q.c, group_channels);
   g.blocks = ceil_div(q.m, 16);
-  g.hq = q.oh + ((q.kh - 1) * q.dh) / q.sh;
+  // A folded window that fits a pixel's lanes whole (C kh kw: a 3x3 stem on
+  // three channels, 27) folds its rows too: one tap, one phase.
+  g.fold_kh = folded && q.c * q.kh * q.kw <= group_channels ? q.kh : 1;
+  const int64_t rows = g.fold_kh > 1 ? 1 : q.kh;  // window rows left as taps
+  g.hq = q.oh + ((rows - 1) * q.dh) / q.sh;
   g.wq = folded ? q.ow : q.ow + ((q.kw - 1) * q.dw) / q.sw;
-  g.phases = folded ? q.sh : q.sh * q.sw;
+  g.phases = g.fold_kh > 1 ? 1 : folded ? q.sh : q.sh * q.sw;
   // Slack: the last 32-pixel step of the flat grid reads up to 31 pixels
   // past it, plus the farthest tap's offset beyond the grid.
   g.phase_pixels = direct ? q.h * q.w : g.hq * g.wq + g.wq + 32;
-  g.taps = folded ? q.kh : q.kh * q.kw;
+  g.taps = folded ? rows : q.kh * q.kw;
   g.flat = q.oh * g.wq;
   tap_off->assign(static_cast<size_t>(g.taps), 0);
-  for (int64_t i = 0; i < q.kh; ++i) {
+  for (int64_t i = 0; i < rows; ++i) {
     int64_t di = i * q.dh;
     if (folded) {
       (*tap_off)[static_cast<size_t>(i)] = (di % q.sh) * g.phase_pixels + (di / q.sh) * g.wq;

@@ -36,7 +36,8 @@ struct TileConvGeom {
   int64_t hq = 0, wq = 0;            // a phase's grid
   int64_t phases = 1;                // sh * sw
   int64_t phase_pixels = 0;          // hq * wq + slack
-  int64_t taps = 0;                  // kh * kw
+  int64_t taps = 0;                  // kh * kw (folded: kh, or 1 with fold_kh == kh)
+  int64_t fold_kh = 1;               // folded: the window rows folded into the channels too (kh), or 1
   int64_t flat = 0;                  // oh * wq: pixels of the flat output grid
   const int64_t* tap_off = nullptr;  // per tap, in pixels from the group's start
   bool y_bf16 = false;               // y is bf16 [ceil(m / 32)][oh][ow][32] (the epilogue rounds)

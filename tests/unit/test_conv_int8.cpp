@@ -356,7 +356,16 @@ std::vector<Case> cases() {
   Case dilated;
   dilated.c = 4, dilated.m = 16, dilated.h = 12, dilated.w = 13, dilated.kh = dilated.kw = 3, dilated.dh = 2,
   dilated.dw = 2, dilated.pt = dilated.pl = dilated.pb = dilated.pr = 2, dilated.plain = true;
-  add(dilated);  // dw 2: the portable packing, also under AMX
+  add(dilated);  // dw 2: the portable packing, also under AMX (36 lanes: the window's rows folded too)
+  Case mobile;
+  mobile.c = 3, mobile.m = 32, mobile.h = 23, mobile.w = 21, mobile.kh = mobile.kw = 3, mobile.sh = mobile.sw = 2;
+  mobile.pt = mobile.pl = mobile.pb = mobile.pr = 1, mobile.plain = true, mobile.lo = 0, mobile.hi = 255;
+  mobile.act.kind = ActKind::kRelu;
+  add(mobile);  // MobileNet's 3x3 stem: 27 lanes, the whole window folded, one tap
+  Case tall;
+  tall.c = 2, tall.m = 16, tall.h = 9, tall.w = 11, tall.kh = 5, tall.kw = 3, tall.pt = 2, tall.pl = 1, tall.pb = 0,
+  tall.pr = 2, tall.plain = true;
+  add(tall);  // 30 lanes, stride 1, asymmetric padding: rows past the image's bottom are zero codes
   return v;
 }
 
