@@ -330,7 +330,9 @@ void int8_conv_strip_avx512vnni(const Int8ConvStrip& s) {
     for (int64_t b = s.s.b0; b < s.s.b1; b += 2) {
       const int nt = s.s.b1 - b > 1 ? 2 : 1;
       for (int t = 0; t < mt; ++t)
-        for (int half = 0; half < 2; ++half) {
+        // A half wholly past the strip's end (the plane's end) is not
+        // computed; the epilogue drops its rows (as the bf16 strip).
+        for (int half = 0; half < 2 && f + t * 16 + half * 8 < s.s.f1; ++half) {
           int32_t* out = cbuf + t * 2 * 256 + half * 8 * 16;
           if (nt == 2)
             tile_products<2>(s, f + t * 16 + half * 8, b, out);
