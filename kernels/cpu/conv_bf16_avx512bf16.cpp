@@ -134,7 +134,7 @@ void bf16_pack_rows_folded_avx512bf16(const TileConvGeom& g, const float* x, uin
         const bool inside = ih >= 0 && ih < g.h;  // else zeros: the padding rows
         const float* src = x + (ci * g.h + (inside ? ih : 0)) * g.w;
         for (int64_t j = 0; j < span; j += 16) {
-          // Lanes k with column c0 + j + k inside the image.
+          // Lanes l with column c0 + j + l inside the image.
           const int64_t iw = c0 + j;
           const int64_t lo = std::max<int64_t>(0, -iw), hi = std::min<int64_t>(16, g.w - iw);
           __m256i v = _mm256_setzero_si256();

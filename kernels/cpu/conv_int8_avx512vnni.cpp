@@ -255,7 +255,7 @@ void int8_pack_rows_folded_avx512(const TileConvGeom& g, const float* x, uint8_t
         const bool inside = ih >= 0 && ih < g.h;  // else the zero code: the padding rows
         const float* src = x + (ci * g.h + (inside ? ih : 0)) * g.w;
         for (int64_t j = 0; j < span; j += 16) {
-          // Lanes k with column c0 + j + k inside the image.
+          // Lanes l with column c0 + j + l inside the image.
           const int64_t iw = c0 + j;
           const int64_t in0 = iw < 0 ? -iw : 0, in1 = g.w - iw < 16 ? g.w - iw : 16;
           __m128i codes = zero16;
