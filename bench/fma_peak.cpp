@@ -54,6 +54,14 @@ volatile float g_sink;  // keeps the chains' results alive
 // up in memory at -O2, and the loop then measures loads and stores).
 #define MINIRT_FMA_CHAINS(OP) OP(0) OP(1) OP(2) OP(3) OP(4) OP(5) OP(6) OP(7) OP(8) OP(9) OP(10) OP(11)
 
+// Keeps the chains' results alive: their lanes summed (through memory: GCC
+// 12 warns inside _mm512_reduce_add_ps) into g_sink.
+void sink(const float* lanes, int n) {
+  float t = 0;
+  for (int i = 0; i < n; ++i) t += lanes[i];
+  g_sink = t;
+}
+
 // Runs `iters` rounds of kChains independent 16-lane FMAs. Returns the flops done.
 __attribute__((target("avx512f"))) double fma_avx512(int64_t iters) {
 #define MINIRT_INIT(j) __m512 a##j = _mm512_set1_ps(1.0f + 0.01f * (j));
@@ -70,12 +78,9 @@ __attribute__((target("avx512f"))) double fma_avx512(int64_t iters) {
 #define MINIRT_SUM(j) s = _mm512_add_ps(s, a##j);
   MINIRT_FMA_CHAINS(MINIRT_SUM)
 #undef MINIRT_SUM
-  // Lanes summed through memory: GCC 12 warns inside _mm512_reduce_add_ps.
   alignas(64) float lanes[16];
   _mm512_store_ps(lanes, s);
-  float t = 0;
-  for (float v : lanes) t += v;
-  g_sink = t;
+  sink(lanes, 16);
   return static_cast<double>(iters) * kChains * 16 * 2;
 }
 
@@ -96,9 +101,7 @@ __attribute__((target("avx2,fma"))) double fma_avx2(int64_t iters) {
 #undef MINIRT_SUM
   alignas(32) float lanes[8];
   _mm256_store_ps(lanes, s);
-  float t = 0;
-  for (float v : lanes) t += v;
-  g_sink = t;
+  sink(lanes, 8);
   return static_cast<double>(iters) * kChains * 8 * 2;
 }
 
@@ -121,9 +124,7 @@ __attribute__((target("avx512f,avx512bf16"))) double dpbf16_avx512(int64_t iters
 #undef MINIRT_SUM
   alignas(64) float lanes[16];
   _mm512_store_ps(lanes, s);
-  float t = 0;
-  for (float v : lanes) t += v;
-  g_sink = t;
+  sink(lanes, 16);
   return static_cast<double>(iters) * kChains * 16 * 4;
 }
 

@@ -826,7 +826,8 @@ std::string nchwc_conv_heuristic(const Graph& g, const Node& n, int threads, Bf1
   // more; F(4x4) up to 256 channels on planes of 14 and more, F(2x2) on the
   // 512-channel 7x7 and 13x13 ones (F(4x4)'s transformed weights, 4x the
   // direct kernel's, no longer stream fast enough there).
-  const auto& q = conv_spec(g, n).q;
+  const NchwcConvSpec spec = conv_spec(g, n);
+  const Geometry& q = spec.q;
   if (q.c >= kMinWinogradChannels && q.m >= kMinWinogradChannels && native_declined(g, n, kWinograd4, bf16).empty()) {
     if (q.c <= 256 && std::min(q.oh, q.ow) >= 14) return kWinograd4;
     return kWinograd2;
@@ -835,10 +836,9 @@ std::string nchwc_conv_heuristic(const Graph& g, const Node& n, int threads, Bf1
   // channels a pair group; a folded stem's C x kw window columns) leave them
   // at least 1.25x the float32 kernel's (16-channel blocks): not C = 16.
   if (bf16_dot_outpaces_fma(bf16) && native_declined(g, n, kBf16, bf16).empty()) {
-    const NchwcConvSpec s = conv_spec(g, n);
-    const double c = static_cast<double>(s.input_blocked ? s.q.c : s.q.c * s.q.kw);
+    const double c = static_cast<double>(spec.input_blocked ? q.c : q.c * q.kw);
     const double bf16_lanes = c / static_cast<double>(ceil_div(static_cast<int64_t>(c), 32) * 32);
-    const double fp32_lanes = s.input_blocked ? c / static_cast<double>(ceil_div(s.q.c, 16) * 16) : 1.0;
+    const double fp32_lanes = spec.input_blocked ? c / static_cast<double>(ceil_div(q.c, 16) * 16) : 1.0;
     if (2.0 * bf16_lanes >= 1.25 * fp32_lanes) return kBf16;
   }
   if (native_declined(g, n, kDirect, bf16).empty()) return kDirect;
