@@ -481,9 +481,11 @@ class WrappedConvKernel final : public Kernel {
 // The native blocked lowerings (nchwc_conv.h, nchwc_winograd.h), as named algorithms.
 
 bool is_native(const std::string& a) {
-  return a == kDirect || a == kDepthwise || a == kWinograd2 || a == kWinograd4 || a == kBf16 || a == kInt8;
+  return a == kDirect || a == kDepthwise || a == kWinograd2 || a == kWinograd4 || a == kWinograd2Bf16 || a == kBf16 ||
+         a == kInt8;
 }
-int winograd_tile(const std::string& a) { return a == kWinograd2 ? 2 : a == kWinograd4 ? 4 : 0; }
+int winograd_tile(const std::string& a) { return a == kWinograd2 || a == kWinograd2Bf16 ? 2 : a == kWinograd4 ? 4 : 0; }
+bool winograd_bf16(const std::string& a) { return a == kWinograd2Bf16; }
 
 // What a walk over the readers of a value does at each live node that reads
 // a value it reached.
@@ -613,7 +615,18 @@ std::string native_declined(const Graph& g, const Node& n, const std::string& al
   }
   if (algo == kDirect) return nchwc_direct_declined(s);
   if (algo == kDepthwise) return nchwc_depthwise_declined(s);
-  if (int t = winograd_tile(algo)) return nchwc_winograd_declined(s, t);
+  // bf16 products follow bf16 math's accuracy policy, as nchwc_bf16 does.
+  const char* kept_float32 =
+      "is one of the model's last layers (its result reaches the outputs through no other product and "
+      "is not averaged over pixels on the way: float32 by the accuracy policy)";
+  if (int t = winograd_tile(algo)) {
+    if (!winograd_bf16(algo)) return nchwc_winograd_declined(s, t);
+    if (bf16 == Bf16Isa::kNone)
+      return "needs bf16 math (SessionOptions::math = MathMode::kBf16) on a CPU with AVX512_BF16";
+    std::string why = nchwc_winograd_declined(s, t, true);
+    if (why.empty() && bf16_policy_keeps_float32(g, n)) why = kept_float32;
+    return why;
+  }
   if (algo == kInt8) {
     std::string why;
     if (int8_conv_isa(&why) == Int8ConvIsa::kReference) return "needs AMX-INT8 or AVX512-VNNI: " + why;
@@ -627,10 +640,7 @@ std::string native_declined(const Graph& g, const Node& n, const std::string& al
     if (bf16 == Bf16Isa::kNone)
       return "needs bf16 math (SessionOptions::math = MathMode::kBf16) on a CPU with AVX512_BF16 or AMX";
     std::string why = bf16_conv_declined(s, bf16);
-    if (why.empty() && bf16_policy_keeps_float32(g, n))
-      why =
-          "is one of the model's last layers (its result reaches the outputs through no other product and "
-          "is not averaged over pixels on the way: float32 by the accuracy policy)";
+    if (why.empty() && bf16_policy_keeps_float32(g, n)) why = kept_float32;
     return why;
   }
   return "is not a CPU Conv algorithm";
@@ -657,7 +667,7 @@ class NativeConvKernel final : public Kernel {
     } else if (algo == kDepthwise)
       dw_ = std::make_unique<NchwcDepthwiseConv>(s, w, b, threads);
     else if (int t = winograd_tile(algo))
-      wino_ = std::make_unique<NchwcWinogradConv>(s, t, w, b, threads);
+      wino_ = std::make_unique<NchwcWinogradConv>(s, t, w, b, threads, winograd_bf16(algo));
     else
       direct_ = std::make_unique<NchwcDirectConv>(s, w, b, threads);
   }
@@ -692,7 +702,9 @@ class NativeConvKernel final : public Kernel {
                       : wino_ ? wino_->describe()
                               : direct_->describe());
   }
-  const char* precision() const override { return int8_ ? "int8" : bf16_ ? "bf16" : "fp32"; }
+  const char* precision() const override {
+    return int8_ ? "int8" : bf16_ || (wino_ && wino_->bf16_products()) ? "bf16" : "fp32";
+  }
 
  private:
   bool residual_;
@@ -782,7 +794,7 @@ bool nchwc_blocked_inputs(const Graph& g, const Node& n, int b, std::vector<Layo
 const std::vector<std::string>& nchwc_conv_algorithm_names() {
   // The native ones, then every plain lowering run through reorders.
   static const std::vector<std::string> names = [] {
-    std::vector<std::string> v = {kDirect, kDepthwise, kWinograd2, kWinograd4, kBf16, kInt8};
+    std::vector<std::string> v = {kDirect, kDepthwise, kWinograd2, kWinograd4, kWinograd2Bf16, kBf16, kInt8};
     for (const std::string& a : conv_algorithm_names()) v.push_back(a);
     return v;
   }();
@@ -828,7 +840,14 @@ std::string nchwc_conv_heuristic(const Graph& g, const Node& n, int threads, Bf1
   // direct kernel's, no longer stream fast enough there).
   const NchwcConvSpec spec = conv_spec(g, n);
   const Geometry& q = spec.q;
+  // Where bf16 products outpace the FMAs (AMD), F(2x2) with bf16 products
+  // from 128 input channels (measured on an EPYC, 2 threads: it wins every
+  // 3x3 layer of ResNet-18/50 and YOLOv5s from 128 channels, 28x28 down to
+  // 7x7; F(4x4) in float32 keeps the 32-96-channel layers on planes of 40
+  // and more).
   if (q.c >= kMinWinogradChannels && q.m >= kMinWinogradChannels && native_declined(g, n, kWinograd4, bf16).empty()) {
+    if (bf16_dot_outpaces_fma(bf16) && q.c >= 128 && native_declined(g, n, kWinograd2Bf16, bf16).empty())
+      return kWinograd2Bf16;
     if (q.c <= 256 && std::min(q.oh, q.ow) >= 14) return kWinograd4;
     return kWinograd2;
   }

@@ -19,6 +19,7 @@ inline constexpr const char* kDirect = "nchwc_direct";
 inline constexpr const char* kDepthwise = "nchwc_depthwise";
 inline constexpr const char* kWinograd2 = "nchwc_winograd_f2";
 inline constexpr const char* kWinograd4 = "nchwc_winograd_f4";
+inline constexpr const char* kWinograd2Bf16 = "nchwc_winograd_f2_bf16";  // bf16 products (MathMode::kBf16)
 inline constexpr const char* kBf16 = "nchwc_bf16";
 inline constexpr const char* kInt8 = "nchwc_int8";
 

@@ -25,14 +25,17 @@
 #include "kernels/cpu/nchwc_winograd.h"
 
 #include <minirt/error.h>
+#include <minirt/half.h>
 
 #include <algorithm>
 #include <array>
 #include <limits>
 #include <utility>
 
+#include "kernels/cpu/cpu_caps.h"
 #include "kernels/cpu/nchwc.h"
 #include "kernels/cpu/vmath.h"
+#include "kernels/cpu/winograd_bf16_isa.h"
 
 namespace minirt::cpu {
 
@@ -620,8 +623,17 @@ MINIRT_AVX512_WARNINGS_ON
 
 }  // namespace
 
-std::string nchwc_winograd_declined(const NchwcConvSpec& s, int tile) {
+std::string nchwc_winograd_declined(const NchwcConvSpec& s, int tile, bool bf16) {
   if (tile != 2 && tile != 4) return "needs tile 2 (F(2x2,3x3)) or 4 (F(4x4,3x3))";
+  if (bf16) {
+    // F(4x4)'s transforms multiply bf16's rounding about 3x as much as
+    // F(2x2)'s (nchwc_winograd.h): more than the accuracy policy allows.
+    if (tile != 2) return "bf16 products need tile 2 (F(2x2,3x3)): F(4x4)'s transforms amplify bf16's rounding";
+    const CpuFeatures& f = cpu_features();
+    if (!f.avx512_bf16 || !f.os_avx512 || cpu_isa() < CpuIsa::kAvx512Bf16)
+      return std::string("needs AVX512_BF16 for bf16 products (this process's ISA: ") + cpu_isa_name(cpu_isa()) + ")";
+    if (s.isa != SgemmIsa::kAvx512) return "needs the 16-channel blocked layout (AVX-512) for bf16 products";
+  }
   const Geometry& q = s.q;
   if (q.groups != 1) return "needs groups == 1";
   if (q.kh != 3 || q.kw != 3) return "needs a 3x3 window";
@@ -632,9 +644,10 @@ std::string nchwc_winograd_declined(const NchwcConvSpec& s, int tile) {
   return nchwc_direct_declined(s);
 }
 
-NchwcWinogradConv::NchwcWinogradConv(const NchwcConvSpec& s, int tile, const float* w, const float* bias, int threads)
-    : s_(s), m_(tile) {
-  if (std::string why = nchwc_winograd_declined(s, tile); !why.empty())
+NchwcWinogradConv::NchwcWinogradConv(const NchwcConvSpec& s, int tile, const float* w, const float* bias, int threads,
+                                     bool bf16)
+    : s_(s), m_(tile), bf16_(bf16) {
+  if (std::string why = nchwc_winograd_declined(s, tile, bf16); !why.empty())
     throw Error(ErrorCode::kInternal, "NchwcWinogradConv cannot run this convolution: " + why);
   const Geometry& q = s.q;
   const int64_t B = s.block, A = m_ + 2, P = A * A;
@@ -665,7 +678,12 @@ NchwcWinogradConv::NchwcWinogradConv(const NchwcConvSpec& s, int tile, const flo
   // transform (~2 cycles per point and block for F4, 1.2 for F2). The
   // makespan is the busiest task's. A unit's V and M within
   // kTaskScratchCap, or groups of at most four register tiles.
-  const double k_in = m_ == 4 ? 2.0 : 1.2, k_out = m_ == 4 ? 1.5 : 1.0;
+  // bf16 products: U half the bytes; the GEMMs half the cycles where a
+  // vdpbf16ps does twice an FMA's work in the same time, and V rounded once
+  // more per point and block.
+  const double k_in = (m_ == 4 ? 2.0 : 1.2) + (bf16_ ? 0.5 : 0.0), k_out = m_ == 4 ? 1.5 : 1.0;
+  const double gemm_rate = bf16_ && bf16_dot_outpaces_fma(Bf16Isa::kAvx512Bf16) ? 2.0 : 1.0;
+  const double u_elem = bf16_ ? 2 : 4;
   const int64_t tasks_max = std::max(1, threads);
   const double cpad = static_cast<double>(cbs_ * B);
   double best = std::numeric_limits<double>::infinity();
@@ -681,9 +699,9 @@ NchwcWinogradConv::NchwcWinogradConv(const NchwcConvSpec& s, int tile, const flo
       const int64_t upt = ceil_div(units, tasks);
       const int64_t distinct = ch == 1 ? upt : std::min(upt, ceil_div(upt, ch) + 1);
       const double Td = static_cast<double>(T);
-      const double gemm = P * cpad * cblocks * Td / 2 / tile_efficiency(nb_main, ur_, T);
+      const double gemm = P * cpad * cblocks * Td / 2 / tile_efficiency(nb_main, ur_, T) / gemm_rate;
       const double out = k_out * P * cblocks * Td;
-      const double u_bytes = P * cpad * cblocks * B * 4;
+      const double u_bytes = P * cpad * cblocks * B * u_elem;
       const double ustream =
           u_bytes * static_cast<double>(std::min(ch, upt)) > kL2Budget ? u_bytes / kL3BytesPerCycle : 0;
       const double vm_bytes = P * (cpad + cblocks * B) * Td * 4;
@@ -717,9 +735,11 @@ NchwcWinogradConv::NchwcWinogradConv(const NchwcConvSpec& s, int tile, const flo
   // U = G g G^T in double, packed [point][group][input block][lane][nb][B], zero past C and M.
   auto G = [&](int64_t i, int k) { return m_ == 2 ? kG2[i][k] : kG4[i][k]; };
   const int64_t cpad_i = cbs_ * B, mpad = mb_ * B;
-  u_ = AlignedFloats(static_cast<size_t>(P * cpad_i * mpad));
+  // bf16: two to a float, zero bits past C and M as well.
+  u_ = AlignedFloats(static_cast<size_t>(bf16_ ? P * cpad_i * mpad / 2 : P * cpad_i * mpad));
   bias_ = AlignedFloats(static_cast<size_t>(mpad));
   std::fill(u_.data(), u_.data() + u_.size(), 0.0f);
+  uint16_t* ub = reinterpret_cast<uint16_t*>(u_.data());
   std::fill(bias_.data(), bias_.data() + bias_.size(), 0.0f);
   for (const Group& g : groups_)
     for (int64_t o = 0; o < g.nb * B; ++o) {
@@ -737,9 +757,12 @@ NchwcWinogradConv::NchwcWinogradConv(const NchwcConvSpec& s, int tile, const flo
         for (int64_t i = 0; i < A; ++i)
           for (int64_t j = 0; j < A; ++j) {
             const double u = gg[i][0] * G(j, 0) + gg[i][1] * G(j, 1) + gg[i][2] * G(j, 2);
-            const int64_t xi = i * A + j, cb = c / B, l = c % B;
-            u_.data()[static_cast<size_t>(xi * cpad_i * mpad + cpad_i * g.ob * B + ((cb * B + l) * g.nb) * B + o)] =
-                static_cast<float>(u);
+            const int64_t xi = i * A + j, cb = c / B, l = c % B, at = xi * cpad_i * mpad + cpad_i * g.ob * B;
+            if (bf16_)
+              ub[static_cast<size_t>(at + ((cb * (B / 2) + l / 2) * g.nb + o / B) * 2 * B + o % B * 2 + l % 2)] =
+                  float_to_bfloat16(static_cast<float>(u));
+            else
+              u_.data()[static_cast<size_t>(at + ((cb * B + l) * g.nb) * B + o)] = static_cast<float>(u);
           }
       }
     }
@@ -747,7 +770,8 @@ NchwcWinogradConv::NchwcWinogradConv(const NchwcConvSpec& s, int tile, const flo
 }
 
 std::string NchwcWinogradConv::describe() const {
-  return "nchwc_winograd_f" + std::to_string(m_) + " isa=" + sgemm_isa_name(s_.isa) +
+  return "nchwc_winograd_f" + std::to_string(m_) +
+         (bf16_ ? "_bf16 isa=avx512_bf16" : " isa=" + std::string(sgemm_isa_name(s_.isa))) +
          " nb=" + std::to_string(groups_.empty() ? 0 : groups_[0].nb) + " ur=" + std::to_string(ur_) +
          " tiles=" + std::to_string(tiles_) + " tiles/group=" + std::to_string(group_tiles_) +
          " chunks=" + std::to_string(chunks_) + " tasks=" + std::to_string(tasks_);
@@ -766,16 +790,37 @@ void NchwcWinogradConv::unit(const float* x, const float* r, float* y, int64_t c
   if (transform_input) {
     InArgs ia{x, v, q.h, q.w, q.ph, q.pw, tw_, cbs_, t0, nt};
     k.in(ia);
+    if (bf16_) winograd_bf16_narrow_avx512bf16(v, P * cbs_ * B * nt);
   }
   const int64_t ng = static_cast<int64_t>(groups_.size());
   const int64_t g0 = ng * chunk / chunks_, g1 = ng * (chunk + 1) / chunks_;
   const int64_t ob0 = groups_[g0].ob, nblocks = groups_[g1 - 1].ob + groups_[g1 - 1].nb - ob0;
   const int64_t cpad = cbs_ * B, mpad = mb_ * B, vxi = cpad * nt, mxi = nblocks * B * nt;
+  if (bf16_) {
+    // V's bf16 elements sit where its floats' indices were (narrowed in place).
+    const uint16_t* vb = reinterpret_cast<const uint16_t*>(v);
+    const uint16_t* ub = reinterpret_cast<const uint16_t*>(u_.data());
+    WinogradBf16Gemm bg{};
+    bg.vcb = nt * B;
+    bg.mob = nt * B;
+    bg.cbs = cbs_;
+    bg.nt = nt;
+    for (int64_t xi = 0; xi < P; ++xi)
+      for (int64_t gi = g0; gi < g1; ++gi) {
+        const Group& g = groups_[gi];
+        bg.v = vb + xi * vxi;
+        bg.u = ub + xi * cpad * mpad + cpad * g.ob * B;
+        bg.m = mbuf + xi * mxi + (g.ob - ob0) * nt * B;
+        bg.nb = static_cast<int>(g.nb);
+        bg.ur = ur_max(s_.isa, bg.nb);
+        winograd_bf16_gemm_avx512bf16(bg);
+      }
+  }
   GemmArgs ga{};
   ga.vcb = nt * B;
   ga.mob = nt * B;
   ga.cbs = cbs_;
-  for (int64_t xi = 0; xi < P; ++xi)
+  for (int64_t xi = 0; xi < P && !bf16_; ++xi)
     for (int64_t gi = g0; gi < g1; ++gi) {
       const Group& g = groups_[gi];
       const GemmFn* fns = (*k.gemm)[g.nb - 1].data();

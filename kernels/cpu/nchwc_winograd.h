@@ -54,6 +54,18 @@
 // F2 sums C products per point where the direct kernel sums 9 C, so it is
 // the more accurate; F4 is about as accurate as the direct kernel.
 //
+// bf16 products (MathMode::kBf16, the algorithm nchwc_winograd_f2_bf16):
+// F(2x2)'s transforms in float32, but V and U rounded to bfloat16 (nearest
+// even) and the point-wise GEMMs run with vdpbf16ps (winograd_bf16_isa.h),
+// float32 sums into M. Needs AVX512_BF16 and the 16-channel blocks. Half
+// the GEMMs' instructions and half U's bytes; on AMD's cores
+// (bf16_dot_outpaces_fma) half their cycles too. The rounding of V and U
+// dominates the error, and the transforms spread it: on the data below,
+// error / output RMS worst 1.3e-2 ... 1.5e-2, RMS 3.0e-3 ... 3.1e-3 (the
+// direct bf16 kernel, Bf16Conv: 9.4e-3 ... 9.9e-3 / 2.1e-3 ... 2.3e-3);
+// F(4x4) in bf16 would be 4.7e-2 ... 6.4e-2 / 8.3e-3 ... 8.7e-3, past what
+// bf16 math's accuracy policy allows, so bf16 products take tile 2 only.
+//
 // Layouts: as NchwcDirectConv. x blocked [N][ceil(C/B)][H][W][B] (padding
 // lanes finite); y blocked with y_channels channels, written from block
 // y_channel_offset / B; r blocked like the convolution's own output (M
@@ -72,20 +84,24 @@
 
 namespace minirt::cpu {
 
-// Why NchwcWinogradConv cannot run the spec with this tile (2 or 4), empty when it can.
-std::string nchwc_winograd_declined(const NchwcConvSpec& s, int tile);
+// Why NchwcWinogradConv cannot run the spec with this tile (2 or 4) and
+// these products (bf16: bf16 products), empty when it can.
+std::string nchwc_winograd_declined(const NchwcConvSpec& s, int tile, bool bf16 = false);
 
 class NchwcWinogradConv {
  public:
   // w: [M][C][3][3] (ONNX layout), bias: [M] or null; w == nullptr: plan the workspace only.
-  NchwcWinogradConv(const NchwcConvSpec& s, int tile, const float* w, const float* bias, int threads);
+  NchwcWinogradConv(const NchwcConvSpec& s, int tile, const float* w, const float* bias, int threads,
+                    bool bf16 = false);
   // Scratch for all tasks; the caller allocates it, 64-byte aligned.
   size_t workspace_bytes() const { return static_cast<size_t>(tasks_) * task_floats_ * sizeof(float); }
   // x, r, y for all q.n images; y_channel_offset in channels, a multiple of block.
   void run(const float* x, const float* r, float* y, int64_t y_channel_offset, float* workspace,
            ThreadPool& pool) const;
   // "nchwc_winograd_f4 isa=avx512 nb=4 ur=6 tiles=196 tiles/group=14 chunks=1 tasks=2"
+  // ("nchwc_winograd_f2_bf16 isa=avx512_bf16 ..." with bf16 products)
   std::string describe() const;
+  bool bf16_products() const { return bf16_; }
 
  private:
   struct Group {
@@ -106,8 +122,9 @@ class NchwcWinogradConv {
   int64_t chunk_blocks_ = 1;                   // output blocks per chunk at most
   int64_t tasks_ = 1;
   size_t v_floats_ = 0, task_floats_ = 0;  // a task's V, and its whole scratch (V, M)
-  AlignedFloats u_, bias_;                 // U: [point][group][input block][lane][nb][B]
+  AlignedFloats u_, bias_;                 // U: [point][group][input block][lane][nb][B] (bf16: winograd_bf16_isa.h's)
   bool empty_ = false;
+  bool bf16_ = false;  // bf16 products
 };
 
 }  // namespace minirt::cpu

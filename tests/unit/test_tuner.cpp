@@ -554,14 +554,19 @@ TEST(TunerOnTheCpu, Bf16IsTimedBetweenBf16ValuesAndKeptBeforeADepthwise) {
 
 TEST(TunerOnTheCpu, TheRulesTakeBf16WhereItsProductsOutpaceTheFmas) {
   if (cpu::bf16_isa() == cpu::Bf16Isa::kNone) GTEST_SKIP() << "no bf16 instructions here: " << cpu::bf16_isa_reason();
-  // x (16 channels) -> narrow (1x1, 16->64) -> wide (1x1, 64->64) -> pool -> y
+  // x (16 channels) -> narrow (1x1, 16->64) -> wide (1x1, 64->64)
+  //   -> w64 (3x3, 64->128) -> w128 (3x3, 128->128) -> pool -> y
   ModelBuilder m;
   m.input("x", DType::kFloat32, {1, 16, 14, 14});
   m.initializer("wn", testing::iota({64, 16, 1, 1}, -0.3f, 0.0003f));
   m.initializer("ww", testing::iota({64, 64, 1, 1}, 0.2f, -0.0001f));
+  m.initializer("w3a", testing::iota({128, 64, 3, 3}, 0.1f, -0.00001f));
+  m.initializer("w3b", testing::iota({128, 128, 3, 3}, -0.1f, 0.00001f));
   m.node("Conv", {"x", "wn"}, {"vn"}, "narrow");
   m.node("Conv", {"vn", "ww"}, {"vw"}, "wide");
-  m.node("GlobalAveragePool", {"vw"}, {"y"}, "pool");
+  m.node("Conv", {"vw", "w3a"}, {"v3a"}, "w64").ints("pads", {1, 1, 1, 1});
+  m.node("Conv", {"v3a", "w3b"}, {"v3b"}, "w128").ints("pads", {1, 1, 1, 1});
+  m.node("GlobalAveragePool", {"v3b"}, {"y"}, "pool");
   m.output("y");
   std::string bytes = m.bytes();
   Session s(Model::load_from_memory(bytes.data(), bytes.size(), "bf16_rules.onnx"),
@@ -576,6 +581,9 @@ TEST(TunerOnTheCpu, TheRulesTakeBf16WhereItsProductsOutpaceTheFmas) {
   EXPECT_EQ(algo["wide"], amx || outpaces ? "nchwc_bf16" : "nchwc_direct");
   // 16 channels fill half of a 32-channel pair group: no gain over the FMAs' 16-channel blocks.
   EXPECT_EQ(algo["narrow"], amx ? "nchwc_bf16" : "nchwc_direct");
+  // 3x3: Winograd, F(2x2) with bf16 products from 128 channels where they outpace the FMAs.
+  EXPECT_EQ(algo["w64"], amx ? "nchwc_bf16" : "nchwc_winograd_f4");
+  EXPECT_EQ(algo["w128"], amx ? "nchwc_bf16" : outpaces ? "nchwc_winograd_f2_bf16" : "nchwc_winograd_f4");
 }
 
 TEST(TunerOnTheCpu, MeasuringAnEmptyBatchIsFine) {
