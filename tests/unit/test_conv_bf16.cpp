@@ -100,6 +100,8 @@ double slope(const Activation& a) {
   switch (a.kind) {
     case ActKind::kHardSwish:
       return 1.5;
+    case ActKind::kSilu:
+      return 1.1;
     case ActKind::kLeakyRelu:
       return 1.0;
     default:
@@ -317,6 +319,8 @@ std::vector<Case> cases() {
        .sw = 2,
        .residual = true,
        .act = act_of(ActKind::kHardSwish)});
+  // SiLU (YOLO's, EfficientNet's): the epilogue's inlined kinds are SiLU, Sigmoid and HardSwish.
+  add({.c = 40, .h = 6, .w = 5, .m = 48, .residual = true, .act = act_of(ActKind::kSilu)});
   // Plain inputs (a model's image): ResNet's 7x7 stride-2 stem, MobileNetV2's
   // 3x3 stride 2, a 1-channel 5x5 with dilation, C x kw of exactly 32.
   add({.c = 3,
