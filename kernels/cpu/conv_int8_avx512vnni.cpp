@@ -86,8 +86,6 @@ void int8_conv_epilogue_avx512(const Int8ConvStrip& s, const int32_t* cbuf, int6
   const __m512i g_ilo = _mm512_set1_epi32(gr ? static_cast<int32_t>(gr->beta) : 0);
   // The SiLU's gate grid.
   const Activation* ga = s.gate;
-  Activation sigmoid;
-  sigmoid.kind = ActKind::kSigmoid;
   const __m512 s_alpha = _mm512_set1_ps(ga ? ga->alpha : 0.0f), s_inv = _mm512_set1_ps(ga ? 1.0f / ga->alpha : 0.0f),
                s_lo = _mm512_set1_ps(ga ? ga->beta : 0.0f), s_hi = _mm512_set1_ps(ga ? ga->gamma : 0.0f);
   // The first grid is the output's unless a residual, a SiLU or a second grid (act after pre_act) follows.
@@ -139,10 +137,7 @@ void int8_conv_epilogue_avx512(const Int8ConvStrip& s, const int32_t* cbuf, int6
           v = act_avx512(v, *s.pre_act);
         }
         if (ga && !s.gate_table) {
-          // The sigmoid out of line (vmath.cpp): inlined, exp's coefficient table
-          // would be a weak symbol of this object in some builds (clang's ASan).
-          const __m512 sg =
-              _mm512_min_ps(_mm512_max_ps(_mm512_mul_ps(act_costly_avx512(v, sigmoid), s_inv), s_lo), s_hi);
+          const __m512 sg = _mm512_min_ps(_mm512_max_ps(_mm512_mul_ps(sigmoid_avx512(v), s_inv), s_lo), s_hi);
           v = _mm512_mul_ps(
               v, _mm512_mul_ps(s_alpha, _mm512_roundscale_ps(sg, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC)));
           if (go) {

@@ -90,6 +90,19 @@
 #include <cstdint>
 #include <limits>
 
+// The coefficient tables' linkage: inline variables (one copy for the
+// program) by default; internal in an ISA file (one that defines
+// MINIRT_VMATH_INLINE, below), where a register form inlined from here binds
+// a reference to a table and clang would emit that table as a weak symbol of
+// the ISA file's object (tests/cli/isa_objects_test.sh). The scalar forms
+// read the tables' values only, which the one-definition rule allows of
+// internal constants.
+#ifdef MINIRT_VMATH_INLINE
+#define MINIRT_VMATH_TABLE static constexpr
+#else
+#define MINIRT_VMATH_TABLE inline constexpr
+#endif
+
 #if defined(__x86_64__) || defined(__i386__)
 #include <immintrin.h>
 #define MINIRT_VMATH_X86 1
@@ -172,30 +185,30 @@ inline constexpr float kExpHi = 88.75f;           // exp overflows above 88.7228
 inline constexpr float kExpLo = -104.0f;          // exp rounds to 0 below -103.973: clamped here, still 0
 inline constexpr float kExpm1Lo = -30.0f;         // expm1 is -1 in float below -17.33
 // e^r = 1 + r + r^2 (Q0 + Q1 r + ... + Q4 r^4), |r| <= ln2/2: relative error 2^-28.3.
-inline constexpr float kExpQ[5] = {0.4999999403953552f, 0.1666652113199234f, 0.04166838899254799f,
-                                   0.008368710055947304f, 0.001381461275741458f};
+MINIRT_VMATH_TABLE float kExpQ[5] = {0.4999999403953552f, 0.1666652113199234f, 0.04166838899254799f,
+                                     0.008368710055947304f, 0.001381461275741458f};
 inline constexpr float kSqrt2 = 1.41421356237309505f;
 // log(1 + f) = f - f^2/2 + f^3 (P0 + ... + P7 f^7), f in [sqrt(1/2) - 1, sqrt(2) - 1]: relative error 2^-27.4.
-inline constexpr float kLogP[8] = {0.3333333134651184f,   -0.2500081956386566f, 0.20001226663589478f,
-                                   -0.16623356938362122f, 0.14201757311820984f, -0.13160182535648346f,
-                                   0.1276157796382904f,   -0.07634497433900833f};
+MINIRT_VMATH_TABLE float kLogP[8] = {0.3333333134651184f,   -0.2500081956386566f, 0.20001226663589478f,
+                                     -0.16623356938362122f, 0.14201757311820984f, -0.13160182535648346f,
+                                     0.1276157796382904f,   -0.07634497433900833f};
 // tanh(x) = x + x^3 (T0 + T1 x^2 + ... + T4 x^8), |x| < 0.625: relative error 2^-27.8.
 inline constexpr float kTanhSmall = 0.625f;
 inline constexpr float kTanhClamp = 10.0f;
-inline constexpr float kTanhP[5] = {-0.3333328068256378f, 0.13331441581249237f, -0.05373971536755562f,
-                                    0.0206390880048275f, -0.005704987328499556f};
+MINIRT_VMATH_TABLE float kTanhP[5] = {-0.3333328068256378f, 0.13331441581249237f, -0.05373971536755562f,
+                                      0.0206390880048275f, -0.005704987328499556f};
 // erf(x) = x + x (E0 + E1 x^2 + ... + E5 x^10), |x| < 0.75: relative error 2^-29.4. (E0 is 2/sqrt(pi) - 1:
 // the leading 1 kept apart, so that E0's rounding costs 1/9 of what 2/sqrt(pi)'s would.)
 inline constexpr float kErfSmall = 0.75f;
-inline constexpr float kErfP[6] = {0.12837916612625122f,   -0.3761261999607086f,  0.11283376812934875f,
-                                   -0.026834625750780106f, 0.005114347208291292f, -0.000674952520057559f};
+MINIRT_VMATH_TABLE float kErfP[6] = {0.12837916612625122f,   -0.3761261999607086f,  0.11283376812934875f,
+                                     -0.026834625750780106f, 0.005114347208291292f, -0.000674952520057559f};
 // log(erfc(x)) + x^2 = G0 + G1 t + ... + G7 t^7, t = x - 2.35, x in [0.75, 3.95]; the error it
 // leaves in erf is 2^-31.5 relative.
 inline constexpr float kErfShift = 2.35f;
 inline constexpr float kErfClamp = 3.95f;
-inline constexpr float kErfcG[8] = {-1.5026133060455322f,   -0.37027865648269653f,   0.061296574771404266f,
-                                    -0.012242226861417294f, 0.0025527020916342735f,  -0.00045325671089813113f,
-                                    0.0001062741648638621f, -1.7573285731486976e-05f};
+MINIRT_VMATH_TABLE float kErfcG[8] = {-1.5026133060455322f,   -0.37027865648269653f,   0.061296574771404266f,
+                                      -0.012242226861417294f, 0.0025527020916342735f,  -0.00045325671089813113f,
+                                      0.0001062741648638621f, -1.7573285731486976e-05f};
 inline constexpr float kRoundMagic =
     12583039.0f;  // 1.5 * 2^23 + 127: t = v + this rounds v, bits(t) << 23 = 2^round(v)
 inline constexpr float kLnFltMin = -87.33654475f;  // ln(FLT_MIN): e^x below it is a denormal
