@@ -541,9 +541,10 @@ TEST(TunerOnTheCpu, Bf16IsTimedBetweenBf16ValuesAndKeptBeforeADepthwise) {
   EXPECT_EQ(has("b", "in=bf16"), rules_bf16) << timed["b"];
   EXPECT_TRUE(has("b", "out=bf16")) << timed["b"];  // read by the depthwise convolution
   EXPECT_TRUE(has("c", "in=bf16")) << timed["c"];   // made by it
-  // e reads 16 channels: on AVX512_BF16 alone the rules keep it float32 (half
-  // of each 32-channel pair group empty), so c's output stays float32 there.
-  EXPECT_EQ(has("c", "out=bf16"), path == cpu::Bf16Isa::kAmx) << timed["c"];
+  // e reads 16 channels (half of each 32-channel pair group empty), but a 1x1
+  // of 16 products an output is memory-bound: the rules take bf16 there as
+  // well (its values' bytes halved), so c's output is bf16 too.
+  EXPECT_EQ(has("c", "out=bf16"), rules_bf16) << timed["c"];
   EXPECT_EQ(has("e", "in=bf16"), rules_bf16) << timed["e"];
   EXPECT_FALSE(has("e", "out=bf16")) << timed["e"];  // read by the pool
   EXPECT_DOUBLE_EQ(margin["b"], rules_bf16 ? 0.10 : 0.03);
@@ -555,7 +556,7 @@ TEST(TunerOnTheCpu, Bf16IsTimedBetweenBf16ValuesAndKeptBeforeADepthwise) {
 TEST(TunerOnTheCpu, TheRulesTakeBf16WhereItsProductsOutpaceTheFmas) {
   if (cpu::bf16_isa() == cpu::Bf16Isa::kNone) GTEST_SKIP() << "no bf16 instructions here: " << cpu::bf16_isa_reason();
   // x (16 channels) -> narrow (1x1, 16->64) -> wide (1x1, 64->64)
-  //   -> w64 (3x3, 64->128) -> w128 (3x3, 128->128) -> pool -> y
+  //   -> w64 (3x3, 64->128) -> w128 (3x3, 128->128) -> pool -> y; x -> n3 -> pool2 -> y2
   ModelBuilder m;
   m.input("x", DType::kFloat32, {1, 16, 14, 14});
   m.initializer("wn", testing::iota({64, 16, 1, 1}, -0.3f, 0.0003f));
@@ -568,6 +569,11 @@ TEST(TunerOnTheCpu, TheRulesTakeBf16WhereItsProductsOutpaceTheFmas) {
   m.node("Conv", {"v3a", "w3b"}, {"v3b"}, "w128").ints("pads", {1, 1, 1, 1});
   m.node("GlobalAveragePool", {"v3b"}, {"y"}, "pool");
   m.output("y");
+  // x -> n3 (3x3, 16->32) -> pool2 -> y2
+  m.initializer("w3n", testing::iota({32, 16, 3, 3}, 0.05f, -0.00002f));
+  m.node("Conv", {"x", "w3n"}, {"v3n"}, "n3").ints("pads", {1, 1, 1, 1});
+  m.node("GlobalAveragePool", {"v3n"}, {"y2"}, "pool2");
+  m.output("y2");
   std::string bytes = m.bytes();
   Session s(Model::load_from_memory(bytes.data(), bytes.size(), "bf16_rules.onnx"),
             {.device = Device::kCpu, .threads = 2, .math = MathMode::kBf16, .tuning = TuningMode::kHeuristic});
@@ -579,8 +585,12 @@ TEST(TunerOnTheCpu, TheRulesTakeBf16WhereItsProductsOutpaceTheFmas) {
   EXPECT_EQ(outpaces, path == cpu::Bf16Isa::kAvx512Bf16 && cpu::cpu_features().amd);
   // 64 channels fill the bf16 pairs: bf16 wherever its products outpace the FMAs.
   EXPECT_EQ(algo["wide"], amx || outpaces ? "nchwc_bf16" : "nchwc_direct");
-  // 16 channels fill half of a 32-channel pair group: no gain over the FMAs' 16-channel blocks.
-  EXPECT_EQ(algo["narrow"], amx ? "nchwc_bf16" : "nchwc_direct");
+  // 16 channels fill half of a 32-channel pair group: no gain over the FMAs'
+  // 16-channel blocks. A 1x1 of 16 products an output is memory-bound, and
+  // bf16 values halve its bytes: bf16 where its products keep the FMAs' pace;
+  // a 3x3 from 16 channels (144 products an output) is not, and stays float32.
+  EXPECT_EQ(algo["narrow"], amx || outpaces ? "nchwc_bf16" : "nchwc_direct");
+  EXPECT_EQ(algo["n3"], amx ? "nchwc_bf16" : "nchwc_direct");
   // 3x3: Winograd, F(2x2) with bf16 products from 128 channels where they outpace the FMAs.
   EXPECT_EQ(algo["w64"], amx ? "nchwc_bf16" : "nchwc_winograd_f4");
   EXPECT_EQ(algo["w128"], amx ? "nchwc_bf16" : outpaces ? "nchwc_winograd_f2_bf16" : "nchwc_winograd_f4");
