@@ -28,12 +28,29 @@ inline __mmask16 first_lanes(int64_t n) {
   return static_cast<__mmask16>((1u << n) - 1);
 }
 
+// acc[r][n] += the first `pairs` channel pairs of 8 pixels (x) times blocks
+// [0, NT) of one tap's weights (w, blocks wstride uint16s apart); PAIRS: the
+// count known at compile time (16, a whole group), else 0.
+template <int NT, int PAIRS>
+inline void pair_products(const uint32_t* xp, const uint16_t* wp, int64_t wstride, int pairs, __m512 (&acc)[8][NT]) {
+  const int np = PAIRS ? PAIRS : pairs;
+  for (int pair = 0; pair < np; ++pair) {
+    __m512bh wv[NT];
+    for (int n = 0; n < NT; ++n) wv[n] = reinterpret_cast<__m512bh>(_mm512_loadu_si512(wp + n * wstride + pair * 32));
+    for (int r = 0; r < 8; ++r) {
+      __m512bh xv = reinterpret_cast<__m512bh>(_mm512_set1_epi32(static_cast<int>(xp[r * 16 + pair])));
+      for (int n = 0; n < NT; ++n) acc[r][n] = _mm512_dpbf16_ps(acc[r][n], xv, wv[n]);
+    }
+  }
+}
+
 // 8 pixels from flat pixel f times blocks [b, b + NT), summed
 // over every group, tap and channel pair; out[n * 256 + row * 16 + lane]
-// (the rows of C tiles [n] of cbuf).
+// (the rows of C tiles [n] of cbuf). The last group's pairs past its
+// channels are zero and not multiplied (a 1x1 from 16 channels: 8 of 16; a
+// folded 7x7 stem on 3 channels: 11).
 template <int NT>
 void tile_products(const TileConvStrip& s, int64_t f, int64_t b, float* out) {
-  constexpr int rows = 8;
   const TileConvGeom& g = *s.g;
   __m512 acc[8][NT];
   for (int r = 0; r < 8; ++r)
@@ -41,22 +58,18 @@ void tile_products(const TileConvStrip& s, int64_t f, int64_t b, float* out) {
   const int64_t group_px = g.phases * g.phase_pixels;
   const int64_t wstride = g.groups * g.taps * 512;  // uint16s per block
   for (int64_t grp = 0; grp < g.groups; ++grp) {
+    const int pairs = grp + 1 == g.groups ? static_cast<int>(g.last_words) : 16;
     for (int64_t t = 0; t < g.taps; ++t) {
       const uint32_t* xp = reinterpret_cast<const uint32_t*>(s.xin + (grp * group_px + g.tap_off[t] + f) * 32);
       const uint16_t* wp = s.w + ((b * g.groups + grp) * g.taps + t) * 512;
-      for (int pair = 0; pair < 16; ++pair) {
-        __m512bh wv[NT];
-        for (int n = 0; n < NT; ++n)
-          wv[n] = reinterpret_cast<__m512bh>(_mm512_loadu_si512(wp + n * wstride + pair * 32));
-        for (int r = 0; r < rows; ++r) {
-          __m512bh xv = reinterpret_cast<__m512bh>(_mm512_set1_epi32(static_cast<int>(xp[r * 16 + pair])));
-          for (int n = 0; n < NT; ++n) acc[r][n] = _mm512_dpbf16_ps(acc[r][n], xv, wv[n]);
-        }
-      }
+      if (pairs == 16)
+        pair_products<NT, 16>(xp, wp, wstride, 16, acc);
+      else
+        pair_products<NT, 0>(xp, wp, wstride, pairs, acc);
     }
   }
   for (int n = 0; n < NT; ++n)
-    for (int r = 0; r < rows; ++r) _mm512_storeu_ps(out + (n * 16 + r) * 16, acc[r][n]);
+    for (int r = 0; r < 8; ++r) _mm512_storeu_ps(out + (n * 16 + r) * 16, acc[r][n]);
 }
 
 }  // namespace

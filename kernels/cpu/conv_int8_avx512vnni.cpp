@@ -24,10 +24,27 @@ namespace {
 // 64 bytes of `byte` at d.
 inline void fill64(uint8_t* d, uint8_t byte) { _mm512_storeu_si512(d, _mm512_set1_epi8(static_cast<char>(byte))); }
 
+// acc[r][n] += the first `quads` channel quads of 8 pixels (x) times blocks
+// [0, NT) of one tap's weights (w, blocks wstride bytes apart); QUADS: the
+// count known at compile time (16, a whole group), else 0.
+template <int NT, int QUADS>
+inline void quad_products(const uint32_t* xp, const int8_t* wp, int64_t wstride, int quads, __m512i (&acc)[8][NT]) {
+  const int nq = QUADS ? QUADS : quads;
+  for (int quad = 0; quad < nq; ++quad) {
+    __m512i wv[NT];
+    for (int n = 0; n < NT; ++n) wv[n] = _mm512_loadu_si512(wp + n * wstride + quad * 64);
+    for (int r = 0; r < 8; ++r) {
+      const __m512i xv = _mm512_set1_epi32(static_cast<int>(xp[r * 16 + quad]));
+      for (int n = 0; n < NT; ++n) acc[r][n] = _mm512_dpbusd_epi32(acc[r][n], xv, wv[n]);
+    }
+  }
+}
+
 // 8 pixels from flat pixel f times blocks [b, b + NT), summed over every
 // group, tap and channel quad; out[n * 256 + row * 16 + lane] (the rows of
 // C tiles [n] of cbuf), as the bf16 strip's vdpbf16ps products with quads
-// for pairs.
+// for pairs. The last group's quads past its channels have zero weights
+// (their input bytes, the zero point, multiply nothing) and are skipped.
 template <int NT>
 void tile_products(const Int8ConvStrip& s, int64_t f, int64_t b, int32_t* out) {
   constexpr int rows = 8;
@@ -38,17 +55,14 @@ void tile_products(const Int8ConvStrip& s, int64_t f, int64_t b, int32_t* out) {
   const int64_t group_px = g.phases * g.phase_pixels;
   const int64_t wstride = g.groups * g.taps * 1024;  // bytes per block
   for (int64_t grp = 0; grp < g.groups; ++grp) {
+    const int quads = grp + 1 == g.groups ? static_cast<int>(g.last_words) : 16;
     for (int64_t t = 0; t < g.taps; ++t) {
       const uint32_t* xp = reinterpret_cast<const uint32_t*>(s.xin + (grp * group_px + g.tap_off[t] + f) * 64);
       const int8_t* wp = s.w + ((b * g.groups + grp) * g.taps + t) * 1024;
-      for (int quad = 0; quad < 16; ++quad) {
-        __m512i wv[NT];
-        for (int n = 0; n < NT; ++n) wv[n] = _mm512_loadu_si512(wp + n * wstride + quad * 64);
-        for (int r = 0; r < rows; ++r) {
-          const __m512i xv = _mm512_set1_epi32(static_cast<int>(xp[r * 16 + quad]));
-          for (int n = 0; n < NT; ++n) acc[r][n] = _mm512_dpbusd_epi32(acc[r][n], xv, wv[n]);
-        }
-      }
+      if (quads == 16)
+        quad_products<NT, 16>(xp, wp, wstride, 16, acc);
+      else
+        quad_products<NT, 0>(xp, wp, wstride, quads, acc);
     }
   }
   for (int n = 0; n < NT; ++n)

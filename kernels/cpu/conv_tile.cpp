@@ -1,5 +1,6 @@
 #include "kernels/cpu/conv_tile.h"
 
+#include <algorithm>
 #include <cstring>
 
 #include "kernels/cpu/conv_common.h"
@@ -36,6 +37,10 @@ void tile_conv_geometry(const Geometry& q, int64_t group_channels, bool folded, 
   // past it, plus the farthest tap's offset beyond the grid.
   g.phase_pixels = direct ? q.h * q.w : g.hq * g.wq + g.wq + 32;
   g.taps = folded ? rows : q.kh * q.kw;
+  // The rest of the last group's words are zero in the weights (and the
+  // input): the AVX-512 strips skip them (a 1x1 from 16 channels: 8 of 16).
+  const int64_t used = folded ? q.c * g.fold_kh * q.kw : q.c - (g.groups - 1) * group_channels;
+  g.last_words = std::clamp<int64_t>(ceil_div(used, group_channels / 16), 1, 16);
   g.flat = q.oh * g.wq;
   tap_off->assign(static_cast<size_t>(g.taps), 0);
   for (int64_t i = 0; i < rows; ++i) {

@@ -38,6 +38,7 @@ struct TileConvGeom {
   int64_t phase_pixels = 0;          // hq * wq + slack
   int64_t taps = 0;                  // kh * kw (folded: kh, or 1 with fold_kh == kh)
   int64_t fold_kh = 1;               // folded: the window rows folded into the channels too (kh), or 1
+  int64_t last_words = 16;           // 32-bit words (bf16 pairs, int8 quads) of the last group holding channels
   int64_t flat = 0;                  // oh * wq: pixels of the flat output grid
   const int64_t* tap_off = nullptr;  // per tap, in pixels from the group's start
   bool y_bf16 = false;               // y is bf16 [ceil(m / 32)][oh][ow][32] (the epilogue rounds)
