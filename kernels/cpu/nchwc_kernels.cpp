@@ -851,23 +851,21 @@ std::string nchwc_conv_heuristic(const Graph& g, const Node& n, int threads, Bf1
     if (q.c <= 256 && std::min(q.oh, q.ow) >= 14) return kWinograd4;
     return kWinograd2;
   }
-  // bf16 products at twice the FMAs' rate, where the lanes they fill (32
-  // channels a pair group; a folded stem's C x kw window columns, or its
-  // whole C x kh x kw window where that fits 32) leave them at least 1.25x
-  // the float32 kernel's (16-channel blocks): not C = 16. Or at the same
-  // rate, where the convolution is memory-bound: at most 32 products an
-  // output (a 1x1 from 16 or 32 channels, a 3x3 stem from 3), whose time
-  // in a model is its values' bytes, which bf16 values halve (MobileNetV2's
-  // 16->96 1x1 on 112x112, EPYC with a busy neighbour: 649 -> ~350 us, the
-  // model 4.49 -> 4.02 ms; timed alone, with its values in cache, the two
-  // kernels tie, so measurement would not see it).
+  // bf16 products at twice the FMAs' rate, wherever the channel pairs they
+  // fill (the last group's pairs past its channels are skipped; a folded
+  // stem's pairs hold its C x kw window columns, or its whole window) leave
+  // them at least 1.25x the float32 kernel's 16-channel blocks: every
+  // convolution but a 1x1 on a one-channel image (half a pair against a
+  // whole FMA lane). bf16 values also halve the bytes a memory-bound
+  // convolution moves (MobileNetV2's 16->96 1x1 on 112x112, EPYC with a busy
+  // neighbour: 669 -> 343 us).
   if (bf16_dot_outpaces_fma(bf16) && native_declined(g, n, kBf16, bf16).empty()) {
     const int64_t window = q.c * q.kh * q.kw;
-    const double c = static_cast<double>(spec.input_blocked ? q.c : window <= 32 ? window : q.c * q.kw);
-    const double bf16_lanes = c / static_cast<double>(ceil_div(static_cast<int64_t>(c), 32) * 32);
-    const double fp32_lanes = spec.input_blocked ? c / static_cast<double>(ceil_div(q.c, 16) * 16) : 1.0;
+    const int64_t c = spec.input_blocked ? q.c : window <= 32 ? window : q.c * q.kw;
+    const double bf16_lanes = static_cast<double>(c) / static_cast<double>(ceil_div(c, 2) * 2);
+    const double fp32_lanes =
+        spec.input_blocked ? static_cast<double>(q.c) / static_cast<double>(ceil_div(q.c, 16) * 16) : 1.0;
     if (2.0 * bf16_lanes >= 1.25 * fp32_lanes) return kBf16;
-    if (window <= 32 && 2.0 * bf16_lanes >= fp32_lanes) return kBf16;
   }
   if (native_declined(g, n, kDirect, bf16).empty()) return kDirect;
   return conv_heuristic_algorithm(g, n, threads);

@@ -541,9 +541,8 @@ TEST(TunerOnTheCpu, Bf16IsTimedBetweenBf16ValuesAndKeptBeforeADepthwise) {
   EXPECT_EQ(has("b", "in=bf16"), rules_bf16) << timed["b"];
   EXPECT_TRUE(has("b", "out=bf16")) << timed["b"];  // read by the depthwise convolution
   EXPECT_TRUE(has("c", "in=bf16")) << timed["c"];   // made by it
-  // e reads 16 channels (half of each 32-channel pair group empty), but a 1x1
-  // of 16 products an output is memory-bound: the rules take bf16 there as
-  // well (its values' bytes halved), so c's output is bf16 too.
+  // e reads 16 channels (8 pairs of a 32-channel group, the rest skipped):
+  // the rules take bf16 there as well, so c's output is bf16 too.
   EXPECT_EQ(has("c", "out=bf16"), rules_bf16) << timed["c"];
   EXPECT_EQ(has("e", "in=bf16"), rules_bf16) << timed["e"];
   EXPECT_FALSE(has("e", "out=bf16")) << timed["e"];  // read by the pool
@@ -585,13 +584,12 @@ TEST(TunerOnTheCpu, TheRulesTakeBf16WhereItsProductsOutpaceTheFmas) {
   EXPECT_EQ(outpaces, path == cpu::Bf16Isa::kAvx512Bf16 && cpu::cpu_features().amd);
   // 64 channels fill the bf16 pairs: bf16 wherever its products outpace the FMAs.
   EXPECT_EQ(algo["wide"], amx || outpaces ? "nchwc_bf16" : "nchwc_direct");
-  // 16 channels fill half of a 32-channel pair group: no gain over the FMAs'
-  // 16-channel blocks. A 1x1 of 16 products an output is memory-bound, and
-  // bf16 values halve its bytes: bf16 where its products keep the FMAs' pace;
-  // a 3x3 from 16 channels (144 products an output) is not, and stays float32.
+  // 16 channels fill 8 pairs of a 32-channel group, the rest skipped: twice
+  // the FMAs' products too, 1x1 or 3x3.
   EXPECT_EQ(algo["narrow"], amx || outpaces ? "nchwc_bf16" : "nchwc_direct");
-  EXPECT_EQ(algo["n3"], amx ? "nchwc_bf16" : "nchwc_direct");
-  // 3x3: Winograd, F(2x2) with bf16 products from 128 channels where they outpace the FMAs.
+  EXPECT_EQ(algo["n3"], amx || outpaces ? "nchwc_bf16" : "nchwc_direct");
+  // 3x3 from 64 channels and more: Winograd, F(2x2) with bf16 products from
+  // 128 channels where they outpace the FMAs.
   EXPECT_EQ(algo["w64"], amx ? "nchwc_bf16" : "nchwc_winograd_f4");
   EXPECT_EQ(algo["w128"], amx ? "nchwc_bf16" : outpaces ? "nchwc_winograd_f2_bf16" : "nchwc_winograd_f4");
 }
