@@ -8,7 +8,6 @@
 #include <immintrin.h>
 
 #include <cstdint>
-#include <utility>
 
 #include "kernels/cpu/winograd_bf16_isa.h"
 
@@ -43,19 +42,21 @@ void tile_gemm(const WinogradBf16Gemm& a, const uint16_t* v, float* m) {
 
 using TileFn = void (*)(const WinogradBf16Gemm&, const uint16_t*, float*);
 
-template <int NB, int... U>
-constexpr void fill_row(TileFn* row, std::integer_sequence<int, U...>) {
-  ((row[U] = &tile_gemm<U + 1, NB>), ...);
+// row[u - 1] = tile_gemm<u, NB> for u in [1, U] (no std template in an ISA file).
+template <int NB, int U>
+constexpr void fill_row(TileFn* row) {
+  row[U - 1] = &tile_gemm<U, NB>;
+  if constexpr (U > 1) fill_row<NB, U - 1>(row);
 }
 
 // [nb - 1][ur - 1]; ur up to 12 for nb 1 and 2, 8 for 3, 6 for 4.
 struct Table {
   TileFn fn[4][kMaxUr] = {};
   constexpr Table() {
-    fill_row<1>(fn[0], std::make_integer_sequence<int, 12>());
-    fill_row<2>(fn[1], std::make_integer_sequence<int, 12>());
-    fill_row<3>(fn[2], std::make_integer_sequence<int, 8>());
-    fill_row<4>(fn[3], std::make_integer_sequence<int, 6>());
+    fill_row<1, 12>(fn[0]);
+    fill_row<2, 12>(fn[1]);
+    fill_row<3, 8>(fn[2]);
+    fill_row<4, 6>(fn[3]);
   }
 };
 constexpr Table kTable;
