@@ -63,13 +63,17 @@ std::unique_ptr<Kernel> make_nchwc_kernel(const Graph& g, const Node& n, int thr
 // float32 ones.
 std::unique_ptr<Kernel> make_nchwc_tuning_kernel(const Graph& g, const Node& n, int threads, const std::string& algo,
                                                  Bf16Isa bf16);
-// How much slower than the fastest candidate timed alone nchwc_bf16 may be
-// and still be kept where the heuristic picks it (KernelProvider::
-// keep_heuristic_within): 10% where a depthwise convolution reads its
-// output, which it then reads as a bf16 value in place (dw_bf16_isa.h) --
-// MobileNetV2's 112x112 depthwise layer took 39 us so, 84 on float32 values
-// (2 threads), while its 16->96 producer timed within a few percent either
-// way -- else 0.
+// How much slower than the fastest candidate timed alone nchwc_bf16 (or
+// nchwc_winograd_f2_bf16) may be and still be kept where the heuristic picks
+// it (KernelProvider::keep_heuristic_within): 10% where a depthwise
+// convolution reads its output, which it then reads as a bf16 value in
+// place (dw_bf16_isa.h) -- MobileNetV2's 112x112 depthwise layer took 39 us
+// so, 84 on float32 values (2 threads), while its 16->96 producer timed
+// within a few percent either way; 10% wherever bf16 products outpace the
+// FMAs (AMD), whose rules came out as fast as an exhaustive cache or faster
+// (ResNet-18 0.94x, the other bench models 0.98-1.03x, EPYC, 2 threads): a
+// layer timed alone, its values in cache, shows neither the bytes bf16
+// values save nor the noise of a shared machine -- else 0.
 double nchwc_bf16_margin(const Graph& g, const Node& n, int threads, Bf16Isa bf16);
 // Conv in the blocked layout: its candidates, why one declines, the
 // heuristic's pick, and a candidate's workspace.

@@ -841,12 +841,14 @@ std::string nchwc_conv_heuristic(const Graph& g, const Node& n, int threads, Bf1
   const NchwcConvSpec spec = conv_spec(g, n);
   const Geometry& q = spec.q;
   // Where bf16 products outpace the FMAs (AMD), F(2x2) with bf16 products
-  // from 128 input channels (measured on an EPYC, 2 threads: it wins every
-  // 3x3 layer of ResNet-18/50 and YOLOv5s from 128 channels, 28x28 down to
-  // 7x7; F(4x4) in float32 keeps the 32-96-channel layers on planes of 40
-  // and more).
+  // from 128 input channels, and from 64 on planes under 28 (measured on an
+  // EPYC, 2 threads: it wins every 3x3 layer of ResNet-18/50 and YOLOv5s
+  // from 128 channels, 28x28 down to 7x7, and SqueezeNet's 64->256 on
+  // 13x13; F(4x4) in float32 keeps the 32-96-channel layers on planes of 40
+  // and more, ResNet's 64-channel 56x56 ones by 334-379 us against 378-474).
   if (q.c >= kMinWinogradChannels && q.m >= kMinWinogradChannels && native_declined(g, n, kWinograd4, bf16).empty()) {
-    if (bf16_dot_outpaces_fma(bf16) && q.c >= 128 && native_declined(g, n, kWinograd2Bf16, bf16).empty())
+    if (bf16_dot_outpaces_fma(bf16) && (q.c >= 128 || (q.c >= 64 && std::min(q.oh, q.ow) < 28)) &&
+        native_declined(g, n, kWinograd2Bf16, bf16).empty())
       return kWinograd2Bf16;
     if (q.c <= 256 && std::min(q.oh, q.ow) >= 14) return kWinograd4;
     return kWinograd2;
@@ -877,7 +879,9 @@ size_t nchwc_conv_workspace_bytes(const Graph& g, const Node& n, int threads, co
 }
 
 double nchwc_bf16_margin(const Graph& g, const Node& n, int threads, Bf16Isa bf16) {
-  if (nchwc_conv_heuristic(g, n, threads, bf16) != kBf16) return 0.0;
+  const std::string h = nchwc_conv_heuristic(g, n, threads, bf16);
+  if (h != kBf16 && h != kWinograd2Bf16) return 0.0;
+  if (bf16_dot_outpaces_fma(bf16)) return 0.10;
   const int out = n.outputs[0];
   for (const Node& r : g.nodes) {
     if (r.dead || r.op != "Conv" || !r.domain.empty() || r.inputs.empty() || r.inputs[0] != out) continue;
