@@ -796,41 +796,39 @@ void NchwcWinogradConv::unit(const float* x, const float* r, float* y, int64_t c
   const int64_t g0 = ng * chunk / chunks_, g1 = ng * (chunk + 1) / chunks_;
   const int64_t ob0 = groups_[g0].ob, nblocks = groups_[g1 - 1].ob + groups_[g1 - 1].nb - ob0;
   const int64_t cpad = cbs_ * B, mpad = mb_ * B, vxi = cpad * nt, mxi = nblocks * B * nt;
-  if (bf16_) {
-    // V's bf16 elements sit where its floats' indices were (narrowed in place).
-    const uint16_t* vb = reinterpret_cast<const uint16_t*>(v);
-    const uint16_t* ub = reinterpret_cast<const uint16_t*>(u_.data());
-    WinogradBf16Gemm bg{};
-    bg.vcb = nt * B;
-    bg.mob = nt * B;
-    bg.cbs = cbs_;
-    bg.nt = nt;
-    for (int64_t xi = 0; xi < P; ++xi)
-      for (int64_t gi = g0; gi < g1; ++gi) {
-        const Group& g = groups_[gi];
-        bg.v = vb + xi * vxi;
-        bg.u = ub + xi * cpad * mpad + cpad * g.ob * B;
-        bg.m = mbuf + xi * mxi + (g.ob - ob0) * nt * B;
-        bg.nb = static_cast<int>(g.nb);
-        bg.ur = ur_max(s_.isa, bg.nb);
-        winograd_bf16_gemm_avx512bf16(bg);
-      }
-  }
+  // The point-wise GEMMs, per point and output group; with bf16 products
+  // V's bf16 elements sit where its floats' indices were (narrowed in place).
   GemmArgs ga{};
   ga.vcb = nt * B;
   ga.mob = nt * B;
   ga.cbs = cbs_;
-  for (int64_t xi = 0; xi < P && !bf16_; ++xi)
+  WinogradBf16Gemm bg{};
+  bg.vcb = nt * B;
+  bg.mob = nt * B;
+  bg.cbs = cbs_;
+  bg.nt = nt;
+  for (int64_t xi = 0; xi < P; ++xi)
     for (int64_t gi = g0; gi < g1; ++gi) {
       const Group& g = groups_[gi];
+      const int ur = ur_max(s_.isa, static_cast<int>(g.nb));
+      const int64_t u_at = xi * cpad * mpad + cpad * g.ob * B;
+      float* m = mbuf + xi * mxi + (g.ob - ob0) * nt * B;
+      if (bf16_) {
+        bg.v = reinterpret_cast<const uint16_t*>(v) + xi * vxi;
+        bg.u = reinterpret_cast<const uint16_t*>(u_.data()) + u_at;
+        bg.m = m;
+        bg.nb = static_cast<int>(g.nb);
+        bg.ur = ur;
+        winograd_bf16_gemm_avx512bf16(bg);
+        continue;
+      }
       const GemmFn* fns = (*k.gemm)[g.nb - 1].data();
-      const int64_t ur = ur_max(s_.isa, static_cast<int>(g.nb)), parts = ceil_div(nt, ur);
-      const float* u = u_.data() + xi * cpad * mpad + cpad * g.ob * B;
+      const int64_t parts = ceil_div(nt, static_cast<int64_t>(ur));
       for (int64_t j = 0; j < parts; ++j) {
         const int64_t p0 = nt * j / parts, p1 = nt * (j + 1) / parts;
         ga.v = v + xi * vxi + p0 * B;
-        ga.u = u;
-        ga.m = mbuf + xi * mxi + (g.ob - ob0) * nt * B + p0 * B;
+        ga.u = u_.data() + u_at;
+        ga.m = m + p0 * B;
         fns[p1 - p0 - 1](ga);
       }
     }
