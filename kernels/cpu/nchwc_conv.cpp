@@ -1,25 +1,24 @@
 // Direct convolution kernels for the channel-blocked layout; see
 // nchwc_conv.h for the tiling, blocking and threading.
 //
-// The AVX-512 and AVX2 microkernels are compiled with target attributes and
-// only reached through specs whose ISA the CPU has (the constructors check
-// nchwc_*_declined), so this file may be built for plain x86-64. The two
-// families are the same code over __m512 / __m256: a target attribute
-// cannot depend on a template parameter, so each is written out.
+// This file is the driver: geometry, packing, threading and the calls. The
+// AVX-512 and AVX2 microkernels are one body (nchwc_conv_ukr.h) in two ISA
+// files (nchwc_conv_avx512.cpp, nchwc_conv_avx2.cpp), reached only through
+// specs whose ISA the CPU has (the constructors check nchwc_*_declined), so
+// this file holds no intrinsic and may be built for plain x86-64.
 #include "kernels/cpu/nchwc_conv.h"
 
 #include <minirt/error.h>
 
 #include <algorithm>
-#include <array>
 #include <limits>
 #include <type_traits>
-#include <utility>
 
 #include "kernels/cpu/bf16_values_isa.h"
 #include "kernels/cpu/dw_bf16_isa.h"
 #include "kernels/cpu/conv_int8_isa.h"
 #include "kernels/cpu/nchwc.h"
+#include "kernels/cpu/nchwc_conv_isa.h"
 #include "kernels/cpu/vmath.h"
 
 namespace minirt::cpu {
@@ -28,16 +27,19 @@ using nchwc_detail::TileGeom;
 
 namespace {
 
-// Output blocks per tile at most, per ISA.
-constexpr int kMaxNb512 = 4, kMaxNb256 = 3;
-// Pixels per tile at most for NB output blocks: UR * NB accumulators plus NB
-// weight vectors and a broadcast fit the 32 zmm (16 ymm) registers, and at
-// least 8 independent FMA chains cover the FMA latency.
-constexpr int kUr512[kMaxNb512] = {12, 12, 8, 6};
-constexpr int kUr256[kMaxNb256] = {8, 6, 4};
-constexpr int kMaxUr = 12;
-// Depthwise: pixels per tile (one accumulator each).
-constexpr int kDwUr = 12;
+using nchwc_tiles::DirectArgs;
+using nchwc_tiles::DirectFn;
+using nchwc_tiles::DwArgs;
+using nchwc_tiles::DwFn;
+using nchwc_tiles::Finish;
+using nchwc_tiles::FinMode;
+using nchwc_tiles::kDwUr;
+using nchwc_tiles::kMaxNb256;
+using nchwc_tiles::kMaxNb512;
+using nchwc_tiles::kMaxUr;
+using nchwc_tiles::kUr256;
+using nchwc_tiles::kUr512;
+
 // Depthwise: the largest padded frame of one block (its input plus the
 // border the windows reach) worth copying to run every row at full window:
 // L2-resident next to the weights and output.
@@ -256,18 +258,6 @@ int64_t min_piece_units(const TileGeom& t) {
 
 // ---------------------------------------------------------------- microkernels
 
-// How a tile's epilogue applies the activation: Relu as max(v, 0) (a NaN
-// becomes 0, as Relu's does), Clip as max(lo, v) then min(hi, .) (a NaN
-// stays), on the registers; any other activation after the store, over the
-// tile while it is in L1 (act_avx512 inlined into the unrolled stores would
-// take the registers the accumulators need).
-enum class FinMode { kStore, kRelu, kClip };
-struct Finish {
-  FinMode mode;
-  float lo, hi;
-  bool after;
-};
-
 Finish finish_of(const Activation& act, bool last) {
   Finish f{FinMode::kStore, 0.0f, 0.0f, false};
   if (!last) return f;
@@ -286,555 +276,24 @@ Finish finish_of(const Activation& act, bool last) {
   return f;
 }
 
-// One call of the dense microkernel: `count` tiles of UR pixels x NB output
-// blocks, each UR pixels on from the one before.
-struct DirectArgs {
-  const float* x;         // input: the first tile's first pixel at tap (i0, j0), the pass's first input block
-  const float* w;         // the group's packed weights at (the pass's first block, i0, j0)
-  const float* bias;      // the group's bias (first pass)
-  const float* r;         // the residual at the first tile's first pixel and the group's first block, or null
-  float* y;               // the output there
-  int64_t count;          // tiles
-  int64_t xps, yps;       // floats between the tiles' pixels in x, in y (and r)
-  int64_t ncb, ni, nj;    // input blocks of this pass, window rows, window columns
-  int64_t xcb, xdi, xdj;  // floats between input blocks, window rows, window columns in x
-  int64_t kh, kw;         // the window (strides of the packed weights)
-  int64_t yob;            // floats between output blocks in y (and r)
-  int64_t tail;           // real lanes of the pass's last input block when fewer than L, else 0
-  const char* pf;         // lines to prefetch into L2 while the tiles run (weights a later call reads)
-  int64_t pf_lines;
-  bool first;  // the first pass: start from bias (+ r), else from y
-  Finish fin;  // the last pass: the activation, else none
-  const Activation* act;
-};
-using DirectFn = void (*)(const DirectArgs&);
-
-// One call of the depthwise microkernel: `count` tiles of UR pixels of one
-// block of B channels, each UR pixels on from the one before.
-struct DwArgs {
-  const float* x;  // input: the first tile's first pixel at tap (i0, j0)
-  const float* w;  // the block's packed weights at tap (i0, j0)
-  const float* bias;
-  const float* r;
-  float* y;
-  int64_t count, xps, yps, ni, nj, xdi, xdj, kw;
-  Finish fin;
-  const Activation* act;
-  // A quantized SiLU (NchwcConvSpec::gate), or null: after the store,
-  // y = act(v gate(sigmoid(v))), v = pre(y), pre a grid; with AVX-512
-  // looked up in `table` by the code of v on pre's grid.
-  const Activation* pre;
-  const Activation* gate;
-  const float* table;
-};
-using DwFn = void (*)(const DwArgs&);
-
 #if MINIRT_VMATH_X86
 
-// GCC 12 takes the self-initialized _mm512_undefined_ps() inside
-// _mm512_min_ps for an uninitialized read when it inlines it into the
-// microkernels below: a false positive.
-#pragma GCC diagnostic push
-#pragma GCC diagnostic ignored "-Wuninitialized"
-
-// The activation over n pixels (stride ps) x nb blocks (stride bs) of B
-// floats, in place; the kind chosen once per tile, its math inlined in the
-// loop (the common ones: SiLU, Sigmoid, HardSwish, LeakyRelu, Tanh).
-template <ActKind K>
-MINIRT_TARGET_AVX512 inline void act_tile_kind_avx512(float* y, int64_t ps, int64_t bs, int n, int nb,
-                                                      const Activation& act) {
-  for (int p = 0; p < n; ++p)
-    for (int o = 0; o < nb; ++o) {
-      float* q = y + p * ps + o * bs;
-      _mm512_storeu_ps(q, act_kind_avx512<K>(_mm512_loadu_ps(q), act));
-    }
+// The ISA's microkernels (nchwc_conv_avx512.cpp, nchwc_conv_avx2.cpp).
+const nchwc_tiles::Kernels& kernels_of(SgemmIsa isa) {
+  return isa == SgemmIsa::kAvx512 ? nchwc_conv_kernels_avx512() : nchwc_conv_kernels_avx2();
 }
-
-MINIRT_TARGET_AVX512 __attribute__((noinline)) void act_tile_avx512(float* y, int64_t ps, int64_t bs, int n, int nb,
-                                                                    const Activation& act) {
-  switch (act.kind) {
-    case ActKind::kSilu:
-      return act_tile_kind_avx512<ActKind::kSilu>(y, ps, bs, n, nb, act);
-    case ActKind::kSigmoid:
-      return act_tile_kind_avx512<ActKind::kSigmoid>(y, ps, bs, n, nb, act);
-    case ActKind::kHardSwish:
-      return act_tile_kind_avx512<ActKind::kHardSwish>(y, ps, bs, n, nb, act);
-    case ActKind::kLeakyRelu:
-      return act_tile_kind_avx512<ActKind::kLeakyRelu>(y, ps, bs, n, nb, act);
-    case ActKind::kTanh:
-      return act_tile_kind_avx512<ActKind::kTanh>(y, ps, bs, n, nb, act);
-    default:
-      for (int p = 0; p < n; ++p)
-        for (int o = 0; o < nb; ++o) {
-          float* q = y + p * ps + o * bs;
-          _mm512_storeu_ps(q, act_avx512(_mm512_loadu_ps(q), act));
-        }
-  }
-}
-
-template <ActKind K>
-MINIRT_TARGET_AVX2 inline void act_tile_kind_avx2(float* y, int64_t ps, int64_t bs, int n, int nb,
-                                                  const Activation& act) {
-  for (int p = 0; p < n; ++p)
-    for (int o = 0; o < nb; ++o) {
-      float* q = y + p * ps + o * bs;
-      _mm256_storeu_ps(q, act_kind_avx2<K>(_mm256_loadu_ps(q), act));
-    }
-}
-
-MINIRT_TARGET_AVX2 __attribute__((noinline)) void act_tile_avx2(float* y, int64_t ps, int64_t bs, int n, int nb,
-                                                                const Activation& act) {
-  switch (act.kind) {
-    case ActKind::kSilu:
-      return act_tile_kind_avx2<ActKind::kSilu>(y, ps, bs, n, nb, act);
-    case ActKind::kSigmoid:
-      return act_tile_kind_avx2<ActKind::kSigmoid>(y, ps, bs, n, nb, act);
-    case ActKind::kHardSwish:
-      return act_tile_kind_avx2<ActKind::kHardSwish>(y, ps, bs, n, nb, act);
-    case ActKind::kLeakyRelu:
-      return act_tile_kind_avx2<ActKind::kLeakyRelu>(y, ps, bs, n, nb, act);
-    case ActKind::kTanh:
-      return act_tile_kind_avx2<ActKind::kTanh>(y, ps, bs, n, nb, act);
-    default:
-      for (int p = 0; p < n; ++p)
-        for (int o = 0; o < nb; ++o) {
-          float* q = y + p * ps + o * bs;
-          _mm256_storeu_ps(q, act_avx2(_mm256_loadu_ps(q), act));
-        }
-  }
-}
-
-// A quantized SiLU over n pixels x nb blocks in place, as the steps it
-// replaces compute it: v = pre(y), then act(v gate(sigmoid(v))), each grid
-// the pair's exact rounding (act_kind_avx512<kQuantGrid>).
-MINIRT_TARGET_AVX512 __attribute__((noinline)) void gated_tile_avx512(float* y, int64_t ps, int64_t bs, int n, int nb,
-                                                                      const Activation& pre, const float* table) {
-  const __m512 alpha = _mm512_set1_ps(pre.alpha), lo = _mm512_set1_ps(pre.beta), hi = _mm512_set1_ps(pre.gamma);
-  const __m512 inv = quant_inverse_avx512(alpha);
-  const __m512i ilo = _mm512_set1_epi32(static_cast<int32_t>(pre.beta));
-  for (int p = 0; p < n; ++p)
-    for (int o = 0; o < nb; ++o) {
-      float* q = y + p * ps + o * bs;
-      const __m512 k = quant_round_avx512(_mm512_loadu_ps(q), alpha, inv, lo, hi);
-      _mm512_storeu_ps(q, lut256_avx512(table, _mm512_sub_epi32(_mm512_cvtps_epi32(k), ilo)));
-    }
-}
-
-MINIRT_TARGET_AVX2 __attribute__((noinline)) void gated_tile_avx2(float* y, int64_t ps, int64_t bs, int n, int nb,
-                                                                  const Activation& pre, const Activation& gate,
-                                                                  const Activation& act) {
-  for (int p = 0; p < n; ++p)
-    for (int o = 0; o < nb; ++o) {
-      float* q = y + p * ps + o * bs;
-      const __m256 v = act_avx2(_mm256_loadu_ps(q), pre);
-      const __m256 sg = act_kind_avx2<ActKind::kQuantGrid>(act_kind_avx2<ActKind::kSigmoid>(v, gate), gate);
-      _mm256_storeu_ps(q, act_avx2(_mm256_mul_ps(v, sg), act));
-    }
-}
-
-// Up to n lines from *p on (not past end) towards L2; *p moves past them.
-inline void prefetch_some(const char** p, const char* end, int64_t n) {
-  for (; n > 0 && *p < end; --n, *p += 64) _mm_prefetch(*p, _MM_HINT_T1);
-}
-
-// acc[p][o] += the L input channels of one block at one tap (the first nl
-// unless FULL): x at the tile's first pixel (pixels XS floats apart, or xps
-// when XS is 0), w as [L][NB][B]. With the pixel stride known the UR inputs
-// are displacements from one register.
-template <int UR, int NB, int L, int XS, bool FULL>
-MINIRT_TARGET_AVX512 __attribute__((always_inline)) inline void fma_block_avx512(const float* x, int64_t xps_rt,
-                                                                                 const float* w, int nl,
-                                                                                 __m512 (&acc)[UR][NB]) {
-  constexpr int B = 16;
-  const int64_t xps = XS ? XS : xps_rt;
-#pragma GCC unroll 4
-  for (int l = 0; l < (FULL ? L : nl); ++l) {
-    __m512 wv[NB];
-#pragma GCC unroll 4
-    for (int o = 0; o < NB; ++o) wv[o] = _mm512_load_ps(w + (l * NB + o) * B);
-#pragma GCC unroll 12
-    for (int p = 0; p < UR; ++p) {
-      const __m512 xv = _mm512_set1_ps(x[p * xps + l]);
-#pragma GCC unroll 4
-      for (int o = 0; o < NB; ++o) acc[p][o] = _mm512_fmadd_ps(xv, wv[o], acc[p][o]);
-    }
-  }
-}
-
-// UR x NB results to y (pixels ps apart, blocks bs apart) through the
-// epilogue's register part.
-template <int UR, int NB>
-MINIRT_TARGET_AVX512 __attribute__((always_inline)) inline void store_tile_avx512(__m512 (&acc)[UR][NB], float* y,
-                                                                                  int64_t ps, int64_t bs,
-                                                                                  const Finish& fin) {
-  const __m512 lo = _mm512_set1_ps(fin.mode == FinMode::kRelu ? 0.0f : fin.lo), hi = _mm512_set1_ps(fin.hi);
-  if (fin.mode == FinMode::kRelu) {
-    // max(v, 0): the second operand when v is NaN.
-#pragma GCC unroll 12
-    for (int p = 0; p < UR; ++p)
-#pragma GCC unroll 4
-      for (int o = 0; o < NB; ++o) _mm512_storeu_ps(y + p * ps + o * bs, _mm512_max_ps(acc[p][o], lo));
-  } else if (fin.mode == FinMode::kClip) {
-#pragma GCC unroll 12
-    for (int p = 0; p < UR; ++p)
-#pragma GCC unroll 4
-      for (int o = 0; o < NB; ++o)
-        _mm512_storeu_ps(y + p * ps + o * bs, _mm512_min_ps(hi, _mm512_max_ps(lo, acc[p][o])));
-  } else {
-#pragma GCC unroll 12
-    for (int p = 0; p < UR; ++p)
-#pragma GCC unroll 4
-      for (int o = 0; o < NB; ++o) _mm512_storeu_ps(y + p * ps + o * bs, acc[p][o]);
-  }
-}
-
-// Packed weights, per (input block, tap): for each of the block's L input
-// channels, NB vectors of B output channels (one per output block):
-// acc[p][o] += x[pixel p][channel l] * w[l][o], one broadcast per (l, p), one
-// load per (l, o). Tiles along a row (XS known) write pixels B floats apart.
-template <int UR, int NB, int L, int XS>
-MINIRT_TARGET_AVX512 void direct_tile_avx512(const DirectArgs& args) {
-  const DirectArgs a = args;  // a copy the stores cannot alias: fields stay in registers
-  constexpr int B = 16;
-  const int64_t xps = XS ? XS : a.xps, yps = XS ? B : a.yps;
-  const int64_t wdj = static_cast<int64_t>(L) * NB * B, wdi = a.kw * wdj, wcb = a.kh * wdi;
-  // The pass's last block only up to its real lanes (C = 24 in blocks of 16:
-  // a third of the FMAs would multiply zero weights).
-  const int64_t nfull = a.tail ? a.ncb - 1 : a.ncb;
-  const int nl = static_cast<int>(a.tail);
-  // The prefetches spread over the full input blocks.
-  const char* pf = a.pf;
-  const char* const pf_end = a.pf + a.pf_lines * 64;
-  const int64_t pf_per = a.pf_lines ? ceil_div(a.pf_lines, std::max<int64_t>(1, a.count * nfull)) : 0;
-  for (int64_t t = 0; t < a.count; ++t) {
-    const float* x = a.x + t * UR * xps;
-    float* y = a.y + t * UR * yps;
-    __m512 acc[UR][NB];
-    if (a.first) {
-      const float* r = a.r ? a.r + t * UR * yps : nullptr;
-#pragma GCC unroll 4
-      for (int o = 0; o < NB; ++o) {
-        const __m512 bv = _mm512_loadu_ps(a.bias + o * B);
-#pragma GCC unroll 12
-        for (int p = 0; p < UR; ++p) acc[p][o] = r ? _mm512_add_ps(bv, _mm512_loadu_ps(r + p * yps + o * a.yob)) : bv;
-      }
-    } else {
-#pragma GCC unroll 12
-      for (int p = 0; p < UR; ++p)
-#pragma GCC unroll 4
-        for (int o = 0; o < NB; ++o) acc[p][o] = _mm512_loadu_ps(y + p * yps + o * a.yob);
-    }
-    const float* xc = x;
-    const float* wc = a.w;
-    if (a.ni == 1 && a.nj == 1) {  // a 1x1 window, or an edge tile that sees one tap
-      for (int64_t cb = 0; cb < nfull; ++cb, xc += a.xcb, wc += wcb) {
-        fma_block_avx512<UR, NB, L, XS, true>(xc, xps, wc, L, acc);
-        prefetch_some(&pf, pf_end, pf_per);
-      }
-      if (nl) fma_block_avx512<UR, NB, L, XS, false>(xc, xps, wc, nl, acc);
-    } else {
-      for (int64_t cb = 0; cb < nfull; ++cb, xc += a.xcb, wc += wcb) {
-        for (int64_t i = 0; i < a.ni; ++i)
-          for (int64_t j = 0; j < a.nj; ++j)
-            fma_block_avx512<UR, NB, L, XS, true>(xc + i * a.xdi + j * a.xdj, xps, wc + i * wdi + j * wdj, L, acc);
-        prefetch_some(&pf, pf_end, pf_per);
-      }
-      if (nl)
-        for (int64_t i = 0; i < a.ni; ++i)
-          for (int64_t j = 0; j < a.nj; ++j)
-            fma_block_avx512<UR, NB, L, XS, false>(xc + i * a.xdi + j * a.xdj, xps, wc + i * wdi + j * wdj, nl, acc);
-    }
-    store_tile_avx512<UR, NB>(acc, y, yps, a.yob, a.fin);
-    if (a.fin.after) act_tile_avx512(y, yps, a.yob, UR, NB, *a.act);
-  }
-}
-
-// acc[p][o] += the L input channels of one block at one tap (the first nl
-// unless FULL): x at the tile's first pixel (pixels XS floats apart, or xps
-// when XS is 0), w as [L][NB][B]. With the pixel stride known the UR inputs
-// are displacements from one register.
-template <int UR, int NB, int L, int XS, bool FULL>
-MINIRT_TARGET_AVX2 __attribute__((always_inline)) inline void fma_block_avx2(const float* x, int64_t xps_rt,
-                                                                             const float* w, int nl,
-                                                                             __m256 (&acc)[UR][NB]) {
-  constexpr int B = 8;
-  const int64_t xps = XS ? XS : xps_rt;
-#pragma GCC unroll 4
-  for (int l = 0; l < (FULL ? L : nl); ++l) {
-    __m256 wv[NB];
-#pragma GCC unroll 4
-    for (int o = 0; o < NB; ++o) wv[o] = _mm256_load_ps(w + (l * NB + o) * B);
-#pragma GCC unroll 12
-    for (int p = 0; p < UR; ++p) {
-      const __m256 xv = _mm256_broadcast_ss(x + p * xps + l);
-#pragma GCC unroll 4
-      for (int o = 0; o < NB; ++o) acc[p][o] = _mm256_fmadd_ps(xv, wv[o], acc[p][o]);
-    }
-  }
-}
-
-// UR x NB results to y (pixels ps apart, blocks bs apart) through the
-// epilogue's register part.
-template <int UR, int NB>
-MINIRT_TARGET_AVX2 __attribute__((always_inline)) inline void store_tile_avx2(__m256 (&acc)[UR][NB], float* y,
-                                                                              int64_t ps, int64_t bs,
-                                                                              const Finish& fin) {
-  const __m256 lo = _mm256_set1_ps(fin.mode == FinMode::kRelu ? 0.0f : fin.lo), hi = _mm256_set1_ps(fin.hi);
-  if (fin.mode == FinMode::kRelu) {
-    // max(v, 0): the second operand when v is NaN.
-#pragma GCC unroll 12
-    for (int p = 0; p < UR; ++p)
-#pragma GCC unroll 4
-      for (int o = 0; o < NB; ++o) _mm256_storeu_ps(y + p * ps + o * bs, _mm256_max_ps(acc[p][o], lo));
-  } else if (fin.mode == FinMode::kClip) {
-#pragma GCC unroll 12
-    for (int p = 0; p < UR; ++p)
-#pragma GCC unroll 4
-      for (int o = 0; o < NB; ++o)
-        _mm256_storeu_ps(y + p * ps + o * bs, _mm256_min_ps(hi, _mm256_max_ps(lo, acc[p][o])));
-  } else {
-#pragma GCC unroll 12
-    for (int p = 0; p < UR; ++p)
-#pragma GCC unroll 4
-      for (int o = 0; o < NB; ++o) _mm256_storeu_ps(y + p * ps + o * bs, acc[p][o]);
-  }
-}
-
-// Packed weights, per (input block, tap): for each of the block's L input
-// channels, NB vectors of B output channels (one per output block):
-// acc[p][o] += x[pixel p][channel l] * w[l][o], one broadcast per (l, p), one
-// load per (l, o). Tiles along a row (XS known) write pixels B floats apart.
-template <int UR, int NB, int L, int XS>
-MINIRT_TARGET_AVX2 void direct_tile_avx2(const DirectArgs& args) {
-  const DirectArgs a = args;  // a copy the stores cannot alias: fields stay in registers
-  constexpr int B = 8;
-  const int64_t xps = XS ? XS : a.xps, yps = XS ? B : a.yps;
-  const int64_t wdj = static_cast<int64_t>(L) * NB * B, wdi = a.kw * wdj, wcb = a.kh * wdi;
-  // The pass's last block only up to its real lanes (C = 24 in blocks of 16:
-  // a third of the FMAs would multiply zero weights).
-  const int64_t nfull = a.tail ? a.ncb - 1 : a.ncb;
-  const int nl = static_cast<int>(a.tail);
-  // The prefetches spread over the full input blocks.
-  const char* pf = a.pf;
-  const char* const pf_end = a.pf + a.pf_lines * 64;
-  const int64_t pf_per = a.pf_lines ? ceil_div(a.pf_lines, std::max<int64_t>(1, a.count * nfull)) : 0;
-  for (int64_t t = 0; t < a.count; ++t) {
-    const float* x = a.x + t * UR * xps;
-    float* y = a.y + t * UR * yps;
-    __m256 acc[UR][NB];
-    if (a.first) {
-      const float* r = a.r ? a.r + t * UR * yps : nullptr;
-#pragma GCC unroll 4
-      for (int o = 0; o < NB; ++o) {
-        const __m256 bv = _mm256_loadu_ps(a.bias + o * B);
-#pragma GCC unroll 12
-        for (int p = 0; p < UR; ++p) acc[p][o] = r ? _mm256_add_ps(bv, _mm256_loadu_ps(r + p * yps + o * a.yob)) : bv;
-      }
-    } else {
-#pragma GCC unroll 12
-      for (int p = 0; p < UR; ++p)
-#pragma GCC unroll 4
-        for (int o = 0; o < NB; ++o) acc[p][o] = _mm256_loadu_ps(y + p * yps + o * a.yob);
-    }
-    const float* xc = x;
-    const float* wc = a.w;
-    if (a.ni == 1 && a.nj == 1) {  // a 1x1 window, or an edge tile that sees one tap
-      for (int64_t cb = 0; cb < nfull; ++cb, xc += a.xcb, wc += wcb) {
-        fma_block_avx2<UR, NB, L, XS, true>(xc, xps, wc, L, acc);
-        prefetch_some(&pf, pf_end, pf_per);
-      }
-      if (nl) fma_block_avx2<UR, NB, L, XS, false>(xc, xps, wc, nl, acc);
-    } else {
-      for (int64_t cb = 0; cb < nfull; ++cb, xc += a.xcb, wc += wcb) {
-        for (int64_t i = 0; i < a.ni; ++i)
-          for (int64_t j = 0; j < a.nj; ++j)
-            fma_block_avx2<UR, NB, L, XS, true>(xc + i * a.xdi + j * a.xdj, xps, wc + i * wdi + j * wdj, L, acc);
-        prefetch_some(&pf, pf_end, pf_per);
-      }
-      if (nl)
-        for (int64_t i = 0; i < a.ni; ++i)
-          for (int64_t j = 0; j < a.nj; ++j)
-            fma_block_avx2<UR, NB, L, XS, false>(xc + i * a.xdi + j * a.xdj, xps, wc + i * wdi + j * wdj, nl, acc);
-    }
-    store_tile_avx2<UR, NB>(acc, y, yps, a.yob, a.fin);
-    if (a.fin.after) act_tile_avx2(y, yps, a.yob, UR, NB, *a.act);
-  }
-}
-
-// Depthwise: per tap one weight vector (B channels) and, per pixel, one
-// input vector and one FMA. Pixels XS floats apart in x (0: xps) and, along
-// a row (XS known), B apart in y.
-template <int UR, int XS>
-MINIRT_TARGET_AVX512 void dw_tile_avx512(const DwArgs& args) {
-  const DwArgs a = args;  // a copy the stores cannot alias: fields stay in registers
-  constexpr int B = 16;
-  const int64_t xps = XS ? XS : a.xps, yps = XS ? B : a.yps;
-  // A short tile's chains would wait on the FMA latency: the odd taps of
-  // each row go to a second set of sums.
-  constexpr int S = UR < 8 ? 2 : 1;
-  const __m512 bv = _mm512_loadu_ps(a.bias);
-  for (int64_t t = 0; t < a.count; ++t) {
-    const float* x = a.x + t * UR * xps;
-    float* y = a.y + t * UR * yps;
-    const float* r = a.r ? a.r + t * UR * yps : nullptr;
-    __m512 acc[UR][1];
-#pragma GCC unroll 12
-    for (int p = 0; p < UR; ++p) acc[p][0] = r ? _mm512_add_ps(bv, _mm512_loadu_ps(r + p * yps)) : bv;
-    __m512 odd[S == 2 ? UR : 1];
-#pragma GCC unroll 12
-    for (int p = 0; p < (S == 2 ? UR : 1); ++p) odd[p] = _mm512_setzero_ps();
-    for (int64_t i = 0; i < a.ni; ++i) {
-      const float* xi = x + i * a.xdi;
-      const float* wi = a.w + i * a.kw * B;
-      int64_t j = 0;
-      if (S == 2) {
-        for (; j + 1 < a.nj; j += 2) {
-          const float* xj = xi + j * a.xdj;
-          const __m512 w0 = _mm512_load_ps(wi + j * B), w1 = _mm512_load_ps(wi + (j + 1) * B);
-#pragma GCC unroll 12
-          for (int p = 0; p < UR; ++p) {
-            acc[p][0] = _mm512_fmadd_ps(_mm512_loadu_ps(xj + p * xps), w0, acc[p][0]);
-            odd[p] = _mm512_fmadd_ps(_mm512_loadu_ps(xj + a.xdj + p * xps), w1, odd[p]);
-          }
-        }
-      }
-      for (; j < a.nj; ++j) {
-        const float* xj = xi + j * a.xdj;
-        const __m512 wv = _mm512_load_ps(wi + j * B);
-#pragma GCC unroll 12
-        for (int p = 0; p < UR; ++p) acc[p][0] = _mm512_fmadd_ps(_mm512_loadu_ps(xj + p * xps), wv, acc[p][0]);
-      }
-    }
-    if (S == 2)
-#pragma GCC unroll 12
-      for (int p = 0; p < UR; ++p) acc[p][0] = _mm512_add_ps(acc[p][0], odd[p % (S == 2 ? UR : 1)]);
-    store_tile_avx512<UR, 1>(acc, y, yps, 0, a.fin);
-    if (a.gate)
-      gated_tile_avx512(y, yps, 0, UR, 1, *a.pre, a.table);
-    else if (a.fin.after)
-      act_tile_avx512(y, yps, 0, UR, 1, *a.act);
-  }
-}
-
-// Depthwise: per tap one weight vector (B channels) and, per pixel, one
-// input vector and one FMA. Pixels XS floats apart in x (0: xps) and, along
-// a row (XS known), B apart in y.
-template <int UR, int XS>
-MINIRT_TARGET_AVX2 void dw_tile_avx2(const DwArgs& args) {
-  const DwArgs a = args;  // a copy the stores cannot alias: fields stay in registers
-  constexpr int B = 8;
-  const int64_t xps = XS ? XS : a.xps, yps = XS ? B : a.yps;
-  // A short tile's chains would wait on the FMA latency: the odd taps of
-  // each row go to a second set of sums.
-  constexpr int S = UR < 8 ? 2 : 1;
-  const __m256 bv = _mm256_loadu_ps(a.bias);
-  for (int64_t t = 0; t < a.count; ++t) {
-    const float* x = a.x + t * UR * xps;
-    float* y = a.y + t * UR * yps;
-    const float* r = a.r ? a.r + t * UR * yps : nullptr;
-    __m256 acc[UR][1];
-#pragma GCC unroll 12
-    for (int p = 0; p < UR; ++p) acc[p][0] = r ? _mm256_add_ps(bv, _mm256_loadu_ps(r + p * yps)) : bv;
-    __m256 odd[S == 2 ? UR : 1];
-#pragma GCC unroll 12
-    for (int p = 0; p < (S == 2 ? UR : 1); ++p) odd[p] = _mm256_setzero_ps();
-    for (int64_t i = 0; i < a.ni; ++i) {
-      const float* xi = x + i * a.xdi;
-      const float* wi = a.w + i * a.kw * B;
-      int64_t j = 0;
-      if (S == 2) {
-        for (; j + 1 < a.nj; j += 2) {
-          const float* xj = xi + j * a.xdj;
-          const __m256 w0 = _mm256_load_ps(wi + j * B), w1 = _mm256_load_ps(wi + (j + 1) * B);
-#pragma GCC unroll 12
-          for (int p = 0; p < UR; ++p) {
-            acc[p][0] = _mm256_fmadd_ps(_mm256_loadu_ps(xj + p * xps), w0, acc[p][0]);
-            odd[p] = _mm256_fmadd_ps(_mm256_loadu_ps(xj + a.xdj + p * xps), w1, odd[p]);
-          }
-        }
-      }
-      for (; j < a.nj; ++j) {
-        const float* xj = xi + j * a.xdj;
-        const __m256 wv = _mm256_load_ps(wi + j * B);
-#pragma GCC unroll 12
-        for (int p = 0; p < UR; ++p) acc[p][0] = _mm256_fmadd_ps(_mm256_loadu_ps(xj + p * xps), wv, acc[p][0]);
-      }
-    }
-    if (S == 2)
-#pragma GCC unroll 12
-      for (int p = 0; p < UR; ++p) acc[p][0] = _mm256_add_ps(acc[p][0], odd[p % (S == 2 ? UR : 1)]);
-    store_tile_avx2<UR, 1>(acc, y, yps, 0, a.fin);
-    if (a.gate)
-      gated_tile_avx2(y, yps, 0, UR, 1, *a.pre, *a.gate, *a.act);
-    else if (a.fin.after)
-      act_tile_avx2(y, yps, 0, UR, 1, *a.act);
-  }
-}
-
-// Kernel tables: [NB - 1][UR - 1] (entries past ur_max(NB) are null), per
-// ISA, input lanes L and pixel stride XS (0: any, read at run time).
-using DirectRow = std::array<DirectFn, kMaxUr>;
-using DirectTable = std::array<DirectRow, kMaxNb512>;
-template <int NB, int L, int XS, int... U>
-constexpr DirectRow row512(std::integer_sequence<int, U...>) {
-  return {{&direct_tile_avx512<U + 1, NB, L, XS>...}};
-}
-template <int NB, int L, int XS, int... U>
-constexpr DirectRow row256(std::integer_sequence<int, U...>) {
-  return {{&direct_tile_avx2<U + 1, NB, L, XS>...}};
-}
-template <int L, int XS>
-constexpr DirectTable table512() {
-  return {{row512<1, L, XS>(std::make_integer_sequence<int, kUr512[0]>()),
-           row512<2, L, XS>(std::make_integer_sequence<int, kUr512[1]>()),
-           row512<3, L, XS>(std::make_integer_sequence<int, kUr512[2]>()),
-           row512<4, L, XS>(std::make_integer_sequence<int, kUr512[3]>())}};
-}
-template <int L, int XS>
-constexpr DirectTable table256() {
-  return {{row256<1, L, XS>(std::make_integer_sequence<int, kUr256[0]>()),
-           row256<2, L, XS>(std::make_integer_sequence<int, kUr256[1]>()),
-           row256<3, L, XS>(std::make_integer_sequence<int, kUr256[2]>()), DirectRow{}}};
-}
-// Pixels any distance apart (read at run time), or the rows of a stride-1
-// convolution on a blocked input (L floats apart), of a stride-1 or -2 one on
-// a plain input (1 or 2: the stems). Blocked stride-2 rows with the stride
-// known measured no faster than read at run time.
-constexpr DirectTable kDirect512Blocked[2] = {table512<16, 0>(), table512<16, 16>()};
-constexpr DirectTable kDirect512Plain[3] = {table512<1, 0>(), table512<1, 1>(), table512<1, 2>()};
-constexpr DirectTable kDirect256Blocked[2] = {table256<8, 0>(), table256<8, 8>()};
-constexpr DirectTable kDirect256Plain[3] = {table256<1, 0>(), table256<1, 1>(), table256<1, 2>()};
-
-// Depthwise tables: [UR - 1], per ISA and pixel stride (any, stride 1, stride 2 along a row).
-using DwRow = std::array<DwFn, kDwUr>;
-template <int XS, int... U>
-constexpr DwRow dw512(std::integer_sequence<int, U...>) {
-  return {{&dw_tile_avx512<U + 1, XS>...}};
-}
-template <int XS, int... U>
-constexpr DwRow dw256(std::integer_sequence<int, U...>) {
-  return {{&dw_tile_avx2<U + 1, XS>...}};
-}
-constexpr DwRow kDw512[3] = {dw512<0>(std::make_integer_sequence<int, kDwUr>()),
-                             dw512<16>(std::make_integer_sequence<int, kDwUr>()),
-                             dw512<32>(std::make_integer_sequence<int, kDwUr>())};
-constexpr DwRow kDw256[3] = {dw256<0>(std::make_integer_sequence<int, kDwUr>()),
-                             dw256<8>(std::make_integer_sequence<int, kDwUr>()),
-                             dw256<16>(std::make_integer_sequence<int, kDwUr>())};
-
+using DirectTable = DirectFn[kMaxNb512][kMaxUr];
 // The kernels for tiles whose pixels are xps floats apart in an input of L lanes.
 const DirectTable& direct_table(SgemmIsa isa, int64_t lanes, int64_t xps) {
-  const bool avx512 = isa == SgemmIsa::kAvx512;
-  if (lanes > 1) return (avx512 ? kDirect512Blocked : kDirect256Blocked)[xps == lanes ? 1 : 0];
-  return (avx512 ? kDirect512Plain : kDirect256Plain)[xps == 1 || xps == 2 ? xps : 0];
+  const nchwc_tiles::Kernels& k = kernels_of(isa);
+  if (lanes > 1) return k.blocked[xps == lanes ? 1 : 0];
+  return k.plain[xps == 1 || xps == 2 ? xps : 0];
 }
 // The depthwise kernels for tiles whose pixels are xps floats apart (B the block).
+using DwRow = DwFn[kDwUr];
 const DwRow& dw_table(SgemmIsa isa, int64_t B, int64_t xps) {
-  const int v = xps == B ? 1 : xps == 2 * B ? 2 : 0;
-  return (isa == SgemmIsa::kAvx512 ? kDw512 : kDw256)[v];
+  return kernels_of(isa).dw[xps == B ? 1 : xps == 2 * B ? 2 : 0];
 }
-
-#pragma GCC diagnostic pop
 
 #endif  // MINIRT_VMATH_X86
 
@@ -1038,8 +497,8 @@ void NchwcDirectConv::segment(const float* x, const float* r, float* y, int64_t 
         const Group& g = groups_[gi];
         const int64_t wtap = L * g.nb * B;
         const float* wg = w_.data() + g.w_at + cb0 * taps * wtap;
-        const DirectFn* row_fns = row_table[g.nb - 1].data();
-        const DirectFn* any_fns = any_table[g.nb - 1].data();
+        const DirectFn* row_fns = row_table[g.nb - 1];
+        const DirectFn* any_fns = any_table[g.nb - 1];
         a.bias = bias_.data() + g.ob * B;
         // While this group's tiles run, the weights that the next step reads
         // for the first time (the next group's in the first strip, the next
