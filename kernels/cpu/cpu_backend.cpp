@@ -58,6 +58,7 @@ class CpuBackend final : public KernelProvider {
     cpu::add_gemm_kernels(entries);
     cpu::add_norm_kernels(entries);
     cpu::add_shape_kernels(entries);
+    cpu::add_cast_pad_kernels(entries);
     cpu::add_resize_kernels(entries);
     cpu::add_grid_sample_kernels(entries);
     cpu::add_roi_align_kernels(entries);

@@ -26,8 +26,8 @@ using nchwc_tiles::DirectArgs;
 using nchwc_tiles::DirectFn;
 using nchwc_tiles::DwArgs;
 using nchwc_tiles::DwFn;
-using nchwc_tiles::FinMode;
 using nchwc_tiles::Finish;
+using nchwc_tiles::FinMode;
 
 inline int64_t tile_ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
 

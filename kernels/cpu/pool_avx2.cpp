@@ -29,8 +29,7 @@ inline __m256 evens8(__m256 a, __m256 b) {
 }
 
 template <class Op>
-inline void pair_row_avx2(float* dst, const float* a, const float* b, int64_t npix, int64_t lanes,
-                                           int64_t sa) {
+inline void pair_row_avx2(float* dst, const float* a, const float* b, int64_t npix, int64_t lanes, int64_t sa) {
   if (sa == lanes) {
     int64_t n = npix * lanes, i = 0;
     for (; i + 8 <= n; i += 8) _mm256_storeu_ps(dst + i, Op::v8(_mm256_loadu_ps(a + i), _mm256_loadu_ps(b + i)));
@@ -58,8 +57,8 @@ inline void pair_row_avx2(float* dst, const float* a, const float* b, int64_t np
 }
 
 template <class Op>
-void pair_avx2(float* dst, int64_t ldd, const float* a, int64_t lda, const float* b, int64_t ldb,
-                                int64_t rows, int64_t npix, int64_t lanes, int64_t sa) {
+void pair_avx2(float* dst, int64_t ldd, const float* a, int64_t lda, const float* b, int64_t ldb, int64_t rows,
+               int64_t npix, int64_t lanes, int64_t sa) {
   merge_rows(rows, npix, lanes, sa, ldd, lda, ldb);
   for (int64_t r = 0; r < rows; ++r) pair_row_avx2<Op>(dst + r * ldd, a + r * lda, b + r * ldb, npix, lanes, sa);
 }
@@ -70,8 +69,8 @@ inline void fill_avx2(float* d, int64_t n, __m256 v, float f) {
   for (; i < n; ++i) d[i] = f;
 }
 
-void pad_rows_avx2(float* dst, int64_t ldd, const float* src, int64_t lds, int64_t rows, int64_t left,
-                                    int64_t mid, int64_t right, int64_t lanes, float fill, bool floor) {
+void pad_rows_avx2(float* dst, int64_t ldd, const float* src, int64_t lds, int64_t rows, int64_t left, int64_t mid,
+                   int64_t right, int64_t lanes, float fill, bool floor) {
   const __m256 fv = _mm256_set1_ps(fill);
   const float low = floor ? kLowest : -kInf;
   const __m256 lo = _mm256_set1_ps(low);
@@ -113,9 +112,9 @@ void vert_run_avx2(float* d, const float* x, int64_t tstride, int64_t taps, int6
   }
 }
 
-void vert_avx2(float* dst, int64_t ldd, const float* x, int64_t ldx, int64_t h, int64_t first,
-                                int64_t sh, int64_t kh, int64_t dh, int64_t rows, int64_t left, int64_t mid,
-                                int64_t right, int64_t lanes, float fill, bool is_max) {
+void vert_avx2(float* dst, int64_t ldd, const float* x, int64_t ldx, int64_t h, int64_t first, int64_t sh, int64_t kh,
+               int64_t dh, int64_t rows, int64_t left, int64_t mid, int64_t right, int64_t lanes, float fill,
+               bool is_max) {
   const __m256 fv = _mm256_set1_ps(fill);
   for (int64_t r = 0; r < rows; ++r) {
     float* d = dst + r * ldd;
@@ -132,8 +131,8 @@ void vert_avx2(float* dst, int64_t ldd, const float* x, int64_t ldx, int64_t h, 
 }
 
 template <class Op>
-void hwin_row_avx2(float* d, const float* v, int64_t npix, int64_t lanes, int64_t sa, int64_t k,
-                                    int64_t step, const float* q) {
+void hwin_row_avx2(float* d, const float* v, int64_t npix, int64_t lanes, int64_t sa, int64_t k, int64_t step,
+                   const float* q) {
   int64_t p = 0;
   if (lanes == 1 && sa == 1 && npix >= 8) {
     // The tail is a last step over the final 8 outputs, overlapping the one
@@ -178,9 +177,8 @@ void hwin_row_avx2(float* d, const float* v, int64_t npix, int64_t lanes, int64_
     }
 }
 
-void hwin_avx2(float* dst, int64_t ldd, const float* v, int64_t ldv, int64_t rows, int64_t npix,
-                                int64_t lanes, int64_t sa, int64_t k, int64_t step, bool is_max, const float* q,
-                                int64_t ldq) {
+void hwin_avx2(float* dst, int64_t ldd, const float* v, int64_t ldv, int64_t rows, int64_t npix, int64_t lanes,
+               int64_t sa, int64_t k, int64_t step, bool is_max, const float* q, int64_t ldq) {
   for (int64_t r = 0; r < rows; ++r) {
     const float* qr = q ? q + r * ldq : nullptr;
     if (is_max)
@@ -246,8 +244,7 @@ void reduce_mean_avx2(float* out, const float* a, int64_t npix, int64_t lanes) {
   reduce_mean_generic(out, a, npix, lanes);
 }
 
-constexpr PixelOps kOps{pair_avx2<MaxOp>, pad_rows_avx2,   vert_avx2,
-                        hwin_avx2,        reduce_max_avx2, reduce_mean_avx2};
+constexpr PixelOps kOps{pair_avx2<MaxOp>, pad_rows_avx2, vert_avx2, hwin_avx2, reduce_max_avx2, reduce_mean_avx2};
 
 }  // namespace
 

@@ -33,8 +33,7 @@ inline __m512 evens16(__m512 a, __m512 b) {
 }
 
 template <class Op>
-inline void pair_row_avx512(float* dst, const float* a, const float* b, int64_t npix, int64_t lanes,
-                                               int64_t sa) {
+inline void pair_row_avx512(float* dst, const float* a, const float* b, int64_t npix, int64_t lanes, int64_t sa) {
   if (sa == lanes) {
     int64_t n = npix * lanes, i = 0;
     for (; i + 16 <= n; i += 16) _mm512_storeu_ps(dst + i, Op::v16(_mm512_loadu_ps(a + i), _mm512_loadu_ps(b + i)));
@@ -71,8 +70,8 @@ inline void pair_row_avx512(float* dst, const float* a, const float* b, int64_t 
 }
 
 template <class Op>
-void pair_avx512(float* dst, int64_t ldd, const float* a, int64_t lda, const float* b, int64_t ldb,
-                                    int64_t rows, int64_t npix, int64_t lanes, int64_t sa) {
+void pair_avx512(float* dst, int64_t ldd, const float* a, int64_t lda, const float* b, int64_t ldb, int64_t rows,
+                 int64_t npix, int64_t lanes, int64_t sa) {
   merge_rows(rows, npix, lanes, sa, ldd, lda, ldb);
   for (int64_t r = 0; r < rows; ++r) pair_row_avx512<Op>(dst + r * ldd, a + r * lda, b + r * ldb, npix, lanes, sa);
 }
@@ -83,9 +82,8 @@ inline void fill_avx512(float* d, int64_t n, __m512 v) {
   if (i < n) _mm512_mask_storeu_ps(d + i, tail_mask16(n - i), v);
 }
 
-void pad_rows_avx512(float* dst, int64_t ldd, const float* src, int64_t lds, int64_t rows,
-                                        int64_t left, int64_t mid, int64_t right, int64_t lanes, float fill,
-                                        bool floor) {
+void pad_rows_avx512(float* dst, int64_t ldd, const float* src, int64_t lds, int64_t rows, int64_t left, int64_t mid,
+                     int64_t right, int64_t lanes, float fill, bool floor) {
   const __m512 fv = _mm512_set1_ps(fill);
   // max(x, lowest) is x > lowest ? x : lowest, so NaN gives the lowest float.
   const __m512 lo = _mm512_set1_ps(floor ? kLowest : -kInf);
@@ -114,8 +112,7 @@ void pad_rows_avx512(float* dst, int64_t ldd, const float* src, int64_t lds, int
 }
 
 template <class Op>
-void vert_run_avx512(float* d, const float* x, int64_t tstride, int64_t taps, int64_t n,
-                                        __m512 init) {
+void vert_run_avx512(float* d, const float* x, int64_t tstride, int64_t taps, int64_t n, __m512 init) {
   int64_t i = 0;
   for (; i + 16 <= n; i += 16) {
     __m512 acc = init;
@@ -130,9 +127,9 @@ void vert_run_avx512(float* d, const float* x, int64_t tstride, int64_t taps, in
   }
 }
 
-void vert_avx512(float* dst, int64_t ldd, const float* x, int64_t ldx, int64_t h, int64_t first,
-                                    int64_t sh, int64_t kh, int64_t dh, int64_t rows, int64_t left, int64_t mid,
-                                    int64_t right, int64_t lanes, float fill, bool is_max) {
+void vert_avx512(float* dst, int64_t ldd, const float* x, int64_t ldx, int64_t h, int64_t first, int64_t sh, int64_t kh,
+                 int64_t dh, int64_t rows, int64_t left, int64_t mid, int64_t right, int64_t lanes, float fill,
+                 bool is_max) {
   const __m512 fv = _mm512_set1_ps(fill);
   // max(x, acc) is x > acc ? x : acc: a NaN never enters the accumulator.
   const __m512 init = _mm512_set1_ps(is_max ? kLowest : 0.0f);
@@ -151,8 +148,8 @@ void vert_avx512(float* dst, int64_t ldd, const float* x, int64_t ldx, int64_t h
 }
 
 template <class Op>
-void hwin_row_avx512(float* d, const float* v, int64_t npix, int64_t lanes, int64_t sa, int64_t k,
-                                        int64_t step, const float* q) {
+void hwin_row_avx512(float* d, const float* v, int64_t npix, int64_t lanes, int64_t sa, int64_t k, int64_t step,
+                     const float* q) {
   int64_t p = 0;
   if (lanes == 1 && sa == 1) {
     // Rows are short (a 13-wide SPP plane): the tail is one masked step.
@@ -206,9 +203,8 @@ void hwin_row_avx512(float* d, const float* v, int64_t npix, int64_t lanes, int6
     }
 }
 
-void hwin_avx512(float* dst, int64_t ldd, const float* v, int64_t ldv, int64_t rows, int64_t npix,
-                                    int64_t lanes, int64_t sa, int64_t k, int64_t step, bool is_max, const float* q,
-                                    int64_t ldq) {
+void hwin_avx512(float* dst, int64_t ldd, const float* v, int64_t ldv, int64_t rows, int64_t npix, int64_t lanes,
+                 int64_t sa, int64_t k, int64_t step, bool is_max, const float* q, int64_t ldq) {
   for (int64_t r = 0; r < rows; ++r) {
     const float* qr = q ? q + r * ldq : nullptr;
     if (is_max)

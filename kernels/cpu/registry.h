@@ -26,6 +26,7 @@ void add_elementwise_kernels(std::vector<KernelEntry>& out);
 void add_gemm_kernels(std::vector<KernelEntry>& out);
 void add_norm_kernels(std::vector<KernelEntry>& out);
 void add_shape_kernels(std::vector<KernelEntry>& out);
+void add_cast_pad_kernels(std::vector<KernelEntry>& out);  // cast_pad.cpp
 void add_resize_kernels(std::vector<KernelEntry>& out);
 void add_grid_sample_kernels(std::vector<KernelEntry>& out);  // grid_sample.cpp
 void add_roi_align_kernels(std::vector<KernelEntry>& out);    // roi_align.cpp
