@@ -1,6 +1,6 @@
 // The blocked binary ops on 16 lanes (nchwc_binary_isa.h, the loop in
 // nchwc_binary_ukr.h). Compiled with -mavx512f (CMakeLists.txt) and called
-// only where cpuid says avx512f (nchwc_kernels.cpp); the entry point is its
+// only where cpuid says avx512f (nchwc_elementwise.cpp); the entry point is its
 // only global symbol (tests/cli/isa_objects_test.sh).
 #include <immintrin.h>
 

@@ -1,4 +1,4 @@
-// The blocked binary ops' vector loops (nchwc_kernels.cpp's
+// The blocked binary ops' vector loops (nchwc_elementwise.cpp's
 // BlockedBinaryKernel), in ISA files of their own: nchwc_binary_avx512.cpp
 // (16 lanes) and nchwc_binary_avx2.cpp (8 lanes). Declarations only (see "ISA
 // files" in ARCHITECTURE.md).

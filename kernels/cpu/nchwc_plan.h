@@ -1,13 +1,16 @@
 // What the blocked layout's planning files share (nchwc_kernels.cpp: the
-// kernels and the algorithm rules; nchwc_chosen.cpp: the fusions and narrow
+// convolution kernels and the algorithm rules; nchwc_elementwise.cpp: the
+// reorders and elementwise kernels; nchwc_chosen.cpp: the fusions and narrow
 // values once the algorithms are chosen). Internal to kernels/cpu.
 #pragma once
 
 #include <map>
+#include <memory>
 #include <string>
 
 #include "kernels/cpu/cpu_caps.h"
 #include "kernels/cpu/nchwc_conv.h"
+#include "runtime/backend.h"  // Kernel
 #include "runtime/graph.h"
 #include "runtime/ops/activation.h"
 #include "runtime/ops/elementwise.h"
@@ -51,5 +54,10 @@ const Activation* quant_grid_of(const Graph& g, int v);
 // else the rules' (nchwc_conv_heuristic).
 std::string chosen_algorithm(const Graph& g, const std::map<int, std::string>& algorithm, int idx, int threads,
                              Bf16Isa bf16);
+
+// The reorders and the elementwise kernels on blocked tensors
+// (nchwc_elementwise.cpp): ReorderToBlocked/ToPlain, unary and binary ops,
+// BatchNormalization; null for any other op.
+std::unique_ptr<Kernel> make_nchwc_elementwise_kernel(const Graph& g, const Node& n);
 
 }  // namespace minirt::cpu::nchwc_plan

@@ -128,9 +128,8 @@ void transpose_tile(const char* src, int64_t ld_src, char* dst, int64_t ld_dst, 
     for (int64_t b = 0; b < cols; ++b) d[a * ld_dst + b] = s[a + b * ld_src];
 }
 
-
-constexpr int64_t kTile = 32;          // transpose tile edge
-constexpr int64_t kMaxCounted = 16;    // axes walked with counters; more are recomputed per row
+constexpr int64_t kTile = 32;        // transpose tile edge
+constexpr int64_t kMaxCounted = 16;  // axes walked with counters; more are recomputed per row
 
 // The input offset of output row `row` (all axes but the last), and the
 // per-axis indices when `idx` is given.

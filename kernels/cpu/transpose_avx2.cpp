@@ -13,8 +13,7 @@ namespace minirt::cpu {
 // A tile of 4-byte elements as in transpose_tile, in 8 x 8 blocks of AVX2
 // registers (8 source rows loaded, transposed by unpacks, shuffles and lane
 // permutes, stored as 8 destination rows); the edges element by element.
-void transpose_tile32_avx2(const char* src, int64_t ld_src, char* dst, int64_t ld_dst, int64_t rows,
-                                             int64_t cols) {
+void transpose_tile32_avx2(const char* src, int64_t ld_src, char* dst, int64_t ld_dst, int64_t rows, int64_t cols) {
   const float* s = reinterpret_cast<const float*>(src);
   float* d = reinterpret_cast<float*>(dst);
   const int64_t rows8 = rows / 8 * 8, cols8 = cols / 8 * 8;
