@@ -1,0 +1,64 @@
+#!/usr/bin/env bash
+# Intrinsics and target attributes live in ISA files (ARCHITECTURE.md, "ISA
+# files"): a file named for its instruction set (*_avx2.cpp, *_avx512.cpp,
+# *_avx512bf16.cpp, *_avx512vnni.cpp, *_amx.cpp), compiled with that set's
+# flags, or a header only such files include (the one-body *_ukr.h headers,
+# amx_tiles.h), or vmath.h (the register forms ISA files inline, by design).
+# Every other source file under kernels/, runtime/, loaders/ and tools/ has
+# none: no AVX/AVX-512/AMX intrinsic or vector type, no
+# __attribute__((target)), no MINIRT_TARGET_* macro. (Baseline x86-64
+# hints such as _mm_pause and _mm_prefetch are not instruction sets.)
+#
+# The files still to move are listed below, and the list only shrinks: a
+# listed file that is clean fails too, so that it comes off the list.
+#
+#   isa_placement_test.sh SOURCE_ROOT
+set -euo pipefail
+root=${1:?usage: $0 SOURCE_ROOT}
+cd "$root"
+
+still_to_move=(
+  kernels/cpu/elementwise.cpp
+  kernels/cpu/nchwc_ops.cpp
+  kernels/cpu/nchwc_winograd.cpp
+  kernels/cpu/resize.cpp
+  kernels/cpu/vmath.cpp
+)
+pattern='\b_mm(256|512)_[a-z0-9_]+|\b__m(256|512)[dih]?\b|\b__mmask(8|16|32|64)\b|\b_tile_[a-z]+\(|__attribute__\(\(target\(|\bMINIRT_TARGET_AVX'
+
+is_isa_file() {
+  case $1 in
+    *_avx2.cpp | *_avx512.cpp | *_avx512bf16.cpp | *_avx512vnni.cpp | *_amx.cpp) return 0 ;;
+    *_ukr.h | kernels/cpu/amx_tiles.h | kernels/cpu/vmath.h) return 0 ;;
+  esac
+  return 1
+}
+listed() {
+  local f
+  for f in "${still_to_move[@]}"; do [ "$f" = "$1" ] && return 0; done
+  return 1
+}
+
+status=0
+while IFS= read -r f; do
+  is_isa_file "$f" && continue
+  if grep -qE "$pattern" "$f"; then
+    if ! listed "$f"; then
+      echo "FAIL: $f holds intrinsics or target attributes outside an ISA file; move them into a *_<isa>.cpp file:"
+      grep -nE "$pattern" "$f" | head -5
+      status=1
+    fi
+  elif listed "$f"; then
+    echo "FAIL: $f is clean now; take it off still_to_move in $0"
+    status=1
+  fi
+done < <(
+  # The tracked sources (a git checkout), else every source under the folders.
+  { git ls-files 'kernels/*' 'runtime/*' 'loaders/*' 'tools/*' 2>/dev/null ||
+    find kernels runtime loaders tools -type f; } | grep -E '\.(cpp|cc|h|hpp|cu|cuh)$'
+)
+for f in "${still_to_move[@]}"; do
+  [ -f "$f" ] || { echo "FAIL: $f, listed in still_to_move, does not exist"; status=1; }
+done
+[ $status -eq 0 ] && echo "ISA placement: intrinsics only in ISA files (${#still_to_move[@]} files still to move)"
+exit $status
