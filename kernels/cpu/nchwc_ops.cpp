@@ -44,117 +44,7 @@ bool is_blockable(const Graph& g, int v) {
 
 // ---- direct MaxPool
 
-constexpr float kLowest = std::numeric_limits<float>::lowest();
 constexpr int64_t kPoolGrain = 16384;  // floats read and written per task, at least
-
-// The taps [t0, t1) of a k-tap window (step d) starting at `start` that fall
-// in [0, n).
-void taps_inside(int64_t start, int64_t k, int64_t d, int64_t n, int64_t* t0, int64_t* t1) {
-  *t0 = start >= 0 ? 0 : std::min(k, (-start + d - 1) / d);
-  *t1 = start >= n ? 0 : std::min(k, (n - start + d - 1) / d);
-  *t1 = std::max(*t0, *t1);
-}
-
-// What one call of a direct row kernel needs: output rows [r0, r1) of one
-// plane; interior columns [col_lo, col_hi) see every tap of the window.
-struct MaxRows {
-  const PoolWindow* q;
-  const float* x;  // the plane's input
-  float* y;        // the plane's output
-  int64_t r0, r1, col_lo, col_hi;
-};
-using MaxRowsFn = void (*)(const MaxRows&);
-
-#if MINIRT_VMATH_X86
-MINIRT_AVX512_WARNINGS_OFF
-
-// Max starts from the lowest float and takes max(tap, acc), which is acc when
-// the tap is NaN: the largest non-NaN value, as the separable engine gives.
-
-// Output pixel (., ox) whose window is partly outside the input (window
-// rows from ys, [t0, t1) of them inside): the taps inside, looped.
-MINIRT_TARGET_AVX512 void edge_avx512(const MaxRows& a, int64_t ys, int64_t t0, int64_t t1, int64_t ox, float* yr) {
-  constexpr int64_t L = 16;
-  const PoolWindow& q = *a.q;
-  int64_t j0, j1;
-  taps_inside(ox * q.sw - q.pw, q.kw, q.dw, q.w, &j0, &j1);
-  __m512 acc = _mm512_set1_ps(kLowest);
-  for (int64_t i = t0; i < t1; ++i)
-    for (int64_t j = j0; j < j1; ++j)
-      acc = _mm512_max_ps(_mm512_loadu_ps(a.x + ((ys + i * q.dh) * q.w + ox * q.sw - q.pw + j * q.dw) * L), acc);
-  _mm512_storeu_ps(yr + ox * L, acc);
-}
-
-// Output rows whose window rows all lie inside the input run their interior
-// columns with the window unrolled; the rest of the pixels loop over the taps
-// inside.
-template <int KH, int KW>
-MINIRT_TARGET_AVX512 void max_rows_avx512(const MaxRows& a) {
-  constexpr int64_t L = 16;
-  const PoolWindow& q = *a.q;
-  const int64_t ldx = q.w * L, ti = q.dh * ldx, tj = q.dw * L;
-  for (int64_t oy = a.r0; oy < a.r1; ++oy) {
-    const int64_t ys = oy * q.sh - q.ph;
-    int64_t t0, t1;
-    taps_inside(ys, q.kh, q.dh, q.h, &t0, &t1);
-    float* yr = a.y + oy * q.ow * L;
-    const bool rows_in = t0 == 0 && t1 == KH;
-    const int64_t c0 = rows_in ? a.col_lo : q.ow, c1 = rows_in ? a.col_hi : q.ow;
-    for (int64_t ox = 0; ox < c0; ++ox) edge_avx512(a, ys, t0, t1, ox, yr);
-    for (int64_t ox = c0; ox < c1; ++ox) {
-      const float* xc = a.x + ys * ldx + (ox * q.sw - q.pw) * L;
-      __m512 acc = _mm512_set1_ps(kLowest);
-#pragma GCC unroll 3
-      for (int i = 0; i < KH; ++i)
-#pragma GCC unroll 3
-        for (int j = 0; j < KW; ++j) acc = _mm512_max_ps(_mm512_loadu_ps(xc + i * ti + j * tj), acc);
-      _mm512_storeu_ps(yr + ox * L, acc);
-    }
-    for (int64_t ox = std::max(c1, c0); ox < q.ow; ++ox) edge_avx512(a, ys, t0, t1, ox, yr);
-  }
-}
-
-// The same for pixels of 8 lanes (AVX2, and the 8-lane layout under AVX-512).
-MINIRT_TARGET_AVX2 void edge_avx2(const MaxRows& a, int64_t ys, int64_t t0, int64_t t1, int64_t ox, float* yr) {
-  constexpr int64_t L = 8;
-  const PoolWindow& q = *a.q;
-  int64_t j0, j1;
-  taps_inside(ox * q.sw - q.pw, q.kw, q.dw, q.w, &j0, &j1);
-  __m256 acc = _mm256_set1_ps(kLowest);
-  for (int64_t i = t0; i < t1; ++i)
-    for (int64_t j = j0; j < j1; ++j)
-      acc = _mm256_max_ps(_mm256_loadu_ps(a.x + ((ys + i * q.dh) * q.w + ox * q.sw - q.pw + j * q.dw) * L), acc);
-  _mm256_storeu_ps(yr + ox * L, acc);
-}
-
-template <int KH, int KW>
-MINIRT_TARGET_AVX2 void max_rows_avx2(const MaxRows& a) {
-  constexpr int64_t L = 8;
-  const PoolWindow& q = *a.q;
-  const int64_t ldx = q.w * L, ti = q.dh * ldx, tj = q.dw * L;
-  for (int64_t oy = a.r0; oy < a.r1; ++oy) {
-    const int64_t ys = oy * q.sh - q.ph;
-    int64_t t0, t1;
-    taps_inside(ys, q.kh, q.dh, q.h, &t0, &t1);
-    float* yr = a.y + oy * q.ow * L;
-    const bool rows_in = t0 == 0 && t1 == KH;
-    const int64_t c0 = rows_in ? a.col_lo : q.ow, c1 = rows_in ? a.col_hi : q.ow;
-    for (int64_t ox = 0; ox < c0; ++ox) edge_avx2(a, ys, t0, t1, ox, yr);
-    for (int64_t ox = c0; ox < c1; ++ox) {
-      const float* xc = a.x + ys * ldx + (ox * q.sw - q.pw) * L;
-      __m256 acc = _mm256_set1_ps(kLowest);
-#pragma GCC unroll 3
-      for (int i = 0; i < KH; ++i)
-#pragma GCC unroll 3
-        for (int j = 0; j < KW; ++j) acc = _mm256_max_ps(_mm256_loadu_ps(xc + i * ti + j * tj), acc);
-      _mm256_storeu_ps(yr + ox * L, acc);
-    }
-    for (int64_t ox = std::max(c1, c0); ox < q.ow; ++ox) edge_avx2(a, ys, t0, t1, ox, yr);
-  }
-}
-
-MINIRT_AVX512_WARNINGS_ON
-#endif  // MINIRT_VMATH_X86
 
 // The direct row kernel for a window and pixels of b lanes, or null: 2x2 and
 // 3x3 windows (any stride, dilation, padding) with the ISA's vectors.
@@ -163,9 +53,9 @@ MaxRowsFn direct_max_rows(const PoolWindow& q, int64_t b) {
   const SgemmIsa isa = sgemm_default_isa();
   const bool k2 = q.kh == 2 && q.kw == 2, k3 = q.kh == 3 && q.kw == 3;
   if (!q.is_max || !(k2 || k3)) return nullptr;
-  if (b == 16 && isa == SgemmIsa::kAvx512) return k2 ? &max_rows_avx512<2, 2> : &max_rows_avx512<3, 3>;
+  if (b == 16 && isa == SgemmIsa::kAvx512) return k2 ? pool_direct_max_avx512().k2 : pool_direct_max_avx512().k3;
   if (b == 8 && (isa == SgemmIsa::kAvx512 || isa == SgemmIsa::kAvx2))
-    return k2 ? &max_rows_avx2<2, 2> : &max_rows_avx2<3, 3>;
+    return k2 ? pool_direct_max_avx2().k2 : pool_direct_max_avx2().k3;
 #else
   (void)q, (void)b;
 #endif

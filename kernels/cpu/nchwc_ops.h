@@ -20,6 +20,7 @@
 // multiples of b), so every output's padding lanes are finite.
 #pragma once
 
+#include "kernels/cpu/pool_isa.h"  // PoolWindow
 #include "kernels/cpu/sgemm.h"
 #include "runtime/backend.h"
 #include "runtime/ops/conv.h"
@@ -66,14 +67,7 @@ std::unique_ptr<Kernel> make_nchwc_u8_data_kernel(const Graph& g, const Node& n,
 // is one block of b channels of one image). The ISA is the one kernels are
 // made with (sgemm_default_isa) when the engine is made.
 
-// A 2-D pooling window, all attributes resolved (1-D pooling is h = kh = 1).
-struct PoolWindow {
-  int64_t h = 1, w = 1, oh = 1, ow = 1;
-  int64_t kh = 1, kw = 1, sh = 1, sw = 1, dh = 1, dw = 1;
-  int64_t ph = 0, pw = 0, peh = 0, pew = 0;  // pads: begin (top, left), end (bottom, right)
-  bool is_max = true;
-  bool count_include_pad = false;  // AveragePool
-};
+// PoolWindow: a 2-D pooling window, all attributes resolved (pool_isa.h).
 
 // The window of a MaxPool or AveragePool node: attrs resolved by shape
 // inference, x and y its [N, C, W] or [N, C, H, W] input and output shapes.

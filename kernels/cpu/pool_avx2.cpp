@@ -1,7 +1,8 @@
 // The pooling primitives for AVX2 (pool_isa.h: what each does): 8-float
 // vectors, tails as an overlapping last step or scalar. Compiled with -mavx2
 // -mfma (CMakeLists.txt) and called only where the CPU has AVX2 (pixel_ops
-// in pool.cpp). The one global symbol is pool_pixel_ops_avx2
+// in pool.cpp). The global symbols are pool_pixel_ops_avx2 and
+// pool_direct_max_avx2, the direct MaxPool of nchwc_ops.cpp
 // (tests/cli/isa_objects_test.sh).
 #include <immintrin.h>
 
@@ -9,6 +10,7 @@
 
 #include "kernels/cpu/pool_isa.h"
 #include "kernels/cpu/pool_scalar.h"
+#include "kernels/cpu/pool_ukr.h"
 
 namespace minirt::cpu {
 namespace {
@@ -246,7 +248,20 @@ void reduce_mean_avx2(float* out, const float* a, int64_t npix, int64_t lanes) {
 
 constexpr PixelOps kOps{pair_avx2<MaxOp>, pad_rows_avx2, vert_avx2, hwin_avx2, reduce_max_avx2, reduce_mean_avx2};
 
+// The direct MaxPool's vectors (pool_ukr.h).
+struct Ymm {
+  static constexpr int64_t kLanes = 8;
+  using V = __m256;
+  static V set1(float v) { return _mm256_set1_ps(v); }
+  static V loadu(const float* p) { return _mm256_loadu_ps(p); }
+  static void storeu(float* p, V v) { _mm256_storeu_ps(p, v); }
+  static V max(V a, V b) { return _mm256_max_ps(a, b); }
+};
+constexpr DirectMaxPool kDirectMax = DirectMax<Ymm>::kernels();
+
 }  // namespace
+
+const DirectMaxPool& pool_direct_max_avx2() { return kDirectMax; }
 
 const PixelOps& pool_pixel_ops_avx2() { return kOps; }
 

@@ -1,7 +1,8 @@
 // The pooling primitives for AVX-512 (pool_isa.h: what each does): 16-float
 // vectors, masked tails; pixels of 8 floats in ymm. Compiled with -mavx512f
 // -mavx2 -mfma (CMakeLists.txt) and called only where the CPU has AVX-512
-// (pixel_ops in pool.cpp). The one global symbol is pool_pixel_ops_avx512
+// (pixel_ops in pool.cpp). The global symbols are pool_pixel_ops_avx512 and
+// pool_direct_max_avx512, the direct MaxPool of nchwc_ops.cpp
 // (tests/cli/isa_objects_test.sh).
 #include <immintrin.h>
 
@@ -9,6 +10,7 @@
 
 #include "kernels/cpu/pool_isa.h"
 #include "kernels/cpu/pool_scalar.h"
+#include "kernels/cpu/pool_ukr.h"
 
 namespace minirt::cpu {
 namespace {
@@ -262,7 +264,20 @@ void reduce_mean_avx512(float* out, const float* a, int64_t npix, int64_t lanes)
 constexpr PixelOps kOps{pair_avx512<MaxOp>, pad_rows_avx512,   vert_avx512,
                         hwin_avx512,        reduce_max_avx512, reduce_mean_avx512};
 
+// The direct MaxPool's vectors (pool_ukr.h).
+struct Zmm {
+  static constexpr int64_t kLanes = 16;
+  using V = __m512;
+  static V set1(float v) { return _mm512_set1_ps(v); }
+  static V loadu(const float* p) { return _mm512_loadu_ps(p); }
+  static void storeu(float* p, V v) { _mm512_storeu_ps(p, v); }
+  static V max(V a, V b) { return _mm512_max_ps(a, b); }
+};
+constexpr DirectMaxPool kDirectMax = DirectMax<Zmm>::kernels();
+
 }  // namespace
+
+const DirectMaxPool& pool_direct_max_avx512() { return kDirectMax; }
 
 const PixelOps& pool_pixel_ops_avx512() { return kOps; }
 

@@ -8,6 +8,15 @@
 
 namespace minirt::cpu {
 
+// A 2-D pooling window, all attributes resolved (1-D pooling is h = kh = 1).
+struct PoolWindow {
+  int64_t h = 1, w = 1, oh = 1, ow = 1;
+  int64_t kh = 1, kw = 1, sh = 1, sw = 1, dh = 1, dw = 1;
+  int64_t ph = 0, pw = 0, peh = 0, pew = 0;  // pads: begin (top, left), end (bottom, right)
+  bool is_max = true;
+  bool count_include_pad = false;  // AveragePool
+};
+
 // Strided 2-D runs: `rows` rows of `npix` pixels of `lanes` floats. Row r of
 // an operand starts at its pointer + r * its ld (in floats); pixel p of a
 // source row is at + p * sa (sa == lanes: the row is one contiguous run),
@@ -46,5 +55,28 @@ struct PixelOps {
 // for AVX2 (8-float vectors), called only where the CPU has the set.
 const PixelOps& pool_pixel_ops_avx512();
 const PixelOps& pool_pixel_ops_avx2();
+
+// MaxPool on the blocked layout, directly (nchwc_ops.cpp): each output pixel
+// the maximum of its window's taps, one vector of L lanes each, read straight
+// from the input rows, the window unrolled for the interior columns and the
+// taps inside the input looped over at the edges. One call: output rows
+// [r0, r1) of one plane; interior columns [col_lo, col_hi) see every tap.
+// Max starts from the lowest float and takes max(tap, acc), which is acc
+// when the tap is NaN: the largest non-NaN value, as the separable engine
+// gives.
+struct MaxRows {
+  const PoolWindow* q;
+  const float* x;  // the plane's input
+  float* y;        // the plane's output
+  int64_t r0, r1, col_lo, col_hi;
+};
+using MaxRowsFn = void (*)(const MaxRows&);
+// The 2x2 and 3x3 windows' kernels (any stride, dilation, padding).
+struct DirectMaxPool {
+  MaxRowsFn k2, k3;
+};
+// Pixels of 16 lanes (AVX-512) and of 8 lanes (AVX2; also the 8-lane layout under AVX-512).
+const DirectMaxPool& pool_direct_max_avx512();
+const DirectMaxPool& pool_direct_max_avx2();
 
 }  // namespace minirt::cpu

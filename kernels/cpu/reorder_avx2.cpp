@@ -33,8 +33,7 @@ inline void transpose8x8(__m256 r[8]) {
 // Whole tiles of 8 pixels from p0 on (a block with fewer real channels
 // reads rows of zeros); returns the first pixel it left.
 template <bool kIn>
-int64_t tiles(const float* x, float* y, int64_t hw, int64_t nc, int64_t p0,
-                                              int64_t p1) {
+int64_t tiles(const float* x, float* y, int64_t hw, int64_t nc, int64_t p0, int64_t p1) {
   const __m256 zero = _mm256_setzero_ps();
   int64_t q = p0;
   for (; q + 8 <= p1; q += 8) {
@@ -54,7 +53,8 @@ int64_t tiles(const float* x, float* y, int64_t hw, int64_t nc, int64_t p0,
 
 }  // namespace
 
-int64_t nchwc_reorder_tiles_avx2(const float* x, float* y, int64_t hw, int64_t nc, int64_t p0, int64_t p1, bool to_blocked) {
+int64_t nchwc_reorder_tiles_avx2(const float* x, float* y, int64_t hw, int64_t nc, int64_t p0, int64_t p1,
+                                 bool to_blocked) {
   return to_blocked ? tiles<true>(x, y, hw, nc, p0, p1) : tiles<false>(x, y, hw, nc, p0, p1);
 }
 

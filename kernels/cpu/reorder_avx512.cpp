@@ -41,8 +41,7 @@ inline void transpose16x16(__m512 r[16]) {
 // Whole tiles of 16 pixels from p0 on (a block with fewer real channels
 // reads rows of zeros); returns the first pixel it left.
 template <bool kIn>
-int64_t tiles(const float* x, float* y, int64_t hw, int64_t nc, int64_t p0,
-                                                  int64_t p1) {
+int64_t tiles(const float* x, float* y, int64_t hw, int64_t nc, int64_t p0, int64_t p1) {
   const __m512 zero = _mm512_setzero_ps();
   int64_t q = p0;
   for (; q + 16 <= p1; q += 16) {
@@ -62,7 +61,8 @@ int64_t tiles(const float* x, float* y, int64_t hw, int64_t nc, int64_t p0,
 
 }  // namespace
 
-int64_t nchwc_reorder_tiles_avx512(const float* x, float* y, int64_t hw, int64_t nc, int64_t p0, int64_t p1, bool to_blocked) {
+int64_t nchwc_reorder_tiles_avx512(const float* x, float* y, int64_t hw, int64_t nc, int64_t p0, int64_t p1,
+                                   bool to_blocked) {
   return to_blocked ? tiles<true>(x, y, hw, nc, p0, p1) : tiles<false>(x, y, hw, nc, p0, p1);
 }
 

@@ -19,7 +19,6 @@ cd "$root"
 
 still_to_move=(
   kernels/cpu/elementwise.cpp
-  kernels/cpu/nchwc_ops.cpp
   kernels/cpu/nchwc_winograd.cpp
   kernels/cpu/resize.cpp
   kernels/cpu/vmath.cpp
