@@ -17,14 +17,14 @@ inline int64_t max64(int64_t a, int64_t b) { return a < b ? b : a; }
 
 // The taps [t0, t1) of a k-tap window with step d starting at row `start`
 // that fall in [0, h).
-void taps_inside(int64_t start, int64_t k, int64_t d, int64_t h, int64_t& t0, int64_t& t1) {
+inline void taps_inside(int64_t start, int64_t k, int64_t d, int64_t h, int64_t& t0, int64_t& t1) {
   t0 = start >= 0 ? 0 : min64(k, (-start + d - 1) / d);
   t1 = start >= h ? 0 : min64(k, (h - start + d - 1) / d);
   t1 = max64(t0, t1);
 }
 
 // A strided 2-D run whose rows are back to back is one contiguous row.
-void merge_rows(int64_t& rows, int64_t& npix, int64_t lanes, int64_t sa, int64_t ldd, int64_t lda, int64_t ldb) {
+inline void merge_rows(int64_t& rows, int64_t& npix, int64_t lanes, int64_t sa, int64_t ldd, int64_t lda, int64_t ldb) {
   int64_t n = npix * lanes;
   if (rows > 1 && sa == lanes && ldd == n && lda == n && ldb == n) {
     npix *= rows;
@@ -33,7 +33,7 @@ void merge_rows(int64_t& rows, int64_t& npix, int64_t lanes, int64_t sa, int64_t
 }
 
 // Portable reductions (out[l] over the npix pixels of a), the ISA files' fallback for other lane counts.
-void reduce_max_generic(float* out, const float* a, int64_t npix, int64_t lanes) {
+inline void reduce_max_generic(float* out, const float* a, int64_t npix, int64_t lanes) {
   for (int64_t l = 0; l < lanes; ++l) {
     float m = -kInf;
     for (int64_t p = 0; p < npix; ++p) m = a[p * lanes + l] > m ? a[p * lanes + l] : m;
@@ -41,7 +41,7 @@ void reduce_max_generic(float* out, const float* a, int64_t npix, int64_t lanes)
   }
 }
 
-void reduce_mean_generic(float* out, const float* a, int64_t npix, int64_t lanes) {
+inline void reduce_mean_generic(float* out, const float* a, int64_t npix, int64_t lanes) {
   for (int64_t l = 0; l < lanes; ++l) {
     double s = 0;
     for (int64_t p = 0; p < npix; ++p) s += static_cast<double>(a[p * lanes + l]);

@@ -23,16 +23,15 @@
 #include "kernels/cpu/nchwc_ops.h"
 #include "kernels/cpu/registry.h"
 #include "runtime/ops/resize.h"
+#include "kernels/cpu/resize_isa.h"
+#include "kernels/cpu/resize_scalar.h"
 
 #include <algorithm>
 #include <cmath>
 #include <cstring>
 
 #if defined(__x86_64__) || defined(__i386__)
-#include <immintrin.h>
 #define MINIRT_RESIZE_X86 1
-#define MINIRT_RESIZE_AVX512 __attribute__((target("avx512f,avx2,fma")))
-#define MINIRT_RESIZE_AVX2 __attribute__((target("avx2,fma")))
 #else
 #define MINIRT_RESIZE_X86 0
 #endif
@@ -84,172 +83,14 @@ namespace {
 
 // ---------------------------------------------------------------- primitives
 //
-// Rows of pixels of `lanes` floats, vectorized for one ISA.
-struct ResizeOps {
-  // dst[2p] = dst[2p + 1] = src[p] (pixels), p < npix.
-  void (*dup2)(float* dst, const float* src, int64_t npix, int64_t lanes);
-  // dst[i] = a * h0[i] + b * h1[i], i < n.
-  void (*blend)(float* dst, const float* h0, const float* h1, float a, float b, int64_t n);
-  // dst[i] = a * h0[i], i < n.
-  void (*scale)(float* dst, const float* h0, float a, int64_t n);
-  // Pixel o of dst = w0[o] * pixel i0[o] of src + w1[o] * pixel i1[o] of src.
-  void (*hblend)(float* dst, const float* src, const int64_t* i0, const int64_t* i1, const float* w0, const float* w1,
-                 int64_t npix, int64_t lanes);
-};
-
-void dup2_generic(float* dst, const float* src, int64_t npix, int64_t lanes) {
-  for (int64_t p = 0; p < npix; ++p)
-    for (int64_t l = 0; l < lanes; ++l) dst[2 * p * lanes + l] = dst[(2 * p + 1) * lanes + l] = src[p * lanes + l];
-}
-void blend_generic(float* dst, const float* h0, const float* h1, float a, float b, int64_t n) {
-  for (int64_t i = 0; i < n; ++i) dst[i] = a * h0[i] + b * h1[i];
-}
-void scale_generic(float* dst, const float* h0, float a, int64_t n) {
-  for (int64_t i = 0; i < n; ++i) dst[i] = a * h0[i];
-}
-void hblend_generic(float* dst, const float* src, const int64_t* i0, const int64_t* i1, const float* w0,
-                    const float* w1, int64_t npix, int64_t lanes) {
-  for (int64_t o = 0; o < npix; ++o) {
-    const float* s0 = src + i0[o] * lanes;
-    const float* s1 = src + i1[o] * lanes;
-    for (int64_t l = 0; l < lanes; ++l) dst[o * lanes + l] = w0[o] * s0[l] + w1[o] * s1[l];
-  }
-}
-
-#if MINIRT_RESIZE_X86
-
-MINIRT_RESIZE_AVX512 void dup2_avx512(float* dst, const float* src, int64_t npix, int64_t lanes) {
-  if (lanes == 1) {
-    const __m512i lo = _mm512_set_epi32(7, 7, 6, 6, 5, 5, 4, 4, 3, 3, 2, 2, 1, 1, 0, 0);
-    const __m512i hi = _mm512_set_epi32(15, 15, 14, 14, 13, 13, 12, 12, 11, 11, 10, 10, 9, 9, 8, 8);
-    int64_t p = 0;
-    for (; p + 16 <= npix; p += 16) {
-      __m512 v = _mm512_loadu_ps(src + p);
-      _mm512_storeu_ps(dst + 2 * p, _mm512_permutexvar_ps(lo, v));
-      _mm512_storeu_ps(dst + 2 * p + 16, _mm512_permutexvar_ps(hi, v));
-    }
-    for (; p < npix; ++p) dst[2 * p] = dst[2 * p + 1] = src[p];
-    return;
-  }
-  if (lanes == 16) {
-    for (int64_t p = 0; p < npix; ++p) {
-      __m512 v = _mm512_loadu_ps(src + p * 16);
-      _mm512_storeu_ps(dst + 32 * p, v);
-      _mm512_storeu_ps(dst + 32 * p + 16, v);
-    }
-    return;
-  }
-  dup2_generic(dst, src, npix, lanes);
-}
-
-MINIRT_RESIZE_AVX512 void blend_avx512(float* dst, const float* h0, const float* h1, float a, float b, int64_t n) {
-  const __m512 av = _mm512_set1_ps(a), bv = _mm512_set1_ps(b);
-  int64_t i = 0;
-  for (; i + 16 <= n; i += 16)
-    _mm512_storeu_ps(
-        dst + i, _mm512_add_ps(_mm512_mul_ps(av, _mm512_loadu_ps(h0 + i)), _mm512_mul_ps(bv, _mm512_loadu_ps(h1 + i))));
-  if (i < n) {
-    __mmask16 m = static_cast<__mmask16>((1u << (n - i)) - 1);
-    _mm512_mask_storeu_ps(dst + i, m,
-                          _mm512_add_ps(_mm512_mul_ps(av, _mm512_maskz_loadu_ps(m, h0 + i)),
-                                        _mm512_mul_ps(bv, _mm512_maskz_loadu_ps(m, h1 + i))));
-  }
-}
-
-MINIRT_RESIZE_AVX512 void scale_avx512(float* dst, const float* h0, float a, int64_t n) {
-  const __m512 av = _mm512_set1_ps(a);
-  int64_t i = 0;
-  for (; i + 16 <= n; i += 16) _mm512_storeu_ps(dst + i, _mm512_mul_ps(av, _mm512_loadu_ps(h0 + i)));
-  if (i < n) {
-    __mmask16 m = static_cast<__mmask16>((1u << (n - i)) - 1);
-    _mm512_mask_storeu_ps(dst + i, m, _mm512_mul_ps(av, _mm512_maskz_loadu_ps(m, h0 + i)));
-  }
-}
-
-MINIRT_RESIZE_AVX512 void hblend_avx512(float* dst, const float* src, const int64_t* i0, const int64_t* i1,
-                                        const float* w0, const float* w1, int64_t npix, int64_t lanes) {
-  if (lanes == 16) {
-    for (int64_t o = 0; o < npix; ++o)
-      _mm512_storeu_ps(dst + o * 16,
-                       _mm512_add_ps(_mm512_mul_ps(_mm512_set1_ps(w0[o]), _mm512_loadu_ps(src + i0[o] * 16)),
-                                     _mm512_mul_ps(_mm512_set1_ps(w1[o]), _mm512_loadu_ps(src + i1[o] * 16))));
-    return;
-  }
-  if (lanes == 8) {
-    for (int64_t o = 0; o < npix; ++o)
-      _mm256_storeu_ps(dst + o * 8,
-                       _mm256_add_ps(_mm256_mul_ps(_mm256_set1_ps(w0[o]), _mm256_loadu_ps(src + i0[o] * 8)),
-                                     _mm256_mul_ps(_mm256_set1_ps(w1[o]), _mm256_loadu_ps(src + i1[o] * 8))));
-    return;
-  }
-  hblend_generic(dst, src, i0, i1, w0, w1, npix, lanes);
-}
-
-MINIRT_RESIZE_AVX2 void dup2_avx2(float* dst, const float* src, int64_t npix, int64_t lanes) {
-  if (lanes == 1) {
-    int64_t p = 0;
-    for (; p + 8 <= npix; p += 8) {
-      __m256 v = _mm256_loadu_ps(src + p);
-      __m256 lo = _mm256_unpacklo_ps(v, v);  // 0 0 1 1 | 4 4 5 5
-      __m256 hi = _mm256_unpackhi_ps(v, v);  // 2 2 3 3 | 6 6 7 7
-      _mm256_storeu_ps(dst + 2 * p, _mm256_permute2f128_ps(lo, hi, 0x20));
-      _mm256_storeu_ps(dst + 2 * p + 8, _mm256_permute2f128_ps(lo, hi, 0x31));
-    }
-    for (; p < npix; ++p) dst[2 * p] = dst[2 * p + 1] = src[p];
-    return;
-  }
-  if (lanes == 8 || lanes == 16) {
-    for (int64_t p = 0; p < npix; ++p)
-      for (int64_t l = 0; l < lanes; l += 8) {
-        __m256 v = _mm256_loadu_ps(src + p * lanes + l);
-        _mm256_storeu_ps(dst + 2 * p * lanes + l, v);
-        _mm256_storeu_ps(dst + (2 * p + 1) * lanes + l, v);
-      }
-    return;
-  }
-  dup2_generic(dst, src, npix, lanes);
-}
-
-MINIRT_RESIZE_AVX2 void blend_avx2(float* dst, const float* h0, const float* h1, float a, float b, int64_t n) {
-  const __m256 av = _mm256_set1_ps(a), bv = _mm256_set1_ps(b);
-  int64_t i = 0;
-  for (; i + 8 <= n; i += 8)
-    _mm256_storeu_ps(
-        dst + i, _mm256_add_ps(_mm256_mul_ps(av, _mm256_loadu_ps(h0 + i)), _mm256_mul_ps(bv, _mm256_loadu_ps(h1 + i))));
-  for (; i < n; ++i) dst[i] = a * h0[i] + b * h1[i];
-}
-
-MINIRT_RESIZE_AVX2 void scale_avx2(float* dst, const float* h0, float a, int64_t n) {
-  const __m256 av = _mm256_set1_ps(a);
-  int64_t i = 0;
-  for (; i + 8 <= n; i += 8) _mm256_storeu_ps(dst + i, _mm256_mul_ps(av, _mm256_loadu_ps(h0 + i)));
-  for (; i < n; ++i) dst[i] = a * h0[i];
-}
-
-MINIRT_RESIZE_AVX2 void hblend_avx2(float* dst, const float* src, const int64_t* i0, const int64_t* i1, const float* w0,
-                                    const float* w1, int64_t npix, int64_t lanes) {
-  if (lanes == 8 || lanes == 16) {
-    for (int64_t o = 0; o < npix; ++o) {
-      __m256 a = _mm256_set1_ps(w0[o]), b = _mm256_set1_ps(w1[o]);
-      for (int64_t l = 0; l < lanes; l += 8)
-        _mm256_storeu_ps(dst + o * lanes + l,
-                         _mm256_add_ps(_mm256_mul_ps(a, _mm256_loadu_ps(src + i0[o] * lanes + l)),
-                                       _mm256_mul_ps(b, _mm256_loadu_ps(src + i1[o] * lanes + l))));
-    }
-    return;
-  }
-  hblend_generic(dst, src, i0, i1, w0, w1, npix, lanes);
-}
-
-#endif  // MINIRT_RESIZE_X86
+// ResizeOps (resize_isa.h): the portable forms in resize_scalar.h, the
+// vector ones in resize_avx512.cpp and resize_avx2.cpp.
 
 const ResizeOps& resize_ops(SgemmIsa isa) {
   static const ResizeOps generic{dup2_generic, blend_generic, scale_generic, hblend_generic};
 #if MINIRT_RESIZE_X86
-  static const ResizeOps avx512{dup2_avx512, blend_avx512, scale_avx512, hblend_avx512};
-  static const ResizeOps avx2{dup2_avx2, blend_avx2, scale_avx2, hblend_avx2};
-  if (isa == SgemmIsa::kAvx512) return avx512;
-  if (isa == SgemmIsa::kAvx2) return avx2;
+  if (isa == SgemmIsa::kAvx512) return resize_ops_avx512();
+  if (isa == SgemmIsa::kAvx2) return resize_ops_avx2();
 #endif
   return generic;
 }
