@@ -1,13 +1,11 @@
 // Winograd F(2x2, 3x3) and F(4x4, 3x3) on the channel-blocked layout; see
 // nchwc_winograd.h for the algorithm, the work split and the numerics.
 //
-// The AVX-512 and AVX2 kernels are compiled with target attributes and only
-// reached through specs whose ISA the CPU has (the constructor checks
-// nchwc_winograd_declined), so this file may be built for plain x86-64. A
-// target attribute cannot depend on a template parameter, so each kernel is
-// written out twice; the two copies are the same text but for the ISA's
-// name (Avx512 / Avx2), and the vector operations they call are the members
-// of those two structs.
+// This file is the driver (the cost model, U, the work split, the calls).
+// The AVX-512 and AVX2 kernels are one body (winograd_ukr.h) in two ISA
+// files (nchwc_winograd_avx512.cpp, nchwc_winograd_avx2.cpp), reached only
+// through specs whose ISA the CPU has (the constructor checks
+// nchwc_winograd_declined), so this file holds no intrinsic.
 //
 // Matrices (Toom-Cook on the points named below; row i of B^T and G and
 // column i of A^T belong to point i; "inf" is the point at infinity):
@@ -28,7 +26,6 @@
 #include <minirt/half.h>
 
 #include <algorithm>
-#include <array>
 #include <limits>
 #include <utility>
 
@@ -36,19 +33,24 @@
 #include "kernels/cpu/nchwc.h"
 #include "kernels/cpu/vmath.h"
 #include "kernels/cpu/winograd_bf16_isa.h"
+#include "kernels/cpu/winograd_isa.h"
 
 namespace minirt::cpu {
 
 namespace {
 
-// Register tiles of the GEMMs, as the direct kernel's: output blocks per
-// tile at most, and tiles per register tile for NB blocks (UR * NB
-// accumulators, NB vectors of U and a broadcast of V fit the 32 zmm / 16
-// ymm registers).
-constexpr int kMaxNb512 = 4, kMaxNb256 = 3;
-constexpr int kUr512[kMaxNb512] = {12, 12, 8, 6};
-constexpr int kUr256[kMaxNb256] = {8, 6, 4};
-constexpr int kMaxUr = 12;
+using winograd_tiles::Finish;
+using winograd_tiles::GemmArgs;
+using winograd_tiles::GemmFn;
+using winograd_tiles::InArgs;
+using winograd_tiles::InFn;
+using winograd_tiles::kMaxNb256;
+using winograd_tiles::kMaxNb512;
+using winograd_tiles::kMaxUr;
+using winograd_tiles::kUr256;
+using winograd_tiles::kUr512;
+using winograd_tiles::OutArgs;
+using winograd_tiles::OutFn;
 
 int ur_max(SgemmIsa isa, int nb) { return isa == SgemmIsa::kAvx512 ? kUr512[nb - 1] : kUr256[nb - 1]; }
 
@@ -79,15 +81,7 @@ double tile_efficiency(int nb, int ur, int64_t run) {
   return fmas / 2 / cycles;
 }
 
-// How the output transform applies the activation: as max(lo, v) (max(v,
-// lo) when a NaN must become lo, as Relu's does) then min(hi, .) on the
-// registers, which is Relu, Clip and none exactly; any other activation
-// over the tile's pixels right after their store.
-struct Finish {
-  float lo, hi;
-  bool nan_to_lo, after;
-};
-
+// The output transform's epilogue for act (winograd_isa.h, Finish).
 Finish finish_of(const Activation& act) {
   constexpr float inf = std::numeric_limits<float>::infinity();
   Finish f{-inf, inf, false, false};
@@ -106,518 +100,21 @@ Finish finish_of(const Activation& act) {
   return f;
 }
 
-// The input transform of tiles [t0, t0 + nt) of one image, every input block.
-struct InArgs {
-  const float* x;            // the image's input (block 0)
-  float* v;                  // V: [point][input block][tile][B]
-  int64_t h, w, ph, pw, tw;  // input plane, padding (top, left), tiles per row
-  int64_t cbs, t0, nt;       // input blocks, first tile, tiles
-};
-using InFn = void (*)(const InArgs&);
-
-// One register tile of one GEMM: UR tiles x NB output blocks, over every input block.
-struct GemmArgs {
-  const float* v;  // V at (point, input block 0, the first tile)
-  const float* u;  // U at (point, the group, input block 0): [input block][lane][NB][B]
-  float* m;        // M at (point, the group's first block, the first tile)
-  int64_t vcb;     // floats between input blocks in V
-  int64_t mob;     // floats between output blocks in M
-  int64_t cbs;     // input blocks
-};
-using GemmFn = void (*)(const GemmArgs&);
-
-// The output transform of one output block for the nt tiles of a unit.
-struct OutArgs {
-  const float* m;     // M at (point 0, this block, tile 0)
-  int64_t mxi;        // floats between points in M
-  const float* bias;  // this block's B biases
-  const float* r;     // the residual's plane of this block, or null
-  float* y;           // the output's plane of this block
-  int64_t oh, ow, tw, t0, nt;
-  Finish fin;
-  const Activation* act;
-};
-using OutFn = void (*)(const OutArgs&);
-
 #if MINIRT_VMATH_X86
 
-MINIRT_AVX512_WARNINGS_OFF
-
-#define MINIRT_WINO_INLINE __attribute__((always_inline)) inline
-
-// The vector operations of each ISA, under the names the kernels use.
-struct Avx512 {
-  using V = __m512;
-  static constexpr int B = 16;
-  MINIRT_TARGET_AVX512 static MINIRT_WINO_INLINE V load(const float* p) { return _mm512_loadu_ps(p); }
-  MINIRT_TARGET_AVX512 static MINIRT_WINO_INLINE V load_aligned(const float* p) { return _mm512_load_ps(p); }
-  MINIRT_TARGET_AVX512 static MINIRT_WINO_INLINE void store(float* p, V v) { _mm512_storeu_ps(p, v); }
-  MINIRT_TARGET_AVX512 static MINIRT_WINO_INLINE V set1(float f) { return _mm512_set1_ps(f); }
-  MINIRT_TARGET_AVX512 static MINIRT_WINO_INLINE V zero() { return _mm512_setzero_ps(); }
-  MINIRT_TARGET_AVX512 static MINIRT_WINO_INLINE V add(V a, V b) { return _mm512_add_ps(a, b); }
-  MINIRT_TARGET_AVX512 static MINIRT_WINO_INLINE V sub(V a, V b) { return _mm512_sub_ps(a, b); }
-  // k * a + c
-  MINIRT_TARGET_AVX512 static MINIRT_WINO_INLINE V fma(float k, V a, V c) {
-    return _mm512_fmadd_ps(_mm512_set1_ps(k), a, c);
-  }
-  MINIRT_TARGET_AVX512 static MINIRT_WINO_INLINE V fmav(V a, V b, V c) { return _mm512_fmadd_ps(a, b, c); }
-  MINIRT_TARGET_AVX512 static MINIRT_WINO_INLINE V max(V a, V b) { return _mm512_max_ps(a, b); }
-  MINIRT_TARGET_AVX512 static MINIRT_WINO_INLINE V min(V a, V b) { return _mm512_min_ps(a, b); }
-};
-
-struct Avx2 {
-  using V = __m256;
-  static constexpr int B = 8;
-  MINIRT_TARGET_AVX2 static MINIRT_WINO_INLINE V load(const float* p) { return _mm256_loadu_ps(p); }
-  MINIRT_TARGET_AVX2 static MINIRT_WINO_INLINE V load_aligned(const float* p) { return _mm256_load_ps(p); }
-  MINIRT_TARGET_AVX2 static MINIRT_WINO_INLINE void store(float* p, V v) { _mm256_storeu_ps(p, v); }
-  MINIRT_TARGET_AVX2 static MINIRT_WINO_INLINE V set1(float f) { return _mm256_set1_ps(f); }
-  MINIRT_TARGET_AVX2 static MINIRT_WINO_INLINE V zero() { return _mm256_setzero_ps(); }
-  MINIRT_TARGET_AVX2 static MINIRT_WINO_INLINE V add(V a, V b) { return _mm256_add_ps(a, b); }
-  MINIRT_TARGET_AVX2 static MINIRT_WINO_INLINE V sub(V a, V b) { return _mm256_sub_ps(a, b); }
-  MINIRT_TARGET_AVX2 static MINIRT_WINO_INLINE V fma(float k, V a, V c) {
-    return _mm256_fmadd_ps(_mm256_set1_ps(k), a, c);
-  }
-  MINIRT_TARGET_AVX2 static MINIRT_WINO_INLINE V fmav(V a, V b, V c) { return _mm256_fmadd_ps(a, b, c); }
-  MINIRT_TARGET_AVX2 static MINIRT_WINO_INLINE V max(V a, V b) { return _mm256_max_ps(a, b); }
-  MINIRT_TARGET_AVX2 static MINIRT_WINO_INLINE V min(V a, V b) { return _mm256_min_ps(a, b); }
-};
-
-// ---------------------------------------------------------------- AVX-512
-
-// B^T along one axis: o[i] = sum_r B^T[i][r] d[r].
-template <int M>
-MINIRT_TARGET_AVX512 MINIRT_WINO_INLINE void bt_avx512(const Avx512::V (&d)[M + 2], Avx512::V (&o)[M + 2]) {
-  using I = Avx512;
-  if constexpr (M == 2) {
-    o[0] = I::sub(d[0], d[2]);
-    o[1] = I::add(d[1], d[2]);
-    o[2] = I::sub(d[2], d[1]);
-    o[3] = I::sub(d[1], d[3]);
-  } else {
-    const I::V s = I::sub(d[3], d[1]), t = I::sub(d[4], d[2]);
-    o[0] = I::fma(1.5f, s, I::fma(-2.0f, d[2], I::add(d[0], d[4])));
-    o[1] = I::fma(2.5f, d[3], I::fma(0.5f, d[2], I::sub(d[4], d[1])));
-    o[2] = I::fma(0.5f, d[3], I::fma(-2.5f, d[2], I::add(d[4], d[1])));
-    o[3] = I::fma(2.0f, s, t);
-    o[4] = I::fma(-0.5f, s, t);
-    o[5] = I::fma(1.5f, t, I::fma(-2.0f, d[3], I::add(d[5], d[1])));
-  }
-}
-
-// A^T along one axis: o[i] = sum_r A^T[i][r] d[r].
-template <int M>
-MINIRT_TARGET_AVX512 MINIRT_WINO_INLINE void at_avx512(const Avx512::V (&d)[M + 2], Avx512::V (&o)[M]) {
-  using I = Avx512;
-  if constexpr (M == 2) {
-    o[0] = I::add(I::add(d[0], d[1]), d[2]);
-    o[1] = I::sub(I::sub(d[1], d[2]), d[3]);
-  } else {
-    const I::V a = I::add(d[1], d[2]), b = I::sub(d[1], d[2]);
-    o[0] = I::add(I::add(d[0], a), I::add(d[3], d[4]));
-    o[1] = I::fma(-2.0f, d[4], I::fma(0.5f, d[3], b));
-    o[2] = I::fma(4.0f, d[4], I::fma(0.25f, d[3], a));
-    o[3] = I::add(I::fma(-8.0f, d[4], I::fma(0.125f, d[3], b)), d[5]);
-  }
-}
-
-template <int M>
-MINIRT_TARGET_AVX512 void input_avx512(const InArgs& args) {
-  using I = Avx512;
-  using V = I::V;
-  constexpr int B = I::B, A = M + 2;
-  const InArgs a = args;  // a copy the stores cannot alias: fields stay in registers
-  alignas(64) float patch[A * A * B];
-  const int64_t vxi = a.cbs * a.nt * B, plane = a.h * a.w * B;
-  for (int64_t p = 0; p < a.nt; ++p) {
-    const int64_t t = a.t0 + p, iy = t / a.tw * M - a.ph, ix = t % a.tw * M - a.pw;
-    const bool inside = iy >= 0 && ix >= 0 && iy + A <= a.h && ix + A <= a.w;
-    // A patch over the edge: the part inside the plane [r0, r1) x [s0, s1)
-    // is copied into a patch whose rest is zero (the same for every block).
-    const int64_t r0 = std::max<int64_t>(0, -iy), r1 = std::min<int64_t>(A, a.h - iy);
-    const int64_t s0 = std::max<int64_t>(0, -ix), s1 = std::min<int64_t>(A, a.w - ix);
-    if (!inside)
-      for (int e = 0; e < A * A; ++e) I::store(patch + e * B, I::zero());
-    for (int64_t cb = 0; cb < a.cbs; ++cb) {
-      const float* xc = a.x + cb * plane;
-      const float* src = patch;
-      int64_t rs = A * B;
-      if (inside) {
-        src = xc + (iy * a.w + ix) * B;
-        rs = a.w * B;
-      } else {
-        for (int64_t r = r0; r < r1; ++r)
-          for (int64_t c = s0; c < s1; ++c)
-            I::store(patch + (r * A + c) * B, I::load(xc + ((iy + r) * a.w + ix + c) * B));
-      }
-      // Opaque to the loop optimizer: else it keeps one pointer per load and
-      // per store across the tiles (72), which spill.
-      asm("" : "+r"(src), "+r"(rs));
-      V tr[A][A];
-#pragma GCC unroll 6
-      for (int c = 0; c < A; ++c) {
-        V d[A], o[A];
-#pragma GCC unroll 6
-        for (int r = 0; r < A; ++r) d[r] = I::load(src + r * rs + c * B);
-        bt_avx512<M>(d, o);
-#pragma GCC unroll 6
-        for (int r = 0; r < A; ++r) tr[r][c] = o[r];
-      }
-      float* q = a.v + cb * a.nt * B + p * B;  // point (i, k) at q + (i * A + k) * vxi
-      asm("" : "+r"(q));
-#pragma GCC unroll 6
-      for (int i = 0; i < A; ++i) {
-        V o[A];
-        bt_avx512<M>(tr[i], o);
-#pragma GCC unroll 6
-        for (int k = 0; k < A; ++k, q += vxi) I::store(q, o[k]);
-      }
-    }
-  }
-}
-
-template <int UR, int NB>
-MINIRT_TARGET_AVX512 MINIRT_WINO_INLINE void fma_block_avx512(const float* v, const float* u,
-                                                              Avx512::V (&acc)[UR][NB]) {
-  using I = Avx512;
-  constexpr int B = I::B;
-#pragma GCC unroll 4
-  for (int l = 0; l < B; ++l) {
-    I::V w[NB];
-#pragma GCC unroll 4
-    for (int o = 0; o < NB; ++o) {
-      w[o] = I::load_aligned(u + (l * NB + o) * B);
-      asm("" : "+v"(w[o]));  // in a register: the compiler would fold the load into each of UR FMAs
-    }
-#pragma GCC unroll 12
-    for (int p = 0; p < UR; ++p) {
-      const I::V xv = I::set1(v[p * B + l]);
-#pragma GCC unroll 4
-      for (int o = 0; o < NB; ++o) acc[p][o] = I::fmav(xv, w[o], acc[p][o]);
-    }
-  }
-}
-
-template <int UR, int NB>
-MINIRT_TARGET_AVX512 void gemm_avx512(const GemmArgs& args) {
-  using I = Avx512;
-  constexpr int B = I::B;
-  const GemmArgs a = args;
-  I::V acc[UR][NB];
-#pragma GCC unroll 12
-  for (int p = 0; p < UR; ++p)
-#pragma GCC unroll 4
-    for (int o = 0; o < NB; ++o) acc[p][o] = I::zero();
-  const float* v = a.v;
-  const float* u = a.u;
-  for (int64_t cb = 0; cb < a.cbs; ++cb, v += a.vcb, u += B * NB * B) fma_block_avx512<UR, NB>(v, u, acc);
-#pragma GCC unroll 12
-  for (int p = 0; p < UR; ++p)
-#pragma GCC unroll 4
-    for (int o = 0; o < NB; ++o) I::store(a.m + o * a.mob + p * B, acc[p][o]);
-}
-
-// The activation over n pixels B floats apart, in place; the kind chosen
-// once, its math inlined in the loop (the common ones).
-template <ActKind K>
-MINIRT_TARGET_AVX512 inline void act_kind_run_avx512(float* y, int n, const Activation& act) {
-  for (int p = 0; p < n; ++p) _mm512_storeu_ps(y + p * 16, act_kind_avx512<K>(_mm512_loadu_ps(y + p * 16), act));
-}
-
-MINIRT_TARGET_AVX512 __attribute__((noinline)) void act_run_avx512(float* y, int n, const Activation& act) {
-  switch (act.kind) {
-    case ActKind::kSilu:
-      return act_kind_run_avx512<ActKind::kSilu>(y, n, act);
-    case ActKind::kSigmoid:
-      return act_kind_run_avx512<ActKind::kSigmoid>(y, n, act);
-    case ActKind::kHardSwish:
-      return act_kind_run_avx512<ActKind::kHardSwish>(y, n, act);
-    case ActKind::kLeakyRelu:
-      return act_kind_run_avx512<ActKind::kLeakyRelu>(y, n, act);
-    case ActKind::kTanh:
-      return act_kind_run_avx512<ActKind::kTanh>(y, n, act);
-    default:
-      for (int p = 0; p < n; ++p) _mm512_storeu_ps(y + p * 16, act_avx512(_mm512_loadu_ps(y + p * 16), act));
-  }
-}
-
-template <int M>
-MINIRT_TARGET_AVX512 void output_avx512(const OutArgs& args) {
-  using I = Avx512;
-  using V = I::V;
-  constexpr int B = I::B, A = M + 2;
-  const OutArgs a = args;
-  const V bias = I::load(a.bias), lo = I::set1(a.fin.lo), hi = I::set1(a.fin.hi);
-  for (int64_t p = 0; p < a.nt; ++p) {
-    const int64_t t = a.t0 + p, oy = t / a.tw * M, ox = t % a.tw * M;
-    const int nu = static_cast<int>(std::min<int64_t>(M, a.oh - oy)),
-              nv = static_cast<int>(std::min<int64_t>(M, a.ow - ox));
-    const float* mp = a.m + p * B;
-    int64_t mxi = a.mxi;
-    asm("" : "+r"(mp), "+r"(mxi));  // opaque to the loop optimizer, as in the input transform
-    V tr[M][A];
-#pragma GCC unroll 6
-    for (int k = 0; k < A; ++k) {
-      V d[A], o[M];
-#pragma GCC unroll 6
-      for (int i = 0; i < A; ++i) d[i] = I::load(mp + (i * A + k) * mxi);
-      at_avx512<M>(d, o);
-#pragma GCC unroll 4
-      for (int u = 0; u < M; ++u) tr[u][k] = o[u];
-    }
-    float* yt = a.y + (oy * a.ow + ox) * B;
-    const float* rt = a.r ? a.r + (oy * a.ow + ox) * B : nullptr;
-#pragma GCC unroll 4
-    for (int u = 0; u < M; ++u) {
-      if (u >= nu) break;
-      V o[M];
-      at_avx512<M>(tr[u], o);
-#pragma GCC unroll 4
-      for (int v = 0; v < M; ++v) {
-        if (v >= nv) break;
-        V s = I::add(o[v], bias);
-        if (rt) s = I::add(s, I::load(rt + (u * a.ow + v) * B));
-        s = a.fin.nan_to_lo ? I::max(s, lo) : I::max(lo, s);
-        I::store(yt + (u * a.ow + v) * B, I::min(hi, s));
-      }
-      if (a.fin.after) act_run_avx512(yt + u * a.ow * B, nv, *a.act);
-    }
-  }
-}
-
-// ---------------------------------------------------------------- AVX2 (the same text as AVX-512's)
-
-template <int M>
-MINIRT_TARGET_AVX2 MINIRT_WINO_INLINE void bt_avx2(const Avx2::V (&d)[M + 2], Avx2::V (&o)[M + 2]) {
-  using I = Avx2;
-  if constexpr (M == 2) {
-    o[0] = I::sub(d[0], d[2]);
-    o[1] = I::add(d[1], d[2]);
-    o[2] = I::sub(d[2], d[1]);
-    o[3] = I::sub(d[1], d[3]);
-  } else {
-    const I::V s = I::sub(d[3], d[1]), t = I::sub(d[4], d[2]);
-    o[0] = I::fma(1.5f, s, I::fma(-2.0f, d[2], I::add(d[0], d[4])));
-    o[1] = I::fma(2.5f, d[3], I::fma(0.5f, d[2], I::sub(d[4], d[1])));
-    o[2] = I::fma(0.5f, d[3], I::fma(-2.5f, d[2], I::add(d[4], d[1])));
-    o[3] = I::fma(2.0f, s, t);
-    o[4] = I::fma(-0.5f, s, t);
-    o[5] = I::fma(1.5f, t, I::fma(-2.0f, d[3], I::add(d[5], d[1])));
-  }
-}
-
-template <int M>
-MINIRT_TARGET_AVX2 MINIRT_WINO_INLINE void at_avx2(const Avx2::V (&d)[M + 2], Avx2::V (&o)[M]) {
-  using I = Avx2;
-  if constexpr (M == 2) {
-    o[0] = I::add(I::add(d[0], d[1]), d[2]);
-    o[1] = I::sub(I::sub(d[1], d[2]), d[3]);
-  } else {
-    const I::V a = I::add(d[1], d[2]), b = I::sub(d[1], d[2]);
-    o[0] = I::add(I::add(d[0], a), I::add(d[3], d[4]));
-    o[1] = I::fma(-2.0f, d[4], I::fma(0.5f, d[3], b));
-    o[2] = I::fma(4.0f, d[4], I::fma(0.25f, d[3], a));
-    o[3] = I::add(I::fma(-8.0f, d[4], I::fma(0.125f, d[3], b)), d[5]);
-  }
-}
-
-template <int M>
-MINIRT_TARGET_AVX2 void input_avx2(const InArgs& args) {
-  using I = Avx2;
-  using V = I::V;
-  constexpr int B = I::B, A = M + 2;
-  const InArgs a = args;  // a copy the stores cannot alias: fields stay in registers
-  alignas(64) float patch[A * A * B];
-  const int64_t vxi = a.cbs * a.nt * B, plane = a.h * a.w * B;
-  for (int64_t p = 0; p < a.nt; ++p) {
-    const int64_t t = a.t0 + p, iy = t / a.tw * M - a.ph, ix = t % a.tw * M - a.pw;
-    const bool inside = iy >= 0 && ix >= 0 && iy + A <= a.h && ix + A <= a.w;
-    // A patch over the edge: the part inside the plane [r0, r1) x [s0, s1)
-    // is copied into a patch whose rest is zero (the same for every block).
-    const int64_t r0 = std::max<int64_t>(0, -iy), r1 = std::min<int64_t>(A, a.h - iy);
-    const int64_t s0 = std::max<int64_t>(0, -ix), s1 = std::min<int64_t>(A, a.w - ix);
-    if (!inside)
-      for (int e = 0; e < A * A; ++e) I::store(patch + e * B, I::zero());
-    for (int64_t cb = 0; cb < a.cbs; ++cb) {
-      const float* xc = a.x + cb * plane;
-      const float* src = patch;
-      int64_t rs = A * B;
-      if (inside) {
-        src = xc + (iy * a.w + ix) * B;
-        rs = a.w * B;
-      } else {
-        for (int64_t r = r0; r < r1; ++r)
-          for (int64_t c = s0; c < s1; ++c)
-            I::store(patch + (r * A + c) * B, I::load(xc + ((iy + r) * a.w + ix + c) * B));
-      }
-      // Opaque to the loop optimizer: else it keeps one pointer per load and
-      // per store across the tiles (72), which spill.
-      asm("" : "+r"(src), "+r"(rs));
-      V tr[A][A];
-#pragma GCC unroll 6
-      for (int c = 0; c < A; ++c) {
-        V d[A], o[A];
-#pragma GCC unroll 6
-        for (int r = 0; r < A; ++r) d[r] = I::load(src + r * rs + c * B);
-        bt_avx2<M>(d, o);
-#pragma GCC unroll 6
-        for (int r = 0; r < A; ++r) tr[r][c] = o[r];
-      }
-      float* q = a.v + cb * a.nt * B + p * B;  // point (i, k) at q + (i * A + k) * vxi
-      asm("" : "+r"(q));
-#pragma GCC unroll 6
-      for (int i = 0; i < A; ++i) {
-        V o[A];
-        bt_avx2<M>(tr[i], o);
-#pragma GCC unroll 6
-        for (int k = 0; k < A; ++k, q += vxi) I::store(q, o[k]);
-      }
-    }
-  }
-}
-
-template <int UR, int NB>
-MINIRT_TARGET_AVX2 MINIRT_WINO_INLINE void fma_block_avx2(const float* v, const float* u, Avx2::V (&acc)[UR][NB]) {
-  using I = Avx2;
-  constexpr int B = I::B;
-#pragma GCC unroll 4
-  for (int l = 0; l < B; ++l) {
-    I::V w[NB];
-#pragma GCC unroll 4
-    for (int o = 0; o < NB; ++o) {
-      w[o] = I::load_aligned(u + (l * NB + o) * B);
-      asm("" : "+v"(w[o]));  // in a register: the compiler would fold the load into each of UR FMAs
-    }
-#pragma GCC unroll 12
-    for (int p = 0; p < UR; ++p) {
-      const I::V xv = I::set1(v[p * B + l]);
-#pragma GCC unroll 4
-      for (int o = 0; o < NB; ++o) acc[p][o] = I::fmav(xv, w[o], acc[p][o]);
-    }
-  }
-}
-
-template <int UR, int NB>
-MINIRT_TARGET_AVX2 void gemm_avx2(const GemmArgs& args) {
-  using I = Avx2;
-  constexpr int B = I::B;
-  const GemmArgs a = args;
-  I::V acc[UR][NB];
-#pragma GCC unroll 12
-  for (int p = 0; p < UR; ++p)
-#pragma GCC unroll 4
-    for (int o = 0; o < NB; ++o) acc[p][o] = I::zero();
-  const float* v = a.v;
-  const float* u = a.u;
-  for (int64_t cb = 0; cb < a.cbs; ++cb, v += a.vcb, u += B * NB * B) fma_block_avx2<UR, NB>(v, u, acc);
-#pragma GCC unroll 12
-  for (int p = 0; p < UR; ++p)
-#pragma GCC unroll 4
-    for (int o = 0; o < NB; ++o) I::store(a.m + o * a.mob + p * B, acc[p][o]);
-}
-
-template <ActKind K>
-MINIRT_TARGET_AVX2 inline void act_kind_run_avx2(float* y, int n, const Activation& act) {
-  for (int p = 0; p < n; ++p) _mm256_storeu_ps(y + p * 8, act_kind_avx2<K>(_mm256_loadu_ps(y + p * 8), act));
-}
-
-MINIRT_TARGET_AVX2 __attribute__((noinline)) void act_run_avx2(float* y, int n, const Activation& act) {
-  switch (act.kind) {
-    case ActKind::kSilu:
-      return act_kind_run_avx2<ActKind::kSilu>(y, n, act);
-    case ActKind::kSigmoid:
-      return act_kind_run_avx2<ActKind::kSigmoid>(y, n, act);
-    case ActKind::kHardSwish:
-      return act_kind_run_avx2<ActKind::kHardSwish>(y, n, act);
-    case ActKind::kLeakyRelu:
-      return act_kind_run_avx2<ActKind::kLeakyRelu>(y, n, act);
-    case ActKind::kTanh:
-      return act_kind_run_avx2<ActKind::kTanh>(y, n, act);
-    default:
-      for (int p = 0; p < n; ++p) _mm256_storeu_ps(y + p * 8, act_avx2(_mm256_loadu_ps(y + p * 8), act));
-  }
-}
-
-template <int M>
-MINIRT_TARGET_AVX2 void output_avx2(const OutArgs& args) {
-  using I = Avx2;
-  using V = I::V;
-  constexpr int B = I::B, A = M + 2;
-  const OutArgs a = args;
-  const V bias = I::load(a.bias), lo = I::set1(a.fin.lo), hi = I::set1(a.fin.hi);
-  for (int64_t p = 0; p < a.nt; ++p) {
-    const int64_t t = a.t0 + p, oy = t / a.tw * M, ox = t % a.tw * M;
-    const int nu = static_cast<int>(std::min<int64_t>(M, a.oh - oy)),
-              nv = static_cast<int>(std::min<int64_t>(M, a.ow - ox));
-    const float* mp = a.m + p * B;
-    int64_t mxi = a.mxi;
-    asm("" : "+r"(mp), "+r"(mxi));  // opaque to the loop optimizer, as in the input transform
-    V tr[M][A];
-#pragma GCC unroll 6
-    for (int k = 0; k < A; ++k) {
-      V d[A], o[M];
-#pragma GCC unroll 6
-      for (int i = 0; i < A; ++i) d[i] = I::load(mp + (i * A + k) * mxi);
-      at_avx2<M>(d, o);
-#pragma GCC unroll 4
-      for (int u = 0; u < M; ++u) tr[u][k] = o[u];
-    }
-    float* yt = a.y + (oy * a.ow + ox) * B;
-    const float* rt = a.r ? a.r + (oy * a.ow + ox) * B : nullptr;
-#pragma GCC unroll 4
-    for (int u = 0; u < M; ++u) {
-      if (u >= nu) break;
-      V o[M];
-      at_avx2<M>(tr[u], o);
-#pragma GCC unroll 4
-      for (int v = 0; v < M; ++v) {
-        if (v >= nv) break;
-        V s = I::add(o[v], bias);
-        if (rt) s = I::add(s, I::load(rt + (u * a.ow + v) * B));
-        s = a.fin.nan_to_lo ? I::max(s, lo) : I::max(lo, s);
-        I::store(yt + (u * a.ow + v) * B, I::min(hi, s));
-      }
-      if (a.fin.after) act_run_avx2(yt + u * a.ow * B, nv, *a.act);
-    }
-  }
-}
-
-#undef MINIRT_WINO_INLINE
-
-// Kernel tables.
-using GemmRow = std::array<GemmFn, kMaxUr>;
-template <int NB, int... U>
-constexpr GemmRow gemm_row512(std::integer_sequence<int, U...>) {
-  return {{&gemm_avx512<U + 1, NB>...}};
-}
-template <int NB, int... U>
-constexpr GemmRow gemm_row256(std::integer_sequence<int, U...>) {
-  return {{&gemm_avx2<U + 1, NB>...}};
-}
-constexpr std::array<GemmRow, kMaxNb512> kGemm512 = {{gemm_row512<1>(std::make_integer_sequence<int, kUr512[0]>()),
-                                                      gemm_row512<2>(std::make_integer_sequence<int, kUr512[1]>()),
-                                                      gemm_row512<3>(std::make_integer_sequence<int, kUr512[2]>()),
-                                                      gemm_row512<4>(std::make_integer_sequence<int, kUr512[3]>())}};
-constexpr std::array<GemmRow, kMaxNb512> kGemm256 = {{gemm_row256<1>(std::make_integer_sequence<int, kUr256[0]>()),
-                                                      gemm_row256<2>(std::make_integer_sequence<int, kUr256[1]>()),
-                                                      gemm_row256<3>(std::make_integer_sequence<int, kUr256[2]>()),
-                                                      GemmRow{}}};
-
+// The ISA's kernels (nchwc_winograd_avx512.cpp, nchwc_winograd_avx2.cpp) for F(m x m).
 struct Kernels {
   InFn in;
   OutFn out;
-  const std::array<GemmRow, kMaxNb512>* gemm;
+  const GemmFn (*gemm)[kMaxUr];
 };
 
 Kernels kernels_of(SgemmIsa isa, int m) {
-  if (isa == SgemmIsa::kAvx512)
-    return m == 2 ? Kernels{&input_avx512<2>, &output_avx512<2>, &kGemm512}
-                  : Kernels{&input_avx512<4>, &output_avx512<4>, &kGemm512};
-  return m == 2 ? Kernels{&input_avx2<2>, &output_avx2<2>, &kGemm256}
-                : Kernels{&input_avx2<4>, &output_avx2<4>, &kGemm256};
+  const winograd_tiles::Kernels& k =
+      isa == SgemmIsa::kAvx512 ? nchwc_winograd_kernels_avx512() : nchwc_winograd_kernels_avx2();
+  const int i = m == 2 ? 0 : 1;
+  return Kernels{k.in[i], k.out[i], k.gemm};
 }
-
-MINIRT_AVX512_WARNINGS_ON
 
 #endif  // MINIRT_VMATH_X86
 
@@ -822,7 +319,7 @@ void NchwcWinogradConv::unit(const float* x, const float* r, float* y, int64_t c
         winograd_bf16_gemm_avx512bf16(bg);
         continue;
       }
-      const GemmFn* fns = (*k.gemm)[g.nb - 1].data();
+      const GemmFn* fns = k.gemm[g.nb - 1];
       const int64_t parts = ceil_div(nt, static_cast<int64_t>(ur));
       for (int64_t j = 0; j < parts; ++j) {
         const int64_t p0 = nt * j / parts, p1 = nt * (j + 1) / parts;

@@ -53,8 +53,8 @@ void scale_avx2(float* dst, const float* h0, float a, int64_t n) {
   for (; i < n; ++i) dst[i] = a * h0[i];
 }
 
-void hblend_avx2(float* dst, const float* src, const int64_t* i0, const int64_t* i1, const float* w0,
-                                    const float* w1, int64_t npix, int64_t lanes) {
+void hblend_avx2(float* dst, const float* src, const int64_t* i0, const int64_t* i1, const float* w0, const float* w1,
+                 int64_t npix, int64_t lanes) {
   if (lanes == 8 || lanes == 16) {
     for (int64_t o = 0; o < npix; ++o) {
       __m256 a = _mm256_set1_ps(w0[o]), b = _mm256_set1_ps(w1[o]);

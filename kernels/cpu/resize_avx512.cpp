@@ -60,8 +60,8 @@ void scale_avx512(float* dst, const float* h0, float a, int64_t n) {
   }
 }
 
-void hblend_avx512(float* dst, const float* src, const int64_t* i0, const int64_t* i1,
-                                        const float* w0, const float* w1, int64_t npix, int64_t lanes) {
+void hblend_avx512(float* dst, const float* src, const int64_t* i0, const int64_t* i1, const float* w0, const float* w1,
+                   int64_t npix, int64_t lanes) {
   if (lanes == 16) {
     for (int64_t o = 0; o < npix; ++o)
       _mm512_storeu_ps(dst + o * 16,

@@ -20,7 +20,7 @@ inline void scale_generic(float* dst, const float* h0, float a, int64_t n) {
   for (int64_t i = 0; i < n; ++i) dst[i] = a * h0[i];
 }
 inline void hblend_generic(float* dst, const float* src, const int64_t* i0, const int64_t* i1, const float* w0,
-                    const float* w1, int64_t npix, int64_t lanes) {
+                           const float* w1, int64_t npix, int64_t lanes) {
   for (int64_t o = 0; o < npix; ++o) {
     const float* s0 = src + i0[o] * lanes;
     const float* s1 = src + i1[o] * lanes;
