@@ -28,9 +28,7 @@ struct Avx2 {
   static V zero() { return _mm256_setzero_ps(); }
   static V add(V a, V b) { return _mm256_add_ps(a, b); }
   static V sub(V a, V b) { return _mm256_sub_ps(a, b); }
-  static V fma(float k, V a, V c) {
-    return _mm256_fmadd_ps(_mm256_set1_ps(k), a, c);
-  }
+  static V fma(float k, V a, V c) { return _mm256_fmadd_ps(_mm256_set1_ps(k), a, c); }
   static V fmav(V a, V b, V c) { return _mm256_fmadd_ps(a, b, c); }
   static V max(V a, V b) { return _mm256_max_ps(a, b); }
   static V min(V a, V b) { return _mm256_min_ps(a, b); }
@@ -41,7 +39,8 @@ struct Avx2 {
   }
 };
 
-constexpr winograd_tiles::Kernels kKernels = WinogradTiles<Avx2>::kernels<winograd_tiles::kUr256[0], winograd_tiles::kUr256[1], winograd_tiles::kUr256[2]>();
+constexpr winograd_tiles::Kernels kKernels =
+    WinogradTiles<Avx2>::kernels<winograd_tiles::kUr256[0], winograd_tiles::kUr256[1], winograd_tiles::kUr256[2]>();
 
 }  // namespace
 

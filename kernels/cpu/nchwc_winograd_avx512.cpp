@@ -35,9 +35,7 @@ struct Avx512 {
   static V add(V a, V b) { return _mm512_add_ps(a, b); }
   static V sub(V a, V b) { return _mm512_sub_ps(a, b); }
   // k * a + c
-  static V fma(float k, V a, V c) {
-    return _mm512_fmadd_ps(_mm512_set1_ps(k), a, c);
-  }
+  static V fma(float k, V a, V c) { return _mm512_fmadd_ps(_mm512_set1_ps(k), a, c); }
   static V fmav(V a, V b, V c) { return _mm512_fmadd_ps(a, b, c); }
   static V max(V a, V b) { return _mm512_max_ps(a, b); }
   static V min(V a, V b) { return _mm512_min_ps(a, b); }
@@ -48,8 +46,9 @@ struct Avx512 {
   }
 };
 
-constexpr winograd_tiles::Kernels kKernels = WinogradTiles<Avx512>::kernels<winograd_tiles::kUr512[0], winograd_tiles::kUr512[1], winograd_tiles::kUr512[2],
-                                                                                  winograd_tiles::kUr512[3]>();
+constexpr winograd_tiles::Kernels kKernels =
+    WinogradTiles<Avx512>::kernels<winograd_tiles::kUr512[0], winograd_tiles::kUr512[1], winograd_tiles::kUr512[2],
+                                   winograd_tiles::kUr512[3]>();
 
 }  // namespace
 

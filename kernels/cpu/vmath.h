@@ -147,7 +147,7 @@ void apply_activation(const Activation& act, const float* x, float* y, int64_t n
 // and Sign are exact (bit-identical to the std:: functions); the others have
 // the error bounds above.
 enum class MathFn : uint8_t { kExp, kExpm1, kLog, kLog1p, kErf, kSqrt, kAbs, kNeg, kReciprocal, kFloor, kCeil, kSign };
-// The last MathFn + 1: it sizes vmath.cpp's per-function tables. Every
+// The last MathFn + 1: it sizes the per-function tables (vmath_isa.h, VmathArrays; vmath.cpp). Every
 // MathFn has a name (math_fn_name's switch has no default, so -Wswitch asks
 // for one), and Vmath.MathFnCountCoversEveryNamedFunction fails when a
 // function past the count has one: appending a MathFn without moving this
@@ -551,7 +551,7 @@ MINIRT_TARGET_AVX512 __attribute__((always_inline)) MINIRT_VMATH_INLINE __m512 l
 }
 
 // A quantized SiLU as a table of the codes of the grid before it
-// (vmath.cpp): entry i is what the steps it replaces compute from v =
+// (vmath_avx512.cpp): entry i is what the steps it replaces compute from v =
 // grid.alpha * k, k = min(grid.beta + i, grid.gamma): w = v *
 // gate(sigmoid(v)), then gate_out(w), act(.) and post(.) where given (null: none),
 // each grid by act_kind_avx512<kQuantGrid>, so a kernel that looks its
@@ -627,7 +627,7 @@ MINIRT_TARGET_AVX512 MINIRT_VMATH_INLINE __m512 act_kind_avx512(__m512 x, const 
   }
 }
 
-// Out of line (vmath.cpp): every activation but None, Relu, LeakyRelu,
+// Out of line (vmath_avx512.cpp, vmath_avx2.cpp): every activation but None, Relu, LeakyRelu,
 // Clip and QuantGrid (a quantized model's every convolution ends in it); a
 // call is small next to an exp or a log, and keeps each tile kernel's
 // epilogue short.

@@ -31,7 +31,7 @@ struct WinogradTiles {
   // B^T along one axis: o[i] = sum_r B^T[i][r] d[r].
   template <int M>
   __attribute__((always_inline)) static inline void bt(const V (&d)[M + 2], V (&o)[M + 2]) {
-      if constexpr (M == 2) {
+    if constexpr (M == 2) {
       o[0] = W::sub(d[0], d[2]);
       o[1] = W::add(d[1], d[2]);
       o[2] = W::sub(d[2], d[1]);
@@ -50,7 +50,7 @@ struct WinogradTiles {
   // A^T along one axis: o[i] = sum_r A^T[i][r] d[r].
   template <int M>
   __attribute__((always_inline)) static inline void at(const V (&d)[M + 2], V (&o)[M]) {
-      if constexpr (M == 2) {
+    if constexpr (M == 2) {
       o[0] = W::add(W::add(d[0], d[1]), d[2]);
       o[1] = W::sub(W::sub(d[1], d[2]), d[3]);
     } else {
@@ -64,7 +64,7 @@ struct WinogradTiles {
 
   template <int M>
   static void input(const InArgs& args) {
-      constexpr int A = M + 2;
+    constexpr int A = M + 2;
     const InArgs a = args;  // a copy the stores cannot alias: fields stay in registers
     alignas(64) float patch[A * A * B];
     const int64_t vxi = a.cbs * a.nt * B, plane = a.h * a.w * B;
@@ -93,22 +93,22 @@ struct WinogradTiles {
         // per store across the tiles (72), which spill.
         asm("" : "+r"(src), "+r"(rs));
         V tr[A][A];
-  #pragma GCC unroll 6
+#pragma GCC unroll 6
         for (int c = 0; c < A; ++c) {
           V d[A], o[A];
-  #pragma GCC unroll 6
+#pragma GCC unroll 6
           for (int r = 0; r < A; ++r) d[r] = W::load(src + r * rs + c * B);
           bt<M>(d, o);
-  #pragma GCC unroll 6
+#pragma GCC unroll 6
           for (int r = 0; r < A; ++r) tr[r][c] = o[r];
         }
         float* q = a.v + cb * a.nt * B + p * B;  // point (i, k) at q + (i * A + k) * vxi
         asm("" : "+r"(q));
-  #pragma GCC unroll 6
+#pragma GCC unroll 6
         for (int i = 0; i < A; ++i) {
           V o[A];
           bt<M>(tr[i], o);
-  #pragma GCC unroll 6
+#pragma GCC unroll 6
           for (int k = 0; k < A; ++k, q += vxi) W::store(q, o[k]);
         }
       }
@@ -116,20 +116,19 @@ struct WinogradTiles {
   }
 
   template <int UR, int NB>
-  __attribute__((always_inline)) static inline void fma_block(const float* v, const float* u,
-                                                                V (&acc)[UR][NB]) {
-    #pragma GCC unroll 4
+  __attribute__((always_inline)) static inline void fma_block(const float* v, const float* u, V (&acc)[UR][NB]) {
+#pragma GCC unroll 4
     for (int l = 0; l < B; ++l) {
       V w[NB];
-  #pragma GCC unroll 4
+#pragma GCC unroll 4
       for (int o = 0; o < NB; ++o) {
         w[o] = W::load_aligned(u + (l * NB + o) * B);
         asm("" : "+v"(w[o]));  // in a register: the compiler would fold the load into each of UR FMAs
       }
-  #pragma GCC unroll 12
+#pragma GCC unroll 12
       for (int p = 0; p < UR; ++p) {
         const V xv = W::set1(v[p * B + l]);
-  #pragma GCC unroll 4
+#pragma GCC unroll 4
         for (int o = 0; o < NB; ++o) acc[p][o] = W::fmav(xv, w[o], acc[p][o]);
       }
     }
@@ -137,18 +136,18 @@ struct WinogradTiles {
 
   template <int UR, int NB>
   static void gemm(const GemmArgs& args) {
-      const GemmArgs a = args;
+    const GemmArgs a = args;
     V acc[UR][NB];
-  #pragma GCC unroll 12
+#pragma GCC unroll 12
     for (int p = 0; p < UR; ++p)
-  #pragma GCC unroll 4
+#pragma GCC unroll 4
       for (int o = 0; o < NB; ++o) acc[p][o] = W::zero();
     const float* v = a.v;
     const float* u = a.u;
     for (int64_t cb = 0; cb < a.cbs; ++cb, v += a.vcb, u += B * NB * B) fma_block<UR, NB>(v, u, acc);
-  #pragma GCC unroll 12
+#pragma GCC unroll 12
     for (int p = 0; p < UR; ++p)
-  #pragma GCC unroll 4
+#pragma GCC unroll 4
       for (int o = 0; o < NB; ++o) W::store(a.m + o * a.mob + p * B, acc[p][o]);
   }
 
@@ -178,34 +177,33 @@ struct WinogradTiles {
 
   template <int M>
   static void output(const OutArgs& args) {
-      constexpr int A = M + 2;
+    constexpr int A = M + 2;
     const OutArgs a = args;
     const V bias = W::load(a.bias), lo = W::set1(a.fin.lo), hi = W::set1(a.fin.hi);
     for (int64_t p = 0; p < a.nt; ++p) {
       const int64_t t = a.t0 + p, oy = t / a.tw * M, ox = t % a.tw * M;
-      const int nu = static_cast<int>(min64(M, a.oh - oy)),
-                nv = static_cast<int>(min64(M, a.ow - ox));
+      const int nu = static_cast<int>(min64(M, a.oh - oy)), nv = static_cast<int>(min64(M, a.ow - ox));
       const float* mp = a.m + p * B;
       int64_t mxi = a.mxi;
       asm("" : "+r"(mp), "+r"(mxi));  // opaque to the loop optimizer, as in the input transform
       V tr[M][A];
-  #pragma GCC unroll 6
+#pragma GCC unroll 6
       for (int k = 0; k < A; ++k) {
         V d[A], o[M];
-  #pragma GCC unroll 6
+#pragma GCC unroll 6
         for (int i = 0; i < A; ++i) d[i] = W::load(mp + (i * A + k) * mxi);
         at<M>(d, o);
-  #pragma GCC unroll 4
+#pragma GCC unroll 4
         for (int u = 0; u < M; ++u) tr[u][k] = o[u];
       }
       float* yt = a.y + (oy * a.ow + ox) * B;
       const float* rt = a.r ? a.r + (oy * a.ow + ox) * B : nullptr;
-  #pragma GCC unroll 4
+#pragma GCC unroll 4
       for (int u = 0; u < M; ++u) {
         if (u >= nu) break;
         V o[M];
         at<M>(tr[u], o);
-  #pragma GCC unroll 4
+#pragma GCC unroll 4
         for (int v = 0; v < M; ++v) {
           if (v >= nv) break;
           V s = W::add(o[v], bias);

@@ -19,7 +19,6 @@ cd "$root"
 
 still_to_move=(
   kernels/cpu/elementwise.cpp
-  kernels/cpu/vmath.cpp
 )
 pattern='\b_mm(256|512)_[a-z0-9_]+|\b__m(256|512)[dih]?\b|\b__mmask(8|16|32|64)\b|\b_tile_[a-z]+\(|__attribute__\(\(target\(|\bMINIRT_TARGET_AVX'
 
