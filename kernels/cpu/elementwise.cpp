@@ -17,6 +17,7 @@
 // (smaller for costly math), so inputs of a few thousand elements run
 // inline on the calling thread without waking the pool.
 #include "kernels/cpu/broadcast.h"
+#include "kernels/cpu/elementwise_isa.h"
 #include "kernels/cpu/registry.h"
 #include "kernels/cpu/sgemm.h"
 #include "kernels/cpu/vmath.h"
@@ -243,13 +244,7 @@ InnerFn<T> pick_inner(BinaryKind k) {
 // The same four shapes as inner_loop: a and b advancing, a advancing against
 // a repeated b, the reverse, both repeated.
 
-// Pow by one repeated exponent that a cheaper operation replaces, or kNone:
-// x^2 and x^-1 are one IEEE rounding, x^3 is computed in double and rounded
-// once to float, x^0.5 is sqrt with pow's +0 for -0 and +inf for -inf. Each
-// is correctly rounded (x^3 but for a double rounding about once in 2^29),
-// and so the same bits as std::pow wherever the result is a normal float
-// (glibc's powf is 1 ULP off on some denormal results, where these are not).
-enum class PowBy : uint8_t { kNone, kZero, kOne, kTwo, kThree, kHalf, kMinusOne };
+// The exponent a cheaper operation replaces (PowBy, elementwise_isa.h), or kNone.
 PowBy pow_by(float e) {
   if (e == 0.0f) return PowBy::kZero;
   if (e == 1.0f) return PowBy::kOne;
@@ -260,219 +255,40 @@ PowBy pow_by(float e) {
   return PowBy::kNone;
 }
 
-#if MINIRT_VMATH_X86
-
-MINIRT_AVX512_WARNINGS_OFF
-
-template <BinaryKind K>
-MINIRT_TARGET_AVX512 inline __m512 bin512(__m512 a, __m512 b) {
-  if constexpr (K == BinaryKind::kAdd)
-    return _mm512_add_ps(a, b);
-  else if constexpr (K == BinaryKind::kSub)
-    return _mm512_sub_ps(a, b);
-  else if constexpr (K == BinaryKind::kMul)
-    return _mm512_mul_ps(a, b);
-  else if constexpr (K == BinaryKind::kDiv)
-    return _mm512_div_ps(a, b);
-  else if constexpr (K == BinaryKind::kMax)
-    return _mm512_max_ps(a, b);  // a > b ? a : b
-  else if constexpr (K == BinaryKind::kMin)
-    return _mm512_min_ps(a, b);  // a < b ? a : b
-  else
-    return _mm512_mask_mul_ps(a, _mm512_cmp_ps_mask(a, _mm512_setzero_ps(), _CMP_LT_OQ), a, b);  // PRelu
-}
-
-template <BinaryKind K>
-MINIRT_TARGET_AVX512 void inner_avx512(const float* a, int64_t sa, const float* b, int64_t sb, float* y, int64_t n) {
-  if (!sa && !sb) {
-    std::fill(y, y + n, apply_binary<float>(K, *a, *b));
-    return;
-  }
-  const __m512 av = _mm512_set1_ps(*a), bv = _mm512_set1_ps(*b);
-  int64_t i = 0;
-  // Two vectors a step: the loads of one overlap the arithmetic of the other.
-  if (sa && sb) {
-    for (; i + 32 <= n; i += 32) {
-      _mm512_storeu_ps(y + i, bin512<K>(_mm512_loadu_ps(a + i), _mm512_loadu_ps(b + i)));
-      _mm512_storeu_ps(y + i + 16, bin512<K>(_mm512_loadu_ps(a + i + 16), _mm512_loadu_ps(b + i + 16)));
-    }
-  } else if (sa) {
-    for (; i + 32 <= n; i += 32) {
-      _mm512_storeu_ps(y + i, bin512<K>(_mm512_loadu_ps(a + i), bv));
-      _mm512_storeu_ps(y + i + 16, bin512<K>(_mm512_loadu_ps(a + i + 16), bv));
-    }
-  } else {
-    for (; i + 32 <= n; i += 32) {
-      _mm512_storeu_ps(y + i, bin512<K>(av, _mm512_loadu_ps(b + i)));
-      _mm512_storeu_ps(y + i + 16, bin512<K>(av, _mm512_loadu_ps(b + i + 16)));
-    }
-  }
-  for (; i < n; i += 16) {
-    __mmask16 m = n - i >= 16 ? static_cast<__mmask16>(0xffff) : static_cast<__mmask16>((1u << (n - i)) - 1);
-    // Masked-off lanes read 1s, so that no division by zero is even computed.
-    __m512 x = sa ? _mm512_mask_loadu_ps(_mm512_set1_ps(1.0f), m, a + i) : av;
-    __m512 z = sb ? _mm512_mask_loadu_ps(_mm512_set1_ps(1.0f), m, b + i) : bv;
-    _mm512_mask_storeu_ps(y + i, m, bin512<K>(x, z));
-  }
-}
-
-template <PowBy P>
-MINIRT_TARGET_AVX512 inline __m512 pow512(__m512 x) {
-  if constexpr (P == PowBy::kTwo) {
-    return _mm512_mul_ps(x, x);
-  } else if constexpr (P == PowBy::kThree) {
-    __m512d lo = _mm512_cvtps_pd(_mm512_castps512_ps256(x));
-    __m512d hi = _mm512_cvtps_pd(_mm256_castpd_ps(_mm512_extractf64x4_pd(_mm512_castps_pd(x), 1)));
-    lo = _mm512_mul_pd(_mm512_mul_pd(lo, lo), lo);
-    hi = _mm512_mul_pd(_mm512_mul_pd(hi, hi), hi);
-    // (insertf64x4 rather than insertf32x8, which is AVX-512DQ)
-    __m512d both = _mm512_insertf64x4(_mm512_castps_pd(_mm512_castps256_ps512(_mm512_cvtpd_ps(lo))),
-                                      _mm256_castps_pd(_mm512_cvtpd_ps(hi)), 1);
-    return _mm512_castpd_ps(both);
-  } else if constexpr (P == PowBy::kHalf) {
-    __m512 r = _mm512_add_ps(_mm512_sqrt_ps(x), _mm512_setzero_ps());  // sqrt(-0) + 0 = +0
-    __mmask16 ninf = _mm512_cmp_ps_mask(x, _mm512_set1_ps(-vmath_detail::kInf), _CMP_EQ_OQ);
-    return _mm512_mask_mov_ps(r, ninf, _mm512_set1_ps(vmath_detail::kInf));
-  } else {
-    return _mm512_div_ps(_mm512_set1_ps(1.0f), x);  // kMinusOne
-  }
-}
-
-template <PowBy P>
-MINIRT_TARGET_AVX512 void pow_avx512(const float* x, float* y, int64_t n) {
-  for (int64_t i = 0; i < n; i += 16) {
-    __mmask16 m = n - i >= 16 ? static_cast<__mmask16>(0xffff) : static_cast<__mmask16>((1u << (n - i)) - 1);
-    _mm512_mask_storeu_ps(y + i, m, pow512<P>(_mm512_mask_loadu_ps(_mm512_set1_ps(1.0f), m, x + i)));
-  }
-}
-
-template <BinaryKind K>
-MINIRT_TARGET_AVX2 inline __m256 bin256(__m256 a, __m256 b) {
-  if constexpr (K == BinaryKind::kAdd)
-    return _mm256_add_ps(a, b);
-  else if constexpr (K == BinaryKind::kSub)
-    return _mm256_sub_ps(a, b);
-  else if constexpr (K == BinaryKind::kMul)
-    return _mm256_mul_ps(a, b);
-  else if constexpr (K == BinaryKind::kDiv)
-    return _mm256_div_ps(a, b);
-  else if constexpr (K == BinaryKind::kMax)
-    return _mm256_max_ps(a, b);
-  else if constexpr (K == BinaryKind::kMin)
-    return _mm256_min_ps(a, b);
-  else
-    return _mm256_blendv_ps(a, _mm256_mul_ps(a, b), _mm256_cmp_ps(a, _mm256_setzero_ps(), _CMP_LT_OQ));
-}
-
-template <BinaryKind K>
-MINIRT_TARGET_AVX2 void inner_avx2(const float* a, int64_t sa, const float* b, int64_t sb, float* y, int64_t n) {
-  if (!sa && !sb) {
-    std::fill(y, y + n, apply_binary<float>(K, *a, *b));
-    return;
-  }
-  const __m256 av = _mm256_set1_ps(*a), bv = _mm256_set1_ps(*b);
-  int64_t i = 0;
-  if (sa && sb) {
-    for (; i + 16 <= n; i += 16) {
-      _mm256_storeu_ps(y + i, bin256<K>(_mm256_loadu_ps(a + i), _mm256_loadu_ps(b + i)));
-      _mm256_storeu_ps(y + i + 8, bin256<K>(_mm256_loadu_ps(a + i + 8), _mm256_loadu_ps(b + i + 8)));
-    }
-  } else if (sa) {
-    for (; i + 16 <= n; i += 16) {
-      _mm256_storeu_ps(y + i, bin256<K>(_mm256_loadu_ps(a + i), bv));
-      _mm256_storeu_ps(y + i + 8, bin256<K>(_mm256_loadu_ps(a + i + 8), bv));
-    }
-  } else {
-    for (; i + 16 <= n; i += 16) {
-      _mm256_storeu_ps(y + i, bin256<K>(av, _mm256_loadu_ps(b + i)));
-      _mm256_storeu_ps(y + i + 8, bin256<K>(av, _mm256_loadu_ps(b + i + 8)));
-    }
-  }
-  for (; i + 8 <= n; i += 8)
-    _mm256_storeu_ps(y + i, bin256<K>(sa ? _mm256_loadu_ps(a + i) : av, sb ? _mm256_loadu_ps(b + i) : bv));
-  // The tail in scalar: the same IEEE operations and comparisons.
-  for (; i < n; ++i) y[i] = apply_binary<float>(K, a[sa ? i : 0], b[sb ? i : 0]);
-}
-
-template <PowBy P>
-MINIRT_TARGET_AVX2 inline __m256 pow256(__m256 x) {
-  if constexpr (P == PowBy::kTwo) {
-    return _mm256_mul_ps(x, x);
-  } else if constexpr (P == PowBy::kThree) {
-    __m256d lo = _mm256_cvtps_pd(_mm256_castps256_ps128(x));
-    __m256d hi = _mm256_cvtps_pd(_mm256_extractf128_ps(x, 1));
-    lo = _mm256_mul_pd(_mm256_mul_pd(lo, lo), lo);
-    hi = _mm256_mul_pd(_mm256_mul_pd(hi, hi), hi);
-    return _mm256_insertf128_ps(_mm256_castps128_ps256(_mm256_cvtpd_ps(lo)), _mm256_cvtpd_ps(hi), 1);
-  } else if constexpr (P == PowBy::kHalf) {
-    __m256 r = _mm256_add_ps(_mm256_sqrt_ps(x), _mm256_setzero_ps());
-    __m256 ninf = _mm256_cmp_ps(x, _mm256_set1_ps(-vmath_detail::kInf), _CMP_EQ_OQ);
-    return _mm256_blendv_ps(r, _mm256_set1_ps(vmath_detail::kInf), ninf);
-  } else {
-    return _mm256_div_ps(_mm256_set1_ps(1.0f), x);
-  }
-}
-
-template <PowBy P>
-MINIRT_TARGET_AVX2 void pow_avx2(const float* x, float* y, int64_t n) {
-  int64_t i = 0;
-  for (; i + 8 <= n; i += 8) _mm256_storeu_ps(y + i, pow256<P>(_mm256_loadu_ps(x + i)));
-  if (i < n) {
-    alignas(32) float t[8] = {};
-    size_t bytes = static_cast<size_t>(n - i) * sizeof(float);
-    std::memcpy(t, x + i, bytes);
-    _mm256_store_ps(t, pow256<P>(_mm256_load_ps(t)));
-    std::memcpy(y + i, t, bytes);
-  }
-}
-
-MINIRT_AVX512_WARNINGS_ON
-
-#endif  // MINIRT_VMATH_X86
-
 // The inner-run function for floats: vectorized for the ISA where the op
-// has a vector form, else the scalar inner_loop.
+// has a vector form (elementwise_avx512.cpp, elementwise_avx2.cpp), else the
+// scalar inner_loop.
 InnerFn<float> pick_inner_float(BinaryKind k, SgemmIsa isa) {
 #if MINIRT_VMATH_X86
-  if (isa == SgemmIsa::kAvx512) {
-    switch (k) {
-      case BinaryKind::kAdd:
-        return inner_avx512<BinaryKind::kAdd>;
-      case BinaryKind::kSub:
-        return inner_avx512<BinaryKind::kSub>;
-      case BinaryKind::kMul:
-        return inner_avx512<BinaryKind::kMul>;
-      case BinaryKind::kDiv:
-        return inner_avx512<BinaryKind::kDiv>;
-      case BinaryKind::kMax:
-        return inner_avx512<BinaryKind::kMax>;
-      case BinaryKind::kMin:
-        return inner_avx512<BinaryKind::kMin>;
-      case BinaryKind::kPRelu:
-        return inner_avx512<BinaryKind::kPRelu>;
-      default:
-        break;
-    }
-  } else if (isa == SgemmIsa::kAvx2) {
-    switch (k) {
-      case BinaryKind::kAdd:
-        return inner_avx2<BinaryKind::kAdd>;
-      case BinaryKind::kSub:
-        return inner_avx2<BinaryKind::kSub>;
-      case BinaryKind::kMul:
-        return inner_avx2<BinaryKind::kMul>;
-      case BinaryKind::kDiv:
-        return inner_avx2<BinaryKind::kDiv>;
-      case BinaryKind::kMax:
-        return inner_avx2<BinaryKind::kMax>;
-      case BinaryKind::kMin:
-        return inner_avx2<BinaryKind::kMin>;
-      case BinaryKind::kPRelu:
-        return inner_avx2<BinaryKind::kPRelu>;
-      default:
-        break;
-    }
+  VecBinary v = VecBinary::kCount;
+  switch (k) {
+    case BinaryKind::kAdd:
+      v = VecBinary::kAdd;
+      break;
+    case BinaryKind::kSub:
+      v = VecBinary::kSub;
+      break;
+    case BinaryKind::kMul:
+      v = VecBinary::kMul;
+      break;
+    case BinaryKind::kDiv:
+      v = VecBinary::kDiv;
+      break;
+    case BinaryKind::kMax:
+      v = VecBinary::kMax;
+      break;
+    case BinaryKind::kMin:
+      v = VecBinary::kMin;
+      break;
+    case BinaryKind::kPRelu:
+      v = VecBinary::kPRelu;
+      break;
+    default:
+      break;
   }
+  if (v != VecBinary::kCount && isa == SgemmIsa::kAvx512)
+    return elementwise_kernels_avx512().binary[static_cast<int>(v)];
+  if (v != VecBinary::kCount && isa == SgemmIsa::kAvx2) return elementwise_kernels_avx2().binary[static_cast<int>(v)];
 #endif
   return pick_inner<float>(k);
 }
@@ -490,30 +306,8 @@ void pow_special(PowBy p, SgemmIsa isa, const float* x, float* y, int64_t n) {
       break;
   }
 #if MINIRT_VMATH_X86
-  if (isa == SgemmIsa::kAvx512) {
-    switch (p) {
-      case PowBy::kTwo:
-        return pow_avx512<PowBy::kTwo>(x, y, n);
-      case PowBy::kThree:
-        return pow_avx512<PowBy::kThree>(x, y, n);
-      case PowBy::kHalf:
-        return pow_avx512<PowBy::kHalf>(x, y, n);
-      default:
-        return pow_avx512<PowBy::kMinusOne>(x, y, n);
-    }
-  }
-  if (isa == SgemmIsa::kAvx2) {
-    switch (p) {
-      case PowBy::kTwo:
-        return pow_avx2<PowBy::kTwo>(x, y, n);
-      case PowBy::kThree:
-        return pow_avx2<PowBy::kThree>(x, y, n);
-      case PowBy::kHalf:
-        return pow_avx2<PowBy::kHalf>(x, y, n);
-      default:
-        return pow_avx2<PowBy::kMinusOne>(x, y, n);
-    }
-  }
+  if (isa == SgemmIsa::kAvx512) return elementwise_kernels_avx512().pow[static_cast<int>(p)](x, y, n);
+  if (isa == SgemmIsa::kAvx2) return elementwise_kernels_avx2().pow[static_cast<int>(p)](x, y, n);
 #endif
   for (int64_t i = 0; i < n; ++i) {
     float v = x[i];

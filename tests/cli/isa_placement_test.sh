@@ -9,17 +9,11 @@
 # __attribute__((target)), no MINIRT_TARGET_* macro. (Baseline x86-64
 # hints such as _mm_pause and _mm_prefetch are not instruction sets.)
 #
-# The files still to move are listed below, and the list only shrinks: a
-# listed file that is clean fails too, so that it comes off the list.
-#
 #   isa_placement_test.sh SOURCE_ROOT
 set -euo pipefail
 root=${1:?usage: $0 SOURCE_ROOT}
 cd "$root"
 
-still_to_move=(
-  kernels/cpu/elementwise.cpp
-)
 pattern='\b_mm(256|512)_[a-z0-9_]+|\b__m(256|512)[dih]?\b|\b__mmask(8|16|32|64)\b|\b_tile_[a-z]+\(|__attribute__\(\(target\(|\bMINIRT_TARGET_AVX'
 
 is_isa_file() {
@@ -29,23 +23,13 @@ is_isa_file() {
   esac
   return 1
 }
-listed() {
-  local f
-  for f in "${still_to_move[@]}"; do [ "$f" = "$1" ] && return 0; done
-  return 1
-}
 
 status=0
 while IFS= read -r f; do
   is_isa_file "$f" && continue
   if grep -qE "$pattern" "$f"; then
-    if ! listed "$f"; then
-      echo "FAIL: $f holds intrinsics or target attributes outside an ISA file; move them into a *_<isa>.cpp file:"
-      grep -nE "$pattern" "$f" | head -5
-      status=1
-    fi
-  elif listed "$f"; then
-    echo "FAIL: $f is clean now; take it off still_to_move in $0"
+    echo "FAIL: $f holds intrinsics or target attributes outside an ISA file; move them into a *_<isa>.cpp file:"
+    grep -nE "$pattern" "$f" | head -5
     status=1
   fi
 done < <(
@@ -53,8 +37,5 @@ done < <(
   { git ls-files 'kernels/*' 'runtime/*' 'loaders/*' 'tools/*' 2>/dev/null ||
     find kernels runtime loaders tools -type f; } | grep -E '\.(cpp|cc|h|hpp|cu|cuh)$'
 )
-for f in "${still_to_move[@]}"; do
-  [ -f "$f" ] || { echo "FAIL: $f, listed in still_to_move, does not exist"; status=1; }
-done
-[ $status -eq 0 ] && echo "ISA placement: intrinsics only in ISA files (${#still_to_move[@]} files still to move)"
+[ $status -eq 0 ] && echo "ISA placement: intrinsics only in ISA files"
 exit $status
