@@ -868,50 +868,6 @@ void SessionInternals::configure_tuning(Session& session, TunerOptions options) 
   impl.tuner = std::make_unique<Tuner>(std::move(options));
 }
 
-const char* tuning_mode_name(TuningMode m) {
-  switch (m) {
-    case TuningMode::kCached:
-      return "cached";
-    case TuningMode::kHeuristic:
-      return "heuristic";
-    case TuningMode::kExhaustive:
-      return "exhaustive";
-    case TuningMode::kFixed:
-      return "fixed";
-  }
-  return "?";
-}
-
-const char* candidate_status_name(CandidateStatus s) {
-  switch (s) {
-    case CandidateStatus::kOk:
-      return "ok";
-    case CandidateStatus::kDeclined:
-      return "declined";
-    case CandidateStatus::kOverWorkspaceLimit:
-      return "over workspace limit";
-    case CandidateStatus::kFailed:
-      return "failed";
-  }
-  return "?";
-}
-
-const char* choice_source_name(ChoiceSource s) {
-  switch (s) {
-    case ChoiceSource::kMeasured:
-      return "measured";
-    case ChoiceSource::kCache:
-      return "cache";
-    case ChoiceSource::kHeuristic:
-      return "heuristic";
-    case ChoiceSource::kFixed:
-      return "fixed";
-  }
-  return "?";
-}
-
-std::string to_string(const TuningChoice& c) { return choice_line(c); }
-
 std::vector<DeviceTimes> Session::device_times() const {
   std::lock_guard<std::mutex> lock(impl_->mu);
   std::vector<DeviceTimes> out;
