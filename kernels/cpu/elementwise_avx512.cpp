@@ -8,6 +8,7 @@
 #include <cstring>
 
 #include "kernels/cpu/elementwise_isa.h"
+#include "kernels/cpu/elementwise_ukr.h"
 
 // vmath.h's register forms local to this object (MINIRT_VMATH_INLINE there).
 #define MINIRT_VMATH_INLINE static inline
@@ -23,20 +24,6 @@ namespace minirt::cpu {
 namespace {
 
 inline int64_t min64(int64_t a, int64_t b) { return b < a ? b : a; }
-
-// One pair, as elementwise.cpp's apply_binary gives it (a pair of repeated
-// operands).
-template <VecBinary K>
-float scalar_bin(float a, float b) {
-  if constexpr (K == VecBinary::kAdd) return a + b;
-  if constexpr (K == VecBinary::kSub) return a - b;
-  if constexpr (K == VecBinary::kMul) return a * b;
-  if constexpr (K == VecBinary::kDiv) return a / b;
-  if constexpr (K == VecBinary::kMax) return a > b ? a : b;
-  if constexpr (K == VecBinary::kMin) return a < b ? a : b;
-  if constexpr (K == VecBinary::kPRelu) return a < 0 ? a * b : a;
-  return a;
-}
 
 template <VecBinary K>
 inline __m512 bin512(__m512 a, __m512 b) {
@@ -121,22 +108,14 @@ void pow_avx512(const float* x, float* y, int64_t n) {
   }
 }
 
-constexpr ElementwiseKernels make_kernels() {
-  ElementwiseKernels k{};
-  k.binary[static_cast<int>(VecBinary::kAdd)] = &inner_avx512<VecBinary::kAdd>;
-  k.binary[static_cast<int>(VecBinary::kSub)] = &inner_avx512<VecBinary::kSub>;
-  k.binary[static_cast<int>(VecBinary::kMul)] = &inner_avx512<VecBinary::kMul>;
-  k.binary[static_cast<int>(VecBinary::kDiv)] = &inner_avx512<VecBinary::kDiv>;
-  k.binary[static_cast<int>(VecBinary::kMax)] = &inner_avx512<VecBinary::kMax>;
-  k.binary[static_cast<int>(VecBinary::kMin)] = &inner_avx512<VecBinary::kMin>;
-  k.binary[static_cast<int>(VecBinary::kPRelu)] = &inner_avx512<VecBinary::kPRelu>;
-  k.pow[static_cast<int>(PowBy::kTwo)] = &pow_avx512<PowBy::kTwo>;
-  k.pow[static_cast<int>(PowBy::kThree)] = &pow_avx512<PowBy::kThree>;
-  k.pow[static_cast<int>(PowBy::kHalf)] = &pow_avx512<PowBy::kHalf>;
-  k.pow[static_cast<int>(PowBy::kMinusOne)] = &pow_avx512<PowBy::kMinusOne>;
-  return k;
-}
-constexpr ElementwiseKernels kKernels = make_kernels();
+// The loops as make_kernels (elementwise_ukr.h) takes them.
+struct Loops {
+  template <VecBinary K>
+  static constexpr FloatBinaryFn inner = &inner_avx512<K>;
+  template <PowBy P>
+  static constexpr FloatPowFn pow = &pow_avx512<P>;
+};
+constexpr ElementwiseKernels kKernels = make_kernels<Loops>();
 
 }  // namespace
 

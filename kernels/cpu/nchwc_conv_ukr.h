@@ -9,7 +9,7 @@
 // Traits W: kLanes (B, the channels of a block), V, zero(), load(p)
 // (aligned), loadu(p), storeu(p, v), set1(f), fmadd(a, b, c), add, max(a,
 // b) (b where a is NaN), min, act(v, activation), act_kind<K>(v,
-// activation), and gated(y, ps, bs, n, nb, args): the quantized SiLU of a
+// activation) (act_tile_ukr.h), and gated(y, ps, bs, n, nb, args): the quantized SiLU of a
 // depthwise tile in place (DwArgs::gate), out of line.
 #pragma once
 
@@ -17,6 +17,7 @@
 
 #include <cstdint>
 
+#include "kernels/cpu/act_tile_ukr.h"
 #include "kernels/cpu/nchwc_conv_isa.h"
 
 namespace minirt::cpu {
@@ -40,40 +41,6 @@ template <class W>
 struct ConvTiles {
   using V = typename W::V;
   static constexpr int B = W::kLanes;
-
-  // The activation over n pixels (stride ps) x nb blocks (stride bs) of B
-  // floats, in place; the kind chosen once per tile, its math inlined in the
-  // loop (the common ones: SiLU, Sigmoid, HardSwish, LeakyRelu, Tanh).
-  template <ActKind K>
-  static void act_kind_tile(float* y, int64_t ps, int64_t bs, int n, int nb, const Activation& act) {
-    for (int p = 0; p < n; ++p)
-      for (int o = 0; o < nb; ++o) {
-        float* q = y + p * ps + o * bs;
-        W::storeu(q, W::template act_kind<K>(W::loadu(q), act));
-      }
-  }
-
-  __attribute__((noinline)) static void act_tile(float* y, int64_t ps, int64_t bs, int n, int nb,
-                                                 const Activation& act) {
-    switch (act.kind) {
-      case ActKind::kSilu:
-        return act_kind_tile<ActKind::kSilu>(y, ps, bs, n, nb, act);
-      case ActKind::kSigmoid:
-        return act_kind_tile<ActKind::kSigmoid>(y, ps, bs, n, nb, act);
-      case ActKind::kHardSwish:
-        return act_kind_tile<ActKind::kHardSwish>(y, ps, bs, n, nb, act);
-      case ActKind::kLeakyRelu:
-        return act_kind_tile<ActKind::kLeakyRelu>(y, ps, bs, n, nb, act);
-      case ActKind::kTanh:
-        return act_kind_tile<ActKind::kTanh>(y, ps, bs, n, nb, act);
-      default:
-        for (int p = 0; p < n; ++p)
-          for (int o = 0; o < nb; ++o) {
-            float* q = y + p * ps + o * bs;
-            W::storeu(q, W::act(W::loadu(q), act));
-          }
-    }
-  }
 
   // acc[p][o] += the L input channels of one block at one tap (the first nl
   // unless FULL): x at the tile's first pixel (pixels XS floats apart, or xps
@@ -179,7 +146,7 @@ struct ConvTiles {
               fma_block<UR, NB, L, XS, false>(xc + i * a.xdi + j * a.xdj, xps, wc + i * wdi + j * wdj, nl, acc);
       }
       store_tile<UR, NB>(acc, y, yps, a.yob, a.fin);
-      if (a.fin.after) act_tile(y, yps, a.yob, UR, NB, *a.act);
+      if (a.fin.after) ActTile<W>::run(y, yps, a.yob, UR, NB, *a.act);
     }
   }
 
@@ -233,7 +200,7 @@ struct ConvTiles {
       if (a.gate)
         W::gated(y, yps, 0, UR, 1, a);
       else if (a.fin.after)
-        act_tile(y, yps, 0, UR, 1, *a.act);
+        ActTile<W>::run(y, yps, 0, UR, 1, *a.act);
     }
   }
 

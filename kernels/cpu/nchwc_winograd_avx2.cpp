@@ -22,8 +22,10 @@ struct Avx2 {
   using V = __m256;
   static constexpr int B = 8;
   static V load(const float* p) { return _mm256_loadu_ps(p); }
+  static V loadu(const float* p) { return _mm256_loadu_ps(p); }
   static V load_aligned(const float* p) { return _mm256_load_ps(p); }
   static void store(float* p, V v) { _mm256_storeu_ps(p, v); }
+  static void storeu(float* p, V v) { _mm256_storeu_ps(p, v); }
   static V set1(float f) { return _mm256_set1_ps(f); }
   static V zero() { return _mm256_setzero_ps(); }
   static V add(V a, V b) { return _mm256_add_ps(a, b); }

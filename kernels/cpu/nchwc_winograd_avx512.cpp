@@ -28,8 +28,10 @@ struct Avx512 {
   using V = __m512;
   static constexpr int B = 16;
   static V load(const float* p) { return _mm512_loadu_ps(p); }
+  static V loadu(const float* p) { return _mm512_loadu_ps(p); }
   static V load_aligned(const float* p) { return _mm512_load_ps(p); }
   static void store(float* p, V v) { _mm512_storeu_ps(p, v); }
+  static void storeu(float* p, V v) { _mm512_storeu_ps(p, v); }
   static V set1(float f) { return _mm512_set1_ps(f); }
   static V zero() { return _mm512_setzero_ps(); }
   static V add(V a, V b) { return _mm512_add_ps(a, b); }

@@ -1,15 +1,16 @@
 // The float32 Winograd kernels' one body (nchwc_winograd.h: the algorithm;
 // winograd_isa.h: the arguments and the table), for the ISA files only
 // (nchwc_winograd_avx512.cpp, nchwc_winograd_avx2.cpp), which give it their
-// vector traits W: B (lanes), V, load(p) (unaligned), load_aligned(p),
-// store(p, v), set1(f), zero(), add, sub, fma(k, a, c) (k a + c), fmav(a, b,
-// c), max(a, b) (b where a is NaN), min, act(v, activation) and
-// act_kind<K>(v, activation). In an anonymous namespace, no std template:
-// each ISA object has its own copy.
+// vector traits W: B (lanes), V, load(p) and loadu(p) (unaligned),
+// load_aligned(p), store(p, v) and storeu(p, v), set1(f), zero(), add, sub,
+// fma(k, a, c) (k a + c), fmav(a, b, c), max(a, b) (b where a is NaN), min,
+// act(v, activation) and act_kind<K>(v, activation) (act_tile_ukr.h). In an
+// anonymous namespace, no std template: each ISA object has its own copy.
 #pragma once
 
 #include <cstdint>
 
+#include "kernels/cpu/act_tile_ukr.h"
 #include "kernels/cpu/winograd_isa.h"
 
 namespace minirt::cpu {
@@ -151,30 +152,6 @@ struct WinogradTiles {
       for (int o = 0; o < NB; ++o) W::store(a.m + o * a.mob + p * B, acc[p][o]);
   }
 
-  // The activation over n pixels B floats apart, in place; the kind chosen
-  // once, its math inlined in the loop (the common ones).
-  template <ActKind K>
-  static void act_kind_run(float* y, int n, const Activation& act) {
-    for (int p = 0; p < n; ++p) W::store(y + p * B, W::template act_kind<K>(W::load(y + p * B), act));
-  }
-
-  __attribute__((noinline)) static void act_run(float* y, int n, const Activation& act) {
-    switch (act.kind) {
-      case ActKind::kSilu:
-        return act_kind_run<ActKind::kSilu>(y, n, act);
-      case ActKind::kSigmoid:
-        return act_kind_run<ActKind::kSigmoid>(y, n, act);
-      case ActKind::kHardSwish:
-        return act_kind_run<ActKind::kHardSwish>(y, n, act);
-      case ActKind::kLeakyRelu:
-        return act_kind_run<ActKind::kLeakyRelu>(y, n, act);
-      case ActKind::kTanh:
-        return act_kind_run<ActKind::kTanh>(y, n, act);
-      default:
-        for (int p = 0; p < n; ++p) W::store(y + p * B, W::act(W::load(y + p * B), act));
-    }
-  }
-
   template <int M>
   static void output(const OutArgs& args) {
     constexpr int A = M + 2;
@@ -211,7 +188,7 @@ struct WinogradTiles {
           s = a.fin.nan_to_lo ? W::max(s, lo) : W::max(lo, s);
           W::store(yt + (u * a.ow + v) * B, W::min(hi, s));
         }
-        if (a.fin.after) act_run(yt + u * a.ow * B, nv, *a.act);
+        if (a.fin.after) ActTile<W>::run(yt + u * a.ow * B, B, 0, nv, 1, *a.act);
       }
     }
   }
