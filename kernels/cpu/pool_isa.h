@@ -1,7 +1,8 @@
-// What the pooling engines (pool.cpp) and their instruction-set files
-// (pool_avx512.cpp, pool_avx2.cpp) share: the table of primitives, plain
-// declarations only (see "ISA files" in ARCHITECTURE.md). The scalar pieces
-// both sides use are pool_scalar.h.
+// What the pooling engines (pool.cpp, nchwc_ops.cpp) and their
+// instruction-set files (pool_avx512.cpp, pool_avx2.cpp) share: the pooling
+// window, the table of the engines' primitives and the direct MaxPool's
+// arguments, plain structs and declarations only (see "ISA files" in
+// ARCHITECTURE.md). The scalar pieces both sides use are pool_scalar.h.
 #pragma once
 
 #include <cstdint>
