@@ -15,7 +15,7 @@
 // about 2k + 2 vector accesses per output for a k x k window, the direct one
 // k^2 + 1, but all of them loads from rows in L1: on a 64 x 111 x 111 ->
 // 55 x 55 pool (3 MB, from L3) it is memory-bound at about half the
-// engine's time (bench/kernels_bench.cpp, NchwcMaxPool).
+// engine's time (bench/kernels_bench_data.cpp, NchwcMaxPool).
 #include "kernels/cpu/nchwc_ops.h"
 
 #include "kernels/cpu/nchwc.h"

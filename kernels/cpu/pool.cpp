@@ -47,7 +47,7 @@ constexpr int64_t kGrainFloats = 16384;  // floats read and written per task, at
 // shorter ones (and every sum) read each tap. Pixels of one float double
 // from the SPP block's 9 and 13; whole-vector pixels read every tap up to
 // 13 faster than they copy the tile the doubling needs (measured on Zen 5,
-// bench/kernels_bench.cpp's SppMaxPool and NchwcSppMaxPool).
+// bench/kernels_bench_data.cpp's SppMaxPool and NchwcSppMaxPool).
 constexpr int64_t kDoubleFrom = 8;
 constexpr int64_t kDoubleFromVector = 16;
 
