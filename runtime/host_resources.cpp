@@ -210,7 +210,7 @@ int resolve_threads(int requested, const CoreCount& cores) {
             (requested < 0 ? std::string("a negative count") : "more than the ceiling of " + std::to_string(ceiling)) +
             " (4 x the usable cores, at least 8, at most " + std::to_string(kHardMaxThreads) +
             "); this process may use " + cores.describe() + "; give a count from 1 to " + std::to_string(ceiling) +
-            ", or 0 for all usable cores (--threads)");
+            ", or 0 for all usable cores");
   return requested;
 }
 

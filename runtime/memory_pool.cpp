@@ -102,11 +102,11 @@ MemoryPool::MemoryPool(std::shared_ptr<RawAllocator> raw, PoolOptions options)
                                                  " free) gives nothing to allocate from");
   std::lock_guard<std::mutex> lock(mu_);
   if (!add_segment(n)) {
-    throw Error(ErrorCode::kOutOfMemory,
-                raw_->name() + " pool: could not preallocate " + format_bytes(n) + " (" + std::to_string(n) +
-                    " bytes, " + fraction_percent(f) + " of the " + format_bytes(avail) +
-                    " reported free); use a smaller " +
-                    "fraction or the grow policy (--memory-policy grow, SessionOptions::memory_policy)");
+    throw Error(ErrorCode::kOutOfMemory, raw_->name() + " pool: could not preallocate " + format_bytes(n) + " (" +
+                                             std::to_string(n) + " bytes, " + fraction_percent(f) + " of the " +
+                                             format_bytes(avail) + " reported free); use a smaller " +
+                                             "fraction (SessionOptions::preallocate_fraction) or the grow policy "
+                                             "(SessionOptions::memory_policy = MemoryPolicy::kGrow)");
   }
   preallocated_ = n;
 }
@@ -316,8 +316,8 @@ std::string MemoryPool::oom_sentence(size_t bytes, std::string_view what) const 
                   format_bytes(s.reserved_bytes) + " reserved in " + plural(s.segments, "segment", "segments") + ", " +
                   format_bytes(s.in_use_bytes) + " of it in use, its largest free block is " +
                   format_bytes(s.largest_free_block) + " (fragmentation " + percent(s.fragmentation) + ")";
-  const std::string limit_option = "--memory-limit, SessionOptions::memory_limit";
-  const std::string grow_option = "--memory-policy grow, SessionOptions::memory_policy";
+  const std::string limit_option = "SessionOptions::memory_limit";
+  const std::string grow_option = "SessionOptions::memory_policy = MemoryPolicy::kGrow";
   if (options_.policy == PoolPolicy::kPreallocate) {
     bool by_limit = preallocated_by_limit_;
     m += ", and it was preallocated at " + format_bytes(preallocated_) +
@@ -328,7 +328,7 @@ std::string MemoryPool::oom_sentence(size_t bytes, std::string_view what) const 
       m += "; after a trim, " + raw_->name() + " refused to give back a segment of " + format_bytes(shortfall_segment_);
     m += "; use a smaller batch, " +
          std::string(by_limit ? "raise the memory limit (" + limit_option + ")"
-                              : "preallocate a larger fraction (--memory-policy preallocate:FRACTION)") +
+                              : "preallocate a larger fraction (SessionOptions::preallocate_fraction)") +
          ", or the grow policy (" + grow_option + ")";
     return m;
   }

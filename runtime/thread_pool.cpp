@@ -66,7 +66,7 @@ ThreadPool::ThreadPool(int threads, int start_limit) : slots_(static_cast<size_t
               "could not start the thread pool: asked for " + std::to_string(threads) + " threads (the caller and " +
                   std::to_string(extra) + " workers), the system let " + std::to_string(started) + " run (" + why +
                   "); the process or user may be at its limit of processes and threads (ulimit -u, a cgroup's "
-                  "pids.max) or of memory for thread stacks; use fewer threads (--threads, SessionOptions::threads)");
+                  "pids.max) or of memory for thread stacks; use fewer threads (SessionOptions::threads)");
 }
 
 ThreadPool::~ThreadPool() { stop_workers(); }

@@ -7,6 +7,7 @@
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <filesystem>
 
 namespace minirt::tools {
@@ -145,6 +146,41 @@ std::optional<std::vector<std::string>> case_folders(const std::vector<std::stri
     cases.insert(cases.end(), sub.begin(), sub.end());
   }
   return cases;
+}
+
+std::string with_flag_names(const std::string& message, const std::vector<FlagName>& flags) {
+  std::string out;
+  size_t at = 0;
+  while (at < message.size()) {
+    // The earliest field from here, the longest where several start there.
+    size_t best = std::string::npos, best_len = 0;
+    const FlagName* hit = nullptr;
+    for (const FlagName& f : flags) {
+      const size_t p = message.find(f.field, at);
+      const size_t len = std::strlen(f.field);
+      if (p != std::string::npos && (p < best || (p == best && len > best_len))) best = p, best_len = len, hit = &f;
+    }
+    if (!hit) break;
+    out.append(message, at, best - at);
+    out += std::string(hit->flag) + ", " + hit->field;
+    at = best + best_len;
+  }
+  out.append(message, at, std::string::npos);
+  return out;
+}
+
+const std::vector<FlagName>& session_flag_names() {
+  static const std::vector<FlagName> names = {
+      {"SessionOptions::memory_limit", "--memory-limit"},
+      {"SessionOptions::memory_policy = MemoryPolicy::kGrow", "--memory-policy grow"},
+      {"SessionOptions::memory_policy", "--memory-policy"},
+      {"SessionOptions::preallocate_fraction", "--memory-policy preallocate:FRACTION"},
+      {"SessionOptions::threads", "--threads"},
+      {"SessionOptions::run_timeout_seconds", "--run-timeout"},
+      {"SessionOptions::math = MathMode::kBf16", "--math bf16"},
+      {"SessionOptions::workspace_limit", "--workspace-limit"},
+  };
+  return names;
 }
 
 }  // namespace minirt::tools

@@ -48,6 +48,19 @@ std::vector<std::string> numbered_entries(const std::string& dir, const std::str
 // allowed) as bytes; nullopt for anything else.
 std::optional<size_t> parse_size(const std::string& text);
 
+// The library's sentences name its API (SessionOptions::memory_limit, ...),
+// never a tool's flags; a tool's error line puts its own flag before each
+// field it has one for: "(SessionOptions::memory_limit)" reads
+// "(--memory-limit, SessionOptions::memory_limit)" from runmodel. `flags`:
+// pairs of (API field as the library writes it, this tool's flag).
+struct FlagName {
+  const char* field;
+  const char* flag;
+};
+std::string with_flag_names(const std::string& message, const std::vector<FlagName>& flags);
+// runmodel's flags for SessionOptions' fields.
+const std::vector<FlagName>& session_flag_names();
+
 // "" when `threads` (from --threads) is within minirt::max_threads(), else
 // the sentence saying why not: the value, the ceiling, the cores seen.
 std::string threads_problem(long threads);

@@ -24,6 +24,9 @@ using minirt::tools::json_str;
 
 namespace {
 
+// convprof's flags for the SessionOptions fields the library's sentences name.
+const std::vector<tools::FlagName> kConvprofFlags = {{"SessionOptions::threads", "--threads"}};
+
 // Exit codes, as runmodel's; documented in --help and README.md.
 enum Exit {
   kOk = 0,
@@ -435,7 +438,7 @@ int run(const Args& a) {
   try {
     session = std::make_unique<Session>(model, so);
   } catch (const Error& e) {
-    std::fprintf(stderr, "convprof: %s\n", e.what());
+    std::fprintf(stderr, "convprof: %s\n", tools::with_flag_names(e.what(), kConvprofFlags).c_str());
     return e.code() == ErrorCode::kDeviceUnavailable ? kDeviceError : kRunError;
   }
 
@@ -456,7 +459,7 @@ int run(const Args& a) {
   try {
     session->run(inputs);
   } catch (const Error& e) {
-    std::fprintf(stderr, "convprof: %s\n", e.what());
+    std::fprintf(stderr, "convprof: %s\n", tools::with_flag_names(e.what(), kConvprofFlags).c_str());
     return kRunError;
   }
   const TuningReport report = session->tuning_report();

@@ -45,7 +45,7 @@ enum Exit {
 // The library's sentences name its API (SessionOptions, Device); what the
 // same setting is called here follows them, for the errors that have one.
 void print_error(const Error& e) {
-  std::fprintf(stderr, "runmodel: %s\n", e.what());
+  std::fprintf(stderr, "runmodel: %s\n", tools::with_flag_names(e.what(), tools::session_flag_names()).c_str());
   if (e.code() == ErrorCode::kDeviceUnavailable)
     std::fprintf(stderr, "runmodel: --device cpu runs on the CPU; --device auto takes the GPU where it works\n");
   if (e.code() == ErrorCode::kDeadlineExceeded)

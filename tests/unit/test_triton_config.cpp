@@ -281,4 +281,15 @@ TEST(TritonConfig, ConfigurationAndDataTypeNamesRoundTrip) {
   EXPECT_EQ(minirt::triton::dtype_from_config_name("TYPE_STRINGS"), DType::kUndefined);
 }
 
+// The library's errors name SessionOptions' fields; the backend reports them
+// with the model config parameter that sets each.
+TEST(TritonConfig, LibraryErrorsNameTheParameterBesideTheField) {
+  EXPECT_EQ(minirt::triton::with_parameter_names(
+                "raise the memory limit (SessionOptions::memory_limit), or the grow policy "
+                "(SessionOptions::memory_policy = MemoryPolicy::kGrow); use fewer threads (SessionOptions::threads)"),
+            "raise the memory limit (parameter memory_limit, SessionOptions::memory_limit), or the grow policy "
+            "(parameter memory_policy grow, SessionOptions::memory_policy = MemoryPolicy::kGrow); use fewer threads "
+            "(parameter threads, SessionOptions::threads)");
+}
+
 }  // namespace

@@ -424,7 +424,7 @@ void run_group(TRITONBACKEND_ModelInstance* instance, InstanceState& st, std::ve
       outputs = &st.gathered_tensors;
     }
   } catch (const minirt::Error& e) {
-    failure = std::string("minirt: ") + e.what();
+    failure = "minirt: " + minirt::triton::with_parameter_names(e.what());
     failure_code = triton_code(e.code());
   } catch (const std::exception& e) {
     failure = std::string("minirt: ") + e.what();
@@ -686,8 +686,9 @@ static TRITONSERVER_Error* initialize_instance(TRITONBACKEND_ModelInstance* inst
     std::string where =
         "model '" + ms->name + "' instance '" + state->name + "' (" + kind_name(kind) +
         (kind == TRITONSERVER_INSTANCEGROUPKIND_GPU ? " device " + std::to_string(device_id) : std::string()) + ")";
-    log(TRITONSERVER_LOG_ERROR, "minirt: " + where + ": " + e.what());
-    return make_error(TRITONSERVER_ERROR_UNAVAILABLE, where + ": " + e.what());
+    const std::string why = minirt::triton::with_parameter_names(e.what());
+    log(TRITONSERVER_LOG_ERROR, "minirt: " + where + ": " + why);
+    return make_error(TRITONSERVER_ERROR_UNAVAILABLE, where + ": " + why);
   }
   const minirt::Session& s = *state->session;
   bool fell_back = kind == TRITONSERVER_INSTANCEGROUPKIND_GPU && s.device() != minirt::Device::kCuda;

@@ -476,4 +476,17 @@ SessionOptions instance_options(const ModelConfig& config, InstanceKind kind, in
   return o;
 }
 
+std::string with_parameter_names(const std::string& message) {
+  static const std::vector<tools::FlagName> names = {
+      {"SessionOptions::memory_limit", "parameter memory_limit"},
+      {"SessionOptions::memory_policy = MemoryPolicy::kGrow", "parameter memory_policy grow"},
+      {"SessionOptions::memory_policy", "parameter memory_policy"},
+      {"SessionOptions::preallocate_fraction", "parameter memory_policy preallocate:FRACTION"},
+      {"SessionOptions::threads", "parameter threads"},
+      {"SessionOptions::run_timeout_seconds", "parameter run_timeout_ms"},
+      {"SessionOptions::math = MathMode::kBf16", "parameter math bf16"},
+  };
+  return tools::with_flag_names(message, names);
+}
+
 }  // namespace minirt::triton

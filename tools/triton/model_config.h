@@ -93,6 +93,11 @@ ModelConfig read_config(const json::Value& config, const Model& model, const std
 // use, minirt::usable_cores()) are shared among the model's CPU instances.
 SessionOptions instance_options(const ModelConfig& config, InstanceKind kind, int gpu_id, int hardware_threads);
 
+// A library sentence with each SessionOptions field it names preceded by the
+// model config parameter that sets it ("parameter memory_limit,
+// SessionOptions::memory_limit"), for the errors the backend reports.
+std::string with_parameter_names(const std::string& message);
+
 // "dims [3,224,224]"-style text for messages.
 std::string dims_str(const std::vector<int64_t>& dims);
 
