@@ -17,7 +17,6 @@
 namespace minirt::cpu {
 namespace {
 
-inline int64_t min64(int64_t a, int64_t b) { return b < a ? b : a; }
 
 template <VecBinary K>
 inline __m256 bin256(__m256 a, __m256 b) {

@@ -23,7 +23,6 @@
 namespace minirt::cpu {
 namespace {
 
-inline int64_t min64(int64_t a, int64_t b) { return b < a ? b : a; }
 
 template <VecBinary K>
 inline __m512 bin512(__m512 a, __m512 b) {

@@ -18,7 +18,6 @@ namespace minirt::cpu {
 namespace {
 
 inline int64_t min64(int64_t a, int64_t b) { return b < a ? b : a; }
-inline int32_t min32(int32_t a, int32_t b) { return b < a ? b : a; }
 
 // y = f(x) over n floats; the tail through a zero-padded register.
 template <typename F>

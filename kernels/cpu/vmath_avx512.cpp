@@ -23,7 +23,6 @@
 namespace minirt::cpu {
 namespace {
 
-inline int64_t min64(int64_t a, int64_t b) { return b < a ? b : a; }
 inline int32_t min32(int32_t a, int32_t b) { return b < a ? b : a; }
 
 inline __mmask16 tail_mask512(int64_t n) { return static_cast<__mmask16>((1u << n) - 1); }
