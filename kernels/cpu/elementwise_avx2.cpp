@@ -17,7 +17,6 @@
 namespace minirt::cpu {
 namespace {
 
-
 template <VecBinary K>
 inline __m256 bin256(__m256 a, __m256 b) {
   if constexpr (K == VecBinary::kAdd)

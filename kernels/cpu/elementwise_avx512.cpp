@@ -23,7 +23,6 @@
 namespace minirt::cpu {
 namespace {
 
-
 template <VecBinary K>
 inline __m512 bin512(__m512 a, __m512 b) {
   if constexpr (K == VecBinary::kAdd)
