@@ -7,18 +7,19 @@
 
 #include <cstdint>
 
-#include "runtime/ops/activation.h"  // the Activation struct's fields (no function of it is called in an ISA file)
+#include "kernels/cpu/nchwc_conv_isa.h"  // the register tiles
+#include "runtime/ops/activation.h"      // the Activation struct's fields (no function of it is called in an ISA file)
 
 namespace minirt::cpu::winograd_tiles {
 
-// Register tiles of the GEMMs, as the direct kernel's: output blocks per
-// tile at most, and tiles per register tile for NB blocks (UR * NB
-// accumulators, NB vectors of U and a broadcast of V fit the 32 zmm / 16
-// ymm registers).
-constexpr int kMaxNb512 = 4, kMaxNb256 = 3;
-constexpr int kUr512[kMaxNb512] = {12, 12, 8, 6};
-constexpr int kUr256[kMaxNb256] = {8, 6, 4};
-constexpr int kMaxUr = 12;
+// Register tiles of the GEMMs: the direct kernel's (nchwc_conv_isa.h), UR *
+// NB accumulators, NB vectors of U and a broadcast of V in the 32 zmm / 16
+// ymm registers.
+using nchwc_tiles::kMaxNb256;
+using nchwc_tiles::kMaxNb512;
+using nchwc_tiles::kMaxUr;
+using nchwc_tiles::kUr256;
+using nchwc_tiles::kUr512;
 
 // How the output transform applies the activation: as max(lo, v) (max(v,
 // lo) when a NaN must become lo, as Relu's does) then min(hi, .) on the
