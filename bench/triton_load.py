@@ -207,7 +207,7 @@ def main():
     print(text)
     if a.out:
         with open(a.out, "w") as f:
-            f.write("# minirt behind Triton Inference Server\n\n`bench/triton_load.py`; see README, \"Serving with "
+            f.write("# minirt behind Triton Inference Server\n\n`bench/triton_load.py`; see tools/triton/README.md, \"Serving with "
                     "Triton\".\n\n" + text)
 
 

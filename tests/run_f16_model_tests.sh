@@ -13,7 +13,7 @@
 #    seeded random inputs (float16 ones for the _fp16 models) and stores its
 #    outputs (float16 for the _fp16 models).
 # 4. minirt-conformance runs minirt on the same inputs and compares at
-#    rtol 5e-3, atol 5e-3 (README, "float16 and bfloat16 models", says why).
+#    rtol 5e-3, atol 5e-3 (runtime/ops/README.md, "float16 and bfloat16 models", says why).
 #    Any failure or skip fails the test.
 # 5. models/compare_cases.py prints each model's largest differences (for
 #    the log; the pass/fail is step 4's).
@@ -44,7 +44,7 @@ fi
 # float16 has a unit roundoff of 2^-11 (4.9e-4). onnxruntime's CPU runs a
 # float16 model rounding every intermediate to float16 (in its float16
 # kernels, or casting around float32 ones); minirt rounds only where the model
-# casts. The difference grows with depth: see README.
+# casts. The difference grows with depth: see runtime/ops/README.md.
 rtol=5e-3
 atol=5e-3
 threads=2

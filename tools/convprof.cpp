@@ -2,7 +2,7 @@
 // every algorithm the device has for it: median time, workspace, status,
 // the pick, and how much the pick gains over the heuristic's choice and over
 // the slowest. A table, CSV, JSON, and an SVG chart.
-// See --help (and README.md) for options and exit codes.
+// See --help (and tools/README.md) for options and exit codes.
 #include <minirt/minirt.h>
 
 #include "loaders/onnx/onnx_subset.pb.h"
@@ -27,7 +27,7 @@ namespace {
 // convprof's flags for the SessionOptions fields the library's sentences name.
 const std::vector<tools::FlagName> kConvprofFlags = {{"SessionOptions::threads", "--threads"}};
 
-// Exit codes, as runmodel's; documented in --help and README.md.
+// Exit codes, as runmodel's; documented in --help and tools/README.md.
 enum Exit {
   kOk = 0,
   kUsage = 1,        // bad command line

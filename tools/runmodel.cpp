@@ -1,5 +1,5 @@
 // runmodel: load an ONNX model, run it, and report timing, top-k and the plan.
-// See --help (and README.md) for options and exit codes.
+// See --help (and tools/README.md) for options and exit codes.
 #include <minirt/minirt.h>
 
 #include "tools/charts.h"
@@ -29,7 +29,7 @@ namespace fs = std::filesystem;
 
 namespace {
 
-// Exit codes, documented in --help and README.md.
+// Exit codes, documented in --help and tools/README.md.
 enum Exit {
   kOk = 0,
   kUsage = 1,        // bad command line
@@ -220,7 +220,7 @@ size_t parse_size(const std::string& opt, const std::string& v) {
   throw UsageError(opt + " expects a size in bytes, with an optional K, M or G suffix, got '" + v + "'");
 }
 
-// The ops minirt runs as a Markdown table (README.md holds the same table,
+// The ops minirt runs as a Markdown table (runtime/ops/README.md holds the same table,
 // checked by the cli.list_ops test).
 void print_ops() {
   std::printf("| op | opset versions | notes |\n| --- | --- | --- |\n");

@@ -107,7 +107,7 @@ int nchwc_fuse_chosen(Graph& g, const std::map<int, std::string>& algorithm, con
                       Bf16Isa bf16);
 size_t nchwc_conv_workspace_bytes(const Graph& g, const Node& n, int threads, const std::string& algo,
                                   Bf16Isa bf16 = Bf16Isa::kNone);
-// The bf16 accuracy policy's "last layers" (README, "bf16 on the CPU"): a
+// The bf16 accuracy policy's "last layers" (kernels/cpu/README.md, "bf16 on the CPU"): a
 // Conv, Gemm or MatMul whose result reaches the outputs through no other
 // matrix product and without being averaged over pixels stays float32 --
 // a detector's head -- except a Gemm or MatMul whose input is pooled over

@@ -1,17 +1,17 @@
 #!/usr/bin/env python3
-"""Checks README.md's GPU section against the CPU/CUDA support matrix
-(minirt-support-matrix over the op cases):
+"""Checks the GPU page (kernels/cuda/README.md) against the CPU/CUDA support
+matrix (minirt-support-matrix over the op cases):
 
-    check_gpu_table.py MATRIX.md README.md
+    check_gpu_table.py MATRIX.md kernels/cuda/README.md runtime/ops/README.md
 
 1. The block between <!-- gpu-matrix:begin --> and <!-- gpu-matrix:end -->
    is the matrix itself (paste `minirt-support-matrix DIR` there).
 2. The hand-written table between <!-- gpu-ops:begin --> and
    <!-- gpu-ops:end --> claims, in its first column, only what the matrix
    shows the CUDA support table taking: every op named there (an op of
-   README's "Supported ops" table) must be taken in at least one op case,
-   or be removed by the planner before placement in one (Identity, Dropout
-   without its mask); a
+   the supported-ops table of runtime/ops/README.md) must be taken in at
+   least one op case, or be removed by the planner before placement in one
+   (Identity, Dropout without its mask); a
    "k-D" there claims that every op of that cell is taken for an input of
    rank k + 2 in some case. An op no case covers fails too (add cases to
    make_op_cases.py).
@@ -41,24 +41,26 @@ def rows(table):
 
 
 def main():
-    if len(sys.argv) != 3:
+    if len(sys.argv) != 4:
         print(__doc__.strip().split("\n\n")[1], file=sys.stderr)
         return 2
     matrix_text = open(sys.argv[1]).read()
     readme = open(sys.argv[2]).read()
+    gpu_doc, ops_doc = sys.argv[2], sys.argv[3]
+    ops_text = open(ops_doc).read()
     problems = []
 
     generated = block(readme, "gpu-matrix")
     if generated is None:
-        problems.append("README.md has no <!-- gpu-matrix:begin --> ... <!-- gpu-matrix:end --> block")
+        problems.append(f"{gpu_doc} has no <!-- gpu-matrix:begin --> ... <!-- gpu-matrix:end --> block")
     elif generated != matrix_text:
-        problems.append("README.md's generated support matrix differs from minirt-support-matrix's output: "
+        problems.append(f"{gpu_doc}'s generated support matrix differs from minirt-support-matrix's output: "
                         "paste `build/bin/minirt-support-matrix OPCASES` between the gpu-matrix markers")
 
-    ops_table = block(readme, "ops")
+    ops_table = block(ops_text, "ops")
     all_ops = {r[0] for r in rows(ops_table)} if ops_table else set()
     if not all_ops:
-        problems.append("README.md has no <!-- ops:begin --> table to take op names from")
+        problems.append(f"{ops_doc} has no <!-- ops:begin --> table to take op names from")
 
     matrix = {}
     for r in rows(matrix_text):
@@ -72,7 +74,7 @@ def main():
     hand = block(readme, "gpu-ops")
     claimed = set()
     if hand is None:
-        problems.append("README.md has no <!-- gpu-ops:begin --> ... <!-- gpu-ops:end --> table")
+        problems.append(f"{gpu_doc} has no <!-- gpu-ops:begin --> ... <!-- gpu-ops:end --> table")
     else:
         for r in rows(hand):
             cell = r[0]
@@ -82,24 +84,24 @@ def main():
                 claimed.add(op)
                 m = matrix.get(op)
                 if m is None:
-                    problems.append(f"README's GPU table names {op}, but no op case covers it (add cases to "
+                    problems.append(f"{gpu_doc}'s GPU table names {op}, but no op case covers it (add cases to "
                                     "tests/op_cases/make_op_cases.py)")
                     continue
                 if not m["taken"] and not m["removed"]:
-                    problems.append(f"README's GPU table names {op}, but the CUDA support table takes it in no op case "
+                    problems.append(f"{gpu_doc}'s GPU table names {op}, but the CUDA support table takes it in no op case "
                                     "(and the planner removes it in none)")
                 for k in dims:
                     if k + 2 not in m["ranks"]:
-                        problems.append(f"README's GPU table claims {k}-D {op}, but the CUDA support table takes "
+                        problems.append(f"{gpu_doc}'s GPU table claims {k}-D {op}, but the CUDA support table takes "
                                         f"no {op} with an input of rank {k + 2} in the op cases")
     for op, m in sorted(matrix.items()):
         if m["taken"] and op not in claimed:
-            problems.append(f"the CUDA support table takes {op} in op cases, but README's GPU table does not name it")
+            problems.append(f"the CUDA support table takes {op} in op cases, but {gpu_doc}'s GPU table does not name it")
 
     for p in problems:
         print("check_gpu_table: " + p)
     if not problems:
-        print(f"check_gpu_table: README's GPU table agrees with the support matrix ({len(claimed)} ops claimed, "
+        print(f"check_gpu_table: {gpu_doc}'s GPU table agrees with the support matrix ({len(claimed)} ops claimed, "
               f"{sum(m['taken'] for m in matrix.values())} taken by cuda in the op cases)")
     return 1 if problems else 0
 

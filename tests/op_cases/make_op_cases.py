@@ -1889,7 +1889,7 @@ def quant_op_cases():
 
 
 # ---------------------------------------------------------------------------
-# Ops README's GPU table names that no family above covers, so that the
+# Ops the GPU table (kernels/cuda/README.md) names that no family above covers, so that the
 # CPU/CUDA support matrix (minirt-support-matrix, ctest
 # conformance.gpu_support_matrix) has a case of each, and the GPU run of the
 # op cases (minirt-conformance --device cuda --reference cpu) tries them.

@@ -12,7 +12,7 @@
 // cpu and cuda count the cases (all, none or k of n); "input ranks" are
 // the ranks of the first input of the nodes cuda takes; a node the planner
 // removes or folds before placement (Identity, Dropout, Shape of a fixed
-// shape) is never asked and counts as "not placed". README.md's GPU table
+// shape) is never asked and counts as "not placed". kernels/cuda/README.md's GPU table
 // is checked against this (tests/op_cases/check_gpu_table.py, ctest
 // conformance.gpu_support_matrix). It is a test-side tool, not an installed
 // one: it needs the session's internal device hook and the support table's

@@ -431,7 +431,7 @@ output [ { name: "logits", data_type: TYPE_FP32, dims: [ 1000 ] } ]
     def test_10_float16_model(self):
         # TYPE_FP16 in and out: minirt converts the weights once and computes
         # in float32; onnxruntime computes in float16. Tolerance as for the
-        # float16 model tests (tests/run_f16_model_tests.sh, README).
+        # float16 model tests (tests/run_f16_model_tests.sh, runtime/ops/README.md).
         cfg = self.client.get_model_config("mnist_fp16")
         self.assertEqual(cfg["input"][0]["data_type"], "TYPE_FP16")
         self.assertEqual(cfg["output"][0]["data_type"], "TYPE_FP16")

@@ -110,7 +110,7 @@ enum class MathMode {
   // float32's range), float32 bias, residual and activation; values between
   // two such convolutions are stored as bfloat16. The accuracy policy keeps
   // every other op, depthwise and grouped convolutions and a model's last
-  // layers in float32 (README.md, "bf16 on the CPU"). A CPU without bf16
+  // layers in float32 (kernels/cpu/README.md, "bf16 on the CPU"). A CPU without bf16
   // instructions runs float32 and Session::math_reason() says why. On the
   // GPU, Conv, Gemm and MatMul run on bfloat16 copies of their operands on
   // tensor cores with float32 accumulation, as kFp16 does (compute
