@@ -1,4 +1,5 @@
-"""runtime/ops/op_versions.cpp against the onnx package of the tooling venv.
+"""runtime/ops/op_versions.cpp and the op table's versions (runtime/ops/op_table.h)
+against the onnx package of the tooling venv.
 
 Every op minirt implements must list exactly the versions ONNX defines for
 it, and kMaxOpset must be the newest opset ONNX defines: a release that gives
@@ -21,6 +22,11 @@ contrib_text = table_text[table_text.index("com.microsoft:begin"):table_text.ind
 table_text = table_text.replace(contrib_text, "")
 table = {m.group(1): [int(x) for x in m.group(2).split(",")]
          for m in re.finditer(r'\{"(\w+)", \{([\d, ]+)\}\}', table_text)}
+# The activation and unary math ops' versions are their rows in the op table:
+# X(Kind, "Name", "Op", (versions), ...) and X(Kind, "Op", (versions), ...).
+op_table_text = open(f"{src}/runtime/ops/op_table.h").read()
+for m in re.finditer(r'X\(\w+,\s*(?:"[^"]*",\s*)?"(\w+)",\s*\(([\d, ]+)\)', op_table_text):
+    table[m.group(1)] = [int(x) for x in m.group(2).split(",")]
 max_opset = int(re.search(r"kMaxOpset = (\d+);", open(f"{src}/runtime/op_registry.h").read()).group(1))
 
 onnx_versions = defaultdict(set)

@@ -11,6 +11,8 @@
 #include <initializer_list>
 #include <string_view>
 
+#include "runtime/ops/op_table.h"
+
 namespace minirt::tools {
 
 struct GpuTolerance {
@@ -49,22 +51,25 @@ inline const GpuTolerance& gpu_tolerance(std::string_view op, std::string_view m
   };
   if (in({"Resize", "Upsample"})) return mode.empty() || mode == "nearest" ? kGpuExact : kGpuReduce;
   if (in({"Concat", "Split", "Transpose", "Slice", "Expand", "Pad", "Gather", "Reshape", "Flatten", "Squeeze",
-          "Unsqueeze", "Identity", "Dropout", "MaxPool", "GlobalMaxPool", "Clip", "PRelu"}))
+          "Unsqueeze", "Identity", "Dropout", "MaxPool", "GlobalMaxPool", "PRelu"}))
     return kGpuExact;
-  if (in({"Relu",      "LeakyRelu", "HardSigmoid",
-          "HardSwish", "Selu",      "Celu",
-          "Softplus",  "Softsign",  "ThresholdedRelu",
-          "Mish",      "Gelu",      "Exp",
-          "Log",       "Sqrt",      "Reciprocal",
-          "Floor",     "Ceil",      "Erf",
-          "Sin",       "Cos",       "Sign",
-          "Neg",       "Abs",       "Add",
-          "Sub",       "Mul",       "Div",
-          "Pow",       "Sum",       "Mean",
-          "Max",       "Min"}))
-    return kGpuUlps;
+  // The activations and unary math: their rows of the op table (runtime/ops/op_table.h).
+  for (const ActInfo& e : kActInfo)
+    if (e.op && e.op == op) {
+      switch (e.tol) {
+        case GpuTolFamily::kExact:
+          return kGpuExact;
+        case GpuTolFamily::kUlps:
+          return kGpuUlps;
+        case GpuTolFamily::kLibrary:
+          return kGpuLibrary;
+      }
+    }
+  for (const UnaryInfo& e : kUnaryInfo)
+    if (e.op && e.op == op) return kGpuUlps;
+  if (in({"Add", "Sub", "Mul", "Div", "Pow", "Sum", "Mean", "Max", "Min"})) return kGpuUlps;
   if (in({"AveragePool", "GlobalAveragePool", "Softmax", "LogSoftmax", "BatchNormalization"})) return kGpuReduce;
-  if (in({"Sigmoid", "Tanh", "Elu", "LRN"})) return kGpuLibrary;
+  if (in({"LRN"})) return kGpuLibrary;
   if (in({"Conv", "ConvTranspose", "Gemm", "MatMul"})) return kGpuProducts;
   return kGpuOnCpu;
 }

@@ -29,24 +29,18 @@ struct ActTile {
   // Out of line: inlined into a register tile's epilogue it would take the
   // registers the accumulators need.
   __attribute__((noinline)) static void run(float* y, int64_t ps, int64_t bs, int n, int nb, const Activation& act) {
-    switch (act.kind) {
-      case ActKind::kSilu:
-        return kind<ActKind::kSilu>(y, ps, bs, n, nb, act);
-      case ActKind::kSigmoid:
-        return kind<ActKind::kSigmoid>(y, ps, bs, n, nb, act);
-      case ActKind::kHardSwish:
-        return kind<ActKind::kHardSwish>(y, ps, bs, n, nb, act);
-      case ActKind::kLeakyRelu:
-        return kind<ActKind::kLeakyRelu>(y, ps, bs, n, nb, act);
-      case ActKind::kTanh:
-        return kind<ActKind::kTanh>(y, ps, bs, n, nb, act);
-      default:
-        for (int p = 0; p < n; ++p)
-          for (int o = 0; o < nb; ++o) {
-            float* q = y + p * ps + o * bs;
-            W::storeu(q, W::act(W::loadu(q), act));
-          }
-    }
+    // The common ones with the kind known inside the loop, the others through W::act.
+    const ActKind k = act.kind;
+    if (k == ActKind::kSilu) return kind<ActKind::kSilu>(y, ps, bs, n, nb, act);
+    if (k == ActKind::kSigmoid) return kind<ActKind::kSigmoid>(y, ps, bs, n, nb, act);
+    if (k == ActKind::kHardSwish) return kind<ActKind::kHardSwish>(y, ps, bs, n, nb, act);
+    if (k == ActKind::kLeakyRelu) return kind<ActKind::kLeakyRelu>(y, ps, bs, n, nb, act);
+    if (k == ActKind::kTanh) return kind<ActKind::kTanh>(y, ps, bs, n, nb, act);
+    for (int p = 0; p < n; ++p)
+      for (int o = 0; o < nb; ++o) {
+        float* q = y + p * ps + o * bs;
+        W::storeu(q, W::act(W::loadu(q), act));
+      }
   }
 };
 

@@ -252,16 +252,12 @@ void epilogue(const TileConvStrip& s, const float* cbuf, int64_t f, int mt, int6
 }  // namespace
 
 void tile_conv_epilogue_avx512(const TileConvStrip& s, const float* cbuf, int64_t f, int mt, int64_t b, int nt) {
-  switch (s.act->kind) {
-    case ActKind::kSilu:
-      return epilogue<ActKindOf<ActKind::kSilu>>(s, cbuf, f, mt, b, nt);
-    case ActKind::kSigmoid:
-      return epilogue<ActKindOf<ActKind::kSigmoid>>(s, cbuf, f, mt, b, nt);
-    case ActKind::kHardSwish:
-      return epilogue<ActKindOf<ActKind::kHardSwish>>(s, cbuf, f, mt, b, nt);
-    default:
-      return epilogue<ActAny>(s, cbuf, f, mt, b, nt);
-  }
+  // The common activations inline, the others through act_avx512.
+  const ActKind k = s.act->kind;
+  if (k == ActKind::kSilu) return epilogue<ActKindOf<ActKind::kSilu>>(s, cbuf, f, mt, b, nt);
+  if (k == ActKind::kSigmoid) return epilogue<ActKindOf<ActKind::kSigmoid>>(s, cbuf, f, mt, b, nt);
+  if (k == ActKind::kHardSwish) return epilogue<ActKindOf<ActKind::kHardSwish>>(s, cbuf, f, mt, b, nt);
+  return epilogue<ActAny>(s, cbuf, f, mt, b, nt);
 }
 
 void bf16_conv_strip_avx512bf16(const TileConvStrip& s) {

@@ -39,18 +39,9 @@ constexpr int64_t kBlock = 64;        // unary chunks start at multiples of this
 
 // Whether an activation costs an exp, log or division per element.
 bool costly(const Activation& a) {
-  switch (a.kind) {
-    case ActKind::kNone:
-    case ActKind::kRelu:
-    case ActKind::kLeakyRelu:
-    case ActKind::kClip:
-    case ActKind::kHardSigmoid:
-    case ActKind::kHardSwish:
-    case ActKind::kThresholdedRelu:
-      return false;
-    default:
-      return true;
-  }
+  const ActKind k = a.kind;
+  return !(k == ActKind::kNone || k == ActKind::kRelu || k == ActKind::kLeakyRelu || k == ActKind::kClip ||
+           k == ActKind::kHardSigmoid || k == ActKind::kHardSwish || k == ActKind::kThresholdedRelu);
 }
 
 class UnaryKernel final : public Kernel {
@@ -61,7 +52,7 @@ class UnaryKernel final : public Kernel {
     bytes_ = static_cast<size_t>(count_) * dtype_size(dtype_);
     mask_ = n.outputs.size() > 1 && n.outputs[1] >= 0;  // Dropout's mask
     if (mask_) mask_dtype_ = g.values[n.outputs[1]].dtype;
-    math_fn_of(a_.kind, &math_);
+    has_math_ = math_fn_of(a_.kind, &math_);
     bool math = a_.kind == UnaryKind::kExp || a_.kind == UnaryKind::kLog || a_.kind == UnaryKind::kErf ||
                 (a_.kind == UnaryKind::kActivation && costly(a_.act));
     bool libm = a_.kind == UnaryKind::kSin || a_.kind == UnaryKind::kCos;
@@ -84,20 +75,14 @@ class UnaryKernel final : public Kernel {
     // and ends on a whole number of vectors.
     auto body = [&](int64_t b0, int64_t b1) {
       int64_t b = b0 * kBlock, e = std::min(count_, b1 * kBlock);
-      switch (a_.kind) {
-        case UnaryKind::kActivation:
-          apply_activation(a_.act, x + b, y + b, e - b);
-          break;
-        case UnaryKind::kSin:
-          for (int64_t i = b; i < e; ++i) y[i] = std::sin(x[i]);
-          break;
-        case UnaryKind::kCos:
-          for (int64_t i = b; i < e; ++i) y[i] = std::cos(x[i]);
-          break;
-        case UnaryKind::kCopy:
-          break;
-        default:
-          apply_math(math_, x + b, y + b, e - b);
+      if (a_.kind == UnaryKind::kActivation) {
+        apply_activation(a_.act, x + b, y + b, e - b);
+      } else if (has_math_) {  // the vector function the op table's row names
+        apply_math(math_, x + b, y + b, e - b);
+      } else if (a_.kind == UnaryKind::kSin) {
+        for (int64_t i = b; i < e; ++i) y[i] = std::sin(x[i]);
+      } else if (a_.kind == UnaryKind::kCos) {
+        for (int64_t i = b; i < e; ++i) y[i] = std::cos(x[i]);
       }
     };
     args.pool->parallel_for((count_ + kBlock - 1) / kBlock, body, std::max<int64_t>(1, grain_ / kBlock));
@@ -107,15 +92,12 @@ class UnaryKernel final : public Kernel {
   // Neg, Abs, Sign of integers.
   template <typename T>
   void integer(const T* x, T* y) const {
-    switch (a_.kind) {
-      case UnaryKind::kNeg:
-        for (int64_t i = 0; i < count_; ++i) y[i] = -x[i];
-        return;
-      case UnaryKind::kSign:
-        for (int64_t i = 0; i < count_; ++i) y[i] = static_cast<T>((x[i] > 0) - (x[i] < 0));
-        return;
-      default:
-        for (int64_t i = 0; i < count_; ++i) y[i] = x[i] < 0 ? -x[i] : x[i];
+    if (a_.kind == UnaryKind::kNeg) {
+      for (int64_t i = 0; i < count_; ++i) y[i] = -x[i];
+    } else if (a_.kind == UnaryKind::kSign) {
+      for (int64_t i = 0; i < count_; ++i) y[i] = static_cast<T>((x[i] > 0) - (x[i] < 0));
+    } else {  // Abs: the op table's third kSigned row
+      for (int64_t i = 0; i < count_; ++i) y[i] = x[i] < 0 ? -x[i] : x[i];
     }
   }
   // Dropout's mask: bool from opset 10, the input's type before.
@@ -136,6 +118,7 @@ class UnaryKernel final : public Kernel {
   }
   UnaryAttrs a_;
   MathFn math_ = MathFn::kAbs;  // the function of the math kinds
+  bool has_math_ = false;       // math_fn_of found one
   int64_t grain_ = kGrain;
   int64_t count_ = 0;
   DType dtype_ = DType::kFloat32;
@@ -189,6 +172,8 @@ inline T apply_binary(BinaryKind k, T a, T b) {
         if (k == BinaryKind::kMod && r != 0 && ((r < 0) != (b < 0))) r += b;
         return r;
       }
+    case BinaryKind::kCount:  // no kind
+      break;
   }
   return a;
 }
@@ -235,6 +220,8 @@ InnerFn<T> pick_inner(BinaryKind k) {
       return inner_loop<T, BinaryKind::kMod>;
     case BinaryKind::kFMod:
       return inner_loop<T, BinaryKind::kFMod>;
+    case BinaryKind::kCount:  // no kind
+      break;
   }
   return nullptr;
 }
@@ -283,7 +270,10 @@ InnerFn<float> pick_inner_float(BinaryKind k, SgemmIsa isa) {
     case BinaryKind::kPRelu:
       v = VecBinary::kPRelu;
       break;
-    default:
+    case BinaryKind::kPow:  // its own kernel (pow_special), or libm
+    case BinaryKind::kMod:
+    case BinaryKind::kFMod:
+    case BinaryKind::kCount:
       break;
   }
   if (v != VecBinary::kCount && isa == SgemmIsa::kAvx512)
@@ -531,12 +521,12 @@ std::unique_ptr<Kernel> make_variadic(const Graph& g, const Node& n, int t) {
 }  // namespace
 
 void add_elementwise_kernels(std::vector<KernelEntry>& out) {
-  for (const char* op : {"Relu",       "LeakyRelu", "Sigmoid", "Tanh",     "HardSigmoid", "HardSwish",
-                         "Elu",        "Selu",      "Celu",    "Softplus", "Softsign",    "ThresholdedRelu",
-                         "Mish",       "Gelu",      "Clip",    "Exp",      "Log",         "Sqrt",
-                         "Reciprocal", "Floor",     "Ceil",    "Erf",      "Sin",         "Cos",
-                         "Sign",       "Neg",       "Abs",     "Identity", "Dropout"})
-    out.push_back({op, make_unary});
+  // The activation and unary math ops of the op table (runtime/ops/op_table.h).
+  for (const ActInfo& e : kActInfo)
+    if (e.op) out.push_back({e.op, make_unary});
+  for (const UnaryInfo& e : kUnaryInfo)
+    if (e.op) out.push_back({e.op, make_unary});
+  for (const char* op : {"Identity", "Dropout"}) out.push_back({op, make_unary});
   // A QuantizeLinear -> DequantizeLinear pair (fold_quantize_pairs, domain minirt).
   out.push_back({"QuantizeDequantize", make_unary});
   for (const char* op : {"Add", "Sub", "Mul", "Div", "Pow", "PRelu", "Mod"}) out.push_back({op, make_binary});

@@ -48,6 +48,7 @@ BlockedBinaryRun binary_table(BinaryKind k) {
     case BinaryKind::kPow:
     case BinaryKind::kMod:
     case BinaryKind::kFMod:
+    case BinaryKind::kCount:
       break;
   }
   return nullptr;

@@ -261,18 +261,12 @@ int64_t min_piece_units(const TileGeom& t) {
 Finish finish_of(const Activation& act, bool last) {
   Finish f{FinMode::kStore, 0.0f, 0.0f, false};
   if (!last) return f;
-  switch (act.kind) {
-    case ActKind::kNone:
-      break;
-    case ActKind::kRelu:
-      f.mode = FinMode::kRelu;
-      break;
-    case ActKind::kClip:
-      f.mode = FinMode::kClip, f.lo = act.alpha, f.hi = act.beta;
-      break;
-    default:
-      f.after = true;
-  }
+  if (act.kind == ActKind::kRelu)
+    f.mode = FinMode::kRelu;
+  else if (act.kind == ActKind::kClip)
+    f.mode = FinMode::kClip, f.lo = act.alpha, f.hi = act.beta;
+  else if (act.kind != ActKind::kNone)
+    f.after = true;  // the others over the finished tile
   return f;
 }
 
@@ -613,24 +607,17 @@ NchwcDepthwiseConv::NchwcDepthwiseConv(const NchwcConvSpec& s, const float* w, c
   // 101 in place; its 96-channel 112x112 stride-2 one 213, 235 and 101.
   if (!empty_ && s.x_bf16 && s.y_bf16 && s.isa == SgemmIsa::kAvx512 && !s.residual && s.gate.none()) {
     pairs_ = true;
-    switch (s.act.kind) {
-      case ActKind::kNone:
-        break;
-      case ActKind::kRelu:
-        pair_act_.kind = DwBf16Act::kRelu;
-        break;
-      case ActKind::kClip:
-        pair_act_.kind = DwBf16Act::kClip, pair_act_.lo = s.act.alpha, pair_act_.hi = s.act.beta;
-        break;
-      case ActKind::kLeakyRelu:
-        pair_act_.kind = DwBf16Act::kLeakyRelu, pair_act_.slope = s.act.alpha;
-        break;
-      case ActKind::kHardSwish:
-        pair_act_.kind = DwBf16Act::kHardSwish;
-        break;
-      default:
-        pairs_ = false;  // through the frame, whose float rows the vector activations run over
-    }
+    const ActKind k = s.act.kind;
+    if (k == ActKind::kRelu)
+      pair_act_.kind = DwBf16Act::kRelu;
+    else if (k == ActKind::kClip)
+      pair_act_.kind = DwBf16Act::kClip, pair_act_.lo = s.act.alpha, pair_act_.hi = s.act.beta;
+    else if (k == ActKind::kLeakyRelu)
+      pair_act_.kind = DwBf16Act::kLeakyRelu, pair_act_.slope = s.act.alpha;
+    else if (k == ActKind::kHardSwish)
+      pair_act_.kind = DwBf16Act::kHardSwish;
+    else if (k != ActKind::kNone)
+      pairs_ = false;  // through the frame, whose float rows the vector activations run over
     if (pairs_) padded_ = false;
   }
   if (!w) return;

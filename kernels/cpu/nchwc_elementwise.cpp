@@ -93,9 +93,13 @@ inline float binary(BinaryKind k, float a, float b) {
       return a / b;
     case BinaryKind::kPRelu:
       return a < 0 ? a * b : a;
-    default:
-      return a;  // not offered blocked (blocked_binary_ok)
+    case BinaryKind::kPow:  // not offered blocked (blocked_binary_ok)
+    case BinaryKind::kMod:
+    case BinaryKind::kFMod:
+    case BinaryKind::kCount:
+      break;
   }
+  return a;
 }
 
 // One pixel run of a blocked binary op: out[p] = a[p * sa] op c[p * sc] for
@@ -209,8 +213,13 @@ class BlockedBinaryKernel final : public Kernel {
         return binary_run_portable<BinaryKind::kDiv>(a, sa, c, sc, out, n, b_);
       case BinaryKind::kPRelu:
         return binary_run_portable<BinaryKind::kPRelu>(a, sa, c, sc, out, n, b_);
-      default:
+      case BinaryKind::kMin:
         return binary_run_portable<BinaryKind::kMin>(a, sa, c, sc, out, n, b_);
+      case BinaryKind::kPow:  // not offered blocked (blocked_binary_ok)
+      case BinaryKind::kMod:
+      case BinaryKind::kFMod:
+      case BinaryKind::kCount:
+        return;
     }
   }
 

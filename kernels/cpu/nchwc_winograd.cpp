@@ -85,18 +85,12 @@ double tile_efficiency(int nb, int ur, int64_t run) {
 Finish finish_of(const Activation& act) {
   constexpr float inf = std::numeric_limits<float>::infinity();
   Finish f{-inf, inf, false, false};
-  switch (act.kind) {
-    case ActKind::kNone:
-      break;
-    case ActKind::kRelu:
-      f.lo = 0.0f, f.nan_to_lo = true;
-      break;
-    case ActKind::kClip:
-      f.lo = act.alpha, f.hi = act.beta;
-      break;
-    default:
-      f.after = true;
-  }
+  if (act.kind == ActKind::kRelu)
+    f.lo = 0.0f, f.nan_to_lo = true;
+  else if (act.kind == ActKind::kClip)
+    f.lo = act.alpha, f.hi = act.beta;
+  else if (act.kind != ActKind::kNone)
+    f.after = true;  // the others over the finished tile
   return f;
 }
 

@@ -213,39 +213,18 @@ const char* math_fn_name(MathFn f) {
       return "ceil";
     case MathFn::kSign:
       return "sign";
+    case MathFn::kCount:  // no function
+      break;
   }
   return "";
 }
 
 bool math_fn_of(UnaryKind kind, MathFn* fn) {
-  switch (kind) {
-    case UnaryKind::kExp:
-      return *fn = MathFn::kExp, true;
-    case UnaryKind::kLog:
-      return *fn = MathFn::kLog, true;
-    case UnaryKind::kErf:
-      return *fn = MathFn::kErf, true;
-    case UnaryKind::kSqrt:
-      return *fn = MathFn::kSqrt, true;
-    case UnaryKind::kNeg:
-      return *fn = MathFn::kNeg, true;
-    case UnaryKind::kAbs:
-      return *fn = MathFn::kAbs, true;
-    case UnaryKind::kReciprocal:
-      return *fn = MathFn::kReciprocal, true;
-    case UnaryKind::kFloor:
-      return *fn = MathFn::kFloor, true;
-    case UnaryKind::kCeil:
-      return *fn = MathFn::kCeil, true;
-    case UnaryKind::kSign:
-      return *fn = MathFn::kSign, true;
-    case UnaryKind::kActivation:
-    case UnaryKind::kSin:
-    case UnaryKind::kCos:
-    case UnaryKind::kCopy:
-      return false;
-  }
-  return false;
+  const char* name = unary_info(kind).math;
+  if (!name) return false;
+  for (int f = 0; f < kMathFnCount; ++f)
+    if (std::strcmp(math_fn_name(static_cast<MathFn>(f)), name) == 0) return *fn = static_cast<MathFn>(f), true;
+  return false;  // a name no MathFn has: Vmath.UnaryKindsMapToTheirMathFunctions fails
 }
 
 }  // namespace minirt::cpu

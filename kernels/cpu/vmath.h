@@ -146,21 +146,32 @@ void apply_activation(const Activation& act, const float* x, float* y, int64_t n
 // Unary math beyond the activations. Sqrt, Abs, Neg, Reciprocal, Floor, Ceil
 // and Sign are exact (bit-identical to the std:: functions); the others have
 // the error bounds above.
-enum class MathFn : uint8_t { kExp, kExpm1, kLog, kLog1p, kErf, kSqrt, kAbs, kNeg, kReciprocal, kFloor, kCeil, kSign };
-// The last MathFn + 1: it sizes the per-function tables (vmath_isa.h, VmathArrays; vmath.cpp). Every
-// MathFn has a name (math_fn_name's switch has no default, so -Wswitch asks
-// for one), and Vmath.MathFnCountCoversEveryNamedFunction fails when a
-// function past the count has one: appending a MathFn without moving this
-// is caught.
-inline constexpr int kMathFnCount = static_cast<int>(MathFn::kSign) + 1;
+// kCount, their number, sizes the per-function tables (vmath_isa.h, VmathArrays; vmath.cpp).
+// Every MathFn has a name (math_fn_name's switch has no default, so -Wswitch asks for one),
+// which the op table's unary rows name (runtime/ops/op_table.h, math_fn_of).
+enum class MathFn : uint8_t {
+  kExp,
+  kExpm1,
+  kLog,
+  kLog1p,
+  kErf,
+  kSqrt,
+  kAbs,
+  kNeg,
+  kReciprocal,
+  kFloor,
+  kCeil,
+  kSign,
+  kCount
+};
+inline constexpr int kMathFnCount = static_cast<int>(MathFn::kCount);
 // "exp", "log1p", ...; "" for a value that is no MathFn.
 const char* math_fn_name(MathFn f);
 // y[i] = f(x[i]); y may be x.
 void apply_math(MathFn f, const float* x, float* y, int64_t n);
-// The vector math function a unary op kind runs, if it has one (false for
-// the activations, the copy, and Sin and Cos, which go to libm). The switch
-// names every UnaryKind (no default): a kind added to elementwise_kinds.h
-// must say here whether it has a vector form.
+// The vector math function a unary op kind runs, if it has one: the one its
+// row of the op table names (runtime/ops/op_table.h; false for the
+// activations, the copy, and Sin and Cos, which go to libm).
 bool math_fn_of(UnaryKind kind, MathFn* fn);
 
 // The pieces of Softmax, LogSoftmax and LogSumExp:
@@ -356,8 +367,6 @@ inline float act_kind_scalar(float x, const Activation& a) {
     return a.apply(x);  // the exact ones: Relu, LeakyRelu, Clip, HardSigmoid, HardSwish, Softsign, ThresholdedRelu
   }
 }
-
-inline constexpr int kActKindCount = static_cast<int>(ActKind::kQuantGrid) + 1;
 
 #if MINIRT_VMATH_X86
 
@@ -638,20 +647,12 @@ MINIRT_TARGET_AVX512 __m512 act_costly_avx512(__m512 x, const Activation& a);
 // pays no call for them; its caller's target must include avx512f, avx2, fma.
 MINIRT_TARGET_AVX512 __attribute__((always_inline)) MINIRT_VMATH_INLINE __m512 act_avx512(__m512 x,
                                                                                           const Activation& a) {
-  switch (a.kind) {
-    case ActKind::kNone:
-      return x;
-    case ActKind::kRelu:
-      return act_kind_avx512<ActKind::kRelu>(x, a);
-    case ActKind::kLeakyRelu:
-      return act_kind_avx512<ActKind::kLeakyRelu>(x, a);
-    case ActKind::kClip:
-      return act_kind_avx512<ActKind::kClip>(x, a);
-    case ActKind::kQuantGrid:
-      return act_kind_avx512<ActKind::kQuantGrid>(x, a);
-    default:
-      return act_costly_avx512(x, a);
-  }
+  if (a.kind == ActKind::kNone) return x;
+  if (a.kind == ActKind::kRelu) return act_kind_avx512<ActKind::kRelu>(x, a);
+  if (a.kind == ActKind::kLeakyRelu) return act_kind_avx512<ActKind::kLeakyRelu>(x, a);
+  if (a.kind == ActKind::kClip) return act_kind_avx512<ActKind::kClip>(x, a);
+  if (a.kind == ActKind::kQuantGrid) return act_kind_avx512<ActKind::kQuantGrid>(x, a);
+  return act_costly_avx512(x, a);  // every kind has its case there
 }
 
 // ---------------------------------------------------------------- AVX2 + FMA
@@ -871,20 +872,12 @@ MINIRT_TARGET_AVX2 __m256 act_costly_avx2(__m256 x, const Activation& a);
 // Activation a of the 8 lanes of x; always inlined, as act_avx512; its
 // caller's target must include avx2 and fma.
 MINIRT_TARGET_AVX2 __attribute__((always_inline)) MINIRT_VMATH_INLINE __m256 act_avx2(__m256 x, const Activation& a) {
-  switch (a.kind) {
-    case ActKind::kNone:
-      return x;
-    case ActKind::kRelu:
-      return act_kind_avx2<ActKind::kRelu>(x, a);
-    case ActKind::kLeakyRelu:
-      return act_kind_avx2<ActKind::kLeakyRelu>(x, a);
-    case ActKind::kClip:
-      return act_kind_avx2<ActKind::kClip>(x, a);
-    case ActKind::kQuantGrid:
-      return act_kind_avx2<ActKind::kQuantGrid>(x, a);
-    default:
-      return act_costly_avx2(x, a);
-  }
+  if (a.kind == ActKind::kNone) return x;
+  if (a.kind == ActKind::kRelu) return act_kind_avx2<ActKind::kRelu>(x, a);
+  if (a.kind == ActKind::kLeakyRelu) return act_kind_avx2<ActKind::kLeakyRelu>(x, a);
+  if (a.kind == ActKind::kClip) return act_kind_avx2<ActKind::kClip>(x, a);
+  if (a.kind == ActKind::kQuantGrid) return act_kind_avx2<ActKind::kQuantGrid>(x, a);
+  return act_costly_avx2(x, a);  // every kind has its case there
 }
 
 MINIRT_AVX512_WARNINGS_ON

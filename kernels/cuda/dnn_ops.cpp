@@ -611,31 +611,23 @@ class BatchNormKernel final : public CudaKernel {
 
 // Relu, Sigmoid, Tanh, Elu and Clip(0, max) through cudnnActivationForward.
 bool cudnn_activation(const Activation& a, cudnnActivationMode_t* mode, double* coef) {
-  switch (a.kind) {
-    case ActKind::kRelu:
-      *mode = CUDNN_ACTIVATION_RELU;
-      *coef = 0;
-      return true;
-    case ActKind::kSigmoid:
-      *mode = CUDNN_ACTIVATION_SIGMOID;
-      *coef = 0;
-      return true;
-    case ActKind::kTanh:
-      *mode = CUDNN_ACTIVATION_TANH;
-      *coef = 0;
-      return true;
-    case ActKind::kElu:
-      *mode = CUDNN_ACTIVATION_ELU;
-      *coef = a.alpha;
-      return true;
-    case ActKind::kClip:
-      if (a.alpha != 0.0f || !std::isfinite(a.beta) || a.beta < 0.0f) return false;
-      *mode = CUDNN_ACTIVATION_CLIPPED_RELU;
-      *coef = a.beta;
-      return true;
-    default:
-      return false;
+  *coef = 0;
+  if (a.kind == ActKind::kRelu) {
+    *mode = CUDNN_ACTIVATION_RELU;
+  } else if (a.kind == ActKind::kSigmoid) {
+    *mode = CUDNN_ACTIVATION_SIGMOID;
+  } else if (a.kind == ActKind::kTanh) {
+    *mode = CUDNN_ACTIVATION_TANH;
+  } else if (a.kind == ActKind::kElu) {
+    *mode = CUDNN_ACTIVATION_ELU;
+    *coef = a.alpha;
+  } else if (a.kind == ActKind::kClip && a.alpha == 0.0f && std::isfinite(a.beta) && a.beta >= 0.0f) {
+    *mode = CUDNN_ACTIVATION_CLIPPED_RELU;
+    *coef = a.beta;
+  } else {
+    return false;  // the module's elementwise kernel runs it (make_activation)
   }
+  return true;
 }
 
 class DnnActivationKernel final : public CudaKernel {
@@ -687,7 +679,7 @@ std::vector<double> conv_measure(const DeviceContext& ctx, const Graph& g, const
 
 namespace {
 
-// Relu, Sigmoid, Tanh, Elu and Clip: cuDNN's activation when it has the
+// The op table's kDnn activations (Relu, Sigmoid, Tanh, Elu, Clip): cuDNN's activation when it has the
 // function, else the module's elementwise kernel.
 std::unique_ptr<Kernel> make_activation(const DeviceContext& ctx, const Graph& g, const Node& n) {
   cudnnActivationMode_t mode;
@@ -697,22 +689,19 @@ std::unique_ptr<Kernel> make_activation(const DeviceContext& ctx, const Graph& g
   return make_unary_kernel(ctx, g, n);
 }
 
-constexpr KernelEntry kDnnKernels[] = {
-    {"Conv", make<ConvKernel>},
-    {"MaxPool", make<PoolKernel>},
-    {"AveragePool", make<PoolKernel>},
-    {"GlobalMaxPool", make<GlobalPoolKernel>},
-    {"GlobalAveragePool", make<GlobalPoolKernel>},
-    {"LRN", make<LrnKernel>},
-    {"BatchNormalization", make<BatchNormKernel>},
-    {"Softmax", make<SoftmaxKernel>},
-    {"LogSoftmax", make<SoftmaxKernel>},
-    {"Relu", make_activation},
-    {"Sigmoid", make_activation},
-    {"Tanh", make_activation},
-    {"Elu", make_activation},
-    {"Clip", make_activation},
-};
+// The activations of the op table's kDnn rows, then the rest.
+constexpr auto kDnnKernels = with_op_table_rows<ActGpu::kDnn, false, KernelEntry>(
+    make_activation, {
+                         {"Conv", make<ConvKernel>},
+                         {"MaxPool", make<PoolKernel>},
+                         {"AveragePool", make<PoolKernel>},
+                         {"GlobalMaxPool", make<GlobalPoolKernel>},
+                         {"GlobalAveragePool", make<GlobalPoolKernel>},
+                         {"LRN", make<LrnKernel>},
+                         {"BatchNormalization", make<BatchNormKernel>},
+                         {"Softmax", make<SoftmaxKernel>},
+                         {"LogSoftmax", make<SoftmaxKernel>},
+                     });
 static_assert(same_ops(kDnnKernels, kDnnSupport),
               "dnn_ops.cpp's kernel table and support.h's kDnnSupport must name the same ops");
 

@@ -32,48 +32,65 @@ __device__ __forceinline__ float softplus(float x) { return x > 0.0f ? x + log1p
 __device__ __forceinline__ float cmax(float a, float b) { return a < b ? b : a; }
 __device__ __forceinline__ float cmin(float a, float b) { return b < a ? b : a; }
 
+// Activation K of x: the formulas of Activation::apply (runtime/ops/activation.h)
+// in device float math. The last branch names a kind without a form.
+template <ActKind K>
+__device__ __forceinline__ float act_form(float x, const ActParams& a) {
+  if constexpr (K == ActKind::kNone) {
+    return x;
+  } else if constexpr (K == ActKind::kRelu) {
+    return x > 0.0f ? x : 0.0f;
+  } else if constexpr (K == ActKind::kLeakyRelu) {
+    return x >= 0.0f ? x : a.alpha * x;
+  } else if constexpr (K == ActKind::kClip) {
+    return cmin(cmax(x, a.alpha), a.beta);
+  } else if constexpr (K == ActKind::kSigmoid) {
+    return 1.0f / (1.0f + expf(-x));
+  } else if constexpr (K == ActKind::kHardSigmoid) {
+    return cmin(cmax(fmaf(a.alpha, x, a.beta), 0.0f), 1.0f);  // one rounding, as the CPU
+  } else if constexpr (K == ActKind::kHardSwish) {
+    return x * cmin(cmax(x / 6.0f + 0.5f, 0.0f), 1.0f);
+  } else if constexpr (K == ActKind::kTanh) {
+    return tanhf(x);
+  } else if constexpr (K == ActKind::kElu) {
+    return x >= 0.0f ? x : a.alpha * expm1f(x);
+  } else if constexpr (K == ActKind::kSelu) {
+    return x > 0.0f ? a.beta * x : a.beta * a.alpha * expm1f(x);
+  } else if constexpr (K == ActKind::kCelu) {
+    return cmax(x, 0.0f) + cmin(a.alpha * expm1f(x / a.alpha), 0.0f);
+  } else if constexpr (K == ActKind::kSoftplus) {
+    return softplus(x);
+  } else if constexpr (K == ActKind::kSoftsign) {
+    return x / (1.0f + fabsf(x));
+  } else if constexpr (K == ActKind::kThresholdedRelu) {
+    return x > a.alpha ? x : 0.0f;
+  } else if constexpr (K == ActKind::kMish) {
+    return x * tanhf(softplus(x));
+  } else if constexpr (K == ActKind::kGelu) {
+    return 0.5f * x * (1.0f + erff(x * 0.70710678118654752f));
+  } else if constexpr (K == ActKind::kGeluTanh) {
+    float u = 0.79788456080286536f * (x + 0.044715f * x * x * x);
+    return 0.5f * x * (1.0f + tanhf(u));
+  } else if constexpr (K == ActKind::kSilu) {
+    return x / (1.0f + expf(-x));
+  } else if constexpr (K == ActKind::kQuantGrid) {  // rintf: to nearest even, as the CPU
+    return a.alpha * rintf(cmin(cmax(x / a.alpha, a.beta), a.gamma));
+  } else {
+    static_assert(K == ActKind::kNone, "an ActKind without a CUDA form");
+    return x;
+  }
+}
+
 __device__ float apply_act(const ActParams& a, float x) {
+  // A case per row of the op table (runtime/ops/op_table.h).
   switch (a.kind) {
-    case ActKind::kNone:
-      return x;
-    case ActKind::kRelu:
-      return x > 0.0f ? x : 0.0f;
-    case ActKind::kLeakyRelu:
-      return x >= 0.0f ? x : a.alpha * x;
-    case ActKind::kClip:
-      return cmin(cmax(x, a.alpha), a.beta);
-    case ActKind::kSigmoid:
-      return 1.0f / (1.0f + expf(-x));
-    case ActKind::kHardSigmoid:
-      return cmin(cmax(fmaf(a.alpha, x, a.beta), 0.0f), 1.0f);  // one rounding, as the CPU
-    case ActKind::kHardSwish:
-      return x * cmin(cmax(x / 6.0f + 0.5f, 0.0f), 1.0f);
-    case ActKind::kTanh:
-      return tanhf(x);
-    case ActKind::kElu:
-      return x >= 0.0f ? x : a.alpha * expm1f(x);
-    case ActKind::kSelu:
-      return x > 0.0f ? a.beta * x : a.beta * a.alpha * expm1f(x);
-    case ActKind::kCelu:
-      return cmax(x, 0.0f) + cmin(a.alpha * expm1f(x / a.alpha), 0.0f);
-    case ActKind::kSoftplus:
-      return softplus(x);
-    case ActKind::kSoftsign:
-      return x / (1.0f + fabsf(x));
-    case ActKind::kThresholdedRelu:
-      return x > a.alpha ? x : 0.0f;
-    case ActKind::kMish:
-      return x * tanhf(softplus(x));
-    case ActKind::kGelu:
-      return 0.5f * x * (1.0f + erff(x * 0.70710678118654752f));
-    case ActKind::kGeluTanh: {
-      float u = 0.79788456080286536f * (x + 0.044715f * x * x * x);
-      return 0.5f * x * (1.0f + tanhf(u));
-    }
-    case ActKind::kSilu:
-      return x / (1.0f + expf(-x));
-    case ActKind::kQuantGrid:  // rintf: to nearest even, as the CPU
-      return a.alpha * rintf(cmin(cmax(x / a.alpha, a.beta), a.gamma));
+#define MINIRT_ACT_CASE(Kind, ...) \
+  case ActKind::k##Kind:           \
+    return act_form<ActKind::k##Kind>(x, a);
+    MINIRT_ACTIVATIONS(MINIRT_ACT_CASE)
+#undef MINIRT_ACT_CASE
+    case ActKind::kCount:  // no kind
+      break;
   }
   return x;
 }
@@ -112,6 +129,7 @@ __device__ float apply_unary(UnaryKind op, float x) {
       return x > 0.0f ? 1.0f : (x < 0.0f ? -1.0f : x);
     case UnaryKind::kActivation:  // launch_activation's, never launched here (unary_on_device)
     case UnaryKind::kCopy:        // a device copy, never launched here
+    case UnaryKind::kCount:       // no kind
       return x;
   }
   return x;
@@ -153,6 +171,7 @@ __device__ __forceinline__ float apply_binary(BinaryKind op, float a, float b) {
       return a < b ? a : b;
     case BinaryKind::kMod:  // not on cuda (binary_on_device), never launched
     case BinaryKind::kFMod:
+    case BinaryKind::kCount:  // no kind
       return a;
   }
   return a;

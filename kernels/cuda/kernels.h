@@ -30,32 +30,11 @@ struct ActParams {
 
 // ---- elementwise.cu ----
 
-// Whether launch_unary computes this kind. kActivation goes through
-// launch_activation and kCopy is a device copy, so neither is one. No
-// default: a kind added to runtime/ops/elementwise_kinds.h does not compile
-// here (-Werror=switch) until it is decided, and the device code's switch
-// in elementwise.cu gets the same case.
-constexpr bool unary_on_device(UnaryKind k) {
-  switch (k) {
-    case UnaryKind::kExp:
-    case UnaryKind::kLog:
-    case UnaryKind::kSqrt:
-    case UnaryKind::kNeg:
-    case UnaryKind::kAbs:
-    case UnaryKind::kReciprocal:
-    case UnaryKind::kFloor:
-    case UnaryKind::kCeil:
-    case UnaryKind::kErf:
-    case UnaryKind::kSin:
-    case UnaryKind::kCos:
-    case UnaryKind::kSign:
-      return true;
-    case UnaryKind::kActivation:
-    case UnaryKind::kCopy:
-      return false;
-  }
-  return false;
-}
+// Whether launch_unary computes this kind: every kind whose op table row
+// (runtime/ops/op_table.h) names an ONNX op. kActivation goes through
+// launch_activation and kCopy is a device copy, so neither is one; the
+// device code's switch in elementwise.cu has a case for each kind.
+constexpr bool unary_on_device(UnaryKind k) { return k < UnaryKind::kCount && unary_info(k).op != nullptr; }
 
 // y[i] = act(x[i]), n floats (y may be x).
 void launch_activation(const float* x, float* y, int64_t n, ActParams act, cudaStream_t stream);
@@ -66,7 +45,8 @@ void launch_bias_act(float* y, const float* bias, int64_t outer, int64_t channel
                      cudaStream_t stream);
 
 // Whether launch_broadcast computes this kind (Mod, integers only, is not
-// on cuda; FMod stays on the CPU with it). No default, as unary_on_device.
+// on cuda; FMod stays on the CPU with it). No default: -Wswitch asks a new kind
+// to be decided here.
 constexpr bool binary_on_device(BinaryKind k) {
   switch (k) {
     case BinaryKind::kAdd:
@@ -80,6 +60,7 @@ constexpr bool binary_on_device(BinaryKind k) {
       return true;
     case BinaryKind::kMod:
     case BinaryKind::kFMod:
+    case BinaryKind::kCount:  // no kind
       return false;
   }
   return false;

@@ -109,6 +109,8 @@ class BroadcastKernel final : public CudaKernel {
           op_ = BinaryKind::kAdd;
           mean_ = true;
           break;
+        case VariadicKind::kCount:  // no kind
+          break;
       }
     } else {
       op_ = n.attrs_as<BinaryAttrs>().kind;
@@ -458,59 +460,38 @@ class CastKernel final : public CudaKernel {
   int64_t count_;
 };
 
-constexpr KernelEntry kSimpleKernels[] = {
-    // activations and unary math
-    {"LeakyRelu", make<UnaryKernel>},
-    {"HardSigmoid", make<UnaryKernel>},
-    {"HardSwish", make<UnaryKernel>},
-    {"Selu", make<UnaryKernel>},
-    {"Celu", make<UnaryKernel>},
-    {"Softplus", make<UnaryKernel>},
-    {"Softsign", make<UnaryKernel>},
-    {"ThresholdedRelu", make<UnaryKernel>},
-    {"Mish", make<UnaryKernel>},
-    {"Gelu", make<UnaryKernel>},
-    {"Exp", make<UnaryKernel>},
-    {"Log", make<UnaryKernel>},
-    {"Sqrt", make<UnaryKernel>},
-    {"Reciprocal", make<UnaryKernel>},
-    {"Floor", make<UnaryKernel>},
-    {"Ceil", make<UnaryKernel>},
-    {"Erf", make<UnaryKernel>},
-    {"Sin", make<UnaryKernel>},
-    {"Cos", make<UnaryKernel>},
-    {"Sign", make<UnaryKernel>},
-    {"Neg", make<UnaryKernel>},
-    {"Abs", make<UnaryKernel>},
-    {"Identity", make<CopyKernel>},
-    {"Dropout", make<CopyKernel>},
-    // broadcast arithmetic
-    {"Add", make<BroadcastKernel>},
-    {"Sub", make<BroadcastKernel>},
-    {"Mul", make<BroadcastKernel>},
-    {"Div", make<BroadcastKernel>},
-    {"Pow", make<BroadcastKernel>},
-    {"PRelu", make<BroadcastKernel>},
-    {"Max", make<BroadcastKernel>},
-    {"Min", make<BroadcastKernel>},
-    {"Sum", make<BroadcastKernel>},
-    {"Mean", make<BroadcastKernel>},
-    // data movement and conversion
-    {"Reshape", make<CopyKernel>},
-    {"Flatten", make<CopyKernel>},
-    {"Squeeze", make<CopyKernel>},
-    {"Unsqueeze", make<CopyKernel>},
-    {"Concat", make<ConcatSplitKernel>},
-    {"Split", make<ConcatSplitKernel>},
-    {"Transpose", make<ViewKernel>},
-    {"Slice", make<ViewKernel>},
-    {"Expand", make<ViewKernel>},
-    {"Pad", make<PadKernel>},
-    {"Gather", make<GatherKernel>},
-    {"Resize", make<ResizeKernel>},
-    {"Upsample", make<ResizeKernel>},
-    {"Cast", make<CastKernel>},
-};
+constexpr auto kSimpleKernels = with_op_table_rows<ActGpu::kModule, true, KernelEntry>(
+    make<UnaryKernel>, {
+                           // the copies (the activations and unary math: the op table's rows)
+                           {"Identity", make<CopyKernel>},
+                           {"Dropout", make<CopyKernel>},
+                           // broadcast arithmetic
+                           {"Add", make<BroadcastKernel>},
+                           {"Sub", make<BroadcastKernel>},
+                           {"Mul", make<BroadcastKernel>},
+                           {"Div", make<BroadcastKernel>},
+                           {"Pow", make<BroadcastKernel>},
+                           {"PRelu", make<BroadcastKernel>},
+                           {"Max", make<BroadcastKernel>},
+                           {"Min", make<BroadcastKernel>},
+                           {"Sum", make<BroadcastKernel>},
+                           {"Mean", make<BroadcastKernel>},
+                           // data movement and conversion
+                           {"Reshape", make<CopyKernel>},
+                           {"Flatten", make<CopyKernel>},
+                           {"Squeeze", make<CopyKernel>},
+                           {"Unsqueeze", make<CopyKernel>},
+                           {"Concat", make<ConcatSplitKernel>},
+                           {"Split", make<ConcatSplitKernel>},
+                           {"Transpose", make<ViewKernel>},
+                           {"Slice", make<ViewKernel>},
+                           {"Expand", make<ViewKernel>},
+                           {"Pad", make<PadKernel>},
+                           {"Gather", make<GatherKernel>},
+                           {"Resize", make<ResizeKernel>},
+                           {"Upsample", make<ResizeKernel>},
+                           {"Cast", make<CastKernel>},
+                       });
 static_assert(same_ops(kSimpleKernels, kSimpleSupport),
               "simple_ops.cpp's kernel table and support.h's kSimpleSupport must name the same ops");
 

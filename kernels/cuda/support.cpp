@@ -249,8 +249,8 @@ bool cast(const Graph& g, const Node& n, std::string* why) {
 namespace {
 
 // Every op in one family only, so an op has one rule and one kernel.
-template <size_t N>
-constexpr bool in_one_family(const SupportEntry (&table)[N]) {
+template <typename Table>
+constexpr bool in_one_family(const Table& table) {
   for (const SupportEntry& e : table)
     if (count_op(kDnnSupport, e.op) + count_op(kBlasSupport, e.op) + count_op(kSimpleSupport, e.op) != 1) return false;
   return true;

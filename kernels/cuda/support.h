@@ -18,10 +18,13 @@
 // into the GPU tests as well as into the module.
 #pragma once
 
+#include <array>
 #include <cstddef>
+#include <iterator>
 #include <string>
 
 #include "runtime/graph.h"
+#include "runtime/ops/op_table.h"
 
 namespace minirt::cuda {
 
@@ -45,6 +48,32 @@ struct SupportEntry {
   SupportFn supports;
 };
 
+// The op table's rows (runtime/ops/op_table.h) in a family's tables: the
+// activation ops that GPU path G runs and, with kUnary, every unary math op,
+// as {op, fn} entries, followed by `rest`. A family lists the rest of its
+// ops by hand; the activations and the unary math come from their rows.
+template <ActGpu G, bool kUnary>
+constexpr size_t op_table_row_count() {
+  size_t n = 0;
+  for (const ActInfo& e : kActInfo) n += e.op && e.gpu == G ? 1 : 0;
+  if (kUnary)
+    for (const UnaryInfo& e : kUnaryInfo) n += e.op ? 1 : 0;
+  return n;
+}
+
+template <ActGpu G, bool kUnary, typename Entry, typename Fn, size_t N>
+constexpr std::array<Entry, op_table_row_count<G, kUnary>() + N> with_op_table_rows(Fn fn, const Entry (&rest)[N]) {
+  std::array<Entry, op_table_row_count<G, kUnary>() + N> out{};
+  size_t i = 0;
+  for (const ActInfo& e : kActInfo)
+    if (e.op && e.gpu == G) out[i++] = Entry{e.op, fn};
+  if (kUnary)
+    for (const UnaryInfo& e : kUnaryInfo)
+      if (e.op) out[i++] = Entry{e.op, fn};
+  for (const Entry& e : rest) out[i++] = e;
+  return out;
+}
+
 namespace rules {  // support.cpp
 bool conv(const Graph& g, const Node& n, std::string* why);
 bool pool(const Graph& g, const Node& n, std::string* why);
@@ -62,22 +91,18 @@ bool cast(const Graph& g, const Node& n, std::string* why);
 
 // dnn_ops.cpp: cuDNN, and the module's pooling kernel. The activations here
 // run through cuDNN when it has the function, else as the module's kernel.
-inline constexpr SupportEntry kDnnSupport[] = {
-    {"Conv", rules::conv},
-    {"MaxPool", rules::pool},
-    {"AveragePool", rules::pool},
-    {"GlobalMaxPool", rules::global_pool},
-    {"GlobalAveragePool", rules::global_pool},
-    {"LRN", rules::lrn},
-    {"BatchNormalization", rules::batchnorm},
-    {"Softmax", rules::softmax},
-    {"LogSoftmax", rules::softmax},
-    {"Relu", rules::unary},
-    {"Sigmoid", rules::unary},
-    {"Tanh", rules::unary},
-    {"Elu", rules::unary},
-    {"Clip", rules::unary},
-};
+inline constexpr auto kDnnSupport =
+    with_op_table_rows<ActGpu::kDnn, false, SupportEntry>(rules::unary, {
+                                                                            {"Conv", rules::conv},
+                                                                            {"MaxPool", rules::pool},
+                                                                            {"AveragePool", rules::pool},
+                                                                            {"GlobalMaxPool", rules::global_pool},
+                                                                            {"GlobalAveragePool", rules::global_pool},
+                                                                            {"LRN", rules::lrn},
+                                                                            {"BatchNormalization", rules::batchnorm},
+                                                                            {"Softmax", rules::softmax},
+                                                                            {"LogSoftmax", rules::softmax},
+                                                                        });
 
 // blas_ops.cpp: cuBLAS.
 inline constexpr SupportEntry kBlasSupport[] = {
@@ -86,59 +111,38 @@ inline constexpr SupportEntry kBlasSupport[] = {
 };
 
 // simple_ops.cpp: the module's own kernels (elementwise.cu, movement.cu) and device copies.
-inline constexpr SupportEntry kSimpleSupport[] = {
-    // activations and unary math
-    {"LeakyRelu", rules::unary},
-    {"HardSigmoid", rules::unary},
-    {"HardSwish", rules::unary},
-    {"Selu", rules::unary},
-    {"Celu", rules::unary},
-    {"Softplus", rules::unary},
-    {"Softsign", rules::unary},
-    {"ThresholdedRelu", rules::unary},
-    {"Mish", rules::unary},
-    {"Gelu", rules::unary},
-    {"Exp", rules::unary},
-    {"Log", rules::unary},
-    {"Sqrt", rules::unary},
-    {"Reciprocal", rules::unary},
-    {"Floor", rules::unary},
-    {"Ceil", rules::unary},
-    {"Erf", rules::unary},
-    {"Sin", rules::unary},
-    {"Cos", rules::unary},
-    {"Sign", rules::unary},
-    {"Neg", rules::unary},
-    {"Abs", rules::unary},
-    {"Identity", rules::unary},
-    {"Dropout", rules::unary},
-    // broadcast arithmetic
-    {"Add", rules::broadcast},
-    {"Sub", rules::broadcast},
-    {"Mul", rules::broadcast},
-    {"Div", rules::broadcast},
-    {"Pow", rules::broadcast},
-    {"PRelu", rules::broadcast},
-    {"Max", rules::broadcast},
-    {"Min", rules::broadcast},
-    {"Sum", rules::broadcast},
-    {"Mean", rules::broadcast},
-    // data movement and conversion
-    {"Reshape", rules::movement},
-    {"Flatten", rules::movement},
-    {"Squeeze", rules::movement},
-    {"Unsqueeze", rules::movement},
-    {"Concat", rules::movement},
-    {"Split", rules::movement},
-    {"Transpose", rules::movement},
-    {"Slice", rules::movement},
-    {"Expand", rules::movement},
-    {"Pad", rules::movement},
-    {"Gather", rules::movement},
-    {"Resize", rules::resize},
-    {"Upsample", rules::resize},
-    {"Cast", rules::cast},
-};
+inline constexpr auto kSimpleSupport = with_op_table_rows<ActGpu::kModule, true, SupportEntry>(
+    rules::unary, {
+                      // the copies (the activations and unary math: the op table's rows)
+                      {"Identity", rules::unary},
+                      {"Dropout", rules::unary},
+                      // broadcast arithmetic
+                      {"Add", rules::broadcast},
+                      {"Sub", rules::broadcast},
+                      {"Mul", rules::broadcast},
+                      {"Div", rules::broadcast},
+                      {"Pow", rules::broadcast},
+                      {"PRelu", rules::broadcast},
+                      {"Max", rules::broadcast},
+                      {"Min", rules::broadcast},
+                      {"Sum", rules::broadcast},
+                      {"Mean", rules::broadcast},
+                      // data movement and conversion
+                      {"Reshape", rules::movement},
+                      {"Flatten", rules::movement},
+                      {"Squeeze", rules::movement},
+                      {"Unsqueeze", rules::movement},
+                      {"Concat", rules::movement},
+                      {"Split", rules::movement},
+                      {"Transpose", rules::movement},
+                      {"Slice", rules::movement},
+                      {"Expand", rules::movement},
+                      {"Pad", rules::movement},
+                      {"Gather", rules::movement},
+                      {"Resize", rules::resize},
+                      {"Upsample", rules::resize},
+                      {"Cast", rules::cast},
+                  });
 
 // ---- compile-time checks on the tables ----
 
@@ -148,19 +152,19 @@ constexpr bool same_name(const char* a, const char* b) {
 }
 
 // How often `op` is named in `table` (any array of structs with an `op`).
-template <typename Entry, size_t N>
-constexpr int count_op(const Entry (&table)[N], const char* op) {
+template <typename Table>
+constexpr int count_op(const Table& table, const char* op) {
   int c = 0;
-  for (const Entry& e : table) c += same_name(e.op, op) ? 1 : 0;
+  for (const auto& e : table) c += same_name(e.op, op) ? 1 : 0;
   return c;
 }
 
 // Both tables name the same ops, each once: the check between a family's
 // support table and its kernel table.
-template <typename A, size_t NA, typename B, size_t NB>
-constexpr bool same_ops(const A (&a)[NA], const B (&b)[NB]) {
-  if (NA != NB) return false;
-  for (const A& e : a)
+template <typename A, typename B>
+constexpr bool same_ops(const A& a, const B& b) {
+  if (std::size(a) != std::size(b)) return false;
+  for (const auto& e : a)
     if (count_op(a, e.op) != 1 || count_op(b, e.op) != 1) return false;
   return true;
 }

@@ -16,33 +16,16 @@
 #include <cstdint>
 #include <string>
 
+#include "runtime/ops/op_table.h"
+
 namespace minirt {
 
-enum class ActKind : uint8_t {
-  kNone,
-  kRelu,
-  kLeakyRelu,
-  kClip,
-  kSigmoid,
-  kHardSigmoid,
-  kHardSwish,
-  kTanh,
-  kElu,
-  kSelu,
-  kCelu,
-  kSoftplus,
-  kSoftsign,
-  kThresholdedRelu,
-  kMish,
-  kGelu,      // exact: x * Phi(x), with erf
-  kGeluTanh,  // approximate="tanh"
-  kSilu,      // x * sigmoid(x) (Swish); set by the fusion pass for Mul(x, Sigmoid(x))
-  // QuantizeLinear then DequantizeLinear with one scale (alpha) and zero
-  // point z: x rounded to the scale's grid within the 8-bit range,
-  // alpha * round_half_even(clamp(x / alpha, beta, gamma)) with beta = lo - z
-  // and gamma = hi - z; set by fold_quantize_pairs (runtime/passes/quant.cpp).
-  kQuantGrid,
-};
+// ActKind, one kind per row of MINIRT_ACTIVATIONS (runtime/ops/op_table.h).
+// kQuantGrid: QuantizeLinear then DequantizeLinear with one scale (alpha)
+// and zero point z: x rounded to the scale's grid within the 8-bit range,
+// alpha * round_half_even(clamp(x / alpha, beta, gamma)) with beta = lo - z
+// and gamma = hi - z; set by fold_quantize_pairs (runtime/passes/quant.cpp).
+// kSilu, x * sigmoid(x), is set by the fusion pass for Mul(x, Sigmoid(x)).
 
 struct Activation {
   ActKind kind = ActKind::kNone;
@@ -98,6 +81,8 @@ struct Activation {
         return x / (1.0f + std::exp(-x));
       case ActKind::kQuantGrid:  // the clamps keep a NaN, as Clip's
         return alpha * std::nearbyint(std::min(std::max(x / alpha, beta), gamma));
+      case ActKind::kCount:  // no kind
+        break;
     }
     return x;
   }
@@ -107,63 +92,19 @@ struct Activation {
 
   // Applies in place over n floats.
   void apply(float* p, int64_t n) const {
-    switch (kind) {
-      case ActKind::kNone:
-        return;
-      case ActKind::kRelu:
-        for (int64_t i = 0; i < n; ++i) p[i] = p[i] > 0 ? p[i] : 0.0f;
-        return;
-      case ActKind::kClip:
-        for (int64_t i = 0; i < n; ++i) p[i] = std::min(std::max(p[i], alpha), beta);
-        return;
-      default:
-        for (int64_t i = 0; i < n; ++i) p[i] = apply(p[i]);
+    // Relu and Clip (the common ones) without the per-value switch; the rest through apply(x).
+    if (kind == ActKind::kNone) return;
+    if (kind == ActKind::kRelu) {
+      for (int64_t i = 0; i < n; ++i) p[i] = p[i] > 0 ? p[i] : 0.0f;
+    } else if (kind == ActKind::kClip) {
+      for (int64_t i = 0; i < n; ++i) p[i] = std::min(std::max(p[i], alpha), beta);
+    } else {
+      for (int64_t i = 0; i < n; ++i) p[i] = apply(p[i]);
     }
   }
 
-  std::string name() const {
-    switch (kind) {
-      case ActKind::kNone:
-        return "";
-      case ActKind::kRelu:
-        return "Relu";
-      case ActKind::kLeakyRelu:
-        return "LeakyRelu";
-      case ActKind::kClip:
-        return "Clip";
-      case ActKind::kSigmoid:
-        return "Sigmoid";
-      case ActKind::kHardSigmoid:
-        return "HardSigmoid";
-      case ActKind::kHardSwish:
-        return "HardSwish";
-      case ActKind::kTanh:
-        return "Tanh";
-      case ActKind::kElu:
-        return "Elu";
-      case ActKind::kSelu:
-        return "Selu";
-      case ActKind::kCelu:
-        return "Celu";
-      case ActKind::kSoftplus:
-        return "Softplus";
-      case ActKind::kSoftsign:
-        return "Softsign";
-      case ActKind::kThresholdedRelu:
-        return "ThresholdedRelu";
-      case ActKind::kMish:
-        return "Mish";
-      case ActKind::kGelu:
-        return "Gelu";
-      case ActKind::kGeluTanh:
-        return "Gelu(tanh)";
-      case ActKind::kSilu:
-        return "Silu";
-      case ActKind::kQuantGrid:
-        return "QuantizeDequantize";
-    }
-    return "";
-  }
+  // The kind's name in the op table ("" for none).
+  std::string name() const { return kind < ActKind::kCount ? act_info(kind).name : ""; }
 };
 
 }  // namespace minirt

@@ -30,6 +30,8 @@ const char* binary_name(BinaryKind k) {
     case BinaryKind::kMod:
     case BinaryKind::kFMod:
       return "Mod";
+    case BinaryKind::kCount:  // no kind
+      break;
   }
   return "?";
 }
@@ -44,54 +46,31 @@ std::function<std::shared_ptr<const OpAttrs>(const ParseContext&)> unary(UnaryKi
   };
 }
 
-// The ONNX activations and their kinds: add_elementwise_schemas registers
-// exactly these ops with parse_activation, so an op cannot be registered
-// without a kind (it would have parsed as kNone and run as the identity).
-struct ActivationOp {
-  const char* op;
-  ActKind kind;
-};
-constexpr ActivationOp kActivationOps[] = {
-    {"Relu", ActKind::kRelu},
-    {"LeakyRelu", ActKind::kLeakyRelu},
-    {"Sigmoid", ActKind::kSigmoid},
-    {"Tanh", ActKind::kTanh},
-    {"HardSigmoid", ActKind::kHardSigmoid},
-    {"HardSwish", ActKind::kHardSwish},
-    {"Elu", ActKind::kElu},
-    {"Selu", ActKind::kSelu},
-    {"Celu", ActKind::kCelu},
-    {"Softplus", ActKind::kSoftplus},
-    {"Softsign", ActKind::kSoftsign},
-    {"ThresholdedRelu", ActKind::kThresholdedRelu},
-    {"Mish", ActKind::kMish},
-    {"Gelu", ActKind::kGelu},  // or kGeluTanh, by its attribute
-    {"Clip", ActKind::kClip},
-};
+// The activation ops are the rows of MINIRT_ACTIVATIONS (runtime/ops/op_table.h) that name
+// one; add_elementwise_schemas registers exactly these with parse_activation, so an op cannot
+// be registered without a kind (it would have parsed as kNone and run as the identity).
+const ActInfo& activation_of(const std::string& op) {
+  for (const ActInfo& e : kActInfo)
+    if (e.op && op == e.op) return e;
+  return act_info(ActKind::kNone);  // not reached: only the table's ops are registered
+}
 
 std::shared_ptr<const OpAttrs> parse_activation(const ParseContext& ctx) {
   auto a = std::make_shared<UnaryAttrs>();
   a->kind = UnaryKind::kActivation;
   const std::string& op = ctx.node().op;
-  for (const ActivationOp& e : kActivationOps)
-    if (op == e.op) a->act.kind = e.kind;
-  // The attributes of the kinds that have them.
-  if (op == "LeakyRelu") {
-    a->act.alpha = ctx.get_float("alpha", 0.01f);
-  } else if (op == "HardSigmoid") {
-    a->act.alpha = ctx.get_float("alpha", 0.2f);
-    a->act.beta = ctx.get_float("beta", 0.5f);
-  } else if (op == "Elu") {
-    a->act.alpha = ctx.get_float("alpha", 1.0f);
-  } else if (op == "Selu") {
+  const ActInfo& info = activation_of(op);
+  a->act.kind = info.kind;
+  // The attributes and defaults the table gives the kind.
+  if (info.alpha.attr) a->act.alpha = ctx.get_float(info.alpha.attr, info.alpha.value);
+  if (info.beta.attr) a->act.beta = ctx.get_float(info.beta.attr, info.beta.value);
+  // The rules beyond one attribute and its default.
+  if (op == "Selu" && ctx.opset() < 6) {
     // Version 1 (before opset 6) defaults to the rounded 1.6732 and 1.0507.
-    a->act.alpha = ctx.get_float("alpha", ctx.opset() < 6 ? 1.6732f : 1.67326319217681884765625f);
-    a->act.beta = ctx.get_float("gamma", ctx.opset() < 6 ? 1.0507f : 1.05070102214813232421875f);
+    a->act.alpha = ctx.get_float("alpha", 1.6732f);
+    a->act.beta = ctx.get_float("gamma", 1.0507f);
   } else if (op == "Celu") {
-    a->act.alpha = ctx.get_float("alpha", 1.0f);
     if (a->act.alpha == 0.0f) ctx.invalid("alpha must not be 0");
-  } else if (op == "ThresholdedRelu") {
-    a->act.alpha = ctx.get_float("alpha", 1.0f);
   } else if (op == "Gelu") {
     std::string approx = ctx.get_string("approximate", "none");
     if (approx == "tanh")
@@ -283,7 +262,8 @@ void infer_variadic(InferContext& ctx) {
 }  // namespace
 
 void add_elementwise_schemas(std::vector<OpSchema>& out) {
-  for (const ActivationOp& e : kActivationOps) {
+  for (const ActInfo& e : kActInfo) {
+    if (!e.op) continue;  // a kind only the passes make
     const std::string op = e.op;
     if (op == "Gelu")
       out.push_back({.op = op,
@@ -300,18 +280,12 @@ void add_elementwise_schemas(std::vector<OpSchema>& out) {
     else
       out.push_back({.op = op, .parse = parse_activation, .infer = infer_float_unary});
   }
-  out.push_back({.op = "Exp", .parse = unary(UnaryKind::kExp), .infer = infer_float_unary});
-  out.push_back({.op = "Log", .parse = unary(UnaryKind::kLog), .infer = infer_float_unary});
-  out.push_back({.op = "Sqrt", .parse = unary(UnaryKind::kSqrt), .infer = infer_float_unary});
-  out.push_back({.op = "Reciprocal", .parse = unary(UnaryKind::kReciprocal), .infer = infer_float_unary});
-  out.push_back({.op = "Floor", .parse = unary(UnaryKind::kFloor), .infer = infer_float_unary});
-  out.push_back({.op = "Ceil", .parse = unary(UnaryKind::kCeil), .infer = infer_float_unary});
-  out.push_back({.op = "Erf", .parse = unary(UnaryKind::kErf), .infer = infer_float_unary});
-  out.push_back({.op = "Sin", .parse = unary(UnaryKind::kSin), .infer = infer_float_unary});
-  out.push_back({.op = "Cos", .parse = unary(UnaryKind::kCos), .infer = infer_float_unary});
-  out.push_back({.op = "Sign", .parse = unary(UnaryKind::kSign), .infer = infer_neg_abs});
-  out.push_back({.op = "Neg", .parse = unary(UnaryKind::kNeg), .infer = infer_neg_abs});
-  out.push_back({.op = "Abs", .parse = unary(UnaryKind::kAbs), .infer = infer_neg_abs});
+  for (const UnaryInfo& e : kUnaryInfo) {
+    if (!e.op) continue;  // the activations' kind and the copy
+    out.push_back({.op = e.op,
+                   .parse = unary(e.kind),
+                   .infer = e.types == UnaryTypes::kSigned ? infer_neg_abs : infer_float_unary});
+  }
   out.push_back({.op = "Identity", .parse = unary(UnaryKind::kCopy), .infer = infer_copy});
   out.push_back(
       {.op = "Dropout",

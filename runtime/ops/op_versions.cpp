@@ -2,14 +2,29 @@
 
 #include <map>
 
+#include "runtime/ops/op_table.h"
+
 namespace minirt {
 
 namespace {
 
+// The ops listed below, and the activation and unary math ops with the
+// versions their rows in runtime/ops/op_table.h give.
+std::map<std::string, std::vector<int>> with_op_table_rows(std::map<std::string, std::vector<int>> t) {
+  auto add = [&](const char* op, const int(&versions)[8]) {
+    if (!op) return;
+    std::vector<int>& v = t[op];
+    for (int x : versions)
+      if (x != 0) v.push_back(x);
+  };
+  for (const ActInfo& e : kActInfo) add(e.op, e.versions);
+  for (const UnaryInfo& e : kUnaryInfo) add(e.op, e.versions);
+  return t;
+}
+
 // clang-format off
 const std::map<std::string, std::vector<int>>& table() {
-  static const std::map<std::string, std::vector<int>> t = {
-    {"Abs", {1, 6, 13}},
+  static const std::map<std::string, std::vector<int>> t = with_op_table_rows({
     {"Add", {1, 6, 7, 13, 14}},
     {"And", {1, 7}},
     {"ArgMax", {1, 11, 12, 13}},
@@ -18,10 +33,7 @@ const std::map<std::string, std::vector<int>>& table() {
     {"BatchNormalization", {1, 6, 7, 9, 14, 15}},
     {"Cast", {1, 6, 9, 13, 19, 21, 23, 24, 25, 28}},
     {"CastLike", {15, 19, 21, 23, 24, 25}},
-    {"Ceil", {1, 6, 13}},
-    {"Celu", {12, 28}},
     {"CenterCropPad", {18}},
-    {"Clip", {1, 6, 11, 12, 13}},
     {"Compress", {9, 11, 28}},
     {"Concat", {1, 4, 11, 13}},
     {"Constant", {1, 9, 11, 12, 13, 19, 21, 23, 24, 25}},
@@ -29,23 +41,17 @@ const std::map<std::string, std::vector<int>>& table() {
     {"Conv", {1, 11, 22}},
     {"ConvInteger", {10}},
     {"ConvTranspose", {1, 11, 22}},
-    {"Cos", {7, 22}},
     {"DepthToSpace", {1, 11, 13, 28}},
     {"DequantizeLinear", {10, 13, 19, 21, 23, 24, 25, 28}},
     {"Div", {1, 6, 7, 13, 14}},
     {"Dropout", {1, 6, 7, 10, 12, 13, 22}},
     {"DynamicQuantizeLinear", {11}},
-    {"Elu", {1, 6, 22}},
     {"Equal", {1, 7, 11, 13, 19}},
-    {"Erf", {9, 13}},
-    {"Exp", {1, 6, 13}},
     {"Expand", {8, 13}},
     {"Flatten", {1, 9, 11, 13, 21, 23, 24, 25}},
-    {"Floor", {1, 6, 13}},
     {"Gather", {1, 11, 13}},
     {"GatherElements", {11, 13}},
     {"GatherND", {11, 12, 13}},
-    {"Gelu", {20}},
     {"Gemm", {1, 6, 7, 9, 11, 13}},
     {"GlobalAveragePool", {1, 22}},
     {"GlobalMaxPool", {1, 22}},
@@ -53,8 +59,6 @@ const std::map<std::string, std::vector<int>>& table() {
     {"GreaterOrEqual", {12, 16}},
     {"GridSample", {16, 20, 22}},
     {"GroupNormalization", {18, 21}},
-    {"HardSigmoid", {1, 6, 22}},
-    {"HardSwish", {14, 22}},
     {"Hardmax", {1, 11, 13}},
     {"Identity", {1, 13, 14, 16, 19, 21, 23, 24, 25}},
     {"InstanceNormalization", {1, 6, 22}},
@@ -62,10 +66,8 @@ const std::map<std::string, std::vector<int>>& table() {
     {"IsNaN", {9, 13, 20}},
     {"LRN", {1, 13}},
     {"LayerNormalization", {17}},
-    {"LeakyRelu", {1, 6, 16}},
     {"Less", {1, 7, 9, 13}},
     {"LessOrEqual", {12, 16}},
-    {"Log", {1, 6, 13}},
     {"LogSoftmax", {1, 11, 13}},
     {"LpNormalization", {1, 22}},
     {"LpPool", {1, 2, 11, 18, 22}},
@@ -75,10 +77,8 @@ const std::map<std::string, std::vector<int>>& table() {
     {"MaxPool", {1, 8, 10, 11, 12, 22}},
     {"Mean", {1, 6, 8, 13}},
     {"Min", {1, 6, 8, 12, 13}},
-    {"Mish", {18, 22}},
     {"Mod", {10, 13, 28}},
     {"Mul", {1, 6, 7, 13, 14}},
-    {"Neg", {1, 6, 13}},
     {"NonMaxSuppression", {10, 11}},
     {"NonZero", {9, 13}},
     {"Not", {1}},
@@ -91,7 +91,6 @@ const std::map<std::string, std::vector<int>>& table() {
     {"QLinearMatMul", {10, 21}},
     {"QuantizeLinear", {10, 13, 19, 21, 23, 24, 25, 28}},
     {"Range", {11, 27}},
-    {"Reciprocal", {1, 6, 13}},
     {"ReduceL1", {1, 11, 13, 18}},
     {"ReduceL2", {1, 11, 13, 18}},
     {"ReduceLogSum", {1, 11, 13, 18, 28}},
@@ -102,31 +101,21 @@ const std::map<std::string, std::vector<int>>& table() {
     {"ReduceProd", {1, 11, 13, 18}},
     {"ReduceSum", {1, 11, 13}},
     {"ReduceSumSquare", {1, 11, 13, 18}},
-    {"Relu", {1, 6, 13, 14}},
     {"Reshape", {1, 5, 13, 14, 19, 21, 23, 24, 25}},
     {"Resize", {10, 11, 13, 18, 19}},
     {"RoiAlign", {10, 16, 22}},
     {"Scatter", {9, 11}},
     {"ScatterElements", {11, 13, 16, 18}},
     {"ScatterND", {11, 13, 16, 18}},
-    {"Selu", {1, 6, 22}},
     {"Shape", {1, 13, 15, 19, 21, 23, 24, 25}},
-    {"Sigmoid", {1, 6, 13}},
-    {"Sign", {9, 13}},
-    {"Sin", {7, 22}},
     {"Size", {1, 13, 19, 21, 23, 24, 25}},
     {"Slice", {1, 10, 11, 13}},
     {"Softmax", {1, 11, 13}},
-    {"Softplus", {1, 22}},
-    {"Softsign", {1, 22}},
     {"SpaceToDepth", {1, 13, 28}},
     {"Split", {1, 2, 11, 13, 18}},
-    {"Sqrt", {1, 6, 13}},
     {"Squeeze", {1, 11, 13, 21, 23, 24, 25}},
     {"Sub", {1, 6, 7, 13, 14}},
     {"Sum", {1, 6, 8, 13}},
-    {"Tanh", {1, 6, 13}},
-    {"ThresholdedRelu", {10, 22}},
     {"Tile", {1, 6, 13}},
     {"TopK", {1, 10, 11, 24}},
     {"Transpose", {1, 13, 21, 23, 24, 25}},
@@ -147,7 +136,7 @@ const std::map<std::string, std::vector<int>>& table() {
     {"QLinearSigmoid", {1}},
     {"QLinearSoftmax", {1}},
     // com.microsoft:end
-  };
+  });
   return t;
 }
 // clang-format on

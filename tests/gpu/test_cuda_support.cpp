@@ -241,6 +241,21 @@ TEST(CudaSupport, OpTableNamesEachKnownOpOnce) {
   for (const cuda::SupportEntry& e : cuda::kSimpleSupport) EXPECT_NE(e.supports, nullptr) << e.op;
 }
 
+// The op table's rows (runtime/ops/op_table.h) in the families' tables: each
+// activation op in cuDNN's or the module's, as its row says, every unary math
+// op in the module's; and a rule that accepts a float tensor of each.
+TEST(CudaSupport, TheOpTablesRowsAreInTheirFamilies) {
+  for (const ActInfo& r : kActInfo) {
+    if (!r.op) continue;
+    EXPECT_EQ(cuda::count_op(cuda::kDnnSupport, r.op), r.gpu == ActGpu::kDnn ? 1 : 0) << r.op;
+    EXPECT_EQ(cuda::count_op(cuda::kSimpleSupport, r.op), r.gpu == ActGpu::kModule ? 1 : 0) << r.op;
+  }
+  for (const UnaryInfo& r : kUnaryInfo)
+    if (r.op) {
+      EXPECT_EQ(cuda::count_op(cuda::kSimpleSupport, r.op), 1) << r.op;
+    }
+}
+
 // The check each kernel file makes at compile time between its kernel table
 // and its family's support table (kernels/cuda/registry.h): a kernel table
 // that forgets an op, names one twice, or names another fails it, so the

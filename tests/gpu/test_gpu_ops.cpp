@@ -278,40 +278,25 @@ TEST(GpuOps, BatchNormalization) {
 
 TEST(GpuOps, Activations) {
   MINIRT_CASES_SKIP_WITHOUT_GPU();
-  struct Act {
-    const char* op;
-    float alpha = 0, beta = 0;
-    const char* alpha_name = nullptr;
-    const char* beta_name = nullptr;
-  };
-  const Act acts[] = {{"Relu"},
-                      {"LeakyRelu", 0.1f, 0, "alpha"},
-                      {"Sigmoid"},
-                      {"Tanh"},
-                      {"HardSigmoid", 0.3f, 0.4f, "alpha", "beta"},
-                      {"HardSwish"},
-                      {"Elu", 0.7f, 0, "alpha"},
-                      {"Selu"},
-                      {"Celu", 1.3f, 0, "alpha"},
-                      {"Softplus"},
-                      {"Softsign"},
-                      {"ThresholdedRelu", 0.2f, 0, "alpha"},
-                      {"Mish"},
-                      {"Gelu"}};
+  // Every activation op of the op table (runtime/ops/op_table.h) but Clip
+  // (below), its attributes away from their defaults, within its row's
+  // tolerance family.
   uint64_t seed = 1100;
-  for (const Act& a : acts)
+  for (const ActInfo& a : kActInfo) {
+    if (!a.op || a.kind == ActKind::kClip) continue;
+    const int opset = a.versions[0] > 13 ? a.versions[0] : 13;  // the op exists there
     for (Shape x : {Shape{7}, Shape{2, 3, 33, 17}}) {
       std::string op = a.op;
-      OpCase c(op + " " + dims(x), op == "Gelu" ? 20 : op == "Mish" ? 18 : op == "HardSwish" ? 14 : 13);
+      OpCase c(op + " " + dims(x), opset);
       c.m.input("x", DType::kFloat32, x);
       auto n = c.m.node(a.op, {"x"}, {"y"});
-      if (a.alpha_name) n.f(a.alpha_name, a.alpha);
-      if (a.beta_name) n.f(a.beta_name, a.beta);
+      if (a.alpha.attr) n.f(a.alpha.attr, a.alpha.value * 1.5f);
+      if (a.beta.attr) n.f(a.beta.attr, a.beta.value * 0.8f);
       c.m.output("y");
       c.feed("x", random_tensor(x, seed++, -5.0f, 5.0f));
-      bool by_cudnn = op == "Sigmoid" || op == "Tanh" || op == "Elu";
-      check_case(c, by_cudnn ? kLibrary : kUlps);
+      check_case(c, a.tol == GpuTolFamily::kLibrary ? kLibrary : kUlps);
     }
+  }
   // Clip: cuDNN's clipped ReLU when min is 0, the module's kernel otherwise.
   for (float lo : {0.0f, -0.5f}) {
     OpCase c("Clip min " + std::to_string(lo));

@@ -13,7 +13,11 @@ matrix (minirt-support-matrix over the op cases):
    least one op case, or be removed by the planner before placement in one
    (Identity, Dropout without its mask); a
    "k-D" there claims that every op of that cell is taken for an input of
-   rank k + 2 in some case. An op no case covers fails too (add cases to
+   rank k + 2 in some case. A cell may name ops by their rows of the op
+   table (runtime/ops/op_table.h, beside runtime/ops/README.md):
+   `[op table: dnn]` and `[op table: module]` are the activation ops whose
+   row says Dnn or Module, `[op table: unary]` every unary math op, so that
+   a new activation needs no line here. An op no case covers fails too (add cases to
    make_op_cases.py).
 3. Every op the matrix shows cuda taking is named in that first column.
 
@@ -38,6 +42,21 @@ def rows(table):
             continue
         out.append([c.strip() for c in line.strip().strip("|").split("|")])
     return out[1:]  # without the header
+
+
+def op_table_groups(path):
+    """{"dnn": [...], "module": [...], "unary": [...]}: the ops of the op table's rows."""
+    text = open(path).read()
+    groups = {"dnn": [], "module": [], "unary": []}
+    acts = text[text.index("#define MINIRT_ACTIVATIONS"):text.index("#define MINIRT_UNARY_KINDS")]
+    for m in re.finditer(r'X\(\s*\w+,\s*"[^"]*",\s*"(\w+)",\s*\([^)]*\),.*?,\s*(Dnn|Module|FusedOnly),\s*\w+,',
+                         acts, re.S):
+        if m.group(2) != "FusedOnly":
+            groups[m.group(2).lower()].append(m.group(1))
+    unary = text[text.index("#define MINIRT_UNARY_KINDS"):]
+    unary = unary[:unary.index("\n\n")]
+    groups["unary"] = re.findall(r'X\(\s*\w+,\s*"(\w+)",', unary)
+    return groups
 
 
 def main():
@@ -71,6 +90,8 @@ def main():
             "removed": REMOVED in why,
         }
 
+    import os
+    groups = op_table_groups(os.path.join(os.path.dirname(os.path.abspath(ops_doc)), "op_table.h"))
     hand = block(readme, "gpu-ops")
     claimed = set()
     if hand is None:
@@ -79,6 +100,8 @@ def main():
         for r in rows(hand):
             cell = r[0]
             ops = [w for w in re.findall(r"[A-Za-z][A-Za-z0-9]*", cell) if w in all_ops]
+            for g in re.findall(r"\[op table: (\w+)\]", cell):
+                ops += groups.get(g, [])
             dims = [int(k) for k in re.findall(r"\b(\d)-D\b", cell)]
             for op in ops:
                 claimed.add(op)

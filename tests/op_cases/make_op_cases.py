@@ -1269,6 +1269,34 @@ def newer_op_cases():
         out.append(op_case("%s_noop_opset18_2x3" % op.lower(), op, [x(2, 3)], opset=18,
                            consts=[np.zeros([0], np.int64)], noop_with_empty_axes=1))
 
+    # ReduceMin (ReduceMax's twin): the axes attribute and input forms.
+    out.append(op_case("reducemin_axes1_keep_opset13_3x4x5", "ReduceMin", [f(3, 4, 5)], axes=[1]))
+    out.append(op_case("reducemin_axism1_nokeep_opset18_3x4x5", "ReduceMin", [f(3, 4, 5)], opset=18,
+                       consts=[np.array([-1], np.int64)], keepdims=0))
+    out.append(op_case("reducemin_all_opset18_4x6", "ReduceMin", [f(4, 6)], opset=18))
+
+    # Constant (each value attribute kind) and ConstantOfShape feeding computed values; the loader
+    # folds both, and the case checks what it folded them to.
+    for attr, value, shape in (("value", helper.make_tensor("v", TensorProto.FLOAT, [2, 3], list(range(6))), (2, 3)),
+                               ("value_float", 0.75, (2, 3)), ("value_floats", [0.5, -1.0, 2.0], (2, 3)),
+                               ("value_int", 7, None), ("value_ints", [1, -2, 3], None)):
+        c = Case("constant_%s_add" % attr, opset=13 if attr == "value" else 12)
+        k = c.node("Constant", [], **{attr: value})
+        if shape is None:
+            c.output(c.node("Add", [c.input(rng.integers(-9, 9, (2, 3)).astype(np.int64)), k]))
+        else:
+            c.output(c.node("Add", [c.input(f(*shape)), k]))
+        out.append(c)
+    for dtype, value in ((TensorProto.FLOAT, 1.5), (TensorProto.INT64, 4), (None, None)):
+        c = Case("constantofshape_%s_mul" % ("default" if dtype is None else TensorProto.DataType.Name(dtype).lower()),
+                 opset=9 if dtype is None else 20)
+        shape = c.init(np.array([3, 4], np.int64))
+        attrs = {} if dtype is None else {"value": helper.make_tensor("v", dtype, [1], [value])}
+        filled = c.node("ConstantOfShape", [shape], **attrs)
+        x = c.input(rng.integers(-9, 9, (3, 4)).astype(np.int64) if dtype == TensorProto.INT64 else f(3, 4))
+        c.output(c.node("Mul", [x, filled]))
+        out.append(c)
+
     # Dropout's mask in inference, and training mode with ratio 0.
     out.append(op_case("dropout_mask_opset13_3x4", "Dropout", [f(3, 4)], n_out=2))
     out.append(op_case("dropout_mask_training_ratio0_3x4", "Dropout", [f(3, 4)], n_out=2,

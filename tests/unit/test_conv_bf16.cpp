@@ -97,16 +97,9 @@ std::vector<float> blocked(const std::vector<float>& plain, int64_t n, int64_t c
 }
 
 double slope(const Activation& a) {
-  switch (a.kind) {
-    case ActKind::kHardSwish:
-      return 1.5;
-    case ActKind::kSilu:
-      return 1.1;
-    case ActKind::kLeakyRelu:
-      return 1.0;
-    default:
-      return 1.0;
-  }
+  if (a.kind == ActKind::kHardSwish) return 1.5;
+  if (a.kind == ActKind::kSilu) return 1.1;
+  return 1.0;
 }
 
 // bf16 [n][ceil(c/32)][hw][32] of plain [n][c][hw], rounded to nearest even,

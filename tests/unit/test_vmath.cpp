@@ -242,83 +242,45 @@ struct ActCase {
   float gamma = 0;
 };
 
-// Tolerances against Activation::apply, itself rounded in float (so a few
-// ULP apart from the exact value where it composes several functions).
-const ActCase kActCases[] = {
-    {ActKind::kNone, 0, 0, 0, 0},
-    {ActKind::kRelu, 0, 0, 0, 0},
-    {ActKind::kLeakyRelu, 0.1f, 0, 0, 0},
-    {ActKind::kClip, -1.5f, 6.0f, 0, 0},
-    {ActKind::kSigmoid, 0, 0, 4, 0},
-    {ActKind::kHardSigmoid, 0.2f, 0.5f, 1, 0},
-    {ActKind::kHardSwish, 0, 0, 2, 1e-7},
-    {ActKind::kTanh, 0, 0, 4, 0},
-    {ActKind::kElu, 0.7f, 0, 4, 0},
-    {ActKind::kSelu, 1.67326319f, 1.05070102f, 4, 0},
-    {ActKind::kCelu, 1.3f, 0, 4, 0},
-    {ActKind::kSoftplus, 0, 0, 4, 0},
-    {ActKind::kSoftsign, 0, 0, 0, 0},
-    {ActKind::kThresholdedRelu, 0.3f, 0, 0, 0},
-    {ActKind::kMish, 0, 0, 8, 0},
-    {ActKind::kGelu, 0, 0, 8, 1e-7},
-    {ActKind::kGeluTanh, 0, 0, 8, 1e-7},
-    {ActKind::kSilu, 0, 0, 6, 0},
-    {ActKind::kQuantGrid, 0.05f, -128 - 3, 0, 0, 127 - 3},
-};
-static_assert(std::size(kActCases) == static_cast<size_t>(cpu::kActKindCount), "a case for every ActKind");
-
-// kActKindCount (vmath.h: the last kind + 1) sizes the per-kind tables
-// kAct512/kAct256; the static_assert above uses it too, so both go stale
-// together when a kind is appended. Activation::name() names every kind
-// (its switch has no default: -Wswitch makes a new kind add its case), so
-// a kind past the count with a name is one the count forgot.
-TEST(Vmath, ActKindCountCoversEveryNamedKind) {
-  for (int k = 1; k < cpu::kActKindCount; ++k) {
-    Activation a;
-    a.kind = static_cast<ActKind>(k);
-    EXPECT_NE(a.name(), "") << "kind " << k;
-  }
-  Activation past;
-  past.kind = static_cast<ActKind>(cpu::kActKindCount);
-  EXPECT_EQ(past.name(), "") << "ActKind " << cpu::kActKindCount << " is named '" << past.name()
-                             << "': kActKindCount in kernels/cpu/vmath.h must count it";
+// A case per row of the op table (runtime/ops/op_table.h): its kind, its
+// default attributes and the vector forms' bound the row gives (Ulps, AbsX)
+// against Activation::apply, itself rounded in float (so a few ULP apart
+// from the exact value where it composes several functions). Some kinds
+// are tested away from their defaults, and Clip and QuantGrid, whose ops
+// have no attribute defaults, with bounds of their own.
+ActCase act_case(ActKind k) {
+  const ActInfo& r = act_info(k);
+  ActCase c{k, r.alpha.value, r.beta.value, r.ulps, r.abs_x};
+  if (k == ActKind::kLeakyRelu) c.alpha = 0.1f;
+  if (k == ActKind::kClip) c.alpha = -1.5f, c.beta = 6.0f;
+  if (k == ActKind::kElu) c.alpha = 0.7f;
+  if (k == ActKind::kCelu) c.alpha = 1.3f;
+  if (k == ActKind::kThresholdedRelu) c.alpha = 0.3f;
+  if (k == ActKind::kQuantGrid) c.alpha = 0.05f, c.beta = -128 - 3, c.gamma = 127 - 3;
+  return c;
 }
 
-// The same for MathFn: kMathFnCount sizes vmath.cpp's per-function tables.
-TEST(Vmath, MathFnCountCoversEveryNamedFunction) {
+std::vector<ActCase> all_act_cases() {
+  std::vector<ActCase> out;
+  for (const ActInfo& r : kActInfo) out.push_back(act_case(r.kind));
+  return out;
+}
+const std::vector<ActCase> kActCases = all_act_cases();
+
+// The op table's math names each resolve to the MathFn of that name, and the
+// kinds without one (the activations, the copy, libm's Sin and Cos) to none.
+TEST(Vmath, UnaryKindsMapToTheirMathFunctions) {
+  for (const UnaryInfo& r : kUnaryInfo) {
+    cpu::MathFn fn = cpu::MathFn::kCount;
+    const bool has = cpu::math_fn_of(r.kind, &fn);
+    EXPECT_EQ(has, r.math != nullptr) << "kind " << static_cast<int>(r.kind) << ": its row names '"
+                                      << (r.math ? r.math : "") << "', which is no MathFn's name";
+    if (has && r.math) {
+      EXPECT_STREQ(cpu::math_fn_name(fn), r.math);
+    }
+  }
   for (int f = 0; f < cpu::kMathFnCount; ++f)
     EXPECT_STRNE(cpu::math_fn_name(static_cast<cpu::MathFn>(f)), "") << "MathFn " << f;
-  const auto past = static_cast<cpu::MathFn>(cpu::kMathFnCount);
-  EXPECT_STREQ(cpu::math_fn_name(past), "")
-      << "MathFn " << cpu::kMathFnCount << " is named: kMathFnCount in kernels/cpu/vmath.h must count it";
-}
-
-// Each unary kind with a vector form maps to the MathFn of its name; the
-// others (the activations, the copy, libm's Sin and Cos) to none.
-TEST(Vmath, UnaryKindsMapToTheirMathFunctions) {
-  const std::pair<UnaryKind, const char*> kinds[] = {
-      {UnaryKind::kActivation, ""},
-      {UnaryKind::kExp, "exp"},
-      {UnaryKind::kLog, "log"},
-      {UnaryKind::kSqrt, "sqrt"},
-      {UnaryKind::kNeg, "neg"},
-      {UnaryKind::kAbs, "abs"},
-      {UnaryKind::kReciprocal, "reciprocal"},
-      {UnaryKind::kFloor, "floor"},
-      {UnaryKind::kCeil, "ceil"},
-      {UnaryKind::kErf, "erf"},
-      {UnaryKind::kSin, ""},
-      {UnaryKind::kCos, ""},
-      {UnaryKind::kSign, "sign"},
-      {UnaryKind::kCopy, ""},
-  };
-  static_assert(std::size(kinds) == static_cast<size_t>(UnaryKind::kCopy) + 1, "a row for every UnaryKind");
-  for (const auto& [kind, name] : kinds) {
-    cpu::MathFn fn = cpu::MathFn::kExpm1;  // none of the kinds' own
-    const bool has = cpu::math_fn_of(kind, &fn);
-    EXPECT_EQ(has, *name != 0) << "kind " << static_cast<int>(kind);
-    EXPECT_STREQ(has ? cpu::math_fn_name(fn) : "", name) << "kind " << static_cast<int>(kind);
-  }
 }
 
 // Inputs: every 65521st bit pattern, a fine grid over [-20, 20], specials.
@@ -519,14 +481,14 @@ TEST(VmathKernels, ActivationOpsMatchScalarReference) {
     ActCase c;
   };
   const A ops[] = {
-      {"Sigmoid", 13, {}, kActCases[4]},
-      {"HardSwish", 14, {}, kActCases[6]},
-      {"Elu", 13, {{"alpha", float_attr(0.7f)}}, kActCases[8]},
-      {"Softplus", 13, {}, kActCases[11]},
-      {"Mish", 18, {}, kActCases[14]},
-      {"Gelu", 20, {}, kActCases[15]},
-      {"Gelu", 20, {{"approximate", string_attr("tanh")}}, kActCases[16]},
-      {"LeakyRelu", 13, {{"alpha", float_attr(0.1f)}}, kActCases[2]},
+      {"Sigmoid", 13, {}, act_case(ActKind::kSigmoid)},
+      {"HardSwish", 14, {}, act_case(ActKind::kHardSwish)},
+      {"Elu", 13, {{"alpha", float_attr(0.7f)}}, act_case(ActKind::kElu)},
+      {"Softplus", 13, {}, act_case(ActKind::kSoftplus)},
+      {"Mish", 18, {}, act_case(ActKind::kMish)},
+      {"Gelu", 20, {}, act_case(ActKind::kGelu)},
+      {"Gelu", 20, {{"approximate", string_attr("tanh")}}, act_case(ActKind::kGeluTanh)},
+      {"LeakyRelu", 13, {{"alpha", float_attr(0.1f)}}, act_case(ActKind::kLeakyRelu)},
   };
   std::mt19937 rng(8);
   for (SgemmIsa isa : supported_isas()) {
