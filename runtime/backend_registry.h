@@ -11,8 +11,8 @@
 //   }
 //
 // Session (runtime/api/session.cpp) takes the host backend and, for
-// Device::kCuda or kAuto, the first device backend that opens; it names none
-// of them.
+// Device::kCuda or kAuto, the first device backend that opens
+// (choose_device); it names none of them.
 #pragma once
 
 #include <minirt/error.h>
@@ -95,6 +95,19 @@ class BackendRegistry {
   std::mutex open_mu_;  // held while a backend opens, so two sessions do not open one twice
   std::vector<Open> open_;
 };
+
+// The device a session runs on, and in one sentence why.
+struct DeviceChoice {
+  Device device = Device::kCpu;
+  std::shared_ptr<KernelProvider> backend;  // the device backend; null on the CPU
+  std::string reason;                       // Session::device_reason()
+};
+
+// The CPU when `asked` is kCpu (nothing is opened); otherwise the first of
+// registry.candidates(asked) that opens (open_shared) with `request`, else
+// (kAuto) the CPU with the candidates' sentences as the reason, or (kCuda)
+// Error(kDeviceUnavailable) carrying them. (In runtime/builtin_backends.cpp.)
+DeviceChoice choose_device(BackendRegistry& registry, Device asked, const BackendRequest& request);
 
 // The process's registry, with the built-in backends registered on first use
 // (runtime/builtin_backends.cpp: the CPU, and the CUDA module when minirt was

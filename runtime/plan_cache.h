@@ -1,6 +1,10 @@
-// The plans a session keeps (session.cpp): one per input signature of each
-// planned part of the model, shared by the runs that use it. Internal to
-// runtime/.
+// The plans a session keeps: one per input signature of each planned part
+// of the model, shared by the runs that use it, most recently used last.
+// Internal to runtime/.
+//
+//   PlanCache cache{.graph = &g, .value_inputs = value_inputs(g)};
+//   std::shared_ptr<const PlanEntry> e = cache.find(inputs);
+//   if (!e) e = cache.add(make_plan(g, inputs, cpu, pool, options), inputs);
 #pragma once
 
 #include <memory>
@@ -20,6 +24,8 @@ struct PlanEntry {
   std::vector<int> first_output_of_value;  // per output: earlier output with the same value, or -1
 };
 
+constexpr size_t kMaxPlans = 8;  // input signatures remembered per session
+
 // One planned part of the model: the model graph, or a stage of a model cut
 // at its value-sized nodes (runtime/stages.h); and the plans made for it.
 struct PlanCache {
@@ -27,8 +33,15 @@ struct PlanCache {
   std::vector<size_t> value_inputs;                     // graph input indices that are shape operands
   std::vector<std::shared_ptr<const PlanEntry>> plans;  // most recently used last
   std::shared_ptr<const PlanEntry> last;                // of the last run
-};
 
-constexpr size_t kMaxPlans = 8;  // input signatures remembered per session
+  // Whether `e` was made for these inputs (one per graph input): their
+  // shapes, and the values of the shape-operand inputs.
+  bool matches(const PlanEntry& e, const std::vector<const Tensor*>& inputs) const;
+  // The plan made for these inputs, now the most recently used; null when none.
+  std::shared_ptr<const PlanEntry> find(const std::vector<const Tensor*>& inputs);
+  // Keeps `plan`, made for these inputs, as the most recently used; the
+  // least recently used goes when kMaxPlans are kept.
+  std::shared_ptr<const PlanEntry> add(std::unique_ptr<Plan> plan, const std::vector<const Tensor*>& inputs);
+};
 
 }  // namespace minirt

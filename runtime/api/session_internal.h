@@ -1,6 +1,6 @@
 // Internal hooks into a Session, for tests (a pretend device, an injected
 // timer); not part of the public API, and no tool uses them: the session
-// loads the GPU module itself (choose_device in session.cpp).
+// loads the GPU module itself (choose_device, runtime/backend_registry.h).
 //
 //   SessionInternals::add_device(session, std::make_shared<FakeDevice>());  // before the first run
 #pragma once
