@@ -115,7 +115,8 @@ inline constexpr int kUnaryKindCount = static_cast<int>(UnaryKind::kCount);
 
 // ---- the rows as data, for the code that derives from them
 
-#define MINIRT_OP_TABLE_UNPAREN(...) {__VA_ARGS__}
+#define MINIRT_OP_TABLE_UNPAREN(...) \
+  { __VA_ARGS__ }
 
 struct OpAttrDefault {
   const char* attr;  // nullptr: the kind has no such attribute
