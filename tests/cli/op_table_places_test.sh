@@ -8,7 +8,7 @@
 #   2. act_kind_avx512 and 3. act_kind_avx2 (kernels/cpu/vmath.h, compiled
 #      as kernels/cpu/vmath_avx512.cpp and vmath_avx2.cpp): a static_assert;
 #   4. act_form (kernels/cuda/elementwise.cu): a static_assert, where nvcc is;
-#   5. its op case (tests/op_cases/make_op_cases.py): ops.coverage's check.
+#   5. its op case (tests/op_cases/cases_*.py): ops.coverage's check.
 #
 # Everything else (enum, name, schema, versions, defaults, CPU and GPU
 # registrations, support rules, GPU tolerance, vector dispatch) follows from

@@ -64,8 +64,8 @@ def main():
     missing = [op for op in ops if op not in seen]
     status = 0
     for op in missing:
-        print(f"FAIL: {op} has no op case: add one to tests/op_cases/make_op_cases.py "
-              f"(tests/README.md, adding an op)")
+        print(f"FAIL: {op} has no op case: add one to a family of tests/op_cases/cases_*.py "
+              f"(make_op_cases.py lists them; tests/README.md, adding an op)")
         status = 1
     print(f"coverage: {len(ops) - len(missing)} of {len(ops)} registered ops have an op case")
     return status
