@@ -18,7 +18,9 @@ if [ -f "$triton_include/triton/core/tritonbackend.h" ]; then
   triton=(-DMINIRT_TRITON_INCLUDE_DIR="$(cd "$triton_include" && pwd)")
 fi
 tools/build.sh -DMINIRT_BUILD_TESTS=ON -DMINIRT_BUILD_BENCH=ON "${triton[@]}"
-(cd build && ctest --output-on-failure -j"$(nproc 2>/dev/null || echo 2)" "$@")
+# -LE op_one: the per-op tests (ops.<Op>, ctest -R ops.Conv) repeat, op by
+# op, what the op-case suites run over every case (tests/CMakeLists.txt).
+(cd build && ctest --output-on-failure -j"$(nproc 2>/dev/null || echo 2)" -LE op_one "$@")
 if [ "${MINIRT_QUICK:-0}" != "1" ]; then
   tools/run-sanitizers.sh
 fi

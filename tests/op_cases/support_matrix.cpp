@@ -33,6 +33,7 @@
 #include "loaders/onnx/onnx_subset.pb.h"
 #include "runtime/api/session_internal.h"
 #include "runtime/op_registry.h"
+#include "tests/op_cases/case_inputs.h"
 #include "tests/unit/declining_device.h"
 #include "tools/cli_util.h"
 
@@ -75,11 +76,6 @@ struct CaseResult {
   std::vector<Answer> answers;
 };
 
-std::vector<fs::path> sorted_files(const fs::path& dir, const std::string& prefix) {
-  std::vector<std::string> found = tools::numbered_entries(dir.string(), prefix);
-  return {found.begin(), found.end()};
-}
-
 std::string first_line(std::string s) {
   size_t at = s.find("model.onnx: ");
   if (at != std::string::npos) s = s.substr(at + 12);
@@ -99,17 +95,7 @@ CaseResult run_case(const fs::path& dir) {
     Session s(model, {.device = Device::kCpu, .threads = 1, .optimize = false});
     auto probe = std::make_shared<SupportProbe>();
     SessionInternals::add_device(s, probe);
-    NamedTensors inputs;
-    auto sets = sorted_files(dir, "test_data_set_");
-    if (sets.empty()) throw std::runtime_error("no test_data_set_* folder");
-    auto files = sorted_files(sets[0], "input_");
-    const auto& declared = model->inputs();
-    for (size_t i = 0; i < files.size() && i < declared.size(); ++i) {
-      std::string name;
-      Tensor t = onnx::load_tensor_file(files[i].string(), &name);
-      bool known = std::any_of(declared.begin(), declared.end(), [&](const ValueDesc& d) { return d.name == name; });
-      inputs.emplace_back(known ? name : declared[i].name, std::move(t));
-    }
+    NamedTensors inputs = minirt::testing::case_inputs(dir, *model);
     try {
       s.run(inputs);
       r.cpu_ok = true;

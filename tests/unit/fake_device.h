@@ -16,6 +16,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <map>
+#include <memory>
 #include <mutex>
 #include <optional>
 #include <set>
@@ -53,6 +54,20 @@ class FakeDeviceMemory final : public RawAllocator {
  private:
   mutable std::mutex mu_;
   std::map<const char*, size_t> ranges_;
+};
+
+// Host bytes aligned as the arenas align every buffer (64 bytes), so that a
+// CPU kernel's aligned vector loads work on the decoded copies too.
+class AlignedBytes {
+ public:
+  void resize(size_t n) { p_.reset(static_cast<unsigned char*>(std::aligned_alloc(64, (n + 63) / 64 * 64))); }
+  unsigned char* data() const { return p_.get(); }
+
+ private:
+  struct Free {
+    void operator()(unsigned char* p) const { std::free(p); }
+  };
+  std::unique_ptr<unsigned char, Free> p_;
 };
 
 inline void xor_bytes(void* dst, const void* src, size_t n) {
@@ -186,7 +201,7 @@ class FakeDevice final : public KernelProvider, public ComputeDevice {
     }
     void run(const KernelArgs& args) override {
       dev_->check_stream(args.stream);
-      std::vector<std::vector<unsigned char>> ins(in_bytes_.size()), outs(out_bytes_.size());
+      std::vector<AlignedBytes> ins(in_bytes_.size()), outs(out_bytes_.size());
       std::vector<const void*> in_ptrs;
       std::vector<void*> out_ptrs;
       for (size_t i = 0; i < in_bytes_.size(); ++i) {
@@ -213,7 +228,8 @@ class FakeDevice final : public KernelProvider, public ComputeDevice {
         outs[i].resize(out_bytes_[i] + 64);
         out_ptrs.push_back(outs[i].data());
       }
-      std::vector<unsigned char> ws(k_->workspace_bytes() + 64);
+      AlignedBytes ws;
+      ws.resize(k_->workspace_bytes() + 64);
       KernelArgs inner{in_ptrs.data(), out_ptrs.data(), ws.data(), args.pool, nullptr};
       k_->run(inner);
       for (size_t i = 0; i < out_bytes_.size(); ++i)
