@@ -26,42 +26,35 @@ def strip(text):
     return re.sub(r'"(?:\\.|[^"\\\n])*"', '""', out)
 
 
+def closing_brace(text, i):
+    """The index of the brace that closes the one at text[i]."""
+    depth = 0
+    for j in range(i, len(text)):
+        if text[j] == "{":
+            depth += 1
+        elif text[j] == "}":
+            depth -= 1
+            if depth == 0:
+                return j
+    return len(text)
+
+
 def switches(text):
     """(offset, body) of each switch statement's braces, nested ones too."""
     for m in re.finditer(r"\bswitch\s*\(", text):
         i = text.find("{", m.end())
-        if i < 0:
-            continue
-        depth, j = 0, i
-        while j < len(text):
-            if text[j] == "{":
-                depth += 1
-            elif text[j] == "}":
-                depth -= 1
-                if depth == 0:
-                    break
-            j += 1
-        yield m.start(), text[i + 1:j]
+        if i >= 0:
+            yield m.start(), text[i + 1:closing_brace(text, i)]
 
 
 def own_level(body):
-    """The body without the bodies of switches nested in it."""
+    """The body without the switches nested in it."""
     res, i = [], 0
     for m in re.finditer(r"\bswitch\s*\(", body):
         if m.start() < i:
             continue
         res.append(body[i:m.start()])
-        b = body.find("{", m.end())
-        depth, j = 0, b
-        while j < len(body):
-            if body[j] == "{":
-                depth += 1
-            elif body[j] == "}":
-                depth -= 1
-                if depth == 0:
-                    break
-            j += 1
-        i = j + 1
+        i = closing_brace(body, body.find("{", m.end())) + 1
     res.append(body[i:])
     return "".join(res)
 
