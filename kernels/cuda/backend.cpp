@@ -492,7 +492,7 @@ namespace minirt::cuda {
 KernelProvider* create_backend(const MinirtCudaOptions* options, char* error, size_t error_size, char* description,
                                size_t description_size) {
   try {
-    if (!options || options->abi_major != MINIRT_CUDA_ABI_MAJOR || options->size < sizeof(MinirtCudaOptions)) {
+    if (!options || options->abi_major != MINIRT_CUDA_ABI_MAJOR || options->size < kMinirtCudaOptionsRequiredSize) {
       copy_text(error, error_size,
                 "the GPU module and the runtime that loads it disagree on the module interface; use the "
                 "libminirt_cuda.so built with this minirt");

@@ -161,6 +161,11 @@ typedef const MinirtCudaModuleTable* (*MinirtCudaModuleFn)(void);
 
 }  // extern "C"
 
+// The bytes MinirtCudaOptions has in 9.0; fields appended later are read
+// only where the caller's `size` covers them.
+inline constexpr size_t kMinirtCudaOptionsRequiredSize =
+    offsetof(MinirtCudaOptions, layout) + sizeof(uint32_t) * kMinirtCudaLayoutCount;
+
 // The bytes a table must have: every required entry.
 inline constexpr size_t kMinirtCudaTableRequiredSize =
     offsetof(MinirtCudaModuleTable, kernel_run) + sizeof(MinirtCudaModuleTable::kernel_run);
