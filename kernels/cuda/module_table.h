@@ -1,7 +1,8 @@
 // The module's side of its boundary (runtime/gpu/module_api.h): the table
 // minirt_cuda_module() returns, whose entries cast the handles back to the
 // module's KernelProvider, ComputeDevice and Kernel and call them, catching
-// every exception (module_table.cpp).
+// every exception (module_table.cpp). The tests link module_table.cpp with a
+// create_backend of their own (tests/gpu/test_module_table.cpp).
 #pragma once
 
 #include <cstddef>
@@ -16,3 +17,6 @@ KernelProvider* create_backend(const MinirtCudaOptions* options, char* error, si
                                size_t description_size);
 
 }  // namespace minirt::cuda
+
+// The module's one export: its table, which lives as long as the module.
+extern "C" const MinirtCudaModuleTable* minirt_cuda_module(void);
