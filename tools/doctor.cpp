@@ -1,5 +1,6 @@
 // minirt-doctor: prints the GPU stack layer by layer (what was found, its
-// version, the file it came from, the verdict) and the decision: GPU usable,
+// version, the file it came from, the verdict), the GPU module's file and
+// interface version (runtime/gpu/module_api.h), and the decision: GPU usable,
 // or CPU fallback and why. --assume judges a hypothetical stack with the same
 // rules, so a version table copied from a blog post can be checked on any
 // machine.
@@ -12,6 +13,8 @@
 
 #include "kernels/cpu/cpu_caps.h"
 #include "runtime/gpu/gate.h"
+#include "runtime/gpu/module.h"
+#include "runtime/gpu/module_api.h"
 #include "runtime/gpu/probe.h"
 #include "runtime/gpu/stack.h"
 
@@ -30,8 +33,8 @@ const char* kUsage = R"(usage: minirt-doctor [--json] [--verbose] [--assume KEY=
 
 Prints the GPU stack minirt would use, layer by layer: this build, the NVIDIA
 driver, the GPUs, cuDNN and cuBLAS; for each, what was found, its version, the
-file it was loaded from and the verdict; then the decision: GPU usable, or CPU
-fallback and why. Libraries are looked for through the loader's default search
+file it was loaded from and the verdict; then the GPU module (its file and
+interface version); then the decision: GPU usable, or CPU fallback and why. Libraries are looked for through the loader's default search
 (LD_LIBRARY_PATH, ld.so.cache), then MINIRT_CUDA_PATH (colon-separated
 folders), then the NVIDIA pip wheels of $VIRTUAL_ENV and $CONDA_PREFIX
 (lib/python3*/site-packages/nvidia/*/lib), then /usr/local/cuda/lib64.
@@ -319,6 +322,17 @@ int exit_code_for(const GateResult& r) {
   return kExitDriver;
 }
 
+// The GPU module as the loader finds it (not looked at under --assume-only,
+// which probes nothing).
+struct ModuleReport {
+  bool inspected = false;
+  ModuleInfo info;
+};
+
+std::string runtime_abi() {
+  return std::to_string(MINIRT_CUDA_ABI_MAJOR) + "." + std::to_string(MINIRT_CUDA_ABI_MINOR);
+}
+
 // --- text report -------------------------------------------------------------
 
 std::string ver(const Version& v, bool patch = true) { return v.known() ? v.str(patch) : "unknown"; }
@@ -372,7 +386,7 @@ void print_verdicts(std::ostream& o, const GateResult& r, Layer layer) {
   }
 }
 
-void print_text(std::ostream& o, const GateReport& rep, bool verbose) {
+void print_text(std::ostream& o, const GateReport& rep, const ModuleReport& m, bool verbose) {
   const StackFacts& s = rep.stack;
   const BuildFacts& b = rep.build;
   const GateResult& r = rep.result;
@@ -459,6 +473,18 @@ void print_text(std::ostream& o, const GateReport& rep, bool verbose) {
     o << kIndent << "version " << c.version.str() << ", built for CUDA " << ver(c.cuda_version, false) << "\n";
   print_verdicts(o, r, Layer::kCublas);
 
+  o << "\nmodule    ";
+  if (!m.inspected) {
+    o << "not looked for (--assume-only)\n";
+  } else {
+    o << kMinirtCudaModuleFile << ": " << (m.info.loaded ? "found" : "not usable") << "\n";
+    if (!m.info.path.empty()) o << kIndent << "file: " << m.info.path << "\n";
+    if (!m.info.abi.empty())
+      o << kIndent << "interface " << m.info.abi << " (function table of " << m.info.table_size
+        << " bytes); this minirt speaks " << runtime_abi() << "\n";
+    if (!m.info.loaded) o << kIndent << m.info.error << "\n";
+  }
+
   o << "\nsearch order for the libraries:\n";
   for (size_t i = 0; i < s.search_order.size(); ++i) o << "  " << i + 1 << ". " << s.search_order[i] << "\n";
   o << "\ndecision: " << r.summary << "\n";
@@ -518,7 +544,7 @@ std::string jlib(const LibraryLoad& l) {
   return s + "]}";
 }
 
-void print_json(std::ostream& o, const GateReport& rep, int exit_code) {
+void print_json(std::ostream& o, const GateReport& rep, const ModuleReport& m, int exit_code) {
   const StackFacts& s = rep.stack;
   const BuildFacts& b = rep.build;
   const GateResult& r = rep.result;
@@ -562,6 +588,10 @@ void print_json(std::ostream& o, const GateReport& rep, int exit_code) {
   const CublasFacts& c = s.cublas;
   o << ",\"cublas\":{\"library\":" << jlib(c.lib) << ",\"version\":" << jv(c.version)
     << ",\"cuda_version\":" << jv(c.cuda_version, false) << "}";
+  o << ",\"module\":{\"inspected\":" << jb(m.inspected) << ",\"loaded\":" << jb(m.info.loaded)
+    << ",\"path\":" << js(m.info.path) << ",\"abi\":" << (m.info.abi.empty() ? "null" : js(m.info.abi))
+    << ",\"table_size\":" << m.info.table_size << ",\"runtime_abi\":" << js(runtime_abi())
+    << ",\"error\":" << js(m.info.error) << "}";
   o << ",\"search_order\":[";
   for (size_t i = 0; i < s.search_order.size(); ++i) o << (i ? "," : "") << js(s.search_order[i]);
   o << "],\"verdicts\":[";
@@ -610,10 +640,16 @@ int main(int argc, char** argv) {
   if (!a.assume.empty()) apply_assumptions(a, rep.build, rep.stack);
   rep.result = judge(rep.stack, rep.build);
   int code = exit_code_for(rep.result);
+  // After the probe, which loaded the cuDNN and cuBLAS the module binds to.
+  ModuleReport m;
+  if (!a.assume_only) {
+    m.inspected = true;
+    m.info = inspect_cuda_module();
+  }
   if (a.json)
-    print_json(std::cout, rep, code);
+    print_json(std::cout, rep, m, code);
   else {
-    print_text(std::cout, rep, a.verbose);
+    print_text(std::cout, rep, m, a.verbose);
     print_cpu(std::cout);
   }
   return code;

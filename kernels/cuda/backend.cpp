@@ -1,8 +1,8 @@
 // The CUDA backend: device memory for the session's pool (cudaMalloc and
 // cudaFree), one stream per run context with its own cuDNN and cuBLAS
 // handles, copies through pinned staging buffers, weights uploaded once,
-// each run's phases timed with CUDA events; and the module's C entry points
-// (runtime/gpu/module_api.h).
+// each run's phases timed with CUDA events; and create_backend, which the
+// module's table (module_table.cpp, runtime/gpu/module_api.h) calls.
 #include <minirt/error.h>
 #include <minirt/minirt.h>
 
@@ -11,9 +11,9 @@
 #include <cstring>
 
 #include "kernels/cuda/common.h"
+#include "kernels/cuda/module_table.h"
 #include "kernels/cuda/registry.h"
 #include "kernels/cuda/support.h"
-#include "runtime/gpu/module_api.h"
 
 namespace minirt::cuda {
 
@@ -487,16 +487,12 @@ void copy_text(char* dst, size_t size, const std::string& s) {
 
 }  // namespace minirt::cuda
 
-#define MINIRT_MODULE_EXPORT extern "C" __attribute__((visibility("default")))
+namespace minirt::cuda {
 
-MINIRT_MODULE_EXPORT int minirt_cuda_module_abi(void) { return MINIRT_CUDA_MODULE_ABI; }
-
-MINIRT_MODULE_EXPORT minirt::KernelProvider* minirt_cuda_create(const MinirtCudaOptions* options, char* error,
-                                                                size_t error_size, char* description,
-                                                                size_t description_size) {
-  using minirt::cuda::copy_text;
+KernelProvider* create_backend(const MinirtCudaOptions* options, char* error, size_t error_size, char* description,
+                               size_t description_size) {
   try {
-    if (!options || options->abi != MINIRT_CUDA_MODULE_ABI || options->size != sizeof(MinirtCudaOptions)) {
+    if (!options || options->abi_major != MINIRT_CUDA_ABI_MAJOR || options->size < kMinirtCudaOptionsRequiredSize) {
       copy_text(error, error_size,
                 "the GPU module and the runtime that loads it disagree on the module interface; use the "
                 "libminirt_cuda.so built with this minirt");
@@ -516,7 +512,7 @@ MINIRT_MODULE_EXPORT minirt::KernelProvider* minirt_cuda_create(const MinirtCuda
       copy_text(error, error_size, ("unknown math mode " + std::to_string(options->math)).c_str());
       return nullptr;
     }
-    auto b = std::make_unique<minirt::cuda::CudaBackend>(options->device, options->math);
+    auto b = std::make_unique<CudaBackend>(options->device, options->math);
     copy_text(description, description_size, b->description());
     return b.release();
   } catch (const std::exception& e) {
@@ -527,4 +523,4 @@ MINIRT_MODULE_EXPORT minirt::KernelProvider* minirt_cuda_create(const MinirtCuda
   return nullptr;
 }
 
-MINIRT_MODULE_EXPORT void minirt_cuda_destroy(minirt::KernelProvider* backend) { delete backend; }
+}  // namespace minirt::cuda

@@ -16,7 +16,8 @@
 # inside an instrumented process would only be tested on a GPU machine.
 
 # The loader is part of the core whether or not the module is built.
-target_sources(minirt_core PRIVATE ${CMAKE_CURRENT_LIST_DIR}/../../runtime/gpu/module.cpp)
+target_sources(minirt_core PRIVATE ${CMAKE_CURRENT_LIST_DIR}/../../runtime/gpu/module.cpp
+  ${CMAKE_CURRENT_LIST_DIR}/../../runtime/gpu/module_provider.cpp)
 
 set(MINIRT_CUDA_MODULE OFF)
 if(NOT MINIRT_GPU_BACKEND)
@@ -55,6 +56,7 @@ set(MINIRT_CUDA_MODULE ON)
 set(_dir ${CMAKE_CURRENT_LIST_DIR})
 add_library(minirt_cuda MODULE
   ${_dir}/backend.cpp
+  ${_dir}/module_table.cpp
   ${_dir}/common.cpp
   ${_dir}/support.cpp
   ${_dir}/registry.cpp

@@ -10,6 +10,7 @@
 
 #include "runtime/gpu/gate.h"
 #include "runtime/gpu/module_api.h"
+#include "runtime/gpu/module_provider.h"
 #include "runtime/gpu/probe.h"
 
 namespace minirt::gpu {
@@ -61,9 +62,16 @@ void add_folder(std::vector<std::string>& out, const std::string& dir) {
 
 struct Module {
   std::string path;
-  MinirtCudaCreateFn create = nullptr;
-  MinirtCudaDestroyFn destroy = nullptr;
+  const MinirtCudaModuleTable* table = nullptr;           // set once the file is open and speaks its interface
+  uint32_t abi_major = 0, abi_minor = 0, table_size = 0;  // the table's, when one was read
 };
+
+// dlopen and dlerror are per-call, but the error text is per-thread state
+// that two loads at once must not mix.
+std::mutex& open_mutex() {
+  static std::mutex mu;
+  return mu;
+}
 
 std::string dl_error(const char* fallback) {
   const char* e = dlerror();
@@ -87,26 +95,32 @@ bool open_module(Module& m, std::string& error) {
               " (run minirt-doctor to see which CUDA libraries are found)";
       return false;
     }
-    auto abi = reinterpret_cast<MinirtCudaAbiFn>(dlsym(h, kMinirtCudaAbiSymbol));
-    auto create = reinterpret_cast<MinirtCudaCreateFn>(dlsym(h, kMinirtCudaCreateSymbol));
-    auto destroy = reinterpret_cast<MinirtCudaDestroyFn>(dlsym(h, kMinirtCudaDestroySymbol));
-    if (!abi || !create || !destroy) {
-      error = path + " is not a minirt GPU module (it lacks " + kMinirtCudaAbiSymbol + ", " + kMinirtCudaCreateSymbol +
-              " or " + kMinirtCudaDestroySymbol + ")";
+    auto get = reinterpret_cast<MinirtCudaModuleFn>(dlsym(h, kMinirtCudaModuleSymbol));
+    if (!get) {
+      if (auto old = reinterpret_cast<int (*)(void)>(dlsym(h, kMinirtCudaOldAbiSymbol)))
+        error = "the GPU module " + path + " speaks module interface " + std::to_string(old()) +
+                " (C++ classes, before the function table), this minirt speaks " +
+                std::to_string(MINIRT_CUDA_ABI_MAJOR) + "." + std::to_string(MINIRT_CUDA_ABI_MINOR) +
+                "; use the libminirt_cuda.so built with this minirt";
+      else
+        error = path + " is not a minirt GPU module (it lacks " + kMinirtCudaModuleSymbol + ")";
       dlclose(h);
       return false;
     }
-    int got = abi();
-    if (got != MINIRT_CUDA_MODULE_ABI) {
-      error = "the GPU module " + path + " speaks module interface " + std::to_string(got) + ", this minirt speaks " +
-              std::to_string(MINIRT_CUDA_MODULE_ABI) + "; use the libminirt_cuda.so built with this minirt";
+    const MinirtCudaModuleTable* table = get();
+    if (table) {
+      m.abi_major = table->abi_major;
+      m.abi_minor = table->abi_minor;
+      m.table_size = table->size;
+    }
+    error = check_module_table(table, path);
+    if (!error.empty()) {
       dlclose(h);
       return false;
     }
     // Never closed: the backend's code and the CUDA runtime inside stay for
     // the process's lifetime (opening the same file again only counts up).
-    m.create = create;
-    m.destroy = destroy;
+    m.table = table;
     return true;
   }
   std::string list;
@@ -155,16 +169,15 @@ LoadedBackend load_cuda_backend(const ModuleOptions& options) {
   LoadedBackend r;
   Module m;
   {
-    // dlopen and dlerror are per-call, but the error text is per-thread
-    // state that two loads at once must not mix.
-    static std::mutex mu;
-    std::lock_guard<std::mutex> lock(mu);
+    std::lock_guard<std::mutex> lock(open_mutex());
     if (!open_module(m, r.error)) {
       r.path = m.path;
       return r;
     }
   }
   r.path = m.path;
+  r.abi = module_abi_text(m.table);
+  r.table_size = m.table_size;
   MinirtCudaOptions o = minirt_cuda_default_options();
   o.device = options.device;
   o.math = options.math == MathMode::kTf32   ? kMinirtCudaMathTf32
@@ -173,15 +186,27 @@ LoadedBackend load_cuda_backend(const ModuleOptions& options) {
                                              : kMinirtCudaMathFp32;
   char error[1024] = {0};
   char description[512] = {0};
-  KernelProvider* b = m.create(&o, error, sizeof error, description, sizeof description);
-  if (!b) {
+  MinirtCudaProvider* p = m.table->create(&o, error, sizeof error, description, sizeof description);
+  if (!p) {
     r.error = std::string("the GPU module ") + m.path + " could not start: " + (error[0] ? error : "it gave no reason");
     return r;
   }
-  MinirtCudaDestroyFn destroy = m.destroy;
-  r.backend = std::shared_ptr<KernelProvider>(b, [destroy](KernelProvider* p) { destroy(p); });
+  r.backend = wrap_module_provider(m.table, p);
   r.description = description;
   return r;
+}
+
+ModuleInfo inspect_cuda_module() {
+  ModuleInfo info;
+  Module m;
+  std::lock_guard<std::mutex> lock(open_mutex());
+  info.loaded = open_module(m, info.error);
+  info.path = m.path;
+  if (m.table_size) {
+    info.abi = std::to_string(m.abi_major) + "." + std::to_string(m.abi_minor);
+    info.table_size = m.table_size;
+  }
+  return info;
 }
 
 BackendFactory cuda_backend_factory() {

@@ -27,6 +27,7 @@
 //      ../lib64 and lib/.
 #pragma once
 
+#include <cstdint>
 #include <memory>
 #include <string>
 #include <vector>
@@ -46,12 +47,28 @@ struct LoadedBackend {
   std::string path;                         // the module file opened (or the last one tried)
   std::string description;  // what runs, e.g. "NVIDIA H200 (cc 9.0), driver CUDA 13.0, cuDNN 9.19.0, cuBLAS 13.1.0"
   std::string error;        // when backend is null: one sentence, with the file and the loader's or CUDA's words
+  std::string abi;          // the module's interface version, "9.0", once its table was accepted
+  uint32_t table_size = 0;  // the bytes of its function table (runtime/gpu/module_api.h)
+};
+
+// What minirt-doctor says of the module: the file and its interface, without
+// starting it (no CUDA call).
+struct ModuleInfo {
+  std::string path;         // the file opened, or the last one tried
+  bool loaded = false;      // opened, and its function table is one this minirt uses
+  std::string abi;          // "9.0": the table's version, when a table was read (accepted or not)
+  uint32_t table_size = 0;  // its bytes
+  std::string error;        // when not loaded: the loader's sentence
 };
 
 // Finds, opens and asks the module for a backend. Thread-safe. The module
 // stays loaded for the rest of the process once opened; the backend is
 // destroyed through the module when the last shared_ptr goes.
 LoadedBackend load_cuda_backend(const ModuleOptions& options);
+
+// Finds and opens the module and reads its function table, as
+// load_cuda_backend does, but makes no backend.
+ModuleInfo inspect_cuda_module();
 
 // The registry's entry for the GPU module (runtime/builtin_backends.cpp):
 // "cuda", kind Device::kCuda. Opening it runs the compatibility gate and,
