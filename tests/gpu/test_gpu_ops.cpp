@@ -17,11 +17,9 @@
 // exact, compared bit for bit. The values live in one table,
 // tools/gpu_tolerance.h, which minirt-conformance --device cuda --reference
 // cpu applies to the op cases (tests/op_cases/).
-#include "fp16_emulation.h"
 #include "gpu_test_util.h"
 #include "tools/gpu_tolerance.h"
 
-#include <chrono>
 #include <cmath>
 
 namespace minirt::gputest {
