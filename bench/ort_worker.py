@@ -1,27 +1,21 @@
 """Times onnxruntime on one model in its own process (so its peak RSS is its
-own) and prints a JSON line. Used by side_by_side.py.
+own) and prints a JSON line. Used by side_by_side.py, bf16_side_by_side.py,
+quant_side_by_side.py and fast_start.py.
 
   ort_worker.py MODEL INPUT.npy THREADS WARMUP ITERATIONS [--profile PREFIX] [--output OUT.npy]
+
+Output: {"load_ms": session creation, "first_run_ms": the first run (a warm-up's, or the first timed run's at
+WARMUP 0), "latency_ms": [each timed run], "peak_rss_kib": VmHWM at the end, "pre_load_rss_kib": VmRSS just
+before the session was created (numpy and onnxruntime imported, input read), "version", "profile"?}
 """
 import json
-import resource
-
-
-def peak_rss_kib():
-    """VmHWM: this address space's peak (ru_maxrss would carry the parent's across exec)."""
-    try:
-        with open("/proc/self/status") as f:
-            for line in f:
-                if line.startswith("VmHWM:"):
-                    return int(line.split()[1])
-    except OSError:
-        pass
-    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
 import sys
 import time
 
 import numpy as np
 import onnxruntime as ort
+
+from bench_common import peak_rss_kib, rss_kib, timed_runs
 
 
 def main():
@@ -38,20 +32,15 @@ def main():
     if profile:
         so.enable_profiling = True
         so.profile_file_prefix = profile
+    x = np.load(input_path)
+    pre_load_rss = rss_kib()
     t0 = time.perf_counter()
     sess = ort.InferenceSession(model, so, providers=["CPUExecutionProvider"])
     load_ms = (time.perf_counter() - t0) * 1000
-    x = np.load(input_path)
     feed = {sess.get_inputs()[0].name: x}
-    for _ in range(warmup):
-        sess.run(None, feed)
-    lat = []
-    for _ in range(iters):
-        a = time.perf_counter()
-        sess.run(None, feed)
-        lat.append((time.perf_counter() - a) * 1000)
-    out = {"load_ms": load_ms, "latency_ms": lat,
-           "peak_rss_kib": peak_rss_kib()}
+    first_ms, lat = timed_runs(lambda: sess.run(None, feed), warmup, iters)
+    out = {"load_ms": load_ms, "first_run_ms": first_ms, "latency_ms": lat,
+           "peak_rss_kib": peak_rss_kib(), "pre_load_rss_kib": pre_load_rss, "version": ort.__version__}
     if profile:
         out["profile"] = sess.end_profiling()
     if output:

@@ -1,5 +1,6 @@
 """Times OpenVINO (CPU plugin) on one model in its own process (so its peak
-RSS is its own) and prints a JSON line. Used by side_by_side.py, next to
+RSS is its own) and prints a JSON line. Used by side_by_side.py,
+bf16_side_by_side.py, quant_side_by_side.py and fast_start.py, next to
 ort_worker.py.
 
   ov_worker.py MODEL INPUT.npy THREADS WARMUP ITERATIONS [--profile] [--precision default|f32] [--output OUT.npy]
@@ -17,28 +18,20 @@ InferRequest.infer of one request, reused. With --profile, PERF_COUNT is on
 and the JSON has per_op_ms: the mean real time per run of each layer type
 over the timed runs (OpenVINO's own, fused layer types).
 
-Output: {"load_ms", "latency_ms": [...], "peak_rss_kib", "version", "per_op_ms"?}
+Output: {"load_ms": Core, read, reshape, compile and the infer request, "first_run_ms": the first inference
+(a warm-up's, or the first timed run's at WARMUP 0), "latency_ms": [each timed run], "peak_rss_kib": VmHWM at
+the end, "pre_load_rss_kib": VmRSS just before the Core was made (numpy and openvino imported, input read),
+"version", "threads", "precision", "per_op_ms"?}
 """
 import collections
 import json
-import resource
 import sys
 import time
 
 import numpy as np
 import openvino as ov
 
-
-def peak_rss_kib():
-    """VmHWM: this address space's peak (ru_maxrss would carry the parent's across exec)."""
-    try:
-        with open("/proc/self/status") as f:
-            for line in f:
-                if line.startswith("VmHWM:"):
-                    return int(line.split()[1])
-    except OSError:
-        pass
-    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+from bench_common import peak_rss_kib, rss_kib, timed_runs
 
 
 def main():
@@ -50,6 +43,7 @@ def main():
     output = rest[rest.index("--output") + 1] if "--output" in rest else None
     x = np.load(input_path)
 
+    pre_load_rss = rss_kib()
     t0 = time.perf_counter()
     core = ov.Core()
     model = core.read_model(model_path)
@@ -69,20 +63,17 @@ def main():
     load_ms = (time.perf_counter() - t0) * 1000
 
     feed = {0: x}
-    for _ in range(warmup):
-        request.infer(feed)
-    lat = []
     by_type = collections.defaultdict(float)
-    for _ in range(iters):
-        a = time.perf_counter()
-        request.infer(feed)
-        lat.append((time.perf_counter() - a) * 1000)
-        if profile:
-            # The last inference's per-layer counters; real_time is wall time.
-            for p in request.get_profiling_info():
-                if p.status == ov.ProfilingInfo.Status.EXECUTED:
-                    by_type[p.node_type] += p.real_time.total_seconds() * 1000
-    out = {"load_ms": load_ms, "latency_ms": lat, "peak_rss_kib": peak_rss_kib(), "version": ov.__version__,
+
+    def add_profile():
+        # The last inference's per-layer counters; real_time is wall time.
+        for p in request.get_profiling_info():
+            if p.status == ov.ProfilingInfo.Status.EXECUTED:
+                by_type[p.node_type] += p.real_time.total_seconds() * 1000
+
+    first_ms, lat = timed_runs(lambda: request.infer(feed), warmup, iters, add_profile if profile else None)
+    out = {"load_ms": load_ms, "first_run_ms": first_ms, "latency_ms": lat, "peak_rss_kib": peak_rss_kib(),
+           "pre_load_rss_kib": pre_load_rss, "version": ov.__version__,
            "threads": int(compiled.get_property("INFERENCE_NUM_THREADS")),
            "precision": str(compiled.get_property("INFERENCE_PRECISION_HINT")).replace("<Type: ", "").strip(">'")}
     if output:
