@@ -29,7 +29,9 @@ std::shared_ptr<const PlanEntry> PlanCache::find(const std::vector<const Tensor*
   return nullptr;
 }
 
-std::shared_ptr<const PlanEntry> PlanCache::add(std::unique_ptr<Plan> plan, const std::vector<const Tensor*>& inputs) {
+namespace {
+std::shared_ptr<const PlanEntry> make_entry(std::unique_ptr<Plan> plan, const std::vector<const Tensor*>& inputs,
+                                            const std::vector<size_t>& value_inputs) {
   auto e = std::make_shared<PlanEntry>();
   e->plan = std::move(plan);
   for (const Tensor* t : inputs) e->shapes.push_back(t->shape());
@@ -39,9 +41,26 @@ std::shared_ptr<const PlanEntry> PlanCache::add(std::unique_ptr<Plan> plan, cons
   for (size_t i = 0; i < outs.size(); ++i)
     for (size_t j = 0; j < i && e->first_output_of_value[i] < 0; ++j)
       if (outs[j] == outs[i]) e->first_output_of_value[i] = static_cast<int>(j);
+  return e;
+}
+}  // namespace
+
+std::shared_ptr<const PlanEntry> PlanCache::add(std::unique_ptr<Plan> plan, const std::vector<const Tensor*>& inputs) {
+  auto e = make_entry(std::move(plan), inputs, value_inputs);
   if (plans.size() >= kMaxPlans) plans.erase(plans.begin());
   plans.push_back(e);
   return e;
+}
+
+bool PlanCache::replace(std::unique_ptr<Plan> plan, const std::vector<const Tensor*>& inputs) {
+  for (auto& kept : plans) {
+    if (!matches(*kept, inputs)) continue;
+    auto e = make_entry(std::move(plan), inputs, value_inputs);
+    if (last == kept) last = e;
+    kept = e;
+    return true;
+  }
+  return false;
 }
 
 }  // namespace minirt

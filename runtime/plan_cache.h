@@ -42,6 +42,11 @@ struct PlanCache {
   // Keeps `plan`, made for these inputs, as the most recently used; the
   // least recently used goes when kMaxPlans are kept.
   std::shared_ptr<const PlanEntry> add(std::unique_ptr<Plan> plan, const std::vector<const Tensor*>& inputs);
+  // Puts `plan`, made for these inputs, in the place of the plan kept for
+  // them (a tuned plan taking over): runs already under way keep the one
+  // they hold, the next run takes this one. False, and `plan` dropped,
+  // when no plan is kept for them any more.
+  bool replace(std::unique_ptr<Plan> plan, const std::vector<const Tensor*>& inputs);
 };
 
 }  // namespace minirt

@@ -11,6 +11,7 @@
 #include <cmath>
 #include <cstdio>
 #include <cstring>
+#include <exception>
 #include <random>
 #include <sstream>
 
@@ -52,7 +53,55 @@ std::pair<std::string, std::string> version_difference(const std::string& theirs
   return {t, o};
 }
 
+// f() between the gate's begin() and end(), again while the gate says a
+// run overlapped it; f() alone without a gate.
+template <typename F>
+auto gated(SampleGate* gate, F&& f) -> decltype(f()) {
+  if (!gate) return f();
+  for (;;) {
+    gate->begin();
+    try {
+      auto v = f();
+      if (gate->end()) return v;
+    } catch (...) {
+      gate->end();
+      throw;
+    }
+  }
+}
+
 }  // namespace
+
+size_t choose_by_rounds(const std::vector<std::vector<double>>& rounds, size_t heuristic, double within,
+                        std::vector<std::array<double, 3>>* ratios) {
+  ratios->assign(rounds.size(), {0, 0, 0});
+  const std::vector<double>& h = rounds[heuristic];
+  std::vector<double> beats(rounds.size(), -1);  // the median ratio of those that beat the heuristic's pick
+  for (size_t c = 0; c < rounds.size(); ++c) {
+    if (c == heuristic) continue;
+    std::vector<double> r;
+    for (size_t k = 0; k < std::min(rounds[c].size(), h.size()); ++k)
+      if (std::isfinite(rounds[c][k]) && std::isfinite(h[k]) && h[k] > 0) r.push_back(rounds[c][k] / h[k]);
+    if (r.empty()) continue;
+    std::sort(r.begin(), r.end());
+    const size_t n = r.size();
+    const double median = n % 2 ? r[n / 2] : 0.5 * (r[n / 2 - 1] + r[n / 2]);
+    // The median's ~95% interval: the order statistics n/2 -+ 1.96 sqrt(n)/2.
+    const double half = 0.98 * std::sqrt(static_cast<double>(n));
+    const auto lo = static_cast<size_t>(std::max(0.0, std::floor(static_cast<double>(n) / 2 - half)));
+    const auto hi =
+        static_cast<size_t>(std::min(static_cast<double>(n - 1), std::ceil(static_cast<double>(n) / 2 + half) - 1));
+    (*ratios)[c] = {median, r[lo], r[hi]};
+    if (r[hi] < 1.0 && median < 1.0 - within) beats[c] = median;
+  }
+  size_t best = heuristic;
+  for (size_t c = 0; c < rounds.size(); ++c)
+    if (beats[c] >= 0 && (best == heuristic || beats[c] < beats[best])) best = c;
+  if (best == heuristic) return heuristic;
+  for (size_t c = 0; c < best; ++c)
+    if (beats[c] >= 0 && beats[c] <= beats[best] * (1 + within)) return c;
+  return best;
+}
 
 std::string tuning_problem(const Graph& g, const Node& n) {
   const OpSchema* schema = find_schema(n.op);
@@ -196,7 +245,8 @@ double KernelBench::time(const std::string& algorithm, int min_repeats, int max_
 }
 
 std::vector<double> KernelBench::time_all(const std::vector<std::string>& algorithms, int min_repeats, int max_repeats,
-                                          double target_ms, std::vector<std::string>* errors) {
+                                          double target_ms, std::vector<std::string>* errors, SampleGate* gate,
+                                          std::vector<std::vector<double>>* rounds) {
   const size_t n = algorithms.size();
   std::vector<double> out(n, std::nan(""));
   errors->assign(n, "");
@@ -217,8 +267,12 @@ std::vector<double> KernelBench::time_all(const std::vector<std::string>& algori
   }
   KernelArgs args{inputs_.data(), outputs_.data(), workspace_.get(), &pool_, stream_};
   auto run_once = [&](size_t i) {
-    kernels[i]->run(args);
-    if (stream_) b_.device().synchronize(stream_);
+    return gated(gate, [&] {
+      auto a = Clock::now();
+      kernels[i]->run(args);
+      if (stream_) b_.device().synchronize(stream_);
+      return ms_since(a);
+    });
   };
   std::vector<std::vector<double>> t(n);
   std::vector<size_t> live;
@@ -237,20 +291,24 @@ std::vector<double> KernelBench::time_all(const std::vector<std::string>& algori
   for (int round = 0; !live.empty(); ++round) {
     bool enough = round >= least && (round >= max_repeats || spent >= target_ms * static_cast<double>(live.size()));
     if (enough) break;
+    if (rounds) rounds->resize(n);
     // Each round starts with another candidate, so none always runs first.
     for (size_t k = 0; k < live.size(); ++k) {
       size_t i = live[(k + static_cast<size_t>(round)) % live.size()];
       if (!kernels[i]) continue;
       try {
-        auto a = Clock::now();
-        run_once(i);
-        double ms = ms_since(a);
+        double ms = run_once(i);
         t[i].push_back(ms);
+        if (rounds) {
+          (*rounds)[i].resize(static_cast<size_t>(round), std::nan(""));
+          (*rounds)[i].push_back(ms);
+        }
         spent += ms;
       } catch (const std::exception& e) {
         (*errors)[i] = e.what();
         kernels[i].reset();
         t[i].clear();
+        if (rounds) (*rounds)[i].clear();
       }
     }
   }
@@ -301,6 +359,9 @@ std::map<int, std::string> Tuner::tune(const Graph& g, const std::vector<std::pa
   started_ = Clock::now();
   progress_shown_ = false;
   deadline_noted_ = false;
+  deferred_ = 0;
+  timed_ms_ = 0;
+  budget_noted_ = false;
   struct Todo {
     int node;
     const KernelProvider* backend;
@@ -311,6 +372,20 @@ std::map<int, std::string> Tuner::tune(const Graph& g, const std::vector<std::pa
     if (auto opts = b->algorithms(g, g.nodes[idx]); !opts.empty()) todo.push_back({idx, b, std::move(opts)});
   std::map<int, std::string> out;
   bool measured_any = false;
+  // Stopped part-way (the session closing while it tunes in the
+  // background): what was measured is kept for the next process.
+  struct SaveOnStop {
+    Tuner& t;
+    bool& measured_any;
+    ~SaveOnStop() {
+      if (!std::uncaught_exceptions() || !measured_any || !t.options_.write_cache) return;
+      try {
+        t.cache().save();
+      } catch (...) {
+        // The exception under way matters more.
+      }
+    }
+  } save_on_stop{*this, measured_any};
   for (size_t i = 0; i < todo.size(); ++i) {
     const Node& n = g.nodes[todo[i].node];
     std::string what = n.op;
@@ -333,6 +408,10 @@ std::map<int, std::string> Tuner::tune(const Graph& g, const std::vector<std::pa
         ++report_.fixed;
         break;
     }
+    if (c.pending) {
+      ++deferred_;
+      ++report_.pending;
+    }
     report_.choices.push_back(std::move(c));
   }
   progress(static_cast<int>(todo.size()), static_cast<int>(todo.size()), "");
@@ -342,6 +421,51 @@ std::map<int, std::string> Tuner::tune(const Graph& g, const std::vector<std::pa
   }
   report_.seconds += ms_since(started_) / 1000.0;
   return out;
+}
+
+const PlanSwap& Tuner::absorb(const Tuner& background, size_t first_choice, PlanSwap swap) {
+  const std::vector<TuningChoice>& later = background.report().choices;
+  for (size_t k = first_choice; k < later.size(); ++k) {
+    const TuningChoice& now = later[k];
+    for (TuningChoice& c : report_.choices) {
+      if (!c.pending || c.node != now.node || c.problem != now.problem) continue;
+      ++swap.measured;
+      if (now.algorithm != c.algorithm) {
+        ++swap.changed;
+        // The running pick's time, when it was among the candidates measured.
+        for (const TuningCandidate& t : now.candidates)
+          if (t.algorithm == c.algorithm && t.status == CandidateStatus::kOk && now.time_ms >= 0) {
+            swap.before_ms += t.time_ms;
+            swap.after_ms += now.time_ms;
+          }
+      }
+      --report_.heuristic;
+      --report_.pending;
+      switch (now.source) {
+        case ChoiceSource::kMeasured:
+          ++report_.measured;
+          break;
+        case ChoiceSource::kCache:
+          ++report_.from_cache;
+          break;
+        case ChoiceSource::kHeuristic:
+          ++report_.heuristic;
+          break;
+        case ChoiceSource::kFixed:
+          ++report_.fixed;
+          break;
+      }
+      c = now;
+      break;
+    }
+  }
+  for (const auto& [key, choice] : background.memo_) memo_.emplace(key, choice);
+  report_.seconds += background.report().seconds - background_seconds_;
+  background_seconds_ = background.report().seconds;
+  for (const std::string& line : background.report().log)
+    if (std::find(report_.log.begin(), report_.log.end(), line) == report_.log.end()) report_.log.push_back(line);
+  report_.swaps.push_back(swap);
+  return report_.swaps.back();
 }
 
 TuningChoice Tuner::choose(const Graph& g, const Node& n, const KernelProvider& b,
@@ -452,6 +576,14 @@ TuningChoice Tuner::choose(const Graph& g, const Node& n, const KernelProvider& 
     cache();  // read now, so that its warnings come before the choices
   }
 
+  // Measured later, in the background: the heuristic's pick for now, not
+  // remembered, so that the tuned plan's choice is the one that stays.
+  if (options_.defer_measuring && options_.mode == TuningMode::kCached) {
+    const AlgorithmOption* h = find(c.heuristic);
+    take(allowed(h) ? h : fallback(), ChoiceSource::kHeuristic);
+    c.pending = true;
+    return c;
+  }
   // Past the run's deadline: no measuring; the heuristic's pick, not
   // remembered, so a later plan without the hurry measures it.
   if (deadline_ && Clock::now() > *deadline_) {
@@ -459,6 +591,17 @@ TuningChoice Tuner::choose(const Graph& g, const Node& n, const KernelProvider& 
       deadline_noted_ = true;
       log("the run's time limit (SessionOptions::run_timeout_seconds) passed while choosing algorithms; the rest of "
           "this plan takes the heuristic's picks, unmeasured and not cached");
+    }
+    const AlgorithmOption* h = find(c.heuristic);
+    take(allowed(h) ? h : fallback(), ChoiceSource::kHeuristic);
+    return c;
+  }
+  if (options_.budget_seconds > 0 && timed_ms_ > options_.budget_seconds * 1000) {
+    if (!budget_noted_) {
+      budget_noted_ = true;
+      log("the tuning budget of " + fmt("%g", options_.budget_seconds) +
+          " s of timed runs per plan is spent; the rest of this plan takes the heuristic's picks, unmeasured and "
+          "not cached");
     }
     const AlgorithmOption* h = find(c.heuristic);
     take(allowed(h) ? h : fallback(), ChoiceSource::kHeuristic);
@@ -519,10 +662,20 @@ Tuner::Measured Tuner::measure(const Graph& g, const Node& n, const KernelProvid
   };
   if (runnable.empty()) return m;
 
+  std::vector<std::vector<double>> rounds;  // per runnable candidate, its time in each round (the CPU's timing)
+  struct Spent {                            // the budget counts the timed runs
+    Tuner& t;
+    const std::vector<std::vector<double>>& rounds;
+    ~Spent() {
+      for (const auto& r : rounds)
+        for (double ms : r)
+          if (std::isfinite(ms)) t.timed_ms_ += ms;
+    }
+  } spent{*this, rounds};
   if (options_.time) {
     for (size_t i : runnable) {
       try {
-        timed(i, options_.time(b, g, n, opts[i]));
+        timed(i, gated(options_.gate, [&] { return options_.time(b, g, n, opts[i]); }));
       } catch (const std::exception& e) {
         failed(i, e.what());
       }
@@ -533,7 +686,7 @@ Tuner::Measured Tuner::measure(const Graph& g, const Node& n, const KernelProvid
     std::vector<double> own;
     bool done = false;
     try {
-      own = b.measure_algorithms(g, n, list, options_.workspace_limit);
+      own = gated(options_.gate, [&] { return b.measure_algorithms(g, n, list, options_.workspace_limit); });
       if (own.size() == list.size()) {
         for (size_t k = 0; k < runnable.size(); ++k)
           if (own[k] >= 0)
@@ -556,8 +709,8 @@ Tuner::Measured Tuner::measure(const Graph& g, const Node& n, const KernelProvid
       if (bench) {
         std::vector<std::string> names, errors;
         for (size_t i : runnable) names.push_back(opts[i].name);
-        std::vector<double> ms =
-            bench->time_all(names, options_.min_repeats, options_.max_repeats, options_.target_ms, &errors);
+        std::vector<double> ms = bench->time_all(names, options_.min_repeats, options_.max_repeats, options_.target_ms,
+                                                 &errors, options_.gate, &rounds);
         for (size_t k = 0; k < runnable.size(); ++k) {
           if (!errors[k].empty())
             failed(runnable[k], errors[k]);
@@ -566,6 +719,30 @@ Tuner::Measured Tuner::measure(const Graph& g, const Node& n, const KernelProvid
         }
       }
     }
+  }
+  // With rounds, the heuristic's pick stays unless beaten beyond the noise.
+  const std::string h = b.heuristic_algorithm(g, n);
+  const double within = b.keep_heuristic_within(g, n, options_.keep_heuristic_within);
+  size_t hk = runnable.size();
+  for (size_t k = 0; k < runnable.size(); ++k)
+    if (opts[runnable[k]].name == h && m.candidates[runnable[k]].status == CandidateStatus::kOk) hk = k;
+  if (hk < runnable.size() && rounds.size() == runnable.size() && !rounds[hk].empty()) {
+    for (size_t k = 0; k < runnable.size(); ++k)
+      if (m.candidates[runnable[k]].status != CandidateStatus::kOk) rounds[k].clear();
+    std::vector<std::array<double, 3>> ratios;
+    const size_t w = choose_by_rounds(rounds, hk, within, &ratios);
+    for (size_t k = 0; k < runnable.size(); ++k) {
+      TuningCandidate& t = m.candidates[runnable[k]];
+      t.vs_heuristic = ratios[k][0];
+      t.vs_heuristic_low = ratios[k][1];
+      t.vs_heuristic_high = ratios[k][2];
+    }
+    const TuningCandidate& t = m.candidates[runnable[w]];
+    m.ok = true;
+    m.algorithm = t.algorithm;
+    m.time_ms = t.time_ms;
+    m.workspace = t.workspace_bytes;
+    return m;
   }
   // The fastest that ran; the first listed among equals.
   for (size_t i : runnable) {
@@ -579,8 +756,6 @@ Tuner::Measured Tuner::measure(const Graph& g, const Node& n, const KernelProvid
     }
   }
   // The heuristic's pick, unless the winner is clearly faster.
-  std::string h = b.heuristic_algorithm(g, n);
-  const double within = b.keep_heuristic_within(g, n, options_.keep_heuristic_within);
   for (size_t i : runnable) {
     const TuningCandidate& t = m.candidates[i];
     if (t.algorithm != h || t.status != CandidateStatus::kOk || !m.ok || t.algorithm == m.algorithm) continue;
@@ -637,5 +812,16 @@ const char* choice_source_name(ChoiceSource s) {
 }
 
 std::string to_string(const TuningChoice& c) { return choice_line(c); }
+
+std::string to_string(const PlanSwap& s) {
+  std::string out = "the tuned plan took over " + fmt("%.2f s", s.seconds) + " after the first plan, at run " +
+                    std::to_string(s.runs_before + 1) + " (" + fmt("%.2f s", s.tuning_seconds) +
+                    " tuning): " + std::to_string(s.changed) + " of " + std::to_string(s.measured) +
+                    " choices measured changed";
+  if (s.changed && s.before_ms > 0)
+    out += ", " + fmt(s.before_ms < 1 ? "%.3f" : "%.2f", s.before_ms) + " -> " +
+           fmt(s.after_ms < 1 ? "%.3f ms" : "%.2f ms", s.after_ms) + " on them";
+  return out;
+}
 
 }  // namespace minirt

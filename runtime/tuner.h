@@ -23,7 +23,14 @@
 // (KernelProvider::measure_algorithms) does so instead. Tests replace all of this
 // with TunerOptions::time.
 //
-// Not thread-safe: the session calls it under its planning lock.
+// Deferring (TunerOptions::defer_measuring): in kCached, what would need
+// measuring takes the heuristic's pick for now, marked pending, and the
+// session hands it to its background tuner (runtime/background_tuner.h),
+// a second Tuner that measures with a SampleGate between its runs; when its
+// plan takes over, absorb() moves its results into this one.
+//
+// Not thread-safe: the session calls it under its planning lock (the
+// background tuner's own Tuner, on its thread).
 #pragma once
 
 #include <minirt/tuning.h>
@@ -31,6 +38,7 @@
 #include "runtime/algo_cache.h"
 #include "runtime/backend.h"
 
+#include <array>
 #include <chrono>
 #include <functional>
 #include <map>
@@ -46,6 +54,22 @@ namespace minirt {
 // candidate fails (it is then reported as failed).
 using TuningTimer = std::function<double(const KernelProvider&, const Graph&, const Node&, const AlgorithmOption&)>;
 
+// Measuring beside a session's runs: the tuner calls begin() before each
+// timed run of a candidate (and before a backend's own timing of them all)
+// and end() after it; end() false means one of the session's runs overlapped
+// it, and that sample is taken again. begin() may block until a quiet moment,
+// and throws TuningStopped once the session stops tuning.
+class SampleGate {
+ public:
+  virtual ~SampleGate() = default;
+  virtual void begin() = 0;
+  virtual bool end() = 0;
+};
+// Thrown by SampleGate::begin() through the tuner and the planner when the
+// session stops tuning (it is closing). Not a std::exception, so that the
+// handlers that report a candidate's failure let it pass.
+struct TuningStopped {};
+
 struct TunerOptions {
   TuningMode mode = TuningMode::kCached;
   std::string algorithm;       // kFixed: the algorithm's name
@@ -55,11 +79,18 @@ struct TunerOptions {
   int min_repeats = 3;         // timed runs after the warm-up...
   int max_repeats = 200;       // ...until target_ms has passed, at most this many
   double target_ms = 20;       // per candidate
+  // The most seconds of timed runs one plan's measuring may take; past it,
+  // the choices left take the heuristic's pick, unmeasured and not cached.
+  double budget_seconds = 30;
   // The heuristic's pick stays unless the fastest is faster by more than
   // this fraction of its time.
   double keep_heuristic_within = 0.03;
   bool progress = true;  // "tuning conv 12/53" on stderr, when it is a terminal and tuning is slow
   TuningTimer time;      // replaces the measuring (tests); empty: the real one
+  // kCached: choices that would need measuring take the heuristic's pick,
+  // pending, not remembered (see the top of this file).
+  bool defer_measuring = false;
+  SampleGate* gate = nullptr;  // asked around every timed run; null: measure at once
 };
 
 class Tuner {
@@ -74,6 +105,16 @@ class Tuner {
   // Every record, the counters and the log so far.
   const TuningReport& report() const { return report_; }
   const TunerOptions& options() const { return options_; }
+  // Choices the last tune() left pending (TunerOptions::defer_measuring).
+  int deferred() const { return deferred_; }
+  void note(const std::string& line) { log(line); }  // a sentence for the report's log
+  void set_defer_measuring(bool defer) { options_.defer_measuring = defer; }
+  // A background tuner's plan took over: its choices from `first_choice` on
+  // replace this tuner's pending records of the same node and problem (the
+  // counters follow), its remembered choices become this tuner's, so later
+  // plans take them at once, and the swap is recorded: `when` (its time
+  // and run count) with what changed. Returns the record.
+  const PlanSwap& absorb(const Tuner& background, size_t first_choice, PlanSwap when);
   // While set (by the session, for one plan), choices that would need
   // measuring after this time take the heuristic's pick instead.
   void set_deadline(const std::chrono::steady_clock::time_point* deadline) {
@@ -106,7 +147,24 @@ class Tuner {
   bool progress_shown_ = false;
   std::optional<std::chrono::steady_clock::time_point> deadline_;
   bool deadline_noted_ = false;
+  int deferred_ = 0;
+  double timed_ms_ = 0;  // this tune()'s timed runs (the CPU's timing), for the budget
+  bool budget_noted_ = false;
+  double background_seconds_ = 0;  // of the background tuner's report().seconds, absorbed
 };
+
+// The measured winner against the heuristic's pick, from paired rounds:
+// `rounds[c][k]` is candidate c's time in round k (NaN where it did not
+// run). Each candidate's ratio to the heuristic's time in the same round
+// gives a median and a distribution-free ~95% interval of it (order
+// statistics of the binomial). A candidate beats the heuristic's pick only
+// beyond the noise: the interval's top under 1 and the median under
+// 1 - within. Of those, the smallest median, except that an earlier-listed
+// candidate within `within` of it is preferred, so that near ties come out
+// the same on every run. Returns the winner's index (`heuristic` when none
+// beats it) and fills `ratios` (median, low, high; zeros where not compared).
+size_t choose_by_rounds(const std::vector<std::vector<double>>& rounds, size_t heuristic, double within,
+                        std::vector<std::array<double, 3>>* ratios);
 
 // The cache key's problem for a node: every parameter the choice depends on,
 // readable, e.g. "Conv N=1 C=64 H=56 W=56 K=64 kernel=3x3 pads=1,1,1,1
@@ -129,8 +187,11 @@ class KernelBench {
   double time(const std::string& algorithm, int min_repeats, int max_repeats, double target_ms);
   // The median milliseconds of each, measured in turns (see the top of this
   // file); a candidate that throws gets NaN and its message in `errors`.
+  // With a gate, every run (warm-ups too) waits for its quiet moment. With
+  // `rounds`, each candidate's time in each round (choose_by_rounds).
   std::vector<double> time_all(const std::vector<std::string>& algorithms, int min_repeats, int max_repeats,
-                               double target_ms, std::vector<std::string>* errors);
+                               double target_ms, std::vector<std::string>* errors, SampleGate* gate = nullptr,
+                               std::vector<std::vector<double>>* rounds = nullptr);
 
  private:
   std::shared_ptr<void> alloc(size_t bytes);

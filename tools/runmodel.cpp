@@ -4,6 +4,7 @@
 
 #include "tools/charts.h"
 #include "tools/cli_util.h"
+#include "tools/tuning_text.h"
 #include "tools/compare.h"
 #include "tools/npy.h"
 
@@ -102,8 +103,10 @@ execution
   --no-optimize           skip the graph passes (folding, fusion, blocked layout), for comparison
   --layout auto|nchw      the CPU's activation layout: auto (default) keeps activations channel-blocked
                           (NCHW16c on AVX-512, NCHW8c on AVX2) where the kernels can; nchw keeps them plain
-convolution algorithms (chosen when a shape is first planned, never during timed runs)
-  --tune MODE             cached: the algorithm cache's choices, measuring only what it lacks (default);
+convolution algorithms (chosen when a shape is first planned; what is measured, in the background by default)
+  --tune MODE             cached: the algorithm cache's choices; what it lacks runs the heuristic's pick at
+                          once and is measured in the background, between runs, until the tuned plan takes
+                          over (default);
                           exhaustive: measure every candidate, and write the results to the cache;
                           heuristic: the backend's fixed rules, nothing measured, cache untouched;
                           ALGO: that algorithm (e.g. winograd_f4x4) wherever it can run, else the heuristic's
@@ -111,6 +114,10 @@ convolution algorithms (chosen when a shape is first planned, never during timed
                           $XDG_CACHE_HOME/minirt/algo_cache.txt, else ~/.cache/minirt/algo_cache.txt)
   --workspace-limit SIZE  most scratch memory one algorithm may use, in bytes or with a K, M or G
                           suffix; candidates that need more are skipped. 0: no limit (default)
+  --wait-tuning           after the first run, wait until background tuning is done and its plan has
+                          taken over, so that the timed runs measure the tuned plan
+  --tune-in-first-run     measure what the cache lacks inside the first run, before its first step (the
+                          behaviour before background tuning)
   --verbose               print each convolution's choice on stderr
 memory
   --memory-limit SIZE     most activation memory the session's pool may reserve, in bytes or
@@ -190,6 +197,8 @@ struct Args {
   std::string algo_cache;
   size_t workspace_limit = 0;
   bool verbose = false;
+  bool wait_tuning = false;
+  bool tune_in_background = true;
 };
 
 struct UsageError : std::runtime_error {
@@ -342,6 +351,10 @@ Args parse_args(int argc, char** argv) {
       a.workspace_limit = parse_size(s, next());
     else if (s == "--verbose" || s == "-v")
       a.verbose = true;
+    else if (s == "--wait-tuning")
+      a.wait_tuning = true;
+    else if (s == "--tune-in-first-run")
+      a.tune_in_background = false;
     else if (!s.empty() && s[0] == '-')
       throw UsageError("unknown option " + s);
     else if (a.model.empty())
@@ -398,19 +411,6 @@ TuningReport print_tuning_log(const Session& s, bool verbose) {
   return r;
 }
 
-// "tuning: 20 convolutions, 0 measured, 20 from cache, 0 heuristic, 0.01 s"
-std::string tuning_summary(const TuningReport& r) {
-  char buf[160];
-  std::snprintf(buf, sizeof buf, "%d convolution%s, %d measured, %d from cache, %d heuristic", r.nodes,
-                r.nodes == 1 ? "" : "s", r.measured, r.from_cache, r.heuristic);
-  std::string s = buf;
-  if (r.mode == TuningMode::kFixed) s += ", " + std::to_string(r.fixed) + " fixed";
-  std::snprintf(buf, sizeof buf, ", %.2f s (%s", r.seconds, tuning_mode_name(r.mode));
-  s += buf;
-  if (!r.cache_path.empty()) s += ", cache " + r.cache_path;
-  return s + ")";
-}
-
 // The process's own peak resident set: VmHWM of /proc/self/status, which
 // belongs to this address space. (getrusage's ru_maxrss survives exec on
 // Linux: started from a big parent, it would report the parent's peak.)
@@ -460,6 +460,7 @@ int run(const Args& a) {
   so.preallocate_fraction = a.preallocate_fraction;
   so.tuning = a.tuning;
   so.tuning_algorithm = a.tuning_algorithm;
+  so.tune_in_background = a.tune_in_background;
   so.algo_cache_path = a.algo_cache;
   so.workspace_limit = a.workspace_limit;
 
@@ -543,8 +544,11 @@ int run(const Args& a) {
   }
 
   std::unique_ptr<Session> session;
+  double session_ms = 0;
   try {
+    const auto s0 = clock::now();
     session = std::make_unique<Session>(model, so);
+    session_ms = ms(clock::now() - s0);
   } catch (const Error& e) {
     print_error(e);
     if (e.code() == ErrorCode::kDeviceUnavailable) return kDeviceError;
@@ -554,6 +558,7 @@ int run(const Args& a) {
 
   std::vector<Tensor> outputs;
   double first_ms = 0;
+  double tuning_wait_ms = -1;  // --wait-tuning's wait
   std::vector<double> lat;
   std::vector<std::vector<StepTiming>> traces;
   // The device's own timing of each timed run (CUDA events), per phase.
@@ -563,6 +568,13 @@ int run(const Args& a) {
     auto f0 = clock::now();
     session->run(inputs, outputs);
     first_ms = ms(clock::now() - f0);
+    if (a.wait_tuning) {
+      auto w0 = clock::now();
+      if (session->tuning_report().pending)
+        std::fprintf(stderr, "runmodel: waiting for background tuning (--wait-tuning)\n");
+      session->wait_for_tuning();
+      tuning_wait_ms = ms(clock::now() - w0);
+    }
     for (int i = 0; i < a.warmup; ++i) session->run(inputs, outputs);
     auto start = clock::now();
     while (static_cast<int>(lat.size()) < a.iterations ||
@@ -697,12 +709,15 @@ int run(const Args& a) {
       << ",\"device\":" << json_str(device_name(session->device()))
       << ",\"device_reason\":" << json_str(session->device_reason())
       << ",\"cpu_math\":" << json_str(session->math_reason()) << ",\"threads\":" << session->threads()
-      << ",\"load_ms\":" << load_ms << ",\"first_run_ms\":" << first_ms << ",\"iterations\":" << lat.size()
-      << ",\"warmup\":" << a.warmup << ",\"latency_ms\":{\"min\":" << *std::min_element(lat.begin(), lat.end())
-      << ",\"mean\":" << mean << ",\"median\":" << tools::percentile(lat, 50)
-      << ",\"p90\":" << tools::percentile(lat, 90) << ",\"p99\":" << tools::percentile(lat, 99)
-      << ",\"max\":" << *std::max_element(lat.begin(), lat.end()) << "},\"throughput_per_s\":" << 1000.0 / mean
-      << ",\"arena_bytes\":" << session->arena_bytes() << ",\"peak_rss_kib\":" << peak_rss_kib() << ",\"outputs\":[";
+      << ",\"load_ms\":" << load_ms << ",\"session_ms\":" << session_ms << ",\"first_run_ms\":" << first_ms
+      << ",\"iterations\":" << lat.size() << ",\"warmup\":" << a.warmup
+      << ",\"latency_ms\":{\"min\":" << *std::min_element(lat.begin(), lat.end()) << ",\"mean\":" << mean
+      << ",\"median\":" << tools::percentile(lat, 50) << ",\"p90\":" << tools::percentile(lat, 90)
+      << ",\"p99\":" << tools::percentile(lat, 99) << ",\"max\":" << *std::max_element(lat.begin(), lat.end())
+      << "},\"latencies_ms\":[";
+    for (size_t i = 0; i < lat.size(); ++i) o << (i ? "," : "") << lat[i];
+    o << "],\"throughput_per_s\":" << 1000.0 / mean << ",\"arena_bytes\":" << session->arena_bytes()
+      << ",\"peak_rss_kib\":" << peak_rss_kib() << ",\"outputs\":[";
     for (size_t i = 0; i < tops.size(); ++i) {
       o << (i ? "," : "") << "{\"name\":" << json_str(tops[i].name)
         << ",\"dtype\":" << json_str(dtype_name(tops[i].dtype)) << ",\"shape\":[";
@@ -724,7 +739,14 @@ int run(const Args& a) {
       << ",\"cache\":" << json_str(tuning.cache_path) << ",\"convolutions\":" << tuning.nodes
       << ",\"measured\":" << tuning.measured << ",\"from_cache\":" << tuning.from_cache
       << ",\"heuristic\":" << tuning.heuristic << ",\"fixed\":" << tuning.fixed << ",\"seconds\":" << tuning.seconds
-      << ",\"choices\":[";
+      << ",\"pending\":" << tuning.pending << ",\"wait_ms\":" << tuning_wait_ms << ",\"swaps\":[";
+    for (size_t i = 0; i < tuning.swaps.size(); ++i) {
+      const PlanSwap& w = tuning.swaps[i];
+      o << (i ? "," : "") << "{\"seconds\":" << w.seconds << ",\"tuning_seconds\":" << w.tuning_seconds
+        << ",\"runs_before\":" << w.runs_before << ",\"measured\":" << w.measured << ",\"changed\":" << w.changed
+        << ",\"before_ms\":" << w.before_ms << ",\"after_ms\":" << w.after_ms << "}";
+    }
+    o << "],\"choices\":[";
     for (size_t i = 0; i < tuning.choices.size(); ++i) {
       const TuningChoice& c = tuning.choices[i];
       o << (i ? "," : "") << "{\"node\":" << json_str(c.node) << ",\"summary\":" << json_str(c.summary)
@@ -778,8 +800,11 @@ int run(const Args& a) {
   for (const auto& n : input_notes) std::printf("input: %s\n", n.c_str());
   if (a.print_plan) std::fputs(session->plan_report().c_str(), stdout);
   std::printf("load: %.2f ms\n", load_ms);
-  std::printf("first run: %.2f ms (includes planning and tuning)\n", first_ms);
-  std::printf("tuning: %s\n", tuning_summary(tuning).c_str());
+  std::printf("first run: %.2f ms (includes planning%s)\n", first_ms,
+              tuning.measured && tuning.swaps.empty() ? " and tuning" : "");
+  std::printf("tuning: %s\n", tools::tuning_summary(tuning).c_str());
+  for (const std::string& line : tools::swap_lines(tuning, lat, a.warmup, tuning_wait_ms))
+    std::printf("tuning: %s\n", line.c_str());
   std::printf(
       "latency over %zu runs (after %d warm-up): min %.3f  mean %.3f  median %.3f  p90 %.3f  p99 %.3f  max %.3f ms\n",
       lat.size(), a.warmup, *std::min_element(lat.begin(), lat.end()), mean, tools::percentile(lat, 50),

@@ -7,6 +7,7 @@
 
 #include "runtime/api/model_impl.h"
 #include "runtime/api/session_internal.h"
+#include "runtime/background_tuner.h"
 #include "runtime/backend_registry.h"
 #include "runtime/executor.h"
 #include "runtime/host_resources.h"
@@ -18,6 +19,8 @@
 #include "runtime/thread_pool.h"
 #include "runtime/tuner.h"
 
+#include <atomic>
+#include <map>
 #include <mutex>
 #include <new>
 
@@ -59,6 +62,12 @@ struct Session::Impl {
   ExecEnv env;  // what the executor binds and runs plans with
 
   std::mutex mu;  // guards everything below
+  // Measures what plans left pending (SessionOptions::tune_in_background),
+  // made with the session when it may tune so; declared last, so that its
+  // thread stops before anything it uses goes.
+  std::unique_ptr<BackgroundTuner> background;
+  RunClock::time_point first_plan{};
+  std::atomic<long> runs_started{0};
   std::vector<std::unique_ptr<RunContext>> idle;
   std::vector<StepTiming> last_profile;
   std::vector<BackendTimes> last_device_times;
@@ -71,6 +80,12 @@ struct Session::Impl {
   void run_plan(PlanCache& cache, RunContext& ctx, std::vector<Tensor>& outputs, const RunDeadline& deadline);
   std::vector<std::shared_ptr<const PlanEntry>> last_plans() const;  // called with mu held
   size_t release_idle_arenas();                                      // called with mu held
+  PlanOptions plan_options();
+  // Called with mu held, after a plan that left choices pending: queues
+  // the job that measures them and swaps the tuned plan in.
+  void tune_later(PlanCache& cache, const std::vector<const Tensor*>& inputs);
+  void make_background_tuner();
+  ~Impl() { background.reset(); }  // its job uses the members above
 };
 
 Session::Session(std::shared_ptr<const Model> model, SessionOptions options) : impl_(std::make_unique<Impl>()) {
@@ -91,6 +106,7 @@ Session::Session(std::shared_ptr<const Model> model, SessionOptions options) : i
   im.pool = std::make_unique<ThreadPool>(im.requests.threads);
   im.cpu = backend_registry().open_host(im.requests.host);
   im.tuner = std::make_unique<Tuner>(im.requests.tuner);
+  im.make_background_tuner();
   im.parts = model_parts(im.model->impl().graph, *im.cpu);
   im.env = {.name = im.model->info().path,
             .host_memory = im.host_memory.get(),
@@ -150,6 +166,14 @@ TuningReport Session::tuning_report() const {
   return impl_->tuner->report();
 }
 
+bool Session::wait_for_tuning(double timeout_seconds) const {
+  return !impl_->background || impl_->background->wait(timeout_seconds);
+}
+
+void Session::pause_tuning(bool paused) {
+  if (impl_->background) impl_->background->pause(paused);
+}
+
 namespace {
 MemoryStats memory_stats_of(const MemoryPool& pool) {
   PoolStats p = pool.stats();
@@ -192,11 +216,10 @@ size_t Session::Impl::release_idle_arenas() {
 std::shared_ptr<const PlanEntry> Session::Impl::plan_for(PlanCache& cache, const std::vector<const Tensor*>& inputs,
                                                          const RunDeadline& deadline) {
   if (auto hit = cache.find(inputs)) return hit;
-  PlanOptions po{.optimize = requests.optimize,
-                 .tuner = tuner.get(),
-                 .blocked_layout = requests.blocked_layout,
-                 .constants = &constants};
-  for (const auto& d : devices) po.devices.push_back(d.get());
+  PlanOptions po = plan_options();
+  po.tuner = tuner.get();
+  // A GPU's measuring uses its device beside the runs: it stays in the first run.
+  tuner->set_defer_measuring(background && devices.empty());
   const RunClock::time_point at = deadline.at();
   tuner->set_deadline(deadline.limited() ? &at : nullptr);
   struct Clear {
@@ -204,8 +227,69 @@ std::shared_ptr<const PlanEntry> Session::Impl::plan_for(PlanCache& cache, const
     ~Clear() { t->set_deadline(nullptr); }
   } clear{tuner.get()};
   auto e = cache.add(make_plan(*cache.graph, inputs, *cpu, *pool, po), inputs);
-  ++plans_made;
+  if (!plans_made++) first_plan = RunClock::now();
+  if (tuner->deferred()) tune_later(cache, inputs);
   return e;
+}
+
+PlanOptions Session::Impl::plan_options() {
+  PlanOptions po{.optimize = requests.optimize, .blocked_layout = requests.blocked_layout, .constants = &constants};
+  for (const auto& d : devices) po.devices.push_back(d.get());
+  return po;
+}
+
+void Session::Impl::make_background_tuner() {
+  background.reset();
+  if (options.tune_in_background && tuner->options().mode == TuningMode::kCached)
+    background = std::make_unique<BackgroundTuner>(tuner->options(), pool->size());
+}
+
+void Session::Impl::tune_later(PlanCache& cache, const std::vector<const Tensor*>& inputs) {
+  // The plan's signature: shapes and dtypes, and the shape operands' values.
+  struct Signature {
+    std::vector<Shape> shapes;
+    std::vector<DType> dtypes;
+    std::map<size_t, Tensor> values;
+  };
+  auto sig = std::make_shared<Signature>();
+  for (const Tensor* t : inputs) {
+    sig->shapes.push_back(t->shape());
+    sig->dtypes.push_back(t->dtype());
+  }
+  for (size_t k : cache.value_inputs) sig->values.emplace(k, inputs[k]->clone());
+  const RunClock::time_point queued = RunClock::now();
+  background->add([this, &cache, sig, queued](Tuner& t, ThreadPool& threads) {
+    std::vector<Tensor> made;
+    made.reserve(sig->shapes.size());
+    std::vector<const Tensor*> in;
+    for (size_t i = 0; i < sig->shapes.size(); ++i) {
+      auto v = sig->values.find(i);
+      if (v != sig->values.end()) {
+        in.push_back(&v->second);
+      } else {
+        made.push_back(Tensor::zeros(sig->dtypes[i], sig->shapes[i]));
+        in.push_back(&made.back());
+      }
+    }
+    const size_t first = t.report().choices.size();
+    std::unique_ptr<Plan> plan;
+    try {
+      PlanOptions po = plan_options();
+      po.tuner = &t;
+      plan = make_plan(*cache.graph, in, *cpu, threads, po);
+    } catch (const std::exception& e) {
+      std::lock_guard<std::mutex> lock(mu);
+      tuner->note(std::string("background tuning failed, the running plan stays: ") + e.what());
+      return;
+    }
+    std::lock_guard<std::mutex> lock(mu);
+    const RunClock::time_point now = RunClock::now();
+    PlanSwap when;
+    when.seconds = std::chrono::duration<double>(now - first_plan).count();
+    when.tuning_seconds = std::chrono::duration<double>(now - queued).count();
+    when.runs_before = runs_started.load();
+    if (cache.replace(std::move(plan), in)) tuner->absorb(t, first, when);
+  });
 }
 
 void Session::run(const NamedTensors& inputs, std::vector<Tensor>& outputs) {
@@ -236,6 +320,9 @@ void Session::run_checked(const NamedTensors& inputs, std::vector<Tensor>& outpu
     }
   }
   if (!ctx) ctx = std::make_unique<RunContext>();
+  // Measuring in the background keeps out of this run's way.
+  BackgroundTuner::RunScope scope(im.background.get());
+  im.runs_started.fetch_add(1, std::memory_order_relaxed);
   struct Return {
     Impl& im;
     std::unique_ptr<RunContext>& ctx;
@@ -321,6 +408,7 @@ void SessionInternals::configure_tuning(Session& session, TunerOptions options) 
   std::lock_guard<std::mutex> lock(impl.mu);
   if (impl.plans_made) throw Error(ErrorCode::kInternal, "configure_tuning: the session has already planned");
   impl.tuner = std::make_unique<Tuner>(std::move(options));
+  impl.make_background_tuner();
 }
 
 std::vector<DeviceTimes> Session::device_times() const {

@@ -249,11 +249,30 @@ expect 1 "--tune expects cached, exhaustive, heuristic or an algorithm name, got
 expect 1 "--workspace-limit expects a size" -- "$bin/runmodel" "$model" --workspace-limit lots
 printf 'minirt-algo-cache 1\n[cpu | damaged\n' >"$work/tune/damaged.txt"
 expect 0 "damaged line\(s\); the whole file is ignored.*2 measured" -- \
-  bash -c "\"$bin/runmodel\" \"$model\" --iterations 1 --algo-cache \"$work/tune/damaged.txt\" 2>&1 | tr '\n' ' '"
+  bash -c "\"$bin/runmodel\" \"$model\" --iterations 1 --wait-tuning --algo-cache \"$work/tune/damaged.txt\" 2>&1 | tr '\n' ' '"
 printf 'my notes\n' >"$work/tune/foreign.txt"
 expect 0 "not a minirt algorithm cache.*2 measured" -- \
-  bash -c "\"$bin/runmodel\" \"$model\" --iterations 1 --algo-cache \"$work/tune/foreign.txt\" 2>&1 | tr '\n' ' '"
+  bash -c "\"$bin/runmodel\" \"$model\" --iterations 1 --wait-tuning --algo-cache \"$work/tune/foreign.txt\" 2>&1 | tr '\n' ' '"
 [ "$(cat "$work/tune/foreign.txt")" = "my notes" ] || { echo "FAIL: a foreign file was overwritten"; failures=$((failures + 1)); }
+# Background tuning (the default with an empty cache): the first run measures
+# nothing; --wait-tuning waits for the tuned plan; --tune-in-first-run as before.
+expect 0 "first run: [0-9.]+ ms \(includes planning\) tuning: 2 convolutions, 0 measured, 0 from cache, 2 heuristic" -- \
+  bash -c "\"$bin/runmodel\" \"$model\" --iterations 1 --algo-cache \"$work/tune/bg1.txt\" | tr '\n' ' '"
+expect 0 "waited [0-9.]+ s after the first run for background tuning .*the tuned plan took over [0-9.]+ s after the first plan, at run 2 .*[0-2] of 2 choices measured changed" -- \
+  bash -c "\"$bin/runmodel\" \"$model\" --iterations 3 --wait-tuning --algo-cache \"$work/tune/bg2.txt\" | tr '\n' ' '"
+expect 0 "0 measured, 2 from cache, 0 heuristic" -- "$bin/runmodel" "$model" --iterations 1 --algo-cache "$work/tune/bg2.txt"
+expect 0 "first run: [0-9.]+ ms \(includes planning and tuning\) tuning: 2 convolutions, 2 measured" -- \
+  bash -c "\"$bin/runmodel\" \"$model\" --iterations 1 --tune-in-first-run --algo-cache \"$work/tune/bg3.txt\" | tr '\n' ' '"
+"$bin/runmodel" "$model" --iterations 4 --warmup 0 --wait-tuning --json --algo-cache "$work/tune/bg4.txt" >"$work/bg.json" 2>/dev/null
+"$py" - "$work" <<'PY' || failures=$((failures + 1))
+import json, sys
+j = json.load(open(f"{sys.argv[1]}/bg.json"))
+t = j["tuning"]
+assert t["pending"] == 0 and t["measured"] == 2 and len(t["swaps"]) == 1 and t["wait_ms"] >= 0, t
+assert t["swaps"][0]["runs_before"] == 1 and t["swaps"][0]["measured"] == 2, t
+assert len(j["latencies_ms"]) == 4 and j["session_ms"] >= 0, j
+print("ok: --json background tuning")
+PY
 "$bin/runmodel" "$model" --iterations 1 --json --algo-cache "$cache" >"$work/tune.json" 2>/dev/null
 "$py" - "$work" <<'PY' || failures=$((failures + 1))
 import json, sys

@@ -17,6 +17,8 @@
 
 #include <unistd.h>
 
+#include <array>
+#include <cmath>
 #include <filesystem>
 #include <fstream>
 #include <mutex>
@@ -614,6 +616,44 @@ TEST(TunerOnTheCpu, MeasuringAnEmptyBatchIsFine) {
   ASSERT_EQ(out.size(), 1u);
   EXPECT_EQ(out[0].shape(), (Shape{0, 16, 11, 9}));
   EXPECT_EQ(s.tuning_report().choices.size(), 1u);
+}
+
+// Choosing from paired rounds (runtime/tuner.h, choose_by_rounds): noise
+// keeps the heuristic's pick, a clear win replaces it, and near ties come out
+// the same whatever the order of the medians.
+TEST(ChooseByRounds, TheHeuristicsPickStaysWithinTheNoise) {
+  // Candidate 1 is 2% faster in the median but swings +-10% round to round.
+  std::vector<std::vector<double>> rounds = {{1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0},
+                                             {0.88, 1.08, 0.9, 1.1, 0.98, 0.89, 1.07, 0.97, 0.99}};
+  std::vector<std::array<double, 3>> r;
+  EXPECT_EQ(choose_by_rounds(rounds, 0, 0.03, &r), 0u);
+  EXPECT_NEAR(r[1][0], 0.98, 1e-9);
+  EXPECT_LT(r[1][1], 0.98);
+  EXPECT_GT(r[1][2], 1.0);  // the interval spans 1: not beyond the noise
+  EXPECT_EQ(r[0][0], 0.0);  // the heuristic's own: not compared
+}
+
+TEST(ChooseByRounds, AClearWinReplacesItAndRoundsArePaired) {
+  // The machine slows down in rounds 4-6 for everyone: paired ratios still
+  // show candidate 2 at 0.7 of the heuristic's time in every round.
+  std::vector<std::vector<double>> rounds = {
+      {1.0, 1.0, 1.0, 2.0, 2.0, 2.0}, {1.2, 1.2, 1.2, 2.4, 2.4, 2.4}, {0.7, 0.7, 0.7, 1.4, 1.4, 1.4}};
+  std::vector<std::array<double, 3>> r;
+  EXPECT_EQ(choose_by_rounds(rounds, 0, 0.03, &r), 2u);
+  EXPECT_NEAR(r[2][2], 0.7, 1e-9);
+  EXPECT_NEAR(r[1][0], 1.2, 1e-9);
+}
+
+TEST(ChooseByRounds, NearTiesGoToTheEarlierListed) {
+  std::vector<std::vector<double>> a = {{0.79, 0.8, 0.81, 0.8, 0.8}, {1, 1, 1, 1, 1}, {0.78, 0.79, 0.8, 0.79, 0.79}};
+  std::vector<std::array<double, 3>> r;
+  EXPECT_EQ(choose_by_rounds(a, 1, 0.03, &r), 0u);  // 0.80 is within 3% of 0.79: the first listed
+  std::vector<std::vector<double>> b = {{0.9, 0.9, 0.9, 0.9}, {1, 1, 1, 1}, {0.6, 0.6, 0.6, 0.6}};
+  EXPECT_EQ(choose_by_rounds(b, 1, 0.03, &r), 2u);  // not a tie: the faster
+  // A candidate that did not run (no rounds) is never chosen.
+  std::vector<std::vector<double>> c = {{}, {1, 1, 1}, {std::nan(""), 0.5, 0.5}};
+  EXPECT_EQ(choose_by_rounds(c, 1, 0.03, &r), 2u);
+  EXPECT_EQ(r[0][0], 0.0);
 }
 
 }  // namespace

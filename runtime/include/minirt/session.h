@@ -21,9 +21,14 @@
 //   s.trim();                                                 // give cached memory back
 //
 // Convolutions whose backend has several algorithms get one chosen when a
-// plan is made (minirt/tuning.h): by default from the algorithm cache file,
-// measuring and adding what it lacks, so only the first run of a new shape
-// on a new machine or library version pays for measuring:
+// plan is made (minirt/tuning.h): by default from the algorithm cache file;
+// what it lacks runs the heuristic's pick at once and is measured in the
+// background, between runs, and the tuned plan takes over between two runs:
+//
+//   minirt::Session s(model);
+//   s.run(...);                       // at once: the cache's and the heuristic's picks
+//   s.wait_for_tuning();              // optional: until the tuned plan has taken over
+//   for (auto& w : s.tuning_report().swaps) std::cerr << minirt::to_string(w) << "\n";
 //
 //   minirt::Session t(model, {.tuning = minirt::TuningMode::kExhaustive,
 //                             .algo_cache_path = "/tmp/algos.txt",
@@ -166,6 +171,18 @@ struct SessionOptions {
   // With kCached and kExhaustive: write what was measured to the cache file
   // (false: measure, use, and leave the file alone, as a profiler does).
   bool algo_cache_write = true;
+  // With kCached: where what the cache lacks is measured. true (the
+  // default): the first run of each input signature starts at once with the
+  // heuristic's picks for those choices (pending in tuning_report()); a
+  // thread of the lowest priority measures them between runs, never during
+  // one (when runs leave no gap it may hold the next one back for one timed
+  // kernel, within 10% of its tuning time), makes the tuned plan, and that
+  // plan takes over between two runs, the cache written
+  // (TuningReport::swaps; wait_for_tuning, pause_tuning). Outputs may then
+  // differ in their last bits, as between any two algorithms. false: the
+  // first run measures before its first step. A session that places nodes
+  // on a GPU measures in the first run either way.
+  bool tune_in_background = true;
   // Timed runs per candidate when measuring, after one warm-up; 0 (the
   // default): at least 3, then more until about 20 ms per candidate.
   int tuning_repeats = 0;
@@ -310,6 +327,15 @@ class MINIRT_API Session {
   // What choosing algorithms did in all plans so far: each choice, the
   // counts measured / from cache / heuristic, the seconds, warnings.
   TuningReport tuning_report() const;
+  // Background tuning (SessionOptions::tune_in_background): waits until
+  // the choices every plan so far left pending are measured and the tuned
+  // plans have taken over. True when nothing is left to tune; false when
+  // `timeout_seconds` (< 0: no limit) passed first, or at once while tuning
+  // is paused with work left.
+  bool wait_for_tuning(double timeout_seconds = -1) const;
+  // Pauses background tuning: nothing is measured until it is resumed (a
+  // latency-critical period, a battery). Runs are unaffected.
+  void pause_tuning(bool paused);
 
   // The host memory pool's numbers now.
   MemoryStats memory_stats() const;

@@ -8,8 +8,11 @@
 //   for (const auto& c : r.choices) std::cerr << minirt::to_string(c) << "\n";
 //   // conv2_1 (Conv 64->64 3x3): winograd_f4x4, 0.41 ms, workspace 1.20 MiB, from cache
 //
-// Tuning happens when a plan is made (the first run of each input
-// signature), never inside a later run.
+// Choosing happens when a plan is made (the first run of each input
+// signature). What the default mode (kCached) must measure is measured by
+// default in the background (SessionOptions::tune_in_background): the
+// first run takes the heuristic's picks at once, marked pending, and the
+// tuned plan takes over between two later runs (TuningReport::swaps).
 #pragma once
 
 #include <minirt/export.h>
@@ -42,6 +45,10 @@ struct TuningCandidate {
   CandidateStatus status = CandidateStatus::kOk;
   std::string reason;   // for kDeclined and kFailed
   double time_ms = -1;  // median of the timed runs; < 0 when not run
+  // Against the heuristic's pick, timed in the same rounds (the CPU's own
+  // timing): the median of its time over the heuristic's, round by round,
+  // and a ~95% interval of that median. 0 when not compared.
+  double vs_heuristic = 0, vs_heuristic_low = 0, vs_heuristic_high = 0;
 };
 
 enum class ChoiceSource {
@@ -64,10 +71,29 @@ struct TuningChoice {
   ChoiceSource source = ChoiceSource::kHeuristic;
   std::string heuristic;                    // what the heuristic would have picked
   std::vector<TuningCandidate> candidates;  // every candidate and what became of it, when measured
+  // The heuristic's pick for now, measured in the background; the record
+  // is replaced by the measured one when its tuned plan takes over.
+  bool pending = false;
+};
+
+// A tuned plan that replaced a running one between two runs (background
+// tuning): what it changed and what its measurements say it gains.
+struct PlanSwap {
+  double seconds = 0;         // after the session's first plan, when it took over
+  double tuning_seconds = 0;  // spent making it: measuring (between runs) and planning
+  long runs_before = 0;       // runs the session had started by then
+  int measured = 0;           // pending choices it settled
+  int changed = 0;            // of them, those whose pick differs from the running plan's
+  // The changed choices' measured times, summed: the running plan's picks,
+  // and the tuned plan's (0 when they were not measured in this process).
+  double before_ms = 0, after_ms = 0;
 };
 
 // "conv2_1 (Conv 64->64 3x3): winograd_f4x4, 0.41 ms, workspace 1.20 MiB, from cache"
 MINIRT_API std::string to_string(const TuningChoice& c);
+// "the tuned plan took over 2.31 s after the first plan, at run 58 (2.20 s
+// tuning): 14 of 20 choices measured changed, 8.12 -> 6.40 ms on them"
+MINIRT_API std::string to_string(const PlanSwap& s);
 
 // What a session's tuning did, over all its plans so far.
 struct TuningReport {
@@ -75,8 +101,10 @@ struct TuningReport {
   std::string cache_path;                                      // the algorithm cache file (kCached, kExhaustive)
   int nodes = 0;                                               // nodes with a choice of algorithm (convolutions)
   int measured = 0, from_cache = 0, heuristic = 0, fixed = 0;  // nodes by ChoiceSource
-  double seconds = 0;                                          // spent choosing, measuring included
-  std::vector<TuningChoice> choices;                           // in plan order
+  int pending = 0;                    // of the heuristic's, those still waiting for the background tuner
+  std::vector<PlanSwap> swaps;        // tuned plans that took over, in order
+  double seconds = 0;                 // spent choosing, measuring included
+  std::vector<TuningChoice> choices;  // in plan order
   // Warnings and notes, one sentence each: a damaged or foreign cache file,
   // "cache made with <their versions>, this is <ours>: retuning", a fixed
   // algorithm that could not run somewhere.

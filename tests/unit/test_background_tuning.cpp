@@ -1,0 +1,304 @@
+// Background tuning (SessionOptions::tune_in_background): the first run
+// measures nothing and runs the heuristic's picks; the background tuner
+// measures them between runs and its plan takes over between two runs, with
+// the same results; concurrent runs meet the swap safely (ThreadSanitizer
+// runs Session*); pausing stops all measuring; a closing session stops its
+// tuner and keeps what was measured; an idle session burns no CPU. The gate
+// (runtime/background_tuner.h) on its own: no sample it keeps overlapped a
+// run, and under back-to-back runs it still makes progress within its share.
+#include <minirt/minirt.h>
+
+#include "model_builder.h"
+#include "runtime/api/session_internal.h"
+#include "runtime/background_tuner.h"
+#include "runtime/tuner.h"
+
+#include <gtest/gtest.h>
+
+#include <time.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <chrono>
+#include <cmath>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <thread>
+
+namespace minirt {
+namespace {
+
+namespace fs = std::filesystem;
+using Clock = std::chrono::steady_clock;
+using testing::ModelBuilder;
+
+// x 2x8x11x9 -> conv (8->16 3x3, pad 1) -> relu -> conv2 (16->16 3x3, pad 1) -> y
+std::shared_ptr<const Model> two_cpu_convs() {
+  ModelBuilder m;
+  m.input("x", DType::kFloat32, {2, 8, 11, 9});
+  m.initializer("w", testing::iota({16, 8, 3, 3}, -0.4f, 0.0007f));
+  m.initializer("b", testing::iota({16}, -0.1f, 0.013f));
+  m.initializer("w2", testing::iota({16, 16, 3, 3}, 0.3f, -0.0004f));
+  m.node("Conv", {"x", "w", "b"}, {"c"}, "conv").ints("pads", {1, 1, 1, 1});
+  m.node("Relu", {"c"}, {"r"}, "relu");
+  m.node("Conv", {"r", "w2"}, {"y"}, "conv2").ints("pads", {1, 1, 1, 1});
+  m.output("y");
+  std::string bytes = m.bytes();
+  return Model::load_from_memory(bytes.data(), bytes.size(), "two_cpu_convs.onnx");
+}
+
+NamedTensors input() { return {{"x", testing::iota({2, 8, 11, 9}, -1.0f, 0.001f)}}; }
+
+void expect_close(const Tensor& a, const Tensor& b) {
+  ASSERT_EQ(a.shape(), b.shape());
+  for (int64_t i = 0; i < a.numel(); ++i)
+    ASSERT_NEAR(a.data<float>()[i], b.data<float>()[i], 1e-4f * (1 + std::fabs(b.data<float>()[i]))) << "at " << i;
+}
+
+// Injected timings: every candidate but the heuristic's is fast, the last
+// one listed fastest, so the tuned plan changes every choice. Counts calls,
+// and notes when the second convolution's began.
+struct Timer {
+  std::atomic<int> calls{0};
+  std::atomic<bool> second_conv{false};
+  std::atomic<int> sleep_us{0};
+  TuningTimer fn() {
+    return [this](const KernelProvider& b, const Graph& g, const Node& n, const AlgorithmOption& o) -> double {
+      ++calls;
+      if (n.name == "conv2") second_conv = true;
+      if (int us = sleep_us.load()) std::this_thread::sleep_for(std::chrono::microseconds(us));
+      if (o.name == b.heuristic_algorithm(g, n)) return 10.0;
+      const auto opts = b.algorithms(g, n);
+      for (size_t i = 0; i < opts.size(); ++i)
+        if (opts[i].name == o.name) return 5.0 - static_cast<double>(i) * 0.1;
+      return 9.0;
+    };
+  }
+};
+
+class SessionBackgroundTuning : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    dir_ = fs::temp_directory_path() / ("minirt_bg_tuning_" + std::to_string(::getpid()) + "_" +
+                                        ::testing::UnitTest::GetInstance()->current_test_info()->name());
+    fs::remove_all(dir_);
+    fs::create_directories(dir_);
+    cache_ = (dir_ / "algo_cache.txt").string();
+  }
+  void TearDown() override { fs::remove_all(dir_); }
+
+  std::unique_ptr<Session> session(Timer* timer, int threads = 2) {
+    auto s = std::make_unique<Session>(two_cpu_convs(), SessionOptions{.device = Device::kCpu, .threads = threads});
+    TunerOptions o{.mode = TuningMode::kCached, .cache_path = cache_};
+    if (timer) o.time = timer->fn();
+    SessionInternals::configure_tuning(*s, std::move(o));
+    return s;
+  }
+  std::string read_cache() const {
+    std::ifstream f(cache_);
+    std::stringstream ss;
+    ss << f.rdbuf();
+    return ss.str();
+  }
+
+  fs::path dir_;
+  std::string cache_;
+};
+
+TEST_F(SessionBackgroundTuning, TheFirstRunMeasuresNothingAndTheTunedPlanTakesOver) {
+  Timer timer;
+  auto s = session(&timer);
+  s->pause_tuning(true);  // so that the report between the runs is certain
+  std::vector<Tensor> first = s->run(input());
+  TuningReport r = s->tuning_report();
+  ASSERT_EQ(r.nodes, 2);
+  EXPECT_EQ(r.pending, 2);
+  EXPECT_EQ(r.heuristic, 2);
+  EXPECT_EQ(r.measured, 0);
+  EXPECT_EQ(timer.calls.load(), 0);
+  for (const TuningChoice& c : r.choices) {
+    EXPECT_TRUE(c.pending);
+    EXPECT_EQ(c.algorithm, c.heuristic);
+  }
+  EXPECT_FALSE(s->wait_for_tuning(0.05));  // paused with work left: false at once
+
+  s->pause_tuning(false);
+  ASSERT_TRUE(s->wait_for_tuning(60));
+  r = s->tuning_report();
+  EXPECT_EQ(r.pending, 0);
+  EXPECT_EQ(r.measured, 2);
+  EXPECT_EQ(r.heuristic, 0);
+  EXPECT_GT(timer.calls.load(), 0);
+  ASSERT_EQ(r.swaps.size(), 1u);
+  EXPECT_EQ(r.swaps[0].measured, 2);
+  EXPECT_EQ(r.swaps[0].changed, 2);
+  EXPECT_DOUBLE_EQ(r.swaps[0].before_ms, 20.0);  // the heuristic's 10 ms, twice
+  EXPECT_LT(r.swaps[0].after_ms, 10.0);
+  EXPECT_EQ(r.swaps[0].runs_before, 1);
+  EXPECT_NE(to_string(r.swaps[0]).find("2 of 2 choices measured changed, 20.00 -> "), std::string::npos)
+      << to_string(r.swaps[0]);
+  for (const TuningChoice& c : r.choices) {
+    EXPECT_FALSE(c.pending);
+    EXPECT_EQ(c.source, ChoiceSource::kMeasured);
+    EXPECT_NE(c.algorithm, c.heuristic);
+  }
+  // The tuned plan runs the measured picks, with the same results.
+  std::vector<Tensor> after = s->run(input());
+  expect_close(after[0], first[0]);
+  EXPECT_NE(s->plan_report().find(r.choices[0].algorithm), std::string::npos) << s->plan_report();
+  EXPECT_NE(read_cache().find(r.choices[0].algorithm), std::string::npos);
+  EXPECT_EQ(s->plans_made(), 1);  // a swap is not a new input signature
+
+  // The next session starts from the cache: nothing pending, nothing measured.
+  Timer again;
+  auto t = session(&again);
+  t->run(input());
+  TuningReport warm = t->tuning_report();
+  EXPECT_EQ(warm.from_cache, 2);
+  EXPECT_EQ(warm.pending, 0);
+  EXPECT_TRUE(t->wait_for_tuning(0));
+  EXPECT_EQ(again.calls.load(), 0);
+}
+
+// Runs back to back leave the tuner no gap: it holds a run back now and
+// then, within its share, and gets done while the runs go on.
+TEST_F(SessionBackgroundTuning, TuningCompletesBetweenBackToBackRuns) {
+  Timer timer;
+  timer.sleep_us = 200;
+  auto s = session(&timer);
+  std::vector<Tensor> ref = s->run(input());
+  std::vector<Tensor> out;
+  const auto t0 = Clock::now();
+  int runs = 0;
+  while (!s->wait_for_tuning(0) && Clock::now() - t0 < std::chrono::seconds(60)) {
+    s->run(input(), out);
+    ++runs;
+    expect_close(out[0], ref[0]);
+  }
+  ASSERT_TRUE(s->wait_for_tuning(0)) << "not tuned after " << runs << " back-to-back runs";
+  ASSERT_EQ(s->tuning_report().swaps.size(), 1u);
+  EXPECT_GE(s->tuning_report().swaps[0].runs_before, 1);
+  EXPECT_LE(s->tuning_report().swaps[0].runs_before, runs + 1);
+  expect_close(s->run(input())[0], ref[0]);
+}
+
+TEST_F(SessionBackgroundTuning, ConcurrentRunsMeetTheSwapSafely) {
+  Timer timer;
+  timer.sleep_us = 300;
+  auto s = session(&timer, 1);
+  std::vector<Tensor> ref = s->run(input());
+  std::atomic<int> bad{0};
+  std::vector<std::thread> callers;
+  for (int t = 0; t < 3; ++t)
+    callers.emplace_back([&] {
+      std::vector<Tensor> out;
+      for (int i = 0; i < 40; ++i) {
+        s->run(input(), out);
+        for (int64_t k = 0; k < out[0].numel(); ++k)
+          if (std::fabs(out[0].data<float>()[k] - ref[0].data<float>()[k]) >
+              1e-4f * (1 + std::fabs(ref[0].data<float>()[k])))
+            ++bad;
+      }
+    });
+  for (auto& c : callers) c.join();
+  EXPECT_EQ(bad.load(), 0);
+  ASSERT_TRUE(s->wait_for_tuning(60));
+  EXPECT_EQ(s->tuning_report().swaps.size(), 1u);
+  expect_close(s->run(input())[0], ref[0]);
+}
+
+TEST_F(SessionBackgroundTuning, AClosingSessionStopsItsTunerAndKeepsWhatWasMeasured) {
+  Timer timer;
+  timer.sleep_us = 20000;  // 20 ms a candidate: tuning both takes far longer than this test waits
+  auto s = session(&timer);
+  s->run(input());
+  for (int i = 0; i < 20000 && !timer.second_conv.load(); ++i)
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  ASSERT_TRUE(timer.second_conv.load());
+  const auto t0 = Clock::now();
+  s.reset();
+  EXPECT_LT(std::chrono::duration<double>(Clock::now() - t0).count(), 5.0);
+  const int calls = timer.calls.load();
+  std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  EXPECT_EQ(timer.calls.load(), calls);  // nothing measures any more
+  // The first convolution was measured before the stop, and is cached.
+  EXPECT_NE(read_cache().find("Conv N=2 C=8 H=11 W=9 K=16"), std::string::npos) << read_cache();
+  EXPECT_EQ(read_cache().find("Conv N=2 C=16"), std::string::npos) << read_cache();
+}
+
+TEST_F(SessionBackgroundTuning, OffMeasuresInTheFirstRun) {
+  Timer timer;
+  Session s(two_cpu_convs(), {.device = Device::kCpu, .threads = 1, .tune_in_background = false});
+  SessionInternals::configure_tuning(s, {.mode = TuningMode::kCached, .cache_path = cache_, .time = timer.fn()});
+  s.run(input());
+  TuningReport r = s.tuning_report();
+  EXPECT_EQ(r.measured, 2);
+  EXPECT_EQ(r.pending, 0);
+  EXPECT_TRUE(r.swaps.empty());
+  EXPECT_GT(timer.calls.load(), 0);
+}
+
+TEST_F(SessionBackgroundTuning, AnIdleSessionBurnsNoCpu) {
+  auto s = session(nullptr);  // the real timer
+  s->run(input());
+  ASSERT_TRUE(s->wait_for_tuning(120));
+  s->run(input());
+  std::this_thread::sleep_for(std::chrono::milliseconds(50));  // the pool's bounded spin ends
+  auto cpu_seconds = [] {
+    timespec ts{};
+    ::clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
+    return static_cast<double>(ts.tv_sec) + static_cast<double>(ts.tv_nsec) * 1e-9;
+  };
+  const double before = cpu_seconds();
+  std::this_thread::sleep_for(std::chrono::seconds(1));
+  const double used = cpu_seconds() - before;
+  EXPECT_LT(used, 0.02) << "an idle session used " << used << " s of CPU in 1 s";
+}
+
+// The gate alone: a job that takes timed samples while another thread runs
+// back to back, as a benchmark loop or a busy server does.
+TEST(SessionBackgroundGate, KeptSamplesNeverOverlapARunAndHeldTimeStaysInItsShare) {
+  BackgroundTuner bg(TunerOptions{}, 1);
+  std::atomic<bool> in_run{false};
+  std::atomic<int> kept_overlapping{0};
+  std::atomic<int> kept{0};
+  std::atomic<bool> done{false};
+  bg.add([&](Tuner&, ThreadPool&) {
+    while (kept.load() < 40) {
+      bg.begin();
+      bool overlapped = in_run.load();
+      const auto until = Clock::now() + std::chrono::microseconds(300);
+      while (Clock::now() < until) overlapped = overlapped || in_run.load();
+      if (bg.end()) {
+        ++kept;
+        if (overlapped) ++kept_overlapping;
+      }
+    }
+    done = true;
+  });
+  const auto t0 = Clock::now();
+  int runs = 0;
+  while (!done.load() && Clock::now() - t0 < std::chrono::seconds(60)) {
+    bg.run_begins();
+    in_run = true;
+    const auto until = Clock::now() + std::chrono::microseconds(500);
+    while (Clock::now() < until) {
+    }
+    in_run = false;
+    bg.run_ends();
+    ++runs;
+  }
+  ASSERT_TRUE(bg.wait(60));
+  EXPECT_TRUE(done.load()) << "the tuner made no progress under back-to-back runs";
+  EXPECT_EQ(kept_overlapping.load(), 0);
+  BackgroundTuner::Counts c = bg.counts();
+  EXPECT_GT(c.held, 0);
+  // Held samples (300 us each) within a tenth of the time, and one more.
+  const double seconds = std::chrono::duration<double>(Clock::now() - t0).count();
+  EXPECT_LE(static_cast<double>(c.held) * 300e-6, BackgroundTuner::kHoldShare * seconds + 0.01)
+      << c.held << " held samples in " << seconds << " s, " << runs << " runs";
+}
+
+}  // namespace
+}  // namespace minirt
