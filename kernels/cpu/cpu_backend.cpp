@@ -18,20 +18,44 @@ namespace minirt {
 
 namespace {
 
-// "model name" of the first CPU in /proc/cpuinfo.
-std::string cpu_model_name() {
+// The first CPU's value of `key` in /proc/cpuinfo ("model name", "cpu
+// family", "model"); empty when absent.
+std::string cpuinfo_value(const std::string& key) {
   std::ifstream f("/proc/cpuinfo");
   std::string line;
   while (std::getline(f, line)) {
-    if (line.rfind("model name", 0) != 0) continue;
+    if (line.rfind(key, 0) != 0) continue;
     size_t colon = line.find(':');
-    if (colon == std::string::npos) break;
+    if (colon == std::string::npos || line.find_last_not_of(" \t", colon - 1) + 1 != key.size()) continue;
     size_t b = line.find_first_not_of(" \t", colon + 1);
     size_t e = line.find_last_not_of(" \t\r");
     if (b == std::string::npos) break;
     return line.substr(b, e - b + 1);
   }
-  return "unknown cpu";
+  return "";
+}
+
+// What a measured choice's speed depends on in the CPU itself: its name,
+// family and model, and its caches (sysfs; a cache file copied from another
+// CPU, even one that reports the same name in a VM, is retuned, not trusted):
+// "AMD EPYC (family 25 model 17; L1d 32K, L2 1024K, L3 32768K)".
+std::string cpu_identity() {
+  std::string name = cpuinfo_value("model name");
+  std::string out = name.empty() ? "unknown cpu" : name;
+  std::string detail;
+  const std::string family = cpuinfo_value("cpu family"), model = cpuinfo_value("model");
+  if (!family.empty() && !model.empty()) detail = "family " + family + " model " + model;
+  std::string caches;
+  for (int i = 0; i < 8; ++i) {
+    const std::string dir = "/sys/devices/system/cpu/cpu0/cache/index" + std::to_string(i) + "/";
+    std::ifstream level(dir + "level"), type(dir + "type"), size(dir + "size");
+    std::string l, t, s;
+    if (!(level >> l) || !(type >> t) || !(size >> s)) break;
+    if (t == "Instruction") continue;
+    caches += (caches.empty() ? "" : ", ") + std::string("L") + l + (t == "Data" ? "d" : "") + " " + s;
+  }
+  if (!caches.empty()) detail += (detail.empty() ? "" : "; ") + caches;
+  return detail.empty() ? out : out + " (" + detail + ")";
 }
 
 // The instruction sets the SGEMM microkernel (and so every Conv lowering) runs on.
@@ -150,12 +174,13 @@ class CpuBackend final : public KernelProvider {
     return cpu::nchwc_blocked_inputs(g, n, channel_block(), needs);
   }
 
-  // "cpu | AMD EPYC | avx2+fma | minirt 0.1.0 | eigen 3.4.0 | fp32": what a
-  // measured choice depends on. The ISA is the one kernels are made with now
+  // "cpu | AMD EPYC (family 25 model 17; L1d 32K, L2 1024K, L3 32768K) |
+  // avx2+fma | minirt 0.1.0 | eigen 3.4.0 | fp32": what a measured choice
+  // depends on (cpu_identity). The ISA is the one kernels are made with now
   // (MINIRT_CPU_ISA may force a lesser one); the math is "bf16-amx+values" or
   // "bf16-avx512_bf16+values" when bf16 convolutions are candidates.
   std::string tuning_context() const override {
-    static const std::string model = cpu_model_name();
+    static const std::string model = cpu_identity();
     // "+values": nchwc_bf16 timed as it runs between bf16 values (make_tuning_kernel).
     std::string math =
         bf16_ == cpu::Bf16Isa::kNone ? "fp32" : std::string("bf16-") + cpu::bf16_isa_name(bf16_) + "+values";

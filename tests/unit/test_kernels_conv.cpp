@@ -25,6 +25,8 @@
 
 #include <gtest/gtest.h>
 
+#include <fstream>
+
 #include <algorithm>
 #include <array>
 #include <cmath>
@@ -810,6 +812,14 @@ TEST(ConvAlgorithms, TuningContextNamesCpuIsaVersionsAndMath) {
   ASSERT_EQ(fields.size(), 6u) << ctx;
   EXPECT_EQ(fields[0], "cpu");
   EXPECT_FALSE(fields[1].empty());
+  // The CPU's family, model and caches where Linux says them: a cache file
+  // from another CPU of the same name is not trusted.
+  if (std::ifstream("/sys/devices/system/cpu/cpu0/cache/index0/size").good()) {
+    EXPECT_NE(fields[1].find(" L2 "), std::string::npos) << fields[1];
+  }
+  if (std::ifstream("/proc/cpuinfo").good()) {
+    EXPECT_NE(fields[1].find("family "), std::string::npos) << fields[1];
+  }
   const char* isa = cpu::sgemm_default_isa() == SgemmIsa::kAvx512 ? "avx512f+fma"
                     : cpu::sgemm_default_isa() == SgemmIsa::kAvx2 ? "avx2+fma"
                                                                   : "generic";

@@ -205,10 +205,11 @@ TEST(TritonConfig, ParametersBecomeSessionOptions) {
                   R"("parameters":{"threads":{"string_value":"3"},"tuning":{"string_value":"winograd_f4x4"},)"
                   R"("algo_cache":{"string_value":"/tmp/a.txt"},"memory_limit":{"string_value":"256M"},)"
                   R"("memory_policy":{"string_value":"preallocate:0.5"},"math":{"string_value":"tf32"},)"
-                  R"("run_timeout_ms":{"string_value":"250"}}})");
+                  R"("run_timeout_ms":{"string_value":"250"},"tune_in_background":{"string_value":"false"}}})");
   auto mc = read_config(cfg, *model, "m");
   EXPECT_EQ(mc.cpu_instances, 2);
   minirt::SessionOptions o = minirt::triton::instance_options(mc, InstanceKind::kCpu, 0, 16);
+  EXPECT_FALSE(o.tune_in_background);
   EXPECT_EQ(o.device, minirt::Device::kCpu);
   EXPECT_EQ(o.threads, 3);
   EXPECT_EQ(o.tuning, minirt::TuningMode::kFixed);
@@ -271,6 +272,9 @@ TEST(TritonConfig, BadParametersNameTheParameterAndTheValue) {
   EXPECT_EQ(with("tuning", "exhaustive"), "(no error)");
   EXPECT_EQ(with("warmup", "false"), "(no error)");
   EXPECT_THAT(with("warmup", "no"), HasSubstr("parameter 'warmup' must be true or false, got 'no'"));
+  EXPECT_EQ(with("tune_in_background", "false"), "(no error)");
+  EXPECT_THAT(with("tune_in_background", "later"),
+              HasSubstr("parameter 'tune_in_background' must be true or false, got 'later'"));
 }
 
 TEST(TritonConfig, ConfigurationAndDataTypeNamesRoundTrip) {

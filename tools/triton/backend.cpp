@@ -484,9 +484,10 @@ void warm_up(const ModelState& ms, InstanceState& st) {
   minirt::TuningReport t = st.session->tuning_report();
   char buf[256];
   std::snprintf(buf, sizeof buf,
-                "%.1f ms, arena %.2f MiB; convolutions: %d, %d measured, %d from cache, %d heuristic, %d fixed",
+                "%.1f ms, arena %.2f MiB; convolutions: %d, %d measured, %d from cache, %d heuristic, %d fixed, %d "
+                "tuning in the background",
                 ms_taken, static_cast<double>(st.session->arena_bytes()) / (1 << 20), t.nodes, t.measured, t.from_cache,
-                t.heuristic, t.fixed);
+                t.heuristic, t.fixed, t.pending);
   std::string placement = st.session->placement();
   log(TRITONSERVER_LOG_INFO, who + ": warm-up run (" + shapes + ") planned and ran in " + buf +
                                  (t.cache_path.empty() ? std::string() : " (algorithm cache " + t.cache_path + ")") +

@@ -167,8 +167,9 @@ Parameters read_parameters(const json::Value& config, const std::string& where) 
   const json::Value* params = member(config, "parameters");
   if (params && !params->is_null() && !params->is_object())
     throw ConfigError(where + ": 'parameters' is not a map of key to string_value");
-  static const char* const kKnown[] = {"device",        "threads", "tuning", "algo_cache",    "memory_limit",
-                                       "memory_policy", "math",    "warmup", "run_timeout_ms"};
+  static const char* const kKnown[] = {"device",     "threads",       "tuning",        "tune_in_background",
+                                       "algo_cache", "memory_limit",  "memory_policy", "math",
+                                       "warmup",     "run_timeout_ms"};
   if (params && params->is_object()) {
     for (const auto& [key, value] : params->members()) {
       bool known = false;
@@ -176,8 +177,8 @@ Parameters read_parameters(const json::Value& config, const std::string& where) 
       if (!known)
         throw ConfigError(
             where + ": unknown parameter '" + key +
-            "' (minirt's parameters: device, threads, tuning, algo_cache, memory_limit, memory_policy, math, warmup, "
-            "run_timeout_ms)");
+            "' (minirt's parameters: device, threads, tuning, tune_in_background, algo_cache, memory_limit, "
+            "memory_policy, math, warmup, run_timeout_ms)");
     }
   }
   bool given = false;
@@ -243,15 +244,18 @@ Parameters read_parameters(const json::Value& config, const std::string& where) 
                         quoted(v));
     out.run_timeout_ms = ms;
   }
-  v = parameter(config, "warmup", &given);
-  if (given) {
+  auto flag = [&](const char* key, bool* to) {
+    v = parameter(config, key, &given);
+    if (!given) return;
     if (v == "true")
-      out.warmup = true;
+      *to = true;
     else if (v == "false")
-      out.warmup = false;
+      *to = false;
     else
-      throw ConfigError(where + ": parameter 'warmup' must be true or false, got " + quoted(v));
-  }
+      throw ConfigError(where + ": parameter '" + key + "' must be true or false, got " + quoted(v));
+  };
+  flag("warmup", &out.warmup);
+  flag("tune_in_background", &out.tune_in_background);
   v = parameter(config, "math", &given);
   if (given) {
     if (v == "fp32")
@@ -468,6 +472,7 @@ SessionOptions instance_options(const ModelConfig& config, InstanceKind kind, in
   o.tuning = p.tuning;
   o.tuning_algorithm = p.tuning_algorithm;
   o.algo_cache_path = p.algo_cache;
+  o.tune_in_background = p.tune_in_background;
   o.memory_limit = p.memory_limit;
   o.memory_policy = p.memory_policy;
   o.preallocate_fraction = p.preallocate_fraction;

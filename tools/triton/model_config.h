@@ -53,6 +53,7 @@ struct Parameters {
   double preallocate_fraction = 0;
   MathMode math = MathMode::kFp32;  // "math": fp32 | tf32 | fp16 | bf16 (the CPU's)
   bool warmup = true;               // "warmup": true | false: one run of zeros (batch 1) when an instance starts
+  bool tune_in_background = true;   // "tune_in_background": true | false (SessionOptions::tune_in_background)
   double run_timeout_ms = 0;        // "run_timeout_ms": the most one run may take; 0: no limit
 };
 
