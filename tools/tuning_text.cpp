@@ -22,8 +22,7 @@ std::string tuning_summary(const TuningReport& r) {
 // What background tuning did while runmodel ran: each tuned plan that
 // took over (and the timed runs' medians before and after it), or the
 // choices still pending when the runs ended.
-std::vector<std::string> swap_lines(const TuningReport& r, const std::vector<double>& lat, int warmup,
-                                    double wait_ms) {
+std::vector<std::string> swap_lines(const TuningReport& r, const std::vector<double>& lat, int warmup, double wait_ms) {
   std::vector<std::string> out;
   char buf[200];
   if (wait_ms >= 0) {
@@ -38,8 +37,8 @@ std::vector<std::string> swap_lines(const TuningReport& r, const std::vector<dou
     const long split = s.runs_before + 1 - first_timed;  // timed runs before the swap
     if (split > 0 && split < static_cast<long>(lat.size())) {
       std::vector<double> before(lat.begin(), lat.begin() + split), after(lat.begin() + split, lat.end());
-      std::snprintf(buf, sizeof buf, "; timed runs before it: median %.3f ms, after: %.3f ms",
-                    percentile(before, 50), percentile(after, 50));
+      std::snprintf(buf, sizeof buf, "; timed runs before it: median %.3f ms, after: %.3f ms", percentile(before, 50),
+                    percentile(after, 50));
       line += buf;
     }
     out.push_back(line);

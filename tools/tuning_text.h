@@ -19,7 +19,6 @@ std::string tuning_summary(const TuningReport& r);
 // --wait-tuning's wait (`wait_ms` >= 0), each tuned plan that took over
 // with the timed runs' medians before and after it, and the choices still
 // pending when the runs ended.
-std::vector<std::string> swap_lines(const TuningReport& r, const std::vector<double>& lat, int warmup,
-                                    double wait_ms);
+std::vector<std::string> swap_lines(const TuningReport& r, const std::vector<double>& lat, int warmup, double wait_ms);
 
 }  // namespace minirt::tools
