@@ -110,13 +110,13 @@ void BackgroundTuner::loop() {
       // The job reports its own failures; nothing else can be done here.
     }
     lock.lock();
-    busy_ = false;
-    if (jobs_.empty()) {
+    if (jobs_.empty() && !stop_) {
       // Idle: no worker left awake (the pool is made again for the next job).
       lock.unlock();
       pool.reset();
       lock.lock();
     }
+    busy_ = false;
     cv_.notify_all();
   }
 }

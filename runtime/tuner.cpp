@@ -423,7 +423,7 @@ std::map<int, std::string> Tuner::tune(const Graph& g, const std::vector<std::pa
   return out;
 }
 
-const PlanSwap& Tuner::absorb(const Tuner& background, size_t first_choice, PlanSwap swap) {
+void Tuner::absorb(const Tuner& background, size_t first_choice, PlanSwap swap, bool took_over) {
   const std::vector<TuningChoice>& later = background.report().choices;
   for (size_t k = first_choice; k < later.size(); ++k) {
     const TuningChoice& now = later[k];
@@ -464,8 +464,7 @@ const PlanSwap& Tuner::absorb(const Tuner& background, size_t first_choice, Plan
   background_seconds_ = background.report().seconds;
   for (const std::string& line : background.report().log)
     if (std::find(report_.log.begin(), report_.log.end(), line) == report_.log.end()) report_.log.push_back(line);
-  report_.swaps.push_back(swap);
-  return report_.swaps.back();
+  if (took_over) report_.swaps.push_back(swap);
 }
 
 TuningChoice Tuner::choose(const Graph& g, const Node& n, const KernelProvider& b,

@@ -109,12 +109,13 @@ class Tuner {
   int deferred() const { return deferred_; }
   void note(const std::string& line) { log(line); }  // a sentence for the report's log
   void set_defer_measuring(bool defer) { options_.defer_measuring = defer; }
-  // A background tuner's plan took over: its choices from `first_choice` on
+  // A background tuner's plan is made: its choices from `first_choice` on
   // replace this tuner's pending records of the same node and problem (the
-  // counters follow), its remembered choices become this tuner's, so later
-  // plans take them at once, and the swap is recorded: `when` (its time
-  // and run count) with what changed. Returns the record.
-  const PlanSwap& absorb(const Tuner& background, size_t first_choice, PlanSwap when);
+  // counters follow), and its remembered choices become this tuner's, so
+  // later plans take them at once. When the plan took over, the swap is
+  // recorded in report().swaps: `when` (its time and run count) with what
+  // changed; `took_over` false (its plan was no longer kept) records none.
+  void absorb(const Tuner& background, size_t first_choice, PlanSwap when, bool took_over);
   // While set (by the session, for one plan), choices that would need
   // measuring after this time take the heuristic's pick instead.
   void set_deadline(const std::chrono::steady_clock::time_point* deadline) {

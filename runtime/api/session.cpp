@@ -288,7 +288,8 @@ void Session::Impl::tune_later(PlanCache& cache, const std::vector<const Tensor*
     when.seconds = std::chrono::duration<double>(now - first_plan).count();
     when.tuning_seconds = std::chrono::duration<double>(now - queued).count();
     when.runs_before = runs_started.load();
-    if (cache.replace(std::move(plan), in)) tuner->absorb(t, first, when);
+    const bool took_over = cache.replace(std::move(plan), in);
+    tuner->absorb(t, first, when, took_over);
   });
 }
 
