@@ -1,6 +1,7 @@
 #include "runtime/tuner.h"
 
 #include "runtime/format_bytes.h"
+#include "runtime/host_memory.h"
 #include "runtime/host_resources.h"
 #include "runtime/memory_pool.h"
 #include "runtime/op_registry.h"
@@ -160,8 +161,8 @@ std::shared_ptr<void> KernelBench::alloc(size_t bytes) {
     if (q) p = std::shared_ptr<void>(q, [a, n](void* r) { a->deallocate(r, n); });
   } else {
     if (n >= kHostRoomCheckBytes) check_host_room(n, node_context(g_, n_) + "measuring algorithms");
-    void* q = std::aligned_alloc(64, n);
-    if (q) p = std::shared_ptr<void>(q, [](void* r) { std::free(r); });
+    void* q = host_alloc(n);
+    if (q) p = std::shared_ptr<void>(q, [n](void* r) { host_free(r, n); });
   }
   if (!p)
     fail(ErrorCode::kOutOfMemory,
