@@ -202,15 +202,33 @@ std::vector<double> KernelBench::time_all(const std::vector<std::string>& algori
   std::vector<double> out(n, std::nan(""));
   errors->assign(n, "");
   std::vector<std::unique_ptr<Kernel>> kernels(n);
-  size_t ws = 0;
-  for (size_t i = 0; i < n; ++i) {
-    try {
-      kernels[i] = b_.make_tuning_kernel(g_, n_, algorithms[i]);
-      ws = std::max(ws, kernels[i]->workspace_bytes());
-    } catch (const std::exception& e) {
-      (*errors)[i] = e.what();
+  // Candidates are made, and timed in turns, in groups whose packed weights
+  // stay near kTimeAllPackedBytes: each holds its own form of the weights
+  // (a large layer's Winograd F(4x4) candidates 4 times their bytes each),
+  // and all of a large layer's at once would be a plan's peak.
+  for (size_t next = 0; next < n;) {
+    std::vector<size_t> group;
+    size_t ws = 0, packed = 0;
+    for (; next < n && packed < kTimeAllPackedBytes; ++next) {
+      try {
+        kernels[next] = b_.make_tuning_kernel(g_, n_, algorithms[next]);
+        ws = std::max(ws, kernels[next]->workspace_bytes());
+        packed += kernels[next]->packed_bytes();
+        group.push_back(next);
+      } catch (const std::exception& e) {
+        (*errors)[next] = e.what();
+      }
     }
+    time_group(kernels, group, ws, min_repeats, max_repeats, target_ms, out, errors);
+    for (size_t i : group) kernels[i].reset();
   }
+  return out;
+}
+
+void KernelBench::time_group(std::vector<std::unique_ptr<Kernel>>& kernels, const std::vector<size_t>& group, size_t ws,
+                             int min_repeats, int max_repeats, double target_ms, std::vector<double>& out,
+                             std::vector<std::string>* errors) {
+  if (group.empty()) return;
   if (ws > workspace_bytes_ || !workspace_) {
     workspace_.reset();
     workspace_ = alloc(ws);
@@ -221,11 +239,10 @@ std::vector<double> KernelBench::time_all(const std::vector<std::string>& algori
     kernels[i]->run(args);
     if (stream_) b_.device().synchronize(stream_);
   };
-  std::vector<std::vector<double>> t(n);
+  std::vector<std::vector<double>> t(kernels.size());
   std::vector<size_t> live;
   double spent = 0;  // ms of all live candidates' timed runs
-  for (size_t i = 0; i < n; ++i) {
-    if (!kernels[i]) continue;
+  for (size_t i : group) {
     try {
       run_once(i);  // warm-up: caches, lazily packed weights, page faults
       live.push_back(i);
@@ -255,12 +272,11 @@ std::vector<double> KernelBench::time_all(const std::vector<std::string>& algori
       }
     }
   }
-  for (size_t i = 0; i < n; ++i) {
+  for (size_t i : group) {
     if (t[i].empty()) continue;
     std::sort(t[i].begin(), t[i].end());
     out[i] = t[i][t[i].size() / 2];
   }
-  return out;
 }
 
 // ---- Tuner ----

@@ -131,8 +131,14 @@ class KernelBench {
   // file); a candidate that throws gets NaN and its message in `errors`.
   std::vector<double> time_all(const std::vector<std::string>& algorithms, int min_repeats, int max_repeats,
                                double target_ms, std::vector<std::string>* errors);
+  // Packed weights (Kernel::packed_bytes) past which time_all times the
+  // candidates made so far before it makes more.
+  static constexpr size_t kTimeAllPackedBytes = size_t{16} << 20;
 
  private:
+  void time_group(std::vector<std::unique_ptr<Kernel>>& kernels, const std::vector<size_t>& group, size_t ws,
+                  int min_repeats, int max_repeats, double target_ms, std::vector<double>& out,
+                  std::vector<std::string>* errors);
   std::shared_ptr<void> alloc(size_t bytes);
   const KernelProvider& b_;
   const Graph& g_;
