@@ -179,8 +179,8 @@ void WeightStore::hold(int i) {
   if (!e.resident) {
     if (std::string why = e.file->changed(); !why.empty())
       throw Error(ErrorCode::kNotFound,
-                  model_ + ": planning a new input shape reads the weights from the file again, but the file " +
-                      why + "; load the model again (Model::load)");
+                  model_ + ": planning a new input shape reads the weights from the file again, but the file " + why +
+                      "; load the model again (Model::load)");
     ::mprotect(e.data, e.map_bytes, PROT_READ | PROT_WRITE);
     std::memcpy(e.data, e.file->data() + e.offset, e.bytes);
     e.file->drop(e.offset, e.bytes);

@@ -108,9 +108,8 @@ class Splitter {
 
   bool graph(const Field& g, std::string& s) {
     return rewrite(g, s, [&](std::string& o) {
-      return message(g.payload, g.end, o, kGraphInitializer, [this](const Field& t, std::string& to) {
-        return tensor(t, to);
-      });
+      return message(g.payload, g.end, o, kGraphInitializer,
+                     [this](const Field& t, std::string& to) { return tensor(t, to); });
     });
   }
 
