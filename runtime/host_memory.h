@@ -19,8 +19,10 @@ namespace minirt {
 constexpr size_t kHostMapBytes = size_t{256} << 10;
 
 // At least `bytes` (rounded up to 64), 64-byte aligned; `zeroed` (when not
-// null) says whether the memory is known to be zero. Null when refused.
-void* host_alloc(size_t bytes, bool* zeroed = nullptr);
+// null) says whether the memory is known to be zero. `populate`: the caller
+// writes all of it at once (packed weights), so a mapping is made with its
+// pages (one call into the kernel, not a fault per page). Null when refused.
+void* host_alloc(size_t bytes, bool* zeroed = nullptr, bool populate = false);
 // Frees what host_alloc(bytes) returned; null is ignored.
 void host_free(void* p, size_t bytes);
 

@@ -112,7 +112,7 @@ Tensor WeightStore::add(DType dtype, Shape shape, std::shared_ptr<const MappedFi
   e.bytes = bytes;
   e.map_bytes = std::max<size_t>(1, (bytes + page - 1) / page) * page;
   if (e.map_bytes >= kHostRoomCheckBytes) check_host_room(e.map_bytes, what);
-  void* p = ::mmap(nullptr, e.map_bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+  void* p = ::mmap(nullptr, e.map_bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_POPULATE, -1, 0);
   if (p == MAP_FAILED)
     throw Error(ErrorCode::kOutOfMemory, "could not allocate " + format_bytes(bytes) + " for " + what +
                                              ": the system refused it (" + std::strerror(errno) + ")");
