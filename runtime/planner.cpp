@@ -13,6 +13,7 @@
 #include <functional>
 #include <cstdio>
 #include <cstring>
+#include <exception>
 #include <map>
 #include <set>
 #include <sstream>
@@ -211,7 +212,7 @@ class ConstantReleaser {
 // graph outputs made on a device come back to the host at the end. Sets
 // plan.space, each value's memory space.
 void make_steps(Plan& plan, const std::vector<int>& order, const std::vector<int>& node_space,
-                const std::map<int, std::string>& algorithm) {
+                const std::map<int, std::string>& algorithm, ThreadPool& pool) {
   Graph& g = plan.graph;
   ConstantReleaser releaser(plan, order, node_space);
   // Where each value lives: graph inputs and constants on the host, every
@@ -277,6 +278,36 @@ void make_steps(Plan& plan, const std::vector<int>& order, const std::vector<int
     plan.steps.push_back(std::move(s));
     return c;
   };
+  // A plan the host runs alone has no copies to insert: its kernels (most
+  // of a plan's time is packing their weights) are made in parallel, a wave
+  // of them at a time; between waves the constants they packed are let go,
+  // so that the plan's memory holds about one wave's weights in both forms.
+  if (std::all_of(order.begin(), order.end(), [&](int idx) { return node_space[static_cast<size_t>(idx)] == 0; }) &&
+      pool.size() > 1) {
+    const size_t wave = 4 * static_cast<size_t>(pool.size());
+    std::vector<Step> made(std::min(wave, order.size()));
+    std::vector<std::exception_ptr> failed(made.size());
+    for (size_t w0 = 0; w0 < order.size(); w0 += wave) {
+      const size_t count = std::min(wave, order.size() - w0);
+      pool.parallel_for(static_cast<int64_t>(count), [&](int64_t b, int64_t e) {
+        for (int64_t i = b; i < e; ++i) {
+          try {
+            made[static_cast<size_t>(i)] = make_step_for(order[w0 + static_cast<size_t>(i)]);
+          } catch (...) {
+            failed[static_cast<size_t>(i)] = std::current_exception();
+          }
+        }
+      });
+      for (size_t i = 0; i < count; ++i)
+        if (failed[i]) std::rethrow_exception(failed[i]);  // the first in the order, as one at a time would
+      for (size_t i = 0; i < count; ++i) {
+        plan.steps.push_back(std::move(made[i]));
+        releaser.step_made(plan.steps.back());
+      }
+    }
+    plan.space = std::move(home);
+    return;
+  }
   for (int idx : order) {
     Node& n = g.nodes[idx];
     const KernelProvider* b = plan.spaces[node_space[idx]].backend;
@@ -365,7 +396,8 @@ std::unique_ptr<Plan> make_plan(const Graph& model, const std::vector<const Tens
       order.erase(std::remove_if(order.begin(), order.end(), [&](int idx) { return g.nodes[idx].dead; }), order.end());
     plan->stats.narrowed = cpu.narrow_values(g, algorithm);
   }
-  make_steps(*plan, order, placed.node_space, algorithm);
+  make_steps(*plan, order, placed.node_space, algorithm, pool);
+
   plan_memory(*plan, options.optimize);
   return plan;
 }
