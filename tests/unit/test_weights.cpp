@@ -312,7 +312,8 @@ TEST(Weights, FilesLoadOrFailAsTheSameBytesFromMemory) {
     cases.emplace_back("merged", rest.SerializeAsString() + field(7, a.SerializeAsString() + field(5, twice)) +
                                      field(7, b.SerializeAsString()));
   }
-  for (const auto& [name, bytes] : cases) {
+  for (const auto& c : cases) {
+    const std::string &name = c.first, &bytes = c.second;
     const std::string path = d.write(name + ".onnx", bytes);
     std::string mapped = load_outcome([&] { return Model::load(path); });
     std::string memory = load_outcome([&] { return Model::load_from_memory(bytes.data(), bytes.size(), path); });
