@@ -282,13 +282,19 @@ void make_steps(Plan& plan, const std::vector<int>& order, const std::vector<int
   // of a plan's time is packing their weights) are made in parallel, a wave
   // of them at a time; between waves the constants they packed are let go,
   // so that the plan's memory holds about one wave's weights in both forms.
+  // A wave is 4 nodes per thread, fewer where their weights pass
+  // kWaveBytes (the last layers of a network hold most of its weights).
   if (std::all_of(order.begin(), order.end(), [&](int idx) { return node_space[static_cast<size_t>(idx)] == 0; }) &&
       pool.size() > 1) {
-    const size_t wave = 4 * static_cast<size_t>(pool.size());
-    std::vector<Step> made(std::min(wave, order.size()));
-    std::vector<std::exception_ptr> failed(made.size());
-    for (size_t w0 = 0; w0 < order.size(); w0 += wave) {
-      const size_t count = std::min(wave, order.size() - w0);
+    constexpr size_t kWaveBytes = size_t{16} << 20;
+    const size_t most = 4 * static_cast<size_t>(pool.size());
+    std::vector<Step> made(most);
+    std::vector<std::exception_ptr> failed(most);
+    for (size_t w0 = 0, count = 0; w0 < order.size(); w0 += count) {
+      size_t bytes = 0;
+      for (count = 0; w0 + count < order.size() && count < most && (count == 0 || bytes < kWaveBytes); ++count)
+        for (int v : g.nodes[static_cast<size_t>(order[w0 + count])].inputs)
+          if (v >= 0 && g.values[static_cast<size_t>(v)].constant) bytes += g.values[v].constant->nbytes();
       pool.parallel_for(static_cast<int64_t>(count), [&](int64_t b, int64_t e) {
         for (int64_t i = b; i < e; ++i) {
           try {
