@@ -175,14 +175,20 @@ Tensor read_external(const TensorProto& tp, const std::string& where, DType dt, 
   return tensor_from_file(dt, shape, f, static_cast<size_t>(offset), where);
 }
 
+const unsigned char* base_of(const TensorProto& tp) {
+  return reinterpret_cast<const unsigned char*>(tp.raw_data().data());
+}
+
 // float16 and bfloat16 load as they are stored; the half lowering
 // (runtime/passes/half.cpp) turns them into float32 at load.
 bool loadable_dtype(DType d) { return dtype_supported(d) || is_half_dtype(d); }
 
 // Converts a TensorProto, checking declared sizes against the data present
 // before allocating anything. `span`, when present, says where its raw_data
-// lies in the mapped model file (the parsed proto's raw_data is then empty).
-Tensor tensor_from_proto(const TensorProto& tp, const std::string& where, const RawSpan* span = nullptr) {
+// lies in the model's bytes at `base` (the parsed proto's raw_data is then
+// empty).
+Tensor tensor_from_proto(const TensorProto& tp, const std::string& where, const unsigned char* base = nullptr,
+                         const RawSpan* span = nullptr) {
   const bool external = tp.has_data_location() && tp.data_location() == TensorProto::EXTERNAL;
   if (tp.has_segment()) throw Error(ErrorCode::kUnsupported, where + ": segmented tensors are not supported");
   DType dt = static_cast<DType>(tp.data_type());
@@ -206,18 +212,19 @@ Tensor tensor_from_proto(const TensorProto& tp, const std::string& where, const 
   if (external) return read_external(tp, where, dt, shape);
   // Every size is checked against the data actually present in the file
   // before anything is allocated.
-  const bool in_file = span && span->present && t_external && t_external->file;
-  if (tp.has_raw_data() || in_file) {
-    const size_t raw = in_file ? span->size : tp.raw_data().size();
+  const bool in_place = base && span && span->present;
+  if (tp.has_raw_data() || in_place) {
+    const size_t raw = in_place ? span->size : tp.raw_data().size();
     if (raw % es != 0)
       throw Error(ErrorCode::kInvalidModel, where + ": raw_data holds " + std::to_string(raw) +
                                                 " bytes, not a whole number of " + std::to_string(es) + "-byte " +
                                                 dtype_name(dt) + " elements (shape " + shape_str(shape) + " needs " +
                                                 std::to_string(n * es) + " bytes)");
     if (raw != n * es) mismatch(raw / es, "raw_data");
-    if (in_file) return tensor_from_file(dt, shape, t_external->file, span->offset, where);
+    if (in_place && t_external && t_external->file && t_external->file->data() == base)
+      return tensor_from_file(dt, shape, t_external->file, span->offset, where);
     Tensor t = Tensor::zeros(dt, shape);
-    if (n) std::memcpy(t.raw(), tp.raw_data().data(), n * es);
+    if (n) std::memcpy(t.raw(), in_place ? base + span->offset : base_of(tp), n * es);
     return t;
   }
   size_t present = 0;
@@ -401,13 +408,14 @@ Graph load_bytes(const void* data, size_t size, const std::string& name) {
   // The parsed proto lives in an arena, freed as a whole when the graph is made.
   google::protobuf::Arena arena;
   ModelProto& mp = *google::protobuf::Arena::CreateMessage<ModelProto>(&arena);
-  // From a mapped file, protobuf parses the model without its initializers'
-  // raw bytes, which are read where they lie; from memory (or when the walk
-  // finds the file malformed), the whole file, as it is.
+  // Protobuf parses the model without its initializers' raw bytes, which
+  // are read where they lie (in the mapped file, or the caller's memory);
+  // when the walk finds the bytes malformed, protobuf parses them whole, for
+  // its verdict.
   RawDataSplit split;
-  const bool mapped = t_external && t_external->file && t_external->file->data() == data;
+  const auto* base = static_cast<const unsigned char*>(data);
   bool parsed = false;
-  if (mapped && split_raw_data(static_cast<const unsigned char*>(data), size, &split)) {
+  if (split_raw_data(base, size, &split)) {
     parsed = mp.ParseFromString(split.skeleton) && mp.has_graph() &&
              static_cast<size_t>(mp.graph().initializer_size()) == split.spans.size();
     split.skeleton = std::string();
@@ -476,7 +484,7 @@ Graph load_bytes(const void* data, size_t size, const std::string& name) {
     if (g.values[id].constant)
       fail_file(ErrorCode::kInvalidModel, name, "initializer '" + tp.name() + "' appears twice");
     const RawSpan* span = split.spans.empty() ? nullptr : &split.spans[static_cast<size_t>(i)];
-    auto t = std::make_shared<Tensor>(tensor_from_proto(tp, name + ": initializer '" + tp.name() + "'", span));
+    auto t = std::make_shared<Tensor>(tensor_from_proto(tp, name + ": initializer '" + tp.name() + "'", base, span));
     g.values[id].dtype = t->dtype();
     g.values[id].shape = t->shape();
     g.values[id].shape_known = true;

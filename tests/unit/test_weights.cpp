@@ -321,6 +321,14 @@ TEST(Weights, FilesLoadOrFailAsTheSameBytesFromMemory) {
     if (mapped.rfind("ok", 0) != 0) {
       EXPECT_THAT(mapped, HasSubstr(path)) << name;
     }
+    // Both read the raw bytes in place; protobuf's own reading of the file
+    // (parsed whole, written back as it writes a model) gives the same model.
+    onnx::ModelProto whole;
+    if (whole.ParseFromString(bytes)) {
+      const std::string canonical = whole.SerializeAsString();
+      EXPECT_EQ(mapped, load_outcome([&] { return Model::load_from_memory(canonical.data(), canonical.size(), path); }))
+          << name;
+    }
   }
   EXPECT_EQ(load_outcome([&] { return Model::load(d.write("merged2.onnx", cases.back().second)); }),
             load_outcome([&] { return Model::load(d.write("good.onnx", good)); }));
