@@ -41,6 +41,13 @@ class Kernel {
   // Device memory the kernel holds for constants of its own making (the
   // float16 weights of --math fp16), for the plan report.
   virtual size_t own_constant_bytes() const { return 0; }
+  // Whether the kernel read constant input `input` when it was made, into a
+  // form of its own (packed or transformed weights), and never reads the
+  // plan's tensor at run time: the planner then lets that tensor go (its
+  // pointer in KernelArgs is null).
+  virtual bool packs_input(size_t input) const { return false; }
+  // Host memory the kernel holds in that form, for Session::weight_stats().
+  virtual size_t packed_bytes() const { return 0; }
   // The precision its products run in, for the plan report: "fp32" (the
   // default), "bf16" (MathMode::kBf16's CPU convolutions), "fp16", "tf32".
   virtual const char* precision() const { return "fp32"; }

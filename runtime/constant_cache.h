@@ -3,7 +3,9 @@
 // (BatchNormalization into convolution weights, bias Adds, ...): the same
 // bytes, new tensors, one set per batch size. The planner passes each
 // plan's constants through intern(), so plans alive together hold one copy.
-// Entries are weak: a constant lives as long as some plan holds it.
+// Entries are weak: a constant lives as long as some plan holds it (a plan
+// lets go of those every kernel packed into a form of its own once its
+// kernels are made, so what plans share is what kernels read as it is).
 //
 //   ConstantCache cache;
 //   v.constant = cache.intern(v.constant);  // an equal tensor already held, or v.constant itself

@@ -104,6 +104,8 @@ struct HalfLowering {
   std::string summary() const;
 };
 
+class WeightStore;
+
 struct Graph {
   std::string source;  // the file, for messages
   int64_t opset = 0;   // default-domain opset
@@ -118,6 +120,9 @@ struct Graph {
   // describing the model (Model::outputs()); planning infers its own.
   std::vector<Value> declared_outputs;
   HalfLowering half;  // what the half lowering did (Model::load runs it)
+  // The store of the model's large initializers, when it was loaded from a
+  // file (runtime/weight_store.h): planning holds what it reads there.
+  std::shared_ptr<WeightStore> weights;
 
   int add_value(std::string name);
   // A new value holding a constant (dtype and shape from the tensor).

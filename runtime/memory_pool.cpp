@@ -1,5 +1,6 @@
 #include "runtime/memory_pool.h"
 
+#include "runtime/host_memory.h"
 #include "runtime/host_resources.h"
 
 #include <algorithm>
@@ -52,10 +53,13 @@ std::string fraction_percent(double f) {
 void* HostAllocator::allocate(size_t bytes) {
   size_t n = 0;
   if (bytes == 0 || !round_up(bytes, kHostAlignment, n)) return nullptr;
-  return std::aligned_alloc(kHostAlignment, n);
+  return host_alloc(n);
 }
 
-void HostAllocator::deallocate(void* p, size_t) { std::free(p); }
+void HostAllocator::deallocate(void* p, size_t bytes) {
+  size_t n = 0;
+  if (round_up(bytes, kHostAlignment, n)) host_free(p, n);
+}
 
 size_t HostAllocator::free_memory() const { return memory_room().available(); }
 

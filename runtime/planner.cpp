@@ -13,6 +13,7 @@
 #include <functional>
 #include <cstdio>
 #include <cstring>
+#include <exception>
 #include <map>
 #include <set>
 #include <sstream>
@@ -152,14 +153,68 @@ void run_passes(Graph& g, const KernelProvider& cpu, ThreadPool& pool, const Pla
   }
 }
 
+// A constant the plan no longer holds the bytes of: its dtype and shape, no data.
+std::shared_ptr<const Tensor> released_constant(const Tensor& t) {
+  return std::make_shared<Tensor>(Tensor::wrap(t.dtype(), t.shape(), nullptr));
+}
+
+// The constants of a plan's graph and who reads them: lets go of those no
+// live node reads, and of each one every reader packed into a form of its
+// own once the last of them is made (release_packed), so that a plan's
+// weights are held once, packed, instead of beside the float32 tensors they
+// came from. The plan's WeightHold follows: it holds exactly the model's
+// weights the plan still has.
+class ConstantReleaser {
+ public:
+  ConstantReleaser(Plan& plan, const std::vector<int>& order, const std::vector<int>& node_space)
+      : plan_(plan), pending_(plan.graph.values.size(), 0), kept_(plan.graph.values.size(), 0) {
+    Graph& g = plan.graph;
+    for (int v : plan.output_values) kept_[static_cast<size_t>(v)] = 1;
+    for (int idx : order)
+      for (int v : g.nodes[static_cast<size_t>(idx)].inputs) {
+        if (v < 0 || !g.values[static_cast<size_t>(v)].constant) continue;
+        ++pending_[static_cast<size_t>(v)];
+        // Another memory space's kernel reads the host's tensor (an upload).
+        if (node_space[static_cast<size_t>(idx)] != 0) kept_[static_cast<size_t>(v)] = 1;
+      }
+    for (size_t v = 0; v < g.values.size(); ++v)
+      if (!pending_[v] && !kept_[v]) release(v);
+  }
+  // After a host step's kernel is made: its constant inputs it packed are
+  // one reader closer to being let go; the others stay.
+  void step_made(const Step& s) {
+    if (s.node < 0 || s.space != 0) return;
+    const Graph& g = plan_.graph;
+    for (size_t k = 0; k < s.inputs.size(); ++k) {
+      int v = s.inputs[k];
+      if (v < 0 || !g.values[static_cast<size_t>(v)].constant) continue;
+      if (!s.kernel->packs_input(k)) kept_[static_cast<size_t>(v)] = 1;
+      if (--pending_[static_cast<size_t>(v)] == 0 && !kept_[static_cast<size_t>(v)]) release(static_cast<size_t>(v));
+    }
+  }
+
+ private:
+  void release(size_t v) {
+    Value& val = plan_.graph.values[v];
+    if (!val.constant || !val.constant->raw()) return;
+    plan_.weights.drop(*val.constant);
+    val.constant = released_constant(*val.constant);
+    ++plan_.released;
+  }
+  Plan& plan_;
+  std::vector<int> pending_;  // per value: live readers whose kernel is not made yet
+  std::vector<char> kept_;    // per value: read as it is at run time (or a graph output)
+};
+
 // The steps stage: a kernel per node in `order`, on its space's backend with
 // the algorithm chosen for it, and a copy step before the first reader of a
 // value made in another space (constants: uploaded once, at plan time);
 // graph outputs made on a device come back to the host at the end. Sets
 // plan.space, each value's memory space.
 void make_steps(Plan& plan, const std::vector<int>& order, const std::vector<int>& node_space,
-                const std::map<int, std::string>& algorithm) {
+                const std::map<int, std::string>& algorithm, ThreadPool& pool) {
   Graph& g = plan.graph;
+  ConstantReleaser releaser(plan, order, node_space);
   // Where each value lives: graph inputs and constants on the host, every
   // other value where its producer runs.
   std::vector<int> home(g.values.size(), 0);
@@ -223,6 +278,42 @@ void make_steps(Plan& plan, const std::vector<int>& order, const std::vector<int
     plan.steps.push_back(std::move(s));
     return c;
   };
+  // A plan the host runs alone has no copies to insert: its kernels (most
+  // of a plan's time is packing their weights) are made in parallel, a wave
+  // of them at a time; between waves the constants they packed are let go,
+  // so that the plan's memory holds about one wave's weights in both forms.
+  // A wave is 4 nodes per thread, fewer where their weights pass
+  // kWaveBytes (the last layers of a network hold most of its weights).
+  if (std::all_of(order.begin(), order.end(), [&](int idx) { return node_space[static_cast<size_t>(idx)] == 0; }) &&
+      pool.size() > 1) {
+    constexpr size_t kWaveBytes = size_t{16} << 20;
+    const size_t most = 4 * static_cast<size_t>(pool.size());
+    std::vector<Step> made(most);
+    std::vector<std::exception_ptr> failed(most);
+    for (size_t w0 = 0, count = 0; w0 < order.size(); w0 += count) {
+      size_t bytes = 0;
+      for (count = 0; w0 + count < order.size() && count < most && (count == 0 || bytes < kWaveBytes); ++count)
+        for (int v : g.nodes[static_cast<size_t>(order[w0 + count])].inputs)
+          if (v >= 0 && g.values[static_cast<size_t>(v)].constant) bytes += g.values[v].constant->nbytes();
+      pool.parallel_for(static_cast<int64_t>(count), [&](int64_t b, int64_t e) {
+        for (int64_t i = b; i < e; ++i) {
+          try {
+            made[static_cast<size_t>(i)] = make_step_for(order[w0 + static_cast<size_t>(i)]);
+          } catch (...) {
+            failed[static_cast<size_t>(i)] = std::current_exception();
+          }
+        }
+      });
+      for (size_t i = 0; i < count; ++i)
+        if (failed[i]) std::rethrow_exception(failed[i]);  // the first in the order, as one at a time would
+      for (size_t i = 0; i < count; ++i) {
+        plan.steps.push_back(std::move(made[i]));
+        releaser.step_made(plan.steps.back());
+      }
+    }
+    plan.space = std::move(home);
+    return;
+  }
   for (int idx : order) {
     Node& n = g.nodes[idx];
     const KernelProvider* b = plan.spaces[node_space[idx]].backend;
@@ -234,6 +325,7 @@ void make_steps(Plan& plan, const std::vector<int>& order, const std::vector<int
       in = copy_of(in, node_space[idx]);
     }
     plan.steps.push_back(make_step_for(idx));
+    releaser.step_made(plan.steps.back());
   }
   for (int& v : plan.output_values)
     if (home[v] != 0) v = copy_of(v, 0);
@@ -247,6 +339,11 @@ void make_steps(Plan& plan, const std::vector<int>& order, const std::vector<int
 std::unique_ptr<Plan> make_plan(const Graph& model, const std::vector<const Tensor*>& inputs, const KernelProvider& cpu,
                                 ThreadPool& pool, const PlanOptions& options) {
   auto plan = std::make_unique<Plan>();
+  // The model's weights, in memory while the passes read them (copied in
+  // again from the file where an earlier plan let them go).
+  WeightHold reading(model.weights);
+  for (const Value& v : model.values)
+    if (v.constant) reading.add(*v.constant);
   Graph& g = plan->graph;
   g = model;
   bind_inputs(g, inputs, value_inputs(model));
@@ -259,6 +356,27 @@ std::unique_ptr<Plan> make_plan(const Graph& model, const std::vector<const Tens
   if (options.constants)
     for (Value& v : g.values)
       if (v.constant) v.constant = options.constants->intern(v.constant);
+  // From here the plan holds what its live nodes read of the model's
+  // weights; constants the passes replaced (weights BatchNormalization was
+  // folded into, its parameters) go, the model's back to its store.
+  {
+    std::vector<char> read(g.values.size(), 0);
+    for (const Node& n : g.nodes)
+      if (!n.dead)
+        for (int v : n.inputs)
+          if (v >= 0) read[static_cast<size_t>(v)] = 1;
+    for (int v : g.outputs) read[static_cast<size_t>(v)] = 1;
+    plan->weights = WeightHold(model.weights);
+    for (size_t v = 0; v < g.values.size(); ++v) {
+      Value& val = g.values[v];
+      if (!val.constant || !val.constant->raw()) continue;
+      if (read[v])
+        plan->weights.add(*val.constant);
+      else
+        val.constant = released_constant(*val.constant);
+    }
+  }
+  reading.clear();
 
   // Memory spaces: 0 is the host (the CPU backend); then one per device backend.
   plan->spaces.push_back({&cpu, 0, 0});
@@ -284,9 +402,34 @@ std::unique_ptr<Plan> make_plan(const Graph& model, const std::vector<const Tens
       order.erase(std::remove_if(order.begin(), order.end(), [&](int idx) { return g.nodes[idx].dead; }), order.end());
     plan->stats.narrowed = cpu.narrow_values(g, algorithm);
   }
-  make_steps(*plan, order, placed.node_space, algorithm);
+  make_steps(*plan, order, placed.node_space, algorithm, pool);
+
   plan_memory(*plan, options.optimize);
   return plan;
+}
+
+WeightStats weight_stats(const Graph& model, const std::vector<const Plan*>& plans) {
+  WeightStats w;
+  std::set<const void*> seen;  // the model's tensors, then the plans'
+  const WeightStore* store = model.weights.get();
+  for (const Value& v : model.values)
+    if (v.constant && v.constant->raw() && seen.insert(v.constant->raw()).second &&
+        !(store && store->owns(v.constant->raw())))
+      w.model_bytes += v.constant->nbytes();
+  w.model_resident_bytes = w.model_bytes;
+  if (store) {
+    w.model_bytes += store->bytes();
+    w.model_resident_bytes += store->resident_bytes();
+  }
+  for (const Plan* p : plans) {
+    w.released_constants += static_cast<size_t>(p->released);
+    for (const Value& v : p->graph.values)
+      if (v.constant && v.constant->raw() && !(store && store->owns(v.constant->raw())) &&
+          seen.insert(v.constant->raw()).second)
+        w.plan_bytes += v.constant->nbytes();
+    for (const Step& s : p->steps) w.packed_bytes += s.kernel->packed_bytes();
+  }
+  return w;
 }
 
 std::string Plan::int8_summary() const {

@@ -13,10 +13,13 @@
 //   std::cout << plan->report();
 #pragma once
 
+#include <minirt/weights.h>
+
 #include "runtime/backend.h"
 #include "runtime/constant_cache.h"
 #include "runtime/graph.h"
 #include "runtime/tuner.h"
+#include "runtime/weight_store.h"
 
 #include <memory>
 #include <string>
@@ -102,6 +105,10 @@ struct Plan {
   size_t arena_bytes = 0;          // the host arena (spaces[0])
   size_t naive_bytes = 0;
   PlanStats stats;
+  // The model's weights (runtime/weight_store.h) this plan's kernels read at
+  // run time as they are; the rest were packed and the plan let them go.
+  WeightHold weights;
+  int released = 0;  // constants let go because every step that reads them packed its own form
 
   std::string report() const;
   // For a plan with int8 steps (a quantized model's): "int8 (N convolutions,
@@ -122,5 +129,9 @@ std::unique_ptr<Plan> make_plan(const Graph& model, const std::vector<const Tens
 // through that computation at plan time. Reading only an input's shape
 // (Shape, Size) does not count.
 std::vector<size_t> value_inputs(const Graph& model);
+
+// Session::weight_stats() of a model graph and the plans made of it (each
+// tensor counted once).
+WeightStats weight_stats(const Graph& model, const std::vector<const Plan*>& plans);
 
 }  // namespace minirt

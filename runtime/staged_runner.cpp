@@ -28,6 +28,9 @@ ModelParts model_parts(const Graph& graph, const KernelProvider& cpu) {
                 "the CPU backend's kernel for this value-sized op is not a ValueSizedKernel");
     k.release();
     m.cuts.emplace_back(sized);
+    if (!m.cut_constants.store()) m.cut_constants = WeightHold(graph.weights);
+    for (int v : n.inputs)
+      if (v >= 0 && graph.values[static_cast<size_t>(v)].constant) m.cut_constants.add(*graph.values[v].constant);
     m.cache_of.push_back(-1);
   }
   return m;

@@ -9,6 +9,7 @@
 
 #include "runtime/executor.h"
 #include "runtime/stages.h"
+#include "runtime/weight_store.h"
 
 #include <functional>
 #include <memory>
@@ -25,6 +26,7 @@ struct ModelParts {
   std::vector<PlanCache> caches;                        // per part that is a stage, else the model's one
   std::vector<int> cache_of;                            // per part: its cache, -1 for a cut
   std::vector<std::unique_ptr<ValueSizedKernel>> cuts;  // per part: the cut node's kernel, or null
+  WeightHold cut_constants;                             // the model's weights the cut nodes read at run time
   bool staged() const { return !parts.empty(); }
 };
 

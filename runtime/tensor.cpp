@@ -1,6 +1,7 @@
 #include <minirt/error.h>
 #include <minirt/tensor.h>
 
+#include "runtime/host_memory.h"
 #include "runtime/host_resources.h"
 
 #include <cstdlib>
@@ -188,15 +189,16 @@ Tensor Tensor::zeros(DType dtype, Shape shape) {
   size_t alloc = ((bytes + 63) / 64) * 64;
   if (alloc == 0) alloc = 64;
   if (alloc >= kHostRoomCheckBytes) check_host_room(alloc, "a tensor of shape " + shape_str(shape));
-  void* p = std::aligned_alloc(64, alloc);
+  bool zeroed = false;
+  void* p = host_alloc(alloc, &zeroed);
   if (!p)
     throw Error(ErrorCode::kOutOfMemory,
                 "could not allocate " + std::to_string(bytes) + " bytes for a tensor of shape " + shape_str(shape));
-  std::memset(p, 0, alloc);
+  if (!zeroed) std::memset(p, 0, alloc);
   Tensor t;
   t.dtype_ = dtype;
   t.shape_ = std::move(shape);
-  t.owner_ = std::shared_ptr<void>(p, [](void* q) { std::free(q); });
+  t.owner_ = std::shared_ptr<void>(p, [alloc](void* q) { host_free(q, alloc); });
   t.data_ = p;
   return t;
 }

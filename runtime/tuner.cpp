@@ -1,6 +1,7 @@
 #include "runtime/tuner.h"
 
 #include "runtime/format_bytes.h"
+#include "runtime/host_memory.h"
 #include "runtime/host_resources.h"
 #include "runtime/memory_pool.h"
 #include "runtime/op_registry.h"
@@ -209,8 +210,8 @@ std::shared_ptr<void> KernelBench::alloc(size_t bytes) {
     if (q) p = std::shared_ptr<void>(q, [a, n](void* r) { a->deallocate(r, n); });
   } else {
     if (n >= kHostRoomCheckBytes) check_host_room(n, node_context(g_, n_) + "measuring algorithms");
-    void* q = std::aligned_alloc(64, n);
-    if (q) p = std::shared_ptr<void>(q, [](void* r) { std::free(r); });
+    void* q = host_alloc(n);
+    if (q) p = std::shared_ptr<void>(q, [n](void* r) { host_free(r, n); });
   }
   if (!p)
     fail(ErrorCode::kOutOfMemory,
@@ -251,15 +252,34 @@ std::vector<double> KernelBench::time_all(const std::vector<std::string>& algori
   std::vector<double> out(n, std::nan(""));
   errors->assign(n, "");
   std::vector<std::unique_ptr<Kernel>> kernels(n);
-  size_t ws = 0;
-  for (size_t i = 0; i < n; ++i) {
-    try {
-      kernels[i] = b_.make_tuning_kernel(g_, n_, algorithms[i]);
-      ws = std::max(ws, kernels[i]->workspace_bytes());
-    } catch (const std::exception& e) {
-      (*errors)[i] = e.what();
+  // Candidates are made, and timed in turns, in groups whose packed weights
+  // stay near kTimeAllPackedBytes: each holds its own form of the weights
+  // (a large layer's Winograd F(4x4) candidates 4 times their bytes each),
+  // and all of a large layer's at once would be a plan's peak.
+  for (size_t next = 0; next < n;) {
+    std::vector<size_t> group;
+    size_t ws = 0, packed = 0;
+    for (; next < n && packed < kTimeAllPackedBytes; ++next) {
+      try {
+        kernels[next] = b_.make_tuning_kernel(g_, n_, algorithms[next]);
+        ws = std::max(ws, kernels[next]->workspace_bytes());
+        packed += kernels[next]->packed_bytes();
+        group.push_back(next);
+      } catch (const std::exception& e) {
+        (*errors)[next] = e.what();
+      }
     }
+    time_group(kernels, group, ws, min_repeats, max_repeats, target_ms, out, errors, gate, rounds);
+    for (size_t i : group) kernels[i].reset();
   }
+  return out;
+}
+
+void KernelBench::time_group(std::vector<std::unique_ptr<Kernel>>& kernels, const std::vector<size_t>& group, size_t ws,
+                             int min_repeats, int max_repeats, double target_ms, std::vector<double>& out,
+                             std::vector<std::string>* errors, SampleGate* gate,
+                             std::vector<std::vector<double>>* rounds) {
+  if (group.empty()) return;
   if (ws > workspace_bytes_ || !workspace_) {
     workspace_.reset();
     workspace_ = alloc(ws);
@@ -274,11 +294,10 @@ std::vector<double> KernelBench::time_all(const std::vector<std::string>& algori
       return ms_since(a);
     });
   };
-  std::vector<std::vector<double>> t(n);
+  std::vector<std::vector<double>> t(kernels.size());
   std::vector<size_t> live;
   double spent = 0;  // ms of all live candidates' timed runs
-  for (size_t i = 0; i < n; ++i) {
-    if (!kernels[i]) continue;
+  for (size_t i : group) {
     try {
       run_once(i);  // warm-up: caches, lazily packed weights, page faults
       live.push_back(i);
@@ -291,7 +310,7 @@ std::vector<double> KernelBench::time_all(const std::vector<std::string>& algori
   for (int round = 0; !live.empty(); ++round) {
     bool enough = round >= least && (round >= max_repeats || spent >= target_ms * static_cast<double>(live.size()));
     if (enough) break;
-    if (rounds) rounds->resize(n);
+    if (rounds) rounds->resize(kernels.size());
     // Each round starts with another candidate, so none always runs first.
     for (size_t k = 0; k < live.size(); ++k) {
       size_t i = live[(k + static_cast<size_t>(round)) % live.size()];
@@ -312,12 +331,11 @@ std::vector<double> KernelBench::time_all(const std::vector<std::string>& algori
       }
     }
   }
-  for (size_t i = 0; i < n; ++i) {
+  for (size_t i : group) {
     if (t[i].empty()) continue;
     std::sort(t[i].begin(), t[i].end());
     out[i] = t[i][t[i].size() / 2];
   }
-  return out;
 }
 
 // ---- Tuner ----

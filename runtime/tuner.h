@@ -193,8 +193,15 @@ class KernelBench {
   std::vector<double> time_all(const std::vector<std::string>& algorithms, int min_repeats, int max_repeats,
                                double target_ms, std::vector<std::string>* errors, SampleGate* gate = nullptr,
                                std::vector<std::vector<double>>* rounds = nullptr);
+  // Packed weights (Kernel::packed_bytes) past which time_all times the
+  // candidates made so far before it makes more (their rounds are then
+  // another group's: not paired with the first group's).
+  static constexpr size_t kTimeAllPackedBytes = size_t{16} << 20;
 
  private:
+  void time_group(std::vector<std::unique_ptr<Kernel>>& kernels, const std::vector<size_t>& group, size_t ws,
+                  int min_repeats, int max_repeats, double target_ms, std::vector<double>& out,
+                  std::vector<std::string>* errors, SampleGate* gate, std::vector<std::vector<double>>* rounds);
   std::shared_ptr<void> alloc(size_t bytes);
   const KernelProvider& b_;
   const Graph& g_;

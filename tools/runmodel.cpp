@@ -128,7 +128,8 @@ memory
                           reserve that fraction of free memory at start (at most the limit)
                           and never more
   --memory-stats          print the pool's numbers after the runs (and add them to --json):
-                          reserved, in use, peak, segments, largest free block, fragmentation
+                          reserved, in use, peak, segments, largest free block, fragmentation;
+                          and the weights': the model's as loaded and in memory now, packed, folded
 comparing devices
   --compare LIST          run the same inputs on each entry of LIST in turn, one process: cpu, cuda,
                           auto, or all (cpu,cuda), each optionally with :SETTING... (nchw, noopt, tf32, fp16, fp32,
@@ -780,7 +781,10 @@ int run(const Args& a) {
         pool_json(d.stats);
         first = false;
       }
-      o << "}";
+      const WeightStats w = session->weight_stats();
+      o << "},\"weights\":{\"model_bytes\":" << w.model_bytes << ",\"model_resident_bytes\":" << w.model_resident_bytes
+        << ",\"plan_bytes\":" << w.plan_bytes << ",\"packed_bytes\":" << w.packed_bytes
+        << ",\"released_constants\":" << w.released_constants << "}";
     }
     o << "}\n";
     std::fputs(o.str().c_str(), stdout);
@@ -842,6 +846,12 @@ int run(const Args& a) {
     print_pool("memory pool", mem);
     for (const DeviceMemoryStats& d : session->device_memory_stats())
       print_pool((d.device + " memory pool").c_str(), d.stats);
+    const WeightStats w = session->weight_stats();
+    std::printf(
+        "weights: model %s as loaded, %s of it in memory now; packed %s; folded by the plans %s (%zu "
+        "constants let go once packed)\n",
+        tools::human_bytes(w.model_bytes).c_str(), tools::human_bytes(w.model_resident_bytes).c_str(),
+        tools::human_bytes(w.packed_bytes).c_str(), tools::human_bytes(w.plan_bytes).c_str(), w.released_constants);
   }
   if (!op_totals.empty()) {
     double sum = 0;

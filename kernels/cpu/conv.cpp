@@ -311,6 +311,13 @@ class ConvKernel final : public Kernel {
     return ws_floats_ * sizeof(float);
   }
 
+  // The weights, where they are constant, packed as SGEMM panels or
+  // Winograd-transformed; the bias is read at run time.
+  bool packs_input(size_t input) const override { return input == 1 && (!packed_w_.empty() || winograd_); }
+  size_t packed_bytes() const override {
+    return packed_w_.size() * sizeof(float) + (winograd_ ? winograd_->weight_bytes() : 0);
+  }
+
   std::string describe() const override {
     std::string s = std::string("algo=") + algo_name(algo_);
     if (algo_ == Algo::kDepthwise)
@@ -532,6 +539,8 @@ class ConvTransposeKernel final : public Kernel {
     ws_bytes_ = scratch_at_ * sizeof(float) + sgemm_workspace_bytes(split_, isa_, mg_, hw_in_, true);
   }
   size_t workspace_bytes() const override { return empty_ ? 0 : ws_bytes_; }
+  bool packs_input(size_t input) const override { return input == 1 && !packed_a_.empty(); }
+  size_t packed_bytes() const override { return packed_a_.size() * sizeof(float); }
   std::string describe() const override {
     return std::string("sgemm+col2im isa=") + sgemm_isa_name(isa_) + (act_.none() ? "" : " act=" + act_.name());
   }

@@ -52,6 +52,8 @@ class Bf16Conv {
   void run(const void* x, const void* r, void* y, void* workspace, ThreadPool& pool) const;
   std::string describe() const;
   Bf16Isa isa() const { return isa_; }
+  // Of the packed weights and bias.
+  size_t weight_bytes() const { return w_.size() * sizeof(uint16_t) + bias_.size() * sizeof(float); }
 
  private:
   NchwcConvSpec s_;

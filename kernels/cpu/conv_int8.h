@@ -68,6 +68,11 @@ class Int8Conv {
   // grid, ActKind::kQuantGrid, whose codes y holds).
   void run(const void* x, const void* r, void* y, void* workspace, ThreadPool& pool) const;
   std::string describe() const;
+  // Of the packed weights and their per-channel terms.
+  size_t weight_bytes() const {
+    return w_.size() + (comp_.size() + mult_.size() + bias_.size() + gmult_.size() + gbias_.size()) * 4 +
+           gate_table_.size() * sizeof(float);
+  }
 
  private:
   NchwcConvSpec s_;

@@ -26,6 +26,7 @@ class WinogradConv {
   // plans the split and the workspace only (nothing transformed or packed).
   WinogradConv(const Geometry& q, int tile, SgemmIsa isa, int threads, const float* weights);
   size_t workspace_floats() const { return ws_floats_; }
+  size_t weight_bytes() const { return packed_u_.size() * sizeof(float); }  // the transformed, packed weights
   void run(const float* x, const float* bias, const Activation& act, float* y, float* ws, ThreadPool& pool) const;
 
  private:

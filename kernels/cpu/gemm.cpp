@@ -60,6 +60,11 @@ class GemmKernel final : public Kernel {
     return std::string("sgemm isa=") + sgemm_isa_name(isa_) + (packed_b_.empty() ? "" : " b=prepacked");
   }
 
+  bool packs_input(size_t input) const override {
+    return (input == 0 && !packed_a_.empty()) || (input == 1 && !packed_b_.empty());
+  }
+  size_t packed_bytes() const override { return (packed_a_.size() + packed_b_.size()) * sizeof(float); }
+
   void run(const KernelArgs& args) override {
     if (empty_) return;
     const float* a = static_cast<const float*>(args.inputs[0]);
@@ -148,6 +153,8 @@ class MatMulKernel final : public Kernel {
     return std::string("sgemm isa=") + sgemm_isa_name(isa_) + (packed_b_.empty() ? "" : " b=prepacked");
   }
 
+  bool packs_input(size_t input) const override { return input == 1 && !packed_b_.empty(); }
+  size_t packed_bytes() const override { return packed_b_.size() * sizeof(float); }
   void run(const KernelArgs& args) override {
     if (empty_) return;
     const float* a = static_cast<const float*>(args.inputs[0]);
@@ -275,6 +282,8 @@ class Bf16ProductKernel final : public Kernel {
   size_t workspace_bytes() const override { return ws_bytes_; }
   std::string describe() const override { return gemm_.describe(); }
   const char* precision() const override { return "bf16"; }
+  bool packs_input(size_t input) const override { return input == 1; }
+  size_t packed_bytes() const override { return gemm_.weight_bytes(); }
   void run(const KernelArgs& args) override {
     const float* a = static_cast<const float*>(args.inputs[0]);
     float* bias = nullptr;

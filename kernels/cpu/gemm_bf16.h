@@ -63,6 +63,7 @@ class Bf16Gemm {
            void* workspace, ThreadPool& pool) const;
   std::string describe() const;
   Bf16Isa isa() const { return isa_; }
+  size_t weight_bytes() const { return w_.size() * sizeof(uint16_t); }  // the packed B
 
  private:
   Bf16Isa isa_;

@@ -125,6 +125,8 @@ class NchwcDirectConv {
   // w: [M][C][kh][kw] (ONNX layout), bias: [M] or null; w == nullptr: plan the workspace only.
   NchwcDirectConv(const NchwcConvSpec& s, const float* w, const float* bias, int threads);
   size_t workspace_bytes() const { return 0; }
+  // Of the packed weights and bias.
+  size_t weight_bytes() const { return (w_.size() + bias_.size()) * sizeof(float); }
   // x, r, y for all q.n images; y_channel_offset in channels, a multiple of block.
   void run(const float* x, const float* r, float* y, int64_t y_channel_offset, float* workspace,
            ThreadPool& pool) const;
@@ -180,6 +182,10 @@ class NchwcDepthwiseConv {
   void run(const float* x, const float* r, float* y, int64_t y_channel_offset, float* workspace,
            ThreadPool& pool) const;
   std::string describe() const;
+  // Of the packed weights and bias (and their tables).
+  size_t weight_bytes() const {
+    return (w_.size() + bias_.size() + w_pairs_.size() + bias_pairs_.size() + gate_table_.size()) * sizeof(float);
+  }
 
  private:
   NchwcConvSpec s_;

@@ -194,6 +194,8 @@ class WrappedConvKernel final : public Kernel {
   }
   size_t workspace_bytes() const override { return ws_; }
   std::string describe() const override { return inner_->describe() + " via nchw"; }
+  bool packs_input(size_t input) const override { return inner_ && inner_->packs_input(input); }
+  size_t packed_bytes() const override { return inner_ ? inner_->packed_bytes() : 0; }
   void run(const KernelArgs& args) override {
     char* ws = static_cast<char*>(args.workspace);
     ThreadPool& pool = *args.pool;
@@ -452,6 +454,15 @@ class NativeConvKernel final : public Kernel {
   }
   const char* precision() const override {
     return int8_ ? "int8" : bf16_ || (wino_ && wino_->bf16_products()) ? "bf16" : "fp32";
+  }
+  // Every algorithm packs the weights and the bias when it is made.
+  bool packs_input(size_t input) const override { return input == 1 || input == 2; }
+  size_t packed_bytes() const override {
+    return int8_   ? int8_->weight_bytes()
+           : bf16_ ? bf16_->weight_bytes()
+           : dw_   ? dw_->weight_bytes()
+           : wino_ ? wino_->weight_bytes()
+                   : direct_->weight_bytes();
   }
 
  private:

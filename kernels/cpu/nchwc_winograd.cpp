@@ -224,7 +224,7 @@ NchwcWinogradConv::NchwcWinogradConv(const NchwcConvSpec& s, int tile, const flo
 
   if (!w) return;
   // U = G g G^T in double, packed [point][group][input block][lane][nb][B], zero past C and M.
-  auto G = [&](int64_t i, int k) { return m_ == 2 ? kG2[i][k] : kG4[i][k]; };
+  const double(*G)[3] = m_ == 2 ? kG2 : kG4;
   const int64_t cpad_i = cbs_ * B, mpad = mb_ * B;
   // bf16: two to a float, zero bits past C and M as well.
   u_ = AlignedFloats(static_cast<size_t>(bf16_ ? P * cpad_i * mpad / 2 : P * cpad_i * mpad));
@@ -232,31 +232,41 @@ NchwcWinogradConv::NchwcWinogradConv(const NchwcConvSpec& s, int tile, const flo
   std::fill(u_.data(), u_.data() + u_.size(), 0.0f);
   uint16_t* ub = reinterpret_cast<uint16_t*>(u_.data());
   std::fill(bias_.data(), bias_.data() + bias_.size(), 0.0f);
-  for (const Group& g : groups_)
-    for (int64_t o = 0; o < g.nb * B; ++o) {
-      const int64_t mo = g.ob * B + o;
-      if (mo >= q.m) continue;
-      for (int64_t c = 0; c < q.c; ++c) {
-        const float* f = w + (mo * q.c + c) * 9;
-        double gg[6][3];  // G g
-        for (int64_t i = 0; i < A; ++i)
-          for (int b = 0; b < 3; ++b) {
-            double acc = 0;
-            for (int k = 0; k < 3; ++k) acc += G(i, k) * f[k * 3 + b];
-            gg[i][b] = acc;
-          }
-        for (int64_t i = 0; i < A; ++i)
-          for (int64_t j = 0; j < A; ++j) {
-            const double u = gg[i][0] * G(j, 0) + gg[i][1] * G(j, 1) + gg[i][2] * G(j, 2);
-            const int64_t xi = i * A + j, cb = c / B, l = c % B, at = xi * cpad_i * mpad + cpad_i * g.ob * B;
-            if (bf16_)
+  // Per group and input channel, the group's output channels side by side
+  // (the innermost of U's layout): gathered, transformed, then written as
+  // one run per point.
+  int64_t widest = 0;
+  for (const Group& g : groups_) widest = std::max(widest, g.nb * B);
+  std::vector<double> f(static_cast<size_t>(9 * widest)), gg(static_cast<size_t>(A * 3 * widest));
+  for (const Group& g : groups_) {
+    const int64_t m0 = g.ob * B, no = std::min(g.nb * B, q.m - m0);
+    if (no <= 0) continue;
+    for (int64_t c = 0; c < q.c; ++c) {
+      for (int64_t o = 0; o < no; ++o)
+        for (int k = 0; k < 9; ++k) f[static_cast<size_t>(k * widest + o)] = w[((m0 + o) * q.c + c) * 9 + k];
+      for (int64_t i = 0; i < A; ++i)  // G g
+        for (int b = 0; b < 3; ++b) {
+          double* out = gg.data() + (i * 3 + b) * widest;
+          const double *f0 = f.data() + b * widest, *f1 = f0 + 3 * widest, *f2 = f0 + 6 * widest;
+          for (int64_t o = 0; o < no; ++o) out[o] = G[i][0] * f0[o] + G[i][1] * f1[o] + G[i][2] * f2[o];
+        }
+      const int64_t cb = c / B, l = c % B;
+      for (int64_t i = 0; i < A; ++i)
+        for (int64_t j = 0; j < A; ++j) {
+          const double *g0 = gg.data() + i * 3 * widest, *g1 = g0 + widest, *g2 = g1 + widest;
+          const int64_t at = (i * A + j) * cpad_i * mpad + cpad_i * m0;
+          if (bf16_) {
+            for (int64_t o = 0; o < no; ++o)
               ub[static_cast<size_t>(at + ((cb * (B / 2) + l / 2) * g.nb + o / B) * 2 * B + o % B * 2 + l % 2)] =
-                  float_to_bfloat16(static_cast<float>(u));
-            else
-              u_.data()[static_cast<size_t>(at + ((cb * B + l) * g.nb) * B + o)] = static_cast<float>(u);
+                  float_to_bfloat16(static_cast<float>(g0[o] * G[j][0] + g1[o] * G[j][1] + g2[o] * G[j][2]));
+          } else {
+            float* dst = u_.data() + at + (cb * B + l) * g.nb * B;
+            for (int64_t o = 0; o < no; ++o)
+              dst[o] = static_cast<float>(g0[o] * G[j][0] + g1[o] * G[j][1] + g2[o] * G[j][2]);
           }
-      }
+        }
     }
+  }
   if (bias) std::copy(bias, bias + q.m, bias_.data());
 }
 

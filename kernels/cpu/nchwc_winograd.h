@@ -102,6 +102,8 @@ class NchwcWinogradConv {
   // ("nchwc_winograd_f2_bf16 isa=avx512_bf16 ..." with bf16 products)
   std::string describe() const;
   bool bf16_products() const { return bf16_; }
+  // Of the transformed weights and bias.
+  size_t weight_bytes() const { return (u_.size() + bias_.size()) * sizeof(float); }
 
  private:
   struct Group {

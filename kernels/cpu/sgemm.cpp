@@ -14,6 +14,7 @@
 
 #include <minirt/error.h>
 
+#include "runtime/host_memory.h"
 #include "runtime/host_resources.h"
 #include "runtime/memory_pool.h"
 
@@ -184,12 +185,12 @@ AlignedFloats::AlignedFloats(size_t n) : n_(n) {
                 "cannot allocate " + std::to_string(n) + " floats of packed weights or scratch");
   size_t bytes = (n * sizeof(float) + 63) / 64 * 64;
   check_host_room(bytes, "packed weights or scratch of a CPU kernel");
-  p_.reset(static_cast<float*>(std::aligned_alloc(64, bytes)));
+  p_ = std::unique_ptr<float[], Free>(static_cast<float*>(host_alloc(bytes, nullptr, true)), Free{bytes});
   if (!p_)
     throw Error(ErrorCode::kOutOfMemory, "cannot allocate " + format_bytes(bytes) +
                                              " for packed weights or scratch of a CPU kernel: the system refused it");
 }
-void AlignedFloats::Free::operator()(float* p) const { std::free(p); }
+void AlignedFloats::Free::operator()(float* p) const { host_free(p, bytes); }
 
 // ---------------------------------------------------------------- packing
 

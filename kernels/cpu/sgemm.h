@@ -86,6 +86,7 @@ class AlignedFloats {
 
  private:
   struct Free {
+    size_t bytes;  // as allocated (value-initialized: 0)
     void operator()(float* p) const;
   };
   std::unique_ptr<float[], Free> p_;

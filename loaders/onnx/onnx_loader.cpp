@@ -1,7 +1,12 @@
 #include "loaders/onnx/onnx_loader.h"
 
 #include "loaders/onnx/onnx_subset.pb.h"
+#include "loaders/onnx/onnx_wire.h"
+#include "runtime/host_resources.h"
 #include "runtime/op_registry.h"
+#include "runtime/weight_store.h"
+
+#include <google/protobuf/arena.h>
 
 #include <minirt/half.h>
 
@@ -28,13 +33,30 @@ namespace {
 }
 
 // Where tensors stored outside the model file (data_location EXTERNAL) are
-// looked for while one model is loaded: the model's folder. Null when the
-// model came from memory.
+// looked for while one model is loaded: the model's folder; and, for a
+// model read from a mapped file, the store its large initializers are
+// copied into (runtime/weight_store.h). Null when the model came from memory.
 struct ExternalData {
-  std::string model;  // the model file, for messages
-  fs::path dir;       // its folder
+  std::string model;                                               // the model file, for messages
+  fs::path dir;                                                    // its folder
+  std::shared_ptr<const MappedFile> file;                          // the model file, mapped
+  std::shared_ptr<WeightStore> store;                              // null: every tensor in ordinary memory
+  std::map<fs::path, std::shared_ptr<const MappedFile>> external;  // external data files, mapped once each
 };
-thread_local const ExternalData* t_external = nullptr;
+thread_local ExternalData* t_external = nullptr;
+
+// A tensor of `shape` holding the bytes at `offset` of `file`: in the
+// model's weight store when it is large and the file is mapped, else in
+// ordinary memory.
+Tensor tensor_from_file(DType dt, Shape shape, const std::shared_ptr<const MappedFile>& file, size_t offset,
+                        const std::string& where) {
+  const size_t need = static_cast<size_t>(shape_numel(shape)) * dtype_size(dt);
+  if (t_external && t_external->store && file->mapped() && need >= WeightStore::kMinBytes)
+    return t_external->store->add(dt, std::move(shape), file, offset, where);
+  Tensor t = Tensor::zeros(dt, std::move(shape));
+  if (need) std::memcpy(t.raw(), file->data() + offset, need);
+  return t;
+}
 
 // What a file that is not an ONNX model is, by its first bytes, and what to
 // do about it; empty when it may be one.
@@ -82,10 +104,10 @@ std::string not_onnx(const void* data, size_t size) {
   return "";
 }
 
-// Reads a tensor stored outside the model (data_location EXTERNAL) into `t`
-// (already shaped), from the file its external_data names, relative to the
-// model's folder and never outside it.
-void read_external(const TensorProto& tp, const std::string& where, Tensor& t) {
+// Reads a tensor of `dt` and `shape` stored outside the model (data_location
+// EXTERNAL), from the file its external_data names, relative to the model's
+// folder and never outside it.
+Tensor read_external(const TensorProto& tp, const std::string& where, DType dt, const Shape& shape) {
   std::string location;
   int64_t offset = 0, length = -1;
   for (const auto& kv : tp.external_data()) {
@@ -111,7 +133,7 @@ void read_external(const TensorProto& tp, const std::string& where, Tensor& t) {
                                              "', which a model loaded from memory cannot reach; load the model "
                                              "from its file (Model::load), with '" +
                                              location + "' beside it");
-  const ExternalData& ext = *t_external;
+  ExternalData& ext = *t_external;
   fs::path rel(location);
   std::error_code ec;
   const fs::path dir = fs::weakly_canonical(ext.dir.empty() ? fs::path(".") : ext.dir, ec);
@@ -127,25 +149,34 @@ void read_external(const TensorProto& tp, const std::string& where, Tensor& t) {
     throw Error(ErrorCode::kInvalidModel, where + ": its external data location '" + location +
                                               "' points outside the model's folder " + dir.string() +
                                               "; minirt reads external data only from beside the model");
-  const size_t need = t.nbytes();
+  const size_t need = static_cast<size_t>(shape_numel(shape)) * dtype_size(dt);
   if (length >= 0 && static_cast<size_t>(length) != need)
     throw Error(ErrorCode::kInvalidModel, where + ": external data length " + std::to_string(length) +
-                                              " bytes, but shape " + shape_str(t.shape()) + " of " +
-                                              dtype_name(t.dtype()) + " needs " + std::to_string(need));
-  std::ifstream f(full, std::ios::binary);
-  if (!f)
-    throw Error(ErrorCode::kNotFound, where + ": its data is in the external file '" + location +
-                                          "', which is missing (looked for " + full.string() +
-                                          "); download it with the model and put it beside " + ext.model);
-  f.seekg(0, std::ios::end);
-  const auto end = static_cast<int64_t>(f.tellg());
+                                              " bytes, but shape " + shape_str(shape) + " of " + dtype_name(dt) +
+                                              " needs " + std::to_string(need));
+  std::shared_ptr<const MappedFile>& f = ext.external[full];
+  if (!f) {
+    if (!fs::exists(full, ec))
+      throw Error(ErrorCode::kNotFound, where + ": its data is in the external file '" + location +
+                                            "', which is missing (looked for " + full.string() +
+                                            "); download it with the model and put it beside " + ext.model);
+    try {
+      f = MappedFile::open(full.string());
+    } catch (const Error& e) {
+      throw Error(ErrorCode::kNotFound,
+                  where + ": could not read the external file '" + location + "' (" + e.what() + ")");
+    }
+  }
+  const auto end = static_cast<int64_t>(f->size());
   if (offset > end || static_cast<size_t>(end - offset) < need)
     throw Error(ErrorCode::kInvalidModel, where + ": the external file '" + location + "' holds " +
                                               std::to_string(end) + " bytes, too few for " + std::to_string(need) +
                                               " at offset " + std::to_string(offset) + " (truncated download?)");
-  f.seekg(offset);
-  if (need && !f.read(static_cast<char*>(t.raw()), static_cast<std::streamsize>(need)))
-    throw Error(ErrorCode::kNotFound, where + ": could not read the external file '" + location + "'");
+  return tensor_from_file(dt, shape, f, static_cast<size_t>(offset), where);
+}
+
+const unsigned char* base_of(const TensorProto& tp) {
+  return reinterpret_cast<const unsigned char*>(tp.raw_data().data());
 }
 
 // float16 and bfloat16 load as they are stored; the half lowering
@@ -153,8 +184,11 @@ void read_external(const TensorProto& tp, const std::string& where, Tensor& t) {
 bool loadable_dtype(DType d) { return dtype_supported(d) || is_half_dtype(d); }
 
 // Converts a TensorProto, checking declared sizes against the data present
-// before allocating anything.
-Tensor tensor_from_proto(const TensorProto& tp, const std::string& where) {
+// before allocating anything. `span`, when present, says where its raw_data
+// lies in the model's bytes at `base` (the parsed proto's raw_data is then
+// empty).
+Tensor tensor_from_proto(const TensorProto& tp, const std::string& where, const unsigned char* base = nullptr,
+                         const RawSpan* span = nullptr) {
   const bool external = tp.has_data_location() && tp.data_location() == TensorProto::EXTERNAL;
   if (tp.has_segment()) throw Error(ErrorCode::kUnsupported, where + ": segmented tensors are not supported");
   DType dt = static_cast<DType>(tp.data_type());
@@ -175,22 +209,22 @@ Tensor tensor_from_proto(const TensorProto& tp, const std::string& where) {
     throw Error(ErrorCode::kInvalidModel, where + ": shape " + shape_str(shape) + " needs " + std::to_string(n) +
                                               " elements but " + field + " holds " + std::to_string(have));
   };
-  if (external) {
-    Tensor t = Tensor::zeros(dt, shape);
-    read_external(tp, where, t);
-    return t;
-  }
+  if (external) return read_external(tp, where, dt, shape);
   // Every size is checked against the data actually present in the file
   // before anything is allocated.
-  if (tp.has_raw_data()) {
-    if (tp.raw_data().size() % es != 0)
-      throw Error(ErrorCode::kInvalidModel, where + ": raw_data holds " + std::to_string(tp.raw_data().size()) +
+  const bool in_place = base && span && span->present;
+  if (tp.has_raw_data() || in_place) {
+    const size_t raw = in_place ? span->size : tp.raw_data().size();
+    if (raw % es != 0)
+      throw Error(ErrorCode::kInvalidModel, where + ": raw_data holds " + std::to_string(raw) +
                                                 " bytes, not a whole number of " + std::to_string(es) + "-byte " +
                                                 dtype_name(dt) + " elements (shape " + shape_str(shape) + " needs " +
                                                 std::to_string(n * es) + " bytes)");
-    if (tp.raw_data().size() != n * es) mismatch(tp.raw_data().size() / es, "raw_data");
+    if (raw != n * es) mismatch(raw / es, "raw_data");
+    if (in_place && t_external && t_external->file && t_external->file->data() == base)
+      return tensor_from_file(dt, shape, t_external->file, span->offset, where);
     Tensor t = Tensor::zeros(dt, shape);
-    if (n) std::memcpy(t.raw(), tp.raw_data().data(), n * es);
+    if (n) std::memcpy(t.raw(), in_place ? base + span->offset : base_of(tp), n * es);
     return t;
   }
   size_t present = 0;
@@ -349,14 +383,20 @@ std::string read_file_bytes(const std::string& path) {
 }
 
 Graph load_file(const std::string& path) {
-  std::string bytes = read_file_bytes(path);
-  ExternalData ext{path, fs::path(path).parent_path()};
+  // Mapped, not read: the weights are copied once, from the file's pages
+  // into tensors (large ones into the model's weight store), and protobuf
+  // parses only the rest (onnx_wire.h).
+  std::shared_ptr<const MappedFile> file = MappedFile::open(path);
+  ExternalData ext{path, fs::path(path).parent_path(), file, nullptr, {}};
+  if (file->mapped()) ext.store = std::make_shared<WeightStore>(path);
   struct Scope {
-    const ExternalData* saved = t_external;
-    explicit Scope(const ExternalData* e) { t_external = e; }
+    ExternalData* saved = t_external;
+    explicit Scope(ExternalData* e) { t_external = e; }
     ~Scope() { t_external = saved; }
   } scope(&ext);
-  return load_bytes(bytes.data(), bytes.size(), path);
+  Graph g = load_bytes(file->data(), file->size(), path);
+  if (ext.store && ext.store->entries()) g.weights = ext.store;
+  return g;
 }
 
 Graph load_bytes(const void* data, size_t size, const std::string& name) {
@@ -365,10 +405,28 @@ Graph load_bytes(const void* data, size_t size, const std::string& name) {
     fail_file(ErrorCode::kUnsupported, name,
               "a single file larger than 2 GiB cannot be an ONNX model (protobuf's limit); large models keep their "
               "weights in external data files beside the .onnx (onnx.save_model(..., save_as_external_data=True))");
-  ModelProto mp;
+  // The parsed proto lives in an arena, freed as a whole when the graph is made.
+  google::protobuf::Arena arena;
+  ModelProto& mp = *google::protobuf::Arena::CreateMessage<ModelProto>(&arena);
+  // Protobuf parses the model without its initializers' raw bytes, which
+  // are read where they lie (in the mapped file, or the caller's memory);
+  // when the walk finds the bytes malformed, protobuf parses them whole, for
+  // its verdict.
+  RawDataSplit split;
+  const auto* base = static_cast<const unsigned char*>(data);
+  bool parsed = false;
+  if (split_raw_data(base, size, &split)) {
+    parsed = mp.ParseFromString(split.skeleton) && mp.has_graph() &&
+             static_cast<size_t>(mp.graph().initializer_size()) == split.spans.size();
+    split.skeleton = std::string();
+    if (!parsed) mp.Clear();
+  }
+  if (!parsed) {
+    split = RawDataSplit{};
+    parsed = mp.ParseFromArray(data, static_cast<int>(size));
+  }
   // A file that is not a model says what it is instead (checked only when
   // it does not parse as one, so that no model is ever taken for something else).
-  const bool parsed = mp.ParseFromArray(data, static_cast<int>(size));
   if (!parsed || !mp.has_graph() || !mp.has_ir_version())
     if (std::string what = not_onnx(data, size); !what.empty()) fail_file(ErrorCode::kInvalidModel, name, what);
   if (!parsed)
@@ -404,6 +462,9 @@ Graph load_bytes(const void* data, size_t size, const std::string& name) {
               "opset " + std::to_string(g.opset) + " is not an ONNX opset (they are numbered from " +
                   std::to_string(kMinOpset) + ")");
 
+  // Weights larger than what this process can get are refused before any is copied.
+  if (split.raw_bytes >= kHostRoomCheckBytes) check_host_room(split.raw_bytes, "the weights of " + name);
+
   const GraphProto& gp = mp.graph();
   std::unordered_map<std::string, int> ids;
   auto value_id = [&](const std::string& n) {
@@ -422,7 +483,8 @@ Graph load_bytes(const void* data, size_t size, const std::string& name) {
     int id = value_id(tp.name());
     if (g.values[id].constant)
       fail_file(ErrorCode::kInvalidModel, name, "initializer '" + tp.name() + "' appears twice");
-    auto t = std::make_shared<Tensor>(tensor_from_proto(tp, name + ": initializer '" + tp.name() + "'"));
+    const RawSpan* span = split.spans.empty() ? nullptr : &split.spans[static_cast<size_t>(i)];
+    auto t = std::make_shared<Tensor>(tensor_from_proto(tp, name + ": initializer '" + tp.name() + "'", base, span));
     g.values[id].dtype = t->dtype();
     g.values[id].shape = t->shape();
     g.values[id].shape_known = true;

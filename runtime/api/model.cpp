@@ -6,6 +6,7 @@
 #include "runtime/planner.h"
 #include "runtime/stages.h"
 #include "runtime/op_registry.h"
+#include "runtime/weight_store.h"
 #include "runtime/ops/op_versions.h"
 
 #include <algorithm>
@@ -49,6 +50,14 @@ std::unique_ptr<Model::Impl> build_impl(Graph g) {
   lower_qoperator_ops(g);
   // float16 / bfloat16 weights become float32 here, once.
   lower_half_precision(g);
+  if (g.weights) {
+    // The store frees what the lowerings replaced.
+    std::vector<const void*> held;
+    for (const Value& v : g.values)
+      if (v.constant) held.push_back(v.constant->raw());
+    g.weights->keep_only(held);
+    if (!g.weights->entries()) g.weights.reset();
+  }
   check_static_shapes(g);
   for (int v : g.inputs) impl->inputs.push_back(describe(g.values[v]));
   for (size_t i = 0; i < g.outputs.size(); ++i) {

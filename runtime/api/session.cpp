@@ -459,6 +459,14 @@ std::string Session::placement() const {
   return out;
 }
 
+WeightStats Session::weight_stats() const {
+  std::lock_guard<std::mutex> lock(impl_->mu);
+  std::vector<const Plan*> plans;
+  for (const PlanCache& c : impl_->parts.caches)
+    for (const auto& e : c.plans) plans.push_back(e->plan.get());
+  return minirt::weight_stats(impl_->model->impl().graph, plans);
+}
+
 int usable_cores() { return count_cores().usable; }
 int max_threads() { return minirt::max_threads(count_cores()); }
 

@@ -56,6 +56,25 @@ fi
 mv "$work/ext/mnist.data" "$work/ext/moved.data"
 expect 2 "mnist.onnx: initializer '.*': its data is in the external file 'mnist.data', which is missing .*put it beside" -- \
   "$bin/runmodel" "$work/ext/mnist.onnx"
+# A file cut inside its weights (the loader reads them in place, from the
+# mapped file) names itself as any damaged file does.
+head -c $(($(stat -c %s "$model") / 2)) "$model" >"$work/half.onnx"
+expect 2 "half.onnx: not a valid ONNX model: the protobuf could not be parsed \(the file is truncated" -- \
+  "$bin/runmodel" "$work/half.onnx"
+
+# --memory-stats: the weights apart from the pool, as loaded, in memory now
+# (the packed ones' originals given back), packed; and the same in --json.
+expect 0 "weights: model [0-9.]+ KiB as loaded, [0-9.]+ (B|KiB) of it in memory now; packed [0-9.]+ KiB; folded by the plans" -- \
+  "$bin/runmodel" "$model" --iterations 1 --memory-stats
+"$bin/runmodel" "$model" --iterations 1 --memory-stats --json >"$work/mem.json" 2>/dev/null
+if "$py" -c "import json, sys; w = json.load(open(sys.argv[1]))['weights']
+assert 0 < w['model_resident_bytes'] < w['model_bytes'] <= w['packed_bytes'] and w['released_constants'] > 0, w" \
+  "$work/mem.json"; then
+  echo "ok: --memory-stats --json reports the weights"
+else
+  echo "FAIL: --memory-stats --json has no weights, or they are wrong"
+  failures=$((failures + 1))
+fi
 
 # A well-formed model with an op minirt lacks, and inputs of the wrong kind.
 "$py" - "$work" <<'PY'

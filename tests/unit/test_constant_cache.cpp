@@ -57,18 +57,21 @@ TEST(ConstantCache, HashSeesEveryByteAndTheShape) {
 }
 
 // Conv + BatchNormalization: folding makes the convolution's weights again in
-// every plan. Plans for two batch sizes with one cache hold one copy.
+// every plan. A kernel that reads them as they are at run time (the plain
+// depthwise convolution, without the blocked layout) keeps them: plans for
+// two batch sizes with one cache hold one copy. A kernel that packs them
+// keeps only its packed form, and the plan lets the folded tensor go.
 TEST(ConstantCache, PlansForTwoBatchSizesShareTheFoldedWeights) {
   ModelBuilder m;
-  m.input("x", DType::kFloat32, {-1, 8, 10, 10}, {"N"});
-  m.initializer("w", noise({16, 8, 3, 3}, 5));
-  m.initializer("scale", noise({16}, 6));
-  m.initializer("bias", noise({16}, 7));
-  m.initializer("mean", noise({16}, 8));
-  Tensor var = noise({16}, 9);
-  for (int64_t i = 0; i < 16; ++i) var.data<float>()[i] = 1.5f + var.data<float>()[i];
+  m.input("x", DType::kFloat32, {-1, 128, 10, 10}, {"N"});
+  m.initializer("w", noise({128, 1, 5, 5}, 5));
+  m.initializer("scale", noise({128}, 6));
+  m.initializer("bias", noise({128}, 7));
+  m.initializer("mean", noise({128}, 8));
+  Tensor var = noise({128}, 9);
+  for (int64_t i = 0; i < 128; ++i) var.data<float>()[i] = 1.5f + var.data<float>()[i];
   m.initializer("var", var);
-  m.node("Conv", {"x", "w"}, {"c"}, "conv").ints("pads", {1, 1, 1, 1});
+  m.node("Conv", {"x", "w"}, {"c"}, "conv").ints("pads", {2, 2, 2, 2}).i("group", 128);
   m.node("BatchNormalization", {"c", "scale", "bias", "mean", "var"}, {"y"}, "bn");
   m.output("y");
   std::string bytes = m.bytes();
@@ -83,16 +86,23 @@ TEST(ConstantCache, PlansForTwoBatchSizesShareTheFoldedWeights) {
     }
     return nullptr;
   };
-  Tensor x1 = noise({1, 8, 10, 10}, 10), x2 = noise({2, 8, 10, 10}, 11);
-  auto p1 = make_plan(g, {&x1}, *cpu, pool, {.constants = &cache});
-  auto p2 = make_plan(g, {&x2}, *cpu, pool, {.constants = &cache});
+  Tensor x1 = noise({1, 128, 10, 10}, 10), x2 = noise({2, 128, 10, 10}, 11);
+  const PlanOptions plain{.blocked_layout = false, .constants = &cache};
+  auto p1 = make_plan(g, {&x1}, *cpu, pool, plain);
+  auto p2 = make_plan(g, {&x2}, *cpu, pool, plain);
   const Tensor* w1 = folded_weight(*p1);
   ASSERT_NE(w1, nullptr);
+  ASSERT_NE(w1->raw(), nullptr);                              // read at run time: kept
   EXPECT_NE(w1, g.values[g.find_value("w")].constant.get());  // folded: a new tensor
   EXPECT_EQ(folded_weight(*p2), w1);                          // one copy for both plans
   // Without the cache, each plan has its own.
-  auto p3 = make_plan(g, {&x2}, *cpu, pool, {});
+  auto p3 = make_plan(g, {&x2}, *cpu, pool, {.blocked_layout = false});
   EXPECT_NE(folded_weight(*p3), w1);
+  // In the blocked layout the kernel packs them: the plans keep nothing of the folded tensor.
+  auto p4 = make_plan(g, {&x1}, *cpu, pool, {.constants = &cache});
+  ASSERT_NE(folded_weight(*p4), nullptr);
+  EXPECT_EQ(folded_weight(*p4)->raw(), nullptr);
+  EXPECT_GT(p4->released, 0);
 }
 
 }  // namespace

@@ -41,6 +41,7 @@
 #include <minirt/export.h>
 #include <minirt/tensor.h>
 #include <minirt/tuning.h>
+#include <minirt/weights.h>
 
 #include <memory>
 #include <string>
@@ -342,6 +343,8 @@ class MINIRT_API Session {
   // Each device's pool (empty on the CPU alone). SessionOptions'
   // memory_limit and memory_policy apply to every pool, each on its own.
   std::vector<DeviceMemoryStats> device_memory_stats() const;
+  // The host memory the weights take now: the model's, and the plans' (minirt/weights.h).
+  WeightStats weight_stats() const;
   // Gives cached memory back to the system: the arenas of runs not in
   // progress (they are made again when next needed) and the pool's free
   // segments. Runs in progress are untouched. Returns the bytes given back.
