@@ -65,8 +65,8 @@ expect 2 "half.onnx: not a valid ONNX model: the protobuf could not be parsed \(
 # --memory-stats: the weights apart from the pool, as loaded, in memory now
 # (the packed ones' originals given back), packed; and the same in --json.
 expect 0 "weights: model [0-9.]+ KiB as loaded, [0-9.]+ (B|KiB) of it in memory now; packed [0-9.]+ KiB; folded by the plans" -- \
-  "$bin/runmodel" "$model" --iterations 1 --memory-stats
-"$bin/runmodel" "$model" --iterations 1 --memory-stats --json >"$work/mem.json" 2>/dev/null
+  "$bin/runmodel" "$model" --iterations 1 --wait-tuning --memory-stats
+"$bin/runmodel" "$model" --iterations 1 --wait-tuning --memory-stats --json >"$work/mem.json" 2>/dev/null
 if "$py" -c "import json, sys; w = json.load(open(sys.argv[1]))['weights']
 assert 0 < w['model_resident_bytes'] < w['model_bytes'] <= w['packed_bytes'] and w['released_constants'] > 0, w" \
   "$work/mem.json"; then
