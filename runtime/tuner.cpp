@@ -54,6 +54,21 @@ std::pair<std::string, std::string> version_difference(const std::string& theirs
   return {t, o};
 }
 
+// The report's counter of choices from `source`.
+int& count_of(TuningReport& r, ChoiceSource source) {
+  switch (source) {
+    case ChoiceSource::kMeasured:
+      return r.measured;
+    case ChoiceSource::kCache:
+      return r.from_cache;
+    case ChoiceSource::kHeuristic:
+      return r.heuristic;
+    case ChoiceSource::kFixed:
+      return r.fixed;
+  }
+  return r.heuristic;
+}
+
 // f() between the gate's begin() and end(), again while the gate says a
 // run overlapped it; f() alone without a gate.
 template <typename F>
@@ -412,20 +427,7 @@ std::map<int, std::string> Tuner::tune(const Graph& g, const std::vector<std::pa
     TuningChoice c = choose(g, n, *todo[i].backend, todo[i].options, pool, &measured_any);
     out[todo[i].node] = c.algorithm;
     ++report_.nodes;
-    switch (c.source) {
-      case ChoiceSource::kMeasured:
-        ++report_.measured;
-        break;
-      case ChoiceSource::kCache:
-        ++report_.from_cache;
-        break;
-      case ChoiceSource::kHeuristic:
-        ++report_.heuristic;
-        break;
-      case ChoiceSource::kFixed:
-        ++report_.fixed;
-        break;
-    }
+    ++count_of(report_, c.source);
     if (c.pending) {
       ++deferred_;
       ++report_.pending;
@@ -457,22 +459,9 @@ void Tuner::absorb(const Tuner& background, size_t first_choice, PlanSwap swap, 
             swap.after_ms += now.time_ms;
           }
       }
-      --report_.heuristic;
+      --count_of(report_, c.source);
       --report_.pending;
-      switch (now.source) {
-        case ChoiceSource::kMeasured:
-          ++report_.measured;
-          break;
-        case ChoiceSource::kCache:
-          ++report_.from_cache;
-          break;
-        case ChoiceSource::kHeuristic:
-          ++report_.heuristic;
-          break;
-        case ChoiceSource::kFixed:
-          ++report_.fixed;
-          break;
-      }
+      ++count_of(report_, now.source);
       c = now;
       break;
     }
