@@ -3,7 +3,9 @@
 // originals given back after planning and read from the file again for a
 // new input shape; what Session::weight_stats() reports; and files that
 // the walk over the wire format finds odd or broken load, or fail, exactly
-// as from memory.
+// as from memory. The sessions take the heuristic's algorithms: with the
+// default, a background tuner would hold originals while it measures and
+// swap plans between the runs compared (test_background_tuning.cpp).
 #include <minirt/minirt.h>
 
 #include "loaders/onnx/onnx_loader.h"
@@ -90,8 +92,8 @@ TEST(Weights, FromAFileTheModelKeepsOnlyWhatPlansReadAsItIsAndReadsTheRestAgainF
   const std::string bytes = test_model();
   auto from_file = Model::load(d.write("m.onnx", bytes));
   auto from_memory = Model::load_from_memory(bytes.data(), bytes.size(), "m.onnx");
-  Session s(from_file, {.device = Device::kCpu, .threads = 2});
-  Session ref(from_memory, {.device = Device::kCpu, .threads = 2});
+  Session s(from_file, {.device = Device::kCpu, .threads = 2, .tuning = TuningMode::kHeuristic});
+  Session ref(from_memory, {.device = Device::kCpu, .threads = 2, .tuning = TuningMode::kHeuristic});
 
   WeightStats before = s.weight_stats();
   EXPECT_EQ(before.model_bytes, initializer_bytes(bytes));
@@ -118,7 +120,7 @@ TEST(Weights, FromAFileTheModelKeepsOnlyWhatPlansReadAsItIsAndReadsTheRestAgainF
   // And the first plan still runs as it did.
   EXPECT_EQ(run(s, 1, 12), run(ref, 1, 12));
   // A second session on the same model plans from it too.
-  Session t(from_file, {.device = Device::kCpu, .threads = 1});
+  Session t(from_file, {.device = Device::kCpu, .threads = 1, .tuning = TuningMode::kHeuristic});
   EXPECT_EQ(run(t, 2, 13), run(ref, 2, 13));
 }
 
@@ -132,13 +134,13 @@ TEST(Weights, OnceAPlanIsMadeTheOriginalsOfPackedWeightsAreGivenBack) {
   const size_t all = g.weights->bytes();
   EXPECT_EQ(g.weights->resident_bytes(), all);
   {
-    Session s(model, {.device = Device::kCpu, .threads = 1});
+    Session s(model, {.device = Device::kCpu, .threads = 1, .tuning = TuningMode::kHeuristic});
     run(s, 1, 1);
     EXPECT_EQ(g.weights->resident_bytes(), kAddBytes);  // the plan holds the Add's constant alone
     EXPECT_EQ(g.weights->bytes(), all);
   }
   EXPECT_EQ(g.weights->resident_bytes(), 0u);  // no plan holds anything now
-  Session s(model, {.device = Device::kCpu, .threads = 1});
+  Session s(model, {.device = Device::kCpu, .threads = 1, .tuning = TuningMode::kHeuristic});
   run(s, 2, 1);
   EXPECT_EQ(g.weights->resident_bytes(), kAddBytes);
 }
@@ -148,7 +150,7 @@ TEST(Weights, AFileChangedOnDiskAfterLoadIsNamedWhenANewShapeNeedsItsWeights) {
   const std::string bytes = test_model();
   const std::string path = d.write("m.onnx", bytes);
   auto model = Model::load(path);
-  Session s(model, {.device = Device::kCpu, .threads = 1});
+  Session s(model, {.device = Device::kCpu, .threads = 1, .tuning = TuningMode::kHeuristic});
   std::vector<float> y1 = run(s, 1, 1);
   // Rewritten in place (the same file, shorter): the mapping would read other bytes.
   std::ofstream(path, std::ios::binary | std::ios::trunc) << bytes.substr(0, bytes.size() / 2);
@@ -165,12 +167,12 @@ TEST(Weights, AFileChangedOnDiskAfterLoadIsNamedWhenANewShapeNeedsItsWeights) {
   // A file replaced by another (renamed over it) does not matter: the mapping keeps the old one's bytes.
   const std::string path2 = d.write("m2.onnx", bytes);
   auto model2 = Model::load(path2);
-  Session s2(model2, {.device = Device::kCpu, .threads = 1});
+  Session s2(model2, {.device = Device::kCpu, .threads = 1, .tuning = TuningMode::kHeuristic});
   std::vector<float> a = run(s2, 1, 3);
   d.write("other.onnx", std::string(100, 'x'));
   fs::rename(d.dir / "other.onnx", path2);
   auto ref = Model::load_from_memory(bytes.data(), bytes.size(), "m2.onnx");
-  Session r(ref, {.device = Device::kCpu, .threads = 1});
+  Session r(ref, {.device = Device::kCpu, .threads = 1, .tuning = TuningMode::kHeuristic});
   EXPECT_EQ(run(s2, 2, 4), run(r, 2, 4));
 }
 
@@ -201,8 +203,8 @@ TEST(Weights, ExternalDataIsMappedAndReadAgainLikeTheModelFile) {
   inside.output("y");
   std::string ib = inside.bytes();
   auto ref_model = Model::load_from_memory(ib.data(), ib.size(), "inside.onnx");
-  Session s(model, {.device = Device::kCpu, .threads = 1});
-  Session ref(ref_model, {.device = Device::kCpu, .threads = 1});
+  Session s(model, {.device = Device::kCpu, .threads = 1, .tuning = TuningMode::kHeuristic});
+  Session ref(ref_model, {.device = Device::kCpu, .threads = 1, .tuning = TuningMode::kHeuristic});
   EXPECT_EQ(run(s, 1, 5), run(ref, 1, 5));
   EXPECT_EQ(s.weight_stats().model_bytes, w.nbytes());
   EXPECT_EQ(s.weight_stats().model_resident_bytes, 0u);  // packed, given back
@@ -254,7 +256,7 @@ TEST(Weights, TheWalkFindsEachInitializersBytesAndLeavesTheRestToProtobuf) {
 std::string load_outcome(const std::function<std::shared_ptr<const Model>()>& load) {
   try {
     auto model = load();
-    Session s(model, {.device = Device::kCpu, .threads = 1});
+    Session s(model, {.device = Device::kCpu, .threads = 1, .tuning = TuningMode::kHeuristic});
     std::vector<Tensor> y = s.run({{"x", noise({1, 32, 16, 16}, 1)}});
     std::string out = "ok";
     for (int64_t i = 0; i < y[0].numel(); ++i) out += " " + std::to_string(y[0].data<float>()[i]);
@@ -341,14 +343,14 @@ TEST(Concurrency, SessionsOnOneFileModelPlanNewShapesTogether) {
   const std::string bytes = test_model();
   auto model = Model::load(d.write("m.onnx", bytes));
   auto ref_model = Model::load_from_memory(bytes.data(), bytes.size(), "m.onnx");
-  Session ref(ref_model, {.device = Device::kCpu, .threads = 1});
+  Session ref(ref_model, {.device = Device::kCpu, .threads = 1, .tuning = TuningMode::kHeuristic});
   std::vector<std::vector<float>> want;
   for (int64_t n = 1; n <= 4; ++n) want.push_back(run(ref, n, static_cast<uint32_t>(n)));
   std::vector<std::thread> threads;
   std::vector<int> bad(3, 0);
   for (int t = 0; t < 3; ++t)
     threads.emplace_back([&, t] {
-      Session s(model, {.device = Device::kCpu, .threads = 1});
+      Session s(model, {.device = Device::kCpu, .threads = 1, .tuning = TuningMode::kHeuristic});
       for (int round = 0; round < 2; ++round)
         for (int64_t n = 1; n <= 4; ++n)
           if (run(s, 1 + (n + t) % 4, static_cast<uint32_t>(1 + (n + t) % 4)) != want[static_cast<size_t>((n + t) % 4)])
