@@ -63,8 +63,8 @@ struct Session::Impl {
 
   std::mutex mu;  // guards everything below
   // Measures what plans left pending (SessionOptions::tune_in_background),
-  // made with the session when it may tune so; declared last, so that its
-  // thread stops before anything it uses goes.
+  // made with the session when it may tune so; ~Impl stops it first, before
+  // anything its jobs use goes.
   std::unique_ptr<BackgroundTuner> background;
   RunClock::time_point first_plan{};
   std::atomic<long> runs_started{0};
