@@ -2,7 +2,8 @@
 // it reports about the choices.
 //
 //   minirt::Session s(model, {.tuning = minirt::TuningMode::kCached});  // the default
-//   s.run(inputs);                                  // the first run of a shape tunes
+//   s.run(inputs);                                  // the first run of a shape chooses (measures nothing)
+//   s.wait_for_tuning();                            // optional: the background tuner's plan took over
 //   minirt::TuningReport r = s.tuning_report();
 //   std::cout << r.measured << " measured, " << r.from_cache << " from cache\n";
 //   for (const auto& c : r.choices) std::cerr << minirt::to_string(c) << "\n";
