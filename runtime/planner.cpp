@@ -160,7 +160,7 @@ std::shared_ptr<const Tensor> released_constant(const Tensor& t) {
 
 // The constants of a plan's graph and who reads them: lets go of those no
 // live node reads, and of each one every reader packed into a form of its
-// own once the last of them is made (release_packed), so that a plan's
+// own once the last of them is made (step_made), so that a plan's
 // weights are held once, packed, instead of beside the float32 tensors they
 // came from. The plan's WeightHold follows: it holds exactly the model's
 // weights the plan still has.
@@ -403,7 +403,6 @@ std::unique_ptr<Plan> make_plan(const Graph& model, const std::vector<const Tens
     plan->stats.narrowed = cpu.narrow_values(g, algorithm);
   }
   make_steps(*plan, order, placed.node_space, algorithm, pool);
-
   plan_memory(*plan, options.optimize);
   return plan;
 }
