@@ -19,6 +19,7 @@
 #include "runtime/thread_pool.h"
 #include "runtime/tuner.h"
 
+#include <atomic>
 #include <map>
 #include <mutex>
 #include <new>
@@ -66,6 +67,7 @@ struct Session::Impl {
   // anything its jobs use goes.
   std::unique_ptr<BackgroundTuner> background;
   RunClock::time_point first_plan{};
+  std::atomic<long> runs_started{0};
   std::vector<std::unique_ptr<RunContext>> idle;
   std::vector<StepTiming> last_profile;
   std::vector<BackendTimes> last_device_times;
@@ -285,7 +287,7 @@ void Session::Impl::tune_later(PlanCache& cache, const std::vector<const Tensor*
     PlanSwap when;
     when.seconds = std::chrono::duration<double>(now - first_plan).count();
     when.tuning_seconds = std::chrono::duration<double>(now - queued).count();
-    when.runs_before = background->runs_begun();
+    when.runs_before = runs_started.load();
     const bool took_over = cache.replace(std::move(plan), in);
     tuner->absorb(t, first, when, took_over);
   });
@@ -321,6 +323,7 @@ void Session::run_checked(const NamedTensors& inputs, std::vector<Tensor>& outpu
   if (!ctx) ctx = std::make_unique<RunContext>();
   // Measuring in the background keeps out of this run's way.
   BackgroundTuner::RunScope scope(im.background.get());
+  im.runs_started.fetch_add(1, std::memory_order_relaxed);
   struct Return {
     Impl& im;
     std::unique_ptr<RunContext>& ctx;
