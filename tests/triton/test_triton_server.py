@@ -402,20 +402,38 @@ output [ { name: "logits", data_type: TYPE_FP32, dims: [ 1000 ] } ]
         self.good_request_still_works()
 
     def test_08_reloads_do_not_leak(self):
+        # A server of its own with this one model: in the shared server the
+        # other models go on tuning in the background (resnet18 has a plan per
+        # batch size test_04 made), and each tuned plan they build moves RSS
+        # by megabytes at times no reload decides.
+        repo = os.path.join(self.tmp, "reload-repo")
+        write_model(repo, "mnist_cnn", self.onnx["mnist_cnn"])
+        server = Server(repo, os.path.join(ARGS.build, "triton-backends"), os.path.join(self.tmp, "reload.log"))
+        try:
+            client = httpclient.InferenceServerClient(server.http, network_timeout=120)
+            self.reload_and_measure(server, client)
+        finally:
+            server.stop()
+
+    def reload_and_measure(self, server, client):
         x = self.input_like((1, 1, 28, 28))
         want = reference(self.onnx["mnist_cnn"], {"input": x})["logits"]
         rss = []
         for i in range(21):
-            self.client.unload_model("mnist_cnn")
-            deadline = time.time() + 30
-            while self.client.is_model_ready("mnist_cnn") and time.time() < deadline:
-                time.sleep(0.05)
-            self.client.load_model("mnist_cnn")
-            assert_close(self, self.infer_http("mnist_cnn", {"input": x}).as_numpy("logits"), want, f"reload {i}")
-            rss.append(self.server.rss_kib())
+            if i > 0:
+                client.unload_model("mnist_cnn")
+                deadline = time.time() + 30
+                while client.is_model_ready("mnist_cnn") and time.time() < deadline:
+                    time.sleep(0.05)
+            client.load_model("mnist_cnn")
+            got = self.infer_http("mnist_cnn", {"input": x}, client=client).as_numpy("logits")
+            assert_close(self, got, want, f"reload {i}")
+            rss.append(server.rss_kib())
         growth = rss[-1] - rss[0]
-        print(f"RSS after the first reload {rss[0] / 1024:.1f} MiB, after 20 more {rss[-1] / 1024:.1f} MiB", file=sys.stderr)
-        self.assertLess(growth, 8 * 1024, f"RSS grew by {growth / 1024:.1f} MiB over 20 reloads: {rss}")
+        print(f"RSS after the first load {rss[0] / 1024:.1f} MiB, after 20 reloads {rss[-1] / 1024:.1f} MiB: {rss}", file=sys.stderr)
+        # Alone, the server's RSS is tens of MiB and moves by hundreds of KiB:
+        # a model's weights or plan kept per reload shows.
+        self.assertLess(growth, 4 * 1024, f"RSS grew by {growth / 1024:.1f} MiB over 20 reloads: {rss}")
 
     def test_09_statistics_and_metrics_count_minirt_work(self):
         s = self.stats("mnist_cnn")
