@@ -76,9 +76,12 @@ struct TunerOptions {
   std::string cache_path;      // empty: AlgoCache::default_path()
   size_t workspace_limit = 0;  // bytes; 0: none
   bool write_cache = true;     // kCached and kExhaustive save what they measured
-  int min_repeats = 3;         // timed runs after the warm-up...
-  int max_repeats = 200;       // ...until target_ms has passed, at most this many
-  double target_ms = 20;       // per candidate
+  // Timed runs after the warm-up... 9: the fewest rounds whose interval in
+  // choose_by_rounds leaves out the slowest and the fastest round, so that
+  // one preempted run does not veto a clear winner.
+  int min_repeats = 9;
+  int max_repeats = 200;  // ...until target_ms has passed, at most this many
+  double target_ms = 20;  // per candidate
   // The most seconds of timed runs one plan's measuring may take; past it,
   // the choices left take the heuristic's pick, unmeasured and not cached.
   double budget_seconds = 30;

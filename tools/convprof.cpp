@@ -58,7 +58,7 @@ options
                           fp16 runs the convolutions on float16 data; on the CPU, bf16 adds
                           nchwc_bf16, AMX or AVX512_BF16)
   --workspace-limit SIZE  candidates needing more scratch are skipped (bytes, or K, M, G suffix; 0: none)
-  --repeats N             timed runs per candidate after one warm-up (default: at least 3,
+  --repeats N             timed runs per candidate after one warm-up (default: at least 9,
                           until 20 ms or 25 runs)
 output
   --csv                   one row per candidate, with a header

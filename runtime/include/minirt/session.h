@@ -185,7 +185,7 @@ struct SessionOptions {
   // on a GPU measures in the first run either way.
   bool tune_in_background = true;
   // Timed runs per candidate when measuring, after one warm-up; 0 (the
-  // default): at least 3, then more until about 20 ms per candidate.
+  // default): at least 9, then more until about 20 ms per candidate.
   int tuning_repeats = 0;
   // Scratch memory one algorithm may need, in bytes; 0 means no limit.
   // Candidates that need more are not used (and reported as such).
