@@ -127,8 +127,9 @@ void BackgroundTuner::run_begins() {
     runs_started_.fetch_add(1);
     if (!holding_.load()) return;
     // The tuner holds this moment for one timed kernel run: step back
-    // until it is done.
+    // until it is done (uncounted: a held sample is valid whatever the count).
     active_runs_.fetch_sub(1);
+    runs_started_.fetch_sub(1);
     std::unique_lock<std::mutex> lock(mu_);
     cv_.wait(lock, [&] { return !holding_.load() || stop_; });
     if (stop_) {  // closing: the hold ends with the sample in progress

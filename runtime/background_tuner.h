@@ -65,6 +65,8 @@ class BackgroundTuner final : public SampleGate {
   bool wait(double seconds);
   void pause(bool paused);
   int jobs_left() const;  // queued or in progress
+  // The session's runs begun so far (run_begins), for PlanSwap::runs_before.
+  long runs_begun() const { return static_cast<long>(runs_started_.load()); }
 
   // Around each run of the session.
   void run_begins();

@@ -22,6 +22,7 @@
 #include <cmath>
 #include <cstdlib>
 #include <cstring>
+#include <type_traits>
 
 namespace minirt::cpu {
 
@@ -438,19 +439,11 @@ class NativeConvKernel final : public Kernel {
       direct_->run(x, r, y, 0, ws, *args.pool);
   }
   size_t workspace_bytes() const override {
-    return int8_   ? int8_->workspace_bytes()
-           : bf16_ ? bf16_->workspace_bytes()
-           : dw_   ? dw_->workspace_bytes()
-           : wino_ ? wino_->workspace_bytes()
-                   : direct_->workspace_bytes();
+    return on_algorithm([](const auto& k) { return k.workspace_bytes(); });
   }
   std::string describe() const override {
     // "nchwc_direct isa=avx512 nb=2 ur=12 ...", as the kernel describes itself.
-    return "algo=" + (int8_   ? int8_->describe()
-                      : bf16_ ? bf16_->describe()
-                      : dw_   ? dw_->describe()
-                      : wino_ ? wino_->describe()
-                              : direct_->describe());
+    return "algo=" + on_algorithm([](const auto& k) { return k.describe(); });
   }
   const char* precision() const override {
     return int8_ ? "int8" : bf16_ || (wino_ && wino_->bf16_products()) ? "bf16" : "fp32";
@@ -458,14 +451,15 @@ class NativeConvKernel final : public Kernel {
   // Every algorithm packs the weights and the bias when it is made.
   bool packs_input(size_t input) const override { return input == 1 || input == 2; }
   size_t packed_bytes() const override {
-    return int8_   ? int8_->weight_bytes()
-           : bf16_ ? bf16_->weight_bytes()
-           : dw_   ? dw_->weight_bytes()
-           : wino_ ? wino_->weight_bytes()
-                   : direct_->weight_bytes();
+    return on_algorithm([](const auto& k) { return k.weight_bytes(); });
   }
 
  private:
+  // f(the algorithm's kernel), whichever was made.
+  template <typename F>
+  std::invoke_result_t<F, const NchwcDirectConv&> on_algorithm(F&& f) const {
+    return int8_ ? f(*int8_) : bf16_ ? f(*bf16_) : dw_ ? f(*dw_) : wino_ ? f(*wino_) : f(*direct_);
+  }
   bool residual_;
   std::unique_ptr<NchwcDirectConv> direct_;
   std::unique_ptr<NchwcDepthwiseConv> dw_;

@@ -19,7 +19,6 @@
 #include "runtime/thread_pool.h"
 #include "runtime/tuner.h"
 
-#include <atomic>
 #include <map>
 #include <mutex>
 #include <new>
@@ -67,7 +66,6 @@ struct Session::Impl {
   // anything its jobs use goes.
   std::unique_ptr<BackgroundTuner> background;
   RunClock::time_point first_plan{};
-  std::atomic<long> runs_started{0};
   std::vector<std::unique_ptr<RunContext>> idle;
   std::vector<StepTiming> last_profile;
   std::vector<BackendTimes> last_device_times;
@@ -258,7 +256,10 @@ void Session::Impl::tune_later(PlanCache& cache, const std::vector<const Tensor*
   }
   for (size_t k : cache.value_inputs) sig->values.emplace(k, inputs[k]->clone());
   const RunClock::time_point queued = RunClock::now();
-  background->add([this, &cache, sig, queued](Tuner& t, ThreadPool& threads) {
+  // The job runs on bg's thread, so bg outlives it; `background` does not:
+  // it is null while ~Impl's reset joins that thread.
+  BackgroundTuner* bg = background.get();
+  bg->add([this, bg, &cache, sig, queued](Tuner& t, ThreadPool& threads) {
     std::vector<Tensor> made;
     made.reserve(sig->shapes.size());
     std::vector<const Tensor*> in;
@@ -287,7 +288,7 @@ void Session::Impl::tune_later(PlanCache& cache, const std::vector<const Tensor*
     PlanSwap when;
     when.seconds = std::chrono::duration<double>(now - first_plan).count();
     when.tuning_seconds = std::chrono::duration<double>(now - queued).count();
-    when.runs_before = runs_started.load();
+    when.runs_before = bg->runs_begun();
     const bool took_over = cache.replace(std::move(plan), in);
     tuner->absorb(t, first, when, took_over);
   });
@@ -323,7 +324,6 @@ void Session::run_checked(const NamedTensors& inputs, std::vector<Tensor>& outpu
   if (!ctx) ctx = std::make_unique<RunContext>();
   // Measuring in the background keeps out of this run's way.
   BackgroundTuner::RunScope scope(im.background.get());
-  im.runs_started.fetch_add(1, std::memory_order_relaxed);
   struct Return {
     Impl& im;
     std::unique_ptr<RunContext>& ctx;

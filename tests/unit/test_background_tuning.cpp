@@ -63,13 +63,19 @@ struct Timer {
   std::atomic<int> calls{0};
   std::atomic<bool> second_conv{false};
   std::atomic<int> sleep_us{0};
+  std::atomic<int> last_sleep_ms{0};      // the second convolution's last candidate sleeps this long
+  std::atomic<bool> in_last_call{false};  // ... and says so first
   TuningTimer fn() {
     return [this](const KernelProvider& b, const Graph& g, const Node& n, const AlgorithmOption& o) -> double {
       ++calls;
       if (n.name == "conv2") second_conv = true;
       if (int us = sleep_us.load()) std::this_thread::sleep_for(std::chrono::microseconds(us));
-      if (o.name == b.heuristic_algorithm(g, n)) return 10.0;
       const auto opts = b.algorithms(g, n);
+      if (int ms = last_sleep_ms.load(); ms > 0 && n.name == "conv2" && o.name == opts.back().name) {
+        in_last_call = true;
+        std::this_thread::sleep_for(std::chrono::milliseconds(ms));
+      }
+      if (o.name == b.heuristic_algorithm(g, n)) return 10.0;
       for (size_t i = 0; i < opts.size(); ++i)
         if (opts[i].name == o.name) return 5.0 - static_cast<double>(i) * 0.1;
       return 9.0;
@@ -187,24 +193,40 @@ TEST_F(SessionBackgroundTuning, ConcurrentRunsMeetTheSwapSafely) {
   Timer timer;
   timer.sleep_us = 300;
   auto s = session(&timer, 1);
+  s->pause_tuning(true);  // resumed once the callers run, so that the swap comes among their runs
   std::vector<Tensor> ref = s->run(input());
   std::atomic<int> bad{0};
+  std::atomic<int> started{0};
+  auto differs = [&](const std::vector<Tensor>& out) {
+    for (int64_t k = 0; k < out[0].numel(); ++k)
+      if (std::fabs(out[0].data<float>()[k] - ref[0].data<float>()[k]) >
+          1e-4f * (1 + std::fabs(ref[0].data<float>()[k])))
+        return true;
+    return false;
+  };
   std::vector<std::thread> callers;
   for (int t = 0; t < 3; ++t)
     callers.emplace_back([&] {
       std::vector<Tensor> out;
-      for (int i = 0; i < 40; ++i) {
+      ++started;
+      // Until the tuned plan has taken over (at most a minute), then a few more.
+      const auto t0 = Clock::now();
+      while (!s->wait_for_tuning(0) && Clock::now() - t0 < std::chrono::seconds(60)) {
         s->run(input(), out);
-        for (int64_t k = 0; k < out[0].numel(); ++k)
-          if (std::fabs(out[0].data<float>()[k] - ref[0].data<float>()[k]) >
-              1e-4f * (1 + std::fabs(ref[0].data<float>()[k])))
-            ++bad;
+        if (differs(out)) ++bad;
+      }
+      for (int i = 0; i < 5; ++i) {
+        s->run(input(), out);
+        if (differs(out)) ++bad;
       }
     });
+  while (started.load() < 3) std::this_thread::yield();
+  s->pause_tuning(false);
   for (auto& c : callers) c.join();
   EXPECT_EQ(bad.load(), 0);
-  ASSERT_TRUE(s->wait_for_tuning(60));
-  EXPECT_EQ(s->tuning_report().swaps.size(), 1u);
+  ASSERT_TRUE(s->wait_for_tuning(0));
+  ASSERT_EQ(s->tuning_report().swaps.size(), 1u);
+  EXPECT_GT(s->tuning_report().swaps[0].runs_before, 1) << "the swap came before the concurrent runs";
   expect_close(s->run(input())[0], ref[0]);
 }
 
@@ -225,6 +247,20 @@ TEST_F(SessionBackgroundTuning, AClosingSessionStopsItsTunerAndKeepsWhatWasMeasu
   // The first convolution was measured before the stop, and is cached.
   EXPECT_NE(read_cache().find("Conv N=2 C=8 H=11 W=9 K=16"), std::string::npos) << read_cache();
   EXPECT_EQ(read_cache().find("Conv N=2 C=16"), std::string::npos) << read_cache();
+}
+
+// The session closes while the last sample is taken: nothing is left to
+// stop, so the tuned plan is made and swapped in as the session goes.
+TEST_F(SessionBackgroundTuning, ASessionClosingAsItsTunedPlanIsMadeGoesCleanly) {
+  Timer timer;
+  timer.last_sleep_ms = 200;
+  auto s = session(&timer);
+  s->run(input());
+  for (int i = 0; i < 20000 && !timer.in_last_call.load(); ++i)
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  ASSERT_TRUE(timer.in_last_call.load());
+  s.reset();
+  EXPECT_NE(read_cache().find("Conv N=2 C=16"), std::string::npos) << read_cache();
 }
 
 TEST_F(SessionBackgroundTuning, OffMeasuresInTheFirstRun) {
