@@ -45,8 +45,9 @@ the model (after its folding and fusion passes), or for one convolution given
 by its parameters: input NxCxHxW, K filters of RxS, then stride, padding (all
 sides), dilation and groups (default 1, 0, 1, 1). Prints per candidate its
 median time, workspace and status (ok; declined, with the backend's reason;
-over workspace limit; failed), marks the pick (the fastest) and the heuristic's
-choice, and the pick's speedup over the heuristic's choice and over the slowest.
+over workspace limit; failed), marks the pick (the fastest beyond the noise of
+the rounds, else the heuristic's choice) and the heuristic's choice, and the
+pick's speedup over the heuristic's choice and over the slowest.
 Nothing is written to the algorithm cache.
 
 options
@@ -471,7 +472,7 @@ int run(const Args& a) {
                       " thread" + (session->threads() == 1 ? "" : "s") + ")";
   std::string header = "convprof: " + source + " on " + where + "; " + std::to_string(layers.size()) + " convolution" +
                        (layers.size() == 1 ? "" : "s") + " with a choice; repeats " +
-                       (a.repeats ? std::to_string(a.repeats) : std::string("3 to 25 (20 ms)")) + "; workspace limit " +
+                       (a.repeats ? std::to_string(a.repeats) : std::string("9 to 25 (20 ms)")) + "; workspace limit " +
                        (a.workspace_limit ? bytes_str(a.workspace_limit) : std::string("none"));
   if (a.format == Format::kJson)
     print_json(layers, source, *session, a);

@@ -80,7 +80,10 @@ for l in layers:
     assert all(c["median_ms"] is None for c in l["candidates"] if c["status"] != "ok"), l
     assert all(c["reason"] for c in l["candidates"] if c["status"] == "declined"), l
     fastest = min(ok, key=lambda c: c["median_ms"])
-    assert l["pick"] == fastest["algorithm"], l
+    # The fastest, or the heuristic's choice where no candidate beat it
+    # beyond the noise of the rounds (runtime/tuner.h, choose_by_rounds):
+    # with 2 rounds on a loaded machine, one round each way keeps it.
+    assert l["pick"] in (fastest["algorithm"], l["heuristic"]), l
     assert l["speedup_vs_slowest"] >= 1, l
     assert l["speedup_vs_heuristic"] is None or l["speedup_vs_heuristic"] >= 1, l
 rows = list(csv.DictReader(open(f"{w}/p.csv")))
@@ -120,7 +123,7 @@ def chart(name, layers):
 
 # Two layers: the costliest first by default, model order on request; the summary strip.
 _, by = chart("p.svg", 2)
-cost = sorted(layers, key=lambda l: -min(c["median_ms"] for c in l["candidates"] if c["status"] == "ok"))
+cost = sorted(layers, key=lambda l: -next(c["median_ms"] for c in l["candidates"] if c["algorithm"] == l["pick"]))
 assert by["layer"] == [l["node"] for l in cost], (by["layer"], cost)
 assert any(t.startswith("2 convolutions: ") and "in all with the picks" in t for t in by["summary"]), by["summary"]
 assert any(t.startswith("the 2 layers take 100.0% of it") for t in by["summary"]), by["summary"]
