@@ -25,9 +25,18 @@ void lowest_priority() {
   (void)::setpriority(PRIO_PROCESS, tid, 19);
 }
 
+// One timed sample at a time in the process: the tuners of several
+// sessions (a Triton server's instances and models) would otherwise time
+// their candidates over each other's.
+std::mutex& process_sampling() {
+  static std::mutex m;
+  return m;
+}
+
 }  // namespace
 
-BackgroundTuner::BackgroundTuner(TunerOptions options, int threads) : threads_(std::max(threads, 1)) {
+BackgroundTuner::BackgroundTuner(TunerOptions options, int threads)
+    : threads_(std::max(threads, 1)), sampling_(process_sampling(), std::defer_lock) {
   options.gate = this;
   options.defer_measuring = false;
   options.progress = false;
@@ -156,19 +165,21 @@ void BackgroundTuner::begin() {
     }
     const Clock::time_point now = Clock::now();
     const int64_t settle = std::chrono::duration_cast<std::chrono::nanoseconds>(kSettle).count();
-    if (active_runs_.load() == 0 && now_ns() - last_run_end_.load() >= settle) {
-      // A gap between runs: measure; a run that starts meanwhile voids it.
+    if (active_runs_.load() == 0 && now_ns() - last_run_end_.load() >= settle && sampling_.try_lock()) {
+      // A gap between runs, and no other tuner measuring: measure; a run
+      // that starts meanwhile voids it.
       sample_epoch_ = runs_started_.load();
       sample_held_ = false;
       return;
     }
     // No gap for a while: hold the next run back, within the share.
     if (now - asked > std::chrono::milliseconds(2) &&
-        held_seconds_ < kHoldShare * seconds_between(tuning_since_, now)) {
+        held_seconds_ < kHoldShare * seconds_between(tuning_since_, now) && sampling_.try_lock()) {
       holding_.store(true);
       while (active_runs_.load() != 0) {  // the runs in progress finish first
         if (stop_) {
           holding_.store(false);
+          sampling_.unlock();
           cv_.notify_all();
           throw TuningStopped{};
         }
@@ -184,6 +195,7 @@ void BackgroundTuner::begin() {
 }
 
 bool BackgroundTuner::end() {
+  if (sampling_.owns_lock()) sampling_.unlock();
   std::lock_guard<std::mutex> lock(mu_);
   ++counts_.samples;
   if (sample_held_) {

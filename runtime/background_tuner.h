@@ -24,6 +24,9 @@
 //   the tuner may hold the next run back for one timed kernel run, while the
 //   time it has held runs stays under kHoldShare of the time it has been
 //   tuning. A run in progress is never held.
+// - One sample at a time in the process: the tuners of several sessions
+//   (a server's instances and models) take turns, so that none times its
+//   candidates over another's.
 // - pause(true) stops all measuring until pause(false); the destructor stops
 //   the job in progress at its next sample (TuningStopped) and drops the rest.
 #pragma once
@@ -124,6 +127,9 @@ class BackgroundTuner final : public SampleGate {
   Clock::time_point sample_start_{};
   Clock::time_point tuning_since_{};
   double held_seconds_ = 0;
+  // The process's sampling lock (one timed sample at a time across every
+  // session's tuner), held from begin() to end() by this tuner's thread.
+  std::unique_lock<std::mutex> sampling_;
 
   std::thread thread_;
 };

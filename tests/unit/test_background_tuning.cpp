@@ -18,13 +18,17 @@
 #include <time.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <cmath>
 #include <filesystem>
 #include <fstream>
+#include <mutex>
 #include <sstream>
 #include <thread>
+#include <utility>
+#include <vector>
 
 namespace minirt {
 namespace {
@@ -65,11 +69,19 @@ struct Timer {
   std::atomic<int> sleep_us{0};
   std::atomic<int> last_sleep_ms{0};      // the second convolution's last candidate sleeps this long
   std::atomic<bool> in_last_call{false};  // ... and says so first
+  // When set, each call's span (with its sleep) is added here, under spans_mu.
+  std::vector<std::pair<Clock::time_point, Clock::time_point>>* spans = nullptr;
+  std::mutex* spans_mu = nullptr;
   TuningTimer fn() {
     return [this](const KernelProvider& b, const Graph& g, const Node& n, const AlgorithmOption& o) -> double {
       ++calls;
       if (n.name == "conv2") second_conv = true;
+      const Clock::time_point t0 = Clock::now();
       if (int us = sleep_us.load()) std::this_thread::sleep_for(std::chrono::microseconds(us));
+      if (spans) {
+        std::lock_guard<std::mutex> lock(*spans_mu);
+        spans->emplace_back(t0, Clock::now());
+      }
       const auto opts = b.algorithms(g, n);
       if (int ms = last_sleep_ms.load(); ms > 0 && n.name == "conv2" && o.name == opts.back().name) {
         in_last_call = true;
@@ -94,9 +106,9 @@ class SessionBackgroundTuning : public ::testing::Test {
   }
   void TearDown() override { fs::remove_all(dir_); }
 
-  std::unique_ptr<Session> session(Timer* timer, int threads = 2) {
+  std::unique_ptr<Session> session(Timer* timer, int threads = 2, const std::string& cache = {}) {
     auto s = std::make_unique<Session>(two_cpu_convs(), SessionOptions{.device = Device::kCpu, .threads = threads});
-    TunerOptions o{.mode = TuningMode::kCached, .cache_path = cache_};
+    TunerOptions o{.mode = TuningMode::kCached, .cache_path = cache.empty() ? cache_ : cache};
     if (timer) o.time = timer->fn();
     SessionInternals::configure_tuning(*s, std::move(o));
     return s;
@@ -261,6 +273,36 @@ TEST_F(SessionBackgroundTuning, ASessionClosingAsItsTunedPlanIsMadeGoesCleanly) 
   ASSERT_TRUE(timer.in_last_call.load());
   s.reset();
   EXPECT_NE(read_cache().find("Conv N=2 C=16"), std::string::npos) << read_cache();
+}
+
+// Two sessions tuning at once (each its own cache file, so that neither
+// finds the other's results): their tuners take turns, one timed sample at
+// a time in the process, and both plans take over.
+TEST_F(SessionBackgroundTuning, TwoSessionsTuningAtOnceTakeTurns) {
+  std::mutex mu;
+  std::vector<std::pair<Clock::time_point, Clock::time_point>> spans;
+  Timer ta, tb;
+  for (Timer* t : {&ta, &tb}) {
+    t->sleep_us = 1500;
+    t->spans = &spans;
+    t->spans_mu = &mu;
+  }
+  auto a = session(&ta, 1);
+  auto b = session(&tb, 1, (dir_ / "other_cache.txt").string());
+  std::thread ra([&] { a->run(input()); });
+  b->run(input());
+  ra.join();
+  ASSERT_TRUE(a->wait_for_tuning(60));
+  ASSERT_TRUE(b->wait_for_tuning(60));
+  EXPECT_EQ(a->tuning_report().swaps.size(), 1u);
+  EXPECT_EQ(b->tuning_report().swaps.size(), 1u);
+  ASSERT_GT(ta.calls.load(), 2);
+  ASSERT_GT(tb.calls.load(), 2);
+  std::sort(spans.begin(), spans.end());
+  int overlaps = 0;
+  for (size_t i = 1; i < spans.size(); ++i)
+    if (spans[i].first < spans[i - 1].second) ++overlaps;
+  EXPECT_EQ(overlaps, 0) << "of " << spans.size() << " samples";
 }
 
 TEST_F(SessionBackgroundTuning, OffMeasuresInTheFirstRun) {
