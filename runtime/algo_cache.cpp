@@ -1,6 +1,7 @@
 #include "runtime/algo_cache.h"
 
 #include <fcntl.h>
+#include <sys/stat.h>
 #include <sys/file.h>
 #include <unistd.h>
 
@@ -107,7 +108,28 @@ std::vector<std::string> AlgoCache::context_fields(const std::string& context) {
   return out;
 }
 
-AlgoCache::AlgoCache(std::string path) : path_(std::move(path)) { read_into(entries_, true); }
+AlgoCache::AlgoCache(std::string path) : path_(std::move(path)) {
+  seen_ = stamp();
+  read_into(entries_, true);
+}
+
+AlgoCache::Stamp AlgoCache::stamp() const {
+  struct stat st {};
+  if (::stat(path_.c_str(), &st) != 0) return {};
+  return {.inode = static_cast<uint64_t>(st.st_ino),
+          .size = static_cast<uint64_t>(st.st_size),
+          .mtime_ns = static_cast<int64_t>(st.st_mtim.tv_sec) * 1000000000 + st.st_mtim.tv_nsec};
+}
+
+bool AlgoCache::refresh() {
+  const Stamp now = stamp();
+  if (now == seen_) return false;
+  seen_ = now;
+  Table fresh;
+  if (!read_into(fresh, false)) return false;
+  entries_ = std::move(fresh);
+  return true;
+}
 
 bool AlgoCache::read_into(Table& table, bool report) {
   std::error_code ec;
@@ -290,6 +312,7 @@ bool AlgoCache::save() {
   } else {
     entries_ = std::move(merged);
     added_.clear();
+    seen_ = stamp();
   }
   ::flock(lock, LOCK_UN);
   ::close(lock);

@@ -56,6 +56,11 @@ class AlgoCache {
   // Merges with the file's current content and writes it atomically.
   // Returns false (with a warning) when it could not write.
   bool save();
+  // Reads the file again when it changed since this cache last read or
+  // wrote it (another session or process saved choices meanwhile): one
+  // stat() when it did not. What put() added and was not saved stays.
+  // Returns true when it read it again.
+  bool refresh();
 
   size_t size() const;
   // What reading or writing found wrong, as sentences for the log.
@@ -67,6 +72,14 @@ class AlgoCache {
  private:
   using Table = std::map<std::string, std::map<std::string, AlgoChoice>>;  // context -> problem -> choice
   bool read_into(Table& table, bool report);
+  // The file as last read or written: inode (each save renames a new file
+  // in), size and modification time; all 0 when there was none.
+  struct Stamp {
+    uint64_t inode = 0, size = 0;
+    int64_t mtime_ns = 0;
+    bool operator==(const Stamp&) const = default;
+  };
+  Stamp stamp() const;
   std::string render(const Table& table) const;
 
   std::string path_;
@@ -74,6 +87,7 @@ class AlgoCache {
   Table added_;  // put() since the last save
   std::vector<std::string> warnings_;
   bool foreign_ = false;  // the file exists and is not a minirt cache: never overwrite it
+  Stamp seen_;
 };
 
 // The current time as UTC ISO 8601, for AlgoChoice::measured_at.

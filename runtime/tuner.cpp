@@ -561,6 +561,9 @@ TuningChoice Tuner::choose(const Graph& g, const Node& n, const KernelProvider& 
   bool use_file = options_.mode == TuningMode::kCached || options_.write_cache;
   if (options_.mode == TuningMode::kCached) {
     AlgoCache& cc = cache();
+    // What other sessions and processes saved since (a server's instances
+    // of one model tune the same problems): one stat() when nothing did.
+    cc.refresh();
     if (auto hit = cc.find(context, c.problem)) {
       const AlgorithmOption* o = find(hit->algorithm);
       if (allowed(o)) {

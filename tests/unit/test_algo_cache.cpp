@@ -65,6 +65,32 @@ TEST_F(AlgoCacheTest, RoundTrip) {
   EXPECT_THAT(read(), HasSubstr(std::string(kConv) + " -> winograd_f4x4 ws=1234"));
 }
 
+// Another session's (or process's) save becomes visible on refresh();
+// nothing is read again while the file is unchanged, and what was put but
+// not saved stays.
+TEST_F(AlgoCacheTest, RefreshSeesWhatOthersSaved) {
+  const std::string conv2 = std::string(kConv) + " act=Relu";
+  AlgoCache a(path_), b(path_);
+  EXPECT_FALSE(b.refresh());  // no file, and none before
+  b.put(kCtx, conv2, {"nchwc_direct", 0, 0.2, "2026-12-07T10:00:00Z"});
+  a.put(kCtx, kConv, {"winograd_f4x4", 1234, 0.41, "2026-12-07T10:00:00Z"});
+  ASSERT_TRUE(a.save());
+  EXPECT_FALSE(b.find(kCtx, kConv));
+  EXPECT_TRUE(b.refresh());
+  ASSERT_TRUE(b.find(kCtx, kConv));
+  EXPECT_EQ(b.find(kCtx, kConv)->algorithm, "winograd_f4x4");
+  ASSERT_TRUE(b.find(kCtx, conv2));  // put, not saved: kept
+  EXPECT_FALSE(b.refresh());         // unchanged since
+  ASSERT_TRUE(b.save());             // both now in the file
+  EXPECT_FALSE(b.refresh());         // its own write is not news
+  EXPECT_TRUE(a.refresh());
+  EXPECT_EQ(a.find(kCtx, conv2)->algorithm, "nchwc_direct");
+  // A damaged file read again is not trusted: the entries read before stay.
+  write("minirt-algo-cache 1\n[" + std::string(kCtx) + "]\ngarbage\n");
+  EXPECT_FALSE(a.refresh());
+  ASSERT_TRUE(a.find(kCtx, kConv));
+}
+
 TEST_F(AlgoCacheTest, NamesTheFileCannotHoldAreRefusedNotWritten) {
   AlgoCache c(path_);
   c.put(kCtx, kConv, {"cudnn_winograd_nonfused+tensor_op", 0, 0.2, utc_now()});  // cuDNN's TF32 names have '+'

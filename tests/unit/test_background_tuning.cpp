@@ -305,6 +305,32 @@ TEST_F(SessionBackgroundTuning, TwoSessionsTuningAtOnceTakeTurns) {
   EXPECT_EQ(overlaps, 0) << "of " << spans.size() << " samples";
 }
 
+// Two sessions of one model on one cache file, both plans pending: the
+// second tuner, resumed after the first saved, takes the second
+// convolution from the file instead of measuring it again (its first it
+// looked up before that save, and measures).
+TEST_F(SessionBackgroundTuning, ASecondSessionTakesWhatTheFirstSaved) {
+  Timer ta, tb;
+  auto a = session(&ta, 1);
+  auto b = session(&tb, 1);
+  a->pause_tuning(true);
+  b->pause_tuning(true);
+  a->run(input());
+  b->run(input());
+  // Time for b's job to look conv1 up (and open the file) and stop at its
+  // first sample; were it later, it would read a's choices anyway.
+  std::this_thread::sleep_for(std::chrono::milliseconds(200));
+  a->pause_tuning(false);
+  ASSERT_TRUE(a->wait_for_tuning(60));
+  ASSERT_TRUE(ta.second_conv.load());
+  ASSERT_NE(read_cache().find("Conv N=2 C=16"), std::string::npos) << read_cache();
+  b->pause_tuning(false);
+  ASSERT_TRUE(b->wait_for_tuning(60));
+  EXPECT_FALSE(tb.second_conv.load()) << "the second session measured conv2 again";
+  ASSERT_EQ(b->tuning_report().swaps.size(), 1u);
+  expect_close(b->run(input())[0], a->run(input())[0]);
+}
+
 TEST_F(SessionBackgroundTuning, OffMeasuresInTheFirstRun) {
   Timer timer;
   Session s(two_cpu_convs(), {.device = Device::kCpu, .threads = 1, .tune_in_background = false});
