@@ -15,10 +15,10 @@ heuristic's choice. Summed over the layers where both ran:
                  against tuning, estimated from one measurement per layer
                  (no run-to-run noise between two model runs)
 
-and the layers where the two differ, costliest first. A layer timed alone,
-over and over, keeps its weights in cache, which flatters candidates with
-large packed weights (Winograd F(4x4) on 512 channels) more than a model's
-run does: check such a difference with whole-model runs (bench/README.md). Nothing is written to
+and the layers where the two differ, costliest first. Each layer is timed
+alone, over and over, which is not always how it runs in the model (a plain
+candidate between two reorders won alone and lost in ResNet-18): check a
+difference that matters with whole-model runs (bench/README.md). Nothing is written to
 the algorithm cache. Without MODEL arguments it covers the generated models
 (build/models: `build/bin/minirt-make-models --out build/models`) and the real
 ones in ../shared/models that are present; ppocr-mobile-v2-cls gets
