@@ -16,8 +16,8 @@ heuristic's choice. Summed over the layers where both ran:
                  (no run-to-run noise between two model runs)
 
 and the layers where the two differ, costliest first. Each layer is timed
-alone, over and over, which is not always how it runs in the model (a plain
-candidate between two reorders won alone and lost in ResNet-18): check a
+alone, over and over, which is not always how it runs in the model
+(ResNet-18's 512-channel F(4x4) won alone and not in the model): check a
 difference that matters with whole-model runs (bench/README.md). Nothing is written to
 the algorithm cache. Without MODEL arguments it covers the generated models
 (build/models: `build/bin/minirt-make-models --out build/models`) and the real
