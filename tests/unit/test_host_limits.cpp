@@ -330,14 +330,23 @@ TEST(SessionLimits, ARunPastItsTimeLimitStopsAndTheNextRunSucceeds) {
   Session s(model,
             {.device = Device::kCpu, .threads = 1, .tuning = TuningMode::kHeuristic, .run_timeout_seconds = 0.25});
   auto t0 = std::chrono::steady_clock::now();
-  try {
-    s.run({{"x", testing::noise({1, 16, 1024, 1024}, 1)}});
-    FAIL() << "the run was not stopped";
-  } catch (const Error& e) {
-    EXPECT_EQ(e.code(), ErrorCode::kDeadlineExceeded);
-    EXPECT_THAT(e.what(), AllOf(HasSubstr("deep_chain.onnx: the run (inputs x 1x16x1024x1024) stopped after"),
-                                HasSubstr("steps"), HasSubstr("past its limit of 0.25 s"),
-                                HasSubstr("run_timeout_seconds"), HasSubstr("stays usable")));
+  // Planning counts against the limit too: on a slow build (the sanitizers')
+  // under load it can take the 0.25 s, and the run stops before its first
+  // step; the plan is kept, so the next run of that shape stops between steps.
+  for (int attempt = 0; attempt < 2; ++attempt) {
+    try {
+      s.run({{"x", testing::noise({1, 16, 1024, 1024}, 1)}});
+      FAIL() << "the run was not stopped";
+    } catch (const Error& e) {
+      EXPECT_EQ(e.code(), ErrorCode::kDeadlineExceeded);
+      const std::string what = e.what();
+      if (attempt == 0 && what.find("stopped before its first step (planning took the time)") != std::string::npos)
+        continue;
+      EXPECT_THAT(what, AllOf(HasSubstr("deep_chain.onnx: the run (inputs x 1x16x1024x1024) stopped after"),
+                              HasSubstr("steps"), HasSubstr("past its limit of 0.25 s"),
+                              HasSubstr("run_timeout_seconds"), HasSubstr("stays usable")));
+      break;
+    }
   }
   double took = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   EXPECT_LT(took, 20.0) << "the run went on long after its limit";
