@@ -7,6 +7,7 @@
 
 #include "loaders/onnx/onnx_subset.pb.h"
 #include "runtime/format_bytes.h"
+#include "runtime/tuner.h"
 #include "tools/charts.h"
 #include "tools/cli_util.h"
 #include "tools/npy.h"
@@ -23,6 +24,14 @@ using namespace minirt;
 using minirt::tools::json_str;
 
 namespace {
+
+// The tuner's adaptive timing, as its defaults set it: "9 to 200 (20 ms)".
+std::string adaptive_repeats() {
+  const minirt::TunerOptions d;
+  char ms[32];
+  std::snprintf(ms, sizeof ms, "%g", d.target_ms);
+  return std::to_string(d.min_repeats) + " to " + std::to_string(d.max_repeats) + " (" + ms + " ms)";
+}
 
 // convprof's flags for the SessionOptions fields the library's sentences name.
 const std::vector<tools::FlagName> kConvprofFlags = {{"SessionOptions::threads", "--threads"}};
@@ -60,7 +69,7 @@ options
                           nchwc_bf16, AMX or AVX512_BF16)
   --workspace-limit SIZE  candidates needing more scratch are skipped (bytes, or K, M, G suffix; 0: none)
   --repeats N             timed runs per candidate after one warm-up (default: at least 9,
-                          until 20 ms or 25 runs)
+                          until 20 ms or 200 runs)
 output
   --csv                   one row per candidate, with a header
   --json                  everything as one JSON object
@@ -472,7 +481,7 @@ int run(const Args& a) {
                       " thread" + (session->threads() == 1 ? "" : "s") + ")";
   std::string header = "convprof: " + source + " on " + where + "; " + std::to_string(layers.size()) + " convolution" +
                        (layers.size() == 1 ? "" : "s") + " with a choice; repeats " +
-                       (a.repeats ? std::to_string(a.repeats) : std::string("9 to 25 (20 ms)")) + "; workspace limit " +
+                       (a.repeats ? std::to_string(a.repeats) : adaptive_repeats()) + "; workspace limit " +
                        (a.workspace_limit ? bytes_str(a.workspace_limit) : std::string("none"));
   if (a.format == Format::kJson)
     print_json(layers, source, *session, a);

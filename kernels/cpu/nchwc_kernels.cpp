@@ -588,12 +588,14 @@ std::string nchwc_conv_heuristic(const Graph& g, const Node& n, int threads, Bf1
   if (bf16 == Bf16Isa::kAmx && native_declined(g, n, kBf16, bf16).empty()) return kBf16;
   if (native_declined(g, n, kDepthwise, bf16).empty()) return kDepthwise;
   // Winograd where it was measured to win (bench NchwcWinograd, AVX-512 and
-  // AVX2, 1 and 2 threads): every 3x3 stride-1 layer of 64 channels and
-  // more; F(4x4) up to 256 channels on planes of 14 and more, F(2x2) on the
-  // 512-channel 7x7 and 13x13 ones (F(4x4)'s transformed weights, 4x the
-  // direct kernel's, no longer stream fast enough there).
+  // AVX2, 1 and 2 threads; convprof --conv grids): every 3x3 stride-1 layer
+  // of 32 channels and more; F(4x4) up to 256 channels on planes of 14 and
+  // more and up to 128 on planes of 7 and more, F(2x2) on the 512-channel
+  // 7x7 and 13x13 ones (F(4x4)'s transformed weights, 4x the direct
+  // kernel's, no longer stream fast enough there).
   const NchwcConvSpec spec = conv_spec(g, n);
   const Geometry& q = spec.q;
+  const int64_t plane = std::min(q.oh, q.ow);
   // Where bf16 products outpace the FMAs (AMD), F(2x2) with bf16 products
   // from 128 input channels, and from 64 on planes under 28 (measured on an
   // EPYC, 2 threads: it wins every 3x3 layer of ResNet-18/50 and YOLOv5s
@@ -601,14 +603,13 @@ std::string nchwc_conv_heuristic(const Graph& g, const Node& n, int threads, Bf1
   // 13x13; F(4x4) in float32 keeps the 32-96-channel layers on planes of 40
   // and more, ResNet's 64-channel 56x56 ones by 334-379 us against 378-474).
   if (q.c >= kMinWinogradChannels && q.m >= kMinWinogradChannels && native_declined(g, n, kWinograd4, bf16).empty()) {
-    if (bf16_dot_outpaces_fma(bf16) && (q.c >= 128 || (q.c >= 64 && std::min(q.oh, q.ow) < 28)) &&
+    if (bf16_dot_outpaces_fma(bf16) && (q.c >= 128 || (q.c >= 64 && plane < 28)) &&
         native_declined(g, n, kWinograd2Bf16, bf16).empty())
       return kWinograd2Bf16;
     // F(4x4) also on planes of 7 to 13 up to 128 channels (EPYC, 2 threads,
     // convprof --conv: 0.51-0.81 of the direct kernel's time against
     // F(2x2)'s 0.82-1.27 at 32, 64 and 128 channels; its transformed
     // weights, at most 2.4 MB there, stay in cache).
-    const int64_t plane = std::min(q.oh, q.ow);
     if ((q.c <= 256 && plane >= 14) || (q.c <= 128 && plane >= 7)) return kWinograd4;
     return kWinograd2;
   }
@@ -636,10 +637,9 @@ std::string nchwc_conv_heuristic(const Graph& g, const Node& n, int threads, Bf1
   // direct kernel's time there, at worst 1.06; on planes of 7 at 32 in and
   // 16 out 1.26). DBNet's 96->24 heads 1.6 -> 0.57 ms, SqueezeNet's 16->64
   // expands 0.24 -> 0.09 ms.
-  if ((q.c < kMinWinogradChannels || q.m < kMinWinogradChannels) && native_declined(g, n, kWinograd4, bf16).empty()) {
-    const int64_t plane = std::min(q.oh, q.ow);
-    if (plane >= 14 || (plane >= 7 && q.c >= 48)) return kWinograd4;
-  }
+  if ((q.c < kMinWinogradChannels || q.m < kMinWinogradChannels) && (plane >= 14 || (plane >= 7 && q.c >= 48)) &&
+      native_declined(g, n, kWinograd4, bf16).empty())
+    return kWinograd4;
   if (native_declined(g, n, kDirect, bf16).empty()) return kDirect;
   return conv_heuristic_algorithm(g, n, threads);
 }
