@@ -14,9 +14,9 @@
 #include "kernels/cpu/conv_bf16_isa.h"
 #include "runtime/ops/activation.h"  // the Activation struct's fields
 
-// vmath.h's register forms local to this object (MINIRT_VMATH_INLINE there).
+// vmath_avx512.h's register forms local to this object (MINIRT_VMATH_INLINE there).
 #define MINIRT_VMATH_INLINE static inline
-#include "kernels/cpu/vmath.h"  // act_avx512: always inlined, target avx512f,avx2,fma
+#include "kernels/cpu/vmath_avx512.h"  // act_avx512: always inlined, target avx512f,avx2,fma
 
 namespace minirt::cpu {
 namespace {

@@ -10,9 +10,9 @@
 
 #include "kernels/cpu/nchwc_conv_isa.h"
 
-// vmath.h's register forms local to this object (MINIRT_VMATH_INLINE there).
+// vmath_avx2.h's register forms local to this object (MINIRT_VMATH_INLINE there).
 #define MINIRT_VMATH_INLINE static inline
-#include "kernels/cpu/vmath.h"
+#include "kernels/cpu/vmath_avx2.h"
 
 #include "kernels/cpu/nchwc_conv_ukr.h"
 

@@ -10,9 +10,9 @@
 
 #include "kernels/cpu/nchwc_conv_isa.h"
 
-// vmath.h's register forms local to this object (MINIRT_VMATH_INLINE there).
+// vmath_avx512.h's register forms local to this object (MINIRT_VMATH_INLINE there).
 #define MINIRT_VMATH_INLINE static inline
-#include "kernels/cpu/vmath.h"
+#include "kernels/cpu/vmath_avx512.h"
 
 // GCC 12 takes the self-initialized _mm512_undefined_ps() inside
 // _mm512_min_ps for an uninitialized read when it inlines it into the

@@ -10,9 +10,9 @@
 #include "kernels/cpu/sgemm_isa.h"
 #include "kernels/cpu/sgemm_ukr.h"
 
-// vmath.h's register forms local to this object (MINIRT_VMATH_INLINE there).
+// vmath_avx2.h's register forms local to this object (MINIRT_VMATH_INLINE there).
 #define MINIRT_VMATH_INLINE static inline
-#include "kernels/cpu/vmath.h"  // act_avx2: always inlined, target avx2,fma
+#include "kernels/cpu/vmath_avx2.h"  // act_avx2: always inlined, target avx2,fma
 
 namespace minirt::cpu {
 namespace {

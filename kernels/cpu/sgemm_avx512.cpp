@@ -11,9 +11,9 @@
 #include "kernels/cpu/sgemm_isa.h"
 #include "kernels/cpu/sgemm_ukr.h"
 
-// vmath.h's register forms local to this object (MINIRT_VMATH_INLINE there).
+// vmath_avx512.h's register forms local to this object (MINIRT_VMATH_INLINE there).
 #define MINIRT_VMATH_INLINE static inline
-#include "kernels/cpu/vmath.h"  // act_avx512: always inlined, target avx512f,avx2,fma
+#include "kernels/cpu/vmath_avx512.h"  // act_avx512: always inlined, target avx512f,avx2,fma
 
 namespace minirt::cpu {
 namespace {

@@ -10,8 +10,9 @@
 #include <cstdint>
 #include <cstring>
 
-// vmath.h's register forms local to this object (MINIRT_VMATH_INLINE there).
+// vmath_avx2.h's register forms local to this object (MINIRT_VMATH_INLINE there).
 #define MINIRT_VMATH_INLINE static inline
+#include "kernels/cpu/vmath_avx2.h"
 #include "kernels/cpu/vmath_isa.h"
 
 namespace minirt::cpu {

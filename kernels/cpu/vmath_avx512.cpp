@@ -10,8 +10,9 @@
 #include <cstdint>
 #include <cstring>
 
-// vmath.h's register forms local to this object (MINIRT_VMATH_INLINE there).
+// vmath_avx512.h's register forms local to this object (MINIRT_VMATH_INLINE there).
 #define MINIRT_VMATH_INLINE static inline
+#include "kernels/cpu/vmath_avx512.h"
 #include "kernels/cpu/vmath_isa.h"
 
 // GCC 12 takes the self-initialized _mm512_undefined_ps() inside

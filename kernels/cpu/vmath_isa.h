@@ -2,7 +2,8 @@
 // vmath_avx2.cpp): one table per ISA, which vmath.cpp dispatches to (see
 // "ISA files" in ARCHITECTURE.md). vmath.h is included for the enums and
 // counts; an ISA file defines MINIRT_VMATH_INLINE as `static inline` before
-// including this header, so that vmath.h's register forms are local to it.
+// including it and vmath_avx512.h or vmath_avx2.h, so that the register
+// forms are local to it.
 #pragma once
 
 #include <cstdint>

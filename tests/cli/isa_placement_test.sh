@@ -3,7 +3,7 @@
 # files"): a file named for its instruction set (*_avx2.cpp, *_avx512.cpp,
 # *_avx512bf16.cpp, *_avx512vnni.cpp, *_amx.cpp), compiled with that set's
 # flags, or a header only such files include (the one-body *_ukr.h headers,
-# amx_tiles.h), or vmath.h (the register forms ISA files inline, by design).
+# amx_tiles.h, and the register forms vmath_avx512.h and vmath_avx2.h).
 # Every other source file under kernels/, runtime/, loaders/ and tools/ has
 # none: no AVX/AVX-512/AMX intrinsic or vector type, no
 # __attribute__((target)), no MINIRT_TARGET_* macro. (Baseline x86-64
@@ -19,7 +19,7 @@ pattern='\b_mm(256|512)_[a-z0-9_]+|\b__m(256|512)[dih]?\b|\b__mmask(8|16|32|64)\
 is_isa_file() {
   case $1 in
     *_avx2.cpp | *_avx512.cpp | *_avx512bf16.cpp | *_avx512vnni.cpp | *_amx.cpp) return 0 ;;
-    *_ukr.h | kernels/cpu/amx_tiles.h | kernels/cpu/vmath.h) return 0 ;;
+    *_avx2.h | *_avx512.h | *_ukr.h | kernels/cpu/amx_tiles.h) return 0 ;;
   esac
   return 1
 }

@@ -5,8 +5,9 @@
 # its math, and checks that each place says so:
 #
 #   1. Activation::apply (runtime/ops/activation.h): -Werror=switch;
-#   2. act_kind_avx512 and 3. act_kind_avx2 (kernels/cpu/vmath.h, compiled
-#      as kernels/cpu/vmath_avx512.cpp and vmath_avx2.cpp): a static_assert;
+#   2. act_kind_avx512 and 3. act_kind_avx2 (kernels/cpu/vmath_avx512.h and
+#      vmath_avx2.h, compiled as kernels/cpu/vmath_avx512.cpp and
+#      vmath_avx2.cpp): a static_assert;
 #   4. act_form (kernels/cuda/elementwise.cu): a static_assert, where nvcc is;
 #   5. its op case (tests/op_cases/cases_*.py): ops.coverage's check.
 #

@@ -17,6 +17,8 @@
 #include "vmath_test_util.h"
 #include "kernels/cpu/sgemm.h"
 #include "kernels/cpu/vmath.h"
+#include "kernels/cpu/vmath_avx2.h"
+#include "kernels/cpu/vmath_avx512.h"
 #include "runtime/ops/activation.h"
 #include "runtime/thread_pool.h"
 
