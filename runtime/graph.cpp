@@ -50,6 +50,21 @@ int Graph::add_constant(std::string name, Tensor t) {
   return id;
 }
 
+bool has_lazy_input(const Graph& g, const Node& n) {
+  for (int v : n.inputs)
+    if (v >= 0 && g.values[static_cast<size_t>(v)].lazy) return true;
+  return false;
+}
+
+void materialize_inputs(Graph& g, const Node& n) {
+  for (int v : n.inputs) {
+    if (v < 0 || !g.values[static_cast<size_t>(v)].lazy) continue;
+    Value& val = g.values[static_cast<size_t>(v)];
+    val.constant = std::make_shared<Tensor>(val.lazy->make());
+    val.lazy.reset();
+  }
+}
+
 int Graph::add_node(std::string name, std::string op, std::vector<int> ins, std::vector<int> outs) {
   Node n;
   n.name = std::move(name);

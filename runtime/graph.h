@@ -37,6 +37,21 @@ struct Attribute {
 // Typed attributes of one op, parsed once at load. Each op family derives its own.
 struct OpAttrs {
   virtual ~OpAttrs() = default;
+  // The fields passes set after parsing (fused activations, grids), as
+  // text, for Step::recipe: two nodes of the same name, ops and values whose
+  // recipes are equal make the same kernel. Empty where passes change none.
+  virtual std::string recipe() const { return {}; }
+};
+
+// A constant the planner computes when a kernel is made from it rather than
+// when a pass makes it (a BatchNormalization folded into a convolution's
+// weights): the pass leaves Value::constant with its dtype and shape alone
+// (raw() null) and this, so that a plan never has every folded weight in
+// memory at once, only those of the kernels being made (and of the steps
+// that read them as they are). materialize_inputs() makes them.
+struct LazyConstant {
+  virtual ~LazyConstant() = default;
+  virtual Tensor make() const = 0;
 };
 
 struct Value {
@@ -57,6 +72,9 @@ struct Value {
   // floats with it, and check them.
   std::shared_ptr<const std::vector<float>> quant_scales;
   int quant_axis = -1;
+  // Set while the constant is still to be made (LazyConstant); constant then
+  // has no data.
+  std::shared_ptr<const LazyConstant> lazy;
 };
 
 // Bytes a value's buffer holds: its shape's elements, with the channels
@@ -138,6 +156,12 @@ struct Graph {
   // Consumers count of each value (live nodes; graph outputs count once).
   std::vector<int> use_counts() const;
 };
+
+// Whether one of n's inputs is a LazyConstant still to be made.
+bool has_lazy_input(const Graph& g, const Node& n);
+// Makes n's LazyConstant inputs: each value's constant gets its data. Not
+// thread-safe for values two callers share (the planner serializes it).
+void materialize_inputs(Graph& g, const Node& n);
 
 // "file.onnx: node 'conv1' (Conv): " — the prefix every node error carries.
 std::string node_context(const Graph& g, const Node& n);

@@ -150,6 +150,7 @@ void plan_memory(Plan& plan, bool share_slices) {
         at += value_data_bytes(g.values[v]);
       }
       s.kernel = std::make_unique<ElidedKernel>();
+      s.recipe.clear();  // its kernel does nothing: no plan takes it (PlanOptions::reuse)
       plan.stats.concats_elided++;
     }
   }

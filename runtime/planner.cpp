@@ -10,13 +10,16 @@
 #include <minirt/half.h>
 
 #include <algorithm>
+#include <atomic>
 #include <functional>
 #include <cstdio>
 #include <cstring>
 #include <exception>
 #include <map>
+#include <mutex>
 #include <set>
 #include <sstream>
+#include <unordered_map>
 
 namespace minirt {
 
@@ -100,6 +103,32 @@ std::string join_shapes(const Graph& g, const std::vector<int>& ids) {
     s += value_shape_str(g.values[v]);
   }
   return s;
+}
+
+// Step::recipe of node n run with `algorithm`: everything its kernel is
+// made from that differs between two plans of one graph and input shapes
+// (the algorithms chosen, and what fusion and layout passes did after them).
+std::string step_recipe(const Graph& g, const Node& n, const std::string& algorithm) {
+  std::ostringstream os;
+  os << n.domain << "|" << n.op;
+  for (const auto& f : n.fused_ops) os << "+" << f;
+  os << "|" << n.name;
+  for (const auto& f : n.fused) os << "+" << f;
+  os << "|" << algorithm << "|" << (n.parsed ? n.parsed->recipe() : std::string());
+  auto value = [&](int v) {
+    if (v < 0) {
+      os << "|-";
+      return;
+    }
+    const Value& val = g.values[static_cast<size_t>(v)];
+    os << "|" << val.name << ":" << static_cast<int>(val.dtype) << ":" << val.block << ":" << shape_str(val.shape)
+       << (val.constant ? ":c" : "") << ":" << val.quant_axis << ":"
+       << (val.quant_scales ? val.quant_scales->size() : 0);
+  };
+  for (int v : n.inputs) value(v);
+  os << "|->";
+  for (int v : n.outputs) value(v);
+  return os.str();
 }
 
 // Moves a tensor between the host and a device backend's memory; the copy
@@ -193,6 +222,14 @@ class ConstantReleaser {
     }
   }
 
+  // Once every step is made, for a plan that held the model's weights only
+  // while its kernels were made (PlanOptions::reuse): the plan's WeightHold
+  // takes what it still has, the constants its kernels read as they are.
+  void hold_kept() {
+    for (const Value& val : plan_.graph.values)
+      if (val.constant && val.constant->raw()) plan_.weights.add(*val.constant);
+  }
+
  private:
   void release(size_t v) {
     Value& val = plan_.graph.values[v];
@@ -212,9 +249,17 @@ class ConstantReleaser {
 // graph outputs made on a device come back to the host at the end. Sets
 // plan.space, each value's memory space.
 void make_steps(Plan& plan, const std::vector<int>& order, const std::vector<int>& node_space,
-                const std::map<int, std::string>& algorithm, ThreadPool& pool) {
+                const std::map<int, std::string>& algorithm, ThreadPool& pool, const Plan* reuse,
+                ConstantCache* constants) {
   Graph& g = plan.graph;
   ConstantReleaser releaser(plan, order, node_space);
+  // The kernels of the plan this one may share with, by recipe.
+  std::unordered_map<std::string, std::shared_ptr<Kernel>> donor;
+  if (reuse)
+    for (const Step& s : reuse->steps)
+      if (!s.recipe.empty()) donor.emplace(s.recipe, s.kernel);
+  std::atomic<int> shared{0};
+  std::mutex materializing;
   // Where each value lives: graph inputs and constants on the host, every
   // other value where its producer runs.
   std::vector<int> home(g.values.size(), 0);
@@ -229,11 +274,37 @@ void make_steps(Plan& plan, const std::vector<int>& order, const std::vector<int
     s.node = idx;
     s.space = node_space[idx];
     s.backend = b;
-    if (auto a = algorithm.find(idx); a != algorithm.end() && !a->second.empty()) {
-      s.kernel = b->make_kernel_with(g, n, a->second);
-      s.algorithm = a->second;
+    const auto a = algorithm.find(idx);
+    if (a != algorithm.end() && !a->second.empty()) s.algorithm = a->second;
+    if (s.space == 0) s.recipe = step_recipe(g, n, s.algorithm);
+    // Its lazily folded filters (LazyConstant) made now, those of input
+    // slots `which` says; interned as the passes' constants are, so that two
+    // plans whose kernels read them as they are share one copy.
+    auto materialize = [&](auto which) {
+      std::lock_guard<std::mutex> lock(materializing);
+      for (size_t k = 0; k < n.inputs.size(); ++k) {
+        const int v = n.inputs[k];
+        if (v < 0 || !g.values[static_cast<size_t>(v)].lazy || !which(k)) continue;
+        Value& val = g.values[static_cast<size_t>(v)];
+        val.constant = std::make_shared<Tensor>(val.lazy->make());
+        val.lazy.reset();
+        if (constants) val.constant = constants->intern(val.constant);
+      }
+    };
+    if (auto d = donor.find(s.recipe); !s.recipe.empty() && d != donor.end()) {
+      s.kernel = d->second;
+      s.shared = true;
+      ++shared;
+      // What the kernel reads as it is at run time, this plan holds too.
+      if (has_lazy_input(g, n)) materialize([&](size_t k) { return !s.kernel->packs_input(k); });
     } else {
-      s.kernel = b->make_kernel(g, n);
+      if (has_lazy_input(g, n)) materialize([](size_t) { return true; });
+      // The model's weights it reads in memory while it is made (a plan
+      // made beside another holds them only then: PlanOptions::reuse).
+      WeightHold hold(g.weights);
+      for (int v : n.inputs)
+        if (v >= 0 && g.values[static_cast<size_t>(v)].constant) hold.add(*g.values[static_cast<size_t>(v)].constant);
+      s.kernel = s.algorithm.empty() ? b->make_kernel(g, n) : b->make_kernel_with(g, n, s.algorithm);
     }
     s.inputs = n.inputs;
     s.outputs = n.outputs;
@@ -261,7 +332,13 @@ void make_steps(Plan& plan, const std::vector<int>& order, const std::vector<int
     if (g.values[v].constant && to_space != 0) {
       // Kernels may still read the host copy when they are made (shapes,
       // repacking); at run time they get the device copy.
+      if (Value& val = g.values[v]; val.lazy) {  // lazily folded filters, made for the upload
+        val.constant = std::make_shared<Tensor>(val.lazy->make());
+        val.lazy.reset();
+      }
       g.values[c].constant = g.values[v].constant;
+      WeightHold hold(g.weights);
+      hold.add(*g.values[v].constant);
       plan.uploads.push_back({c, device->device().upload(*g.values[v].constant)});
       return c;
     }
@@ -312,6 +389,8 @@ void make_steps(Plan& plan, const std::vector<int>& order, const std::vector<int
       }
     }
     plan.space = std::move(home);
+    plan.stats.shared_kernels = shared;
+    if (reuse) releaser.hold_kept();
     return;
   }
   for (int idx : order) {
@@ -330,6 +409,8 @@ void make_steps(Plan& plan, const std::vector<int>& order, const std::vector<int
   for (int& v : plan.output_values)
     if (home[v] != 0) v = copy_of(v, 0);
   plan.space = std::move(home);
+  plan.stats.shared_kernels = shared;
+  if (reuse) releaser.hold_kept();
 }
 
 }  // namespace
@@ -340,10 +421,21 @@ std::unique_ptr<Plan> make_plan(const Graph& model, const std::vector<const Tens
                                 ThreadPool& pool, const PlanOptions& options) {
   auto plan = std::make_unique<Plan>();
   // The model's weights, in memory while the passes read them (copied in
-  // again from the file where an earlier plan let them go).
+  // again from the file where an earlier plan let them go); but not a
+  // Conv's filters, which no pass reads (a BatchNormalization folds into
+  // them lazily: LazyConstant): they are held while a kernel is made from
+  // them, so that a plan made beside another (a tuned one) does not bring
+  // every filter back at once.
   WeightHold reading(model.weights);
-  for (const Value& v : model.values)
-    if (v.constant) reading.add(*v.constant);
+  {
+    std::vector<char> filters_only(model.values.size(), 1);
+    for (const Node& n : model.nodes)
+      for (size_t k = 0; k < n.inputs.size(); ++k)
+        if (n.inputs[k] >= 0 && !(n.op == "Conv" && n.domain.empty() && k == 1))
+          filters_only[static_cast<size_t>(n.inputs[k])] = 0;
+    for (size_t v = 0; v < model.values.size(); ++v)
+      if (model.values[v].constant && !filters_only[v]) reading.add(*model.values[v].constant);
+  }
   Graph& g = plan->graph;
   g = model;
   bind_inputs(g, inputs, value_inputs(model));
@@ -353,9 +445,11 @@ std::unique_ptr<Plan> make_plan(const Graph& model, const std::vector<const Tens
   plan->output_values = g.outputs;
   // Folding made new tensors with the bytes another plan of the session may
   // hold already (one set per batch size otherwise).
+  // (The model's own weights are one set already, and may be given back.)
   if (options.constants)
     for (Value& v : g.values)
-      if (v.constant) v.constant = options.constants->intern(v.constant);
+      if (v.constant && !(g.weights && g.weights->owns(v.constant->raw())))
+        v.constant = options.constants->intern(v.constant);
   // From here the plan holds what its live nodes read of the model's
   // weights; constants the passes replaced (weights BatchNormalization was
   // folded into, its parameters) go, the model's back to its store.
@@ -370,10 +464,12 @@ std::unique_ptr<Plan> make_plan(const Graph& model, const std::vector<const Tens
     for (size_t v = 0; v < g.values.size(); ++v) {
       Value& val = g.values[v];
       if (!val.constant || !val.constant->raw()) continue;
-      if (read[v])
-        plan->weights.add(*val.constant);
-      else
+      // A plan made beside another (options.reuse) holds them later, each
+      // while a kernel is made from it, and at the end what is read as it is.
+      if (!read[v])
         val.constant = released_constant(*val.constant);
+      else if (!options.reuse)
+        plan->weights.add(*val.constant);
     }
   }
   reading.clear();
@@ -402,7 +498,7 @@ std::unique_ptr<Plan> make_plan(const Graph& model, const std::vector<const Tens
       order.erase(std::remove_if(order.begin(), order.end(), [&](int idx) { return g.nodes[idx].dead; }), order.end());
     plan->stats.narrowed = cpu.narrow_values(g, algorithm);
   }
-  make_steps(*plan, order, placed.node_space, algorithm, pool);
+  make_steps(*plan, order, placed.node_space, algorithm, pool, options.reuse, options.constants);
   plan_memory(*plan, options.optimize);
   return plan;
 }
@@ -426,7 +522,8 @@ WeightStats weight_stats(const Graph& model, const std::vector<const Plan*>& pla
       if (v.constant && v.constant->raw() && !(store && store->owns(v.constant->raw())) &&
           seen.insert(v.constant->raw()).second)
         w.plan_bytes += v.constant->nbytes();
-    for (const Step& s : p->steps) w.packed_bytes += s.kernel->packed_bytes();
+    for (const Step& s : p->steps)  // a kernel two plans share (PlanOptions::reuse) once
+      if (seen.insert(s.kernel.get()).second) w.packed_bytes += s.kernel->packed_bytes();
   }
   return w;
 }

@@ -39,7 +39,10 @@ struct Step {
   int node = -1;  // -1 for a copy step between memory spaces
   int space = 0;  // memory space it runs in (0: the host)
   const KernelProvider* backend = nullptr;
-  std::unique_ptr<Kernel> kernel;
+  // Shared with another plan's step where both were made from the same
+  // recipe (PlanOptions::reuse); kernels are safe to run from several runs
+  // at once, so two plans of a session may run one.
+  std::shared_ptr<Kernel> kernel;
   std::vector<int> inputs;  // value ids, -1 for skipped optionals
   std::vector<int> outputs;
   size_t workspace_offset = 0;
@@ -48,7 +51,15 @@ struct Step {
   std::string op;         // op type, with fused ops after '+'
   std::string shapes;     // "1x3x224x224 -> 1x64x112x112"
   std::string algorithm;  // the tuner's choice, when the node had one
+  // What the kernel was made from (host steps of a node): the node, its
+  // fused nodes and ops, the algorithm, its values' names, types, layouts
+  // and shapes, and the attributes passes change (OpAttrs::recipe). Two
+  // steps of the same recipe make the same kernel. Empty: not to be shared.
+  std::string recipe;
+  bool shared = false;  // the kernel came from PlanOptions::reuse
 };
+
+struct Plan;
 
 struct PlanOptions {
   bool optimize = true;  // passes beyond shape inference
@@ -65,6 +76,14 @@ struct PlanOptions {
   // Shares the plan's constants with the other plans of the session that
   // hold equal ones (runtime/constant_cache.h); null: each plan its own.
   ConstantCache* constants = nullptr;
+  // A plan of the same graph and inputs (the one a tuned plan replaces):
+  // each host step whose recipe one of its steps has takes that step's
+  // kernel instead of making and packing its own, and the model's weights
+  // are held only while a kernel is made from them (the tuner's candidates
+  // included), not from the passes to the last step: so that a tuned plan
+  // made beside the running one costs the memory of what changed. It must
+  // outlive the call; null: every kernel made here.
+  const Plan* reuse = nullptr;
 };
 
 // A memory space: the host (index 0) or a device backend's memory.
@@ -89,6 +108,7 @@ struct PlanStats {
   int narrowed = 0;        // values the backend keeps narrower (KernelProvider::narrow_values)
   int quantize_pairs = 0;  // QuantizeLinear -> DequantizeLinear pairs made one step (fold_quantize_pairs)
   int chosen_fusions = 0;  // steps folded into the one before once algorithms are chosen (KernelProvider::fuse_chosen)
+  int shared_kernels = 0;  // steps whose kernel came from PlanOptions::reuse
 };
 
 struct Plan {

@@ -163,8 +163,12 @@ std::string choice_line(const TuningChoice& c) {
 // ---- KernelBench ----
 
 KernelBench::KernelBench(const KernelProvider& b, const Graph& g, const Node& n, ThreadPool& pool, uint64_t seed)
-    : b_(b), g_(g), n_(n), pool_(pool) {
+    : b_(b), g_(g), n_(n), pool_(pool), weights_(g.weights) {
   if (b_.device().is_device()) stream_ = b_.device().create_stream();
+  // The node's weights in memory while its candidates are made and timed
+  // (a plan made beside another holds them only then: PlanOptions::reuse).
+  for (int v : n.inputs)
+    if (v >= 0 && g.values[static_cast<size_t>(v)].constant) weights_.add(*g.values[static_cast<size_t>(v)].constant);
   std::mt19937_64 rng(seed);
   std::uniform_real_distribution<float> u(-1.0f, 1.0f);
   for (int v : n.inputs) {
@@ -640,6 +644,24 @@ TuningChoice Tuner::choose(const Graph& g, const Node& n, const KernelProvider& 
 
 Tuner::Measured Tuner::measure(const Graph& g, const Node& n, const KernelProvider& b,
                                const std::vector<AlgorithmOption>& opts, ThreadPool& pool) {
+  // The node's lazily folded filters (LazyConstant) made for the measuring,
+  // on a copy of the graph: the plan makes its own when it makes the kernel.
+  const size_t idx = static_cast<size_t>(&n - g.nodes.data());
+  if (has_lazy_input(g, n) && idx < g.nodes.size()) {
+    Graph local = g;
+    materialize_inputs(local, local.nodes[idx]);
+    return measure_on(local, local.nodes[idx], b, opts, pool);
+  }
+  return measure_on(g, n, b, opts, pool);
+}
+
+Tuner::Measured Tuner::measure_on(const Graph& g, const Node& n, const KernelProvider& b,
+                                  const std::vector<AlgorithmOption>& opts, ThreadPool& pool) {
+  // The model's weights it reads in memory while it is measured (make_plan
+  // holds no Conv's filters; a plan made beside another none at all).
+  WeightHold hold(g.weights);
+  for (int v : n.inputs)
+    if (v >= 0 && g.values[static_cast<size_t>(v)].constant) hold.add(*g.values[static_cast<size_t>(v)].constant);
   Measured m;
   std::vector<size_t> runnable;  // indices into opts
   for (size_t i = 0; i < opts.size(); ++i) {

@@ -37,6 +37,7 @@
 
 #include "runtime/algo_cache.h"
 #include "runtime/backend.h"
+#include "runtime/weight_store.h"
 
 #include <array>
 #include <chrono>
@@ -137,6 +138,8 @@ class Tuner {
                       const std::vector<AlgorithmOption>& options, ThreadPool& pool, bool* measured_any);
   Measured measure(const Graph& g, const Node& n, const KernelProvider& b, const std::vector<AlgorithmOption>& options,
                    ThreadPool& pool);
+  Measured measure_on(const Graph& g, const Node& n, const KernelProvider& b,
+                      const std::vector<AlgorithmOption>& options, ThreadPool& pool);
   AlgoCache& cache();
   void log(const std::string& line);
   void progress(int done, int total, const std::string& node);
@@ -210,6 +213,7 @@ class KernelBench {
   const Graph& g_;
   const Node& n_;
   ThreadPool& pool_;
+  WeightHold weights_;  // the node's weights, in memory while it lives
   void* stream_ = nullptr;
   std::vector<std::shared_ptr<void>> owned_;
   std::vector<const void*> inputs_;

@@ -273,10 +273,20 @@ void Session::Impl::tune_later(PlanCache& cache, const std::vector<const Tensor*
       }
     }
     const size_t first = t.report().choices.size();
+    // The running plan for these inputs: the tuned one takes its kernels
+    // where they are made from the same recipe, so that it costs the
+    // memory of what changed (PlanOptions::reuse).
+    std::shared_ptr<const PlanEntry> running;
+    {
+      std::lock_guard<std::mutex> lock(mu);
+      for (const auto& e : cache.plans)
+        if (cache.matches(*e, in)) running = e;
+    }
     std::unique_ptr<Plan> plan;
     try {
       PlanOptions po = plan_options();
       po.tuner = &t;
+      po.reuse = running ? running->plan.get() : nullptr;
       plan = make_plan(*cache.graph, in, *cpu, threads, po);
     } catch (const std::exception& e) {
       std::lock_guard<std::mutex> lock(mu);

@@ -14,6 +14,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
+#include <cstring>
 #include <string>
 
 #include "runtime/ops/op_table.h"
@@ -105,6 +106,16 @@ struct Activation {
 
   // The kind's name in the op table ("" for none).
   std::string name() const { return kind < ActKind::kCount ? act_info(kind).name : ""; }
+  // Kind and parameters exactly (the floats' bits), for OpAttrs::recipe.
+  std::string recipe() const {
+    if (kind == ActKind::kNone) return "-";
+    auto bits = [](float f) {
+      uint32_t u;
+      std::memcpy(&u, &f, sizeof u);
+      return std::to_string(u);
+    };
+    return name() + "(" + bits(alpha) + "," + bits(beta) + "," + bits(gamma) + ")";
+  }
 };
 
 }  // namespace minirt

@@ -46,6 +46,10 @@ struct ConvAttrs : WindowAttrs {
   // ConvTranspose only.
   std::vector<int64_t> output_padding;
   std::vector<int64_t> output_shape;
+  std::string recipe() const override {
+    return act.recipe() + " pre " + pre_act.recipe() + " gate " + gate.recipe() + " " + gate_out.recipe() + " post " +
+           post.recipe();
+  }
 };
 
 enum class PoolKind { kMax, kAverage };

@@ -11,6 +11,7 @@ namespace minirt {
 struct UnaryAttrs : OpAttrs {
   UnaryKind kind = UnaryKind::kCopy;
   Activation act;
+  std::string recipe() const override { return act.recipe(); }
 };
 
 struct BinaryAttrs : OpAttrs {
@@ -20,6 +21,7 @@ struct BinaryAttrs : OpAttrs {
   // blocked float binary op by the CPU after the algorithms are chosen
   // (nchwc_fuse_chosen); the CPU's binary kernels apply it, y = act(a op b).
   Activation act;
+  std::string recipe() const override { return act.recipe(); }
 };
 
 struct VariadicAttrs : OpAttrs {

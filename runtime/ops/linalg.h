@@ -15,6 +15,7 @@ struct GemmAttrs : OpAttrs {
   // Before opset 7 with broadcast=0 (the default): C must be M x N.
   bool c_full_shape = false;
   Activation act;  // fused
+  std::string recipe() const override { return act.recipe(); }
 };
 
 // MatMul's geometry with NumPy semantics, for every backend's kernel: a 1-D

@@ -47,6 +47,11 @@ int infer_and_fold(Graph& g, const KernelProvider& folder, ThreadPool& pool, boo
       if (o >= 0) out_elems += shape_numel(g.values[o].shape);
     if (out_elems > (1 << 22) && !s->model_data) return;
     std::string why;
+    // Its constant inputs in memory while they are read (make_plan does not
+    // hold a Conv's filters).
+    WeightHold hold(g.weights);
+    for (int in : n.inputs)
+      if (in >= 0 && g.values[in].constant) hold.add(*g.values[in].constant);
     if (!folder.supports(g, n, &why)) return;
     // Shape's and Size's kernels read only the input's shape, never its data.
     std::vector<Tensor> outs = evaluate_node(g, n, folder, pool);

@@ -14,6 +14,7 @@
 #include "runtime/backend.h"
 #include "runtime/graph.h"
 #include "runtime/thread_pool.h"
+#include "runtime/weight_store.h"
 
 namespace minirt {
 
@@ -66,7 +67,9 @@ int remove_identities(Graph& g);
 // Conv followed by BatchNormalization with constant parameters becomes one
 // Conv with scaled weights and a new bias; so does each Conv of a Concat (on
 // channels) that a BatchNormalization follows, with its slice of the
-// parameters (the CSP blocks of YOLO-style detectors).
+// parameters (the CSP blocks of YOLO-style detectors). A Conv's folded
+// filters are made when its kernel is made (LazyConstant), so that a plan
+// never holds every folded weight beside the model's.
 int fold_batchnorm(Graph& g);
 
 // Conv followed by Add of a constant per-channel tensor (1xCx1x1, Cx1x1)

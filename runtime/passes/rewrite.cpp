@@ -81,28 +81,61 @@ int remove_identities(Graph& g) {
 
 namespace {
 
+// A convolution's filters with a BatchNormalization folded in, made when a
+// kernel is made from them (LazyConstant): filter k times s[k], from the
+// model's weights (held in memory while they are read: they may have been
+// given back to the store) or from another lazy constant.
+struct BnFoldedFilters final : LazyConstant {
+  std::shared_ptr<const Tensor> w;           // the filters (its data, unless `from`)
+  std::shared_ptr<const LazyConstant> from;  // or what makes them
+  std::shared_ptr<WeightStore> store;
+  std::vector<float> s;  // per output channel
+  Tensor make() const override {
+    WeightHold hold(store);
+    Tensor nw;
+    if (from) {
+      nw = from->make();
+    } else {
+      hold.add(*w);
+      nw = w->clone();
+    }
+    const int64_t m = static_cast<int64_t>(s.size()), per = nw.numel() / m;
+    for (int64_t k = 0; k < m; ++k) {
+      float* row = nw.data<float>() + k * per;
+      for (int64_t j = 0; j < per; ++j) row[j] *= s[static_cast<size_t>(k)];
+    }
+    return nw;
+  }
+};
+
 // Folds channels [c0, c0 + filters) of BatchNormalization `bn`'s constant
 // parameters into `conv`'s filters and bias (new constants; the old ones
-// may be shared).
+// may be shared). The bias is computed now; the filters when a kernel is
+// made from them (BnFoldedFilters).
 void fold_bn_slice(Graph& g, Node& conv, const Node& bn, int64_t c0) {
-  const Tensor& w = *g.values[conv.inputs[1]].constant;
+  const Value& wval = g.values[conv.inputs[1]];
   const float* scale = g.values[bn.inputs[1]].constant->data<float>() + c0;
   const float* shift = g.values[bn.inputs[2]].constant->data<float>() + c0;
   const float* mean = g.values[bn.inputs[3]].constant->data<float>() + c0;
   const float* var = g.values[bn.inputs[4]].constant->data<float>() + c0;
   float eps = bn.attrs_as<BatchNormAttrs>().epsilon;
-  int64_t m = w.shape()[0];
-  int64_t per = w.numel() / m;
-  Tensor nw = w.clone();
+  int64_t m = wval.constant->shape()[0];
+  auto lazy = std::make_shared<BnFoldedFilters>();
+  lazy->w = wval.constant;
+  lazy->from = wval.lazy;
+  lazy->store = g.weights;
+  lazy->s.resize(static_cast<size_t>(m));
   Tensor nb = Tensor::zeros(DType::kFloat32, {m});
   const float* ob = conv.input(2) >= 0 ? g.values[conv.inputs[2]].constant->data<float>() : nullptr;
   for (int64_t k = 0; k < m; ++k) {
     float s = scale[k] / std::sqrt(var[k] + eps);
-    float* row = nw.data<float>() + k * per;
-    for (int64_t j = 0; j < per; ++j) row[j] *= s;
+    lazy->s[static_cast<size_t>(k)] = s;
     nb.data<float>()[k] = ((ob ? ob[k] : 0.0f) - mean[k]) * s + shift[k];
   }
-  int wv = g.add_constant(g.values[conv.inputs[1]].name + "/bn_folded", std::move(nw));
+  const DType dtype = wval.constant->dtype();
+  const Shape shape = wval.constant->shape();
+  int wv = g.add_constant(wval.name + "/bn_folded", Tensor::wrap(dtype, shape, nullptr));
+  g.values[wv].lazy = std::move(lazy);
   int bv = g.add_constant(conv.name + "/bn_bias", std::move(nb));
   conv.inputs.resize(std::max<size_t>(conv.inputs.size(), 3));
   conv.inputs[1] = wv;
@@ -114,6 +147,8 @@ void fold_bn_slice(Graph& g, Node& conv, const Node& bn, int64_t c0) {
 // group's input channels ci.
 void fold_bn_transpose(Graph& g, Node& ct, const Node& bn) {
   const Tensor& w = *g.values[ct.inputs[1]].constant;
+  WeightHold hold(g.weights);  // in memory while read (make_plan holds no Conv's filters)
+  hold.add(w);
   const float* scale = g.values[bn.inputs[1]].constant->data<float>();
   const float* shift = g.values[bn.inputs[2]].constant->data<float>();
   const float* mean = g.values[bn.inputs[3]].constant->data<float>();
@@ -189,7 +224,7 @@ int fold_batchnorm(Graph& g) {
         return is_const(g, v) && g.values[v].constant->dtype() == DType::kFloat32 &&
                g.values[v].constant->shape().size() >= 1;
       };
-      if (conv.inputs.size() < 2 || !f32_const(conv.inputs[1]) ||
+      if (conv.inputs.size() < 2 || !f32_const(conv.inputs[1]) || !g.values[conv.inputs[1]].constant->raw() ||
           g.values[conv.inputs[1]].constant->shape().size() < 3 || (conv.input(2) >= 0 && !f32_const(conv.inputs[2])))
         continue;
     }

@@ -8,10 +8,14 @@
 // swap plans between the runs compared (test_background_tuning.cpp).
 #include <minirt/minirt.h>
 
+#include "kernels/cpu/cpu_backend.h"
 #include "loaders/onnx/onnx_loader.h"
 #include "loaders/onnx/onnx_wire.h"
 #include "model_builder.h"
 #include "runtime/api/model_impl.h"
+#include "runtime/constant_cache.h"
+#include "runtime/planner.h"
+#include "runtime/thread_pool.h"
 #include "runtime/weight_store.h"
 
 #include <gmock/gmock.h>
@@ -358,6 +362,114 @@ TEST(Concurrency, SessionsOnOneFileModelPlanNewShapesTogether) {
     });
   for (auto& th : threads) th.join();
   EXPECT_EQ(bad, std::vector<int>(3, 0));
+}
+
+// A plan made beside another of the same inputs (a tuned plan taking over)
+// takes the kernels of the steps whose recipes are the same, and holds the
+// model's weights only while it makes kernels of its own.
+TEST(Weights, APlanMadeBesideAnotherTakesItsKernelsWhereTheRecipesAreTheSame) {
+  TempDir d;
+  auto model = Model::load(d.write("m.onnx", test_model()));
+  const Graph& g = model->impl().graph;
+  auto cpu = make_cpu_backend(1);
+  ThreadPool pool(1);
+  Tensor x = noise({1, 32, 16, 16}, 3);
+  auto first = make_plan(g, {&x}, *cpu, pool, {});
+  const size_t held = g.weights->resident_bytes();
+  EXPECT_EQ(held, kAddBytes);  // the Add's constant, read as it is
+
+  auto same = make_plan(g, {&x}, *cpu, pool, {.reuse = first.get()});
+  ASSERT_EQ(same->steps.size(), first->steps.size());
+  for (size_t i = 0; i < first->steps.size(); ++i) {
+    const Step &a = first->steps[i], &b = same->steps[i];
+    EXPECT_FALSE(a.recipe.empty()) << a.label;
+    EXPECT_EQ(b.recipe, a.recipe);
+    EXPECT_EQ(b.kernel, a.kernel) << b.label;
+    EXPECT_TRUE(b.shared) << b.label;
+  }
+  EXPECT_EQ(same->stats.shared_kernels, static_cast<int>(first->steps.size()));
+  EXPECT_EQ(g.weights->resident_bytes(), held);
+
+  // The plain layout changes every blocked value: those steps make kernels
+  // of their own.
+  auto plain = make_plan(g, {&x}, *cpu, pool, {.blocked_layout = false, .reuse = first.get()});
+  EXPECT_LT(plain->stats.shared_kernels, static_cast<int>(plain->steps.size()));
+  for (const Step& s : plain->steps) {
+    if (s.shared) continue;
+    for (const Step& a : first->steps) EXPECT_NE(s.kernel, a.kernel) << s.label;
+  }
+  EXPECT_EQ(g.weights->resident_bytes(), held);
+
+  // What the first plan held, the others hold on their own once it is gone.
+  first.reset();
+  EXPECT_EQ(g.weights->resident_bytes(), held);
+  WeightStats w = weight_stats(g, {same.get(), plain.get()});
+  EXPECT_GT(w.packed_bytes, 0u);
+}
+
+// A kernel a plan takes from another that reads a folded filter as it is at
+// run time (the plain depthwise convolution) gets it in this plan too: made
+// when the step is, and one copy for both plans through the constant cache.
+TEST(Weights, APlanThatTakesAKernelReadingAFoldedFilterAsItIsHasTheFilterToo) {
+  ModelBuilder m;
+  m.input("x", DType::kFloat32, {1, 128, 10, 10});
+  m.initializer("w", noise({128, 1, 5, 5}, 5));
+  m.initializer("scale", noise({128}, 6));
+  m.initializer("bias", noise({128}, 7));
+  m.initializer("mean", noise({128}, 8));
+  Tensor var = noise({128}, 9);
+  for (int64_t i = 0; i < 128; ++i) var.data<float>()[i] += 1.5f;
+  m.initializer("var", var);
+  m.node("Conv", {"x", "w"}, {"c"}, "conv").ints("pads", {2, 2, 2, 2}).i("group", 128);
+  m.node("BatchNormalization", {"c", "scale", "bias", "mean", "var"}, {"y"}, "bn");
+  m.output("y");
+  TempDir d;
+  auto model = Model::load(d.write("m.onnx", m.bytes()));
+  const Graph& g = model->impl().graph;
+  auto cpu = make_cpu_backend(1);
+  ThreadPool pool(1);
+  ConstantCache cache;
+  Tensor x = noise({1, 128, 10, 10}, 3);
+  const PlanOptions plain{.blocked_layout = false, .constants = &cache};
+  auto filter = [](const Plan& p) -> const Tensor* {
+    for (const Step& s : p.steps)
+      if (s.node >= 0 && p.graph.nodes[s.node].op == "Conv")
+        return p.graph.values[p.graph.nodes[s.node].inputs[1]].constant.get();
+    return nullptr;
+  };
+  auto first = make_plan(g, {&x}, *cpu, pool, plain);
+  ASSERT_NE(filter(*first), nullptr);
+  ASSERT_NE(filter(*first)->raw(), nullptr);  // read at run time: made and kept
+  PlanOptions beside = plain;
+  beside.reuse = first.get();
+  auto second = make_plan(g, {&x}, *cpu, pool, beside);
+  EXPECT_EQ(second->stats.shared_kernels, static_cast<int>(second->steps.size()));
+  EXPECT_EQ(filter(*second), filter(*first));  // the same tensor, not null
+}
+
+// The weights a plan made beside another reads for kernels of its own are
+// in memory while it makes them (copied in again from the file), and given
+// back after: here a convolution without a BatchNormalization, whose
+// weights are the model's own.
+TEST(Weights, APlanMadeBesideAnotherHoldsTheWeightsOfTheKernelsItMakes) {
+  ModelBuilder m;
+  m.input("x", DType::kFloat32, {1, 32, 16, 16});
+  m.initializer("w", noise({64, 32, 3, 3}, 1));  // 73 KiB: a store entry
+  m.node("Conv", {"x", "w"}, {"c"}, "conv").ints("pads", {1, 1, 1, 1});
+  m.node("Relu", {"c"}, {"y"}, "relu");
+  m.output("y");
+  TempDir d;
+  auto model = Model::load(d.write("m.onnx", m.bytes()));
+  const Graph& g = model->impl().graph;
+  auto cpu = make_cpu_backend(1);
+  ThreadPool pool(1);
+  Tensor x = noise({1, 32, 16, 16}, 3);
+  auto first = make_plan(g, {&x}, *cpu, pool, {});
+  EXPECT_EQ(g.weights->resident_bytes(), 0u);  // packed, given back
+  auto plain = make_plan(g, {&x}, *cpu, pool, {.blocked_layout = false, .reuse = first.get()});
+  EXPECT_EQ(plain->stats.shared_kernels, 0);
+  EXPECT_EQ(g.weights->resident_bytes(), 0u);
+  EXPECT_GT(weight_stats(g, {plain.get()}).packed_bytes, 64u * 32 * 9 * 4 / 2);
 }
 
 }  // namespace
