@@ -428,13 +428,15 @@ std::unique_ptr<Plan> make_plan(const Graph& model, const std::vector<const Tens
   // every filter back at once.
   WeightHold reading(model.weights);
   {
-    std::vector<char> filters_only(model.values.size(), 1);
+    // Per value: 1 read as a Conv's filters, 2 read otherwise (0: unread,
+    // held too, so that clearing the hold gives it back).
+    std::vector<char> role(model.values.size(), 0);
     for (const Node& n : model.nodes)
       for (size_t k = 0; k < n.inputs.size(); ++k)
-        if (n.inputs[k] >= 0 && !(n.op == "Conv" && n.domain.empty() && k == 1))
-          filters_only[static_cast<size_t>(n.inputs[k])] = 0;
+        if (n.inputs[k] >= 0)
+          role[static_cast<size_t>(n.inputs[k])] |= n.op == "Conv" && n.domain.empty() && k == 1 ? 1 : 2;
     for (size_t v = 0; v < model.values.size(); ++v)
-      if (model.values[v].constant && !filters_only[v]) reading.add(*model.values[v].constant);
+      if (model.values[v].constant && role[v] != 1) reading.add(*model.values[v].constant);
   }
   Graph& g = plan->graph;
   g = model;

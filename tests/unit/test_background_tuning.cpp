@@ -398,7 +398,7 @@ TEST(SessionBackgroundGate, KeptSamplesNeverOverlapARunAndHeldTimeStaysInItsShar
   EXPECT_EQ(kept_overlapping.load(), 0);
   BackgroundTuner::Counts c = bg.counts();
   EXPECT_GT(c.held, 0);
-  // Held samples (300 us each) within a tenth of the time, and one more.
+  // Held samples (300 us each) within kHoldShare of the time, and one more.
   const double seconds = std::chrono::duration<double>(Clock::now() - t0).count();
   EXPECT_LE(static_cast<double>(c.held) * 300e-6, BackgroundTuner::kHoldShare * seconds + 0.01)
       << c.held << " held samples in " << seconds << " s, " << runs << " runs";
