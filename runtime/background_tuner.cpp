@@ -154,6 +154,16 @@ void BackgroundTuner::run_ends() {
   active_runs_.fetch_sub(1);
 }
 
+bool BackgroundTuner::stopping() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return stop_;
+}
+
+bool BackgroundTuner::paused() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return paused_;
+}
+
 void BackgroundTuner::begin() {
   std::unique_lock<std::mutex> lock(mu_);
   const Clock::time_point asked = Clock::now();

@@ -96,6 +96,8 @@ class BackgroundTuner final : public SampleGate {
   // SampleGate, for its Tuner.
   void begin() override;
   bool end() override;
+  bool stopping() const override;
+  bool paused() const override;
 
   // Samples taken, and of them those a run overlapped and those that held
   // runs back (tests, reports).

@@ -620,6 +620,31 @@ TuningChoice Tuner::choose(const Graph& g, const Node& n, const KernelProvider& 
     take(allowed(h) ? h : fallback(), ChoiceSource::kHeuristic);
     return c;
   }
+  // A background tuner measures a problem no other tuner of the process is
+  // measuring: another's result, when it had one, is taken as from the cache.
+  MeasureClaims::Result published;
+  struct Claim {
+    std::string key;  // empty: none held
+    const MeasureClaims::Result* result = nullptr;
+    ~Claim() {
+      if (!key.empty()) MeasureClaims::process().done(key, result);
+    }
+  } claim;
+  if (options_.gate && options_.mode == TuningMode::kCached) {
+    const std::string claim_key = cache().path() + "\n" + key;
+    const MeasureClaims::Answer a = MeasureClaims::process().claim(claim_key, &published, options_.gate);
+    if (a == MeasureClaims::Answer::kClaimed) {
+      claim.key = claim_key;
+    } else if (const AlgorithmOption* o = find(published.algorithm);
+               a == MeasureClaims::Answer::kResult && allowed(o)) {
+      c.algorithm = o->name;
+      c.workspace_bytes = o->workspace;
+      c.time_ms = published.time_ms;
+      c.source = ChoiceSource::kCache;
+      memo_[key] = c;
+      return c;
+    }
+  }
   Measured m = measure(g, n, b, opts, pool);
   c.candidates = m.candidates;
   if (!m.ok) {
@@ -638,6 +663,8 @@ TuningChoice Tuner::choose(const Graph& g, const Node& n, const KernelProvider& 
     cache().put(context, c.problem, {m.algorithm, m.workspace, m.time_ms, utc_now()});
     *measured_any = true;
   }
+  published = {m.algorithm, m.workspace, m.time_ms};
+  claim.result = &published;
   memo_[key] = c;
   return c;
 }

@@ -41,9 +41,11 @@
 
 #include <array>
 #include <chrono>
+#include <condition_variable>
 #include <functional>
 #include <map>
 #include <memory>
+#include <mutex>
 #include <optional>
 #include <string>
 #include <utility>
@@ -65,6 +67,54 @@ class SampleGate {
   virtual ~SampleGate() = default;
   virtual void begin() = 0;
   virtual bool end() = 0;
+  // Whether the session stops tuning (begin() would throw TuningStopped),
+  // and whether it is paused: for MeasureClaims' waits.
+  virtual bool stopping() const { return false; }
+  virtual bool paused() const { return false; }
+};
+
+// One measuring of a problem at a time in the process, among tuners with a
+// gate (the background ones): a server's instances of one model start
+// together and would each measure the same convolutions, taking turns per
+// sample. The first to reach a problem claims it; the others wait for its
+// result (handed to those waiting, not kept: the cache file, saved at the
+// end of the claimant's plan, is where results stay) and take that, as a
+// cache hit. A claim is held while measuring only, so no tuner holds one
+// while it waits for another.
+class MeasureClaims {
+ public:
+  struct Result {
+    std::string algorithm;
+    size_t workspace = 0;
+    double time_ms = 0;
+  };
+  enum class Answer {
+    kClaimed,  // the caller measures `key` now, then calls done()
+    kResult,   // *out is what another measured
+    kAlone,    // another still measures it after `patience` seconds, or its session is paused: the
+               // caller measures too, unclaimed
+  };
+  // `gate`: the caller's (its session stopping ends the wait with
+  // TuningStopped; its session paused, when it holds the claim, sends those
+  // waiting for it on alone). Keys name the cache file too: tuners of other
+  // files do not share.
+  Answer claim(const std::string& key, Result* out, const SampleGate* gate, double patience = 60);
+  // The claim on `key` ends; with its result (null: none, the next claims it).
+  void done(const std::string& key, const Result* result);
+  static MeasureClaims& process();
+
+ private:
+  struct Entry {
+    bool busy = false;                  // claimed
+    const SampleGate* owner = nullptr;  // the claimant's gate
+    int waiters = 0;
+    bool has_result = false;  // for the waiters
+    Result result;
+  };
+  void forget_if_idle(const std::string& key);  // with mu_ held
+  std::mutex mu_;
+  std::condition_variable cv_;
+  std::map<std::string, Entry> entries_;
 };
 // Thrown by SampleGate::begin() through the tuner and the planner when the
 // session stops tuning (it is closing). Not a std::exception, so that the

@@ -331,6 +331,73 @@ TEST_F(SessionBackgroundTuning, ASecondSessionTakesWhatTheFirstSaved) {
   expect_close(b->run(input())[0], a->run(input())[0]);
 }
 
+// Two sessions of one model tuning at the same time (a server's instances
+// started together): each problem is measured once in the process, the
+// second tuner to reach it waiting for the first's result (MeasureClaims).
+TEST_F(SessionBackgroundTuning, TwoSessionsTuningTogetherMeasureEachProblemOnce) {
+  Timer ta, tb;
+  ta.sleep_us = tb.sleep_us = 50000;  // 50 ms a candidate: both jobs reach conv1 while it is measured
+  auto a = session(&ta, 1);
+  auto b = session(&tb, 1);
+  std::thread first([&] { a->run(input()); });
+  b->run(input());
+  first.join();
+  ASSERT_TRUE(a->wait_for_tuning(60));
+  ASSERT_TRUE(b->wait_for_tuning(60));
+  const TuningReport ra = a->tuning_report(), rb = b->tuning_report();
+  EXPECT_EQ(ra.measured + rb.measured, 2) << "a measured " << ra.measured << ", b " << rb.measured;
+  EXPECT_EQ(ra.from_cache + rb.from_cache, 2);
+  ASSERT_EQ(ra.swaps.size(), 1u);
+  ASSERT_EQ(rb.swaps.size(), 1u);
+  for (size_t i = 0; i < ra.choices.size(); ++i) EXPECT_EQ(ra.choices[i].algorithm, rb.choices[i].algorithm);
+  expect_close(b->run(input())[0], a->run(input())[0]);
+}
+
+// A tuner waiting for another's result goes on when its session closes.
+TEST(MeasureClaimsTest, AWaiterStopsWithItsSessionAndAStoppedClaimantHandsTheProblemOn) {
+  struct Stop : SampleGate {
+    std::atomic<bool> stop{false};
+    void begin() override {}
+    bool end() override { return true; }
+    bool stopping() const override { return stop.load(); }
+  } gate;
+  MeasureClaims claims;
+  MeasureClaims::Result r;
+  ASSERT_EQ(claims.claim("p", &r, &gate), MeasureClaims::Answer::kClaimed);
+  std::atomic<int> answer{-1};
+  std::thread waiter([&] {
+    try {
+      claims.claim("p", &r, &gate);
+      answer = 0;
+    } catch (const TuningStopped&) {
+      answer = 1;
+    }
+  });
+  std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  gate.stop = true;
+  waiter.join();
+  EXPECT_EQ(answer.load(), 1);
+  // The claimant stops without a result: the next one claims it.
+  claims.done("p", nullptr);
+  gate.stop = false;
+  EXPECT_EQ(claims.claim("p", &r, &gate), MeasureClaims::Answer::kClaimed);
+  // With a result and a waiter, the waiter takes it; nothing is kept after.
+  std::thread second([&] {
+    MeasureClaims::Result got;
+    EXPECT_EQ(claims.claim("p", &got, &gate), MeasureClaims::Answer::kResult);
+    EXPECT_EQ(got.algorithm, "winograd");
+  });
+  std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  const MeasureClaims::Result mine{"winograd", 0, 1.5};
+  claims.done("p", &mine);
+  second.join();
+  EXPECT_EQ(claims.claim("p", &r, &gate), MeasureClaims::Answer::kClaimed);
+  claims.done("p", nullptr);
+  // Still measured by another after `patience`: measure alone.
+  ASSERT_EQ(claims.claim("q", &r, &gate), MeasureClaims::Answer::kClaimed);
+  EXPECT_EQ(claims.claim("q", &r, &gate, 0.05), MeasureClaims::Answer::kAlone);
+}
+
 TEST_F(SessionBackgroundTuning, OffMeasuresInTheFirstRun) {
   Timer timer;
   Session s(two_cpu_convs(), {.device = Device::kCpu, .threads = 1, .tune_in_background = false});
