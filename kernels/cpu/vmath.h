@@ -103,6 +103,16 @@
 #define MINIRT_VMATH_TABLE inline constexpr
 #endif
 
+// The register forms' linkage (vmath_avx512.h, vmath_avx2.h): inline (one
+// copy for the program) by default; an ISA file (compiled with -m flags that
+// add to the target attribute's) defines it as `static inline` before
+// including them, so that a copy it leaves out of line (at -O0, say) stays in
+// its object and cannot be the one other objects' calls bind to
+// (ARCHITECTURE.md, "ISA files").
+#ifndef MINIRT_VMATH_INLINE
+#define MINIRT_VMATH_INLINE inline
+#endif
+
 #if defined(__x86_64__) || defined(__i386__)
 #define MINIRT_VMATH_X86 1
 #else

@@ -10,20 +10,8 @@
 
 #include "kernels/cpu/vmath.h"
 
-#if !defined(__x86_64__) && !defined(__i386__)
-#error "an x86 instruction-set header"
-#endif
-
 #include <immintrin.h>
 
-// The register forms' linkage: inline (one copy for the program) by
-// default; an ISA file (compiled with -m flags that add to the target
-// attribute's) defines it as `static inline` before including this header,
-// so that a copy it leaves out of line (at -O0, say) stays in its object and
-// cannot be the one other objects' calls bind to (ARCHITECTURE.md, "ISA files").
-#ifndef MINIRT_VMATH_INLINE
-#define MINIRT_VMATH_INLINE inline
-#endif
 #define MINIRT_TARGET_AVX2 __attribute__((target("avx2,fma")))
 
 namespace minirt::cpu {
