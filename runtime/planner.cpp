@@ -233,6 +233,9 @@ class ConstantReleaser {
  private:
   void release(size_t v) {
     Value& val = plan_.graph.values[v];
+    // A folded filter never made (a shared kernel packed it in another
+    // plan) lets go of what it would be made from.
+    val.lazy.reset();
     if (!val.constant || !val.constant->raw()) return;
     plan_.weights.drop(*val.constant);
     val.constant = released_constant(*val.constant);
