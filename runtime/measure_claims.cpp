@@ -65,6 +65,12 @@ void MeasureClaims::done(const std::string& key, const Result* result) {
   cv_.notify_all();
 }
 
+int MeasureClaims::waiters(const std::string& key) {
+  std::lock_guard<std::mutex> lock(mu_);
+  auto it = entries_.find(key);
+  return it == entries_.end() ? 0 : it->second.waiters;
+}
+
 void MeasureClaims::forget_if_idle(const std::string& key) {
   auto it = entries_.find(key);
   if (it == entries_.end()) return;

@@ -101,6 +101,7 @@ class MeasureClaims {
   Answer claim(const std::string& key, Result* out, const SampleGate* gate, double patience = 60);
   // The claim on `key` ends; with its result (null: none, the next claims it).
   void done(const std::string& key, const Result* result);
+  int waiters(const std::string& key);  // waiting for `key` now (tests)
   static MeasureClaims& process();
 
  private:

@@ -373,7 +373,7 @@ TEST(MeasureClaimsTest, AWaiterStopsWithItsSessionAndAStoppedClaimantHandsThePro
       answer = 1;
     }
   });
-  std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  while (claims.waiters("p") == 0) std::this_thread::sleep_for(std::chrono::milliseconds(1));
   gate.stop = true;
   waiter.join();
   EXPECT_EQ(answer.load(), 1);
@@ -387,7 +387,7 @@ TEST(MeasureClaimsTest, AWaiterStopsWithItsSessionAndAStoppedClaimantHandsThePro
     EXPECT_EQ(claims.claim("p", &got, &gate), MeasureClaims::Answer::kResult);
     EXPECT_EQ(got.algorithm, "winograd");
   });
-  std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  while (claims.waiters("p") == 0) std::this_thread::sleep_for(std::chrono::milliseconds(1));
   const MeasureClaims::Result mine{"winograd", 0, 1.5};
   claims.done("p", &mine);
   second.join();
