@@ -56,13 +56,15 @@ bool has_lazy_input(const Graph& g, const Node& n) {
   return false;
 }
 
+void materialize(Value& v) {
+  if (!v.lazy) return;
+  v.constant = std::make_shared<Tensor>(v.lazy->make());
+  v.lazy.reset();
+}
+
 void materialize_inputs(Graph& g, const Node& n) {
-  for (int v : n.inputs) {
-    if (v < 0 || !g.values[static_cast<size_t>(v)].lazy) continue;
-    Value& val = g.values[static_cast<size_t>(v)];
-    val.constant = std::make_shared<Tensor>(val.lazy->make());
-    val.lazy.reset();
-  }
+  for (int v : n.inputs)
+    if (v >= 0) materialize(g.values[static_cast<size_t>(v)]);
 }
 
 int Graph::add_node(std::string name, std::string op, std::vector<int> ins, std::vector<int> outs) {

@@ -159,6 +159,8 @@ struct Graph {
 
 // Whether one of n's inputs is a LazyConstant still to be made.
 bool has_lazy_input(const Graph& g, const Node& n);
+// Makes v's LazyConstant, when it has one: its constant gets its data.
+void materialize(Value& v);
 // Makes n's LazyConstant inputs: each value's constant gets its data. Not
 // thread-safe for values two callers share (the planner serializes it).
 void materialize_inputs(Graph& g, const Node& n);

@@ -283,14 +283,13 @@ void make_steps(Plan& plan, const std::vector<int>& order, const std::vector<int
     // Its lazily folded filters (LazyConstant) made now, those of input
     // slots `which` says; interned as the passes' constants are, so that two
     // plans whose kernels read them as they are share one copy.
-    auto materialize = [&](auto which) {
+    auto make_lazy = [&](auto which) {
       std::lock_guard<std::mutex> lock(materializing);
       for (size_t k = 0; k < n.inputs.size(); ++k) {
         const int v = n.inputs[k];
         if (v < 0 || !g.values[static_cast<size_t>(v)].lazy || !which(k)) continue;
         Value& val = g.values[static_cast<size_t>(v)];
-        val.constant = std::make_shared<Tensor>(val.lazy->make());
-        val.lazy.reset();
+        materialize(val);
         if (constants) val.constant = constants->intern(val.constant);
       }
     };
@@ -299,9 +298,9 @@ void make_steps(Plan& plan, const std::vector<int>& order, const std::vector<int
       s.shared = true;
       ++shared;
       // What the kernel reads as it is at run time, this plan holds too.
-      if (has_lazy_input(g, n)) materialize([&](size_t k) { return !s.kernel->packs_input(k); });
+      if (has_lazy_input(g, n)) make_lazy([&](size_t k) { return !s.kernel->packs_input(k); });
     } else {
-      if (has_lazy_input(g, n)) materialize([](size_t) { return true; });
+      if (has_lazy_input(g, n)) make_lazy([](size_t) { return true; });
       // The model's weights it reads in memory while it is made (a plan
       // made beside another holds them only then: PlanOptions::reuse).
       WeightHold hold(g.weights);
@@ -335,10 +334,7 @@ void make_steps(Plan& plan, const std::vector<int>& order, const std::vector<int
     if (g.values[v].constant && to_space != 0) {
       // Kernels may still read the host copy when they are made (shapes,
       // repacking); at run time they get the device copy.
-      if (Value& val = g.values[v]; val.lazy) {  // lazily folded filters, made for the upload
-        val.constant = std::make_shared<Tensor>(val.lazy->make());
-        val.lazy.reset();
-      }
+      materialize(g.values[v]);  // lazily folded filters, made for the upload
       g.values[c].constant = g.values[v].constant;
       WeightHold hold(g.weights);
       hold.add(*g.values[v].constant);

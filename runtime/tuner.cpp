@@ -5,6 +5,7 @@
 #include "runtime/host_resources.h"
 #include "runtime/memory_pool.h"
 #include "runtime/op_registry.h"
+#include "runtime/weight_store.h"
 
 #include <unistd.h>
 
@@ -163,12 +164,8 @@ std::string choice_line(const TuningChoice& c) {
 // ---- KernelBench ----
 
 KernelBench::KernelBench(const KernelProvider& b, const Graph& g, const Node& n, ThreadPool& pool, uint64_t seed)
-    : b_(b), g_(g), n_(n), pool_(pool), weights_(g.weights) {
+    : b_(b), g_(g), n_(n), pool_(pool) {
   if (b_.device().is_device()) stream_ = b_.device().create_stream();
-  // The node's weights in memory while its candidates are made and timed
-  // (a plan made beside another holds them only then: PlanOptions::reuse).
-  for (int v : n.inputs)
-    if (v >= 0 && g.values[static_cast<size_t>(v)].constant) weights_.add(*g.values[static_cast<size_t>(v)].constant);
   std::mt19937_64 rng(seed);
   std::uniform_real_distribution<float> u(-1.0f, 1.0f);
   for (int v : n.inputs) {

@@ -37,7 +37,6 @@
 
 #include "runtime/algo_cache.h"
 #include "runtime/backend.h"
-#include "runtime/weight_store.h"
 
 #include <array>
 #include <chrono>
@@ -234,7 +233,8 @@ std::string tuning_summary(const Graph& g, const Node& n);
 std::string choice_line(const TuningChoice& c);
 
 // Times a node's candidate kernels on the real shapes (the default timer).
-// Holds the node's inputs, outputs and workspace, made once for all candidates.
+// Holds the node's inputs, outputs and workspace, made once for all candidates;
+// the caller holds the node's weights in memory (Tuner::measure_on does).
 class KernelBench {
  public:
   KernelBench(const KernelProvider& b, const Graph& g, const Node& n, ThreadPool& pool, uint64_t seed = 1);
@@ -264,7 +264,6 @@ class KernelBench {
   const Graph& g_;
   const Node& n_;
   ThreadPool& pool_;
-  WeightHold weights_;  // the node's weights, in memory while it lives
   void* stream_ = nullptr;
   std::vector<std::shared_ptr<void>> owned_;
   std::vector<const void*> inputs_;
