@@ -11,8 +11,10 @@ them with `build/bin/minirt-make-models --out build/models`) and the real ones
 in ../shared/models; a missing file stops it before anything runs.
 
 For each model and thread count (--threads, default 2; batch 1), every round
-starts each of these in a fresh process, in this order, on the same input
-(.npy, uniform [0, 1), seed 0):
+starts each of these in a fresh process, on the same input (.npy, uniform
+[0, 1), seed 0), round k in this order rotated by k places (the warm-cache
+run always right after the empty-cache one), so that no engine always runs
+first:
 
   minirt, empty cache   runmodel with its default tuning (no --tune) on a new, empty algorithm cache file
   minirt, warm cache    runmodel again, default tuning, on the file the empty-cache run just wrote
@@ -69,7 +71,7 @@ GENERATED = ["resnet18", "resnet50", "mobilenetv2", "squeezenet1_1", "efficientn
              "mnist_cnn"]
 SHARED = ["mnist-8", "ppocr-mobile-v2-cls", "ultraface-slim-320"]
 
-# Engine key -> label, in the order each round runs them.
+# Engine key -> label, in the order the first round runs them (round_order).
 MINIRT = {"empty": "minirt, empty cache", "warm": "minirt, warm cache", "exhaustive": "minirt --tune exhaustive",
           "heuristic": "minirt --tune heuristic"}
 TUNE = {"empty": None, "warm": None, "exhaustive": "exhaustive", "heuristic": "heuristic"}
@@ -146,31 +148,40 @@ def peer_sample(j):
             "pre_load_rss_kib": j["pre_load_rss_kib"], "model_rss_kib": j["peak_rss_kib"] - j["pre_load_rss_kib"]}
 
 
+def round_order(engines, k):
+    """Round K's order: the engines rotated by K places, the warm-cache run always right after the empty-cache
+    one whose file it reads. So no engine always runs first: on an Intel host (2026-12-07) the empty-cache
+    run, first in every round then, had its steady state 1.05-1.08x the heuristic session's on MobileNetV2 and
+    SqueezeNet, where the two alternating alone, eight times each, had the same medians within 1%."""
+    units = [["empty", "warm"]] + [[e] for e in engines if e not in ("empty", "warm")]
+    k %= len(units)
+    return [e for u in units[k:] + units[:k] for e in u]
+
+
 def one_round(args, tmp, ctx, threads, k, samples, errors):
-    """Round K of one model: each engine once, in turn, each in its own process."""
+    """Round K of one model: each engine once, in turn (round_order), each in its own process."""
     path, name, npy, shape = ctx["path"], ctx["name"], ctx["npy"], ctx["shape"]
     caches = {e: os.path.join(tmp, f"{ctx['stem']}_t{threads}_r{k}_{e}_cache.txt")
               for e in ("empty", "exhaustive", "heuristic")}
     caches["warm"] = caches["empty"]  # the second process on the file the first one wrote
-    for e in MINIRT:
+    for e in round_order(list(MINIRT) + args.peers, k):
         if e in errors:
             continue
-        if e == "warm" and "empty" in errors:
-            errors[e] = "the empty-cache run it follows failed"
+        if e in MINIRT:
+            if e == "warm" and "empty" in errors:
+                errors[e] = "the empty-cache run it follows failed"
+                continue
+            try:
+                j = sbs.run_minirt(args, path, name, npy, shape, threads, args.runs - args.last - 1, args.last,
+                                   tune=TUNE[e], cache=caches[e])
+                samples[e].append(minirt_sample(j))
+            except (sbs.RunFailed, KeyError, ValueError) as ex:
+                errors[e] = reason(ex)
             continue
         try:
-            j = sbs.run_minirt(args, path, name, npy, shape, threads, args.runs - args.last - 1, args.last,
-                               tune=TUNE[e], cache=caches[e])
-            samples[e].append(minirt_sample(j))
+            samples[e].append(peer_sample(sbs.run_peer(e, path, npy, threads, args.runs - args.last, args.last)))
         except (sbs.RunFailed, KeyError, ValueError) as ex:
             errors[e] = reason(ex)
-    for p in args.peers:
-        if p in errors:
-            continue
-        try:
-            samples[p].append(peer_sample(sbs.run_peer(p, path, npy, threads, args.runs - args.last, args.last)))
-        except (sbs.RunFailed, KeyError, ValueError) as ex:
-            errors[p] = reason(ex)
 
 
 def median_of(samples, field):
@@ -320,7 +331,8 @@ def report(args, rows, versions, command):
         f"- command: `{command}`",
         f"- threads: {', '.join(map(str, args.threads))} for all (onnxruntime intra_op_num_threads, sequential "
         "execution; OpenVINO INFERENCE_NUM_THREADS, PERFORMANCE_HINT LATENCY, INFERENCE_PRECISION_HINT f32)",
-        f"- {args.rounds} rounds; in each, every engine once in a fresh process, in this order: {order}; "
+        f"- {args.rounds} rounds; in each, every engine once in a fresh process, in this order: {order}, "
+        "round k rotated by k places (the warm cache always right after the empty one); "
         "each figure is the median over the rounds",
         "- minirt, empty cache: runmodel's default tuning (no `--tune`) on a new algorithm cache file; warm cache: "
         "a second process on the file that one wrote; exhaustive: `--tune exhaustive` on a new file; "
