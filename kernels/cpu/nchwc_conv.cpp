@@ -2,8 +2,9 @@
 // nchwc_conv.h for the tiling, blocking and threading.
 //
 // This file is the driver: geometry, packing, threading and the calls. The
-// AVX-512 and AVX2 microkernels are one body (nchwc_conv_ukr.h) in two ISA
-// files (nchwc_conv_avx512.cpp, nchwc_conv_avx2.cpp), reached only through
+// AVX-512 and AVX2 microkernels are one body (nchwc_conv_ukr.h) in three ISA
+// files (nchwc_conv_avx512.cpp and nchwc_conv_plain_avx512.cpp,
+// nchwc_conv_avx2.cpp), reached only through
 // specs whose ISA the CPU has (the constructors check nchwc_*_declined), so
 // this file holds no intrinsic and may be built for plain x86-64.
 #include "kernels/cpu/nchwc_conv.h"
@@ -272,15 +273,17 @@ Finish finish_of(const Activation& act, bool last) {
 
 #if MINIRT_VMATH_X86
 
-// The ISA's microkernels (nchwc_conv_avx512.cpp, nchwc_conv_avx2.cpp).
+// The ISA's microkernels (nchwc_conv_avx512.cpp, nchwc_conv_plain_avx512.cpp,
+// nchwc_conv_avx2.cpp).
 const nchwc_tiles::Kernels& kernels_of(SgemmIsa isa) {
   return isa == SgemmIsa::kAvx512 ? nchwc_conv_kernels_avx512() : nchwc_conv_kernels_avx2();
 }
 using DirectTable = DirectFn[kMaxNb512][kMaxUr];
 // The kernels for tiles whose pixels are xps floats apart in an input of L lanes.
 const DirectTable& direct_table(SgemmIsa isa, int64_t lanes, int64_t xps) {
-  const nchwc_tiles::Kernels& k = kernels_of(isa);
-  if (lanes > 1) return k.blocked[xps == lanes ? 1 : 0];
+  if (lanes > 1) return kernels_of(isa).blocked[xps == lanes ? 1 : 0];
+  const nchwc_tiles::PlainKernels& k =
+      isa == SgemmIsa::kAvx512 ? nchwc_conv_plain_kernels_avx512() : nchwc_conv_plain_kernels_avx2();
   return k.plain[xps == 1 || xps == 2 ? xps : 0];
 }
 // The depthwise kernels for tiles whose pixels are xps floats apart (B the block).

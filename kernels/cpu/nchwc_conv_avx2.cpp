@@ -52,9 +52,11 @@ struct Ymm {
 
 using nchwc_tiles::kUr256;
 constexpr nchwc_tiles::Kernels kKernels = ConvTiles<Ymm>::kernels<kUr256[0], kUr256[1], kUr256[2]>();
+constexpr nchwc_tiles::PlainKernels kPlainKernels = ConvTiles<Ymm>::plain_kernels<kUr256[0], kUr256[1], kUr256[2]>();
 
 }  // namespace
 
 const nchwc_tiles::Kernels& nchwc_conv_kernels_avx2() { return kKernels; }
+const nchwc_tiles::PlainKernels& nchwc_conv_plain_kernels_avx2() { return kPlainKernels; }
 
 }  // namespace minirt::cpu

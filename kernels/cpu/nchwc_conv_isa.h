@@ -1,8 +1,9 @@
 // What the blocked float32 convolution's driver (nchwc_conv.cpp) and its
-// instruction-set files (nchwc_conv_avx512.cpp, nchwc_conv_avx2.cpp) share:
+// instruction-set files (nchwc_conv_avx512.cpp, nchwc_conv_plain_avx512.cpp,
+// nchwc_conv_avx2.cpp) share:
 // plain structs, constants and declarations only (see "ISA files" in
 // ARCHITECTURE.md). The microkernels' one body is nchwc_conv_ukr.h; each ISA
-// file gives it its vector traits and exports one table of kernels.
+// gives it its vector traits and exports two tables of kernels.
 //
 // A dense tile is UR pixels x NB output blocks of B channels (B = 16 with
 // AVX-512, 8 with AVX2), its sums in registers; a depthwise tile is UR
@@ -85,22 +86,28 @@ using DwFn = void (*)(const DwArgs&);
 // One ISA's kernels, by pixel stride: [nb - 1][ur - 1] for the dense tiles
 // (null past the ISA's UR for nb, and for nb past its largest), [ur - 1]
 // for the depthwise ones.
-//   blocked[0]: pixels of a blocked input any distance apart (read at run
-//               time); blocked[1]: B floats apart (a stride-1 row);
-//   plain[0]:   pixels of a plain (one-lane) input any distance apart;
-//               plain[1], plain[2]: 1 or 2 floats apart (the stems' rows);
-//   dw[0]:      any distance; dw[1], dw[2]: B or 2B floats apart.
+//   Kernels::blocked[0]: pixels of a blocked input any distance apart (read
+//               at run time); blocked[1]: B floats apart (a stride-1 row);
+//   Kernels::dw[0]: any distance; dw[1], dw[2]: B or 2B floats apart;
+//   PlainKernels::plain[0]: pixels of a plain (one-lane) input any distance
+//               apart; plain[1], plain[2]: 1 or 2 floats apart (the stems' rows).
 // Blocked stride-2 rows with the stride known measured no faster than read
-// at run time.
+// at run time. Two tables, so that an ISA's two halves can be two objects
+// that compile side by side (AVX-512: about four minutes each under the
+// sanitizers, seven as one).
 struct Kernels {
   DirectFn blocked[2][kMaxNb512][kMaxUr];
-  DirectFn plain[3][kMaxNb512][kMaxUr];
   DwFn dw[3][kDwUr];
+};
+struct PlainKernels {
+  DirectFn plain[3][kMaxNb512][kMaxUr];
 };
 
 }  // namespace minirt::cpu::nchwc_tiles
 
 namespace minirt::cpu {
-const nchwc_tiles::Kernels& nchwc_conv_kernels_avx512();
-const nchwc_tiles::Kernels& nchwc_conv_kernels_avx2();
+const nchwc_tiles::Kernels& nchwc_conv_kernels_avx512();             // nchwc_conv_avx512.cpp
+const nchwc_tiles::PlainKernels& nchwc_conv_plain_kernels_avx512();  // nchwc_conv_plain_avx512.cpp
+const nchwc_tiles::Kernels& nchwc_conv_kernels_avx2();               // nchwc_conv_avx2.cpp
+const nchwc_tiles::PlainKernels& nchwc_conv_plain_kernels_avx2();    // nchwc_conv_avx2.cpp
 }  // namespace minirt::cpu

@@ -1,6 +1,7 @@
 // The blocked float32 convolution's microkernels' one body (layouts and
 // arguments in nchwc_conv_isa.h), for the ISA files only
-// (nchwc_conv_avx512.cpp, nchwc_conv_avx2.cpp), which differ in the vector
+// (nchwc_conv_avx512.cpp and nchwc_conv_plain_avx512.cpp through
+// nchwc_conv_zmm_avx512.h, nchwc_conv_avx2.cpp), which differ in the vector
 // traits they give it. Everything here is in an anonymous namespace, so each
 // ISA object has its own copy, compiled with its own flags, and none of it
 // reaches the linker as a symbol another object could bind to; no std
@@ -222,18 +223,25 @@ struct ConvTiles {
     fill_direct<N, L, XS, urs[N - 1]>(table[N - 1]);
     if constexpr (N > 1) fill_table<L, XS, N - 1, URS...>(table);
   }
+  // The blocked-input and depthwise tables, and the plain-input one.
   template <int... URS>
   static constexpr nchwc_tiles::Kernels kernels() {
     nchwc_tiles::Kernels k{};
     constexpr int nbs = sizeof...(URS);
     fill_table<B, 0, nbs, URS...>(k.blocked[0]);
     fill_table<B, B, nbs, URS...>(k.blocked[1]);
-    fill_table<1, 0, nbs, URS...>(k.plain[0]);
-    fill_table<1, 1, nbs, URS...>(k.plain[1]);
-    fill_table<1, 2, nbs, URS...>(k.plain[2]);
     fill_dw<0, nchwc_tiles::kDwUr>(k.dw[0]);
     fill_dw<B, nchwc_tiles::kDwUr>(k.dw[1]);
     fill_dw<2 * B, nchwc_tiles::kDwUr>(k.dw[2]);
+    return k;
+  }
+  template <int... URS>
+  static constexpr nchwc_tiles::PlainKernels plain_kernels() {
+    nchwc_tiles::PlainKernels k{};
+    constexpr int nbs = sizeof...(URS);
+    fill_table<1, 0, nbs, URS...>(k.plain[0]);
+    fill_table<1, 1, nbs, URS...>(k.plain[1]);
+    fill_table<1, 2, nbs, URS...>(k.plain[2]);
     return k;
   }
 };
