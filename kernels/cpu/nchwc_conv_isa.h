@@ -93,8 +93,8 @@ using DwFn = void (*)(const DwArgs&);
 //               apart; plain[1], plain[2]: 1 or 2 floats apart (the stems' rows).
 // Blocked stride-2 rows with the stride known measured no faster than read
 // at run time. Two tables, so that an ISA's two halves can be two objects
-// that compile side by side (AVX-512: about four minutes each under the
-// sanitizers, seven as one).
+// that compile side by side (AVX-512 under the sanitizers: three and a half
+// minutes each, seven as one).
 struct Kernels {
   DirectFn blocked[2][kMaxNb512][kMaxUr];
   DwFn dw[3][kDwUr];
