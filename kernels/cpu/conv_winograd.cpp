@@ -136,28 +136,31 @@ inline void output_chunk(const float* src, int64_t xstride, float bias, const Ac
   }
 }
 
-// U = G g G^T of one 3x3 filter, in double.
-template <int R>
-void filter_transform(const double (&gm)[R][3], const float* g, double (&u)[R][R]) {
-  double t[R][3];
-  for (int i = 0; i < R; ++i)
-    for (int j = 0; j < 3; ++j) t[i][j] = gm[i][0] * g[j] + gm[i][1] * g[3 + j] + gm[i][2] * g[6 + j];
-  for (int i = 0; i < R; ++i)
-    for (int k = 0; k < R; ++k) u[i][k] = t[i][0] * gm[k][0] + t[i][1] * gm[k][1] + t[i][2] * gm[k][2];
-}
-
-// U[xi][o][ci] for every filter o and channel ci.
-template <int R>
-std::vector<float> transform_filters(const double (&gm)[R][3], const float* w, int64_t m, int64_t c) {
-  std::vector<float> u(static_cast<size_t>(R * R * m * c));
-  double f[R][R];
-  for (int64_t o = 0; o < m; ++o)
-    for (int64_t ci = 0; ci < c; ++ci) {
-      filter_transform<R>(gm, w + (o * c + ci) * 9, f);
-      for (int xi = 0; xi < R * R; ++xi)
-        u[static_cast<size_t>((xi * m + o) * c + ci)] = static_cast<float>(f[xi / R][xi % R]);
+// U = G g G^T of every filter o and channel ci (w: [m][c][3][3]), one row i
+// of points at a time: t = (G g)[i] in double for every filter (3 m c
+// doubles), then each point (i, k) as m x c floats ([o][ci]), handed to
+// pack(i * R + k, u) before the next is made. So the transform never holds
+// all R * R points beside their packed copy (a 512-channel F(4x4) layer's
+// would be 36 MB).
+template <int R, typename Pack>
+void transform_filters(const double (&gm)[R][3], const float* w, int64_t m, int64_t c, Pack pack) {
+  const int64_t filters = m * c;
+  std::vector<double> t(static_cast<size_t>(3 * filters));
+  std::vector<float> u(static_cast<size_t>(filters));
+  for (int i = 0; i < R; ++i) {
+    for (int64_t f = 0; f < filters; ++f) {
+      const float* g = w + f * 9;
+      for (int j = 0; j < 3; ++j)
+        t[static_cast<size_t>(f * 3 + j)] = gm[i][0] * g[j] + gm[i][1] * g[3 + j] + gm[i][2] * g[6 + j];
     }
-  return u;
+    for (int k = 0; k < R; ++k) {
+      for (int64_t f = 0; f < filters; ++f) {
+        const double* tf = t.data() + f * 3;
+        u[static_cast<size_t>(f)] = static_cast<float>(tf[0] * gm[k][0] + tf[1] * gm[k][1] + tf[2] * gm[k][2]);
+      }
+      pack(i * R + k, u.data());
+    }
+  }
 }
 
 size_t round16(size_t n) { return (n + 15) / 16 * 16; }
@@ -213,15 +216,18 @@ WinogradConv::WinogradConv(const Geometry& q, int tile, SgemmIsa isa, int thread
 
   a_stride_ = static_cast<int64_t>(round16(sgemm_packed_a_floats(isa, mpart_, q.c)));
   if (!weights) return;
-  std::vector<float> u =
-      tile == 2 ? transform_filters<4>(kG2, weights, q.m, q.c) : transform_filters<6>(kG4, weights, q.m, q.c);
   packed_u_ = AlignedFloats(static_cast<size_t>(xis_ * mparts_ * a_stride_));
-  for (int64_t xi = 0; xi < xis_; ++xi)
+  // Point xi's m x c transformed filters, as each is made, into its row panels.
+  auto pack = [&](int64_t xi, const float* u) {
     for (int64_t part = 0; part < mparts_; ++part) {
       int64_t m0 = part * mpart_, rows = std::min(mpart_, q.m - m0);
-      sgemm_pack_a(isa, u.data() + (xi * q.m + m0) * q.c, q.c, 1, rows, q.c,
-                   packed_u_.data() + (xi * mparts_ + part) * a_stride_);
+      sgemm_pack_a(isa, u + m0 * q.c, q.c, 1, rows, q.c, packed_u_.data() + (xi * mparts_ + part) * a_stride_);
     }
+  };
+  if (tile == 2)
+    transform_filters<4>(kG2, weights, q.m, q.c, pack);
+  else
+    transform_filters<6>(kG4, weights, q.m, q.c, pack);
 }
 
 void WinogradConv::run(const float* x, const float* bias, const Activation& act, float* y, float* ws,
