@@ -309,6 +309,22 @@ void floats_to_u8_lanes_avx512(const float* src, uint8_t* dst, int64_t stride, i
   }
 }
 
+void u8_lanes_to_code_floats_avx512(const uint8_t* src, int64_t stride, float* dst, int64_t n) {
+  for (int64_t p = 0; p < n; ++p)
+    _mm512_storeu_ps(
+        dst + p * 16,
+        _mm512_cvtepi32_ps(_mm512_cvtepu8_epi32(_mm_loadu_si128(reinterpret_cast<const __m128i*>(src + p * stride)))));
+}
+
+void code_floats_to_u8_lanes_avx512(const float* src, uint8_t* dst, int64_t stride, int64_t n, float top) {
+  const __m512 zero = _mm512_setzero_ps(), hi = _mm512_set1_ps(top);
+  for (int64_t p = 0; p < n; ++p) {
+    // max first: a NaN (from NaN weights) becomes code 0, as max(v, lo) does elsewhere.
+    const __m512 v = _mm512_min_ps(_mm512_max_ps(_mm512_loadu_ps(src + p * 16), zero), hi);
+    _mm_storeu_si128(reinterpret_cast<__m128i*>(dst + p * stride), _mm512_cvtusepi32_epi8(_mm512_cvtps_epi32(v)));
+  }
+}
+
 void u8_max_rows_avx512(const Bf16PoolGeom& q, const uint8_t* x, uint8_t* y, int64_t row0, int64_t row1) {
   // The window's rows and columns inside the input: [first, end).
   auto first = [](int64_t a, int64_t d) { return a >= 0 ? int64_t{0} : (-a + d - 1) / d; };

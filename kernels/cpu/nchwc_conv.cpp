@@ -633,6 +633,23 @@ NchwcDepthwiseConv::NchwcDepthwiseConv(const NchwcConvSpec& s, const float* w, c
   for (int64_t c = 0; c < q_.c; ++c)
     for (int64_t t = 0; t < taps; ++t) w_.data()[((c / B) * taps + t) * B + c % B] = w[c * taps + t];
   if (bias) std::copy(bias, bias + q_.c, bias_.data());
+  codes_in_ = s.x_u8 && !pairs_;
+  codes_out_ = s.y_u8 && !pairs_ && !s.residual && s.gate.none();
+  if (codes_in_ || codes_out_) {
+    const double a_in = codes_in_ ? s.x_grid.alpha : 1.0, lo_in = codes_in_ ? s.x_grid.beta : 0.0;
+    const double to_out = codes_out_ ? 1.0 / s.act.alpha : 1.0, lo_out = codes_out_ ? s.act.beta : 0.0;
+    frame_pad_ = codes_in_ ? static_cast<float>(-lo_in) : 0.0f;
+    for (int64_t c = 0; c < q_.c; ++c) {
+      float* wc = w_.data() + (c / B) * taps * B + c % B;
+      double sum_w = 0.0;
+      for (int64_t t = 0; t < taps; ++t) {
+        sum_w += wc[t * B];
+        wc[t * B] = static_cast<float>(wc[t * B] * a_in * to_out);
+      }
+      float& b = bias_.data()[c];
+      b = static_cast<float>((b + a_in * lo_in * sum_w) * to_out - lo_out);
+    }
+  }
   if (pairs_) {
     // [group][kh][kw][32] and [group][32] in pair order: lane l < 16 channel
     // 32 g + 2 l, lane 16 + l channel 32 g + 2 l + 1; zero past C.
@@ -736,18 +753,21 @@ void NchwcDepthwiseConv::run(const float* x, const float* r, float* y, int64_t y
           // rows just filled are in cache when the tiles read them).
           // Frame rows from `base` on: those of the band of the output row.
           int64_t filled = s0 * q.sh, base = -1;
+          const float pad = frame_pad_;
           auto fill = [&](int64_t f1) {
             for (int64_t fr = filled; fr < f1; ++fr) {
               const int64_t ih = fr - q.ph;
               for (int64_t b = 0; b < nblk; ++b) {
                 float* dst = frame + ((fr - base) * G + b) * fw;
                 if (ih < 0 || ih >= q.h) {
-                  std::fill(dst, dst + fw, 0.0f);
+                  std::fill(dst, dst + fw, pad);
                   continue;
                 }
-                std::fill(dst, dst + c0 * B, 0.0f);
+                std::fill(dst, dst + c0 * B, pad);
                 if (s_.x_bf16) {
                   bf16_lanes_to_floats_avx512(x_h(cb0 + b) + ih * q.w * 32, 32, dst + c0 * B, c1 - c0);
+                } else if (codes_in_) {
+                  u8_lanes_to_code_floats_avx512(x_u(cb0 + b) + ih * q.w * 64, 64, dst + c0 * B, c1 - c0);
                 } else if (s_.x_u8) {
                   u8_lanes_to_floats_avx512(x_u(cb0 + b) + ih * q.w * 64, 64, dst + c0 * B, c1 - c0, s_.x_grid.alpha,
                                             static_cast<int32_t>(s_.x_grid.beta));
@@ -755,7 +775,7 @@ void NchwcDepthwiseConv::run(const float* x, const float* r, float* y, int64_t y
                   const float* src = x_f32(cb0 + b) + ih * q.w * B;
                   std::copy(src, src + (c1 - c0) * B, dst + c0 * B);
                 }
-                std::fill(dst + c1 * B, dst + fw, 0.0f);
+                std::fill(dst + c1 * B, dst + fw, pad);
               }
             }
             filled = std::max(filled, f1);
@@ -800,8 +820,11 @@ void NchwcDepthwiseConv::run(const float* x, const float* r, float* y, int64_t y
               if (s_.y_u8) {  // requantized into its 16 lanes of the group (act, the grid, applied here)
                 uint8_t* yu =
                     static_cast<uint8_t*>(static_cast<void*>(y)) + img * y_img8 + (cb / 4) * plane * 64 + (cb % 4) * 16;
-                floats_to_u8_lanes_avx512(yrow, yu + oy * q.ow * 64, 64, q.ow, s_.act.alpha,
-                                          static_cast<int32_t>(s_.act.beta), static_cast<int32_t>(s_.act.gamma));
+                if (codes_out_)
+                  code_floats_to_u8_lanes_avx512(yrow, yu + oy * q.ow * 64, 64, q.ow, s_.act.gamma - s_.act.beta);
+                else
+                  floats_to_u8_lanes_avx512(yrow, yu + oy * q.ow * 64, 64, q.ow, s_.act.alpha,
+                                            static_cast<int32_t>(s_.act.beta), static_cast<int32_t>(s_.act.gamma));
               }
               if (s_.y_bf16) {
                 // Rounded into the group; a lone last block also zeroes its partner lanes.

@@ -221,6 +221,16 @@ class NchwcDepthwiseConv {
   // A quantized SiLU after it (spec gate) on AVX-512: the output of each
   // code of pre_act's grid (quant_silu_table_avx512).
   AlignedFloats gate_table_;
+  // int8 values folded into the weights and bias. codes_in_ (x_u8): the
+  // frame holds x's codes u as floats, the rows and columns outside the
+  // input the code of zero, and x's scale sits in the weights, its zero
+  // point in the bias (sum of w alpha (u + lo) = sum of (w alpha) u + alpha lo
+  // sum of w, padding included). codes_out_ (y_u8, no residual, no SiLU):
+  // the weights and bias also carry 1 / the output grid's scale and its
+  // offset, so that the float row holds the codes before rounding, clamped
+  // and rounded (nearest, ties to even) as they are stored.
+  bool codes_in_ = false, codes_out_ = false;
+  float frame_pad_ = 0.0f;
 };
 
 }  // namespace minirt::cpu
