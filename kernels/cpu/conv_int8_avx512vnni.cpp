@@ -288,15 +288,6 @@ void int8_pack_rows_folded_avx512(const TileConvGeom& g, const float* x, uint8_t
   }
 }
 
-void u8_lanes_to_floats_avx512(const uint8_t* src, int64_t stride, float* dst, int64_t n, float alpha, int32_t lo) {
-  const __m512 a = _mm512_set1_ps(alpha);
-  const __m512i ilo = _mm512_set1_epi32(lo);
-  for (int64_t p = 0; p < n; ++p) {
-    const __m512i u = _mm512_cvtepu8_epi32(_mm_loadu_si128(reinterpret_cast<const __m128i*>(src + p * stride)));
-    _mm512_storeu_ps(dst + p * 16, _mm512_mul_ps(a, _mm512_cvtepi32_ps(_mm512_add_epi32(u, ilo))));
-  }
-}
-
 void floats_to_u8_lanes_avx512(const float* src, uint8_t* dst, int64_t stride, int64_t n, float alpha, int32_t lo,
                                int32_t hi) {
   const __m512 a = _mm512_set1_ps(alpha), inv = quant_inverse_avx512(a);

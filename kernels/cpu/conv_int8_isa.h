@@ -95,19 +95,17 @@ void int8_pack_rows_folded_avx512(const TileConvGeom& g, const float* x, uint8_t
 
 // n pixels of 16 lanes between an int8 value (uint8 codes u, pixel stride
 // `stride` bytes) and float rows (16 floats a pixel), for the depthwise
-// convolution that reads and writes them (nchwc_conv.cpp): in, x = alpha *
-// (u + lo), exact; out, u = rne(clamp(v / alpha, lo, hi)) - lo with the
-// division's rounding exactly (quant_round_avx512, vmath.h): the value's
-// pair, the depthwise convolution's activation, applied as the row is stored
-// (no pass of its own over the float row).
-void u8_lanes_to_floats_avx512(const uint8_t* src, int64_t stride, float* dst, int64_t n, float alpha, int32_t lo);
-void floats_to_u8_lanes_avx512(const float* src, uint8_t* dst, int64_t stride, int64_t n, float alpha, int32_t lo,
-                               int32_t hi);
-// The same where the depthwise convolution's weights carry the grids
-// (NchwcDepthwiseConv's codes_in_ and codes_out_): in, the codes as floats,
-// exact; out, u = rne(clamp(v, 0, top)), v already the code before rounding.
+// convolution that reads and writes them (nchwc_conv.cpp), whose weights
+// carry the grids (NchwcDepthwiseConv's codes_in_ and codes_out_): in, the
+// codes as floats, exact; out, u = rne(clamp(v, 0, top)), v already the code
+// before rounding. Where they cannot carry the output's grid (a quantized
+// SiLU after the convolution), out is u = rne(clamp(v / alpha, lo, hi)) - lo
+// with the division's rounding exactly (quant_round_avx512, vmath.h), applied
+// as the row is stored (no pass of its own over the float row).
 void u8_lanes_to_code_floats_avx512(const uint8_t* src, int64_t stride, float* dst, int64_t n);
 void code_floats_to_u8_lanes_avx512(const float* src, uint8_t* dst, int64_t stride, int64_t n, float top);
+void floats_to_u8_lanes_avx512(const float* src, uint8_t* dst, int64_t stride, int64_t n, float alpha, int32_t lo,
+                               int32_t hi);
 
 // Output rows [row0, row1) of one 64-channel group of a MaxPool on int8
 // values (q: a 2-D window, bf16_values_isa.h's struct; x, y [h][w][64] and

@@ -4,6 +4,7 @@
 #include "kernels/cpu/cpu_caps.h"
 #include "kernels/cpu/eigen_util.h"
 #include "kernels/cpu/gemm_bf16.h"
+#include "kernels/cpu/gemm_int8.h"
 #include "kernels/cpu/nchwc.h"
 #include "kernels/cpu/registry.h"
 #include "kernels/cpu/sgemm.h"
@@ -119,6 +120,9 @@ class CpuBackend final : public KernelProvider {
   }
   std::unique_ptr<Kernel> make_kernel(const Graph& g, const Node& n) const override {
     if (blocked(g, n)) return cpu::make_nchwc_kernel(g, n, threads_, "", bf16_);
+    // A quantized model's product on its codes, whatever the math mode.
+    if (n.op == "Gemm" || n.op == "MatMul")
+      if (auto k = cpu::make_int8_product_kernel(g, n)) return k;
     if (bf16_ != cpu::Bf16Isa::kNone && (n.op == "Gemm" || n.op == "MatMul"))
       if (auto k = cpu::make_bf16_product_kernel(g, n, bf16_)) return k;
     auto it = table_.find(n.op);

@@ -17,11 +17,15 @@
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <string>
 
 namespace minirt {
 class ThreadPool;
-}
+class Kernel;
+struct Graph;
+struct Node;
+}  // namespace minirt
 
 namespace minirt::cpu {
 
@@ -56,5 +60,13 @@ void int8_gemm(Int8Isa isa, const int8_t* p, int64_t ldp, int64_t m, int64_t qua
 void int8_unshift(int32_t* c, int64_t ldc, int64_t m, int64_t n, int64_t k, const int32_t* rowsum,
                   const int32_t* colsum, const int32_t* za, int64_t za_stride, int32_t oa, const int32_t* zb,
                   int64_t zb_stride, int32_t ob);
+
+// A quantized model's Gemm or MatMul on its codes (int8_product.cpp): A a
+// float value on a quantize pair's 8-bit grid, B a constant DequantizeLinear
+// of int8 codes (per tensor or per output column), a Gemm's C one row; on
+// AVX512-VNNI. Null (the float32 product runs) where it cannot; the reason
+// from int8_product_declined.
+std::unique_ptr<Kernel> make_int8_product_kernel(const Graph& g, const Node& n);
+std::string int8_product_declined(const Graph& g, const Node& n);
 
 }  // namespace minirt::cpu

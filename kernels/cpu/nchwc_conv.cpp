@@ -623,6 +623,8 @@ NchwcDepthwiseConv::NchwcDepthwiseConv(const NchwcConvSpec& s, const float* w, c
       pairs_ = false;  // through the frame, whose float rows the vector activations run over
     if (pairs_) padded_ = false;
   }
+  codes_in_ = s.x_u8;
+  codes_out_ = s.y_u8 && !s.residual && s.gate.none();
   if (!w) return;
   // [block][kh][kw][B], zero past C.
   const int64_t taps = q_.kh * q_.kw;
@@ -633,8 +635,6 @@ NchwcDepthwiseConv::NchwcDepthwiseConv(const NchwcConvSpec& s, const float* w, c
   for (int64_t c = 0; c < q_.c; ++c)
     for (int64_t t = 0; t < taps; ++t) w_.data()[((c / B) * taps + t) * B + c % B] = w[c * taps + t];
   if (bias) std::copy(bias, bias + q_.c, bias_.data());
-  codes_in_ = s.x_u8 && !pairs_;
-  codes_out_ = s.y_u8 && !pairs_ && !s.residual && s.gate.none();
   if (codes_in_ || codes_out_) {
     const double a_in = codes_in_ ? s.x_grid.alpha : 1.0, lo_in = codes_in_ ? s.x_grid.beta : 0.0;
     const double to_out = codes_out_ ? 1.0 / s.act.alpha : 1.0, lo_out = codes_out_ ? s.act.beta : 0.0;
@@ -768,9 +768,6 @@ void NchwcDepthwiseConv::run(const float* x, const float* r, float* y, int64_t y
                   bf16_lanes_to_floats_avx512(x_h(cb0 + b) + ih * q.w * 32, 32, dst + c0 * B, c1 - c0);
                 } else if (codes_in_) {
                   u8_lanes_to_code_floats_avx512(x_u(cb0 + b) + ih * q.w * 64, 64, dst + c0 * B, c1 - c0);
-                } else if (s_.x_u8) {
-                  u8_lanes_to_floats_avx512(x_u(cb0 + b) + ih * q.w * 64, 64, dst + c0 * B, c1 - c0, s_.x_grid.alpha,
-                                            static_cast<int32_t>(s_.x_grid.beta));
                 } else {
                   const float* src = x_f32(cb0 + b) + ih * q.w * B;
                   std::copy(src, src + (c1 - c0) * B, dst + c0 * B);

@@ -87,13 +87,15 @@ const Node* maker_of(const Graph& g, int v) {
 
 // The grid a QuantizeLinear -> DequantizeLinear pair put value v on
 // (fold_quantize_pairs: the pair's own step, or fused into the Conv before
-// it as its last activation, kQuantGrid), through reorders and max pools
-// (whose every output is one of their inputs); null when there is none.
+// it as its last activation, kQuantGrid), through reorders, reshapes and max
+// pools (whose every output is one of their inputs); null when there is none.
 const Activation* quant_grid_of(const Graph& g, int v) {
   for (int guard = 0; guard < 16; ++guard) {
     const Node* m = maker_of(g, v);
     if (!m) return nullptr;
-    if ((m->op == "ReorderToBlocked" || m->op == "ReorderToPlain" || m->op == "MaxPool") && !m->inputs.empty()) {
+    if ((m->op == "ReorderToBlocked" || m->op == "ReorderToPlain" || m->op == "MaxPool" || m->op == "Flatten" ||
+         m->op == "Reshape" || m->op == "Squeeze" || m->op == "Unsqueeze") &&
+        !m->inputs.empty()) {
       v = m->inputs[0];
       continue;
     }

@@ -299,7 +299,64 @@ int mark_dequantized_constants(Graph& g) {
   return marked;
 }
 
+// QuantizeLinear -> (Flatten | Reshape | Squeeze | Unsqueeze) ->
+// DequantizeLinear, per tensor (a QOperator model's QLinearGlobalAveragePool
+// -> Flatten -> QGemm, lowered): the DequantizeLinear moves before the
+// reshaping op, which then reshapes floats, so that the pair meets. Exact:
+// the op moves values without changing them. The two nodes trade places in
+// the node list, which stays in topological order. Returns the number moved.
+int hoist_dequantize_over_reshapes(Graph& g) {
+  std::vector<int> readers(g.values.size(), 0);
+  for (const Node& n : g.nodes)
+    if (!n.dead)
+      for (int v : n.inputs)
+        if (v >= 0) ++readers[static_cast<size_t>(v)];
+  std::vector<int> maker(g.values.size(), -1);
+  for (size_t k = 0; k < g.nodes.size(); ++k)
+    if (!g.nodes[k].dead)
+      for (int v : g.nodes[k].outputs)
+        if (v >= 0) maker[static_cast<size_t>(v)] = static_cast<int>(k);
+  int moved = 0;
+  for (size_t k = 0; k < g.nodes.size(); ++k) {
+    const Node& d = g.nodes[k];
+    if (d.dead || d.op != "DequantizeLinear" || !d.domain.empty() || d.outputs.size() != 1) continue;
+    const int m = d.input(0);
+    const int s = d.input(1);
+    if (m < 0 || s < 0 || !g.values[s].constant || g.values[s].constant->numel() != 1) continue;
+    const int mi = maker[static_cast<size_t>(m)];
+    if (mi < 0 || mi > static_cast<int>(k) || readers[static_cast<size_t>(m)] != 1 || is_graph_output(g, m)) continue;
+    const Node& mv = g.nodes[static_cast<size_t>(mi)];
+    if (!mv.domain.empty() || mv.outputs.size() != 1 ||
+        (mv.op != "Flatten" && mv.op != "Reshape" && mv.op != "Squeeze" && mv.op != "Unsqueeze"))
+      continue;
+    const int q = mv.input(0);
+    const int qi = q >= 0 ? maker[static_cast<size_t>(q)] : -1;
+    if (qi < 0 || g.nodes[static_cast<size_t>(qi)].op != "QuantizeLinear" ||
+        !g.nodes[static_cast<size_t>(qi)].domain.empty() || !g.values[static_cast<size_t>(q)].shape_known)
+      continue;
+    const int out = d.outputs[0];
+    Node dq = d, mov = mv;
+    // DequantizeLinear: q -> m (floats of q's shape); the reshape: m -> out.
+    dq.inputs[0] = q;
+    dq.outputs[0] = m;
+    mov.inputs[0] = m;
+    mov.outputs[0] = out;
+    Value& mval = g.values[static_cast<size_t>(m)];
+    mval.dtype = g.values[static_cast<size_t>(out)].dtype;
+    mval.shape = g.values[static_cast<size_t>(q)].shape;
+    mval.shape_known = true;
+    g.nodes[static_cast<size_t>(mi)] = std::move(dq);
+    g.nodes[k] = std::move(mov);
+    maker[static_cast<size_t>(m)] = mi;
+    maker[static_cast<size_t>(out)] = static_cast<int>(k);
+    ++moved;
+  }
+  if (moved) g.link_producers();
+  return moved;
+}
+
 int fold_quantize_pairs(Graph& g) {
+  hoist_dequantize_over_reshapes(g);
   std::vector<std::vector<int>> readers(g.values.size());
   for (size_t k = 0; k < g.nodes.size(); ++k)
     if (!g.nodes[k].dead)

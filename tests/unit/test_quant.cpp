@@ -8,6 +8,7 @@
 #include "loaders/onnx/onnx_loader.h"
 #include "model_builder.h"
 #include "kernels/cpu/conv_int8.h"
+#include "kernels/cpu/gemm_int8.h"
 #include "runtime/passes/passes.h"
 
 #include <gmock/gmock.h>
@@ -589,6 +590,63 @@ TEST(Quant, SeveralReadersOfAPairShareOneStep) {
     const float k = std::min(126.0f, std::max(-129.0f, std::nearbyint(x.data<float>()[i] / 0.25f)));
     EXPECT_EQ(y[0].data<float>()[i], -k * 0.25f) << i;
     EXPECT_EQ(y[1].data<float>()[i], std::fabs(k * 0.25f)) << i;
+  }
+}
+
+// A quantized classifier's product on its codes (int8_product.cpp): a Gemm
+// (transB, per-channel weights, a bias) whose input went through a Flatten
+// between its QuantizeLinear and DequantizeLinear (a QOperator model's
+// QLinearGlobalAveragePool -> Flatten -> QGemm: the DequantizeLinear moves
+// before the Flatten and the pair meets), and a MatMul (per-tensor weights).
+// Each output on its grid and within a step of the node-by-node float run
+// (the int8 sums are exact, the float ones round), nearly always equal.
+TEST(Quant, Int8ProductRunsGemmAndMatMulOnTheirCodes) {
+  for (bool matmul : {false, true}) {
+    SCOPED_TRACE(matmul ? "MatMul" : "Gemm");
+    const int64_t rows = 3, k = 70, n = 37;
+    ModelBuilder m(13);
+    m.input("x", DType::kFloat32, matmul ? Shape{rows, k} : Shape{rows, k, 1, 1});
+    Tensor codes = Tensor::zeros(DType::kInt8, matmul ? Shape{k, n} : Shape{n, k});
+    for (int64_t i = 0; i < codes.numel(); ++i)
+      codes.data<int8_t>()[i] = static_cast<int8_t>(std::lround(127 * std::cos(static_cast<double>(i) * 0.61)));
+    m.initializer("wq", codes);
+    Tensor ws = Tensor::zeros(DType::kFloat32, matmul ? Shape{} : Shape{n});
+    for (int64_t i = 0; i < ws.numel(); ++i) ws.data<float>()[i] = 0.002f * static_cast<float>(1 + i % 7);
+    m.initializer("ws", ws);
+    m.initializer("sx", floats({}, {0.02f}));
+    m.initializer("zx", tensor_of<uint8_t>(DType::kUInt8, {}, {120}));
+    m.initializer("sy", floats({}, {0.04f}));
+    m.initializer("zy", tensor_of<int8_t>(DType::kInt8, {}, {-5}));
+    m.node("QuantizeLinear", {"x", "sx", "zx"}, {"xq"}, "qx");
+    if (!matmul) m.node("Flatten", {"xq"}, {"xf"}, "flatten");
+    m.node("DequantizeLinear", {matmul ? "xq" : "xf", "sx", "zx"}, {"xd"}, "dqx");
+    m.node("DequantizeLinear", {"wq", "ws"}, {"w"}, "dqw").i("axis", 0);
+    if (matmul) {
+      m.node("MatMul", {"xd", "w"}, {"p"}, "matmul");
+    } else {
+      Tensor bias = Tensor::zeros(DType::kFloat32, {n});
+      for (int64_t i = 0; i < n; ++i) bias.data<float>()[i] = 0.3f * std::sin(static_cast<float>(i));
+      m.initializer("bias", bias);
+      m.node("Gemm", {"xd", "w", "bias"}, {"p"}, "gemm").i("transB", 1);
+    }
+    m.node("QuantizeLinear", {"p", "sy", "zy"}, {"pq"}, "qp");
+    m.node("DequantizeLinear", {"pq", "sy", "zy"}, {"y"}, "dqp");
+    m.output("y");
+    Tensor x = Tensor::zeros(DType::kFloat32, matmul ? Shape{rows, k} : Shape{rows, k, 1, 1});
+    for (int64_t i = 0; i < x.numel(); ++i) x.data<float>()[i] = 1.2f * std::sin(static_cast<float>(i) * 0.9f) + 0.4f;
+    const std::string bytes = m.bytes();
+    auto model = Model::load_from_memory(bytes.data(), bytes.size(), "product.onnx");
+    Session fused(model, {.device = Device::kCpu, .threads = 2});
+    Session apart(model, {.device = Device::kCpu, .threads = 2, .optimize = false});
+    Tensor a = fused.run({{"x", x}})[0], b = apart.run({{"x", x}})[0];
+    if (cpu::int8_isa() == cpu::Int8Isa::kAvx512Vnni) {
+      EXPECT_THAT(fused.plan_report(), HasSubstr("int8_gemm isa=avx512_vnni"));
+      EXPECT_THAT(fused.int8_summary(), HasSubstr("int8 (0 convolutions, 1 product)"));
+    } else {
+      EXPECT_EQ(fused.int8_summary(), "");
+    }
+    EXPECT_THAT(fused.plan_report(), HasSubstr("quantize pairs made one step"));
+    expect_on_grid_and_close(a, b, 0.04f, 0.04f * 1.001f, 90);
   }
 }
 
