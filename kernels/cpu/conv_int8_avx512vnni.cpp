@@ -9,6 +9,8 @@
 #include <immintrin.h>
 
 #include <cstdint>
+#include <cstring>
+#include <type_traits>
 
 #include "kernels/cpu/bf16_values_isa.h"  // Bf16PoolGeom
 #include "kernels/cpu/conv_int8_isa.h"
@@ -20,6 +22,15 @@
 
 namespace minirt::cpu {
 namespace {
+
+// N bytes from s to d (a word's load and store).
+template <int N>
+inline void copy_word(uint8_t* d, const uint8_t* s) {
+  using W = std::conditional_t<N == 4, uint32_t, uint64_t>;
+  W v;
+  std::memcpy(&v, s, N);
+  std::memcpy(d, &v, N);
+}
 
 // 64 bytes of `byte` at d.
 inline void fill64(uint8_t* d, uint8_t byte) { _mm512_storeu_si512(d, _mm512_set1_epi8(static_cast<char>(byte))); }
@@ -245,8 +256,13 @@ void int8_pack_rows_folded_avx512(const TileConvGeom& g, const float* x, uint8_t
   // Row copy k = ci fold_kh + i: window row i of channel ci (fold_kh > 1:
   // the rows folded too), placed at byte k kw of a pixel.
   const int64_t copies = g.c * g.fold_kh;
+  const int64_t kw = g.kw, sw = g.sw;
   __mmask64 window[64];
-  for (int64_t k = 0; k < copies; ++k) window[k] = ((uint64_t{1} << g.kw) - 1) << (k * g.kw);
+  for (int64_t k = 0; k < copies; ++k) window[k] = ((uint64_t{1} << kw) - 1) << (k * kw);
+  // Words of 4 or 8 bytes where the last copy's word stays inside the pixel.
+  int64_t word = kw <= 4 ? 4 : kw <= 8 ? 8 : 0;
+  const int64_t tail_end = word && (copies - 1) * kw + word <= 64 ? (copies - 1) * kw + word : 0;
+  if (!tail_end) word = 0;
   for (int64_t r = row0; r < row1; ++r) {
     const int64_t a = r % (g.hq + 1), phase = r / (g.hq + 1);
     uint8_t* base = xin + phase * g.phase_pixels * 64;
@@ -278,10 +294,27 @@ void int8_pack_rows_folded_avx512(const TileConvGeom& g, const float* x, uint8_t
           _mm_store_si128(reinterpret_cast<__m128i*>(&row[k][j]), codes);
         }
       }
+      if (word) {
+        // Copy k's kw bytes as one word-sized load and store at byte k kw;
+        // the next copy's store overwrites the extra bytes, and those of the
+        // last (past the folded channels) get the zero code back. Masked
+        // byte loads, each split over two cache lines, took 3-4x longer.
+        for (int64_t b = b0; b < b1; ++b) {
+          const int64_t off = (b - b0) * sw;
+          uint8_t* dp = d + b * 64;
+          _mm512_storeu_si512(dp, zero64);
+          if (word == 4)
+            for (int64_t k = 0; k < copies; ++k) copy_word<4>(dp + k * kw, &row[k][off]);
+          else
+            for (int64_t k = 0; k < copies; ++k) copy_word<8>(dp + k * kw, &row[k][off]);
+          for (int64_t i = copies * kw; i < tail_end; ++i) dp[i] = zero;
+        }
+        continue;
+      }
       for (int64_t b = b0; b < b1; ++b) {
-        const int64_t off = (b - b0) * g.sw;
+        const int64_t off = (b - b0) * sw;
         __m512i p = zero64;
-        for (int64_t k = 0; k < copies; ++k) p = _mm512_mask_loadu_epi8(p, window[k], &row[k][off] - k * g.kw);
+        for (int64_t k = 0; k < copies; ++k) p = _mm512_mask_loadu_epi8(p, window[k], &row[k][off] - k * kw);
         _mm512_storeu_si512(d + b * 64, p);
       }
     }
