@@ -301,6 +301,14 @@ Int8Conv::Int8Conv(const NchwcConvSpec& s, Int8ConvIsa isa, const Int8ConvQuant&
       gmult_[i] = mult_[i] / grid_.alpha;
       gbias_[i] = bias_[i] / grid_.alpha;
     }
+    // Codes straight out (the AVX-512 epilogue): the compensation and the
+    // grid's offset in the bias, one fma, clamp and round per value.
+    if (s.y_u8 && !s.residual && s.gate.none() && s.pre_act.none() && s.post.none()) {
+      ubias_.resize(bias_.size());
+      for (size_t i = 0; i < bias_.size(); ++i)
+        ubias_[i] = static_cast<float>(static_cast<double>(gbias_[i]) +
+                                       static_cast<double>(comp_[i]) * static_cast<double>(gmult_[i]) - grid_.beta);
+    }
   }
   // A SiLU after the first grid: at most 256 codes in, so one table lookup
   // replaces the sigmoid and the grids after it (and the activation, when
@@ -374,6 +382,7 @@ void Int8Conv::run(const void* x, const void* r, void* y, void* workspace, Threa
     st.table_act = table_act_;
     st.gmult = gmult_.data();
     st.gbias = gbias_.data();
+    st.ubias = ubias_.empty() ? nullptr : ubias_.data();
     st.r_u8 = s_.r_u8;
     st.y_u8 = s_.y_u8;
     st.r_scale = q_.r_scale;

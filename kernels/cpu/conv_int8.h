@@ -70,7 +70,8 @@ class Int8Conv {
   std::string describe() const;
   // Of the packed weights and their per-channel terms.
   size_t weight_bytes() const {
-    return w_.size() + (comp_.size() + mult_.size() + bias_.size() + gmult_.size() + gbias_.size()) * 4 +
+    return w_.size() +
+           (comp_.size() + mult_.size() + bias_.size() + gmult_.size() + gbias_.size() + ubias_.size()) * 4 +
            gate_table_.size() * sizeof(float);
   }
 
@@ -88,6 +89,7 @@ class Int8Conv {
   Activation grid_;            // the first grid the epilogue requantizes onto (kNone: none)
   std::vector<float> gmult_;   // mult / grid alpha
   std::vector<float> gbias_;   // bias / grid alpha
+  std::vector<float> ubias_;   // the grid's codes as the output: Int8ConvStrip::ubias
   // The SiLU as a table of the first grid's codes (AVX-512 kernels; empty: none),
   // with the activation in it when no residual follows.
   AlignedFloats gate_table_;

@@ -118,6 +118,26 @@ void int8_conv_epilogue_avx512(const Int8ConvStrip& s, const int32_t* cbuf, int6
   const Activation* go = s.gate_out;
   const __m512 o_alpha = _mm512_set1_ps(go ? go->alpha : 0.0f), o_inv = _mm512_set1_ps(go ? 1.0f / go->alpha : 0.0f),
                o_lo = _mm512_set1_ps(go ? go->beta : 0.0f), o_hi = _mm512_set1_ps(go ? go->gamma : 0.0f);
+  if (s.ubias && gr && direct_out && s.y_u8) {
+    // The first grid's codes out (Int8ConvStrip::ubias).
+    const __m512 zero = _mm512_setzero_ps(), top = _mm512_set1_ps(gr->gamma - gr->beta);
+    for (int n = 0; n < nt; ++n) {
+      const int64_t blk = b + n;
+      const __m512 mult = _mm512_loadu_ps(s.gmult + blk * 16), ub = _mm512_loadu_ps(s.ubias + blk * 16);
+      uint8_t* yu = static_cast<uint8_t*>(s.s.y) + (blk / 4) * pixels * 64 + (blk % 4) * 16;
+      for (int t = 0; t < mt; ++t) {
+        const int32_t* c = cbuf + (t * 2 + n) * 256;
+        for (int row = 0; row < 16; ++row) {
+          const int64_t p = at[t * 16 + row];
+          if (p < 0) continue;
+          __m512 v = _mm512_fmadd_ps(_mm512_cvtepi32_ps(_mm512_load_si512(c + row * 16)), mult, ub);
+          v = _mm512_min_ps(_mm512_max_ps(v, zero), top);  // max first: a NaN to code 0, as max(v, lo) above
+          _mm_storeu_si128(reinterpret_cast<__m128i*>(yu + p * 64), _mm512_cvtusepi32_epi8(_mm512_cvtps_epi32(v)));
+        }
+      }
+    }
+    return;
+  }
   for (int n = 0; n < nt; ++n) {
     const int64_t blk = b + n;
     const __m512i comp = _mm512_loadu_si512(s.comp + blk * 16);

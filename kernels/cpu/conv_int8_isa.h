@@ -74,6 +74,10 @@ struct Int8ConvStrip {
   bool table_act;
   const float* gmult;  // blocks * 16
   const float* gbias;
+  // null, or where the first grid's codes are the output (no residual, SiLU
+  // or second grid after it, y_u8): gbias + comp gmult - beta, so that the
+  // code is u = rne(clamp(fma(acc, gmult, ubias), 0, gamma - beta)).
+  const float* ubias;
   bool r_u8, y_u8;  // r read from, y written as, an int8 value
   float r_scale;    // r_u8: r = r_scale * (u + r_lo)
   int32_t r_lo;
