@@ -22,8 +22,8 @@ constexpr int64_t kMaxProducts = 32000;
 
 // The portable forms of the ISA file's entry points, over the same layouts
 // and arithmetic.
-void pack_rows_reference(const TileConvGeom& g, const float* x, uint8_t* xin, int64_t row0, int64_t row1,
-                         float inv_scale, int32_t lo, int32_t hi) {
+void pack_rows_reference(const TileConvGeom& g, const float* x, uint8_t* xin, int64_t row0, int64_t row1, float scale,
+                         int32_t lo, int32_t hi) {
   const uint8_t zero = static_cast<uint8_t>(-lo);
   const int64_t plane = g.h * g.w * 16;
   for (int64_t row = row0; row < row1; ++row) {
@@ -36,7 +36,7 @@ void pack_rows_reference(const TileConvGeom& g, const float* x, uint8_t* xin, in
         const int64_t ch = pr.grp * 64 + k;
         uint8_t u = zero;
         if (ih >= 0 && ih < g.h && iw >= 0 && iw < g.w && ch < (g.c + 15) / 16 * 16) {
-          float v = x[(ch / 16) * plane + (ih * g.w + iw) * 16 + ch % 16] * inv_scale;
+          float v = x[(ch / 16) * plane + (ih * g.w + iw) * 16 + ch % 16] / scale;
           v = v > static_cast<float>(lo) ? v : static_cast<float>(lo);  // NaN -> lo
           v = v < static_cast<float>(hi) ? v : static_cast<float>(hi);
           u = static_cast<uint8_t>(static_cast<int32_t>(std::nearbyint(v)) - lo);
@@ -51,7 +51,7 @@ void pack_rows_reference(const TileConvGeom& g, const float* x, uint8_t* xin, in
 // [C][H][W] floats: channel ci kw + j of pixel (a, b) of phase pa is column
 // b sw - pw + j dw of row a sh + pa - ph.
 void pack_rows_folded_reference(const TileConvGeom& g, const float* x, uint8_t* xin, int64_t row0, int64_t row1,
-                                float inv_scale, int32_t lo, int32_t hi) {
+                                float scale, int32_t lo, int32_t hi) {
   const uint8_t zero = static_cast<uint8_t>(-lo);
   for (int64_t row = row0; row < row1; ++row) {
     const PackedRow pr = tile_packed_row(g, xin, row, zero);
@@ -66,7 +66,7 @@ void pack_rows_folded_reference(const TileConvGeom& g, const float* x, uint8_t* 
           for (int64_t j = 0; j < g.kw; ++j) {
             const int64_t iw = b * g.sw - g.pw + j * g.dw;
             if (iw < 0 || iw >= g.w) continue;
-            float v = x[(ci * g.h + ih) * g.w + iw] * inv_scale;
+            float v = x[(ci * g.h + ih) * g.w + iw] / scale;
             v = v > static_cast<float>(lo) ? v : static_cast<float>(lo);  // NaN -> lo
             v = v < static_cast<float>(hi) ? v : static_cast<float>(hi);
             pr.d[b * 64 + (ci * g.fold_kh + i) * g.kw + j] =
@@ -339,7 +339,6 @@ void Int8Conv::run(const void* x, const void* r, void* y, void* workspace, Threa
   const bool affine = tile_affine(punits, pool);
   if (!direct_) {
     uint8_t* dst = static_cast<uint8_t*>(workspace);
-    const float inv = 1.0f / q_.x_scale;
     using FloatPack = void (*)(const TileConvGeom&, const float*, uint8_t*, int64_t, int64_t, float, int32_t, int32_t);
     const bool avx512 = isa_ != Int8ConvIsa::kReference;
     const FloatPack pack =
@@ -351,7 +350,7 @@ void Int8Conv::run(const void* x, const void* r, void* y, void* workspace, Threa
       if (s_.x_u8)
         pack_rows_from_u8(g, static_cast<const uint8_t*>(x) + img * x_image, d, r0, r1, q_.lo);
       else
-        pack(g, static_cast<const float*>(x) + img * x_image, d, r0, r1, inv, q_.lo, q_.hi);
+        pack(g, static_cast<const float*>(x) + img * x_image, d, r0, r1, q_.x_scale, q_.lo, q_.hi);
     });
   }
   auto strip = isa_ == Int8ConvIsa::kAmx          ? int8_conv_strip_amx

@@ -23,6 +23,24 @@
 namespace minirt::cpu {
 namespace {
 
+// rne(clamp(x / alpha, lo, hi)) as QuantizeLinear divides, NaN to lo: x *
+// inv, and the division where that lands next to a midpoint (the test of
+// quant_round_avx512, vmath_avx512.h). On a grid's own values (x = alpha k)
+// the product is k already; the image a pair before the stem left to it
+// (ConvAttrs::in_grid) is not on the grid.
+inline __m512 quant_k(__m512 x, __m512 alpha, __m512 inv, __m512 flo, __m512 fhi) {
+  const __m512 t = _mm512_min_ps(_mm512_max_ps(_mm512_mul_ps(x, inv), flo), fhi);  // NaN -> lo
+  const __m512 k = _mm512_roundscale_ps(t, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
+  const __m512 half = _mm512_set1_ps(0.5f);
+  const __m512 gap = _mm512_sub_ps(half, _mm512_abs_ps(_mm512_sub_ps(t, k)));
+  const __mmask16 near = _mm512_cmp_ps_mask(gap, _mm512_mul_ps(_mm512_abs_ps(t), _mm512_set1_ps(0x1p-19f)), _CMP_LE_OQ);
+  if (__builtin_expect(near != 0, 0)) {
+    const __m512 q = _mm512_min_ps(_mm512_max_ps(_mm512_div_ps(x, alpha), flo), fhi);
+    return _mm512_roundscale_ps(q, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
+  }
+  return k;
+}
+
 // N bytes from s to d (a word's load and store).
 template <int N>
 inline void copy_word(uint8_t* d, const uint8_t* s) {
@@ -214,11 +232,11 @@ void int8_conv_epilogue_avx512(const Int8ConvStrip& s, const int32_t* cbuf, int6
   }
 }
 
-void int8_pack_rows_avx512(const TileConvGeom& g, const float* x, uint8_t* xin, int64_t row0, int64_t row1,
-                           float inv_scale, int32_t lo, int32_t hi) {
+void int8_pack_rows_avx512(const TileConvGeom& g, const float* x, uint8_t* xin, int64_t row0, int64_t row1, float scale,
+                           int32_t lo, int32_t hi) {
   const uint8_t zero = static_cast<uint8_t>(-lo);
   const int64_t plane = g.h * g.w * 16, in_blocks = (g.c + 15) / 16;
-  const __m512 inv = _mm512_set1_ps(inv_scale);
+  const __m512 alpha = _mm512_set1_ps(scale), inv = _mm512_set1_ps(1.0f / scale);
   const __m512 flo = _mm512_set1_ps(static_cast<float>(lo)), fhi = _mm512_set1_ps(static_cast<float>(hi));
   const __m512i ilo = _mm512_set1_epi32(lo);
   const __m128i zero16 = _mm_set1_epi8(static_cast<char>(zero));
@@ -246,9 +264,8 @@ void int8_pack_rows_avx512(const TileConvGeom& g, const float* x, uint8_t* xin, 
         const int64_t blk = grp * 4 + k;
         __m128i codes = zero16;
         if (blk < in_blocks) {
-          __m512 v = _mm512_mul_ps(_mm512_loadu_ps(x + blk * plane + (ih * g.w + iw) * 16), inv);
-          v = _mm512_min_ps(_mm512_max_ps(v, flo), fhi);  // NaN -> lo, as the reference
-          const __m512i u = _mm512_sub_epi32(_mm512_cvtps_epi32(v), ilo);
+          const __m512 k = quant_k(_mm512_loadu_ps(x + blk * plane + (ih * g.w + iw) * 16), alpha, inv, flo, fhi);
+          const __m512i u = _mm512_sub_epi32(_mm512_cvtps_epi32(k), ilo);
           codes = _mm512_cvtusepi32_epi8(u);
         }
         _mm_storeu_si128(reinterpret_cast<__m128i*>(dp + k * 16), codes);
@@ -258,11 +275,11 @@ void int8_pack_rows_avx512(const TileConvGeom& g, const float* x, uint8_t* xin, 
 }
 
 void int8_pack_rows_folded_avx512(const TileConvGeom& g, const float* x, uint8_t* xin, int64_t row0, int64_t row1,
-                                  float inv_scale, int32_t lo, int32_t hi) {
+                                  float scale, int32_t lo, int32_t hi) {
   const uint8_t zero = static_cast<uint8_t>(-lo);
   const __m512i zero64 = _mm512_set1_epi8(static_cast<char>(zero));
   const __m128i zero16 = _mm_set1_epi8(static_cast<char>(zero));
-  const __m512 inv = _mm512_set1_ps(inv_scale);
+  const __m512 alpha = _mm512_set1_ps(scale), inv = _mm512_set1_ps(1.0f / scale);
   const __m512 flo = _mm512_set1_ps(static_cast<float>(lo)), fhi = _mm512_set1_ps(static_cast<float>(hi));
   const __m512i ilo = _mm512_set1_epi32(lo);
   // As the bf16 folded packing: each image row quantized once, per chunk of
@@ -306,10 +323,9 @@ void int8_pack_rows_folded_avx512(const TileConvGeom& g, const float* x, uint8_t
           __m128i codes = zero16;
           if (inside && in0 < in1) {
             const __mmask16 m = static_cast<__mmask16>(((1u << in1) - 1) & ~((1u << in0) - 1));
-            __m512 v = _mm512_mul_ps(_mm512_maskz_loadu_ps(m, src + iw), inv);
-            v = _mm512_min_ps(_mm512_max_ps(v, flo), fhi);
+            const __m512 k = quant_k(_mm512_maskz_loadu_ps(m, src + iw), alpha, inv, flo, fhi);
             codes =
-                _mm_mask_blend_epi8(m, zero16, _mm512_cvtusepi32_epi8(_mm512_sub_epi32(_mm512_cvtps_epi32(v), ilo)));
+                _mm_mask_blend_epi8(m, zero16, _mm512_cvtusepi32_epi8(_mm512_sub_epi32(_mm512_cvtps_epi32(k), ilo)));
           }
           _mm_store_si128(reinterpret_cast<__m128i*>(&row[k][j]), codes);
         }

@@ -200,6 +200,30 @@ int nchwc_fuse_chosen(Graph& g, const std::map<int, std::string>& algorithm, con
         ca.gate.none() && fuse_quant_silu(g, conv, readers, is_output, sole_reader))
       ++fused;
     if (algo != kInt8) continue;
+    // The pair before it, when it alone reads the pair's output and the
+    // pair's input is a float value of the same layout on no grid (a QDQ
+    // model's image; a value on a grid may become an int8 value of that
+    // grid, nchwc_int8_values): the packing quantizes onto the pair's grid
+    // itself (ConvAttrs::in_grid), one pass over the image fewer.
+    if (const int x = conv.inputs[0]; x >= 0 && ca.in_grid.none() && sole_reader(x) == &conv) {
+      const int pi = producer[static_cast<size_t>(x)];
+      Node* pair = pi >= 0 ? &g.nodes[static_cast<size_t>(pi)] : nullptr;
+      const UnaryAttrs* ua = pair && !pair->dead ? unary_of(*pair) : nullptr;
+      const int u = ua ? pair->inputs[0] : -1;
+      if (ua && ua->kind == UnaryKind::kActivation && ua->act.kind == ActKind::kQuantGrid &&
+          ua->act.gamma - ua->act.beta <= 255 && u >= 0 && (pair->outputs.size() == 1 || pair->outputs[1] < 0) &&
+          !g.values[static_cast<size_t>(u)].constant && !quant_grid_of(g, u) &&
+          g.values[static_cast<size_t>(u)].dtype == DType::kFloat32 &&
+          g.values[static_cast<size_t>(u)].block == g.values[static_cast<size_t>(x)].block &&
+          g.values[static_cast<size_t>(u)].shape == g.values[static_cast<size_t>(x)].shape) {
+        auto attrs = std::make_shared<ConvAttrs>(ca);
+        attrs->in_grid = ua->act;
+        conv.parsed = attrs;
+        conv.inputs[0] = u;
+        absorb_step(conv, *pair);
+        ++fused;
+      }
+    }
     if (fuse_quant_silu(g, conv, readers, is_output, sole_reader)) ++fused;
     // A residual Add after the convolution, or after its fused SiLU and the pair after it.
     const auto& now = conv.attrs_as<ConvAttrs>();

@@ -334,7 +334,8 @@ namespace {
 // weights a DequantizeLinear of int8 codes folded into floats
 // (mark_dequantized_constants), one scale or one per output channel.
 std::string int8_operands(const Graph& g, const Node& n, Int8ConvQuant* q) {
-  const Activation* grid = quant_grid_of(g, n.inputs[0]);
+  const Activation& in_grid = n.attrs_as<ConvAttrs>().in_grid;
+  const Activation* grid = in_grid.none() ? quant_grid_of(g, n.inputs[0]) : &in_grid;
   if (!grid) return "reads no value that a QuantizeLinear -> DequantizeLinear pair put on an 8-bit grid";
   if (is_u8_value(g, n.input(3))) {
     const Activation* rg = quant_grid_of(g, n.input(3));

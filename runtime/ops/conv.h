@@ -43,12 +43,17 @@ struct ConvAttrs : WindowAttrs {
   // A second grid after act: the pair after a Concat the convolution writes
   // its slice of (nchwc_fuse_chosen; nchwc_int8 only): y = post(act(...)).
   Activation post;
+  // The pair before the convolution, taken into its input packing
+  // (nchwc_fuse_chosen; nchwc_int8 only, reading a float value the pair
+  // alone read, such as the image): x is the value before the pair, quantized
+  // onto this grid as it is packed.
+  Activation in_grid;
   // ConvTranspose only.
   std::vector<int64_t> output_padding;
   std::vector<int64_t> output_shape;
   std::string recipe() const override {
     return act.recipe() + " pre " + pre_act.recipe() + " gate " + gate.recipe() + " " + gate_out.recipe() + " post " +
-           post.recipe();
+           post.recipe() + " in " + in_grid.recipe();
   }
 };
 

@@ -593,6 +593,48 @@ TEST(Quant, SeveralReadersOfAPairShareOneStep) {
   }
 }
 
+// The image's pair before an int8 stem joins it (ConvAttrs::in_grid): the
+// stem's packing quantizes the image itself, rounding as QuantizeLinear's
+// division does, midpoints included. An identity 1x1 convolution onto the
+// same grid makes the output the image's own codes, so the fused run must
+// equal the node-by-node one exactly.
+TEST(Quant, TheImagesPairJoinsTheInt8Stem) {
+  ModelBuilder m(13);
+  m.input("x", DType::kFloat32, {1, 3, 5, 7});
+  Tensor codes = Tensor::zeros(DType::kInt8, {3, 3, 1, 1});
+  for (int64_t c = 0; c < 3; ++c) codes.data<int8_t>()[c * 3 + c] = 1;
+  m.initializer("wq", codes);
+  m.initializer("ws", floats({}, {1.0f}));
+  m.initializer("sx", floats({}, {0.02f}));
+  m.initializer("zx", tensor_of<uint8_t>(DType::kUInt8, {}, {7}));
+  qdq(m, "x", "sx", "zx", "xd");
+  m.node("DequantizeLinear", {"wq", "ws"}, {"w"}, "dqw");
+  m.node("Conv", {"xd", "w"}, {"c"}, "stem");
+  qdq(m, "c", "sx", "zx", "y");
+  m.output("y");
+  // Midpoints of the grid as floats (k + 0.5) 0.02, their neighbours, both
+  // ends of the range and past them.
+  Tensor x = Tensor::zeros(DType::kFloat32, {1, 3, 5, 7});
+  for (int64_t i = 0; i < x.numel(); ++i) {
+    const float k = static_cast<float>(i * 5 % 262) - 7.0f;
+    const float mid = (k + 0.5f) * 0.02f;
+    x.data<float>()[i] = i % 3 == 0 ? mid : i % 3 == 1 ? std::nextafter(mid, 1e9f) : std::nextafter(mid, -1e9f);
+  }
+  const std::string bytes = m.bytes();
+  auto model = Model::load_from_memory(bytes.data(), bytes.size(), "stem_pair.onnx");
+  Session fused(model, {.device = Device::kCpu, .threads = 2, .tuning = TuningMode::kHeuristic});
+  Session apart(model, {.device = Device::kCpu, .threads = 2, .optimize = false});
+  Tensor a = fused.run({{"x", x}})[0], b = apart.run({{"x", x}})[0];
+  if (cpu::int8_conv_isa() != cpu::Int8ConvIsa::kReference) {
+    const std::string plan = fused.plan_report();
+    EXPECT_THAT(plan, HasSubstr("nchwc_int8"));
+    EXPECT_THAT(plan, Not(HasSubstr("cpu  QuantizeDequantize"))) << plan;
+  }
+  ASSERT_EQ(a.shape(), b.shape());
+  for (int64_t i = 0; i < a.numel(); ++i)
+    ASSERT_EQ(a.data<float>()[i], b.data<float>()[i]) << i << ": x " << x.data<float>()[i];
+}
+
 // A quantized classifier's product on its codes (int8_product.cpp): a Gemm
 // (transB, per-channel weights, a bias) whose input went through a Flatten
 // between its QuantizeLinear and DequantizeLinear (a QOperator model's
