@@ -23,7 +23,7 @@ constexpr int64_t kMaxProducts = 32000;
 // The portable forms of the ISA file's entry points, over the same layouts
 // and arithmetic.
 void pack_rows_reference(const TileConvGeom& g, const float* x, uint8_t* xin, int64_t row0, int64_t row1, float scale,
-                         int32_t lo, int32_t hi) {
+                         bool, int32_t lo, int32_t hi) {
   const uint8_t zero = static_cast<uint8_t>(-lo);
   const int64_t plane = g.h * g.w * 16;
   for (int64_t row = row0; row < row1; ++row) {
@@ -51,7 +51,7 @@ void pack_rows_reference(const TileConvGeom& g, const float* x, uint8_t* xin, in
 // [C][H][W] floats: channel ci kw + j of pixel (a, b) of phase pa is column
 // b sw - pw + j dw of row a sh + pa - ph.
 void pack_rows_folded_reference(const TileConvGeom& g, const float* x, uint8_t* xin, int64_t row0, int64_t row1,
-                                float scale, int32_t lo, int32_t hi) {
+                                float scale, bool, int32_t lo, int32_t hi) {
   const uint8_t zero = static_cast<uint8_t>(-lo);
   for (int64_t row = row0; row < row1; ++row) {
     const PackedRow pr = tile_packed_row(g, xin, row, zero);
@@ -339,7 +339,8 @@ void Int8Conv::run(const void* x, const void* r, void* y, void* workspace, Threa
   const bool affine = tile_affine(punits, pool);
   if (!direct_) {
     uint8_t* dst = static_cast<uint8_t*>(workspace);
-    using FloatPack = void (*)(const TileConvGeom&, const float*, uint8_t*, int64_t, int64_t, float, int32_t, int32_t);
+    using FloatPack =
+        void (*)(const TileConvGeom&, const float*, uint8_t*, int64_t, int64_t, float, bool, int32_t, int32_t);
     const bool avx512 = isa_ != Int8ConvIsa::kReference;
     const FloatPack pack =
         folded_  ? (avx512 && g.dw == 1 && g.kw <= 16 ? int8_pack_rows_folded_avx512 : pack_rows_folded_reference)
@@ -350,7 +351,7 @@ void Int8Conv::run(const void* x, const void* r, void* y, void* workspace, Threa
       if (s_.x_u8)
         pack_rows_from_u8(g, static_cast<const uint8_t*>(x) + img * x_image, d, r0, r1, q_.lo);
       else
-        pack(g, static_cast<const float*>(x) + img * x_image, d, r0, r1, q_.x_scale, q_.lo, q_.hi);
+        pack(g, static_cast<const float*>(x) + img * x_image, d, r0, r1, q_.x_scale, q_.x_off_grid, q_.lo, q_.hi);
     });
   }
   auto strip = isa_ == Int8ConvIsa::kAmx          ? int8_conv_strip_amx

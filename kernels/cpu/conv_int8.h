@@ -50,6 +50,10 @@ struct Int8ConvQuant {
   // A residual read from an int8 value (spec r_u8): its grid's scale and low end.
   float r_scale = 0;
   int32_t r_lo = 0;
+  // x not on the input's grid (the image whose pair the stem took,
+  // ConvAttrs::in_grid): packing rounds x / x_scale as the division does,
+  // not only by the reciprocal.
+  bool x_off_grid = false;
 };
 
 // Why the int8 convolution cannot run this spec with these operands

@@ -23,14 +23,15 @@
 namespace minirt::cpu {
 namespace {
 
-// rne(clamp(x / alpha, lo, hi)) as QuantizeLinear divides, NaN to lo: x *
-// inv, and the division where that lands next to a midpoint (the test of
-// quant_round_avx512, vmath_avx512.h). On a grid's own values (x = alpha k)
-// the product is k already; the image a pair before the stem left to it
-// (ConvAttrs::in_grid) is not on the grid.
-inline __m512 quant_k(__m512 x, __m512 alpha, __m512 inv, __m512 flo, __m512 fhi) {
+// rne(clamp(x / alpha, lo, hi)), NaN to lo: x * inv, which is the grid's k
+// where x = alpha k (a value a pair put on the grid); off_grid (the image
+// whose pair the stem took, ConvAttrs::in_grid), also the division where
+// the product lands next to a midpoint, as QuantizeLinear divides (the test
+// of quant_round_avx512, vmath_avx512.h).
+inline __m512 quant_k(__m512 x, __m512 alpha, __m512 inv, __m512 flo, __m512 fhi, bool off_grid) {
   const __m512 t = _mm512_min_ps(_mm512_max_ps(_mm512_mul_ps(x, inv), flo), fhi);  // NaN -> lo
   const __m512 k = _mm512_roundscale_ps(t, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
+  if (!off_grid) return k;
   const __m512 half = _mm512_set1_ps(0.5f);
   const __m512 gap = _mm512_sub_ps(half, _mm512_abs_ps(_mm512_sub_ps(t, k)));
   const __mmask16 near = _mm512_cmp_ps_mask(gap, _mm512_mul_ps(_mm512_abs_ps(t), _mm512_set1_ps(0x1p-19f)), _CMP_LE_OQ);
@@ -233,7 +234,7 @@ void int8_conv_epilogue_avx512(const Int8ConvStrip& s, const int32_t* cbuf, int6
 }
 
 void int8_pack_rows_avx512(const TileConvGeom& g, const float* x, uint8_t* xin, int64_t row0, int64_t row1, float scale,
-                           int32_t lo, int32_t hi) {
+                           bool off_grid, int32_t lo, int32_t hi) {
   const uint8_t zero = static_cast<uint8_t>(-lo);
   const int64_t plane = g.h * g.w * 16, in_blocks = (g.c + 15) / 16;
   const __m512 alpha = _mm512_set1_ps(scale), inv = _mm512_set1_ps(1.0f / scale);
@@ -264,7 +265,8 @@ void int8_pack_rows_avx512(const TileConvGeom& g, const float* x, uint8_t* xin, 
         const int64_t blk = grp * 4 + k;
         __m128i codes = zero16;
         if (blk < in_blocks) {
-          const __m512 k = quant_k(_mm512_loadu_ps(x + blk * plane + (ih * g.w + iw) * 16), alpha, inv, flo, fhi);
+          const __m512 k =
+              quant_k(_mm512_loadu_ps(x + blk * plane + (ih * g.w + iw) * 16), alpha, inv, flo, fhi, off_grid);
           const __m512i u = _mm512_sub_epi32(_mm512_cvtps_epi32(k), ilo);
           codes = _mm512_cvtusepi32_epi8(u);
         }
@@ -275,7 +277,7 @@ void int8_pack_rows_avx512(const TileConvGeom& g, const float* x, uint8_t* xin, 
 }
 
 void int8_pack_rows_folded_avx512(const TileConvGeom& g, const float* x, uint8_t* xin, int64_t row0, int64_t row1,
-                                  float scale, int32_t lo, int32_t hi) {
+                                  float scale, bool off_grid, int32_t lo, int32_t hi) {
   const uint8_t zero = static_cast<uint8_t>(-lo);
   const __m512i zero64 = _mm512_set1_epi8(static_cast<char>(zero));
   const __m128i zero16 = _mm_set1_epi8(static_cast<char>(zero));
@@ -323,7 +325,7 @@ void int8_pack_rows_folded_avx512(const TileConvGeom& g, const float* x, uint8_t
           __m128i codes = zero16;
           if (inside && in0 < in1) {
             const __mmask16 m = static_cast<__mmask16>(((1u << in1) - 1) & ~((1u << in0) - 1));
-            const __m512 k = quant_k(_mm512_maskz_loadu_ps(m, src + iw), alpha, inv, flo, fhi);
+            const __m512 k = quant_k(_mm512_maskz_loadu_ps(m, src + iw), alpha, inv, flo, fhi, off_grid);
             codes =
                 _mm_mask_blend_epi8(m, zero16, _mm512_cvtusepi32_epi8(_mm512_sub_epi32(_mm512_cvtps_epi32(k), ilo)));
           }

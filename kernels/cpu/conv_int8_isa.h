@@ -86,17 +86,18 @@ struct Int8ConvStrip {
 // One image's rows [row0, row1) of the packed input (row = (group * phases
 // + phase) * (hq + 1) + a; row hq of a phase writes the phase's slack), from
 // x blocked [ceil(c / 16)][h][w][16] floats: u = rne(clamp(x / scale, lo,
-// hi)) - lo, NaN to lo, rounded as the division rounds (AVX-512; the
-// arithmetic of conv_int8.cpp's reference).
+// hi)) - lo, NaN to lo (AVX-512; the arithmetic of conv_int8.cpp's
+// reference). On the grid's own values (x = scale k) the reciprocal's
+// product is k; off_grid (any x) rounds as the division does.
 void int8_pack_rows_avx512(const TileConvGeom& g, const float* x, uint8_t* xin, int64_t row0, int64_t row1, float scale,
-                           int32_t lo, int32_t hi);
+                           bool off_grid, int32_t lo, int32_t hi);
 
 // The same for a folded input (conv_tile_isa.h: the plain image x
 // [C][H][W] floats, C x kw <= 64) whose window has dw == 1 and kw <= 16:
 // each image row quantized once into a padded uint8 copy, each pixel
 // gathered from it with one masked load per channel and one 64-byte store.
 void int8_pack_rows_folded_avx512(const TileConvGeom& g, const float* x, uint8_t* xin, int64_t row0, int64_t row1,
-                                  float scale, int32_t lo, int32_t hi);
+                                  float scale, bool off_grid, int32_t lo, int32_t hi);
 
 // n pixels of 16 lanes between an int8 value (uint8 codes u, pixel stride
 // `stride` bytes) and float rows (16 floats a pixel), for the depthwise

@@ -344,6 +344,7 @@ std::string int8_operands(const Graph& g, const Node& n, Int8ConvQuant* q) {
     q->r_lo = static_cast<int32_t>(rg->beta);
   }
   q->x_scale = grid->alpha;
+  q->x_off_grid = !in_grid.none();
   q->lo = static_cast<int32_t>(grid->beta);
   q->hi = static_cast<int32_t>(grid->gamma);
   const Value& w = g.values[n.inputs[1]];
