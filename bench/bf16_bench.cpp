@@ -15,9 +15,11 @@
 
 #include <memory>
 #include <random>
+#include <string>
 #include <vector>
 
 #include "kernels/cpu/conv_bf16.h"
+#include "kernels/cpu/conv_int8.h"
 #include "kernels/cpu/cpu_caps.h"
 #include "kernels/cpu/nchwc.h"
 #include "kernels/cpu/nchwc_conv.h"
@@ -103,6 +105,86 @@ void resnet50_dense(benchmark::internal::Benchmark* b) {
   b->ArgNames({"C", "HW", "K", "R", "stride", "threads", "isa"});
 }
 BENCHMARK(BM_Bf16Conv)->Name("Bf16Conv/resnet50")->Apply(resnet50_dense)->Unit(benchmark::kMicrosecond)->UseRealTime();
+
+// The int8 convolution (kernels/cpu/conv_int8.h) on MobileNetV2's 1x1
+// layers (and ResNet-50's 3x3 one for scale), beside the float32 kernel:
+// Int8Conv/<model>/C/HW/K/R/stride/threads/form: form 0 float32
+// (NchwcDirectConv, blocked floats in and out), 1 int8 on blocked floats in
+// and out, 2 int8 values in and out (uint8 codes in groups of 64 channels,
+// as between two int8 convolutions of a quantized model), output on a grid.
+void BM_Int8Conv(benchmark::State& state) {
+  using namespace cpu;
+  const int64_t c = state.range(0), hw = state.range(1), k = state.range(2), r = state.range(3), s = state.range(4);
+  const int threads = static_cast<int>(state.range(5));
+  const int form = static_cast<int>(state.range(6));
+  if (!cpu_isa_supported(CpuIsa::kAvx512)) return state.SkipWithError("needs AVX-512 (the 16-channel layout)");
+  std::string why;
+  const Int8ConvIsa isa = int8_conv_isa(&why);
+  if (form > 0 && isa == Int8ConvIsa::kReference)
+    return state.SkipWithError(("no int8 convolution here: " + why).c_str());
+  NchwcConvSpec spec;
+  spec.isa = SgemmIsa::kAvx512;
+  spec.block = 16;
+  Geometry& q = spec.q;
+  q.n = 1, q.c = c, q.h = q.w = hw, q.m = k, q.kh = q.kw = r, q.sh = q.sw = s, q.dh = q.dw = 1;
+  q.ph = q.pw = r / 2;
+  q.oh = q.ow = (hw + 2 * (r / 2) - r) / s + 1;
+  q.groups = 1;
+  spec.input_blocked = true;
+  // The output's grid (uint8, zero point 128: k in [-128, 127]); ReLU-free, as MobileNetV2's projections.
+  spec.act.kind = ActKind::kQuantGrid;
+  spec.act.alpha = 0.05f, spec.act.beta = -128, spec.act.gamma = 127;
+  spec.x_u8 = spec.y_u8 = form == 2;
+  Int8ConvQuant quant{0.02f, -128, 127, {0.01f}};
+  std::mt19937 rng(5);
+  std::uniform_int_distribution<int> code(-127, 127), xcode(-128, 127);
+  std::vector<float> w(static_cast<size_t>(k * c * r * r)), b = random_floats(k, 3);
+  for (float& v : w) v = 0.01f * static_cast<float>(code(rng));
+  std::vector<float> x(static_cast<size_t>(nchwc_padded(c, 16) * hw * hw));
+  for (float& v : x) v = 0.02f * static_cast<float>(xcode(rng));  // on the input's grid
+  std::vector<uint8_t> xu(static_cast<size_t>(nchwc_padded(c, 64) * hw * hw));
+  for (uint8_t& v : xu) v = static_cast<uint8_t>(xcode(rng) + 128);
+  std::vector<float> y(static_cast<size_t>(nchwc_padded(k, 64) * q.oh * q.ow));
+  ThreadPool pool(threads);
+  std::unique_ptr<Int8Conv> int8;
+  std::unique_ptr<NchwcDirectConv> fp32;
+  size_t ws_bytes = 0;
+  if (form == 0) {
+    fp32 = std::make_unique<NchwcDirectConv>(spec, w.data(), b.data(), threads);
+  } else {
+    int8 = std::make_unique<Int8Conv>(spec, isa, quant, w.data(), b.data());
+    ws_bytes = int8->workspace_bytes();
+  }
+  std::vector<float> ws(ws_bytes / sizeof(float) + 16);
+  const void* xin = form == 2 ? static_cast<const void*>(xu.data()) : x.data();
+  for (auto _ : state) {
+    if (int8)
+      int8->run(xin, nullptr, y.data(), ws.data(), pool);
+    else
+      fp32->run(x.data(), nullptr, y.data(), 0, nullptr, pool);
+    benchmark::DoNotOptimize(y.data());
+  }
+  const double ops = 2.0 * static_cast<double>(k * q.oh * q.ow) * c * r * r;
+  state.counters["GOP/s"] =
+      benchmark::Counter(ops, benchmark::Counter::kIsIterationInvariantRate, benchmark::Counter::kIs1000);
+  state.SetLabel(int8 ? int8->describe() : fp32->describe());
+}
+
+void mobilenetv2_pointwise(benchmark::internal::Benchmark* b) {
+  const int64_t shapes[][5] = {
+      {16, 112, 96, 1, 1}, {96, 56, 24, 1, 1},  {24, 56, 144, 1, 1},  {144, 56, 24, 1, 1},
+      {96, 14, 576, 1, 1}, {960, 7, 320, 1, 1}, {128, 28, 128, 3, 1},
+  };
+  for (int threads : {1, 2})
+    for (const auto& s : shapes)
+      for (int form : {0, 1, 2}) b->Args({s[0], s[1], s[2], s[3], s[4], threads, form});
+  b->ArgNames({"C", "HW", "K", "R", "stride", "threads", "form"});
+}
+BENCHMARK(BM_Int8Conv)
+    ->Name("Int8Conv/mobilenetv2")
+    ->Apply(mobilenetv2_pointwise)
+    ->Unit(benchmark::kMicrosecond)
+    ->UseRealTime();
 
 }  // namespace
 }  // namespace minirt

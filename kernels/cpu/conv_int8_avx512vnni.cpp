@@ -95,8 +95,25 @@ void tile_products(const Int8ConvStrip& s, int64_t f, int64_t b, int32_t* out) {
         quad_products<NT, 0>(xp, wp, wstride, quads, acc);
     }
   }
-  for (int n = 0; n < NT; ++n)
-    for (int r = 0; r < rows; ++r) _mm512_storeu_si512(out + (n * 16 + r) * 16, acc[r][n]);
+  if (out) {
+    for (int n = 0; n < NT; ++n)
+      for (int r = 0; r < rows; ++r) _mm512_storeu_si512(out + (n * 16 + r) * 16, acc[r][n]);
+    return;
+  }
+  // The first grid's codes straight from the registers (Int8ConvStrip::ubias,
+  // a flat grid that is the plane: pixel f + r), as the epilogue's codes path.
+  const int64_t pixels = g.oh * g.ow;
+  const __m512 zero = _mm512_setzero_ps(), top = _mm512_set1_ps(s.grid->gamma - s.grid->beta);
+  for (int n = 0; n < NT; ++n) {
+    const int64_t blk = b + n;
+    const __m512 mult = _mm512_loadu_ps(s.gmult + blk * 16), ub = _mm512_loadu_ps(s.ubias + blk * 16);
+    uint8_t* yu = static_cast<uint8_t*>(s.s.y) + (blk / 4) * pixels * 64 + (blk % 4) * 16;
+    for (int r = 0; r < rows && f + r < pixels; ++r) {
+      __m512 v = _mm512_fmadd_ps(_mm512_cvtepi32_ps(acc[r][n]), mult, ub);
+      v = _mm512_min_ps(_mm512_max_ps(v, zero), top);  // max first: a NaN to code 0
+      _mm_storeu_si128(reinterpret_cast<__m128i*>(yu + (f + r) * 64), _mm512_cvtusepi32_epi8(_mm512_cvtps_epi32(v)));
+    }
+  }
 }
 
 }  // namespace
@@ -111,11 +128,17 @@ void int8_conv_epilogue_avx512(const Int8ConvStrip& s, const int32_t* cbuf, int6
   const int64_t pixels = g.oh * g.ow;
   // Where the rows land: the flat grid's pixel f + i is (oh, ow) = divmod(f + i, wq),
   // walked without a division per row; -1 for a dropped column or a row past the plane.
+  // Where the flat grid is the plane (no dropped columns) and the rows lie
+  // inside it, pixel f + i: no table (a 1x1 layer's epilogue spent a fifth
+  // of its time making it, once per pair of blocks).
+  const bool flat = g.wq == g.ow && f + mt * 16 <= pixels;
   int64_t at[32];
-  int64_t oh = f / g.wq, ow = f - oh * g.wq;
-  for (int i = 0; i < mt * 16; ++i) {
-    at[i] = oh < g.oh && ow < g.ow ? oh * g.ow + ow : -1;
-    if (++ow == g.wq) ow = 0, ++oh;
+  if (!flat) {
+    int64_t oh = f / g.wq, ow = f - oh * g.wq;
+    for (int i = 0; i < mt * 16; ++i) {
+      at[i] = oh < g.oh && ow < g.ow ? oh * g.ow + ow : -1;
+      if (++ow == g.wq) ow = 0, ++oh;
+    }
   }
   const __m512 r_scale = _mm512_set1_ps(s.r_scale);
   const __m512i r_lo = _mm512_set1_epi32(s.r_lo);
@@ -147,7 +170,7 @@ void int8_conv_epilogue_avx512(const Int8ConvStrip& s, const int32_t* cbuf, int6
       for (int t = 0; t < mt; ++t) {
         const int32_t* c = cbuf + (t * 2 + n) * 256;
         for (int row = 0; row < 16; ++row) {
-          const int64_t p = at[t * 16 + row];
+          const int64_t p = flat ? f + t * 16 + row : at[t * 16 + row];
           if (p < 0) continue;
           __m512 v = _mm512_fmadd_ps(_mm512_cvtepi32_ps(_mm512_load_si512(c + row * 16)), mult, ub);
           v = _mm512_min_ps(_mm512_max_ps(v, zero), top);  // max first: a NaN to code 0, as max(v, lo) above
@@ -171,7 +194,7 @@ void int8_conv_epilogue_avx512(const Int8ConvStrip& s, const int32_t* cbuf, int6
     for (int t = 0; t < mt; ++t) {
       const int32_t* c = cbuf + (t * 2 + n) * 256;
       for (int row = 0; row < 16; ++row) {
-        const int64_t p = at[t * 16 + row];
+        const int64_t p = flat ? f + t * 16 + row : at[t * 16 + row];
         if (p < 0) continue;
         const __m512i acc = _mm512_add_epi32(_mm512_load_si512(c + row * 16), comp);
         __m512 v = _mm512_fmadd_ps(_mm512_cvtepi32_ps(acc), mult, bias);
@@ -412,6 +435,8 @@ void u8_max_rows_avx512(const Bf16PoolGeom& q, const uint8_t* x, uint8_t* y, int
 
 void int8_conv_strip_avx512vnni(const Int8ConvStrip& s) {
   alignas(64) int32_t cbuf[4 * 256];
+  // Codes out from the registers where the epilogue's codes path would run on a flat grid that is the plane.
+  const bool in_registers = s.ubias && s.grid && s.y_u8 && s.s.g->wq == s.s.g->ow;
   for (int64_t f = s.s.f0; f < s.s.f1; f += 32) {
     const int mt = s.s.f1 - f > 16 ? 2 : 1;
     for (int64_t b = s.s.b0; b < s.s.b1; b += 2) {
@@ -420,13 +445,13 @@ void int8_conv_strip_avx512vnni(const Int8ConvStrip& s) {
         // A half wholly past the strip's end (the plane's end) is not
         // computed; the epilogue drops its rows (as the bf16 strip).
         for (int half = 0; half < 2 && f + t * 16 + half * 8 < s.s.f1; ++half) {
-          int32_t* out = cbuf + t * 2 * 256 + half * 8 * 16;
+          int32_t* out = in_registers ? nullptr : cbuf + t * 2 * 256 + half * 8 * 16;
           if (nt == 2)
             tile_products<2>(s, f + t * 16 + half * 8, b, out);
           else
             tile_products<1>(s, f + t * 16 + half * 8, b, out);
         }
-      int8_conv_epilogue_avx512(s, cbuf, f, mt, b, nt);
+      if (!in_registers) int8_conv_epilogue_avx512(s, cbuf, f, mt, b, nt);
     }
   }
 }
