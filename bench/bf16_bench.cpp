@@ -106,12 +106,13 @@ void resnet50_dense(benchmark::internal::Benchmark* b) {
 }
 BENCHMARK(BM_Bf16Conv)->Name("Bf16Conv/resnet50")->Apply(resnet50_dense)->Unit(benchmark::kMicrosecond)->UseRealTime();
 
-// The int8 convolution (kernels/cpu/conv_int8.h) on MobileNetV2's 1x1
-// layers (and ResNet-50's 3x3 one for scale), beside the float32 kernel:
+// The int8 convolution (kernels/cpu/conv_int8.h) on MobileNetV2's stem and
+// 1x1 layers (and a 3x3 one of ResNet's for scale), beside the float32 kernel:
 // Int8Conv/<model>/C/HW/K/R/stride/threads/form: form 0 float32
 // (NchwcDirectConv, blocked floats in and out), 1 int8 on blocked floats in
 // and out, 2 int8 values in and out (uint8 codes in groups of 64 channels,
-// as between two int8 convolutions of a quantized model), output on a grid.
+// as between two int8 convolutions of a quantized model; the stem: the plain
+// image in, int8 values out), output on a grid.
 void BM_Int8Conv(benchmark::State& state) {
   using namespace cpu;
   const int64_t c = state.range(0), hw = state.range(1), k = state.range(2), r = state.range(3), s = state.range(4);
@@ -130,11 +131,12 @@ void BM_Int8Conv(benchmark::State& state) {
   q.ph = q.pw = r / 2;
   q.oh = q.ow = (hw + 2 * (r / 2) - r) / s + 1;
   q.groups = 1;
-  spec.input_blocked = true;
+  spec.input_blocked = c > 8;  // the stem reads the plain image (its window folded into the channels)
   // The output's grid (uint8, zero point 128: k in [-128, 127]); ReLU-free, as MobileNetV2's projections.
   spec.act.kind = ActKind::kQuantGrid;
   spec.act.alpha = 0.05f, spec.act.beta = -128, spec.act.gamma = 127;
-  spec.x_u8 = spec.y_u8 = form == 2;
+  spec.x_u8 = form == 2 && spec.input_blocked;
+  spec.y_u8 = form == 2;
   Int8ConvQuant quant{0.02f, -128, 127, {0.01f}};
   std::mt19937 rng(5);
   std::uniform_int_distribution<int> code(-127, 127), xcode(-128, 127);
@@ -156,7 +158,7 @@ void BM_Int8Conv(benchmark::State& state) {
     ws_bytes = int8->workspace_bytes();
   }
   std::vector<float> ws(ws_bytes / sizeof(float) + 16);
-  const void* xin = form == 2 ? static_cast<const void*>(xu.data()) : x.data();
+  const void* xin = spec.x_u8 ? static_cast<const void*>(xu.data()) : x.data();
   for (auto _ : state) {
     if (int8)
       int8->run(xin, nullptr, y.data(), ws.data(), pool);
@@ -172,8 +174,8 @@ void BM_Int8Conv(benchmark::State& state) {
 
 void mobilenetv2_pointwise(benchmark::internal::Benchmark* b) {
   const int64_t shapes[][5] = {
-      {16, 112, 96, 1, 1}, {96, 56, 24, 1, 1},  {24, 56, 144, 1, 1},  {144, 56, 24, 1, 1},
-      {96, 14, 576, 1, 1}, {960, 7, 320, 1, 1}, {128, 28, 128, 3, 1},
+      {3, 224, 32, 3, 2},  {16, 112, 96, 1, 1}, {96, 56, 24, 1, 1},  {24, 56, 144, 1, 1},
+      {144, 56, 24, 1, 1}, {96, 14, 576, 1, 1}, {960, 7, 320, 1, 1}, {128, 28, 128, 3, 1},
   };
   for (int threads : {1, 2})
     for (const auto& s : shapes)
