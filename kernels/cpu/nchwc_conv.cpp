@@ -639,7 +639,8 @@ NchwcDepthwiseConv::NchwcDepthwiseConv(const NchwcConvSpec& s, const float* w, c
     const double a_in = codes_in_ ? s.x_grid.alpha : 1.0, lo_in = codes_in_ ? s.x_grid.beta : 0.0;
     const double to_out = codes_out_ ? 1.0 / s.act.alpha : 1.0, lo_out = codes_out_ ? s.act.beta : 0.0;
     frame_pad_ = codes_in_ ? static_cast<float>(-lo_in) : 0.0f;
-    for (int64_t c = 0; c < q_.c; ++c) {
+    // The lanes past C too: zero weights and bias, so their codes are those of zero.
+    for (int64_t c = 0; c < cbs_ * B; ++c) {
       float* wc = w_.data() + (c / B) * taps * B + c % B;
       double sum_w = 0.0;
       for (int64_t t = 0; t < taps; ++t) {
