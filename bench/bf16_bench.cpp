@@ -36,6 +36,19 @@ std::vector<float> random_floats(size_t n, uint32_t seed) {
   return v;
 }
 
+// One image, c x hw x hw in, k filters of r x r, stride s, padding r / 2, on the AVX-512 blocked layout.
+cpu::NchwcConvSpec square_spec(int64_t c, int64_t hw, int64_t k, int64_t r, int64_t s) {
+  cpu::NchwcConvSpec spec;
+  spec.isa = cpu::SgemmIsa::kAvx512;
+  spec.block = 16;
+  cpu::Geometry& q = spec.q;
+  q.n = 1, q.c = c, q.h = q.w = hw, q.m = k, q.kh = q.kw = r, q.sh = q.sw = s, q.dh = q.dw = 1;
+  q.ph = q.pw = r / 2;
+  q.oh = q.ow = (hw + 2 * (r / 2) - r) / s + 1;
+  q.groups = 1;
+  return spec;
+}
+
 void BM_Bf16Conv(benchmark::State& state) {
   using namespace cpu;
   const int64_t c = state.range(0), hw = state.range(1), k = state.range(2), r = state.range(3), s = state.range(4);
@@ -48,14 +61,8 @@ void BM_Bf16Conv(benchmark::State& state) {
   if (isa == Bf16Isa::kAmx && !cpu_isa_supported(CpuIsa::kAmx)) return state.SkipWithError("no AMX here");
   if (isa == Bf16Isa::kAvx512Bf16 && !cpu_isa_supported(CpuIsa::kAvx512Bf16))
     return state.SkipWithError("no AVX512_BF16 here");
-  NchwcConvSpec spec;
-  spec.isa = SgemmIsa::kAvx512;
-  spec.block = 16;
-  Geometry& q = spec.q;
-  q.n = 1, q.c = c, q.h = q.w = hw, q.m = k, q.kh = q.kw = r, q.sh = q.sw = s, q.dh = q.dw = 1;
-  q.ph = q.pw = r / 2;
-  q.oh = q.ow = (hw + 2 * (r / 2) - r) / s + 1;
-  q.groups = 1;
+  NchwcConvSpec spec = square_spec(c, hw, k, r, s);
+  const Geometry& q = spec.q;
   spec.input_blocked = c > 8;  // a stem reads the plain image
   spec.act.kind = ActKind::kRelu;
   if (isa_arg >= 3) {
@@ -123,14 +130,8 @@ void BM_Int8Conv(benchmark::State& state) {
   const Int8ConvIsa isa = int8_conv_isa(&why);
   if (form > 0 && isa == Int8ConvIsa::kReference)
     return state.SkipWithError(("no int8 convolution here: " + why).c_str());
-  NchwcConvSpec spec;
-  spec.isa = SgemmIsa::kAvx512;
-  spec.block = 16;
-  Geometry& q = spec.q;
-  q.n = 1, q.c = c, q.h = q.w = hw, q.m = k, q.kh = q.kw = r, q.sh = q.sw = s, q.dh = q.dw = 1;
-  q.ph = q.pw = r / 2;
-  q.oh = q.ow = (hw + 2 * (r / 2) - r) / s + 1;
-  q.groups = 1;
+  NchwcConvSpec spec = square_spec(c, hw, k, r, s);
+  const Geometry& q = spec.q;
   spec.input_blocked = c > 8;  // the stem reads the plain image (its window folded into the channels)
   // The output's grid (uint8, zero point 128: k in [-128, 127]); ReLU-free, as MobileNetV2's projections.
   spec.act.kind = ActKind::kQuantGrid;

@@ -206,24 +206,13 @@ std::unique_ptr<Kernel> make_matmul(const Graph& g, const Node& n, int t) {
   return std::make_unique<MatMulKernel>(g, n, t);
 }
 
-// Gemm or MatMul under bf16 math (gemm_bf16.h): B a constant matrix, A
-// float32 (a Gemm's rows or a MatMul's batch folded into rows), alpha, a
-// bias along the columns (Gemm's beta * C) and the fused activation.
-struct Bf16ProductPlan {
-  int64_t m = 0, k = 0, n = 0;
-  int64_t ars = 0, acs = 1, brs = 0, bcs = 1;
-  float alpha = 1.0f, beta = 0.0f;
-  bool col_bias = false;  // Gemm's C: one row (or a scalar) of n
-  Activation act;
-};
+}  // namespace
 
-// Why n runs float32 under bf16 math (empty: it can run bf16), and its plan.
-std::string bf16_product_plan(const Graph& g, const Node& n, Bf16Isa isa, Bf16ProductPlan& plan) {
-  Bf16ProductPlan p;
+std::string const_b_product(const Graph& g, const Node& n, ConstBProduct& plan) {
+  ConstBProduct p;
   if (in_dtype(g, n, 0) != DType::kFloat32 || in_dtype(g, n, 1) != DType::kFloat32)
     return "reads a type other than float32";
-  const Tensor* b = in_const(g, n, 1);
-  if (!b) return "multiplies by a B that is not a constant (bf16 packs the weights once)";
+  if (!in_const(g, n, 1)) return "multiplies by a B that is not a constant (the weights are packed once)";
   if (in_const(g, n, 0)) return "has a constant A (folded or float32)";
   if (n.op == "Gemm") {
     const auto& at = n.attrs_as<GemmAttrs>();
@@ -239,11 +228,12 @@ std::string bf16_product_plan(const Graph& g, const Node& n, Bf16Isa isa, Bf16Pr
     p.alpha = at.alpha;
     p.beta = at.beta;
     p.act = at.act;
+    p.b_column_axis = at.trans_b ? 0 : 1;
     if (n.input(2) >= 0 && at.beta != 0.0f) {
       if (in_dtype(g, n, 2) != DType::kFloat32) return "adds a C of a type other than float32";
       Shape c = in_shape(g, n, 2);
       while (c.size() < 2) c.insert(c.begin(), 1);
-      if (c[0] != 1) return "adds a C that is not one row (the bf16 product adds a bias along the columns)";
+      if (c[0] != 1) return "adds a C that is not one row (the product adds a bias along the columns)";
       p.col_bias = true;
     }
   } else if (n.op == "MatMul") {
@@ -255,10 +245,25 @@ std::string bf16_product_plan(const Graph& g, const Node& n, Bf16Isa isa, Bf16Pr
     p.n = geo.n;
     p.ars = geo.k;
     p.brs = geo.n;
+    p.b_column_axis = in_shape(g, n, 1).size() == 2 ? 1 : -1;
   } else {
     return "is not a matrix product";
   }
   if (p.m == 0 || p.n == 0 || p.k == 0) return "is empty";
+  plan = p;
+  return {};
+}
+
+namespace {
+
+// Gemm or MatMul under bf16 math (gemm_bf16.h): the constant-B product of
+// const_b_product, its products in bf16.
+using Bf16ProductPlan = ConstBProduct;
+
+// Why n runs float32 under bf16 math (empty: it can run bf16), and its plan.
+std::string bf16_product_plan(const Graph& g, const Node& n, Bf16Isa isa, Bf16ProductPlan& plan) {
+  Bf16ProductPlan p;
+  if (std::string why = const_b_product(g, n, p); !why.empty()) return why;
   if (std::string why = bf16_gemm_declined(p.m, isa); !why.empty()) return why;
   if (bf16_policy_keeps_float32(g, n))
     return "is one of the model's last layers (its result reaches the outputs through no other product, and its "

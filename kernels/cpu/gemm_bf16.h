@@ -30,15 +30,32 @@
 #include "kernels/cpu/cpu_caps.h"
 #include "kernels/cpu/gemm_bf16_isa.h"
 
+#include "runtime/ops/activation.h"
+
 namespace minirt {
 class ThreadPool;
 class Kernel;
-struct Activation;
 struct Graph;
 struct Node;
 }  // namespace minirt
 
 namespace minirt::cpu {
+
+// A Gemm or MatMul with a constant float32 B (a classifier's weights), as
+// the bf16 and int8 products take it: C = act(alpha op(A) op(B) + beta C),
+// op(A)(r, i) at a[r ars + i acs], op(B)(i, j) at b[i brs + j bcs], a Gemm's C
+// one row (col_bias) or none; a MatMul's batch folded into A's rows.
+// b_column_axis: B's axis along op(B)'s columns (-1: B not a matrix).
+struct ConstBProduct {
+  int64_t m = 0, k = 0, n = 0;
+  int64_t ars = 0, acs = 1, brs = 0, bcs = 1;
+  float alpha = 1.0f, beta = 0.0f;
+  bool col_bias = false;
+  Activation act;
+  int b_column_axis = -1;
+};
+// Why n is not such a product (empty: it is, and `plan` says how). gemm.cpp.
+std::string const_b_product(const Graph& g, const Node& n, ConstBProduct& plan);
 
 // The most rows (A's, the batch of a classifier) the bf16 product takes.
 constexpr int64_t kBf16GemmMaxRows = 16;

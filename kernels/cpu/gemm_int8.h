@@ -64,9 +64,7 @@ void int8_unshift(int32_t* c, int64_t ldc, int64_t m, int64_t n, int64_t k, cons
 // A quantized model's Gemm or MatMul on its codes (int8_product.cpp): A a
 // float value on a quantize pair's 8-bit grid, B a constant DequantizeLinear
 // of int8 codes (per tensor or per output column), a Gemm's C one row; on
-// AVX512-VNNI. Null (the float32 product runs) where it cannot; the reason
-// from int8_product_declined.
+// AVX512-VNNI. Null (the float32 product runs) where it cannot.
 std::unique_ptr<Kernel> make_int8_product_kernel(const Graph& g, const Node& n);
-std::string int8_product_declined(const Graph& g, const Node& n);
 
 }  // namespace minirt::cpu

@@ -11,6 +11,7 @@
 //
 // Where it runs: AVX512-VNNI (int8_isa()); elsewhere the float32 product
 // does, on the dequantized weights, as before.
+#include "kernels/cpu/gemm_bf16.h"  // ConstBProduct
 #include "kernels/cpu/gemm_int8.h"
 #include "kernels/cpu/nchwc_plan.h"  // quant_grid_of
 #include "kernels/cpu/registry.h"
@@ -26,12 +27,7 @@ namespace minirt::cpu {
 
 namespace {
 
-struct Int8ProductPlan {
-  int64_t m = 0, k = 0, n = 0;
-  int64_t ars = 0, acs = 1, brs = 0, bcs = 1;  // op(A)(r, i) at a[r ars + i acs]; op(B)(i, j) at b[i brs + j bcs]
-  float alpha = 1.0f, beta = 0.0f;
-  bool col_bias = false;  // Gemm's C: one row (or a scalar) of n
-  Activation act;
+struct Int8ProductPlan : ConstBProduct {
   Activation grid;            // A's
   std::vector<float> scales;  // B's: one, or one per column of op(B)
 };
@@ -39,54 +35,13 @@ struct Int8ProductPlan {
 // Why n runs in float32 (empty: it can run on its codes), and its plan.
 std::string int8_product_plan(const Graph& g, const Node& n, Int8ProductPlan& plan) {
   Int8ProductPlan p;
-  if (in_dtype(g, n, 0) != DType::kFloat32 || in_dtype(g, n, 1) != DType::kFloat32)
-    return "reads a type other than float32";
-  const Tensor* b = in_const(g, n, 1);
-  if (!b) return "multiplies by a B that is not a constant";
-  if (in_const(g, n, 0)) return "has a constant A";
+  if (std::string why = const_b_product(g, n, p); !why.empty()) return why;
   const Activation* grid = nchwc_plan::quant_grid_of(g, n.inputs[0]);
   if (!grid || grid->gamma - grid->beta > 255) return "reads no value that a quantize pair put on an 8-bit grid";
   p.grid = *grid;
   const Value& bv = g.values[static_cast<size_t>(n.inputs[1])];
   if (!bv.quant_scales) return "has weights that are not a DequantizeLinear of 8-bit codes";
-  int column_axis = -1;  // B's axis along op(B)'s columns
-  if (n.op == "Gemm") {
-    const auto& at = n.attrs_as<GemmAttrs>();
-    const Shape& sa = in_shape(g, n, 0);
-    const Shape& sb = in_shape(g, n, 1);
-    p.m = at.trans_a ? sa[1] : sa[0];
-    p.k = at.trans_a ? sa[0] : sa[1];
-    p.n = at.trans_b ? sb[0] : sb[1];
-    p.ars = at.trans_a ? 1 : p.k;
-    p.acs = at.trans_a ? p.m : 1;
-    p.brs = at.trans_b ? 1 : p.n;
-    p.bcs = at.trans_b ? p.k : 1;
-    p.alpha = at.alpha;
-    p.beta = at.beta;
-    p.act = at.act;
-    column_axis = at.trans_b ? 0 : 1;
-    if (n.input(2) >= 0 && at.beta != 0.0f) {
-      if (in_dtype(g, n, 2) != DType::kFloat32) return "adds a C of a type other than float32";
-      Shape c = in_shape(g, n, 2);
-      while (c.size() < 2) c.insert(c.begin(), 1);
-      if (c[0] != 1) return "adds a C that is not one row";
-      p.col_bias = true;
-    }
-  } else if (n.op == "MatMul") {
-    if (in_shape(g, n, 1).size() != 2) return "multiplies by a B that is not a matrix";
-    MatMulGeometry geo = matmul_geometry(in_shape(g, n, 0), in_shape(g, n, 1));
-    geo.fold_shared_b();
-    if (geo.count() != 1 || geo.b_mats != 1) return "multiplies by a batch of B matrices";
-    p.m = geo.m;
-    p.k = geo.k;
-    p.n = geo.n;
-    p.ars = geo.k;
-    p.brs = geo.n;
-    column_axis = 1;
-  } else {
-    return "is not a matrix product";
-  }
-  if (p.m == 0 || p.n == 0 || p.k == 0) return "is empty";
+  const int column_axis = p.b_column_axis;
   // |sum| <= 255 x 128 x k and the flips' terms stay inside int32.
   if (p.k > 32000) return "sums more than 32000 products (int32 could overflow)";
   if (bv.quant_axis == -1 && bv.quant_scales->size() == 1) {
@@ -97,7 +52,7 @@ std::string int8_product_plan(const Graph& g, const Node& n, Int8ProductPlan& pl
     return "has weight scales along an axis other than its output columns";
   }
   // Every weight an int8 code times its scale (DequantizeLinear's product).
-  const float* w = b->data<float>();
+  const float* w = in_const(g, n, 1)->data<float>();
   for (int64_t i = 0; i < p.k; ++i)
     for (int64_t j = 0; j < p.n; ++j) {
       const float s = p.scales[p.scales.size() == 1 ? 0 : static_cast<size_t>(j)];
@@ -202,12 +157,6 @@ class Int8ProductKernel final : public Kernel {
 };
 
 }  // namespace
-
-std::string int8_product_declined(const Graph& g, const Node& n) {
-  if (int8_isa() != Int8Isa::kAvx512Vnni) return "needs AVX512-VNNI (int8_isa)";
-  Int8ProductPlan p;
-  return int8_product_plan(g, n, p);
-}
 
 std::unique_ptr<Kernel> make_int8_product_kernel(const Graph& g, const Node& n) {
   const Int8Isa isa = int8_isa();
