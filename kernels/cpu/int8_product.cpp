@@ -42,8 +42,9 @@ std::string int8_product_plan(const Graph& g, const Node& n, Int8ProductPlan& pl
   const Value& bv = g.values[static_cast<size_t>(n.inputs[1])];
   if (!bv.quant_scales) return "has weights that are not a DequantizeLinear of 8-bit codes";
   const int column_axis = p.b_column_axis;
-  // |sum| <= 255 x 128 x k and the flips' terms stay inside int32.
-  if (p.k > 32000) return "sums more than 32000 products (int32 could overflow)";
+  // The sums and int8_unshift's terms (each up to 255 x 128 x k, several of
+  // them added in int32) stay inside int32 up to k = 16000.
+  if (p.k > 16000) return "sums more than 16000 products (int32 could overflow)";
   if (bv.quant_axis == -1 && bv.quant_scales->size() == 1) {
     p.scales = *bv.quant_scales;
   } else if (bv.quant_axis == column_axis && static_cast<int64_t>(bv.quant_scales->size()) == p.n) {
